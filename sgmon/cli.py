@@ -1,0 +1,102 @@
+"""The `sgmon` command line.
+
+Only the chosen subcommand's module is imported (``sgmon.commands.<name>``), so `sgmon status`
+and `sgmon record` never pay for Textual, pyroute2 or oracledb.  Each command module provides
+``add_arguments(parser)`` and ``run(args) -> int``.  Exit codes: 0 ok, 1 findings of warning
+severity (check), 2 usage or config error, 3 a source could not be reached.  Every error a user
+can cause is one line on stderr starting with ``sgmon:``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+from sgmon import __version__
+
+COMMANDS: dict[str, str] = {
+    "dashboard": "dashboard (Textual) for the configured hosts (the default)",
+    "demo": "dashboard on the simulated primary/standby pair",
+    "replay": "dashboard on a recording (or --summary / --at TIME)",
+    "record": "headless CSV archive, for nohup, cron or systemd",
+    "status": "one line for the tmux status bar",
+    "agent": "NDJSON frames on stdout (what ssh runs on a remote host)",
+    "serve": "Prometheus / OpenMetrics endpoint",
+    "check": "one-shot findings report, exit code by severity",
+    "probe": "oratcptest-like SYNC/FastSync/ASYNC link test",
+    "config": "validate the config, show where each value came from",
+    "collectors": "list the installed collectors and whether each can run here",
+    "top": "plain-text live view of the local host (no Textual)",
+}
+_MODULE = {"dashboard": "dashboard", "config": "configcmd"}
+
+
+class UsageError(Exception):
+    """A user error in arguments or config: printed as one `sgmon:` line, exit 2."""
+
+
+class Unreachable(Exception):
+    """A source could not be reached: printed as one `sgmon:` line, exit 3."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sgmon",
+        description="Live monitor for Oracle Data Guard SYNC redo transport.",
+        epilog="commands:\n"
+        + "\n".join(f"  {name:<11} {text}" for name, text in COMMANDS.items())
+        + "\n\n`sgmon COMMAND --help` for each.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"sgmon {__version__}")
+    return p
+
+
+def _command_of(argv: list[str]) -> tuple[str, list[str]]:
+    if argv and argv[0] in COMMANDS:
+        return argv[0], argv[1:]
+    if argv and not argv[0].startswith("-"):
+        raise UsageError(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}")
+    return "dashboard", argv
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run one command, and map user errors to one line and an exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-h", "--help", "--version"):
+        _parser().parse_args(argv)
+        return 0
+    try:
+        name, rest = _command_of(argv)
+        module = import_module(f"sgmon.commands.{_MODULE.get(name, name)}")
+        parser = argparse.ArgumentParser(prog=f"sgmon {name}", description=COMMANDS[name])
+        module.add_arguments(parser)
+        args = parser.parse_args(rest)
+        return int(module.run(args) or 0)
+    except UsageError as e:
+        return _fail(str(e), 2)
+    except Unreachable as e:
+        return _fail(str(e), 3)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:
+        # Config errors and value errors raised by parsers are user errors, not crashes.
+        from sgmon.config import ConfigError
+
+        if isinstance(e, ConfigError | ValueError):
+            return _fail(str(e), 2)
+        raise
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"sgmon: {message}", file=sys.stderr)
+    return code
+
+
+def not_built(name: str, issue: str) -> int:
+    """What a command prints until its issue lands."""
+    print(f"sgmon: `sgmon {name}` is not built yet ({issue})", file=sys.stderr)
+    return 2

@@ -1,0 +1,1 @@
+"""Subcommands of the sgmon CLI, one module each, imported only when chosen."""

@@ -1,0 +1,238 @@
+"""The sampling engine: wall-clock aligned ticks, time-bounded collectors, one frame per tick.
+
+Each collector lives on its own long-lived thread (pyroute2 keeps a per-thread asyncio loop, a
+database connection belongs to one thread, and a hung read must never hold up the others).  At each
+tick the engine wakes every idle collector, waits until the tick's deadline, and builds the frame
+from those that answered; a collector still busy is reported ``stale`` and is not woken again until
+it returns.  The previous raw sample of each collector is kept with its monotonic time, so rates
+are computed over the real elapsed time between two successful samples, whatever was skipped.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from sgmon.collector import Collector, Unavailable
+from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
+
+MIN_INTERVAL = 0.1
+MAX_INTERVAL = 60.0
+
+
+def check_interval(seconds: float) -> float:
+    """Validate an interval; the error says the allowed range."""
+    if not (MIN_INTERVAL <= seconds <= MAX_INTERVAL) or math.isnan(seconds):
+        raise ValueError(
+            f"interval {seconds:g}s is out of range: use {MIN_INTERVAL:g}s to {MAX_INTERVAL:g}s"
+        )
+    return seconds
+
+
+def next_boundary(now: float, interval: float) -> float:
+    """The next wall-clock multiple of ``interval`` strictly after ``now``."""
+    return (math.floor(now / interval + 1e-9) + 1) * interval
+
+
+@dataclass(slots=True)
+class _Sample:
+    raw: Rows | None
+    mono: float
+    duration_ms: float
+    error: str | None
+    unavailable: bool = False
+
+
+class _Runner:
+    """One collector on its own thread, sampled on request."""
+
+    def __init__(self, collector: Collector) -> None:
+        self.collector = collector
+        self.busy = False
+        self.unavailable: str | None = None
+        self.opened = False
+        self.result: _Sample | None = None
+        self.busy_since = 0.0
+        self._go = threading.Event()
+        self._done = threading.Event()
+        self._closing = False
+        self._thread = threading.Thread(
+            target=self._loop, name=f"sgmon-{collector.name}", daemon=True
+        )
+        self._thread.start()
+
+    def request(self) -> bool:
+        """Ask for one sample; False when the previous one has not returned yet."""
+        if self.busy or self.unavailable:
+            return False
+        self.busy = True
+        self.busy_since = time.monotonic()
+        self.result = None
+        self._done.clear()
+        self._go.set()
+        return True
+
+    def wait(self, timeout: float) -> bool:
+        """Wait for the requested sample."""
+        return self._done.wait(max(0.0, timeout))
+
+    def _loop(self) -> None:
+        while True:
+            self._go.wait()
+            self._go.clear()
+            if self._closing:
+                break
+            t0 = time.perf_counter()
+            raw: Rows | None = None
+            err: str | None = None
+            unavailable = False
+            try:
+                if not self.opened:
+                    self.collector.open()
+                    self.opened = True
+                raw = self.collector.sample()
+            except Unavailable as e:
+                err, unavailable = str(e), True
+            except Exception as e:  # a failing source never stops the engine
+                err = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            mono = time.monotonic()
+            self.result = _Sample(raw, mono, (time.perf_counter() - t0) * 1000, err, unavailable)
+            if unavailable:
+                self.unavailable = err
+            self.busy = False
+            self._done.set()
+        if self.opened:
+            try:
+                self.collector.close()
+            except Exception:  # closing is best effort
+                pass
+
+    def close(self, join: float = 1.0) -> None:
+        """Stop the thread after its current sample, closing the collector."""
+        self._closing = True
+        self._go.set()
+        self._thread.join(join)
+
+
+class Engine:
+    """Samples a set of collectors for one host and turns each tick into a Frame."""
+
+    def __init__(
+        self,
+        collectors: Iterable[Collector],
+        interval: float = 1.0,
+        host: str = "local",
+        role: str = "",
+    ) -> None:
+        self.interval = check_interval(interval)
+        self.host = host
+        self.role = role
+        self._runners = [_Runner(c) for c in collectors]
+        self._prev: dict[str, tuple[Rows, float]] = {}
+        self._seq = 0
+
+    @property
+    def collectors(self) -> list[Collector]:
+        """The collectors, in frame order."""
+        return [r.collector for r in self._runners]
+
+    def schema(self) -> Schema:
+        """Declared fields of every collector."""
+        return {c.name: c.fields for c in self.collectors}
+
+    def set_interval(self, seconds: float) -> None:
+        """Change the interval from the next tick on (the dashboard's +/- keys)."""
+        self.interval = check_interval(seconds)
+
+    def tick(self, tick_time: float | None = None) -> Frame:
+        """Sample every collector once, bounded by the interval, and return the frame."""
+        tick_time = time.time() if tick_time is None else tick_time
+        start = time.monotonic()
+        requested = {r.collector.name: r.request() for r in self._runners}
+        results: dict[str, CollectorResult] = {}
+        events: list[Event] = []
+        for r in self._runners:
+            c = r.collector
+            if r.unavailable and not requested[c.name]:
+                results[c.name] = CollectorResult(Status.UNAVAILABLE, error=r.unavailable)
+                continue
+            bound = min(c.timeout, self.interval * 0.9)
+            if not requested[c.name] or not r.wait(start + bound - time.monotonic()):
+                busy = time.monotonic() - r.busy_since
+                results[c.name] = CollectorResult(
+                    Status.STALE, duration_ms=busy * 1000, error=f"no answer for {busy:.1f}s"
+                )
+                continue
+            s = r.result
+            assert s is not None
+            events.extend(c.take_events())
+            if s.unavailable:
+                results[c.name] = CollectorResult(Status.UNAVAILABLE, error=s.error)
+            elif s.error is not None or s.raw is None:
+                results[c.name] = CollectorResult(
+                    Status.ERROR, duration_ms=s.duration_ms, error=s.error
+                )
+            else:
+                results[c.name] = self._derive(c, s)
+        self._seq += 1
+        return Frame(
+            host=self.host,
+            role=self.role,
+            time=tick_time,
+            seq=self._seq,
+            interval=self.interval,
+            collectors=results,
+            events=tuple(events),
+        )
+
+    def _derive(self, c: Collector, s: _Sample) -> CollectorResult:
+        assert s.raw is not None
+        prev = self._prev.get(c.name)
+        t0 = time.perf_counter()
+        try:
+            rows = c.derive(prev[0] if prev else None, s.raw, s.mono - prev[1] if prev else 0.0)
+        except Exception as e:
+            return CollectorResult(Status.ERROR, duration_ms=s.duration_ms, error=f"derive: {e}")
+        self._prev[c.name] = (s.raw, s.mono)
+        ms = s.duration_ms + (time.perf_counter() - t0) * 1000
+        return CollectorResult(Status.OK, rows=rows, duration_ms=round(ms, 3))
+
+    def run(
+        self,
+        emit: Callable[[Frame], None],
+        stop: threading.Event,
+        duration: float | None = None,
+    ) -> None:
+        """Tick on wall-clock boundaries until ``stop`` is set or ``duration`` has passed.
+
+        A clock that jumps is followed: a jump forward skips to the next boundary without a burst
+        of catch-up ticks, a jump backward re-aligns instead of sleeping for the lost time.  The
+        first tick primes the counters and is not emitted (its rates would be unknown).
+        """
+        end = None if duration is None else time.monotonic() + duration
+        self.tick()  # prime
+        last = time.time()
+        while not stop.is_set():
+            target = next_boundary(time.time(), self.interval)
+            while not stop.is_set():
+                now = time.time()
+                if now >= target:
+                    break
+                if now < last - self.interval:  # clock stepped back
+                    target = next_boundary(now, self.interval)
+                stop.wait(min(target - now, self.interval))
+            if stop.is_set():
+                break
+            last = target
+            frame = self.tick(target)
+            emit(frame)
+            if end is not None and time.monotonic() >= end - 1e-3:
+                break
+
+    def close(self) -> None:
+        """Stop every collector thread and close the collectors."""
+        for r in self._runners:
+            r.close()

@@ -1,0 +1,41 @@
+"""Where frames come from: this machine, a simulation, a recording, or a remote agent over ssh.
+
+A *source* produces frames for one or more hosts (the simulated pair and a recording produce
+both).  Every source has the same small surface, so every command and sink works with any of them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from sgmon.model import Frame, Schema
+
+
+@dataclass(frozen=True, slots=True)
+class HostInfo:
+    """A host as the user named it, with its Data Guard role."""
+
+    name: str
+    role: str  # "primary", "standby" or ""
+
+
+class Source(Protocol):
+    """Produces frames for the hosts it names."""
+
+    hosts: list[HostInfo]
+    interval: float
+
+    def schema(self, host: str) -> Schema:
+        """Declared fields of every collector of one host."""
+        ...
+
+    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
+        """Call ``emit`` with each frame until ``stop`` is set or the source ends."""
+        ...
+
+    def close(self) -> None:
+        """Release what the source holds."""
+        ...

@@ -1,0 +1,44 @@
+"""The local host: the engine over this machine's collectors."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+
+from sgmon.collector import Collector
+from sgmon.engine import Engine
+from sgmon.hosts import HostInfo
+from sgmon.model import Frame, Schema
+
+
+class LocalSource:
+    """Samples this machine with the given collectors on wall-clock ticks."""
+
+    def __init__(
+        self,
+        collectors: Iterable[Collector],
+        interval: float = 1.0,
+        name: str = "local",
+        role: str = "",
+        duration: float | None = None,
+    ) -> None:
+        self.engine = Engine(collectors, interval, host=name, role=role)
+        self.hosts = [HostInfo(name, role)]
+        self.duration = duration
+
+    @property
+    def interval(self) -> float:
+        """Seconds between ticks."""
+        return self.engine.interval
+
+    def schema(self, host: str) -> Schema:
+        """Declared fields of the local collectors."""
+        return self.engine.schema()
+
+    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
+        """Tick until stopped or the duration has passed."""
+        self.engine.run(emit, stop, self.duration)
+
+    def close(self) -> None:
+        """Stop the collector threads."""
+        self.engine.close()

@@ -1,0 +1,266 @@
+"""The data model every part of sgmon shares: field declarations and frames.
+
+A *collector* declares its fields up front (name, unit, kind, meaning, thresholds), so the CSV
+header, the Prometheus HELP/TYPE lines and the dashboard's columns are known before the first
+sample.  Each tick the engine turns what the collectors read into one *frame* per host: plain
+numbers, strings and lists keyed by collector, instance and field, JSON-serialisable as is.  Every
+sink (recorder, status line, dashboard, exporter, agent stream) consumes the same frame.
+
+Frame layout (``Frame.to_dict``), format version ``FRAME_VERSION``::
+
+    {"v": 1, "host": "primary", "role": "primary", "time": 1763712000.0, "seq": 42,
+     "interval": 1.0,
+     "collectors": {
+        "disk": {"status": "ok", "duration_ms": 0.21, "error": null,
+                 "rows": {"vda": {"r_s": 0.0, "w_await": 1.3, ...}, ...}},
+        "oracle": {"status": "stale", "duration_ms": 2000.0, "error": "call timeout", "rows": {}},
+        ...},
+     "events": [{"time": ..., "collector": "oracle", "kind": "log_switch", "instance": "1",
+                 "text": "log switch thread 1 seq 812"}]}
+
+Values: ``float``/``int`` for gauge, rate and delta fields, ``str`` for text fields, and for
+histogram fields a list of ``[upper_bound, count]`` pairs (upper bound in the field's unit,
+``None`` for the open last bucket) holding the counts *of this interval*.  A value that is not
+known this tick (first sample of a rate, a counter reset, a missing column) is ``None`` or absent,
+never a fake zero.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+FRAME_VERSION = 1
+
+Value = float | int | str | list | None
+Rows = dict[str, dict[str, Value]]
+
+
+class Kind(enum.StrEnum):
+    """How a field's value is produced and how sinks should treat it."""
+
+    GAUGE = "gauge"
+    """A level read as is (load, %idle, rto_ms, lag)."""
+    RATE = "rate"
+    """A cumulative counter at the source, shown per second over the interval."""
+    DELTA = "delta"
+    """A cumulative counter at the source, shown as the increase over the interval."""
+    HISTOGRAM = "histogram"
+    """Cumulative buckets at the source, shown as this interval's bucket counts."""
+    TEXT = "text"
+    """A label or state (role, status, peer address)."""
+
+
+class Status(enum.StrEnum):
+    """Health of one collector in one frame."""
+
+    OK = "ok"
+    STALE = "stale"  # did not answer within its time bound; rows empty this tick
+    ERROR = "error"  # raised; rows empty this tick
+    UNAVAILABLE = "unavailable"  # cannot run on this host (reason in error)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One declared field of a collector.
+
+    ``unit`` is what the number means (``ms``, ``%``, ``/s``, ``kB/s``, ``B``, ``pages/s``,
+    ``s``, ``count``, or ``""`` for a pure number or text).  ``warn``/``crit`` are static
+    thresholds where the seeds give one; ``higher_is_worse`` says which way they point.
+    """
+
+    name: str
+    unit: str
+    kind: Kind
+    help: str
+    warn: float | None = None
+    crit: float | None = None
+    higher_is_worse: bool = True
+
+    @property
+    def column(self) -> str:
+        """The field's name with its unit, as CSV columns and metric names carry it."""
+        return column_name(self.name, self.unit)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, for archive metadata and the agent's schema header."""
+        d: dict[str, Any] = {
+            "name": self.name,
+            "unit": self.unit,
+            "kind": self.kind.value,
+            "help": self.help,
+        }
+        if self.warn is not None:
+            d["warn"] = self.warn
+        if self.crit is not None:
+            d["crit"] = self.crit
+        if not self.higher_is_worse:
+            d["higher_is_worse"] = False
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Field:
+        """Inverse of ``to_dict``."""
+        return cls(
+            name=d["name"],
+            unit=d["unit"],
+            kind=Kind(d["kind"]),
+            help=d.get("help", ""),
+            warn=d.get("warn"),
+            crit=d.get("crit"),
+            higher_is_worse=d.get("higher_is_worse", True),
+        )
+
+
+_UNIT_SUFFIX = {
+    "": "",
+    "count": "",
+    "%": "pct",
+    "/s": "per_s",
+    "kB/s": "kb_per_s",
+    "B/s": "bytes_per_s",
+    "pages/s": "pages_per_s",
+    "B": "bytes",
+    "kB": "kb",
+    "ms": "ms",
+    "us": "us",
+    "s": "s",
+    "segs": "",
+    "Mbit/s": "mbit_per_s",
+}
+
+
+def column_name(name: str, unit: str) -> str:
+    """``w_await`` + ``ms`` -> ``w_await_ms``; a name that already ends in its unit is kept."""
+    suffix = _UNIT_SUFFIX.get(unit, unit.replace("/", "_per_").lower())
+    if not suffix or name.endswith("_" + suffix) or name == suffix:
+        return name
+    if unit.endswith("/s") and name.endswith("_s"):  # iostat-style names: r_s, wkb_s
+        return name
+    return f"{name}_{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened at a point in time (a log switch, a slow LGWR write)."""
+
+    time: float
+    collector: str
+    kind: str
+    instance: str
+    text: str
+    value: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "time": self.time,
+            "collector": self.collector,
+            "kind": self.kind,
+            "instance": self.instance,
+            "text": self.text,
+            "value": self.value,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorResult:
+    """One collector's contribution to a frame."""
+
+    status: Status
+    rows: Rows = field(default_factory=dict)
+    duration_ms: float | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "status": self.status.value,
+            "duration_ms": self.duration_ms,
+            "error": self.error,
+            "rows": self.rows,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """Everything one host produced in one tick.  Treat as immutable: sinks share it."""
+
+    host: str
+    time: float  # the tick's wall-clock time, epoch seconds, on the sampled host's clock
+    seq: int
+    interval: float
+    collectors: Mapping[str, CollectorResult]
+    events: tuple[Event, ...] = ()
+    role: str = ""
+
+    def rows(self, collector: str) -> Rows:
+        """Rows of one collector, empty when it is missing, stale or failed."""
+        res = self.collectors.get(collector)
+        return res.rows if res is not None else {}
+
+    def value(self, collector: str, instance: str, name: str) -> Value:
+        """One value or None."""
+        return self.rows(collector).get(instance, {}).get(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (see the module docstring)."""
+        return {
+            "v": FRAME_VERSION,
+            "host": self.host,
+            "role": self.role,
+            "time": self.time,
+            "seq": self.seq,
+            "interval": self.interval,
+            "collectors": {k: r.to_dict() for k, r in self.collectors.items()},
+            "events": [e.to_dict() for e in self.events],
+        }
+
+    def to_json(self) -> str:
+        """One line of JSON (NDJSON-safe)."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Frame:
+        """Inverse of ``to_dict``; raises ValueError on a frame of another format version."""
+        if d.get("v") != FRAME_VERSION:
+            raise ValueError(f"frame format version {d.get('v')!r}, expected {FRAME_VERSION}")
+        return cls(
+            host=d["host"],
+            role=d.get("role", ""),
+            time=float(d["time"]),
+            seq=int(d["seq"]),
+            interval=float(d["interval"]),
+            collectors={
+                k: CollectorResult(
+                    status=Status(r["status"]),
+                    rows=r.get("rows") or {},
+                    duration_ms=r.get("duration_ms"),
+                    error=r.get("error"),
+                )
+                for k, r in d["collectors"].items()
+            },
+            events=tuple(Event(**e) for e in d.get("events", ())),
+        )
+
+    @classmethod
+    def from_json(cls, line: str) -> Frame:
+        """Parse one NDJSON line."""
+        return cls.from_dict(json.loads(line))
+
+
+Schema = dict[str, tuple[Field, ...]]
+"""Collector name -> its declared fields, for one host."""
+
+
+def schema_to_dict(schema: Schema) -> dict[str, list[dict[str, Any]]]:
+    """JSON form of a schema."""
+    return {name: [f.to_dict() for f in fields] for name, fields in schema.items()}
+
+
+def schema_from_dict(d: Mapping[str, Any]) -> Schema:
+    """Inverse of ``schema_to_dict``."""
+    return {name: tuple(Field.from_dict(f) for f in fields) for name, fields in d.items()}

@@ -1,0 +1,52 @@
+"""Collector discovery through the ``sgmon.collectors`` entry-point group.
+
+Names are listed without importing any collector module; ``load`` imports exactly one.  A
+third-party distribution adds a collector by declaring an entry point in the same group.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sgmon.collector import Collector
+
+GROUP = "sgmon.collectors"
+
+# Used when the package runs from a source tree that was never installed (no entry points).
+_BUILTIN = {
+    "cpu": "collectors.cpu:CpuCollector",
+    "paging": "collectors.paging:PagingCollector",
+    "disk": "collectors.disk:DiskCollector",
+    "netdev": "collectors.netdev:NetdevCollector",
+    "tcp": "collectors.tcp:TcpCollector",
+}
+
+
+@cache
+def targets() -> dict[str, str]:
+    """Collector name -> ``module:Class``, built-ins first, without importing them."""
+    found = dict(_BUILTIN)
+    for ep in entry_points(group=GROUP):
+        found[ep.name] = ep.value
+    return found
+
+
+def names() -> list[str]:
+    """Installed collector names."""
+    return list(targets())
+
+
+def load(name: str) -> type[Collector]:
+    """Import one collector class; an unknown name raises KeyError listing the known ones."""
+    try:
+        target = targets()[name]
+    except KeyError:
+        raise KeyError(
+            f"unknown collector {name!r}; installed: {', '.join(names())}"
+        ) from None
+    module, _, attr = target.partition(":")
+    return getattr(import_module(module), attr)

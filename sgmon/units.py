@@ -1,0 +1,58 @@
+"""Parsing and formatting of durations and numbers, shared by the CLI, the sinks and the TUI."""
+
+from __future__ import annotations
+
+import re
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+def parse_duration(text: str | float | int) -> float:
+    """``"500ms"``, ``"1s"``, ``"10m"``, ``"2h"``, ``"1d"`` or plain seconds -> seconds.
+
+    Raises ValueError with a message that shows the accepted forms.
+    """
+    if isinstance(text, int | float):
+        return float(text)
+    m = _DURATION.match(text)
+    if not m:
+        raise ValueError(f"bad duration {text!r}: use e.g. 500ms, 1s, 10m, 2h or plain seconds")
+    return float(m.group(1)) * _SCALE[m.group(2)]
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(i?[bB])?\s*$")
+_SIZE_SCALE = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def parse_size(text: str | int) -> int:
+    """``"8k"``, ``"1M"``, ``"4096"`` -> bytes (binary multiples, as oratcptest uses)."""
+    if isinstance(text, int):
+        return text
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"bad size {text!r}: use e.g. 512, 8k, 1M")
+    return int(float(m.group(1)) * _SIZE_SCALE[m.group(2).lower()])
+
+
+def fmt_num(v: float | int | None, width: int = 0) -> str:
+    """Compact human number: 3 significant figures, k/M/G suffix past 10,000, '-' for unknown."""
+    if v is None:
+        s = "-"
+    elif isinstance(v, int | float):
+        a = abs(v)
+        if a >= 1e10:
+            s = f"{v / 1e9:.0f}G"
+        elif a >= 1e7:
+            s = f"{v / 1e6:.0f}M"
+        elif a >= 1e4:
+            s = f"{v / 1e3:.0f}k"
+        elif a >= 100 or v == int(v):
+            s = f"{v:.0f}"
+        elif a >= 10:
+            s = f"{v:.1f}"
+        else:
+            s = f"{v:.2f}"
+    else:
+        s = str(v)
+    return s.rjust(width) if width else s
