@@ -20,10 +20,12 @@ FIELDS = (
     Field("wkb_s", "kB/s", G, "kB written per second (iostat wkB/s)"),
     Field("rrqm_s", "/s", G, "read requests merged per second (iostat rrqm/s)"),
     Field("wrqm_s", "/s", G, "write requests merged per second (iostat wrqm/s)"),
-    Field("r_await", "ms", G, "average read time incl. queueing (iostat r_await)", warn=20,
-          crit=100),
-    Field("w_await", "ms", G, "average write time incl. queueing (iostat w_await)", warn=10,
-          crit=50),
+    Field(
+        "r_await", "ms", G, "average read time incl. queueing (iostat r_await)", warn=20, crit=100
+    ),
+    Field(
+        "w_await", "ms", G, "average write time incl. queueing (iostat w_await)", warn=10, crit=50
+    ),
     Field("aqu_sz", "", G, "average request queue length (iostat aqu-sz)", warn=1, crit=8),
     Field("rareq_sz", "kB", G, "average read size (iostat rareq-sz)"),
     Field("wareq_sz", "kB", G, "average write size (iostat wareq-sz)"),

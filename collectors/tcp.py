@@ -25,8 +25,9 @@ FIELDS = (
     Field("unacked", "segs", G, "segments sent, not yet acknowledged (ss unacked)"),
     Field("lost", "segs", G, "segments considered lost (ss lost)"),
     Field("retrans", "segs", G, "retransmitted segments in flight now (ss retrans a/.)"),
-    Field("retransmits", "count", D, "segments retransmitted in the interval (ss retrans ./b)",
-          warn=1),
+    Field(
+        "retransmits", "count", D, "segments retransmitted in the interval (ss retrans ./b)", warn=1
+    ),
     Field("bytes_acked", "B/s", R, "bytes acknowledged per second (ss bytes_acked)"),
     Field("bytes_received", "B/s", R, "bytes received per second (ss bytes_received)"),
     Field("send_q", "B", G, "bytes not yet acknowledged by the peer (ss Send-Q)"),

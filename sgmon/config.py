@@ -133,11 +133,11 @@ def load_config(explicit: str | None = None) -> Config:
 
 def _db(d: dict[str, Any], where: str) -> DbConfig:
     if "dsn" not in d:
-        raise ConfigError(f"{where}: [host.db] needs dsn = \"host:port/service\"")
+        raise ConfigError(f'{where}: [host.db] needs dsn = "host:port/service"')
     if d.get("password") not in (None, "", "prompt"):
         raise ConfigError(
             f"{where}: passwords are not config values; use password_env, wallet_dir "
-            "or password = \"prompt\""
+            'or password = "prompt"'
         )
     mode = d.get("mode", "normal")
     if mode not in ("normal", "sysdba", "sysdg"):

@@ -10,6 +10,7 @@ are computed over the real elapsed time between two successful samples, whatever
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -105,10 +106,8 @@ class _Runner:
             self.busy = False
             self._done.set()
         if self.opened:
-            try:
+            with contextlib.suppress(Exception):  # closing is best effort
                 self.collector.close()
-            except Exception:  # closing is best effort
-                pass
 
     def close(self, join: float = 1.0) -> None:
         """Stop the thread after its current sample, closing the collector."""

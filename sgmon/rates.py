@@ -12,7 +12,9 @@ Number = int | float
 Buckets = Sequence[Sequence[float | int | None]]  # [[upper_bound, cumulative_count], ...]
 
 
-def counter_delta(prev: Number | None, cur: Number | None, wrap_bits: int | None = None) -> Number | None:
+def counter_delta(
+    prev: Number | None, cur: Number | None, wrap_bits: int | None = None
+) -> Number | None:
     """Increase of a cumulative counter, or None when it cannot be known.
 
     With ``wrap_bits`` a decrease is taken as one wrap at 2**bits (the kernel's 32-bit ms fields

@@ -45,8 +45,6 @@ def load(name: str) -> type[Collector]:
     try:
         target = targets()[name]
     except KeyError:
-        raise KeyError(
-            f"unknown collector {name!r}; installed: {', '.join(names())}"
-        ) from None
+        raise KeyError(f"unknown collector {name!r}; installed: {', '.join(names())}") from None
     module, _, attr = target.partition(":")
     return getattr(import_module(module), attr)

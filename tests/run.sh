@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Everything the tests need, then the tests: Debian packages, a venv with the package and its
+# test extras, and pytest.  This is the README's test command and what .ci/run calls.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS="iproute2 nftables sysstat tmux procps util-linux openssh-server openssh-client"
+if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/pip install -q --upgrade pip >/dev/null
+.venv/bin/pip install -q -e '.[test]'
+
+exec .venv/bin/python -m pytest "$@"
