@@ -1,0 +1,97 @@
+"""Turn the config (or ``--simulate``) into sources: what every host-reading command calls."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from sgmon import registry
+from sgmon.collector import Collector, Unavailable
+from sgmon.config import Config, HostConfig
+from sgmon.hosts import Source
+
+
+class _Missing(Collector):
+    """Stands in for a collector whose module failed to import, so the reason is shown."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__()
+        self.name = name  # type: ignore[misc]
+        self._reason = reason
+
+    def open(self) -> None:
+        """Always unavailable, with the import error as the reason."""
+        raise Unavailable(self._reason)
+
+
+def make_collectors(config: Config, host: HostConfig | None) -> list[Collector]:
+    """Instantiate the local collectors with their options (ConfigError propagates).
+
+    The database collectors (``oracle_*``) run where the host has a database; any other runs
+    when it is enabled by default or named in the config's [collectors] table, unless that
+    table says ``enabled = false``.
+    """
+    has_db = host is not None and host.db is not None
+    out: list[Collector] = []
+    for name in registry.names():
+        if name.startswith("oracle_") and not has_db:
+            continue
+        if config.collectors.get(name, {}).get("enabled") is False:
+            continue
+        try:
+            cls = registry.load(name)
+        except Exception as e:  # a broken plug-in is reported, never fatal
+            out.append(_Missing(name, f"cannot import: {e}"))
+            continue
+        wanted = cls.default_enabled or name in config.collectors or name.startswith("oracle_")
+        if not wanted:
+            continue
+        opts: dict[str, Any] = config.collector_options(name)
+        if host is not None:
+            opts.setdefault("host", host.name)
+            opts.setdefault("role", host.role)
+            if host.devices:
+                opts.setdefault("pinned", list(host.devices))
+            if host.db is not None:
+                opts["db"] = host.db
+        out.append(cls(opts))
+    return out
+
+
+def sources_from_config(
+    config: Config,
+    simulate: str | None = None,
+    seed: int = 0,
+    speed: float = 1.0,
+    duration: float | None = None,
+    interval: float | None = None,
+) -> list[Source]:
+    """Sources for the configured hosts, or the simulated pair when ``simulate`` names a scenario.
+
+    Without hosts in the config, this machine is watched alone under its hostname.
+    """
+    interval = interval or config.interval
+    if simulate:
+        from sgmon.hosts.sim import SimSource
+
+        return [SimSource(simulate, seed=seed, interval=interval, speed=speed, duration=duration)]
+    from sgmon.hosts.local import LocalSource
+
+    hosts = config.hosts or (HostConfig(name=socket.gethostname()),)
+    sources: list[Source] = []
+    for h in hosts:
+        if h.ssh:
+            from sgmon.hosts.remote import RemoteSource
+
+            sources.append(RemoteSource(h))
+        else:
+            sources.append(
+                LocalSource(
+                    make_collectors(config, h if config.hosts else None),
+                    interval,
+                    name=h.name,
+                    role=h.role,
+                    duration=duration,
+                )
+            )
+    return sources

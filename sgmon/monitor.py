@@ -1,0 +1,161 @@
+"""Runs sources and fans their frames out to sinks, keeping a bounded history per host.
+
+One thread per source (a slow remote host never holds up the local one); frames go through one
+queue to one dispatcher thread, so sinks are called in order, one frame at a time, and need no
+locks of their own.  A sink that raises is disabled with a one-line message on stderr; the other
+sinks and the collection go on.
+"""
+
+from __future__ import annotations
+
+import bisect
+import queue
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from sgmon.hosts import HostInfo, Source
+from sgmon.model import Frame, Schema, Value
+
+Sink = Callable[[Frame], None]
+
+
+class History:
+    """The last ``size`` frames of each host, for the screen, the cursor and the analysis."""
+
+    def __init__(self, size: int = 900) -> None:
+        self.size = size
+        self._frames: dict[str, deque[Frame]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, frame: Frame) -> None:
+        """Append one frame (frames of a host arrive in time order)."""
+        with self._lock:
+            self._frames.setdefault(frame.host, deque(maxlen=self.size)).append(frame)
+
+    def hosts(self) -> list[str]:
+        """Hosts seen so far."""
+        with self._lock:
+            return list(self._frames)
+
+    def frames(self, host: str) -> list[Frame]:
+        """A copy of the host's frames, oldest first."""
+        with self._lock:
+            return list(self._frames.get(host, ()))
+
+    def latest(self, host: str) -> Frame | None:
+        """The host's newest frame."""
+        with self._lock:
+            d = self._frames.get(host)
+            return d[-1] if d else None
+
+    def at(self, host: str, time: float) -> Frame | None:
+        """The host's newest frame at or before ``time`` (the dashboard's shared cursor)."""
+        frames = self.frames(host)
+        i = bisect.bisect_right([f.time for f in frames], time + 1e-6)
+        return frames[i - 1] if i else None
+
+    def series(
+        self, host: str, collector: str, instance: str, field: str, n: int | None = None
+    ) -> list[tuple[float, Value]]:
+        """``(time, value)`` of one series over the last ``n`` frames (all when None)."""
+        frames = self.frames(host)
+        if n is not None:
+            frames = frames[-n:]
+        return [(f.time, f.value(collector, instance, field)) for f in frames]
+
+
+class Monitor:
+    """Sources in, frames out to sinks and history."""
+
+    def __init__(
+        self, sources: Iterable[Source], sinks: Iterable[Sink] = (), history: int = 900
+    ) -> None:
+        self.sources = list(sources)
+        self.sinks: list[Sink] = list(sinks)
+        self.history = History(history)
+        self._queue: queue.Queue[Frame | None] = queue.Queue(maxsize=10_000)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._running = 0
+        self._lock = threading.Lock()
+        self.finished = threading.Event()
+        """Set when every source has ended (a recording played out, a duration passed)."""
+
+    @property
+    def hosts(self) -> list[HostInfo]:
+        """Every host of every source."""
+        return [h for s in self.sources for h in s.hosts]
+
+    def schema(self, host: str) -> Schema:
+        """Declared fields of the host's collectors."""
+        for s in self.sources:
+            if any(h.name == host for h in s.hosts):
+                return s.schema(host)
+        raise KeyError(host)
+
+    def start(self) -> None:
+        """Start one thread per source and the dispatcher."""
+        self._running = len(self.sources)
+        if not self.sources:
+            self.finished.set()
+        d = threading.Thread(target=self._dispatch, name="sgmon-dispatch", daemon=True)
+        d.start()
+        self._threads.append(d)
+        for s in self.sources:
+            t = threading.Thread(
+                target=self._run_source,
+                args=(s,),
+                daemon=True,
+                name=f"sgmon-src-{s.hosts[0].name if s.hosts else '?'}",
+            )
+            t.start()
+            self._threads.append(t)
+
+    def _run_source(self, source: Source) -> None:
+        try:
+            source.run(self._queue.put, self._stop)
+        except Exception as e:  # one source failing never stops the others
+            names = ",".join(h.name for h in source.hosts)
+            print(f"sgmon: source {names} stopped: {e}", file=sys.stderr)
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._running <= 0:
+                    self._queue.put(None)
+
+    def _dispatch(self) -> None:
+        while True:
+            frame = self._queue.get()
+            if frame is None:
+                self.finished.set()
+                if self._stop.is_set() or self._running <= 0:
+                    return
+                continue
+            self.history.add(frame)
+            for sink in list(self.sinks):
+                try:
+                    sink(frame)
+                except Exception as e:
+                    name = getattr(sink, "__name__", type(sink).__name__)
+                    print(f"sgmon: output {name} disabled: {e}", file=sys.stderr)
+                    self.sinks.remove(sink)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until every source has ended (or the timeout); True if they ended."""
+        return self.finished.wait(timeout)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the sources, drain the queue to the sinks, close the sources."""
+        self._stop.set()
+        for t in self._threads[1:]:
+            t.join(timeout)
+        self._queue.put(None)
+        if self._threads:
+            self._threads[0].join(timeout)
+        for s in self.sources:
+            try:
+                s.close()
+            except Exception as e:
+                print(f"sgmon: closing a source: {e}", file=sys.stderr)
