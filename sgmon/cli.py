@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "serve": "Prometheus / OpenMetrics endpoint",
     "check": "one-shot findings report, exit code by severity",
     "probe": "oratcptest-like SYNC/FastSync/ASYNC link test",
+    "lab": "reproduce the seed incidents between two network namespaces (root)",
     "config": "validate the config, show where each value came from",
     "collectors": "list the installed collectors and whether each can run here",
     "top": "plain-text live view of the local host (no Textual)",

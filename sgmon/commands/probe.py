@@ -14,4 +14,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Say plainly that the command does not exist yet."""
-    return not_built("probe", "the probe issue")
+    return not_built("probe", "the probe and lab issue")
