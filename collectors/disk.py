@@ -4,12 +4,25 @@ Instances: device names (whole disks, dm, md, and loop devices with I/O; partiti
 ``partitions = true``), filtered by ``include``/``exclude`` globs.  Read from /proc/diskstats,
 whose ms fields are 32-bit and wrap (deltas are taken mod 2**32).  ``svctm`` is computed as
 sysstat did before 12.1.2 (%util / IOPS), because DBAs read "await >> svctm" as queueing.
+
+Formulas are sysstat's (iostat.c, rd_stats.c): per-second values over the real elapsed time,
+r_await = delta read ms / delta reads, aqu-sz = delta field 11 / elapsed ms, %util = delta
+field 10 / elapsed ms.  An average over no requests (await, req-sz and svctm of an idle device)
+is None, not 0.  A device seen for the first time, or whose I/O counters went backwards (it was
+removed and re-created), gives no values for that interval.  Devices that never did any I/O are
+left out (as iostat does) unless ``include`` or the host's ``pinned`` devices name them.
 """
 
 from __future__ import annotations
 
-from sgmon.collector import Collector
-from sgmon.model import Field, Kind
+import fnmatch
+import os
+from collections.abc import Mapping
+
+from collectors.procfile import ProcFile
+from sgmon.collector import Collector, ConfigError, Unavailable
+from sgmon.model import Field, Kind, Rows, Value
+from sgmon.rates import counter_delta
 
 G = Kind.GAUGE
 
@@ -34,9 +47,154 @@ FIELDS = (
 )
 
 
+# /proc/diskstats columns after major, minor, name (Documentation/admin-guide/iostats.rst)
+_COLUMNS = (
+    "rd_ios", "rd_merges", "rd_sec", "rd_ticks",
+    "wr_ios", "wr_merges", "wr_sec", "wr_ticks",
+    "in_flight", "io_ticks", "rq_ticks",
+    "dc_ios", "dc_merges", "dc_sec", "dc_ticks",
+    "fl_ios", "fl_ticks",
+)  # fmt: skip
+_MS32 = ("rd_ticks", "wr_ticks", "io_ticks", "rq_ticks")  # unsigned int ms: wrap at 2**32
+_COUNTERS = ("rd_ios", "rd_merges", "rd_sec", "wr_ios", "wr_merges", "wr_sec", "dc_ios")
+
+
+def parse_diskstats(text: str) -> Rows:
+    """/proc/diskstats -> {device: {column: int}} for every line (filtering is separate)."""
+    rows: Rows = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 14:
+            continue
+        vals = [int(x) for x in parts[3:]]
+        rows[parts[2]] = dict(zip(_COLUMNS, vals, strict=False))
+    return rows
+
+
+def iostat_row(prev: Mapping[str, Value], cur: Mapping[str, Value], dt: float) -> dict[str, Value]:
+    """iostat -x figures for one device over ``dt`` seconds, from two raw diskstats rows."""
+    d: dict[str, float] = {}
+    for k in _COUNTERS:
+        v = counter_delta(prev.get(k), cur.get(k))  # type: ignore[arg-type]
+        if v is None:  # device re-created: counters restarted
+            return dict.fromkeys(f.name for f in FIELDS)
+        d[k] = v
+    for k in _MS32:
+        d[k] = counter_delta(prev.get(k), cur.get(k), 32) or 0  # type: ignore[arg-type]
+    ms = dt * 1000.0
+    rd, wr = d["rd_ios"], d["wr_ios"]
+    ios = rd + wr + d["dc_ios"]
+    util = min(100.0, 100.0 * d["io_ticks"] / ms)
+    return {
+        "r_s": rd / dt,
+        "w_s": wr / dt,
+        "rkb_s": d["rd_sec"] / 2 / dt,
+        "wkb_s": d["wr_sec"] / 2 / dt,
+        "rrqm_s": d["rd_merges"] / dt,
+        "wrqm_s": d["wr_merges"] / dt,
+        "r_await": d["rd_ticks"] / rd if rd else None,
+        "w_await": d["wr_ticks"] / wr if wr else None,
+        "aqu_sz": d["rq_ticks"] / ms,
+        "rareq_sz": d["rd_sec"] / 2 / rd if rd else None,
+        "wareq_sz": d["wr_sec"] / 2 / wr if wr else None,
+        "util": util,
+        "svctm": d["io_ticks"] / ios if ios else None,
+    }
+
+
+def _as_list(value: object, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError(f'collectors.disk.{what}: use a list of device names or globs, e.g. ["sd*"]')
+
+
 class DiskCollector(Collector):
     """iostat -x figures from /proc/diskstats."""
 
     name = "disk"
     description = "block device latency, queue and utilisation (iostat -x)"
     fields = FIELDS
+
+    def __init__(self, options: Mapping[str, object] | None = None) -> None:
+        """Check the options against the devices this host has (one line if one is unknown)."""
+        super().__init__(options)
+        self.include = _as_list(self.options.get("include"), "include")
+        self.exclude = _as_list(self.options.get("exclude"), "exclude")
+        self.pinned = _as_list(self.options.get("pinned"), "pinned")
+        partitions = self.options.get("partitions", False)
+        if not isinstance(partitions, bool):
+            raise ConfigError("collectors.disk.partitions: use true or false")
+        self.partitions = partitions
+        self._kind: dict[str, str] = {}  # device -> "disk" | "part" | "virtual"
+        self._file: ProcFile | None = None
+        try:
+            with open("/proc/diskstats") as f:
+                known = parse_diskstats(f.read())
+        except OSError:
+            return  # open() reports it as Unavailable
+        for name in (*self.include, *self.pinned):
+            if not any(c in name for c in "*?[") and name not in known:
+                raise ConfigError(
+                    f"disk: no block device {name!r} here; devices: {', '.join(sorted(known))}"
+                )
+
+    def open(self) -> None:
+        """Keep /proc/diskstats open."""
+        try:
+            self._file = ProcFile("/proc/diskstats")
+        except OSError as e:
+            raise Unavailable(f"cannot read /proc/diskstats: {e.strerror}") from None
+
+    def _kind_of(self, name: str) -> str:
+        kind = self._kind.get(name)
+        if kind is None:
+            sys_name = name.replace("/", "!")
+            if os.path.exists(f"/sys/class/block/{sys_name}/partition"):
+                kind = "part"
+            elif name.startswith(("loop", "ram", "zram")):
+                kind = "virtual"
+            else:
+                kind = "disk"
+            self._kind[name] = kind
+        return kind
+
+    def wanted(self, name: str, raw: Mapping[str, Value]) -> bool:
+        """Whether a device is shown: pinned or included by name, else by kind and activity."""
+        if name in self.pinned:
+            return True
+        if self.include and not any(fnmatch.fnmatchcase(name, p) for p in self.include):
+            return False
+        if any(fnmatch.fnmatchcase(name, p) for p in self.exclude):
+            return False
+        if name in self.include:
+            return True
+        if self._kind_of(name) == "part" and not self.partitions:
+            return False
+        return any(raw.get(k) for k in ("rd_ios", "wr_ios", "dc_ios", "fl_ios"))
+
+    def sample(self) -> Rows:
+        """One read of /proc/diskstats, filtered."""
+        assert self._file is not None
+        rows = parse_diskstats(self._file.read())
+        return {name: raw for name, raw in rows.items() if self.wanted(name, raw)}
+
+    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
+        """iostat -x per device; None for a device new since the previous sample."""
+        out: Rows = {}
+        for name, raw in cur.items():
+            before = prev.get(name) if prev else None
+            if before is None or dt <= 0:
+                out[name] = dict.fromkeys(f.name for f in FIELDS)
+            else:
+                out[name] = iostat_row(before, raw, dt)
+        return out
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -1,12 +1,19 @@
 """`paging`: memory pressure as sar -B and sar -W show it, plus PSI.
 
-One instance, ``all``.  Read from /proc/vmstat, /proc/meminfo and /proc/pressure/*.
+One instance, ``all``.  Read from /proc/vmstat, /proc/meminfo and /proc/pressure/*, kept open.
+pgsteal is pgsteal_anon + pgsteal_file as sysstat >= 12.7.9 sums it (older sysstat, e.g. Debian
+12's 12.6.1, also added pgsteal_kswapd/direct and so double-counted).  Without swap %swpused is
+None; without PSI (kernel < 4.20 or psi=0) the psi_* fields are None.
 """
 
 from __future__ import annotations
 
-from sgmon.collector import Collector
-from sgmon.model import Field, Kind
+import os
+from collections.abc import Mapping
+
+from collectors.procfile import ProcFile
+from sgmon.collector import Collector, Unavailable
+from sgmon.model import Field, Kind, Rows, Value
 
 G, R = Kind.GAUGE, Kind.RATE
 
@@ -27,7 +34,7 @@ FIELDS = (
         "memused",
         "%",
         G,
-        "memory used, (total - available) / total (sar -r %memused)",
+        "memory used, (total - free - buffers - cached - slab) / total (sar -r %memused)",
         warn=95,
         crit=99,
     ),
@@ -40,9 +47,114 @@ FIELDS = (
 )
 
 
+# field -> /proc/vmstat keys summed (the first list that the kernel has wins for pgsteal)
+_VMSTAT: dict[str, tuple[str, ...]] = {
+    "pgpgin": ("pgpgin",),
+    "pgpgout": ("pgpgout",),
+    "fault": ("pgfault",),
+    "majflt": ("pgmajfault",),
+    "pgfree": ("pgfree",),
+    "pgscank": ("pgscan_kswapd",),
+    "pgscand": ("pgscan_direct",),
+    "pgsteal": ("pgsteal_anon", "pgsteal_file"),
+    "pswpin": ("pswpin",),
+    "pswpout": ("pswpout",),
+}
+_PGSTEAL_OLD = ("pgsteal_kswapd", "pgsteal_direct")  # kernels before 5.x have no anon/file split
+_PSI = {
+    "cpu": ("psi_cpu_some",),
+    "memory": ("psi_mem_some", "psi_mem_full"),
+    "io": ("psi_io_some", "psi_io_full"),
+}
+
+
+def parse_vmstat(text: str) -> dict[str, Value]:
+    """/proc/vmstat -> the cumulative counters of sar -B / -W, by our field names."""
+    raw: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, val = line.partition(" ")
+        raw[key] = int(val)
+    out: dict[str, Value] = {}
+    for name, keys in _VMSTAT.items():
+        if name == "pgsteal" and "pgsteal_anon" not in raw:
+            keys = _PGSTEAL_OLD
+        vals = [raw[k] for k in keys if k in raw]
+        out[name] = sum(vals) if vals else None
+    return out
+
+
+def parse_meminfo(text: str) -> dict[str, Value]:
+    """/proc/meminfo -> %memused as sar -r and %swpused as sar -S (None without swap)."""
+    kb: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        kb[key] = int(rest.split()[0])
+    total = kb.get("MemTotal", 0)
+    unused = sum(kb.get(k, 0) for k in ("MemFree", "Buffers", "Cached", "Slab"))
+    swap = kb.get("SwapTotal", 0)
+    return {
+        "memused": 100.0 * max(0, total - unused) / total if total else None,
+        "swpused": 100.0 * (swap - kb.get("SwapFree", 0)) / swap if swap else None,
+    }
+
+
+def parse_pressure(text: str) -> dict[str, float]:
+    """One /proc/pressure file -> {"some": avg10, "full": avg10} (percent)."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        kind, _, rest = line.partition(" ")
+        for item in rest.split():
+            if item.startswith("avg10="):
+                out[kind] = float(item[6:])
+    return out
+
+
 class PagingCollector(Collector):
     """sar -B / -W / -r figures from /proc/vmstat and /proc/meminfo, and PSI."""
 
     name = "paging"
     description = "paging and swapping (sar -B, sar -W), memory used, PSI"
     fields = FIELDS
+
+    def __init__(self, options: Mapping[str, object] | None = None) -> None:
+        super().__init__(options)
+        self._vmstat: ProcFile | None = None
+        self._meminfo: ProcFile | None = None
+        self._psi: dict[str, ProcFile] = {}
+
+    def open(self) -> None:
+        """Keep the files open; PSI files that cannot be read are left out (fields None)."""
+        try:
+            self._vmstat = ProcFile("/proc/vmstat")
+            self._meminfo = ProcFile("/proc/meminfo")
+        except OSError as e:
+            self.close()
+            raise Unavailable(f"cannot read {e.filename}: {e.strerror}") from None
+        for res in _PSI:
+            path = os.path.join("/proc/pressure", res)
+            try:
+                f = ProcFile(path)
+                f.read()  # with psi=0 on the kernel command line the open works, the read fails
+            except OSError:
+                continue
+            self._psi[res] = f
+
+    def sample(self) -> Rows:
+        """One read of each file."""
+        assert self._vmstat is not None and self._meminfo is not None
+        row = parse_vmstat(self._vmstat.read())
+        row.update(parse_meminfo(self._meminfo.read()))
+        for res, names in _PSI.items():
+            f = self._psi.get(res)
+            avg = parse_pressure(f.read()) if f is not None else {}
+            for name in names:
+                row[name] = avg.get(name.rpartition("_")[2])
+        return {"all": row}
+
+    def close(self) -> None:
+        """Close the files."""
+        for f in (self._vmstat, self._meminfo, *self._psi.values()):
+            if f is not None:
+                f.close()
+        self._vmstat = self._meminfo = None
+        self._psi = {}
