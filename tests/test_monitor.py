@@ -1,0 +1,76 @@
+"""Monitor and History: ordered fan-out, failing sinks isolated, cursor lookups, source building."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from sgmon.config import Config, parse_config
+from sgmon.hosts import HostInfo
+from sgmon.hosts.build import make_collectors
+from sgmon.model import CollectorResult, Frame, Status
+from sgmon.monitor import History, Monitor
+
+
+def frame(host: str, t: float, v: float) -> Frame:
+    rows = {"all": {"x": v}}
+    return Frame(host, t, int(t), 1.0, {"c": CollectorResult(Status.OK, rows)})
+
+
+class ListSource:
+    """A source that plays a fixed list of frames and ends."""
+
+    def __init__(self, host: str, frames: list[Frame]) -> None:
+        self.hosts = [HostInfo(host, "")]
+        self.interval = 1.0
+        self._frames = frames
+        self.closed = False
+
+    def schema(self, host: str) -> dict:
+        return {}
+
+    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
+        for f in self._frames:
+            if stop.is_set():
+                return
+            emit(f)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_frames_reach_sinks_in_order_and_a_failing_sink_is_dropped(capsys) -> None:
+    a = ListSource("a", [frame("a", t, t) for t in range(1, 6)])
+    b = ListSource("b", [frame("b", t, 10 * t) for t in range(1, 4)])
+    seen: list[tuple[str, float]] = []
+
+    def bad_sink(f: Frame) -> None:
+        raise OSError("disk full")
+
+    mon = Monitor([a, b], sinks=[bad_sink, lambda f: seen.append((f.host, f.time))])
+    mon.start()
+    assert mon.wait(5)
+    mon.stop()
+    assert [t for h, t in seen if h == "a"] == [1, 2, 3, 4, 5]
+    assert [t for h, t in seen if h == "b"] == [1, 2, 3]
+    assert "disabled: disk full" in capsys.readouterr().err
+    assert a.closed and b.closed
+    assert mon.history.latest("a").value("c", "all", "x") == 5
+
+
+def test_history_is_bounded_and_the_cursor_finds_the_frame_at_a_time() -> None:
+    h = History(size=3)
+    for t in range(1, 6):
+        h.add(frame("p", float(t), t * 2.0))
+    assert [f.time for f in h.frames("p")] == [3.0, 4.0, 5.0]
+    assert h.at("p", 4.5).time == 4.0
+    assert h.at("p", 2.0) is None
+    assert h.series("p", "c", "all", "x", n=2) == [(4.0, 8.0), (5.0, 10.0)]
+
+
+def test_collectors_follow_the_config() -> None:
+    cfg = parse_config({"collectors": {"tcp": {"enabled": False}}})
+    names = [c.name for c in make_collectors(cfg, None)]
+    assert "tcp" not in names and "cpu" in names
+    assert not any(n.startswith("oracle_") for n in names)  # no database configured
+    assert [c.name for c in make_collectors(Config(), None)][:1] == ["cpu"]
