@@ -1,0 +1,200 @@
+"""The engine: bounded collectors, stale marking, wall-clock ticks, priming, intervals."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from sgmon.collector import Collector, Unavailable
+from sgmon.engine import Engine, check_interval, next_boundary
+from sgmon.model import Field, Frame, Kind, Rows, Status
+
+
+class Counter(Collector):
+    """A counter that grows by 10 per sample: its rate is known from the second sample on."""
+
+    name = "counter"
+    fields = (Field("n", "/s", Kind.RATE, "samples"), Field("level", "", Kind.GAUGE, "level"))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def sample(self) -> Rows:
+        self.n += 10
+        return {"x": {"n": self.n, "level": 7}}
+
+
+class Blocking(Collector):
+    """Blocks in sample() until released; counts how often it was woken."""
+
+    name = "blocking"
+    fields = (Field("v", "", Kind.GAUGE, "value"),)
+    timeout = 0.2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.calls = 0
+
+    def sample(self) -> Rows:
+        self.calls += 1
+        self.release.wait(10)  # bounded even if the test forgets to release
+        return {"x": {"v": 1}}
+
+
+class NoKernel(Collector):
+    """Cannot run here."""
+
+    name = "nokernel"
+    fields = (Field("v", "", Kind.GAUGE, "value"),)
+
+    def open(self) -> None:
+        raise Unavailable("needs /proc/nothing (kernel >= 9.9)")
+
+    def sample(self) -> Rows:
+        raise AssertionError("never sampled")
+
+
+class Broken(Collector):
+    """Raises every time."""
+
+    name = "broken"
+    fields = (Field("v", "", Kind.GAUGE, "value"),)
+
+    def sample(self) -> Rows:
+        raise OSError("device went away")
+
+
+@pytest.fixture
+def engines():
+    made: list[tuple[Engine, list[Blocking]]] = []
+
+    def make(*collectors: Collector, interval: float = 1.0) -> Engine:
+        e = Engine(collectors, interval)
+        made.append((e, [c for c in collectors if isinstance(c, Blocking)]))
+        return e
+
+    yield make
+    for e, blockers in made:
+        for b in blockers:
+            b.release.set()
+        e.close()
+
+
+def test_slow_collector_is_stale_others_ok_and_tick_is_bounded(engines) -> None:
+    slow, fast = Blocking(), Counter()
+    e = engines(slow, fast)
+    t0 = time.monotonic()
+    frame = e.tick()
+    took = time.monotonic() - t0
+    assert frame.collectors["blocking"].status is Status.STALE
+    assert "no answer" in (frame.collectors["blocking"].error or "")
+    assert frame.collectors["blocking"].rows == {}
+    assert frame.collectors["counter"].status is Status.OK
+    # the tick waited for the slow one's bound (0.2 s), not for the 10 s it would block
+    assert took < 5.0
+
+
+def test_hung_collector_is_not_woken_again_while_busy(engines) -> None:
+    slow = Blocking()
+    e = engines(slow, Counter())
+    for _ in range(3):
+        assert e.tick().collectors["blocking"].status is Status.STALE
+    assert slow.calls == 1
+    slow.release.set()
+    deadline = time.monotonic() + 5
+    while slow.calls == 1 and time.monotonic() < deadline:
+        f = e.tick()
+        if f.collectors["blocking"].status is Status.OK:
+            break
+    # once it returned it is asked again, and answers
+    assert slow.calls == 2
+    assert f.collectors["blocking"].status is Status.OK
+    assert f.value("blocking", "x", "v") == 1
+
+
+def test_unavailable_in_open_is_reported_with_reason_and_not_retried(engines) -> None:
+    e = engines(NoKernel(), Counter(), Broken())
+    for _ in range(2):
+        f = e.tick()
+        res = f.collectors["nokernel"]
+        assert res.status is Status.UNAVAILABLE
+        assert res.error == "needs /proc/nothing (kernel >= 9.9)"
+        assert f.collectors["broken"].status is Status.ERROR
+        assert f.collectors["broken"].error == "OSError: device went away"
+        assert f.collectors["counter"].status is Status.OK
+
+
+def test_first_tick_primes_rates(engines) -> None:
+    c = Counter()
+    e = engines(c)
+    first = e.tick()
+    assert first.value("counter", "x", "n") is None  # no previous sample: unknown, not 0
+    assert first.value("counter", "x", "level") == 7
+    time.sleep(0.05)
+    second = e.tick()
+    rate = second.value("counter", "x", "n")
+    assert isinstance(rate, float) and rate > 0
+    assert second.seq == first.seq + 1
+
+
+def test_run_ticks_on_wall_clock_multiples_and_skips_the_primer(engines) -> None:
+    interval = 0.2
+    e = engines(Counter(), interval=interval)
+    frames: list[Frame] = []
+    emitted_at: list[float] = []
+
+    def emit(f: Frame) -> None:
+        frames.append(f)
+        emitted_at.append(time.time())
+
+    e.run(emit, threading.Event(), duration=1.0)
+    assert 3 <= len(frames) <= 7
+    for f, at in zip(frames, emitted_at, strict=True):
+        k = f.time / interval
+        assert abs(k - round(k)) < 1e-6, f"tick at {f.time} is not a multiple of {interval}"
+        assert at >= f.time
+        assert f.collectors["counter"].status is Status.OK
+        assert f.value("counter", "x", "n") is not None  # primed: every emitted frame has rates
+    times = [f.time for f in frames]
+    assert times == sorted(set(times))
+
+
+def test_run_stops_when_asked(engines) -> None:
+    e = engines(Counter(), interval=0.1)
+    stop = threading.Event()
+    frames: list[Frame] = []
+
+    def emit(f: Frame) -> None:
+        frames.append(f)
+        if len(frames) == 2:
+            stop.set()
+
+    t = threading.Thread(target=e.run, args=(emit, stop), daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive()
+    assert len(frames) == 2
+
+
+@pytest.mark.parametrize("bad", [0.05, 0.0, -1.0, 61.0, float("nan"), float("inf")])
+def test_interval_out_of_range_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match=r"use 0\.1s to 60s"):
+        check_interval(bad)
+    with pytest.raises(ValueError):
+        Engine([], bad)
+
+
+@pytest.mark.parametrize("ok", [0.1, 1.0, 60.0])
+def test_interval_in_range(ok: float) -> None:
+    assert check_interval(ok) == ok
+
+
+def test_next_boundary() -> None:
+    assert next_boundary(100.0, 1.0) == 101.0
+    assert next_boundary(100.4, 1.0) == 101.0
+    assert next_boundary(100.05, 0.1) == pytest.approx(100.1)
+    assert next_boundary(119.0, 60.0) == 120.0
