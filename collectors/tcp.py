@@ -1,17 +1,48 @@
 """`tcp`: the Data Guard TCP sockets as ss -tinmp shows them, and host-wide TCP loss counters.
 
-Instances: one per socket, ``LADDR:LPORT>PADDR:PPORT``; plus ``host`` for the host-wide counters
-of /proc/net/snmp and /proc/net/netstat.  Sockets are selected in the kernel by an inet_diag
-bytecode filter on the Data Guard ports (local or remote) so unrelated client connections on the
-listener port never reach Python.
+Instances: one per socket, ``LADDR:LPORT>PADDR:PPORT`` (IPv6 addresses in brackets, IPv4-mapped
+peers shown as IPv4); plus ``host`` for the host-wide counters of /proc/net/snmp and
+/proc/net/netstat.  Sockets are selected in the kernel by an inet_diag bytecode filter on the Data
+Guard ports (local or remote) and, when ``peers`` is given, on the peer address, so unrelated
+client connections on the listener port never reach Python (see collectors/inet_diag.py for why
+raw netlink and a lean tcp_info decode instead of pyroute2's DiagSocket).
+
+Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
+default all).  Units follow ss: rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s
+(ss prints bit/s), ``retransmits`` = increase of tcpi_total_retrans over the interval.
+
+``rto_min`` is read from the route toward each peer with pyroute2 (``ip route get``'s
+RTAX_RTO_MIN, ms), cached per peer for ``ROUTE_REFRESH`` seconds; without pyroute2 it is None and
+everything else still works.  ``pid``/``process`` come from a /proc/*/fd scan (what ss -p does),
+run only when a socket we have not resolved appears, in small time slices; None when not visible.
 """
 
 from __future__ import annotations
 
-from sgmon.collector import Collector
-from sgmon.model import Field, Kind
+import contextlib
+import ipaddress
+import os
+import socket
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from collectors.inet_diag import TCP_STATES, InetDiag
+from collectors.procfile import ProcFile
+from sgmon.collector import Collector, ConfigError, derive_by_kind
+from sgmon.model import Field, Kind, Rows, Value
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
+
+ROUTE_REFRESH = 10.0
+"""Seconds a peer's route rto_min is cached (an `ip route change` shows within this)."""
+ROUTE_LOOKUPS_PER_TICK = 4
+"""Cap on route look-ups per sample, so many peers never make one tick slow."""
+HOST_COUNTERS = {
+    "retrans_segs": ("/proc/net/snmp", "Tcp:", "RetransSegs"),
+    "timeouts": ("/proc/net/netstat", "TcpExt:", "TCPTimeouts"),
+    "lost_retransmit": ("/proc/net/netstat", "TcpExt:", "TCPLostRetransmit"),
+}
 
 FIELDS = (
     Field("state", "", T, "TCP state (ESTAB, ...)"),
@@ -44,9 +75,217 @@ FIELDS = (
 )
 
 
+def _ports(value: Any) -> tuple[int, ...]:
+    """Validate the ``ports`` option: one port or a list of them."""
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for p in items:
+        if isinstance(p, bool) or not isinstance(p, int | str) or not str(p).isdigit():
+            raise ConfigError(f"tcp ports: {p!r} is not a port number; use e.g. ports = [1521]")
+        if not 0 < int(p) < 65536:
+            raise ConfigError(f"tcp ports: {p} is out of range; use 1-65535")
+        out.append(int(p))
+    if not out:
+        raise ConfigError("tcp ports: empty; use e.g. ports = [1521]")
+    return tuple(dict.fromkeys(out))
+
+
+def _peers(value: Any) -> tuple[str, ...]:
+    """Validate the ``peers`` option: addresses or CIDR networks."""
+    items = value if isinstance(value, list | tuple) else [value] if value else []
+    for p in items:
+        try:
+            ipaddress.ip_network(str(p), strict=False)
+        except ValueError:
+            raise ConfigError(
+                f'tcp peers: {p!r} is not an IP address or network; use e.g. peers = ["10.0.0.2"]'
+            ) from None
+    return tuple(str(p) for p in items)
+
+
+def _endpoint(addr: str, port: int) -> str:
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
+
+
+class _Owners:
+    """Socket inode -> (pid, process name), found as ss -p does, by reading /proc/*/fd links.
+
+    A full scan costs about a microsecond per open descriptor on the host, which on a database
+    server is thousands, so it runs only when a socket inode we have not resolved appears, and in
+    slices of ``budget`` seconds per tick (a later tick resumes where this one stopped).  Sockets
+    not found (another user's process without root) map to None and are not searched again.
+    """
+
+    def __init__(self, budget: float = 0.003) -> None:
+        self.budget = budget
+        self._known: dict[int, tuple[int, str] | None] = {}
+        self._wanted: set[int] = set()
+        self._scan: Iterator[None] | None = None
+
+    def resolve(self, inodes: set[int]) -> Mapping[int, tuple[int, str] | None]:
+        """Owners of the given inodes, as far as known now."""
+        self._known = {i: o for i, o in self._known.items() if i in inodes}
+        missing = {i for i in inodes if i and i not in self._known} - self._wanted
+        if missing and self._scan is None:
+            self._wanted = missing
+            self._scan = self._walk()
+        if self._scan is not None:
+            deadline = time.perf_counter() + self.budget
+            for _ in self._scan:
+                if time.perf_counter() >= deadline:
+                    break
+            else:
+                self._scan = None
+        return self._known
+
+    def _walk(self) -> Iterator[None]:
+        wanted = self._wanted
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            fd_dir = f"/proc/{pid}/fd/"
+            with contextlib.suppress(OSError):
+                for fd in os.listdir(fd_dir):
+                    with contextlib.suppress(OSError):
+                        link = os.readlink(fd_dir + fd)
+                        if link.startswith("socket:[") and int(link[8:-1]) in wanted:
+                            ino = int(link[8:-1])
+                            if self._known.get(ino) is None:
+                                self._known[ino] = (int(pid), _comm(pid))
+            yield
+        for ino in wanted:
+            self._known.setdefault(ino, None)
+        self._wanted = set()
+
+
+def _comm(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
 class TcpCollector(Collector):
     """ss -tinmp figures for the Data Guard sockets, from inet_diag netlink."""
 
     name = "tcp"
     description = "Data Guard TCP sockets: rto, rtt, retransmits, buffers (ss -tinmp)"
     fields = FIELDS
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.ports = _ports(self.options.get("ports", [1521]))
+        self.peers = _peers(self.options.get("peers", []))
+        self._diag: InetDiag | None = None
+        self._ipr: Any = None
+        self._files: dict[str, ProcFile] = {}
+        self._owners = _Owners()
+        self._routes: dict[str, tuple[float | None, float]] = {}
+
+    def open(self) -> None:
+        """Open the sock_diag socket, the /proc counters and (if installed) pyroute2 IPRoute."""
+        self._diag = InetDiag()
+        for path, _, _ in HOST_COUNTERS.values():
+            if path not in self._files:
+                with contextlib.suppress(OSError):
+                    self._files[path] = ProcFile(path)
+        try:
+            from pyroute2 import IPRoute
+        except ImportError:
+            self._ipr = None  # rto_min stays None; the rest does not need pyroute2
+        else:
+            self._ipr = IPRoute()
+
+    def sample(self) -> Rows:
+        """One kernel-filtered dump, plus the host row."""
+        assert self._diag is not None, "open() first"
+        socks = self._diag.query(self.ports, self.peers)
+        owners = self._owners.resolve({s.inode for s in socks})
+        now = time.monotonic()
+        lookups = ROUTE_LOOKUPS_PER_TICK
+        rows: Rows = {}
+        for s in socks:
+            local, peer = _endpoint(s.src, s.sport), _endpoint(s.dst, s.dport)
+            owner = owners.get(s.inode)
+            rto_min, lookups = self._rto_min(s.dst, now, lookups)
+            row: dict[str, Value] = {
+                "state": TCP_STATES[s.state] if s.state < len(TCP_STATES) else str(s.state),
+                "local": local,
+                "peer": peer,
+                "send_q": s.wqueue,
+                "recv_q": s.rqueue,
+                "pid": owner[0] if owner else None,
+                "process": owner[1] if owner else None,
+                "rto_min": rto_min,
+            }
+            ti = s.info
+            if ti is not None:
+                row["rto"] = ti.rto / 1000
+                row["rtt"] = ti.rtt / 1000
+                row["rttvar"] = ti.rttvar / 1000
+                row["cwnd"] = ti.snd_cwnd
+                row["ssthresh"] = ti.snd_ssthresh if ti.snd_ssthresh < 0xFFFF else None
+                row["unacked"] = ti.unacked
+                row["lost"] = ti.lost
+                row["retrans"] = ti.retrans
+                row["retransmits"] = ti.total_retrans
+                row["bytes_acked"] = ti.bytes_acked
+                row["bytes_received"] = ti.bytes_received
+                row["delivery_rate"] = ti.delivery_rate
+            if s.skmem is not None:
+                row["sndbuf"] = s.skmem.sndbuf
+                row["rcvbuf"] = s.skmem.rcvbuf
+            rows[f"{local}>{peer}"] = row
+        for key in self._routes.keys() - {s.dst for s in socks}:
+            del self._routes[key]
+        host = self._host_counters()
+        if host:
+            rows["host"] = host
+        return rows
+
+    def _rto_min(self, peer: str, now: float, budget: int) -> tuple[float | None, int]:
+        """The route's rto_min toward ``peer`` (ms), cached; look-ups capped per tick."""
+        hit = self._routes.get(peer)
+        if self._ipr is None or (hit and now - hit[1] < ROUTE_REFRESH) or budget <= 0:
+            return (hit[0] if hit else None), budget
+        value = None
+        try:
+            fam = socket.AF_INET6 if ":" in peer else socket.AF_INET
+            route = self._ipr.route("get", dst=peer, family=fam)
+            metrics = route[0].get_attr("RTA_METRICS") if route else None
+            value = metrics.get_attr("RTAX_RTO_MIN") if metrics else None
+        except Exception:  # no route (unreachable peer): nothing to show, not an error
+            value = None
+        self._routes[peer] = (value, now)
+        return value, budget - 1
+
+    def _host_counters(self) -> dict[str, Value]:
+        texts: dict[str, list[str]] = {}
+        for path, f in self._files.items():
+            with contextlib.suppress(OSError):
+                texts[path] = f.read().splitlines()
+        row: dict[str, Value] = {}
+        for field_name, (path, prefix, key) in HOST_COUNTERS.items():
+            lines = [ln.split() for ln in texts.get(path, ()) if ln.startswith(prefix)]
+            for names, values in zip(lines[::2], lines[1::2], strict=False):
+                if key in names:
+                    row[field_name] = int(values[names.index(key)])
+        return row
+
+    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
+        """Generic rates and deltas; each row keeps only the fields its raw row has."""
+        out = derive_by_kind(self.fields, prev, cur, dt, self.wrap_bits)
+        return {inst: {k: v for k, v in row.items() if k in cur[inst]} for inst, row in out.items()}
+
+    def close(self) -> None:
+        """Release the netlink sockets and /proc descriptors (idempotent)."""
+        if self._diag is not None:
+            self._diag.close()
+            self._diag = None
+        if self._ipr is not None:
+            self._ipr.close()
+            self._ipr = None
+        for f in self._files.values():
+            f.close()
+        self._files.clear()

@@ -1,0 +1,370 @@
+"""A small stdlib-only inet_diag (sock_diag) netlink client for the Data Guard sockets.
+
+Why raw netlink and a lean decode instead of pyroute2's DiagSocket (measured on this 6.18
+kernel, shared/reference/linux-and-libraries.md section 1.2, and again in bench/tcp_cost.py):
+
+* pyroute2 decodes a socket's tcp_info at ~130 us (an asyncio loop turn and NLA objects per
+  message); one precompiled ``struct.Struct`` over only the fields we show costs ~6 us.
+* pyroute2 cannot send an INET_DIAG_REQ_BYTECODE filter: one request matches one exact local
+  *or* remote port.  With the bytecode program ``ss`` emits (S_EQ/D_EQ per port, OR-chained,
+  optionally AND-ed with peer address conditions) the kernel walks its socket tables (~0.12 us
+  per socket) and only the matching sockets are copied to user space, so thousands of unrelated
+  client connections never reach Python.
+
+Layouts are from include/uapi/linux/inet_diag.h, sock_diag.h and tcp.h.  A kernel older than the
+``struct tcp_info`` we decode sends a shorter blob; the fields it lacks read as 0.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import struct
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import NamedTuple
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+
+# Request attribute and reply attribute types (inet_diag.h).
+INET_DIAG_REQ_BYTECODE = 1
+INET_DIAG_INFO = 2
+INET_DIAG_SKMEMINFO = 7
+EXT_INFO = 1 << (INET_DIAG_INFO - 1)
+EXT_SKMEMINFO = 1 << (INET_DIAG_SKMEMINFO - 1)
+
+# Bytecode ops (enum inet_diag_bc_op).
+_BC_JMP, _BC_S_COND, _BC_D_COND, _BC_S_EQ, _BC_D_EQ = 1, 6, 7, 11, 12
+
+TCP_STATES = (
+    "",
+    "ESTAB",
+    "SYN-SENT",
+    "SYN-RECV",
+    "FIN-WAIT-1",
+    "FIN-WAIT-2",
+    "TIME-WAIT",
+    "UNCONN",
+    "CLOSE-WAIT",
+    "LAST-ACK",
+    "LISTEN",
+    "CLOSING",
+    "NEW-SYN-RECV",
+)
+"""ss's names, indexed by the kernel's TCP state number."""
+
+CONNECTED = sum(1 << s for s in (1, 2, 4, 5, 8, 9, 11))
+"""ss's default state set: everything but LISTEN, CLOSE, TIME-WAIT and SYN-RECV."""
+
+_NLH = struct.Struct("=IHHII")  # nlmsghdr
+_REQ = struct.Struct("=BBBBI48x")  # inet_diag_req_v2 with an all-zero sockid
+_OP = struct.Struct("=BBH")  # inet_diag_bc_op
+_RTA = struct.Struct("=HH")
+_PORTS = struct.Struct("!HH")  # idiag_sport, idiag_dport (network order)
+_TAIL = struct.Struct("=IIIII")  # idiag_expires, rqueue, wqueue, uid, inode
+_MSG_LEN = 72  # sizeof(struct inet_diag_msg)
+
+
+class TcpInfo(NamedTuple):
+    """The struct tcp_info fields sgmon shows; times in us, counts in segments, rates in B/s."""
+
+    state: int
+    ca_state: int
+    retransmits: int  # consecutive RTO retransmits in progress
+    backoff: int
+    rto: int
+    ato: int
+    snd_mss: int
+    unacked: int
+    sacked: int
+    lost: int
+    retrans: int  # retransmitted segments in flight now
+    last_data_sent: int  # ms ago
+    last_data_recv: int  # ms ago
+    last_ack_recv: int  # ms ago
+    pmtu: int
+    rtt: int
+    rttvar: int
+    snd_ssthresh: int
+    snd_cwnd: int
+    total_retrans: int
+    pacing_rate: int
+    bytes_acked: int
+    bytes_received: int
+    notsent_bytes: int
+    min_rtt: int
+    delivery_rate: int
+    bytes_sent: int
+    bytes_retrans: int
+    total_rto: int  # RTO expiries over the socket's life (kernel >= 6.7, else 0)
+    total_rto_recoveries: int
+    total_rto_time: int  # ms spent in RTO recovery
+
+
+# (offset, format) of each TcpInfo field in struct tcp_info, in the same order.
+_TCPI_LAYOUT = (
+    (0, "B"),
+    (1, "B"),
+    (2, "B"),
+    (4, "B"),
+    (8, "I"),
+    (12, "I"),
+    (16, "I"),
+    (24, "I"),
+    (28, "I"),
+    (32, "I"),
+    (36, "I"),
+    (44, "I"),
+    (52, "I"),
+    (56, "I"),
+    (60, "I"),
+    (68, "I"),
+    (72, "I"),
+    (76, "I"),
+    (80, "I"),
+    (100, "I"),
+    (104, "Q"),
+    (120, "Q"),
+    (128, "Q"),
+    (144, "I"),
+    (148, "I"),
+    (160, "Q"),
+    (200, "Q"),
+    (208, "Q"),
+    (240, "H"),
+    (242, "H"),
+    (244, "I"),
+)
+
+
+def _lean_struct(layout: Sequence[tuple[int, str]]) -> struct.Struct:
+    """One unpacker that skips every byte we do not show (pad bytes cost nothing to decode)."""
+    fmt, pos = "=", 0
+    for off, code in layout:
+        fmt += f"{off - pos}x" if off > pos else ""
+        fmt += code
+        pos = off + struct.calcsize("=" + code)
+    return struct.Struct(fmt)
+
+
+_TCPI = _lean_struct(_TCPI_LAYOUT)
+TCP_INFO_LEN = _TCPI.size
+"""Bytes to ask ``getsockopt(IPPROTO_TCP, TCP_INFO, ...)`` for."""
+_ZEROS = bytes(TCP_INFO_LEN)
+
+
+def decode_tcp_info(blob: bytes | memoryview) -> TcpInfo:
+    """Decode a struct tcp_info from inet_diag or ``getsockopt(IPPROTO_TCP, TCP_INFO, 248)``."""
+    if len(blob) < TCP_INFO_LEN:
+        blob = bytes(blob) + _ZEROS[len(blob) :]
+    return TcpInfo._make(_TCPI.unpack_from(blob))
+
+
+class SkMem(NamedTuple):
+    """INET_DIAG_SKMEMINFO (ss -m skmem:(r,rb,t,tb,f,w,o,bl,d)), bytes except drops."""
+
+    rmem_alloc: int
+    rcvbuf: int
+    wmem_alloc: int
+    sndbuf: int
+    fwd_alloc: int
+    wmem_queued: int
+    optmem: int
+    backlog: int
+    drops: int
+
+
+_SKMEM = struct.Struct("=9I")
+
+
+class DiagSock(NamedTuple):
+    """One socket of a dump; addresses as text (IPv4-mapped IPv6 shown as IPv4)."""
+
+    family: int
+    state: int
+    src: str
+    sport: int
+    dst: str
+    dport: int
+    rqueue: int
+    wqueue: int
+    uid: int
+    inode: int
+    info: TcpInfo | None
+    skmem: SkMem | None
+
+
+def _port_match(ports: Sequence[int]) -> bytes:
+    """``sport = :P or dport = :P or ...``, compiled as ss does: each test jumps 8 ahead on
+    true and 12 (past its operand) on false; a JMP after each true test skips to the end."""
+    if not ports:
+        raise ValueError("at least one port is needed")
+    tests = [_OP.pack(op, 8, 12) + _OP.pack(0, 0, p) for p in ports for op in (_BC_S_EQ, _BC_D_EQ)]
+    return _or(tests)
+
+
+def _or(tests: list[bytes]) -> bytes:
+    """OR-chain tests whose true branch falls through and false branch jumps past the end."""
+    code = tests[-1]
+    for t in reversed(tests[:-1]):
+        code = t + _OP.pack(_BC_JMP, 4, len(code) + 4) + code
+    return code
+
+
+def _peer_match(peers: Sequence[str]) -> bytes:
+    """``dst = ADDR[/LEN] or ...`` as D_COND tests (any port)."""
+    tests = []
+    for peer in peers:
+        net = ipaddress.ip_network(peer, strict=False)
+        fam = socket.AF_INET if net.version == 4 else socket.AF_INET6
+        cond = struct.pack("=BBxxi", fam, net.prefixlen, -1) + net.network_address.packed
+        tests.append(_OP.pack(_BC_D_COND, 4 + len(cond), 4 + len(cond) + 4) + cond)
+    return _or(tests)
+
+
+def _and(first: bytes, second: bytes) -> bytes:
+    """``first and second``: first's reject jumps (to its end + 4) are moved past ``second``."""
+    out = bytearray(first)
+    pos = 0
+    while pos < len(first):
+        code, yes, no = _OP.unpack_from(first, pos)
+        if pos + yes == len(first) + 4:
+            yes += len(second)
+        if pos + no == len(first) + 4:
+            no += len(second)
+        _OP.pack_into(out, pos, code, yes, no)
+        pos += _op_len(first, pos)
+    return bytes(out) + second
+
+
+def _op_len(code: bytes, pos: int) -> int:
+    """Length of the op at ``pos`` including its operand."""
+    op = code[pos]
+    if op in (_BC_S_EQ, _BC_D_EQ):
+        return 8
+    if op in (_BC_S_COND, _BC_D_COND):
+        return _OP.unpack_from(code, pos)[1]  # true branch = next op
+    return 4
+
+
+def bytecode(ports: Sequence[int], peers: Sequence[str] = ()) -> bytes:
+    """The INET_DIAG_REQ_BYTECODE program: local or remote port in ``ports`` [and peer in
+    ``peers``, addresses or CIDR networks].  Raises ValueError on a bad address."""
+    code = _port_match(ports)
+    return _and(code, _peer_match(peers)) if peers else code
+
+
+@lru_cache(maxsize=16)
+def _request(
+    family: int, states: int, ext: int, ports: tuple[int, ...], peers: tuple[str, ...]
+) -> bytes:
+    """One SOCK_DIAG_BY_FAMILY dump request, built once per distinct query."""
+    prog = bytecode(ports, peers)
+    attr = _RTA.pack(_RTA.size + len(prog), INET_DIAG_REQ_BYTECODE) + prog
+    body = _REQ.pack(family, socket.IPPROTO_TCP, ext, 0, states) + attr
+    hdr = _NLH.pack(_NLH.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
+    return hdr + body
+
+
+def _addr(family: int, raw: bytes) -> str:
+    if family == socket.AF_INET:
+        return socket.inet_ntop(socket.AF_INET, raw[:4])
+    if raw[:12] == b"\0" * 10 + b"\xff\xff":
+        return socket.inet_ntop(socket.AF_INET, raw[12:16])
+    return socket.inet_ntop(socket.AF_INET6, raw)
+
+
+class InetDiag:
+    """A sock_diag netlink socket; use from one thread at a time."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(
+            socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG
+        )
+        self._sock.bind((0, 0))
+        self._buf = bytearray(65536)
+
+    def close(self) -> None:
+        """Close the netlink socket (idempotent)."""
+        self._sock.close()
+
+    def __enter__(self) -> InetDiag:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def query(
+        self,
+        ports: Iterable[int],
+        peers: Iterable[str] = (),
+        states: int = CONNECTED,
+        families: Iterable[int] = (socket.AF_INET, socket.AF_INET6),
+        ext: int = EXT_INFO | EXT_SKMEMINFO,
+    ) -> list[DiagSock]:
+        """TCP sockets whose local or remote port is in ``ports`` (and, if given, whose peer
+        address is in ``peers``), filtered in the kernel, in the given states and families."""
+        key_ports, key_peers = tuple(ports), tuple(peers)
+        out: list[DiagSock] = []
+        for fam in families:
+            self._sock.send(_request(fam, states, ext, key_ports, key_peers))
+            self._read_dump(out)
+        return out
+
+    def _read_dump(self, out: list[DiagSock]) -> None:
+        buf = self._buf
+        view = memoryview(buf)
+        while True:
+            n = self._sock.recv_into(buf)
+            off = 0
+            while off + _NLH.size <= n:
+                mlen, mtype = _NLH.unpack_from(buf, off)[:2]
+                if mlen < _NLH.size:
+                    return
+                if mtype == NLMSG_DONE:
+                    return
+                if mtype == NLMSG_ERROR:
+                    err = -struct.unpack_from("=i", buf, off + _NLH.size)[0]
+                    if err:
+                        raise OSError(err, f"inet_diag: {os.strerror(err)}")
+                    return
+                if mtype == SOCK_DIAG_BY_FAMILY:
+                    out.append(_parse(view, off + _NLH.size, off + mlen))
+                off += (mlen + 3) & ~3
+
+
+def _parse(view: memoryview, start: int, end: int) -> DiagSock:
+    family, state = view[start], view[start + 1]
+    sport, dport = _PORTS.unpack_from(view, start + 4)
+    _exp, rq, wq, uid, inode = _TAIL.unpack_from(view, start + 52)
+    info = skmem = None
+    pos = start + _MSG_LEN
+    while pos + 4 <= end:
+        alen, atype = _RTA.unpack_from(view, pos)
+        if alen < 4:
+            break
+        if atype == INET_DIAG_INFO:
+            info = decode_tcp_info(view[pos + 4 : pos + alen])
+        elif atype == INET_DIAG_SKMEMINFO and alen - 4 >= _SKMEM.size:
+            skmem = SkMem._make(_SKMEM.unpack_from(view, pos + 4))
+        pos += (alen + 3) & ~3
+    src = bytes(view[start + 8 : start + 24])
+    dst = bytes(view[start + 24 : start + 40])
+    return DiagSock(
+        family,
+        state,
+        _addr(family, src),
+        sport,
+        _addr(family, dst),
+        dport,
+        rq,
+        wq,
+        uid,
+        inode,
+        info,
+        skmem,
+    )
