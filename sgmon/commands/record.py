@@ -1,17 +1,57 @@
-"""`sgmon record`: not built yet."""
+"""`sgmon record`: the headless CSV archive (layout: ``sgmon.archive``) for nohup, cron, systemd."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from sgmon.cli import not_built
+from sgmon.cli import UsageError
+from sgmon.headless import add_source_arguments, load_sources, run_until_stopped, schema_lookup
+from sgmon.units import parse_duration
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """No options until the command is built."""
-    parser.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    """Archive options plus the shared host options."""
+    parser.add_argument("--dir", default="sgmon-archive", help="archive directory")
+    parser.add_argument("--rotate", default="1h", help="start new files every (1h, 6h, 1d)")
+    parser.add_argument("--keep", help="delete whole files older than this (48h, 7d)")
+    parser.add_argument("--compress", action="store_true", help="gzip each file once closed")
+    parser.add_argument("--quiet", action="store_true", help="no start/stop lines on stderr")
+    add_source_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Say plainly that the command does not exist yet."""
-    return not_built("record", "the headless issue")
+    """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns."""
+    from sgmon.archive import ArchiveError
+    from sgmon.sinks.csvarchive import ArchiveWriter
+    from sgmon.sinks.statefile import StatePublisher
+
+    try:
+        rotate = parse_duration(args.rotate)
+        keep = parse_duration(args.keep) if args.keep else None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if rotate < 60:
+        raise UsageError(f"--rotate {args.rotate}: use at least 1m (1h is the usual)")
+    _, sources, interval = load_sources(args)
+    schema_of = schema_lookup(sources)
+    try:
+        writer = ArchiveWriter(
+            Path(args.dir), schema_of, interval, rotate=rotate, keep=keep, compress=args.compress
+        )
+    except ArchiveError as e:
+        for s in sources:
+            s.close()
+        raise UsageError(str(e)) from None
+    hosts = ", ".join(h.name for s in sources for h in s.hosts)
+    if not args.quiet:
+        print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
+    run_until_stopped(
+        sources,
+        [writer, StatePublisher(schema_of)],
+        parse_duration(args.duration) if args.duration else None,
+    )
+    if not args.quiet:
+        print(f"sgmon: stopped; {writer.rows_written} rows written", file=sys.stderr)
+    return 0

@@ -1,17 +1,18 @@
-"""`sgmon status`: not built yet."""
+"""`sgmon status`: one line for tmux from the state a running sgmon publishes (``sgmon.status``)."""
 
 from __future__ import annotations
 
 import argparse
 
-from sgmon.cli import not_built
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """No options until the command is built."""
-    parser.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    """Output format and host filter."""
+    parser.add_argument("--format", choices=("plain", "tmux", "json"), default="plain")
+    parser.add_argument("--host", metavar="NAME", help="only this host")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Say plainly that the command does not exist yet."""
-    return not_built("status", "the headless issue")
+    """Print the line (always exit 0: tmux shows whatever is printed)."""
+    from sgmon.status import main
+
+    return main(args.format, args.host)

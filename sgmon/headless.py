@@ -1,0 +1,118 @@
+"""What the headless commands (record, agent, serve) share: host options and a clean stop.
+
+Each of them reads hosts the same way (``--config``, or ``--simulate`` for the simulated pair)
+and runs a Monitor until a duration passes, the sources end, or SIGTERM/SIGINT arrives; the
+signal only sets an event, so sinks close their files in the normal path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from collections.abc import Callable, Iterable
+
+from sgmon.cli import UsageError
+from sgmon.config import Config, load_config
+from sgmon.engine import check_interval
+from sgmon.hosts import Source
+from sgmon.model import Schema
+from sgmon.units import parse_duration
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config``, ``--interval``, ``--duration`` and the ``--simulate`` family."""
+    parser.add_argument("--config", metavar="F", help="sgmon.toml to use")
+    parser.add_argument("--interval", metavar="S", help="seconds between ticks (1s, 500ms)")
+    parser.add_argument("--duration", metavar="D", help="stop after this long (10m, 2h)")
+    parser.add_argument(
+        "--simulate", metavar="SCENARIO", help="the simulated pair instead of the hosts"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="simulation seed")
+    parser.add_argument("--speed", type=float, default=1.0, help="simulation speed factor")
+
+
+def _duration(text: str | None, what: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise UsageError(f"{what}: {e}") from None
+
+
+def load_sources(args: argparse.Namespace) -> tuple[Config, list[Source], float]:
+    """The config, its sources, and the interval in force; one-line errors on bad input."""
+    config = load_config(args.config)
+    interval = _duration(args.interval, "--interval") or config.interval
+    try:
+        check_interval(interval)
+    except ValueError as e:
+        raise UsageError(f"--interval: {e}") from None
+    duration = _duration(args.duration, "--duration")
+    if args.simulate:
+        _check_scenario(args.simulate)
+    from sgmon.hosts.build import sources_from_config
+
+    sources = sources_from_config(
+        config,
+        simulate=args.simulate,
+        seed=args.seed,
+        speed=args.speed,
+        duration=duration,
+        interval=interval,
+    )
+    return config, sources, interval
+
+
+def _check_scenario(name: str) -> None:
+    try:
+        from sgmon.sim import SCENARIOS
+    except ImportError:
+        raise UsageError("--simulate: the simulated pair is not installed") from None
+    if name not in SCENARIOS:
+        raise UsageError(f"--simulate {name!r}: use one of {', '.join(SCENARIOS)}")
+
+
+def run_until_stopped(
+    sources: Iterable[Source],
+    sinks: list[Callable],
+    duration: float | None = None,
+    stop: threading.Event | None = None,
+):
+    """Run a Monitor with the sinks until the duration, the end of the sources, or a signal.
+
+    Returns the stopped Monitor.  SIGTERM and SIGINT end it cleanly.
+    """
+    from sgmon.monitor import Monitor
+
+    stop = stop or threading.Event()
+    mon = Monitor(sources, sinks=sinks, history=2)
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        mon.start()
+        watcher = threading.Thread(target=lambda: (mon.wait(), stop.set()), daemon=True)
+        watcher.start()
+        stop.wait(duration + 5 if duration is not None else None)
+    finally:
+        mon.stop()
+        for s, h in previous.items():
+            signal.signal(s, h)
+        for sink in sinks:
+            close = getattr(sink, "close", None)
+            if close is not None:
+                close()
+    return mon
+
+
+def schema_lookup(sources: Iterable[Source]) -> Callable[[str], Schema]:
+    """``host -> Schema`` over the sources, for sinks built before the Monitor."""
+    sources = list(sources)
+
+    def schema_of(host: str) -> Schema:
+        for s in sources:
+            if any(h.name == host for h in s.hosts):
+                return s.schema(host)
+        return {}
+
+    return schema_of
