@@ -1,27 +1,14 @@
 """The kernel's view of the probe's own socket: getsockopt(TCP_INFO), the figures ss -ti shows.
 
-Only the fields the probe reports are decoded (layout of ``struct tcp_info`` in
-include/uapi/linux/tcp.h; shorter structs from older kernels are zero-padded).
+Decoded by the tcp collector's own ``decode_tcp_info``, so the probe and the monitor read the
+same struct the same way.
 """
 
 from __future__ import annotations
 
 import socket
-import struct
 
-_FIELDS = {  # name: (offset, struct format)
-    "state": (0, "B"),
-    "rto": (8, "I"),
-    "mss": (16, "I"),
-    "rtt": (68, "I"),
-    "rttvar": (72, "I"),
-    "cwnd": (80, "I"),
-    "total_retrans": (100, "I"),
-    "min_rtt": (148, "I"),
-    "delivery_rate": (160, "Q"),
-}
-_US = ("rto", "rtt", "rttvar", "min_rtt")
-SIZE = 168
+from collectors.inet_diag import TCP_INFO_LEN, decode_tcp_info
 
 
 def read(sock: socket.socket) -> dict[str, float] | None:
@@ -30,12 +17,17 @@ def read(sock: socket.socket) -> dict[str, float] | None:
     None once the socket is gone.
     """
     try:
-        blob = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, SIZE)
+        t = decode_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN))
     except OSError:
         return None
-    blob = blob.ljust(SIZE, b"\0")
-    out: dict[str, float] = {}
-    for name, (offset, fmt) in _FIELDS.items():
-        (v,) = struct.unpack_from("=" + fmt, blob, offset)
-        out[name] = v / 1000.0 if name in _US else v
-    return out
+    return {
+        "state": t.state,
+        "rto": t.rto / 1000.0,
+        "rtt": t.rtt / 1000.0,
+        "rttvar": t.rttvar / 1000.0,
+        "min_rtt": t.min_rtt / 1000.0,
+        "cwnd": t.snd_cwnd,
+        "mss": t.snd_mss,
+        "total_retrans": t.total_retrans,
+        "delivery_rate": t.delivery_rate,
+    }
