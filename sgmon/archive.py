@@ -101,7 +101,7 @@ def fmt_value(v: Value) -> str:
             return ""
         r = round(v, 3)
         return str(int(r)) if r == int(r) and abs(r) < 1e15 else repr(r)
-    return str(v)
+    return " ".join(str(v).splitlines())  # one physical line per row, whatever a message holds
 
 
 def _fold(f: Field, buckets: list) -> list[int | float]:

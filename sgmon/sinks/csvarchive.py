@@ -270,7 +270,7 @@ class ArchiveWriter:
                         name,
                         STATUS_KIND + status,
                         "",
-                        res.error or "",
+                        fmt_value(res.error),
                         "",
                     ]
                 )
@@ -294,7 +294,7 @@ class ArchiveWriter:
                 e.collector,
                 e.kind,
                 e.instance,
-                e.text,
+                fmt_value(e.text),
                 fmt_value(e.value),
             ]
             for e in frame.events
