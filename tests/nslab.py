@@ -1,228 +1,41 @@
 """Real test hosts: network namespaces joined by veth, packet loss, rto_min, throttled loop disks.
 
-Every resource made here is removed by the context manager that made it, also when the test
-fails.  Names carry a per-process suffix so parallel runs never collide.  Tests that use these
-need root; ``require_root()`` skips them with a clear reason otherwise.
+The machinery lives in ``sgmon.lab.kernel`` (``sgmon lab`` builds the same hosts for a DBA); this
+module adds what only tests need: skipping, with the reason, where root, a tool or a kernel
+feature is missing.  Every resource is removed by the context manager that made it, also when the
+test fails, and names carry a per-process suffix so parallel runs never collide.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import subprocess
-import tempfile
-import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-
-def sh(*cmd: str, check: bool = True, timeout: float = 30, ns: str | None = None) -> str:
-    """Run a command (inside netns ``ns`` if given) and return stdout."""
-    full = ["ip", "netns", "exec", ns, *cmd] if ns else list(cmd)
-    r = subprocess.run(full, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(full)} failed ({r.returncode}): {r.stderr.strip()}")
-    return r.stdout
+from sgmon.lab import kernel
+from sgmon.lab.kernel import (  # noqa: F401  (re-exported for the tests)
+    LoopDevice,
+    NsPair,
+    ThrottledLoop,
+    loop_device,
+    ns_pair,
+    sh,
+    unique,
+)
 
 
 def require_root(*tools: str) -> None:
     """Skip the test, with the reason, unless root and the given tools are present."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, loop devices, cgroups)")
-    for t in tools:
-        if shutil.which(t) is None:
-            pytest.skip(f"needs {t} (Debian package: see tests/run.sh)")
-
-
-def unique(prefix: str) -> str:
-    """A short name unique to this call (interface names are limited to 15 characters)."""
-    return f"{prefix}{uuid.uuid4().hex[:6]}"
-
-
-@dataclass
-class NsPair:
-    """Two namespaces joined by one veth pair: ``a`` (10.x.0.1) and ``b`` (10.x.0.2)."""
-
-    a: str
-    b: str
-    a_if: str
-    b_if: str
-    a_ip: str
-    b_ip: str
-    net: str
-
-    def run(self, side: str, *cmd: str, check: bool = True, timeout: float = 30) -> str:
-        """Run a command in side 'a' or 'b'."""
-        return sh(*cmd, ns=self.a if side == "a" else self.b, check=check, timeout=timeout)
-
-    def popen(self, side: str, *cmd: str, **kw) -> subprocess.Popen:
-        """Start a process in side 'a' or 'b'."""
-        ns = self.a if side == "a" else self.b
-        return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], **kw)
-
-    def add_loss(self, side: str, permille: int, port: int) -> None:
-        """Drop permille/1000 of TCP packets arriving on ``side`` for ``port`` (nftables)."""
-        table = "sgmonloss"
-        self.run(side, "nft", "add", "table", "inet", table)
-        self.run(
-            side,
-            "nft",
-            "add",
-            "chain",
-            "inet",
-            table,
-            "in",
-            "{ type filter hook input priority 0 ; }",
-        )
-        self.run(
-            side,
-            "nft",
-            "add",
-            "rule",
-            "inet",
-            table,
-            "in",
-            "tcp",
-            "dport",
-            str(port),
-            "numgen",
-            "random",
-            "mod",
-            "1000",
-            "lt",
-            str(permille),
-            "drop",
-        )
-
-    def clear_loss(self, side: str) -> None:
-        """Remove the loss rule."""
-        self.run(side, "nft", "delete", "table", "inet", "sgmonloss", check=False)
-
-    def set_rto_min(self, side: str, ms: int | None) -> None:
-        """Set (or with None, clear) rto_min on ``side``'s route to the peer network."""
-        dev, src = (self.a_if, self.a_ip) if side == "a" else (self.b_if, self.b_ip)
-        extra = ["rto_min", f"{ms}ms"] if ms else []
-        self.run(
-            side,
-            "ip",
-            "route",
-            "change",
-            self.net,
-            "dev",
-            dev,
-            "proto",
-            "kernel",
-            "scope",
-            "link",
-            "src",
-            src,
-            *extra,
-        )
+    reason = kernel.missing(*tools)
+    if reason:
+        pytest.skip(reason)
 
 
 @contextlib.contextmanager
-def ns_pair(prefix: str = "sg") -> Iterator[NsPair]:
-    """Create two namespaces joined by veth, addresses 10.<k>.0.1/24 and .2; removed on exit."""
-    tag = uuid.uuid4().hex[:5]
-    k = 200 + (int(tag, 16) % 50)
-    a, b = f"{prefix}a{tag}", f"{prefix}b{tag}"
-    pair = NsPair(a, b, f"va{tag}", f"vb{tag}", f"10.{k}.0.1", f"10.{k}.0.2", f"10.{k}.0.0/24")
-    try:
-        sh("ip", "netns", "add", a)
-        sh("ip", "netns", "add", b)
-        sh(
-            "ip",
-            "link",
-            "add",
-            pair.a_if,
-            "netns",
-            a,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            pair.b_if,
-            "netns",
-            b,
-        )
-        for ns, ifc, ip in ((a, pair.a_if, pair.a_ip), (b, pair.b_if, pair.b_ip)):
-            sh("ip", "addr", "add", f"{ip}/24", "dev", ifc, ns=ns)
-            sh("ip", "link", "set", ifc, "up", ns=ns)
-            sh("ip", "link", "set", "lo", "up", ns=ns)
-        yield pair
-    finally:
-        for ns in (a, b):
-            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
-            for pid in pids.stdout.split():
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    os.kill(int(pid), 9)
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-
-
-@dataclass
-class ThrottledLoop:
-    """A loop device whose *backing* device is IOPS-capped for the processes in ``cgroup``."""
-
-    device: str  # /dev/loopN
-    name: str  # loopN
-    backing_file: Path
-    cgroup: Path  # cgroup v1 blkio directory; write a pid to cgroup/"cgroup.procs"
-
-    def add_pid(self, pid: int) -> None:
-        """Put a process under the throttle."""
-        (self.cgroup / "cgroup.procs").write_text(str(pid))
-
-
-def _backing_majmin(path: Path) -> str:
-    src = sh("findmnt", "-no", "SOURCE", "-T", str(path)).strip()
-    return sh("lsblk", "-ndo", "MAJ:MIN", src).strip().split("\n")[0].strip()
-
-
-@contextlib.contextmanager
-def throttled_loop(write_iops: int, size_mb: int = 64) -> Iterator[ThrottledLoop]:
-    """A direct-I/O loop device and a blkio cgroup capping its backing device's write IOPS.
-
-    Recipe from shared/reference/linux-and-libraries.md: writers in the cgroup doing
-    O_DIRECT|O_DSYNC writes to the loop device queue *in the loop device*, so its await,
-    aqu-sz and %util rise as on a capped cloud volume.  All removed on exit.
-    """
-    blkio = Path("/sys/fs/cgroup/blkio")
-    if not (blkio / "blkio.throttle.write_iops_device").exists():
+def throttled_loop(write_iops: int | None, size_mb: int = 64) -> Iterator[ThrottledLoop]:
+    """``sgmon.lab.kernel.throttled_loop``, skipping the test where cgroup v1 blkio is absent."""
+    if not kernel.blkio_available():
         pytest.skip("needs cgroup v1 blkio throttling (/sys/fs/cgroup/blkio)")
-    tmpdir = Path(tempfile.mkdtemp(prefix="sgmon-loop-", dir="/var/tmp"))
-    backing = tmpdir / "disk.img"
-    cg = blkio / unique("sgmon")
-    dev = ""
-    try:
-        with open(backing, "wb") as f:
-            f.truncate(size_mb * 1024 * 1024)
-        subprocess.run(
-            ["dd", "if=/dev/zero", f"of={backing}", "bs=1M", f"count={size_mb}", "conv=fsync"],
-            capture_output=True,
-            check=True,
-        )
-        dev = sh("losetup", "-f", "--show", "--direct-io=on", str(backing)).strip()
-        cg.mkdir()
-        (cg / "blkio.throttle.write_iops_device").write_text(
-            f"{_backing_majmin(backing)} {write_iops}"
-        )
-        yield ThrottledLoop(dev, Path(dev).name, backing, cg)
-    finally:
-        if cg.exists():
-            for pid in (cg / "cgroup.procs").read_text().split():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), 9)
-            for _ in range(50):
-                try:
-                    cg.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-        if dev:
-            subprocess.run(["losetup", "-d", dev], capture_output=True)
-        shutil.rmtree(tmpdir, ignore_errors=True)
+    with kernel.throttled_loop(write_iops, size_mb) as loop:
+        yield loop
