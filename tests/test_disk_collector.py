@@ -1,0 +1,142 @@
+"""The disk collector's device selection, option errors and counter edge cases."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import nslab
+import pytest
+
+from collectors.disk import FIELDS, DiskCollector, iostat_row, parse_diskstats
+from sgmon.collector import ConfigError
+
+LINE = "   7       0 loop0 {} 0 {} {} {} 0 {} {} 0 {} {} 0 0 0 0 0 0"
+
+
+def _raw(rd: int, rd_ms: int, wr: int, wr_ms: int, io_ms: int, rq_ms: int) -> dict:
+    text = LINE.format(rd, rd * 16, rd_ms, wr, wr * 8, wr_ms, io_ms, rq_ms)
+    return parse_diskstats(text)["loop0"]
+
+
+def test_unknown_device_in_include_is_one_line_naming_the_devices() -> None:
+    with open("/proc/diskstats") as f:
+        some = next(iter(parse_diskstats(f.read())))
+    with pytest.raises(ConfigError) as e:
+        DiskCollector({"include": ["nosuchdisk9"]})
+    msg = str(e.value)
+    assert "\n" not in msg and "nosuchdisk9" in msg and some in msg
+    with pytest.raises(ConfigError, match="no block device"):
+        DiskCollector({"pinned": ["nosuchdisk9"]})
+    DiskCollector({"include": ["nosuch*"]})  # a glob may match devices that come later
+
+
+@pytest.mark.parametrize(
+    "opts", [{"include": 5}, {"exclude": [1, 2]}, {"partitions": "yes"}]
+)  # fmt: skip
+def test_bad_option_types_are_config_errors(opts: dict) -> None:
+    with pytest.raises(ConfigError, match=r"collectors\.disk"):
+        DiskCollector(opts)
+
+
+def test_iostat_formulas_and_32_bit_wrap() -> None:
+    before = _raw(rd=100, rd_ms=2**32 - 500, wr=1000, wr_ms=4000, io_ms=2**32 - 100, rq_ms=0)
+    after = _raw(rd=300, rd_ms=500, wr=1400, wr_ms=8000, io_ms=1900, rq_ms=16000)
+    row = iostat_row(before, after, 2.0)
+    assert row["r_s"] == 100.0 and row["w_s"] == 200.0
+    assert row["r_await"] == 1000 / 200  # 1000 ms over the wrap, 200 reads
+    assert row["w_await"] == 4000 / 400
+    assert row["aqu_sz"] == 16000 / 2000
+    assert row["util"] == 100.0  # 2000 ms busy in 2000 ms
+    assert row["rkb_s"] == 200 * 16 / 2 / 2 and row["rareq_sz"] == 8.0
+    assert row["svctm"] == 2000 / 600
+
+
+def test_idle_device_has_no_average_and_zero_rates() -> None:
+    same = _raw(rd=5, rd_ms=7, wr=5, wr_ms=7, io_ms=9, rq_ms=9)
+    row = iostat_row(same, same, 1.0)
+    assert row["r_s"] == 0 and row["util"] == 0 and row["aqu_sz"] == 0
+    assert row["r_await"] is None and row["w_await"] is None and row["svctm"] is None
+
+
+def test_recreated_device_gives_no_values_for_one_interval() -> None:
+    c = DiskCollector()
+    old = {"loop0": _raw(rd=9000, rd_ms=100, wr=9000, wr_ms=100, io_ms=100, rq_ms=100)}
+    new = {"loop0": _raw(rd=3, rd_ms=1, wr=3, wr_ms=1, io_ms=1, rq_ms=1)}
+    assert set(c.derive(old, new, 1.0)["loop0"].values()) == {None}  # counters restarted
+    assert set(c.derive({}, new, 1.0)["loop0"].values()) == {None}  # not there last tick
+    later = {"loop0": _raw(rd=13, rd_ms=11, wr=3, wr_ms=1, io_ms=11, rq_ms=11)}
+    assert c.derive(new, later, 1.0)["loop0"]["r_await"] == 1.0
+    assert list(c.derive(new, later, 1.0)["loop0"]) == [f.name for f in FIELDS]
+
+
+def _mbr(sectors: int) -> bytes:
+    """A DOS partition table with one Linux partition from sector 2048 to the end."""
+    entry = struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", 2048, sectors - 2048)
+    return bytes(446) + entry + bytes(48) + b"\x55\xaa"
+
+
+@contextlib.contextmanager
+def partitioned_loop():
+    """A 16 MiB loop device with one partition (loopNp1); detached on exit."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        img = Path(d) / "p.img"
+        with open(img, "wb") as f:
+            f.truncate(16 << 20)
+            f.write(_mbr(16 << 11))
+        dev = nslab.sh("losetup", "-f", "-P", "--show", str(img)).strip()
+        try:
+            yield Path(dev).name
+        finally:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+def _sample(opts: dict | None = None) -> dict:
+    c = DiskCollector(opts)
+    c.open()
+    try:
+        return c.sample()
+    finally:
+        c.close()
+
+
+def _read_some(dev: str) -> None:
+    fd = os.open(dev, os.O_RDONLY)
+    try:
+        os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
+def test_partitions_are_opt_in() -> None:
+    nslab.require_root("losetup")
+    with partitioned_loop() as loop:
+        part = f"{loop}p1"
+        for _ in range(20):  # the kernel may take a moment to add the partition
+            if os.path.exists(f"/dev/{part}"):
+                break
+            time.sleep(0.1)
+        else:
+            pytest.skip("this kernel does not read DOS partition tables on loop devices")
+        _read_some(f"/dev/{part}")
+        seen = _sample()
+        assert loop in seen and part not in seen
+        assert {loop, part} <= set(_sample({"partitions": True}))
+        assert set(_sample({"partitions": True, "include": ["loop*"]})) >= {loop, part}
+
+
+def test_loop_devices_only_with_io_and_globs() -> None:
+    nslab.require_root("losetup")
+    with partitioned_loop() as loop:
+        assert all(raw["rd_ios"] or raw["wr_ios"] for n, raw in _sample().items() if "loop" in n)
+        _read_some(f"/dev/{loop}")
+        assert loop in _sample()
+        picked = _sample({"include": ["loop*"]})
+        assert loop in picked and all(n.startswith("loop") for n in picked)
+        assert not any(n.startswith("loop") for n in _sample({"exclude": ["loop*"]}))
+        assert set(_sample({"include": [loop]})) == {loop}
