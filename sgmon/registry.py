@@ -23,6 +23,9 @@ _BUILTIN = {
     "disk": "collectors.disk:DiskCollector",
     "netdev": "collectors.netdev:NetdevCollector",
     "tcp": "collectors.tcp:TcpCollector",
+    "oracle_waits": "collectors.oracle.waits:OracleWaitsCollector",
+    "oracle_redo": "collectors.oracle.redo:OracleRedoCollector",
+    "oracle_dg": "collectors.oracle.dg:OracleDgCollector",
 }
 
 

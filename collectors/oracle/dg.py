@@ -1,0 +1,159 @@
+"""`oracle_dg`: Data Guard state, destinations, lags and log switches.
+
+Instances:
+
+* ``db``: role, protection mode and level, open mode, version, db_unique_name; on a standby the
+  transport and apply lag (V$DATAGUARD_STATS, seconds) with the datum time they were computed from
+  (a datum that stops changing means the standby receives nothing).
+* ``dest_<N>`` (primary): each remote destination's target, transmit mode (SYNC/ASYNC), affirm,
+  net_timeout, status, error and gap status (V$ARCHIVE_DEST + V$ARCHIVE_DEST_STATUS), and the
+  interval's SYNC response-time histogram (V$REDO_DEST_RESP_HISTOGRAM, 1-second buckets: it only
+  shows stalls; latency is in oracle_waits).
+* ``thread_<N>``: log switches in the interval (V$LOG_HISTORY's highest sequence), the sequence,
+  and on a standby the standby redo logs in use.  Each switch is also a ``log_switch`` event.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.oracle.base import OracleCollector
+from collectors.oracle.session import Session, role_of
+from sgmon.model import Event, Field, Kind, Rows, Value
+from sgmon.rates import percentile_from_buckets
+
+G, D, H, T = Kind.GAUGE, Kind.DELTA, Kind.HISTOGRAM, Kind.TEXT
+
+FIELDS = (
+    Field("role", "", T, "database role (primary, standby)"),
+    Field("protection_mode", "", T, "configured protection mode"),
+    Field("protection_level", "", T, "protection level in effect (drops when SYNC fails)"),
+    Field("open_mode", "", T, "MOUNTED, READ WRITE, READ ONLY WITH APPLY ..."),
+    Field("version", "", T, "database version (VERSION_FULL where it exists)"),
+    Field("db_unique_name", "", T, "DB_UNIQUE_NAME"),
+    Field("transport_lag", "s", G, "standby: redo not yet received (V$DATAGUARD_STATS)", 1, 10),
+    Field("apply_lag", "s", G, "standby: redo received, not yet applied (V$DATAGUARD_STATS)"),
+    Field("lag_datum", "", T, "standby: when the data the lags are computed from arrived"),
+    Field("target", "", T, "destination: DB_UNIQUE_NAME of the target"),
+    Field("transmit_mode", "", T, "destination: SYNC, ASYNC or PARALLELSYNC"),
+    Field("affirm", "", T, "destination: YES (SYNC AFFIRM) or NO (FASTSYNC / ASYNC)"),
+    Field("status", "", T, "destination: VALID, ERROR, DEFERRED ..."),
+    Field("error", "", T, "destination: last error text"),
+    Field("gap_status", "", T, "destination: NO GAP, RESOLVABLE GAP ..."),
+    Field("net_timeout", "s", G, "destination: seconds LGWR waits for the SYNC ack"),
+    Field("resp_hist", "s", H, "destination: SYNC responses in the interval per 1-s bucket"),
+    Field("resp_p99", "s", G, "destination: 99th percentile SYNC response (whole seconds)", 2),
+    Field("log_switches", "count", D, "thread: log switches in the interval", 1, 4),
+    Field("sequence", "", G, "thread: highest log sequence in V$LOG_HISTORY"),
+    Field("srl_in_use", "", G, "thread (standby): standby redo log groups ACTIVE"),
+)
+
+_LAG = re.compile(r"^\s*([+-])?(\d+) (\d{1,2}):(\d{2}):(\d{2})(?:\.(\d+))?\s*$")
+_MODES = {"SYNCHRONOUS": "SYNC", "ASYNCHRONOUS": "ASYNC"}
+
+
+def parse_lag(value: str | None) -> float | None:
+    """``'+00 00:00:03'`` (INTERVAL DAY TO SECOND as text) -> 3.0; None when empty or odd."""
+    if not value:
+        return None
+    m = _LAG.match(str(value))
+    if not m:
+        return None
+    sign, days, h, mi, sec, frac = m.groups()
+    total = int(days) * 86400 + int(h) * 3600 + int(mi) * 60 + int(sec)
+    total += float("0." + frac) if frac else 0.0
+    return -total if sign == "-" else float(total)
+
+
+class OracleDgCollector(OracleCollector):
+    """Data Guard role, destinations, response histogram, lags and log switches."""
+
+    name = "oracle_dg"
+    description = "Oracle Data Guard state, destinations, lags, log switches"
+    fields = FIELDS
+
+    def __init__(self, options=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(options)
+        self._seq: dict[str, int] = {}
+        self._epoch = -1
+
+    def read(self, s: Session) -> Rows:
+        """State rows; log switches since the previous sample become events."""
+        rows: Rows = {}
+        db: dict[str, Value] = {"version": s.version_text}
+        for role, pmode, plevel, omode, name in s.query("database") or ():
+            s.role = role_of(role)
+            db.update(
+                role=s.role,
+                protection_mode=pmode,
+                protection_level=plevel,
+                open_mode=omode,
+                db_unique_name=name,
+            )
+        if s.role == "standby":
+            for name, value, _unit, _computed, datum in s.query("dg_stats") or ():
+                key = "transport_lag" if str(name).lower() == "transport lag" else "apply_lag"
+                db[key] = parse_lag(value)
+                if key == "transport_lag":
+                    db["lag_datum"] = datum
+        rows["db"] = db
+        if s.role == "primary":
+            self._dests(s, rows)
+        self._threads(s, rows)
+        return rows
+
+    def _dests(self, s: Session, rows: Rows) -> None:
+        for dest_id, status, target, mode, affirm, timeout, uname, err, _st, gap, err2 in (
+            s.query("dest") or ()
+        ):
+            rows[f"dest_{dest_id}"] = {
+                "target": uname or target,
+                "transmit_mode": _MODES.get(str(mode), mode),
+                "affirm": affirm,
+                "status": status,
+                "error": err or err2 or "",
+                "gap_status": gap,
+                "net_timeout": timeout,
+                "resp_hist": [],
+            }
+        for dest_id, duration, freq in s.query("resp_histogram") or ():
+            row = rows.setdefault(f"dest_{dest_id}", {"resp_hist": []})
+            row["resp_hist"].append([duration, freq])  # type: ignore[union-attr]
+
+    def _threads(self, s: Session, rows: Rows) -> None:
+        if s.epoch != self._epoch:  # restart or first sample: no switches to report yet
+            self._seq.clear()
+            self._epoch = s.epoch
+        for thread, seq in s.query("log_history") or ():
+            inst = f"thread_{thread}"
+            rows[inst] = {"sequence": seq, "log_switches": seq, "srl_in_use": None}
+            last = self._seq.get(inst)
+            if last is not None and seq is not None and seq > last:
+                now = self.clock()
+                for n in range(last + 1, seq + 1):
+                    self.emit_event(
+                        Event(
+                            now,
+                            self.name,
+                            "log_switch",
+                            inst,
+                            f"log switch thread {thread} seq {n}",
+                        )
+                    )
+            if seq is not None:
+                self._seq[inst] = seq
+        if s.role == "standby":
+            for thread, active in s.query("standby_log") or ():
+                rows.setdefault(f"thread_{thread}", {"sequence": None, "log_switches": None})
+                rows[f"thread_{thread}"]["srl_in_use"] = active
+
+    def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
+        """Deltas by kind, and the destinations' p99 from the interval histogram."""
+        out = super().compute(prev, cur, dt)
+        for inst, row in out.items():
+            for name in [n for n in row if n not in cur[inst]]:  # keep each row's own fields
+                del row[name]
+            if inst.startswith("dest_"):
+                hist = row.get("resp_hist")
+                row["resp_p99"] = percentile_from_buckets(hist, 0.99) if hist else None  # type: ignore[arg-type]
+        return out

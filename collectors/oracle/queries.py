@@ -1,0 +1,190 @@
+"""The SQL the database collectors run, kept as data: one text per query and minimum version.
+
+Each query maps ``(major, minor)`` -> SQL text; the text used is the one with the highest minimum
+version at or below the database's version, and a query with no such entry is not run on that
+version (the view does not exist there).  Every statement is a single SELECT over one documented V$
+view (the destination query joins the two views it needs), fetched in one round trip.  Names that
+Oracle spells with ``#`` are written as quoted upper-case identifiers (``"THREAD#"``), which Oracle
+resolves to the same column and which the SQLite stand-in also accepts, so the exact text runs in
+both.  The wait-event list is data too: the built-in names per version below, plus the config's
+``events``, rendered once per session as a literal IN list (no binds: the text never changes, so
+the statement cache and the shared cursor are reused every tick).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+Version = tuple[int, ...]
+
+# seed 000 Table 4 (12.1 onward) and the commit-path events every version has
+EVENTS_12C = (
+    "log file sync",
+    "log file parallel write",
+    "SYNC Remote Write",
+    "Redo Transport MISC",
+    "ASYNC Remote Write",
+    "ARCH Remote Write",
+    "Redo Transport Attach",
+    "Redo Transport Close",
+    "Redo Transport Detach",
+    "Redo Transport Open",
+    "Redo Transport Ping",
+    "Redo Transport Slave Shutdown",
+    "Redo Transport Slave Startup",
+    "Redo Writer Remote Sync Complete",
+    "Redo Writer Remote Sync Notify",
+    "Remote SYNC Ping",
+    "Standby redo I/O",
+)
+# seed 000 Table 3 (11.2)
+EVENTS_11G = (
+    "log file sync",
+    "log file parallel write",
+    "ARCH wait on ATTACH",
+    "ARCH wait on SENDREQ",
+    "ARCH wait on DETACH",
+    "LNS wait on ATTACH",
+    "LNS wait on SENDREQ",
+    "LNS wait on DETACH",
+    "LGWR wait on LNS",
+    "LNS wait on LGWR",
+    "LGWR-LNS wait on channel",
+    "Standby redo I/O",
+)
+# receiving side: every RFS event (RFS write, RFS random i/o, RFS sequential i/o, RFS dispatch...)
+EVENT_PATTERNS = ("RFS%",)
+
+SYSSTATS = (
+    "redo size",
+    "redo writes",
+    "redo write time",
+    "redo write time (usec)",
+    "redo synch writes",
+    "redo synch time",
+    "redo synch time (usec)",
+    "user commits",
+    "user rollbacks",
+    "redo size for lost write detection",
+    "physical reads cache",
+)
+
+QUERIES: dict[str, dict[Version, str]] = {
+    # run on every (re)connect: version, and the startup time that marks a restart
+    "instance": {
+        (0,): "SELECT instance_name, version, status, startup_time FROM v$instance",
+    },
+    "version_full": {
+        (18, 0): "SELECT version_full FROM v$instance",
+    },
+    # run every tick (restart detection), one row
+    "startup": {
+        (0,): "SELECT startup_time FROM v$instance",
+    },
+    "database": {
+        (0,): "SELECT database_role, protection_mode, protection_level, open_mode, db_unique_name"
+        " FROM v$database",
+    },
+    "system_event": {
+        (11, 2): "SELECT event, total_waits, time_waited_micro FROM v$system_event"
+        " WHERE event IN ({events}) OR {patterns}",
+    },
+    "histogram": {
+        (0,): "SELECT event, wait_time_milli, wait_count FROM v$event_histogram"
+        " WHERE event IN ({events}) OR {patterns} ORDER BY event, wait_time_milli",
+        (12, 1): "SELECT event, wait_time_micro, wait_count FROM v$event_histogram_micro"
+        " WHERE event IN ({events}) OR {patterns} ORDER BY event, wait_time_micro",
+    },
+    "sysstat": {
+        (0,): "SELECT name, value FROM v$sysstat WHERE name IN ({stats})",
+    },
+    "dest": {
+        (11, 2): "SELECT d.dest_id, d.status, d.target, d.transmit_mode, d.affirm,"
+        " d.net_timeout, d.db_unique_name, d.error, s.status, s.gap_status, s.error"
+        " FROM v$archive_dest d JOIN v$archive_dest_status s ON s.dest_id = d.dest_id"
+        " WHERE d.target IN ('STANDBY', 'REMOTE') AND d.status <> 'INACTIVE'"
+        " ORDER BY d.dest_id",
+    },
+    "resp_histogram": {
+        (11, 1): "SELECT dest_id, duration, frequency FROM v$redo_dest_resp_histogram"
+        " WHERE frequency > 0 ORDER BY dest_id, duration",
+    },
+    "dg_stats": {
+        (11, 2): "SELECT name, value, unit, time_computed, datum_time FROM v$dataguard_stats"
+        " WHERE LOWER(name) IN ('transport lag', 'apply lag')",
+    },
+    "log_history": {
+        (0,): 'SELECT "THREAD#", MAX("SEQUENCE#") FROM v$log_history GROUP BY "THREAD#"'
+        ' ORDER BY "THREAD#"',
+    },
+    "standby_log": {
+        (0,): 'SELECT "THREAD#", COUNT(*) FROM v$standby_log'
+        ' WHERE status = \'ACTIVE\' GROUP BY "THREAD#" ORDER BY "THREAD#"',
+    },
+}
+
+# the view each query reads, for the one-line note when it cannot be read
+VIEWS = {
+    "instance": "v$instance",
+    "version_full": "v$instance",
+    "startup": "v$instance",
+    "database": "v$database",
+    "system_event": "v$system_event",
+    "histogram": "v$event_histogram",
+    "sysstat": "v$sysstat",
+    "dest": "v$archive_dest",
+    "resp_histogram": "v$redo_dest_resp_histogram",
+    "dg_stats": "v$dataguard_stats",
+    "log_history": "v$log_history",
+    "standby_log": "v$standby_log",
+}
+
+
+def parse_version(text: str) -> Version:
+    """``'19.0.0.0.0'`` -> ``(19, 0, 0, 0, 0)``; unparseable parts stop the tuple."""
+    out = []
+    for part in str(text).split("."):
+        m = re.match(r"\d+", part)
+        if not m:
+            break
+        out.append(int(m.group()))
+    return tuple(out) or (0,)
+
+
+def pick(name: str, version: Version) -> str | None:
+    """The text of query ``name`` for ``version``, or None when the version has no such view."""
+    best: str | None = None
+    best_min: Version = ()
+    for minimum, text in QUERIES[name].items():
+        if minimum <= version and minimum >= best_min:
+            best, best_min = text, minimum
+    return best
+
+
+def histogram_unit_us(version: Version) -> int:
+    """Microseconds per unit of the histogram query's bucket column on this version."""
+    return 1 if version >= (12, 1) else 1000
+
+
+def default_events(version: Version) -> tuple[str, ...]:
+    """The built-in event list for a version (LNS names before 12.1, NSS/TT names after)."""
+    return EVENTS_12C if version >= (12, 1) else EVENTS_11G
+
+
+def literal_list(values: Iterable[str]) -> str:
+    """A SQL IN-list of string literals, quotes doubled."""
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in dict.fromkeys(values))
+
+
+def render(name: str, version: Version, events: Iterable[str] = ()) -> str | None:
+    """The final text of a query for a version and event list (None: not on this version)."""
+    text = pick(name, version)
+    if text is None:
+        return None
+    evs = tuple(default_events(version)) + tuple(events)
+    return text.format(
+        events=literal_list(evs),
+        patterns=" OR ".join("event LIKE " + literal_list([p]) for p in EVENT_PATTERNS),
+        stats=literal_list(SYSSTATS),
+    )

@@ -1,0 +1,390 @@
+"""One long-lived database connection per database, shared by that host's oracle_* collectors.
+
+The four collectors of a host each sample on their own engine thread; they share one ``Session``
+whose lock serialises the calls, so each database sees one connection and a fixed handful of
+statements per tick.  The session:
+
+* connects lazily (python-oracledb, thin unless ``thick``; ``oracledb`` is imported only here, at
+  connect), as SYSDG (``AUTH_MODE_SYSDGD``) or SYSDBA when the config says so, with a call timeout
+  (default 2 s) so a slow database makes a collector stale instead of freezing anything;
+* reads the version, instance and role at every (re)connect and picks each query's text for that
+  version (``queries.py``); a view missing or unreadable is skipped with one note, never an error
+  each tick;
+* re-reads ``V$INSTANCE.STARTUP_TIME`` once per tick: a change (instance restart) bumps ``epoch``,
+  and the collectors drop their previous sample instead of computing deltas across the restart;
+* reconnects after a lost connection with exponential backoff (1 s doubling to 60 s), and stops
+  for good on errors a retry cannot fix (wrong password: a retry loop would lock the account);
+* gets the password from an environment variable, a prompt, or not at all (wallet: external
+  authentication, thick mode); it lives only in this object's memory, and every message leaving the
+  session is redacted.
+
+For the SQLite stand-in (``sgmon.sim.standin``) and tests, ``connect`` is a zero-argument callable
+returning a DB-API connection; the same SQL text runs on it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn
+
+from collectors.oracle import queries
+from collectors.oracle.errors import (
+    FATAL,
+    LOST,
+    MISSING,
+    OracleError,
+    Where,
+    code_of,
+    explain,
+    redact,
+)
+from sgmon.config import DbConfig
+
+log = logging.getLogger("sgmon.oracle")
+
+BACKOFF_MIN = 1.0
+BACKOFF_MAX = 60.0
+_thick_ready = False
+
+
+class Session:
+    """A shared, lock-protected connection to one database (see the module docstring)."""
+
+    def __init__(
+        self,
+        db: DbConfig | None = None,
+        role: str = "",
+        connect: Callable[[], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if db is None and connect is None:
+            raise ValueError("a Session needs a DbConfig or a connect callable")
+        self.db = db
+        self.expected_role = role
+        self._connect = connect
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._conn: Any = None
+        self._secret: str | None = None
+        self._next_attempt = 0.0
+        self._backoff = BACKOFF_MIN
+        self._last_error = ""
+        self._fatal: OracleError | None = None
+        self._texts: dict[str, str | None] = {}
+        self._skipped: set[str] = set()
+        self._notes: list[str] = []
+        self._checked_at: float | None = None
+        self._startup: Any = None
+        self.epoch = 0
+        """Bumped at every instance restart seen; samples of different epochs never subtract."""
+        self.version: queries.Version = (0,)
+        self.version_text = ""
+        self.role = ""
+        self.statements = 0
+        """Statements executed so far (the bench divides it by ticks)."""
+        self.where = Where(
+            dsn=db.dsn if db else "stand-in",
+            user=db.user if db else "",
+            mode=db.mode if db else "normal",
+            secret_from=_secret_source(db),
+            call_timeout=db.call_timeout if db else 2.0,
+        )
+
+    # -- public surface used by the collectors -------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """Whether a connection is open now."""
+        return self._conn is not None
+
+    def refresh(self) -> None:
+        """Connect if needed and check the startup time, at most once per tick for all callers."""
+        with self._lock:
+            self._ensure()
+            now = self._clock()
+            if self._checked_at is not None and now - self._checked_at < 0.05:
+                return
+            rows = self._run("startup")
+            self._checked_at = now
+            if rows:
+                self._see_startup(rows[0][0])
+
+    def query(self, name: str) -> list[tuple] | None:
+        """Rows of one named query; None when the query does not exist on this version or its
+        view cannot be read (noted once)."""
+        with self._lock:
+            self._ensure()
+            return self._run(name)
+
+    def available(self, name: str) -> bool:
+        """Whether the query runs on this database (after connect)."""
+        return self._texts.get(name) is not None and name not in self._skipped
+
+    def take_notes(self) -> list[str]:
+        """One-time notes (a view skipped, a restart) not yet shown."""
+        with self._lock:
+            notes, self._notes = self._notes, []
+            return notes
+
+    def events(self) -> tuple[str, ...]:
+        """The configured extra events."""
+        return tuple(self.db.events) if self.db else ()
+
+    def close(self) -> None:
+        """Close the connection; idempotent."""
+        with self._lock:
+            self._drop()
+
+    # -- connection ----------------------------------------------------------------------------
+
+    def _ensure(self) -> None:
+        if self._fatal is not None:
+            raise self._fatal
+        if self._conn is not None:
+            return
+        now = self._clock()
+        if now < self._next_attempt:
+            raise OracleError(
+                f"{self._last_error} (next attempt in {self._next_attempt - now:.0f}s)"
+            )
+        try:
+            conn = self._open()
+        except OracleError as e:
+            if e.fatal:
+                self._fatal = e
+            raise
+        except Exception as e:
+            self._failed(e)
+        self._conn = conn
+        try:
+            self._identify()
+        except OracleError:
+            raise
+        except Exception as e:
+            self._failed(e)
+        self._backoff = BACKOFF_MIN
+        self._last_error = ""
+
+    def _open(self) -> Any:
+        if self._connect is not None:
+            return self._connect()
+        assert self.db is not None
+        import oracledb
+
+        db = self.db
+        global _thick_ready
+        if (db.thick or db.wallet_dir) and not _thick_ready:
+            oracledb.init_oracle_client()
+            _thick_ready = True
+        kwargs: dict[str, Any] = {
+            "dsn": db.dsn,
+            "tcp_connect_timeout": max(2.0, db.call_timeout),
+            "expire_time": 1,
+        }
+        if db.wallet_dir:  # secure external password store: no password passes through sgmon
+            kwargs.update(externalauth=True, config_dir=db.wallet_dir)
+        else:
+            kwargs.update(user=db.user, password=self._password())
+        if db.mode == "sysdg":
+            kwargs["mode"] = oracledb.AUTH_MODE_SYSDGD
+        elif db.mode == "sysdba":
+            kwargs["mode"] = oracledb.AUTH_MODE_SYSDBA
+        conn = oracledb.connect(**kwargs)
+        conn.call_timeout = int(db.call_timeout * 1000)
+        return conn
+
+    def _password(self) -> str:
+        if self._secret is not None:
+            return self._secret
+        db = self.db
+        assert db is not None
+        if db.password_env:
+            value = os.environ.get(db.password_env)
+            if not value:
+                raise OracleError(
+                    f"environment variable {db.password_env} is empty: export the password of "
+                    f"{db.user}@{db.dsn} in it",
+                    fatal=True,
+                )
+            self._secret = value
+        elif db.password == "prompt":
+            if not sys.stdin.isatty():
+                raise OracleError(
+                    f"no terminal to prompt for the password of {db.user}@{db.dsn}: use "
+                    "password_env or wallet_dir",
+                    fatal=True,
+                )
+            self._secret = getpass.getpass(f"password for {db.user}@{db.dsn}: ")
+        else:
+            raise OracleError(
+                f"{db.user}@{db.dsn} has no password source: set password_env, wallet_dir or "
+                'password = "prompt"',
+                fatal=True,
+            )
+        return self._secret
+
+    def _identify(self) -> None:
+        """Version, role and startup time, read at every (re)connect; query texts chosen."""
+        cur = self._conn.cursor()
+        try:
+            cur.execute(queries.QUERIES["instance"][(0,)])
+            self.statements += 1
+            row = cur.fetchone()
+        finally:
+            cur.close()
+        if not row:
+            raise OracleError("v$instance returned no row")
+        _name, version, _status, startup = row
+        self.version = queries.parse_version(version)
+        self.version_text = str(version)
+        extra = self.events()
+        self._texts = {n: queries.render(n, self.version, extra) for n in queries.QUERIES}
+        self._skipped.clear()
+        if self.available("version_full"):
+            rows = self._run("version_full")
+            if rows and rows[0][0]:
+                self.version_text = str(rows[0][0])
+        rows = self._run("database")
+        if rows:
+            self.role = role_of(rows[0][0])
+        self._see_startup(startup)
+        self._checked_at = self._clock()
+
+    def _see_startup(self, startup: Any) -> None:
+        if self._startup is not None and startup != self._startup:
+            self.epoch += 1
+            self._note(f"instance restarted (startup time {startup}): counters re-based")
+        self._startup = startup
+
+    def _failed(self, exc: BaseException) -> NoReturn:
+        """A connect or query failure: fatal ones stop, others schedule a reconnect."""
+        code = code_of(exc)
+        msg = redact(explain(exc, self.where), self._secret)
+        if code in FATAL:
+            self._drop()
+            self._fatal = OracleError(msg, code, fatal=True)
+            raise self._fatal from None
+        self._drop()
+        self._last_error = msg
+        self._next_attempt = self._clock() + self._backoff
+        self._backoff = min(self._backoff * 2, BACKOFF_MAX)
+        raise OracleError(msg, code) from None
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception as e:  # closing a dead connection may fail; nothing to do
+                log.debug("close: %s", type(e).__name__)
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def _run(self, name: str) -> list[tuple] | None:
+        text = self._texts.get(name)
+        if text is None or name in self._skipped:
+            return None
+        cur = self._conn.cursor()
+        try:
+            if hasattr(cur, "prefetchrows"):  # one round trip for every query of ours
+                cur.prefetchrows = 1000
+                cur.arraysize = 1000
+            cur.execute(text)
+            self.statements += 1
+            return [tuple(r) for r in cur.fetchall()]
+        except Exception as e:
+            code = code_of(e)
+            if code in MISSING:
+                self._skipped.add(name)
+                self._note(
+                    f"{queries.VIEWS.get(name, name)} not readable on {self.version_text} "
+                    f"({code}): {name} skipped; "
+                    + redact(explain(e, self.where), self._secret).split(": ", 1)[-1]
+                )
+                return None
+            if code in LOST or (code not in _USABLE and not _healthy(self._conn)):
+                self._failed(e)
+            raise OracleError(redact(explain(e, self.where), self._secret), code) from None
+        finally:
+            try:
+                cur.close()
+            except Exception as e:  # the connection may be gone already
+                log.debug("cursor close: %s", type(e).__name__)
+
+    def _note(self, text: str) -> None:
+        log.warning("%s: %s", self.where.dsn, text)
+        self._notes.append(text)
+
+
+_USABLE = {"DPY-4024", "DPI-1067"}  # call timeout: the driver recovered the connection
+
+
+def _healthy(conn: Any) -> bool:
+    check = getattr(conn, "is_healthy", None)
+    return bool(check()) if callable(check) else True
+
+
+def role_of(database_role: str | None) -> str:
+    r = (database_role or "").upper()
+    if r == "PRIMARY":
+        return "primary"
+    if "STANDBY" in r or r == "FAR SYNC":
+        return "standby"
+    return r.lower()
+
+
+def _secret_source(db: DbConfig | None) -> str:
+    if db is None:
+        return ""
+    if db.wallet_dir:
+        return f"the wallet in {db.wallet_dir}"
+    if db.password_env:
+        return f"${db.password_env}"
+    if db.password == "prompt":
+        return "the prompt"
+    return ""
+
+
+# -- sharing: one session per database for all collectors of a host ---------------------------
+
+_shared: dict[tuple, tuple[Session, int]] = {}
+_shared_lock = threading.Lock()
+
+
+def acquire(options: Mapping[str, Any]) -> Session:
+    """The session a collector should use, from its options (see ``collectors.oracle``)."""
+    given = options.get("session")
+    if isinstance(given, Session):
+        return given
+    db = options.get("db")
+    connect = options.get("connect")
+    if db is None and connect is None:
+        raise OracleError(
+            "no database configured: add a [host.db] table with dsn = ...", fatal=True
+        )
+    key = (db, options.get("role", ""), id(connect) if connect else None)
+    with _shared_lock:
+        s, n = _shared.get(key, (None, 0))
+        if s is None:
+            s = Session(db, options.get("role", ""), connect)
+        _shared[key] = (s, n + 1)
+        return s
+
+
+def release(session: Session) -> None:
+    """Drop one user of a shared session; the last one closes it."""
+    with _shared_lock:
+        for key, (s, n) in list(_shared.items()):
+            if s is session:
+                if n <= 1:
+                    del _shared[key]
+                    s.close()
+                else:
+                    _shared[key] = (s, n - 1)
+                return

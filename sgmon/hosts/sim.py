@@ -1,0 +1,58 @@
+"""The simulated pair as a Source: hosts "primary" and "standby", ``speed`` times real time."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from sgmon.hosts import HostInfo
+from sgmon.model import Frame, Schema
+from sgmon.sim import SimPair
+
+
+class SimSource:
+    """Frames of a ``SimPair`` paced on the wall clock (``speed`` > 1 runs faster).
+
+    ``duration`` is in simulated seconds (None: until stopped).  Frames carry simulated time,
+    which starts at the wall-clock time the source was made.
+    """
+
+    def __init__(
+        self,
+        scenario: str,
+        seed: int = 0,
+        interval: float = 1.0,
+        speed: float = 1.0,
+        duration: float | None = None,
+        onset: float = 60.0,
+    ) -> None:
+        if speed <= 0:
+            raise ValueError(f"speed {speed:g}: use a positive factor such as 1, 10 or 0.5")
+        self.pair = SimPair(scenario, seed=seed, interval=interval, onset=onset)
+        self.interval = self.pair.interval
+        self.speed = speed
+        self.duration = duration
+        self.hosts = [HostInfo("primary", "primary"), HostInfo("standby", "standby")]
+
+    def schema(self, host: str) -> Schema:
+        """Declared fields of the simulated host."""
+        return self.pair.schema(host)
+
+    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
+        """Emit both hosts' frames each (scaled) interval until stopped or the duration ends."""
+        pace = self.interval / self.speed
+        next_at = time.monotonic() + pace
+        while not stop.is_set():
+            if self.duration is not None and self.pair.t >= self.duration - 1e-9:
+                return
+            if stop.wait(max(0.0, next_at - time.monotonic())):
+                return
+            next_at = max(next_at + pace, time.monotonic() - pace)
+            primary, standby = self.pair.step()
+            emit(primary)
+            emit(standby)
+
+    def close(self) -> None:
+        """Release the stand-ins."""
+        self.pair.close()

@@ -1,0 +1,15 @@
+"""The simulated Data Guard pair (``sgmon demo``, ``--simulate``, the analysis tests).
+
+``SCENARIOS`` names the conditions (name -> one line); ``SimPair(scenario, seed, interval, start,
+onset).step()`` returns the (primary, standby) frames of the next interval, with the OS
+collectors' rows and the oracle_* rows produced by the real database collectors running their
+SQL against the SQLite stand-in (``sgmon.sim.standin``, reusable by the lab).  The fault of a
+scenario begins ``onset`` simulated seconds after the start.
+"""
+
+from __future__ import annotations
+
+from sgmon.sim.pair import SimPair
+from sgmon.sim.scenarios import SCENARIOS
+
+__all__ = ["SCENARIOS", "SimPair"]

@@ -1,0 +1,183 @@
+"""OS rows of the simulated hosts, consistent with the commit path of the same interval.
+
+Each collector's declared fields (``collectors/*.py``) get frame values directly (rates per
+second, iostat-style averages), derived from the interval's ``TickStats``: the primary's redo
+device carries the LGWR writes, the standby's the RFS writes into the SRLs (and, in the IOPS-cap
+scenario, the lost-write-protect reads queueing in front of them), both DG interfaces carry the
+redo, and the DG socket shows the RTO and the retransmissions behind the remote-write outliers.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from sgmon.model import Rows
+from sgmon.sim.model import TickStats
+from sgmon.sim.scenarios import Conditions
+
+NCPU = 8
+PRIMARY_ADDR, STANDBY_ADDR, NSS_PORT, DG_PORT = "10.0.1.1", "10.0.1.2", 40312, 1521
+
+
+class HostOS:
+    """One simulated host's OS rows, tick by tick (load averages carry over)."""
+
+    def __init__(self, role: str, rng: random.Random) -> None:
+        self.role = role
+        self.rng = rng
+        self.load = [2.6, 2.5, 2.4]
+        self.primary = role == "primary"
+
+    def rows(self, st: TickStats, c: Conditions, dt: float) -> dict[str, Rows]:
+        """Frame rows of cpu, paging, disk, netdev and tcp for this interval."""
+        return {
+            "cpu": self._cpu(st, c, dt),
+            "paging": self._paging(),
+            "disk": self._disk(st, c, dt),
+            "netdev": self._netdev(st, dt),
+            "tcp": self._tcp(st, c, dt),
+        }
+
+    def _j(self, v: float, spread: float = 0.08) -> float:
+        return v * (1 - spread + 2 * spread * self.rng.random())
+
+    def _cpu(self, st: TickStats, c: Conditions, dt: float) -> Rows:
+        busy = c.cpu_busy if self.primary else 0.12 + (0.1 if c.standby_cap else 0.0)
+        runq = (c.runq_extra if self.primary else 0.0) + self._j(busy * NCPU * 0.3, 0.3)
+        running = busy * NCPU + runq
+        for i, span in enumerate((60.0, 300.0, 900.0)):
+            k = math.exp(-dt / span)
+            self.load[i] = self.load[i] * k + running * (1 - k)
+        iowait = 0.5 if self.primary else (9.0 if c.standby_cap else 0.8)
+        rows: Rows = {}
+        for name in ["all", *(f"cpu{i}" for i in range(NCPU))]:
+            b = min(99.9, self._j(busy * 100, 0.03 if name == "all" else 0.12))
+            sys_ = b * 0.16
+            usr = b - sys_ - 1.0
+            idle = max(0.0, 100.0 - b - iowait)
+            rows[name] = {
+                "usr": round(usr, 2), "nice": 0.0, "sys": round(sys_, 2),
+                "iowait": round(min(iowait, 100 - b), 2), "irq": 0.2, "soft": 0.8,
+                "steal": 0.0, "guest": 0.0, "gnice": 0.0, "idle": round(idle, 2),
+            }  # fmt: skip
+        rows["all"].update(
+            load1=round(self.load[0], 2),
+            load5=round(self.load[1], 2),
+            load15=round(self.load[2], 2),
+            runq_sz=round(runq),
+            plist_sz=1450 if self.primary else 820,
+            blocked=round(self._j(4.0 if c.standby_cap and not self.primary else 0.4, 0.5)),
+            cswch=round(self._j(18000 + st.commits * 12)),
+            intr=round(self._j(9000 + st.writes * 3)),
+        )
+        return rows
+
+    def _paging(self) -> Rows:
+        return {
+            "all": {
+                "pgpgin": round(self._j(120.0, 0.5), 1), "pgpgout": round(self._j(900.0, 0.3), 1),
+                "fault": round(self._j(5200.0)), "majflt": round(self._j(0.4, 1.0), 2),
+                "pgfree": round(self._j(8000.0)), "pgscank": 0.0, "pgscand": 0.0, "pgsteal": 0.0,
+                "pswpin": 0.0, "pswpout": 0.0, "memused": round(self._j(71.0, 0.01), 2),
+                "swpused": 0.4, "psi_cpu_some": 0.0, "psi_mem_some": 0.0, "psi_mem_full": 0.0,
+                "psi_io_some": 0.3, "psi_io_full": 0.1,
+            }
+        }  # fmt: skip
+
+    def _disk(self, st: TickStats, c: Conditions, dt: float) -> Rows:
+        writes = st.writes / dt
+        kb = st.redo_bytes / 1024 / dt
+        if self.primary:
+            await_ = st.local_ms / st.writes if st.writes else 0.0
+            redo = _dev(0.0, writes, 0.0, kb, 0.0, await_, svctm=await_ * 0.85)
+            data_r = st.reads_cache / dt
+            data = _dev(data_r, self._j(120.0), data_r * 8, self._j(3800.0), 0.9, 1.4, svctm=0.35)
+        elif c.standby_cap:
+            q = self._j(c.standby_queue, 0.2)
+            r = self._j(640.0, 0.15)
+            total = r + writes
+            svctm = min(1.55, 1000.0 / max(total, 1.0))  # the volume's cap: ~650-900 IOPS
+            await_ = q / max(total, 1.0) * 1000.0
+            redo = _dev(r, writes, r * 190, kb, await_, await_, svctm=svctm, aqu=q, util=100.0)
+            data = _dev(self._j(40.0), self._j(60.0), 320.0, 1900.0, 1.1, 1.6, svctm=0.4)
+        else:
+            await_ = st.rfs_ms / st.writes if st.writes else 0.0
+            redo = _dev(self._j(6.0), writes, 48.0, kb, 0.6, await_, svctm=await_ * 0.85)
+            chk = st.switches * 4000.0 / dt  # the standby checkpoint after a switch (seed 000)
+            data = _dev(self._j(30.0), self._j(80.0) + chk, 240.0, 2500 + chk * 8, 0.9, 1.5, 0.4)
+        sys_ = _dev(self._j(1.0, 0.5), self._j(6.0, 0.5), 12.0, 60.0, 0.4, 0.8, svctm=0.3)
+        return {"sda": sys_, "sdb": redo, "sdc": data}
+
+    def _netdev(self, st: TickStats, dt: float) -> Rows:
+        kb = st.redo_bytes / 1024 / dt
+        pkts = st.redo_bytes / 1448 / dt + st.writes / dt
+        out, inn = (kb * 1.02, st.writes / dt * 0.1) if self.primary else (st.writes / dt * 0.1, kb)
+        tx_pkt, rx_pkt = (pkts, st.writes / dt) if self.primary else (st.writes / dt, pkts)
+        dg = _nic(inn, out, rx_pkt, tx_pkt, 10000)
+        pub = _nic(self._j(2400.0), self._j(5100.0), self._j(9000.0), self._j(8700.0), 10000)
+        return {"eth0": pub, "eth1": dg}
+
+    def _tcp(self, st: TickStats, c: Conditions, dt: float) -> Rows:
+        rtt = self._j(c.rtt_ms, 0.2)
+        rto = round(c.rto_min_ms + rtt + (4 if c.rto_min_ms >= 200 else 1))
+        rate = st.redo_bytes / dt
+        if self.primary:
+            inst = f"{PRIMARY_ADDR}:{NSS_PORT}>{STANDBY_ADDR}:{DG_PORT}"
+            proc, pid, acked, received = "ora_nss2_PROD", 4242, rate, st.writes * 64 / dt
+        else:
+            inst = f"{STANDBY_ADDR}:{DG_PORT}>{PRIMARY_ADDR}:{NSS_PORT}"
+            proc, pid, acked, received = "oraclePRODSTBY", 5151, st.writes * 64 / dt, rate
+        local, peer = inst.split(">")
+        sock = {
+            "state": "ESTAB", "local": local, "peer": peer, "rto": rto, "rtt": round(rtt, 3),
+            "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None, "unacked": 0,
+            "lost": 0, "retrans": 1 if st.losses and self.primary else 0,
+            "retransmits": st.losses if self.primary else 0, "bytes_acked": round(acked),
+            "bytes_received": round(received), "send_q": 0, "recv_q": 0,
+            "sndbuf": 4194304, "rcvbuf": 6291456, "delivery_rate": round(rate * 1.6),
+            "pid": pid, "process": proc,
+            "rto_min": c.rto_min_ms if c.rto_min_ms != 200.0 else None,
+        }  # fmt: skip
+        losses = st.losses if self.primary else 0
+        host = {
+            "retrans_segs": round(losses / dt + self._j(0.2, 1.0), 2),
+            "timeouts": round(losses / dt, 2),
+            "lost_retransmit": 0.0,
+        }
+        return {inst: sock, "host": host}
+
+
+def _dev(
+    r: float,
+    w: float,
+    rkb: float,
+    wkb: float,
+    r_await: float,
+    w_await: float,
+    svctm: float,
+    aqu: float | None = None,
+    util: float | None = None,
+) -> dict:
+    iops = r + w
+    if aqu is None:
+        aqu = (r * r_await + w * w_await) / 1000.0
+    if util is None:
+        util = min(100.0, iops * svctm / 10.0)
+    return {
+        "r_s": round(r, 2), "w_s": round(w, 2), "rkb_s": round(rkb, 1), "wkb_s": round(wkb, 1),
+        "rrqm_s": 0.0, "wrqm_s": round(w * 0.02, 2), "r_await": round(r_await, 3),
+        "w_await": round(w_await, 3), "aqu_sz": round(aqu, 2),
+        "rareq_sz": round(rkb / r, 2) if r else 0.0, "wareq_sz": round(wkb / w, 2) if w else 0.0,
+        "util": round(util, 2), "svctm": round(svctm, 3),
+    }  # fmt: skip
+
+
+def _nic(rx_kb: float, tx_kb: float, rx_pkt: float, tx_pkt: float, speed: int) -> dict:
+    util = max(rx_kb, tx_kb) * 8 / 1000 / speed * 100
+    return {
+        "rx_kb": round(rx_kb, 1), "tx_kb": round(tx_kb, 1), "rx_pkt": round(rx_pkt, 1),
+        "tx_pkt": round(tx_pkt, 1), "rx_err": 0.0, "tx_err": 0.0, "rx_drop": 0.0, "tx_drop": 0.0,
+        "rx_overrun": 0.0, "rx_fifo": 0.0, "tx_fifo": 0.0, "carrier_changes": 0,
+        "speed": speed, "util": round(util, 3), "operstate": "up",
+    }  # fmt: skip

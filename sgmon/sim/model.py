@@ -1,0 +1,203 @@
+"""The SYNC commit path of seed 000 (13 steps), simulated write by write.
+
+Commits arrive at LGWR as a Poisson stream.  When LGWR is free it takes every commit queued so
+far as one batch (step 1) and, for that redo write: waits for a CPU (2), starts the remote write
+(5) and the local write (6) in parallel, waits for both (7-8: the write phase is max(local,
+remote), not their sum), updates the on-disk SCN and posts (10-11); each foreground then waits
+for a CPU (12) and its 'log file sync' ends (13).  A commit that arrives while a write is in
+flight waits for that write and the next one, which is how one slow remote write turns into
+hundreds of slow commits (seed 000, "Why log file sync averages lie").
+
+The remote write is the network round trip plus the transfer plus the standby's SRL write
+('RFS write'), plus one retransmission timeout when a TCP tail loss hits it (seed 001).  Every
+wait lands in cumulative ``Buckets`` that the stand-in publishes as V$ counters.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sgmon.sim.scenarios import Conditions
+from sgmon.sim.standin import Buckets, StandIn
+
+PRIMARY_EVENTS = (
+    "log file sync",
+    "log file parallel write",
+    "SYNC Remote Write",
+    "Redo Transport MISC",
+    "Redo Writer Remote Sync Complete",
+)
+STANDBY_EVENTS = ("RFS write", "RFS random i/o", "RFS dispatch")
+
+
+@dataclass(slots=True)
+class TickStats:
+    """What one interval did, for the OS rows of both hosts."""
+
+    commits: int = 0
+    writes: int = 0
+    redo_bytes: float = 0.0
+    local_ms: float = 0.0  # sum over writes
+    remote_ms: float = 0.0
+    rfs_ms: float = 0.0
+    lfs_ms: float = 0.0  # sum over commits
+    losses: int = 0
+    stall_ms: float = 0.0  # longest remote write
+    switches: int = 0
+    reads_cache: float = 0.0
+    lwd_bytes: float = 0.0
+    busy_frac: float = 0.0  # share of the interval LGWR was writing
+    extra: dict = field(default_factory=dict)
+
+
+class CommitModel:
+    """Cumulative V$ counters of a primary and its SYNC standby, advanced interval by interval."""
+
+    def __init__(self, rng: random.Random, primary: StandIn, standby: StandIn) -> None:
+        self.rng = rng
+        self.primary = primary
+        self.standby = standby
+        self.events = {n: Buckets() for n in (*PRIMARY_EVENTS, *STANDBY_EVENTS)}
+        self.stats: dict[str, float] = {
+            "redo size": 0.0,
+            "redo writes": 0,
+            "redo write time": 0,
+            "redo write time (usec)": 0.0,
+            "redo synch writes": 0,
+            "redo synch time": 0,
+            "redo synch time (usec)": 0.0,
+            "user commits": 0,
+            "user rollbacks": 0,
+            "redo size for lost write detection": 0.0,
+            "physical reads cache": 0,
+        }
+        self.standby_stats: dict[str, float] = {"physical reads cache": 0, "redo size": 0.0}
+        self.resp: dict[int, int] = {1: 0}
+        self._pending: list[float] = []
+        self._next_arrival = 0.0
+        self._lgwr_free = 0.0
+        self._write_rate = 700.0
+        self._next_switch: float | None = None
+        self._last_switch = -1e9
+        self.apply_lag = 0.0
+        self.wall: Callable[[float], float] = lambda t: t
+        """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
+        primary.set_dest(2, target="STBY", db_unique_name="STBY", net_timeout=30)
+        standby.set_standby_logs(1, active=1)
+
+    def advance(self, t0: float, dt: float, c: Conditions) -> TickStats:
+        """Simulate [t0, t0 + dt) and publish the counters; returns the interval's totals."""
+        st = TickStats()
+        rng = self.rng
+        t1 = t0 + dt
+        if self._next_switch is None or self._next_switch - t0 > c.switch_every:
+            self._next_switch = t0 + c.switch_every * (0.5 + rng.random())
+        while self._next_switch <= t1:
+            self._switch(self._next_switch, st)
+            self._next_switch += c.switch_every * (0.8 + 0.4 * rng.random())
+        a = self._next_arrival
+        while a < t1:
+            self._pending.append(a)
+            a += rng.expovariate(c.commits)
+        self._next_arrival = a
+        p_loss = c.losses_per_s / max(self._write_rate, 1.0)
+        busy = 0.0
+        while self._pending:
+            start = max(self._lgwr_free, self._pending[0])
+            if start >= t1:
+                break
+            n = 0
+            while n < len(self._pending) and self._pending[n] <= start:
+                n += 1
+            batch, self._pending = self._pending[:n], self._pending[n:]
+            local, remote, rfs, lost = self._write(start, len(batch), c, p_loss)
+            cpu = rng.expovariate(1.0 / c.lgwr_cpu_ms) if c.lgwr_cpu_ms > 0 else 0.0
+            phase = max(local, remote)
+            end = start + (cpu + phase + c.post_ms) / 1000.0
+            for arrival in batch:
+                fg = rng.expovariate(1.0 / c.fg_cpu_ms) if c.fg_cpu_ms > 0 else 0.0
+                lfs = (end - arrival) * 1000.0 + fg
+                self.events["log file sync"].add(lfs * 1000.0)
+                st.lfs_ms += lfs
+            st.commits += len(batch)
+            st.writes += 1
+            st.redo_bytes += len(batch) * c.redo_per_commit
+            st.local_ms += local
+            st.remote_ms += remote
+            st.rfs_ms += rfs
+            st.losses += lost
+            st.stall_ms = max(st.stall_ms, remote)
+            busy += min(end, t1) - start
+            self.stats["redo write time (usec)"] += phase * 1000.0
+            bucket = max(1, math.ceil(remote / 1000.0))  # whole seconds, rounded up
+            self.resp[bucket] = self.resp.get(bucket, 0) + 1
+            self._lgwr_free = end
+        st.busy_frac = min(1.0, busy / dt)
+        self._write_rate = max(st.writes / dt, 1.0)
+        st.reads_cache = c.reads_cache * dt * (0.9 + 0.2 * rng.random())
+        st.lwd_bytes = st.reads_cache * c.lwd_per_read
+        self._count(st, dt, c)
+        self._publish(t1, c)
+        return st
+
+    def _write(self, start: float, n: int, c: Conditions, p_loss: float) -> tuple:
+        """One redo write: local and remote durations (ms), the SRL write, whether a loss hit."""
+        rng = self.rng
+        size = n * c.redo_per_commit
+        local = rng.lognormvariate(math.log(c.local_ms), c.local_sigma) + size / 400e6 * 1000
+        rfs = rng.lognormvariate(math.log(c.rfs_ms), c.rfs_sigma)
+        since = start - self._last_switch
+        if c.switch_spike_ms and since < 1.5:  # SRL header updates, standby checkpoint (seed 000)
+            rfs += c.switch_spike_ms * math.exp(-since / 0.4) * (0.5 + rng.random())
+        wire = c.rtt_ms * (0.9 + 0.2 * rng.random()) + size * 8 / (c.link_mbit * 1e3)
+        lost = rng.random() < p_loss
+        remote = wire + rfs + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
+        ev = self.events
+        ev["log file parallel write"].add(local * 1000)
+        ev["SYNC Remote Write"].add(remote * 1000)
+        ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
+        ev["Redo Writer Remote Sync Complete"].add(rng.expovariate(1 / 0.006) * 1000)
+        ev["RFS write"].add(rfs * 1000)
+        ev["RFS random i/o"].add(rng.lognormvariate(math.log(0.28), 0.3) * 1000)
+        ev["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
+        return local, remote, rfs, int(lost)
+
+    def _switch(self, when: float, st: TickStats) -> None:
+        self._last_switch = when
+        st.switches += 1
+        self.primary.log_switch(1)
+        self.standby.log_switch(1)
+        self.standby.set_standby_logs(1, active=1)
+
+    def _count(self, st: TickStats, dt: float, c: Conditions) -> None:
+        s = self.stats
+        s["redo size"] += st.redo_bytes + st.lwd_bytes
+        s["redo writes"] += st.writes
+        s["redo synch writes"] += st.commits
+        s["redo synch time (usec)"] += st.lfs_ms * 1000.0
+        s["user commits"] += st.commits
+        s["user rollbacks"] += round(st.commits * 0.013)
+        s["redo size for lost write detection"] += st.lwd_bytes
+        s["physical reads cache"] += round(st.reads_cache)
+        s["redo write time"] = int(s["redo write time (usec)"] // 10000)
+        s["redo synch time"] = int(s["redo synch time (usec)"] // 10000)
+        ss = self.standby_stats
+        ss["redo size"] += st.redo_bytes + st.lwd_bytes
+        ss["physical reads cache"] += round(st.reads_cache * (1.0 if c.standby_cap else 0.05))
+        behind = c.standby_cap and st.busy_frac > 0.5
+        self.apply_lag = self.apply_lag + dt * 0.6 if behind else max(0.0, self.apply_lag - dt)
+
+    def _publish(self, now: float, c: Conditions) -> None:
+        for name in PRIMARY_EVENTS:
+            self.primary.publish_buckets(name, self.events[name])
+        for name in STANDBY_EVENTS:
+            self.standby.publish_buckets(name, self.events[name])
+        self.primary.publish_stats({k: round(v) for k, v in self.stats.items()})
+        self.standby.publish_stats({k: round(v) for k, v in self.standby_stats.items()})
+        self.primary.publish_resp_hist(2, self.resp)
+        datum = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.wall(now)))
+        self.standby.set_dg_stats(0.0, round(self.apply_lag), datum_time=datum)

@@ -1,0 +1,150 @@
+"""The simulated primary/standby pair: frames of both hosts, tick by tick, under a seed.
+
+The OS rows come from ``hostos``; the oracle_* rows come from the *real* database collectors
+running their exact SQL against two SQLite stand-ins that the commit model fills with cumulative
+V$ counters, so the demo, the analysis tests and the recorder see what a live pair would give.
+Everything is a function of (scenario, seed, interval, onset): the same arguments give the same
+frames (apart from the measured ``duration_ms``), whatever the wall clock does.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from collectors.oracle.dg import OracleDgCollector
+from collectors.oracle.redo import OracleRedoCollector
+from collectors.oracle.session import Session
+from collectors.oracle.waits import OracleWaitsCollector
+from sgmon.collector import Collector
+from sgmon.engine import check_interval
+from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
+from sgmon.registry import load
+from sgmon.sim.hostos import HostOS
+from sgmon.sim.model import CommitModel
+from sgmon.sim.scenarios import SCENARIOS, conditions
+from sgmon.sim.standin import StandIn
+
+OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp")
+DB_COLLECTORS: tuple[type[Collector], ...] = (
+    OracleWaitsCollector,
+    OracleRedoCollector,
+    OracleDgCollector,
+)
+VERSION = "19.21.0.0.0"
+
+
+class SimPair:
+    """A simulated SYNC Data Guard pair; ``step()`` returns (primary frame, standby frame)."""
+
+    def __init__(
+        self,
+        scenario: str = "healthy",
+        seed: int = 0,
+        interval: float = 1.0,
+        start: float | None = None,
+        onset: float = 60.0,
+    ) -> None:
+        if scenario not in SCENARIOS:
+            raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
+        self.scenario = scenario
+        self.seed = seed
+        self.interval = check_interval(interval)
+        self.onset = onset
+        self.start = float(int(time.time())) if start is None else float(start)
+        self.t = 0.0
+        self._seq = 0
+        self.dbs = {
+            "primary": StandIn(version=VERSION, role="PRIMARY", db_unique_name="PROD",
+                               startup=self.start - 3 * 86400),
+            "standby": StandIn(version=VERSION, role="PHYSICAL STANDBY", db_unique_name="STBY",
+                               startup=self.start - 3 * 86400),
+        }  # fmt: skip
+        self.model = CommitModel(
+            random.Random(f"sgmon-sim/{seed}/db"), self.dbs["primary"], self.dbs["standby"]
+        )
+        self.model.wall = lambda t: self.start + t
+        self.os = {
+            h: HostOS(h, random.Random(f"sgmon-sim/{seed}/{h}")) for h in ("primary", "standby")
+        }
+        self.sessions = {
+            h: Session(role=h, connect=db.connect, clock=lambda: self.t)
+            for h, db in self.dbs.items()
+        }
+        self.collectors: dict[str, list[Collector]] = {}
+        for h, s in self.sessions.items():
+            cs = [cls({"session": s, "clock": self.now}) for cls in DB_COLLECTORS]
+            for c in cs:
+                c.open()
+            self.collectors[h] = cs
+        self._prev: dict[tuple[str, str], Rows] = {}
+        # prime: one interval before start, so the first step already has rates
+        self.model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
+        for h in self.collectors:
+            self._oracle(h)
+
+    def now(self) -> float:
+        """The simulated wall-clock time (epoch seconds)."""
+        return self.start + self.t
+
+    def schema(self, host: str) -> Schema:
+        """Declared fields of every collector of a host (the same for both)."""
+        out: Schema = {name: load(name).fields for name in OS_COLLECTORS}
+        out.update({cls.name: cls.fields for cls in DB_COLLECTORS})
+        return out
+
+    def step(self) -> tuple[Frame, Frame]:
+        """Advance one interval; the frames of the primary and the standby."""
+        cond = conditions(self.scenario, self.t, self.onset)
+        st = self.model.advance(self.t, self.interval, cond)
+        self.t += self.interval
+        self._seq += 1
+        frames = []
+        for host in ("primary", "standby"):
+            results: dict[str, CollectorResult] = {
+                name: CollectorResult(Status.OK, rows=rows, duration_ms=0.0)
+                for name, rows in self.os[host].rows(st, cond, self.interval).items()
+            }
+            db_results, events = self._oracle(host)
+            results.update(db_results)
+            frames.append(
+                Frame(
+                    host=host,
+                    role=host,
+                    time=self.now(),
+                    seq=self._seq,
+                    interval=self.interval,
+                    collectors=results,
+                    events=tuple(events),
+                )
+            )
+        return frames[0], frames[1]
+
+    def _oracle(self, host: str) -> tuple[dict[str, CollectorResult], list[Event]]:
+        """Run the real database collectors of one host against its stand-in."""
+        results: dict[str, CollectorResult] = {}
+        events: list[Event] = []
+        for c in self.collectors[host]:
+            t0 = time.perf_counter()
+            try:
+                raw = c.sample()
+            except Exception as e:
+                results[c.name] = CollectorResult(Status.ERROR, error=str(e))
+                continue
+            prev = self._prev.get((host, c.name))
+            rows = c.derive(prev, raw, self.interval)
+            self._prev[(host, c.name)] = raw
+            events.extend(c.take_events())
+            ms = (time.perf_counter() - t0) * 1000
+            results[c.name] = CollectorResult(Status.OK, rows=rows, duration_ms=round(ms, 3))
+        return results, events
+
+    def close(self) -> None:
+        """Close the collectors and the stand-ins."""
+        for cs in self.collectors.values():
+            for c in cs:
+                c.close()
+        for s in self.sessions.values():
+            s.close()
+        for db in self.dbs.values():
+            db.close()

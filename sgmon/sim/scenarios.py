@@ -1,0 +1,86 @@
+"""The simulated pair's conditions: a healthy baseline and the faults the seeds describe.
+
+A scenario is the baseline ``Conditions`` before ``onset`` and a modified copy after it.  Every
+number has a source: seed 000 (Tables 6-9: sub-millisecond local and remote writes at 1 ms RTT,
+~20 kB redo writes, thousands of commits/s; log switches as an outlier source), seed 001 (rare
+TCP tail losses retransmitted after a 200 ms RTO -> 128-256 ms outliers, 80-120 a minute; after
+``rto_min 10ms`` the same losses cost ~11 ms), seed 003 (standby volume IOPS-capped by lost-write
+reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True, slots=True)
+class Conditions:
+    """What drives the model during one phase."""
+
+    commits: float = 900.0  # user commits per second (arrivals at LGWR)
+    redo_per_commit: float = 5200.0  # bytes (seed 000 test 1: 5K redo per transaction)
+    lgwr_cpu_ms: float = 0.015  # mean wait of LGWR for a CPU (step 2)
+    fg_cpu_ms: float = 0.02  # mean wait of a foreground for a CPU after the post (step 12)
+    post_ms: float = 0.01  # steps 10-11: on-disk SCN, post
+    local_ms: float = 0.42  # median 'log file parallel write' (step 6)
+    local_sigma: float = 0.30  # lognormal spread
+    rtt_ms: float = 0.30  # network round trip
+    link_mbit: float = 10000.0  # DG link speed
+    rfs_ms: float = 0.45  # median SRL write on the standby ('RFS write')
+    rfs_sigma: float = 0.30
+    losses_per_s: float = 0.0  # TCP tail losses on the DG socket
+    rto_min_ms: float = 200.0  # the route's rto_min (Linux default 200 ms)
+    switch_every: float = 900.0  # seconds between log switches
+    switch_spike_ms: float = 0.0  # extra SRL write time right after a switch (decays in 1.5 s)
+    cpu_busy: float = 0.32  # primary CPU utilisation
+    runq_extra: float = 0.0  # runnable tasks beyond the CPUs (primary)
+    standby_cap: bool = False  # standby redo volume IOPS-capped (seed 003)
+    standby_queue: float = 0.0  # target aqu-sz on the capped volume
+    lwd_per_read: float = 0.0  # redo bytes for lost write detection per cache read
+    reads_cache: float = 450.0  # physical reads cache per second (primary)
+
+
+HEALTHY = Conditions()
+
+SCENARIOS: dict[str, str] = {
+    "healthy": "SYNC AFFIRM pair at 0.3 ms RTT, sub-millisecond local and remote writes",
+    "rto-stall": "rare TCP tail losses on the DG socket, retransmitted after a 200 ms RTO "
+    "(seed 001): log file sync outliers in the 128-256 ms buckets",
+    "rto-stall-fixed": "the same losses after `ip route change ... rto_min 10ms`: retransmits "
+    "cost ~11 ms and the 128-256 ms outliers are gone",
+    "standby-iops-cap": "the standby's redo volume hits its IOPS cap under lost-write-protect "
+    "reads (seed 003): await >> svctm, aqu-sz 50-80, %util 100",
+    "log-switch-storm": "a log switch every 5 s (undersized redo logs, seed 000): remote write "
+    "outliers after each switch",
+    "primary-cpu-starved": "the primary's CPUs are saturated: LGWR and the foregrounds wait for "
+    "CPU, log file sync rises while the writes stay fast",
+}
+
+_FAULTS: dict[str, Conditions] = {
+    "healthy": HEALTHY,
+    "rto-stall": replace(HEALTHY, losses_per_s=1.7),
+    "rto-stall-fixed": replace(HEALTHY, losses_per_s=1.7, rto_min_ms=10.0),
+    "standby-iops-cap": replace(
+        HEALTHY,
+        standby_cap=True,
+        standby_queue=65.0,
+        rfs_ms=70.0,
+        rfs_sigma=0.45,
+        lwd_per_read=900.0,
+        reads_cache=9000.0,
+    ),
+    "log-switch-storm": replace(HEALTHY, switch_every=5.0, switch_spike_ms=35.0),
+    "primary-cpu-starved": replace(
+        HEALTHY, cpu_busy=0.995, runq_extra=38.0, lgwr_cpu_ms=6.0, fg_cpu_ms=4.0
+    ),
+}
+
+
+def conditions(scenario: str, t: float, onset: float) -> Conditions:
+    """The conditions at simulated second ``t`` (the fault applies from ``onset`` on)."""
+    if scenario not in _FAULTS:
+        raise KeyError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    if t < onset:
+        # the fixed route was set before the run: rto_min is a property of the link, not the fault
+        return replace(HEALTHY, rto_min_ms=_FAULTS[scenario].rto_min_ms)
+    return _FAULTS[scenario]

@@ -1,0 +1,414 @@
+"""A stand-in Oracle database: SQLite tables named and shaped like the V$ views sgmon reads.
+
+No Oracle database runs on our machines, so the database collectors are tested by running their
+exact SQL text against this: SQLite accepts ``v$`` table names, and the columns Oracle spells
+with ``#`` are created (and queried) as quoted upper-case identifiers.  Counters are cumulative,
+like Oracle's, and only the column set of the chosen version exists (no V$EVENT_HISTOGRAM_MICRO
+before 12.1, no VERSION_FULL before 18c, no ``(usec)`` statistics before 12.1, lower-case
+V$DATAGUARD_STATS names from 23ai), so version selection is exercised too.
+
+Publishing API (used by the simulation and by the lab, which publishes real measured waits)::
+
+    db = StandIn(":memory:", version="19.0.0.0.0", role="PHYSICAL STANDBY")
+    db.add_waits("RFS write", [812.0, 1430.5])         # durations in us: binned, accumulated
+    db.publish_event("log file sync", waits, time_us, micro=[(bound_us, cumulative), ...])
+    db.publish_stats({"redo size": 123456, "user commits": 42})
+    db.set_dest(2, target="STBY", transmit_mode="SYNCHRONOUS", affirm="YES", net_timeout=30)
+    db.publish_resp_hist(2, {1: 5000, 2: 1})
+    db.set_dg_stats(transport_lag=0.0, apply_lag=1.0, datum_time="11/21/2026 15:00:01")
+    db.log_switch(thread=1)
+    db.set_standby_logs(thread=1, active=1)
+    db.restart()                                       # new startup_time, counters zeroed
+    conn = db.connect()                                # a DB-API connection for the collector
+
+A file path instead of ``":memory:"`` lets another process (the lab) publish while sgmon reads.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+
+from collectors.oracle.queries import parse_version
+
+_ids = itertools.count()
+
+# view -> columns; columns are created as quoted identifiers (so "THREAD#" works)
+VIEWS: dict[str, tuple[str, ...]] = {
+    "v$instance": ("instance_name", "host_name", "version", "status", "startup_time", "THREAD#"),
+    "v$database": (
+        "database_role",
+        "protection_mode",
+        "protection_level",
+        "open_mode",
+        "db_unique_name",
+        "switchover_status",
+    ),
+    "v$system_event": (
+        "event",
+        "total_waits",
+        "total_timeouts",
+        "time_waited",
+        "average_wait",
+        "time_waited_micro",
+        "wait_class",
+    ),
+    "v$event_histogram": ("EVENT#", "event", "wait_time_milli", "wait_count"),
+    "v$event_histogram_micro": ("EVENT#", "event", "wait_time_micro", "wait_count"),
+    "v$sysstat": ("STATISTIC#", "name", "class", "value"),
+    "v$archive_dest": (
+        "dest_id",
+        "dest_name",
+        "status",
+        "target",
+        "transmit_mode",
+        "affirm",
+        "net_timeout",
+        "db_unique_name",
+        "error",
+    ),
+    "v$archive_dest_status": ("dest_id", "status", "type", "gap_status", "error", "synchronized"),
+    "v$redo_dest_resp_histogram": ("dest_id", "time", "duration", "frequency"),
+    "v$dataguard_stats": ("name", "value", "unit", "time_computed", "datum_time"),
+    "v$log_history": ("RECID", "THREAD#", "SEQUENCE#", "first_time"),
+    "v$standby_log": ("GROUP#", "THREAD#", "SEQUENCE#", "bytes", "used", "status"),
+}
+KEYS = {
+    "v$system_event": ("event",),
+    "v$event_histogram": ("event", "wait_time_milli"),
+    "v$event_histogram_micro": ("event", "wait_time_micro"),
+    "v$sysstat": ("name",),
+    "v$archive_dest": ("dest_id",),
+    "v$archive_dest_status": ("dest_id",),
+    "v$redo_dest_resp_histogram": ("dest_id", "duration"),
+    "v$dataguard_stats": ("name",),
+    "v$standby_log": ("GROUP#",),
+}
+USEC_STATS = ("redo write time (usec)", "redo synch time (usec)")
+
+
+def _now_text(when: float | None = None) -> str:
+    t = _dt.datetime.now() if when is None else _dt.datetime.fromtimestamp(when)
+    return t.strftime("%Y-%m-%d %H:%M:%S")
+
+
+class Buckets:
+    """Cumulative power-of-two histogram of durations, as both V$ histogram views count them."""
+
+    def __init__(self) -> None:
+        self.waits = 0
+        self.time_us = 0.0
+        self.micro: dict[int, int] = {}
+        self.milli: dict[int, int] = {}
+
+    def add(self, us: float) -> None:
+        """Count one wait of ``us`` microseconds (bucket b holds [b/2, b))."""
+        self.waits += 1
+        self.time_us += us
+        b = 1 << int(us).bit_length()
+        self.micro[b] = self.micro.get(b, 0) + 1
+        m = 1 << int(us / 1000.0).bit_length()
+        self.milli[m] = self.milli.get(m, 0) + 1
+
+
+class StandIn:
+    """The V$ tables of one simulated database (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str = ":memory:",
+        version: str = "19.0.0.0.0",
+        role: str = "PRIMARY",
+        db_unique_name: str = "PROD",
+        startup: float | None = None,
+    ) -> None:
+        self.version_text = version
+        self.version = parse_version(version)
+        if path == ":memory:":
+            self._uri = f"file:sgmon-standin-{next(_ids)}-{id(self)}?mode=memory&cache=shared"
+        else:
+            self._uri = f"file:{path}"
+        self._lock = threading.Lock()
+        self._db = self.connect()  # keeps an in-memory database alive
+        self._buckets: dict[str, Buckets] = {}
+        self._seq: dict[int, int] = {}
+        self._create()
+        self.set_instance(startup)
+        self.set_database(database_role=role, db_unique_name=db_unique_name)
+
+    def connect(self) -> sqlite3.Connection:
+        """A new DB-API connection to this stand-in (what the collector's session is given)."""
+        return sqlite3.connect(self._uri, uri=True, check_same_thread=False, isolation_level=None)
+
+    def close(self) -> None:
+        """Drop the keeper connection (an in-memory stand-in then disappears)."""
+        self._db.close()
+
+    # -- schema --------------------------------------------------------------------------------
+
+    def columns(self, view: str) -> tuple[str, ...]:
+        """The columns this version has for a view (empty when the view does not exist)."""
+        cols = VIEWS[view]
+        if view == "v$event_histogram_micro" and self.version < (12, 1):
+            return ()
+        if view == "v$instance" and self.version >= (18,):
+            cols = (*cols, "version_full")
+        return cols
+
+    def _create(self) -> None:
+        with self._lock:
+            for view in VIEWS:
+                cols = self.columns(view)
+                if not cols:
+                    continue
+                key = KEYS.get(view)
+                pk = f", PRIMARY KEY ({', '.join(_q(k) for k in key)})" if key else ""
+                self._db.execute(
+                    f"CREATE TABLE IF NOT EXISTS {_q(view)} ({', '.join(map(_q, cols))}{pk})"
+                )
+
+    def drop_view(self, view: str) -> None:
+        """Make a view disappear (a test of the one-note path)."""
+        with self._lock:
+            self._db.execute(f"DROP TABLE IF EXISTS {_q(view)}")
+
+    def _upsert(self, view: str, rows: Iterable[Mapping[str, object]]) -> None:
+        for row in rows:
+            cols = list(row)
+            sql = (
+                f"INSERT OR REPLACE INTO {_q(view)} ({', '.join(map(_q, cols))}) "
+                f"VALUES ({', '.join('?' for _ in cols)})"
+            )
+            self._db.execute(sql, [row[c] for c in cols])
+
+    def _single(self, view: str, values: Mapping[str, object]) -> None:
+        cur = self._db.execute(f"SELECT COUNT(*) FROM {_q(view)}").fetchone()[0]
+        if not cur:
+            self._upsert(view, [values])
+            return
+        sets = ", ".join(f"{_q(c)} = ?" for c in values)
+        self._db.execute(f"UPDATE {_q(view)} SET {sets}", list(values.values()))
+
+    # -- publishing ------------------------------------------------------------------------------
+
+    def set_instance(self, startup: float | None = None, **cols: object) -> None:
+        """V$INSTANCE: version, status, and the startup time (epoch seconds)."""
+        values: dict[str, object] = {
+            "instance_name": "sgmon",
+            "host_name": "sim",
+            "version": self.version_text if self.version < (18,) else _base(self.version),
+            "status": "OPEN",
+            "startup_time": _now_text(startup),
+            "THREAD#": 1,
+        }
+        if self.version >= (18,):
+            values["version_full"] = self.version_text
+        values.update(cols)
+        with self._lock:
+            self._single("v$instance", values)
+
+    def set_database(self, **cols: object) -> None:
+        """V$DATABASE columns (database_role, protection_mode, open_mode ...)."""
+        role = str(cols.get("database_role", "PRIMARY"))
+        values: dict[str, object] = {
+            "database_role": role,
+            "protection_mode": "MAXIMUM AVAILABILITY",
+            "protection_level": "MAXIMUM AVAILABILITY",
+            "open_mode": "READ WRITE" if role == "PRIMARY" else "MOUNTED",
+            "db_unique_name": "PROD",
+            "switchover_status": "TO STANDBY" if role == "PRIMARY" else "NOT ALLOWED",
+        }
+        values.update(cols)
+        with self._lock:
+            self._single("v$database", values)
+
+    def publish_event(
+        self,
+        name: str,
+        waits: int,
+        time_us: float,
+        micro: Sequence[tuple[int, int]] | None = None,
+        milli: Sequence[tuple[int, int]] | None = None,
+    ) -> None:
+        """Set one event's cumulative totals and buckets (bucket bound, cumulative count).
+
+        ``milli`` defaults to ``micro`` regrouped (bound_us / 1000 rounded up to a power of two).
+        """
+        if milli is None and micro is not None:
+            regroup: dict[int, int] = {}
+            for bound, count in micro:
+                m = 1
+                while m * 1000 < bound:
+                    m <<= 1
+                regroup[m] = regroup.get(m, 0) + count
+            milli = sorted(regroup.items())
+        with self._lock:
+            self._upsert(
+                "v$system_event",
+                [
+                    {
+                        "event": name,
+                        "total_waits": waits,
+                        "total_timeouts": 0,
+                        "time_waited": int(time_us // 10000),
+                        "average_wait": round(time_us / 10000 / waits, 2) if waits else 0,
+                        "time_waited_micro": int(time_us),
+                        "wait_class": "Other",
+                    }
+                ],
+            )
+            if milli:
+                self._upsert(
+                    "v$event_histogram",
+                    ({"event": name, "wait_time_milli": b, "wait_count": c} for b, c in milli),
+                )
+            if micro and self.columns("v$event_histogram_micro"):
+                self._upsert(
+                    "v$event_histogram_micro",
+                    ({"event": name, "wait_time_micro": b, "wait_count": c} for b, c in micro),
+                )
+
+    def add_waits(self, name: str, durations_us: Iterable[float]) -> None:
+        """Accumulate measured waits (microseconds) into an event and publish its counters."""
+        b = self._buckets.setdefault(name, Buckets())
+        for us in durations_us:
+            b.add(us)
+        self.publish_buckets(name, b)
+
+    def publish_buckets(self, name: str, b: Buckets) -> None:
+        """Publish a ``Buckets`` accumulator as the event's cumulative counters."""
+        self.publish_event(
+            name, b.waits, b.time_us, sorted(b.micro.items()), sorted(b.milli.items())
+        )
+
+    def publish_stats(self, stats: Mapping[str, float]) -> None:
+        """Set cumulative V$SYSSTAT values; ``(usec)`` names are dropped before 12.1."""
+        with self._lock:
+            self._upsert(
+                "v$sysstat",
+                (
+                    {"name": n, "value": v}
+                    for n, v in stats.items()
+                    if self.version >= (12, 1) or n not in USEC_STATS
+                ),
+            )
+
+    def set_dest(self, dest_id: int, **cols: object) -> None:
+        """A remote destination: V$ARCHIVE_DEST and V$ARCHIVE_DEST_STATUS columns together."""
+        status_cols = {"gap_status", "synchronized", "type"}
+        dest: dict[str, object] = {
+            "dest_id": dest_id,
+            "dest_name": f"LOG_ARCHIVE_DEST_{dest_id}",
+            "status": "VALID",
+            "target": "STANDBY",
+            "transmit_mode": "SYNCHRONOUS",
+            "affirm": "YES",
+            "net_timeout": 30,
+            "db_unique_name": "STBY",
+            "error": "",
+        }
+        st: dict[str, object] = {
+            "dest_id": dest_id,
+            "status": "VALID",
+            "type": "PHYSICAL",
+            "gap_status": "NO GAP",
+            "error": "",
+            "synchronized": "YES",
+        }
+        for k, v in cols.items():
+            (st if k in status_cols else dest)[k] = v
+        st["status"], st["error"] = dest["status"], dest["error"]
+        with self._lock:
+            self._upsert("v$archive_dest", [dest])
+            self._upsert("v$archive_dest_status", [st])
+
+    def publish_resp_hist(self, dest_id: int, freq: Mapping[int, int]) -> None:
+        """Cumulative V$REDO_DEST_RESP_HISTOGRAM frequencies per 1-second duration bucket."""
+        with self._lock:
+            self._upsert(
+                "v$redo_dest_resp_histogram",
+                (
+                    {"dest_id": dest_id, "time": _now_text(), "duration": d, "frequency": f}
+                    for d, f in freq.items()
+                ),
+            )
+
+    def set_dg_stats(
+        self, transport_lag: float | None, apply_lag: float | None, datum_time: str = ""
+    ) -> None:
+        """V$DATAGUARD_STATS lags (seconds, shown as Oracle's interval text)."""
+        upper = self.version < (23,)
+        rows = []
+        for name, lag in (("transport lag", transport_lag), ("apply lag", apply_lag)):
+            rows.append(
+                {
+                    "name": name.upper() if upper else name,
+                    "value": _interval(lag),
+                    "unit": "day(2) to second(0) interval",
+                    "time_computed": datum_time,
+                    "datum_time": datum_time,
+                }
+            )
+        with self._lock:
+            self._upsert("v$dataguard_stats", rows)
+
+    def log_switch(self, thread: int = 1, when: float | None = None) -> int:
+        """Add one V$LOG_HISTORY row (the next sequence of the thread); returns the sequence."""
+        seq = self._seq.get(thread, 0) + 1
+        self._seq[thread] = seq
+        with self._lock:
+            self._upsert(
+                "v$log_history",
+                [{"THREAD#": thread, "SEQUENCE#": seq, "first_time": _now_text(when)}],
+            )
+        return seq
+
+    def set_standby_logs(self, thread: int = 1, active: int = 1, groups: int = 4) -> None:
+        """V$STANDBY_LOG: ``groups`` groups for the thread, ``active`` of them ACTIVE."""
+        with self._lock:
+            self._upsert(
+                "v$standby_log",
+                (
+                    {
+                        "GROUP#": thread * 100 + g,
+                        "THREAD#": thread,
+                        "SEQUENCE#": self._seq.get(thread, 0) if g < active else 0,
+                        "bytes": 4 << 30,
+                        "used": 0,
+                        "status": "ACTIVE" if g < active else "UNASSIGNED",
+                    }
+                    for g in range(groups)
+                ),
+            )
+
+    def restart(self, startup: float | None = None) -> None:
+        """An instance restart: new startup time, every cumulative counter back to zero."""
+        self._buckets.clear()
+        with self._lock:
+            for view in ("v$system_event", "v$event_histogram", "v$sysstat"):
+                self._db.execute(f"DELETE FROM {_q(view)}")
+            if self.columns("v$event_histogram_micro"):
+                self._db.execute(f"DELETE FROM {_q('v$event_histogram_micro')}")
+            self._db.execute(f"DELETE FROM {_q('v$redo_dest_resp_histogram')}")
+        self.set_instance(startup)
+
+
+def _q(ident: str) -> str:
+    return '"' + ident.replace('"', '""') + '"'
+
+
+def _base(version: tuple[int, ...]) -> str:
+    return f"{version[0]}.0.0.0.0"
+
+
+def _interval(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    s = round(seconds)
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    return f"+{d:02d} {h:02d}:{m:02d}:{s:02d}"
