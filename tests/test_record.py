@@ -1,0 +1,294 @@
+"""`sgmon record` and replay: the archive layout, its durability, and the round trip."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import nslab
+import pytest
+
+from sgmon import registry
+from sgmon.archive import ARCHIVE_FORMAT, header
+from sgmon.collector import Collector
+from sgmon.engine import Engine
+from sgmon.hosts.local import LocalSource
+from sgmon.hosts.replay import ReplaySource
+from sgmon.model import Field, Kind
+from sgmon.sinks.csvarchive import ArchiveWriter
+
+SGMON = [sys.executable, "-m", "sgmon"]
+
+
+class WaitsLike(Collector):
+    """A histogram-bearing collector (Oracle's cumulative buckets grow on every sample)."""
+
+    name = "waitslike"
+    fields = (
+        Field("waits", "/s", Kind.RATE, "waits per second"),
+        Field("avg", "ms", Kind.GAUGE, "average wait", warn=2, crit=8),
+        Field("hist", "ms", Kind.HISTOGRAM, "wait time histogram"),
+        Field("note", "", Kind.TEXT, "free text, with, commas"),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def sample(self):
+        self.n += 1
+        n = self.n
+        hist = [[1, 10 * n], [2, 5 * n], [4, n], [256, n // 2], [None, n // 3]]
+        return {"log file sync": {"waits": 16 * n, "avg": 1.5 * n, "hist": hist, "note": "a,b"}}
+
+
+class Broken(Collector):
+    """A collector whose source fails: the others must go on."""
+
+    name = "broken"
+    fields = (Field("x", "", Kind.GAUGE, "never read"),)
+
+    def sample(self):
+        raise OSError("source went away")
+
+
+def _local(name: str = "hostA", role: str = "primary", interval: float = 0.2, duration=1.0):
+    cols = [registry.load(n)() for n in ("cpu", "disk")] + [WaitsLike(), Broken()]
+    return LocalSource(cols, interval, name=name, role=role, duration=duration)
+
+
+def _record(src, root: Path, **kw) -> ArchiveWriter:
+    w = ArchiveWriter(root, src.schema, src.interval, **kw)
+    stop = threading.Event()
+    src.run(w, stop)
+    src.close()
+    w.close()
+    return w
+
+
+def _tables(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.csv"))}
+
+
+def test_layout_header_and_round_trip(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    w = _record(_local(), a)
+    assert w.rows_written > 0
+    meta = json.loads((a / "meta.json").read_text())
+    assert meta["format"] == ARCHIVE_FORMAT and meta["interval"] == 0.2
+    spec = meta["hosts"]["hostA"]["collectors"]
+    assert spec["disk"]["columns"] == header(registry.load("disk").fields)
+    assert {f["name"]: f["unit"] for f in spec["waitslike"]["fields"]}["avg"] == "ms"
+    files = sorted(p.name for p in (a / "hostA").iterdir())
+    assert any(f.startswith("disk_") and f.endswith(".csv") for f in files)
+    with open(next((a / "hostA").glob("waitslike_*.csv"))) as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][:6] == ["time", "host", "instance", "waits_per_s", "avg_ms", "hist_le_1_ms"]
+    assert "hist_le_inf_ms" in rows[0] and rows[0][-1] == "note"
+    assert all(len(r) == len(rows[0]) for r in rows)
+    assert rows[1][0].endswith("+00:00") and rows[1][2] == "log file sync"
+    # the failing collector is an event, the others went on
+    events = (a / "hostA" / "events.csv").read_text()
+    assert "broken,collector_error" in events and "source went away" in events
+
+    src = ReplaySource(a, speed=0)
+    assert src.skipped == 0
+    frames = src.frames("hostA")
+    assert len(frames) == len(rows) - 1
+    hist = frames[-1].value("waitslike", "log file sync", "hist")
+    assert [b for b, _ in hist][:3] == [1.0, 2.0, 4.0] and hist[-1][0] is None
+    assert frames[-1].collectors["broken"].status.value == "error"
+    _record(src, b)
+    assert _tables(a) == _tables(b)
+
+
+def test_pandas_and_duckdb_open_it_without_options(tmp_path):
+    pd = pytest.importorskip("pandas")
+    duckdb = pytest.importorskip("duckdb")
+    _record(_local(), tmp_path)
+    for p in (tmp_path / "hostA").glob("*_*.csv"):
+        with open(p) as fh:
+            head = next(csv.reader(fh))
+            n = sum(1 for _ in fh)
+        df = pd.read_csv(p)
+        assert list(df.columns) == head and len(df) == n
+        rel = duckdb.read_csv(str(p))
+        assert rel.columns == head and rel.aggregate("count(*)").fetchall()[0][0] == n
+        if "time" in head:
+            assert str(rel.types[0]).startswith("TIMESTAMP")  # ISO 8601 with offset, understood
+    df = pd.read_csv(next((tmp_path / "hostA").glob("disk_*.csv")))
+    assert df["w_await_ms"].dtype.kind == "f"
+
+
+def test_torn_row_is_skipped_and_cut_before_appending(tmp_path):
+    _record(_local(duration=0.6), tmp_path)
+    p = next((tmp_path / "hostA").glob("disk_*.csv"))
+    good = p.read_bytes()
+    with open(p, "ab") as fh:  # what a kill -9 in the middle of write() leaves
+        fh.write(b"2026-11-21T14:00:00.000+00:00,hostA,vda,1.5,2")
+    src = ReplaySource(tmp_path, speed=0)
+    src.frames("hostA")
+    assert src.skipped == 1
+    _record(_local(duration=0.6), tmp_path)
+    text = p.read_text()
+    assert text.startswith(good.decode()) and len(text) > len(good)
+    src = ReplaySource(tmp_path, speed=0)
+    src.frames("hostA")
+    assert src.skipped == 0
+
+
+def test_other_header_or_format_gets_new_files_and_clock_jump(tmp_path):
+    _record(_local(duration=0.4), tmp_path)
+    p = next((tmp_path / "hostA").glob("cpu_*.csv"))
+    p.write_text(p.read_text().replace("usr_pct", "usr_old", 1))
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    meta["format"] = 0
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    _record(_local(duration=0.4), tmp_path)
+    assert (tmp_path / "meta.v0.json").exists()
+    second = p.with_name(p.stem + "-2.csv")
+    assert second.exists() and "usr_pct" in second.read_text().splitlines()[0]
+    assert "usr_old" in p.read_text().splitlines()[0]
+    # a clock stepped back an hour: rows go to that hour's file, headers never mix
+    eng = Engine([WaitsLike()], 1.0, host="hostA", role="primary")
+    w = ArchiveWriter(tmp_path, lambda h: eng.schema(), 1.0)
+    now = time.time()
+    for t in (now, now + 1, now - 3600, now - 3599, now + 2):
+        w(eng.tick(t))
+    w.close()
+    eng.close()
+    files = list((tmp_path / "hostA").glob("waitslike_*.csv"))
+    assert len(files) == 2
+    for f in files:
+        lines = f.read_text().splitlines()
+        assert lines[0].startswith("time,host,instance,waits_per_s")
+        assert not any(line.startswith("time,") for line in lines[1:])
+
+
+def test_keep_deletes_whole_files_and_compress_is_read_back(tmp_path):
+    _record(_local(duration=0.4), tmp_path)
+    old = tmp_path / "hostA" / "cpu_20200101_00.csv"
+    old.write_text((next((tmp_path / "hostA").glob("cpu_*.csv"))).read_text())
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    _record(_local(duration=0.4), tmp_path, keep=3600, compress=True)
+    assert not old.exists()
+    gz = list((tmp_path / "hostA").glob("*.csv.gz"))
+    assert gz and not list((tmp_path / "hostA").glob("disk_*.csv"))
+    with gzip.open(gz[0], "rt") as fh:
+        assert fh.readline().startswith("time,host,instance")
+    src = ReplaySource(tmp_path, speed=0)
+    assert len(src.frames("hostA")) >= 2 and src.skipped == 0
+
+
+def _cli(*args: str, timeout: float = 30, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*SGMON, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_bad_directories_and_corrupt_meta_are_one_line(tmp_path):
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    r = _cli("record", "--dir", str(foreign), "--duration", "1")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not an sgmon archive" in r.stderr
+    r = _cli("record", "--dir", "/etc/passwd/x", "--duration", "1")
+    assert r.returncode == 2 and r.stderr.startswith("sgmon: cannot create")
+    arch = tmp_path / "arch"
+    _record(_local(duration=0.4), arch)
+    (arch / "meta.json").write_text('{"format": 1, "hosts": ')
+    before = _tables(arch)
+    for cmd in (["record", "--dir", str(arch), "--duration", "1"], ["replay", str(arch)]):
+        r = _cli(*cmd)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "corrupt" in r.stderr
+    assert _tables(arch) == before
+    r = _cli("replay", str(tmp_path / "nothing"))
+    assert r.returncode == 2 and r.stderr.startswith("sgmon: ")
+
+
+def test_sigterm_closes_cleanly_and_replay_summary(tmp_path):
+    env = dict(os.environ, SGMON_RUNTIME_DIR=str(tmp_path / "run"))
+    arch = tmp_path / "arch"
+    p = subprocess.Popen(
+        [*SGMON, "record", "--dir", str(arch), "--interval", "0.2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while not list((tmp_path / "run").glob("state-*.json")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.6)
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(10) == 0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            p.kill()
+    assert "rows written" in p.stderr.read()
+    assert not list((tmp_path / "run").glob("state-*.json"))  # withdrawn on a clean stop
+    for f in arch.rglob("*.csv"):
+        assert f.read_bytes().endswith(b"\n")
+    r = _cli("replay", str(arch), "--summary")
+    assert r.returncode == 0 and "cpu" in r.stdout and "min" in r.stdout
+    first = ReplaySource(arch, speed=0)
+    host = first.hosts[0].name
+    t = first.frames(host)[-1].time
+    from sgmon.archive import fmt_time
+
+    r = _cli("replay", str(arch), "--at", fmt_time(t))
+    assert r.returncode == 0 and f"== {host}" in r.stdout and "disk" in r.stdout
+
+
+def test_full_disk_pauses_and_resumes_without_damage(tmp_path):
+    nslab.require_root("mount")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mnt)], check=True)
+    p = None
+    try:
+        arch = mnt / "arch"
+        env = dict(os.environ, SGMON_RUNTIME_DIR=str(tmp_path / "run"))
+        log = tmp_path / "stderr.txt"
+        with open(log, "w") as err:
+            p = subprocess.Popen(
+                [*SGMON, "record", "--dir", str(arch), "--interval", "0.2", "--duration", "60"],
+                stderr=err,
+                env=env,
+            )
+
+        def wait_for(text: str) -> None:
+            deadline = time.monotonic() + 20
+            while text not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert text in log.read_text()
+
+        wait_for("recording ")
+        filler = mnt / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        with contextlib.suppress(OSError):
+            for _ in range(1000):  # 4 MB at most into a 400 kB file system
+                os.write(fd, b"\0" * 4096)
+        os.close(fd)
+        wait_for("No space left on device; recording paused")
+        filler.unlink()
+        wait_for("writing again")
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(10) == 0
+        src = ReplaySource(arch, speed=0)
+        frames = src.frames(src.hosts[0].name)
+        assert src.skipped == 0 and frames
+        assert "gap" in next(arch.glob("*/events.csv")).read_text()
+        for f in arch.rglob("*.csv"):
+            assert f.read_bytes().endswith(b"\n")
+    finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
