@@ -1,0 +1,146 @@
+"""The raw inet_diag client on real loopback sockets: bytecode filter against ss, decode against
+pyroute2's full decode and getsockopt(TCP_INFO).  Ports 46130-46139, no root needed."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from collectors.inet_diag import (
+    CONNECTED,
+    TCP_INFO_LEN,
+    TCP_STATES,
+    InetDiag,
+    bytecode,
+    decode_tcp_info,
+)
+
+P1, P2, P3, P6 = 46130, 46131, 46132, 46133
+
+
+def _listener(port: int, family: int = socket.AF_INET, host: str = "127.0.0.1") -> socket.socket:
+    s = socket.socket(family)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((host, port))
+    s.listen(8)
+    return s
+
+
+@pytest.fixture(scope="module")
+def sockets() -> Iterator[dict[int, list[socket.socket]]]:
+    """Two connections each on P1, P2 (the "DG ports") and P3 (unrelated), v4; one on a
+    dual-stack [::]:P6 listener reached over IPv4 (v4-mapped on the server side)."""
+    held: dict[int, list[socket.socket]] = {}
+    for port in (P1, P2, P3):
+        srv = _listener(port)
+        held[port] = [srv]
+        for _ in range(2):
+            held[port].append(socket.create_connection(("127.0.0.1", port)))
+            held[port].append(srv.accept()[0])
+    srv6 = _listener(P6, socket.AF_INET6, "::")
+    held[P6] = [srv6, socket.create_connection(("127.0.0.1", P6)), srv6.accept()[0]]
+    held[P1][1].sendall(b"x" * 50000)
+    held[P1][2].recv(1 << 20)
+    try:
+        yield held
+    finally:
+        for group in held.values():
+            for s in group:
+                s.close()
+
+
+def _keys(socks) -> set[tuple[str, int, str, int]]:
+    return {(s.src, s.sport, s.dst, s.dport) for s in socks}
+
+
+def _ss(expr: str) -> set[tuple[str, int, str, int]]:
+    out = subprocess.run(["ss", "-tnH", expr], capture_output=True, text=True, check=True).stdout
+    found = set()
+    for line in out.splitlines():
+        local, peer = line.split()[3:5]
+        (la, lp), (pa, pp) = (x.rsplit(":", 1) for x in (local, peer))
+        unmap = lambda a: a.strip("[]").removeprefix("::ffff:")  # noqa: E731
+        found.add((unmap(la), int(lp), unmap(pa), int(pp)))
+    return found
+
+
+def test_port_filter_matches_ss(sockets) -> None:
+    if shutil.which("ss") is None:
+        pytest.skip("needs ss (iproute2)")
+    with InetDiag() as diag:
+        got = diag.query([P1, P2])
+    expr = f"( sport = :{P1} or dport = :{P1} or sport = :{P2} or dport = :{P2} )"
+    assert _keys(got) == _ss(expr)
+    assert len(got) == 8  # 2 connections x 2 ends x 2 ports, the listeners excluded
+    assert all(TCP_STATES[s.state] == "ESTAB" for s in got)
+    assert not {s.sport for s in got} & {P3} and not {s.dport for s in got} & {P3}
+
+
+def test_state_mask_and_peer_conditions(sockets) -> None:
+    with InetDiag() as diag:
+        listening = diag.query([P1], states=CONNECTED | 1 << 10)
+        assert len(listening) == 5 and sum(TCP_STATES[s.state] == "LISTEN" for s in listening) == 1
+        assert len(diag.query([P1], peers=["127.0.0.1"])) == 4
+        assert diag.query([P1], peers=["10.0.0.0/8", "192.0.2.7"]) == []
+        # an IPv4 peer condition also matches the v4-mapped peers of a dual-stack socket
+        mapped = diag.query([P6], peers=["127.0.0.0/8"])
+        assert {s.family for s in mapped} == {socket.AF_INET, socket.AF_INET6}
+        assert all(s.dst == "127.0.0.1" and s.src == "127.0.0.1" for s in mapped)
+
+
+def test_bytecode_rejects_bad_input() -> None:
+    with pytest.raises(ValueError):
+        bytecode([1521], ["not-an-address"])
+    with pytest.raises(ValueError):
+        bytecode([])
+
+
+def test_lean_decode_equals_pyroute2_full_decode(sockets) -> None:
+    pytest.importorskip("pyroute2")
+    from pyroute2 import DiagSocket
+
+    with InetDiag() as diag:
+        lean = {(s.sport, s.dport): s.info for s in diag.query([P1])}
+    with DiagSocket() as ds:
+        ds.bind()
+        full = {
+            (m["idiag_sport"], m["idiag_dport"]): m.get_attr("INET_DIAG_INFO")
+            for m in ds.get_sock_stats(
+                family=socket.AF_INET, states=CONNECTED, extensions=2, sport=P1
+            )
+        }
+    for key, ti in full.items():
+        mine = lean[key]
+        for name in (
+            "rto",
+            "ato",
+            "snd_mss",
+            "unacked",
+            "lost",
+            "retrans",
+            "rtt",
+            "rttvar",
+            "snd_ssthresh",
+            "snd_cwnd",
+            "total_retrans",
+            "bytes_acked",
+            "bytes_received",
+            "delivery_rate",
+            "bytes_sent",
+            "min_rtt",
+        ):
+            assert getattr(mine, name) == ti[f"tcpi_{name}"], name
+    assert any(info.bytes_acked > 50000 for info in lean.values())
+
+
+def test_decode_getsockopt_blob(sockets) -> None:
+    s = sockets[P1][1]
+    ti = decode_tcp_info(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN))
+    assert TCP_STATES[ti.state] == "ESTAB"
+    assert ti.bytes_acked >= 50000 and ti.rto >= 200_000 and ti.snd_mss > 0
+    old_kernel = decode_tcp_info(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104))
+    assert old_kernel.rto == ti.rto and old_kernel.bytes_acked == 0 and old_kernel.total_rto == 0
