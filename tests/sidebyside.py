@@ -44,3 +44,30 @@ def sysstat_json(out: str) -> dict[str, Any]:
 def close_to(ours: float | None, theirs: float, rel: float, abs_: float) -> bool:
     """Whether two readings agree within a relative or an absolute tolerance (the larger)."""
     return ours is not None and abs(ours - theirs) <= max(rel * abs(theirs), abs_)
+
+
+def parse_sar_average(text: str) -> dict[str, float | str]:
+    """The ``Average:`` lines of a sar report (run with LC_ALL=C): column name -> value.
+
+    A line whose tokens are all names is a header; the data line under it may start with a
+    label (``sum`` under ``INTR``), kept as a string.
+    """
+    out: dict[str, float | str] = {}
+    header: list[str] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts or parts[0] != "Average:":
+            continue
+        values = [_number(p) for p in parts[1:]]
+        if all(isinstance(v, str) for v in values):
+            header = parts[1:]
+        else:
+            out.update(zip(header, values, strict=True))
+    return out
+
+
+def _number(token: str) -> float | str:
+    try:
+        return float(token)
+    except ValueError:
+        return token

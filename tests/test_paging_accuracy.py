@@ -17,7 +17,7 @@ import tempfile
 import time
 
 import pytest
-from sidebyside import close_to, side_by_side
+from sidebyside import close_to, parse_sar_average, side_by_side
 
 from collectors.paging import PagingCollector
 from sgmon.collector import Collector
@@ -70,21 +70,6 @@ VMSTAT = {
     "pswpin": ("pswpin",),
     "pswpout": ("pswpout",),
 }
-
-
-def parse_sar_average(text: str) -> dict[str, float]:
-    """The ``Average:`` lines of a sar report (LC_ALL=C), column name -> value."""
-    out: dict[str, float] = {}
-    header: list[str] = []
-    for line in text.splitlines():
-        parts = line.split()
-        if not parts or parts[0] != "Average:":
-            continue
-        if any(c.isalpha() for c in parts[1]):
-            header = parts[1:]
-        else:
-            out.update(zip(header, map(float, parts[1:]), strict=True))
-    return out
 
 
 def read_vmstat() -> dict[str, int]:
