@@ -1,0 +1,105 @@
+"""The lab's fault injectors, each switchable on and off while the lab runs.
+
+Each one reproduces a seed incident with the real kernel mechanism, not a simulation:
+
+* ``loss``: random packet loss toward the standby's port (nftables ``numgen random``); tail
+  losses wait for the 200 ms minimum RTO (seed 001).
+* ``rto_min``: ``ip route change ... rto_min 10ms`` on the primary's route to the standby, the
+  fix of seed 001.
+* ``iops``: an IOPS cap on the standby log device's backing disk (cgroup v1 blkio) with
+  concurrent synced writers, so await and aqu-sz rise on the standby log device (seed 003).
+* ``cpu``: busy loops pinned to the log writer's CPU (primary CPU starvation, seed 000).
+* ``switches``: a burst of log switches, one every 0.5 s (seed 000: log switches as outliers).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sgmon.lab.run import Lab
+
+FAULTS: dict[str, str] = {
+    "loss": "packet loss toward the standby (nftables numgen), RTO stalls on the primary",
+    "rto_min": "rto_min 10ms on the primary's route to the standby (the seed 001 fix)",
+    "iops": "IOPS cap on the standby log device with concurrent synced writers (seed 003)",
+    "cpu": "CPU hog pinned to the primary log writer's CPU",
+    "switches": "a burst of log switches on the primary",
+}
+
+
+@dataclass
+class Fault:
+    """One injector: what it does, and whether it is on."""
+
+    name: str
+    on_: Callable[[], None]
+    off_: Callable[[], None]
+    active: bool = False
+
+    def set(self, on: bool) -> None:
+        """Switch on or off (idempotent)."""
+        if on == self.active:
+            return
+        (self.on_ if on else self.off_)()
+        self.active = on
+
+
+def build(lab: Lab) -> dict[str, Fault]:
+    """The lab's injectors, bound to its namespaces, devices and processes."""
+    o = lab.opts
+    hogs: dict[str, subprocess.Popen] = {}
+
+    def start_hog(kind: str, side: str, *args: str) -> None:
+        proc = lab.spawn(side, "sgmon.lab.hogs", kind, *args, "--duration", str(o.duration))
+        if kind == "io":
+            lab.standby_log.add_pid(proc.pid)
+        hogs[kind] = proc
+
+    def stop_hog(kind: str) -> None:
+        proc = hogs.pop(kind, None)
+        if proc is not None:
+            lab.end(proc)
+
+    def iops_on() -> None:
+        lab.standby_log.set_write_iops(o.iops)
+        start_hog("io", "b", "--device", lab.standby_log.device, "--workers", str(o.io_writers))
+
+    def iops_off() -> None:
+        stop_hog("io")
+        lab.standby_log.set_write_iops(None)
+
+    def signal_primary(sig: int) -> None:
+        os.kill(lab.primary.pid, sig)
+
+    pair = lab.pair
+    return {
+        "loss": Fault(
+            "loss",
+            lambda: pair.add_loss("b", o.loss_permille, o.port),
+            lambda: pair.clear_loss("b"),
+        ),
+        "rto_min": Fault(
+            "rto_min",
+            lambda: pair.set_rto_min("a", o.rto_min_ms),
+            lambda: pair.set_rto_min("a", None),
+        ),
+        "iops": Fault("iops", iops_on, iops_off),
+        "cpu": Fault(
+            "cpu",
+            lambda: start_hog(
+                "cpu", "a", "--cpu", str(lab.primary_cpu), "--workers", str(o.cpu_hogs)
+            ),
+            lambda: stop_hog("cpu"),
+        ),
+        "switches": Fault(
+            "switches",
+            lambda: signal_primary(signal.SIGUSR1),
+            lambda: signal_primary(signal.SIGUSR2),
+        ),
+    }

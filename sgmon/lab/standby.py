@@ -1,0 +1,90 @@
+"""The lab standby: receive redo, write it to the standby log device, acknowledge.
+
+Each batch is written with O_DIRECT|O_DSYNC to a loop device (``RFS write``) before the ack, as
+an RFS process writes a standby redo log in SYNC AFFIRM mode; the lab caps that device's IOPS to
+reproduce seed 003.  Run inside the standby namespace: ``python -m sgmon.lab.standby ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import threading
+import time
+
+from sgmon.lab.primary import SWITCH_BYTES
+from sgmon.lab.proc import LogDevice, bind_to_parent, device_size, pin
+from sgmon.lab.waits import WaitRecorder
+from sgmon.lab.wire import ACK, HEAD, PORT, SWITCH
+from sgmon.probe.protocol import ProtocolError, recv_exact
+from sgmon.sim.standin import StandIn
+
+MAX_BATCH = 4 << 20
+
+
+def receive(conn: socket.socket, log: LogDevice, rec: WaitRecorder, standin: StandIn) -> None:
+    """Serve one primary connection until it closes or the lab stops."""
+    conn.settimeout(0.5)
+    buf = memoryview(bytearray(MAX_BATCH))
+    while not rec.stop.is_set():
+        kind, seq, length = HEAD.unpack(recv_exact(conn, HEAD.size, stop=rec.stop))
+        if length > MAX_BATCH:
+            raise ProtocolError(f"batch of {length} bytes exceeds {MAX_BATCH}")
+        payload = recv_exact(conn, length, buf, rec.stop) if length else b""
+        t0 = time.perf_counter()
+        if kind == SWITCH:
+            log.offset = 0
+            for _ in range(SWITCH_BYTES // (256 * 1024)):
+                log.write(bytes(256 * 1024))
+            standin.log_switch(thread=1)
+        else:
+            log.write(payload)
+            rec.wait("RFS write", (time.perf_counter() - t0) * 1e6)
+            rec.add("redo size", length)
+        conn.sendall(ACK.pack(seq))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Listen on the Data Guard port and serve the primary until stopped."""
+    p = argparse.ArgumentParser(prog="python -m sgmon.lab.standby")
+    p.add_argument("--port", type=int, default=PORT)
+    p.add_argument("--log", required=True, help="standby log device")
+    p.add_argument("--standin", required=True, help="V$ stand-in database file")
+    p.add_argument("--cpu", type=int, help="CPU to run on")
+    p.add_argument("--duration", type=float, required=True)
+    a = p.parse_args(argv)
+    stop = bind_to_parent(a.duration)
+    pin(a.cpu)
+    standin = StandIn(a.standin, role="PHYSICAL STANDBY", db_unique_name="STBY")
+    standin.set_standby_logs(thread=1, active=1)
+    standin.set_dg_stats(transport_lag=0.0, apply_lag=0.0)
+    rec = WaitRecorder(standin, stop)
+    rec.start(("RFS write",))
+    srv = socket.create_server(("0.0.0.0", a.port))
+    srv.settimeout(0.2)
+    log = LogDevice(a.log, device_size(a.log) // 2, MAX_BATCH)  # the upper half: io hogs
+    print("ready", flush=True)
+    while not stop.is_set():
+        try:
+            conn, _ = srv.accept()
+        except TimeoutError:
+            continue
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        t = threading.Thread(target=_serve, args=(conn, log, rec, standin), daemon=True)
+        t.start()
+    rec.publish()
+    return 0
+
+
+def _serve(conn: socket.socket, log: LogDevice, rec: WaitRecorder, standin: StandIn) -> None:
+    try:
+        receive(conn, log, rec, standin)
+    except (OSError, ProtocolError):
+        pass
+    finally:
+        conn.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
