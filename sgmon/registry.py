@@ -26,6 +26,7 @@ _BUILTIN = {
     "oracle_waits": "collectors.oracle.waits:OracleWaitsCollector",
     "oracle_redo": "collectors.oracle.redo:OracleRedoCollector",
     "oracle_dg": "collectors.oracle.dg:OracleDgCollector",
+    "oracle_trace": "collectors.oracle.trace:OracleTraceCollector",
 }
 
 

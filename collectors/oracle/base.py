@@ -65,6 +65,15 @@ class OracleCollector(Collector):
         """Raw -> frame rows (default: by field kind)."""
         return super().derive(prev, cur, dt)
 
+
+def own_fields(out: Rows, raw: Rows, keep: tuple[str, ...] = ()) -> Rows:
+    """Drop from each derived row the fields its raw row never had (rows of different kinds
+    share one declared field list; ``keep`` names fields computed from others)."""
+    for inst, row in out.items():
+        for name in [n for n in row if n not in raw.get(inst, {}) and n not in keep]:
+            del row[name]
+    return out
+
     def close(self) -> None:
         """Leave the shared session (the last collector closes it)."""
         if self.session is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.oracle.base import OracleCollector
+from collectors.oracle.base import OracleCollector, own_fields
 from collectors.oracle.session import Session, role_of
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import percentile_from_buckets
@@ -149,10 +149,8 @@ class OracleDgCollector(OracleCollector):
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Deltas by kind, and the destinations' p99 from the interval histogram."""
-        out = super().compute(prev, cur, dt)
+        out = own_fields(super().compute(prev, cur, dt), cur)
         for inst, row in out.items():
-            for name in [n for n in row if n not in cur[inst]]:  # keep each row's own fields
-                del row[name]
             if inst.startswith("dest_"):
                 hist = row.get("resp_hist")
                 row["resp_p99"] = percentile_from_buckets(hist, 0.99) if hist else None  # type: ignore[arg-type]

@@ -32,6 +32,8 @@ PRIMARY_EVENTS = (
     "Redo Writer Remote Sync Complete",
 )
 STANDBY_EVENTS = ("RFS write", "RFS random i/o", "RFS dispatch")
+SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold
+SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
 
 
 @dataclass(slots=True)
@@ -51,7 +53,11 @@ class TickStats:
     reads_cache: float = 0.0
     lwd_bytes: float = 0.0
     busy_frac: float = 0.0  # share of the interval LGWR was writing
-    extra: dict = field(default_factory=dict)
+    slow: list[tuple[float, float, float]] = field(default_factory=list)
+    """LGWR writes at least ``SLOW_MS`` long: (end time, ms, KB)."""
+    remote: list[tuple[int, int, float, float, float, float, float]] = field(default_factory=list)
+    """Remote writes at least ``SPLIT_MS`` long: (msgid, sequence, NSS send, RFS received,
+    RFS done, NSS received, RFS write ms), times in simulated seconds."""
 
 
 class CommitModel:
@@ -84,6 +90,8 @@ class CommitModel:
         self._next_switch: float | None = None
         self._last_switch = -1e9
         self.apply_lag = 0.0
+        self.sequence = 1
+        self._msgid = 100000
         self.wall: Callable[[float], float] = lambda t: t
         """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
         primary.set_dest(2, target="STBY", db_unique_name="STBY", net_timeout=30)
@@ -114,10 +122,21 @@ class CommitModel:
             while n < len(self._pending) and self._pending[n] <= start:
                 n += 1
             batch, self._pending = self._pending[:n], self._pending[n:]
-            local, remote, rfs, lost = self._write(start, len(batch), c, p_loss)
+            local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
             cpu = rng.expovariate(1.0 / c.lgwr_cpu_ms) if c.lgwr_cpu_ms > 0 else 0.0
             phase = max(local, remote)
             end = start + (cpu + phase + c.post_ms) / 1000.0
+            self._msgid += 1
+            if (end - start) * 1000.0 >= SLOW_MS:
+                kb = len(batch) * c.redo_per_commit / 1024
+                st.slow.append((end, (end - start) * 1000.0, kb))
+            if remote >= SPLIT_MS:
+                send = start + cpu / 1000.0
+                got = send + (remote - rfs - wire / 2) / 1000.0  # out, with any retransmission
+                done = got + rfs / 1000.0
+                st.remote.append(
+                    (self._msgid, self.sequence, send, got, done, send + remote / 1000.0, rfs)
+                )
             for arrival in batch:
                 fg = rng.expovariate(1.0 / c.fg_cpu_ms) if c.fg_cpu_ms > 0 else 0.0
                 lfs = (end - arrival) * 1000.0 + fg
@@ -151,7 +170,8 @@ class CommitModel:
         local = rng.lognormvariate(math.log(c.local_ms), c.local_sigma) + size / 400e6 * 1000
         rfs = rng.lognormvariate(math.log(c.rfs_ms), c.rfs_sigma)
         since = start - self._last_switch
-        if c.switch_spike_ms and since < 1.5:  # SRL header updates, standby checkpoint (seed 000)
+        # after a switch: SRL header updates and a standby checkpoint (seed 000)
+        if c.switch_spike_ms and 0.0 <= since < 1.5:
             rfs += c.switch_spike_ms * math.exp(-since / 0.4) * (0.5 + rng.random())
         wire = c.rtt_ms * (0.9 + 0.2 * rng.random()) + size * 8 / (c.link_mbit * 1e3)
         lost = rng.random() < p_loss
@@ -164,11 +184,12 @@ class CommitModel:
         ev["RFS write"].add(rfs * 1000)
         ev["RFS random i/o"].add(rng.lognormvariate(math.log(0.28), 0.3) * 1000)
         ev["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
-        return local, remote, rfs, int(lost)
+        return local, remote, rfs, int(lost), wire
 
     def _switch(self, when: float, st: TickStats) -> None:
         self._last_switch = when
         st.switches += 1
+        self.sequence += 1
         self.primary.log_switch(1)
         self.standby.log_switch(1)
         self.standby.set_standby_logs(1, active=1)

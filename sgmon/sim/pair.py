@@ -15,6 +15,7 @@ import time
 from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.redo import OracleRedoCollector
 from collectors.oracle.session import Session
+from collectors.oracle.trace import OracleTraceCollector
 from collectors.oracle.waits import OracleWaitsCollector
 from sgmon.collector import Collector
 from sgmon.engine import check_interval
@@ -24,6 +25,7 @@ from sgmon.sim.hostos import HostOS
 from sgmon.sim.model import CommitModel
 from sgmon.sim.scenarios import SCENARIOS, conditions
 from sgmon.sim.standin import StandIn
+from sgmon.sim.traces import TraceWriter
 
 OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp")
 DB_COLLECTORS: tuple[type[Collector], ...] = (
@@ -71,9 +73,13 @@ class SimPair:
             h: Session(role=h, connect=db.connect, clock=lambda: self.t)
             for h, db in self.dbs.items()
         }
+        self.traces = TraceWriter(self.model.wall)
         self.collectors: dict[str, list[Collector]] = {}
         for h, s in self.sessions.items():
             cs = [cls({"session": s, "clock": self.now}) for cls in DB_COLLECTORS]
+            if h == "primary":  # LGWR and NSS live on the primary; the RFS trace is copied over
+                paths = {k: str(p) for k, p in self.traces.paths.items()}
+                cs.append(OracleTraceCollector({**paths, "clock": self.now}))
             for c in cs:
                 c.open()
             self.collectors[h] = cs
@@ -88,15 +94,16 @@ class SimPair:
         return self.start + self.t
 
     def schema(self, host: str) -> Schema:
-        """Declared fields of every collector of a host (the same for both)."""
+        """Declared fields of every collector of a host (oracle_trace: primary only)."""
         out: Schema = {name: load(name).fields for name in OS_COLLECTORS}
-        out.update({cls.name: cls.fields for cls in DB_COLLECTORS})
+        out.update({c.name: c.fields for c in self.collectors[host]})
         return out
 
     def step(self) -> tuple[Frame, Frame]:
         """Advance one interval; the frames of the primary and the standby."""
         cond = conditions(self.scenario, self.t, self.onset)
         st = self.model.advance(self.t, self.interval, cond)
+        self.traces.write(st)
         self.t += self.interval
         self._seq += 1
         frames = []
@@ -148,3 +155,4 @@ class SimPair:
             s.close()
         for db in self.dbs.values():
             db.close()
+        self.traces.close()

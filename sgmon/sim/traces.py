@@ -1,0 +1,67 @@
+"""Trace files of the simulated pair, written the way LGWR, NSSn and RFS write them (seed 000).
+
+The pair keeps them in a private temporary directory and points its ``oracle_trace`` collector
+at them, so the demo shows slow-write warnings and NSS/RFS splits read by the real trace reader.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from sgmon.sim.model import TickStats
+
+FLAG = 67111042  # as in seed 000's example lines
+
+
+def stamp(epoch: float) -> str:
+    """``2014-12-02 08:46:34.598``: a trace timestamp in the host's local time."""
+    return _dt.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+class TraceWriter:
+    """Appends LGWR, NSS and RFS trace lines for an interval's slow and long remote writes."""
+
+    def __init__(self, wall: Callable[[float], float]) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="sgmon-sim-")
+        base = Path(self._dir.name)
+        self.paths = {
+            "lgwr": base / "PROD_lgwr_4242.trc",
+            "nss": base / "PROD_nss2_4243.trc",
+            "rfs": base / "STBY_rfs_5151.trc",
+        }
+        for p in self.paths.values():
+            p.touch()
+        self.wall = wall
+
+    def write(self, st: TickStats) -> None:
+        """Append this interval's lines."""
+        w = self.wall
+        if st.slow:
+            with self.paths["lgwr"].open("a") as f:
+                for end, ms, kb in st.slow:
+                    f.write(f"\n*** {stamp(w(end))}\n")
+                    f.write(f"Warning: log write elapsed time {ms:.0f}ms, size {kb:.0f}KB\n")
+        if not st.remote:
+            return
+        with self.paths["nss"].open("a") as nss, self.paths["rfs"].open("a") as rfs:
+            for msgid, seq, send, got, done, back, rfs_ms in st.remote:
+                msg = f"oper='Write' flag={FLAG} thrd=1 seq={seq} msgid={msgid}"
+                nss.write(f"Client sending SQLNET request data [kpurcs] {msg}\n")
+                nss.write(f"*** {stamp(w(send))} 5837 krsu.c\n")
+                nss.write(f"*** {stamp(w(back))} 6058 krsu.c\n")
+                nss.write(f"... Client received SQLNET call [kpurcs] response {msg}\n")
+                rfs.write(f"... Server received SQLNET data [krsr_rfs_dsp] {msg}\n")
+                rfs.write(f"*** {stamp(w(got))} 826 krsr.c\n")
+                rfs.write(
+                    "WAIT #0: nam='RFS write' ela= "
+                    f"{rfs_ms * 1000:.0f} p1=0 p2=0 p3=0 obj#=-1 tim={w(done) * 1e6:.0f}\n"
+                )
+                rfs.write(f"... Server finished processing SQLNET data [krsr_rfs_dsp] {msg}\n")
+                rfs.write(f"*** {stamp(w(done))} 1459 krsr.c\n")
+
+    def close(self) -> None:
+        """Remove the directory."""
+        self._dir.cleanup()
