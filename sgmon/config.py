@@ -77,6 +77,8 @@ class HostConfig:
     role: str = ""
     ssh: str = ""  # user@host: reached through `ssh ... sgmon agent`
     sgmon_path: str = "sgmon"  # the command on the far side
+    ssh_options: tuple[str, ...] = ()  # extra ssh arguments, e.g. ["-p", "2222"]
+    ssh_command: tuple[str, ...] = ("ssh",)  # the ssh program (or a wrapper) to run
     devices: tuple[str, ...] = ()  # redo / standby redo log devices, pinned and watched
     db: DbConfig | None = None
 
@@ -172,6 +174,8 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 role=h.get("role", ""),
                 ssh=h.get("ssh", ""),
                 sgmon_path=h.get("sgmon_path", "sgmon"),
+                ssh_options=tuple(h.get("ssh_options", ())),
+                ssh_command=tuple(h.get("ssh_command", ("ssh",))),
                 devices=tuple(h.get("devices", ())),
                 db=_db(h["db"], f"{where}: host {h['name']}") if "db" in h else None,
             )
