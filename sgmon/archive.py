@@ -32,7 +32,8 @@ ARCHIVE_FORMAT = 1
 never appended to (a new file is started beside them)."""
 
 FIXED_COLUMNS = ("time", "host", "instance")
-EVENT_COLUMNS = ("time", "host", "collector", "kind", "instance", "text", "value")
+EVENT_COLUMNS = ("time", "host", "collector", "kind", "instance", "text", "value", "tick")
+"""``tick`` is the time of the frame that carried the event (events may be stamped later)."""
 STATUS_KIND = "collector_"  # events.csv kind prefix for a collector's status change
 
 _BOUNDS: dict[str, tuple[float, ...]] = {

@@ -76,7 +76,9 @@ def _is_stale(h: dict, now: float) -> bool:
 
 def render(fmt: str = "plain", host: str | None = None, directory: Path | None = None) -> str:
     """The status line in ``plain``, ``tmux`` or ``json`` form."""
-    hosts, _ = read_states(directory)
+    hosts, running = read_states(directory)
+    if running:  # a crashed publisher's leftovers matter only when nothing else publishes
+        hosts = {k: v for k, v in hosts.items() if v["alive"]}
     if host is not None:
         hosts = {k: v for k, v in hosts.items() if k == host}
     now = time.time()

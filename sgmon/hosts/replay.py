@@ -130,9 +130,9 @@ class ReplaySource:
 
     def _read_events(
         self, path: Path, host: str
-    ) -> tuple[dict[str, list[tuple[float, str, str]]], list[Event]]:
+    ) -> tuple[dict[str, list[tuple[float, str, str]]], list[tuple[float, Event]]]:
         statuses: dict[str, list[tuple[float, str, str]]] = {}
-        events: list[Event] = []
+        events: list[tuple[float, Event]] = []
         if not path.exists():
             return statuses, events
         lines, torn = _read_lines(path)
@@ -151,14 +151,14 @@ class ReplaySource:
                     statuses.setdefault(d["collector"], []).append((t, status, d["text"]))
                 elif d["kind"] != "gap":
                     value = float(d["value"]) if d["value"] else None
-                    events.append(
-                        Event(t, d["collector"], d["kind"], d["instance"], d["text"], value)
-                    )
+                    tick = parse_time(d["tick"]) if d.get("tick") else t
+                    ev = Event(t, d["collector"], d["kind"], d["instance"], d["text"], value)
+                    events.append((tick, ev))
             except (ValueError, KeyError):
                 self.skipped += 1
         for v in statuses.values():
             v.sort()
-        return statuses, sorted(events, key=lambda e: e.time)
+        return statuses, events
 
     def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
         """Emit every host's frames merged in time order, paced by ``speed``."""
@@ -187,13 +187,14 @@ def _status_at(changes: list[tuple[float, str, str]], t: float) -> CollectorResu
     return CollectorResult(Status(status), error=text or None)
 
 
-def _attach_events(frames: list[Frame], events: list[Event]) -> list[Frame]:
+def _attach_events(frames: list[Frame], events: list[tuple[float, Event]]) -> list[Frame]:
+    """Each event goes back to the frame that carried it (its ``tick``), in recorded order."""
     if not events or not frames:
         return frames
     times = [f.time for f in frames]
     by_frame: dict[int, list[Event]] = {}
-    for e in events:
-        i = min(bisect.bisect_left(times, e.time - 1e-6), len(frames) - 1)
+    for tick, e in events:
+        i = min(bisect.bisect_left(times, tick - 1e-6), len(frames) - 1)
         by_frame.setdefault(i, []).append(e)
     out = list(frames)
     for i, evs in by_frame.items():

@@ -251,6 +251,7 @@ class ArchiveWriter:
                     "",
                     f"{self._lost} tick(s) not recorded: {self._failing}",
                     "",
+                    fmt_time(frame.time),
                 ],
             )
             self._failing, self._lost = None, 0
@@ -272,6 +273,7 @@ class ArchiveWriter:
                         "",
                         fmt_value(res.error),
                         "",
+                        fmt_time(frame.time),
                     ]
                 )
             fields = schema.get(name)
@@ -296,6 +298,7 @@ class ArchiveWriter:
                 e.instance,
                 fmt_value(e.text),
                 fmt_value(e.value),
+                fmt_time(frame.time),
             ]
             for e in frame.events
         )
