@@ -38,7 +38,7 @@ EXT_INFO = 1 << (INET_DIAG_INFO - 1)
 EXT_SKMEMINFO = 1 << (INET_DIAG_SKMEMINFO - 1)
 
 # Bytecode ops (enum inet_diag_bc_op).
-_BC_JMP, _BC_S_COND, _BC_D_COND, _BC_S_EQ, _BC_D_EQ = 1, 6, 7, 11, 12
+_BC_JMP, _BC_S_COND, _BC_D_COND, _BC_S_EQ, _BC_D_EQ = 1, 7, 8, 11, 12
 
 TCP_STATES = (
     "",
@@ -62,11 +62,13 @@ CONNECTED = sum(1 << s for s in (1, 2, 4, 5, 8, 9, 11))
 
 _NLH = struct.Struct("=IHHII")  # nlmsghdr
 _REQ = struct.Struct("=BBBBI48x")  # inet_diag_req_v2 with an all-zero sockid
+_REQ_ONE = struct.Struct("=BBBBI48s")  # inet_diag_req_v2 naming one socket
 _OP = struct.Struct("=BBH")  # inet_diag_bc_op
 _RTA = struct.Struct("=HH")
 _PORTS = struct.Struct("!HH")  # idiag_sport, idiag_dport (network order)
 _TAIL = struct.Struct("=IIIII")  # idiag_expires, rqueue, wqueue, uid, inode
 _MSG_LEN = 72  # sizeof(struct inet_diag_msg)
+_LOOKUP_BATCH = 64  # requests per send: their replies fit the default socket receive buffer
 
 
 class TcpInfo(NamedTuple):
@@ -196,6 +198,7 @@ class DiagSock(NamedTuple):
     inode: int
     info: TcpInfo | None
     skmem: SkMem | None
+    sockid: bytes  # raw inet_diag_sockid (ports, addresses, ifindex, cookie) for lookup()
 
 
 def _port_match(ports: Sequence[int]) -> bytes:
@@ -315,6 +318,38 @@ class InetDiag:
             self._read_dump(out)
         return out
 
+    def lookup(
+        self, socks: Sequence[DiagSock], ext: int = EXT_INFO | EXT_SKMEMINFO
+    ) -> list[DiagSock | None]:
+        """Fresh figures for sockets found by an earlier ``query``, by exact lookup in the
+        kernel's hash (no walk of the socket tables); None for one that is gone (the cookie
+        makes sure a new socket reusing the same addresses and ports is not taken for it)."""
+        out: list[DiagSock | None] = [None] * len(socks)
+        for first in range(0, len(socks), _LOOKUP_BATCH):
+            batch = socks[first : first + _LOOKUP_BATCH]
+            msgs = []
+            for seq, s in enumerate(batch, first + 1):
+                body = _REQ_ONE.pack(s.family, socket.IPPROTO_TCP, ext, 0, 0, s.sockid)
+                msgs.append(_NLH.pack(_NLH.size + len(body), SOCK_DIAG_BY_FAMILY, 1, seq, 0) + body)
+            self._sock.send(b"".join(msgs))
+            self._read_replies(out, len(batch))
+        return out
+
+    def _read_replies(self, out: list[DiagSock | None], expected: int) -> None:
+        """One reply per request: a socket (stored at seq - 1) or an error (socket gone)."""
+        buf, view, got = self._buf, memoryview(self._buf), 0
+        while got < expected:
+            n = self._sock.recv_into(buf)
+            off = 0
+            while off + _NLH.size <= n:
+                mlen, mtype, _flags, seq = _NLH.unpack_from(buf, off)[:4]
+                if mlen < _NLH.size:
+                    break
+                if mtype == SOCK_DIAG_BY_FAMILY:
+                    out[seq - 1] = _parse(view, off + _NLH.size, off + mlen)
+                got += mtype in (SOCK_DIAG_BY_FAMILY, NLMSG_ERROR)
+                off += (mlen + 3) & ~3
+
     def _read_dump(self, out: list[DiagSock]) -> None:
         buf = self._buf
         view = memoryview(buf)
@@ -367,4 +402,5 @@ def _parse(view: memoryview, start: int, end: int) -> DiagSock:
         inode,
         info,
         skmem,
+        bytes(view[start + 4 : start + 52]),
     )

@@ -7,9 +7,16 @@ Guard ports (local or remote) and, when ``peers`` is given, on the peer address,
 client connections on the listener port never reach Python (see collectors/inet_diag.py for why
 raw netlink and a lean tcp_info decode instead of pyroute2's DiagSocket).
 
+Between two such dumps (every ``rediscover`` seconds, default 5) the sockets already found are
+re-read by exact lookup in the kernel's socket hash, which costs the same with 200 or 20,000
+unrelated sockets (a dump walks them all: ~0.2 us each per address family, measured in
+bench/tcp_cost.py); a socket that is gone or left the connected states triggers a dump at once,
+so a reconnect shows on the next tick and a brand-new extra connection within ``rediscover``.
+
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
-default all).  Units follow ss: rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s
-(ss prints bit/s), ``retransmits`` = increase of tcpi_total_retrans over the interval.
+default all), ``rediscover`` (seconds between full dumps, 0 = every tick).  Units follow ss:
+rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/s),
+``retransmits`` = increase of tcpi_total_retrans over the interval.
 
 ``rto_min`` is read from the route toward each peer with pyroute2 (``ip route get``'s
 RTAX_RTO_MIN, ms), cached per peer for ``ROUTE_REFRESH`` seconds; without pyroute2 it is None and
@@ -27,7 +34,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collectors.inet_diag import TCP_STATES, InetDiag
+from collectors.inet_diag import CONNECTED, TCP_STATES, DiagSock, InetDiag
 from collectors.procfile import ProcFile
 from sgmon.collector import Collector, ConfigError, derive_by_kind
 from sgmon.model import Field, Kind, Rows, Value
@@ -101,6 +108,13 @@ def _peers(value: Any) -> tuple[str, ...]:
                 f'tcp peers: {p!r} is not an IP address or network; use e.g. peers = ["10.0.0.2"]'
             ) from None
     return tuple(str(p) for p in items)
+
+
+def _seconds(value: Any, option: str) -> float:
+    """Validate a non-negative number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigError(f"tcp {option}: {value!r} is not a number of seconds >= 0")
+    return float(value)
 
 
 def _endpoint(addr: str, port: int) -> str:
@@ -177,6 +191,9 @@ class TcpCollector(Collector):
         super().__init__(options)
         self.ports = _ports(self.options.get("ports", [1521]))
         self.peers = _peers(self.options.get("peers", []))
+        self.rediscover = _seconds(self.options.get("rediscover", 5.0), "rediscover")
+        self._known: list[DiagSock] = []
+        self._next_dump = 0.0
         self._diag: InetDiag | None = None
         self._ipr: Any = None
         self._files: dict[str, ProcFile] = {}
@@ -200,9 +217,9 @@ class TcpCollector(Collector):
     def sample(self) -> Rows:
         """One kernel-filtered dump, plus the host row."""
         assert self._diag is not None, "open() first"
-        socks = self._diag.query(self.ports, self.peers)
-        owners = self._owners.resolve({s.inode for s in socks})
         now = time.monotonic()
+        socks = self._sockets(now)
+        owners = self._owners.resolve({s.inode for s in socks})
         lookups = ROUTE_LOOKUPS_PER_TICK
         rows: Rows = {}
         for s in socks:
@@ -243,6 +260,19 @@ class TcpCollector(Collector):
         if host:
             rows["host"] = host
         return rows
+
+    def _sockets(self, now: float) -> list[DiagSock]:
+        """The DG sockets: exact lookups of the known ones, or a kernel-filtered dump when one
+        of them is gone or ``rediscover`` seconds have passed."""
+        assert self._diag is not None
+        if now < self._next_dump:
+            fresh = self._diag.lookup(self._known)
+            if all(s is not None and CONNECTED >> s.state & 1 for s in fresh):
+                self._known = fresh  # type: ignore[assignment]
+                return self._known
+        self._known = self._diag.query(self.ports, self.peers)
+        self._next_dump = now + self.rediscover
+        return self._known
 
     def _rto_min(self, peer: str, now: float, budget: int) -> tuple[float | None, int]:
         """The route's rto_min toward ``peer`` (ms), cached; look-ups capped per tick."""

@@ -1,5 +1,7 @@
 """The raw inet_diag client on real loopback sockets: bytecode filter against ss, decode against
-pyroute2's full decode and getsockopt(TCP_INFO).  Ports 46130-46139, no root needed."""
+pyroute2's full decode and getsockopt(TCP_INFO).  Ports 46130-46139 on a loopback address of
+our own (127.46.1.1): the ports are inside the ephemeral range, so on 127.0.0.1 any client on the
+host may hold them.  No root needed."""
 
 from __future__ import annotations
 
@@ -20,9 +22,10 @@ from collectors.inet_diag import (
 )
 
 P1, P2, P3, P6 = 46130, 46131, 46132, 46133
+ADDR = "127.46.1.1"
 
 
-def _listener(port: int, family: int = socket.AF_INET, host: str = "127.0.0.1") -> socket.socket:
+def _listener(port: int, family: int = socket.AF_INET, host: str = ADDR) -> socket.socket:
     s = socket.socket(family)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((host, port))
@@ -33,16 +36,16 @@ def _listener(port: int, family: int = socket.AF_INET, host: str = "127.0.0.1") 
 @pytest.fixture(scope="module")
 def sockets() -> Iterator[dict[int, list[socket.socket]]]:
     """Two connections each on P1, P2 (the "DG ports") and P3 (unrelated), v4; one on a
-    dual-stack [::]:P6 listener reached over IPv4 (v4-mapped on the server side)."""
+    IPv6 listener on the v4-mapped address reached over IPv4 (v4-mapped on the server side)."""
     held: dict[int, list[socket.socket]] = {}
     for port in (P1, P2, P3):
         srv = _listener(port)
         held[port] = [srv]
         for _ in range(2):
-            held[port].append(socket.create_connection(("127.0.0.1", port)))
+            held[port].append(socket.create_connection((ADDR, port)))
             held[port].append(srv.accept()[0])
-    srv6 = _listener(P6, socket.AF_INET6, "::")
-    held[P6] = [srv6, socket.create_connection(("127.0.0.1", P6)), srv6.accept()[0]]
+    srv6 = _listener(P6, socket.AF_INET6, f"::ffff:{ADDR}")
+    held[P6] = [srv6, socket.create_connection((ADDR, P6)), srv6.accept()[0]]
     held[P1][1].sendall(b"x" * 50000)
     held[P1][2].recv(1 << 20)
     try:
@@ -84,12 +87,18 @@ def test_state_mask_and_peer_conditions(sockets) -> None:
     with InetDiag() as diag:
         listening = diag.query([P1], states=CONNECTED | 1 << 10)
         assert len(listening) == 5 and sum(TCP_STATES[s.state] == "LISTEN" for s in listening) == 1
-        assert len(diag.query([P1], peers=["127.0.0.1"])) == 4
+        # clients connect from 127.0.0.1, so the peer is ADDR for the client ends only
+        clients = {c.getsockname()[1] for c in sockets[P1][1::2]}
+        assert {s.sport for s in diag.query([P1], peers=[ADDR])} == clients
+        assert len(diag.query([P1], peers=["127.0.0.0/8"])) == 4
         assert diag.query([P1], peers=["10.0.0.0/8", "192.0.2.7"]) == []
         # an IPv4 peer condition also matches the v4-mapped peers of a dual-stack socket
         mapped = diag.query([P6], peers=["127.0.0.0/8"])
         assert {s.family for s in mapped} == {socket.AF_INET, socket.AF_INET6}
-        assert all(s.dst == "127.0.0.1" and s.src == "127.0.0.1" for s in mapped)
+        assert len(mapped) == 2
+        [server_end] = diag.query([P6], peers=["127.0.0.1"])
+        assert server_end.family == socket.AF_INET6 and server_end.src == ADDR
+        assert server_end.dst == "127.0.0.1"  # shown unmapped
 
 
 def test_bytecode_rejects_bad_input() -> None:

@@ -224,7 +224,7 @@ def test_rto_min_route_brings_rto_to_10ms_range() -> None:
         old.burst(200)
         pair.set_rto_min("a", 10)
         old_key = f"{pair.a_ip}:{old.port}>{pair.b_ip}:{DG_PORT}"
-        with ns_collector(pair, "a", "tcp", {"ports": [DG_PORT]}) as coll:
+        with ns_collector(pair, "a", "tcp", {"ports": [DG_PORT], "rediscover": 0}) as coll:
             stale = coll.tick()["rows"][old_key]
             old.burst(300)
             new = Client(pair)

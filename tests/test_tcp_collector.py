@@ -1,0 +1,106 @@
+"""The tcp collector on loopback: options, socket tracking between dumps, owners, host row.
+Port 46150 on a loopback address of our own (127.46.1.2), as the port is inside the ephemeral
+range; no root needed (owners of other users' sockets would need it)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from collectors.tcp import TcpCollector
+from sgmon.collector import ConfigError
+
+PORT = 46150
+
+
+def _pair(srv: socket.socket) -> tuple[socket.socket, socket.socket]:
+    c = socket.create_connection(srv.getsockname())
+    return c, srv.accept()[0]
+
+
+def _keys(c: socket.socket) -> set[str]:
+    (la, lp), (pa, pp) = c.getsockname(), c.getpeername()
+    return {f"{la}:{lp}>{pa}:{pp}", f"{pa}:{pp}>{la}:{lp}"}
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.46.1.2", PORT))
+    srv.listen(8)
+    yield srv
+    srv.close()
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"ports": ["abc"]}, "'abc' is not a port number"),
+        ({"ports": [70000]}, "out of range"),
+        ({"ports": [True]}, "not a port number"),
+        ({"ports": []}, "empty"),
+        ({"peers": ["db-standby"]}, "not an IP address"),
+        ({"rediscover": -1}, "seconds"),
+    ],
+)
+def test_bad_options_are_one_line_config_errors(options: dict, words: str) -> None:
+    with pytest.raises(ConfigError, match=words) as err:
+        TcpCollector(options)
+    assert "\n" not in str(err.value)
+
+
+def test_known_sockets_are_looked_up_and_a_vanished_one_forces_a_dump(listener) -> None:
+    coll = TcpCollector({"ports": [PORT], "rediscover": 3600})
+    coll.open()
+    try:
+        a = _pair(listener)
+        first = coll.sample()
+        assert set(first) == _keys(a[0]) | {"host"}
+        b = _pair(listener)
+        # between dumps only the known sockets are read (exact lookups, no table walk)
+        assert set(coll.sample()) == _keys(a[0]) | {"host"}
+        keys_b = _keys(b[0])
+        for s in a:
+            s.close()  # client end -> TIME-WAIT: left the connected states
+        assert set(coll.sample()) == keys_b | {"host"}
+        for s in b:
+            s.close()
+    finally:
+        coll.close()
+
+
+def test_rows_owner_units_and_host_counters(listener) -> None:
+    coll = TcpCollector({"ports": [PORT], "rediscover": 0})
+    coll.open()
+    client, server = _pair(listener)
+    (la, lp), (pa, pp) = client.getsockname(), client.getpeername()
+    key = f"{la}:{lp}>{pa}:{pp}"
+    try:
+        # the owner scan runs in ~3 ms slices per sample: a few samples resolve it
+        for _ in range(500):
+            prev = coll.sample()
+            if prev[key]["pid"] is not None:
+                break
+        client.sendall(b"x" * 100_000)
+        got = 0
+        while got < 100_000:
+            got += len(server.recv(1 << 20))
+        cur = coll.sample()
+        rows = coll.derive(prev, cur, 2.0)
+    finally:
+        coll.close()
+        client.close()
+        server.close()
+    row = rows[key]
+    with open("/proc/self/comm") as f:
+        assert row["pid"] == os.getpid() and row["process"] == f.read().strip()
+    assert row["bytes_acked"] == pytest.approx(100_000 / 2.0)
+    assert row["retransmits"] == 0 and row["state"] == "ESTAB"
+    assert 200 <= row["rto"] < 1000 and 0 < row["rtt"] < 100  # ms, not us
+    assert row["rto_min"] is None  # loopback route has none
+    assert set(rows["host"]) == {"retrans_segs", "timeouts", "lost_retransmit"}
+    assert all(v is not None and v >= 0 for v in rows["host"].values())
