@@ -1,0 +1,351 @@
+"""CPU and peak RSS per 1 Hz sample of sgmon's whole collector set, next to the alternatives.
+
+In ONE run, all at once and over the same window, with 2,000 established TCP sockets on
+loopback of which 50 are on the Data Guard port (25 connections to it, both ends local):
+
+- sgmon: every installed collector that can run here (sgmon.registry, the oracle ones need a
+  database and are left out), engine ticking at 1 s, frames built and dropped;
+- `sadc -S XALL 1 N` writing to a temporary file (what sar's collector costs);
+- `glances -q -t 1` (collection at 1 s without drawing; skipped with the reason if absent);
+- an OSWatcher-style shell loop forking `iostat -dxk`, `ss -tinm`, `ip -s link` and
+  `mpstat -P ALL` each second.
+
+CPU is read from /proc/PID/stat (the process plus its waited-for children, 10 ms ticks) at the
+start and the end of the measured window, after a warm-up that excludes start-up costs; per
+sample = per second at 1 Hz.  Peak RSS is VmHWM (the fork loop: the largest of the shell and
+its children, from wait4).  The sgmon worker also reports its own getrusage over its sampling
+window (microsecond resolution) and which collectors answered.
+
+    /work/venv/bin/python bench/overhead.py [--samples 60] [--dg-port 1521]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SADC = "/usr/lib/sysstat/sadc"
+OTHER_PORT = 46000  # the unrelated connections' listener (this engineer's port range)
+FORK_LOOP = (
+    "while :; do iostat -dxk >/dev/null; ss -tinm >/dev/null; ip -s link >/dev/null; "
+    "mpstat -P ALL >/dev/null; sleep 1; done"
+)
+
+
+# ---------------------------------------------------------------- the socket farm (a child)
+
+
+def farm(dg_port: int, dg_conns: int, other_conns: int) -> None:
+    """Hold the connections until stdin closes; print "ready" once they are established."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = 2 * (dg_conns + other_conns) + 64
+    if soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(need, soft), max(need, hard)))
+    held: list[socket.socket] = []
+    for port, n in ((dg_port, dg_conns), (OTHER_PORT, other_conns)):
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            srv.bind(("127.0.0.1", port))
+        except OSError as e:
+            print(f"error: cannot listen on 127.0.0.1:{port}: {e.strerror}", flush=True)
+            return
+        srv.listen(4096)
+        for _ in range(n):
+            held.append(socket.create_connection(("127.0.0.1", port)))
+            held.append(srv.accept()[0])
+        srv.close()
+    print("ready", len(held), flush=True)
+    sys.stdin.read()  # until the parent closes the pipe (or dies)
+
+
+# ---------------------------------------------------------------- the sgmon worker (a child)
+
+
+def worker(ticks: int, dg_port: int, out: str) -> None:
+    """Run the collector set on the engine for ``ticks`` 1 s ticks; write a JSON summary."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from sgmon.config import Config
+    from sgmon.hosts.build import make_collectors
+    from sgmon.hosts.local import LocalSource
+    from sgmon.model import Frame, Status
+
+    collectors = make_collectors(Config(ports=(dg_port,)), None)
+    thread_cpu = {c.name: [0.0, 0] for c in collectors}
+    for c in collectors:
+        c.sample = _timed(c.sample, thread_cpu[c.name])  # type: ignore[method-assign]
+    source = LocalSource(collectors, 1.0)
+    stop = threading.Event()
+    frames: list[Frame] = []
+    marks: list[tuple[float, float]] = []
+
+    def emit(frame: Frame) -> None:
+        frame.to_json()  # what every sink pays at least once
+        frames.append(frame)
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        marks.append((time.monotonic(), ru.ru_utime + ru.ru_stime))
+        if len(frames) >= ticks:
+            stop.set()
+
+    try:
+        source.run(emit, stop)
+    finally:
+        source.close()
+    last = frames[-1]
+    status = {
+        name: {
+            "status": res.status.value,
+            "error": res.error,
+            "rows": len(res.rows),
+            "mean_ms": round(
+                sum((f.collectors[name].duration_ms or 0) for f in frames[1:]) / (len(frames) - 1),
+                3,
+            ),
+            "cpu_ms": round(1000 * thread_cpu[name][0] / max(1, thread_cpu[name][1]), 3),
+        }
+        for name, res in last.collectors.items()
+    }
+    ok = [n for n, s in status.items() if s["status"] == Status.OK.value]
+    Path(out).write_text(
+        json.dumps(
+            {
+                "collectors": status,
+                "ran": ok,
+                "marks": marks,
+                "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+            }
+        )
+    )
+
+
+def _timed(sample, acc: list):
+    """Wrap a collector's sample() to add its thread CPU time and count to ``acc``."""
+
+    def timed():
+        t0 = time.thread_time()
+        try:
+            return sample()
+        finally:
+            acc[0] += time.thread_time() - t0
+            acc[1] += 1
+
+    return timed
+
+
+# ---------------------------------------------------------------- measurement (the parent)
+
+
+@dataclass
+class Tool:
+    """One contender: its command and what was measured."""
+
+    name: str
+    argv: list[str]
+    note: str = ""
+    proc: subprocess.Popen | None = None
+    cpu0: float = 0.0
+    cpu1: float = 0.0
+    hwm_kb: int = 0
+    wait_maxrss_kb: int = 0
+    skipped: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def cpu(self) -> float:
+        """CPU seconds in the window."""
+        return self.cpu1 - self.cpu0
+
+
+def proc_cpu(pid: int) -> float:
+    """utime+stime+cutime+cstime of a process, seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rpartition(")")[2].split()
+    return sum(int(x) for x in parts[11:15]) / CLK_TCK
+
+
+def proc_hwm(pid: int) -> int:
+    """Peak RSS (VmHWM) of a process, kB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def start(tool: Tool) -> None:
+    """Start a contender in its own process group (so it is stopped with its children)."""
+    tool.proc = subprocess.Popen(
+        tool.argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def stop(tool: Tool) -> None:
+    """Stop a contender and its children; keep wait4's peak RSS (covers waited children)."""
+    p = tool.proc
+    if p is None:
+        return
+    if p.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+    try:
+        _, _, ru = os.wait4(p.pid, 0)
+        tool.wait_maxrss_kb = ru.ru_maxrss
+    except ChildProcessError:
+        pass
+    p.returncode = p.returncode if p.returncode is not None else -1
+
+
+def run_bench(samples: int, warmup: int, dg_port: int) -> int:
+    """Start everything, measure the window, print the table."""
+    farm_p = subprocess.Popen(
+        [sys.executable, __file__, "--farm", str(dg_port), "25", "975"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
+    tools: list[Tool] = []
+    try:
+        line = farm_p.stdout.readline().strip() if farm_p.stdout else ""
+        if not line.startswith("ready"):
+            print(f"overhead: the socket farm failed: {line or 'no answer'}", file=sys.stderr)
+            return 2
+        total = samples + warmup + 5  # every contender outlives the window
+        summary = tmp / "sgmon.json"
+        tools = [
+            Tool(
+                "sgmon",
+                [sys.executable, __file__, "--worker", str(total), str(dg_port), str(summary)],
+            ),
+            Tool("sadc -S XALL", [SADC, "-S", "XALL", "1", str(total), str(tmp / "sa.bin")]),
+            Tool("glances -t 1", [_glances(), "-q", "-t", "1", "--stop-after", str(total)]),
+            Tool("fork loop", ["bash", "-c", FORK_LOOP], note="iostat, ss, ip, mpstat /s"),
+        ]
+        for t in tools:
+            exe = t.argv[0]
+            if not (os.path.exists(exe) or shutil.which(exe)):
+                t.skipped = f"{exe} not found"
+        for t in tools:
+            if not t.skipped:
+                start(t)
+        time.sleep(warmup)
+        t0 = time.monotonic()
+        for t in tools:
+            if not t.skipped:
+                t.cpu0 = _cpu_or_skip(t)
+        time.sleep(samples)
+        window = time.monotonic() - t0
+        for t in tools:
+            if not t.skipped:
+                t.cpu1 = _cpu_or_skip(t, end=True)
+                if not t.skipped:
+                    t.hwm_kb = proc_hwm(t.proc.pid)  # type: ignore[union-attr]
+        for t in tools[1:]:  # sgmon stops by itself and writes its summary
+            stop(t)
+        sg = tools[0]
+        if sg.proc is not None:
+            sg.proc.wait(timeout=total + 30)
+            if summary.exists():
+                sg.extra = json.loads(summary.read_text())
+        report(tools, samples, window, dg_port)
+    finally:
+        for t in tools:
+            if t.proc is not None and t.proc.poll() is None:
+                stop(t)
+        if farm_p.stdin:
+            farm_p.stdin.close()
+        farm_p.wait(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def _glances() -> str:
+    local = Path(sys.executable).with_name("glances")
+    return str(local) if local.exists() else "glances"
+
+
+def _cpu_or_skip(t: Tool, end: bool = False) -> float:
+    try:
+        return proc_cpu(t.proc.pid)  # type: ignore[union-attr]
+    except OSError:
+        rc = t.proc.poll() if t.proc else None
+        t.skipped = f"exited early (status {rc})" + (" before the window ended" if end else "")
+        return 0.0
+
+
+def _own_window(extra: dict, samples: int) -> float | None:
+    """The sgmon worker's own CPU per tick over the last ``samples`` ticks (getrusage)."""
+    marks = extra.get("marks") or []
+    if len(marks) < 2:
+        return None
+    use = marks[-(samples + 1) :]
+    (_, c0), (_, c1) = use[0], use[-1]
+    return (c1 - c0) / (len(use) - 1)
+
+
+def report(tools: list[Tool], samples: int, window: float, dg_port: int) -> None:
+    """Print the figures and the ratios to sgmon."""
+    print(f"window {window:.1f} s ({samples} samples at 1 Hz), 2,000 established loopback TCP")
+    print(f"sockets, 50 of them on port {dg_port}; CPU from /proc/PID/stat (10 ms ticks)\n")
+    sg = tools[0]
+    base = sg.cpu / window * 1000 if not sg.skipped else None
+    print(f"{'contender':<14} {'CPU ms/sample':>14} {'peak RSS MB':>12} {'x sgmon CPU':>12}")
+    for t in tools:
+        if t.skipped:
+            print(f"{t.name:<14} skipped: {t.skipped}")
+            continue
+        per = t.cpu / window * 1000
+        rss = max(t.hwm_kb, t.wait_maxrss_kb) / 1024
+        ratio = f"{per / base:.1f}" if base else "-"
+        print(f"{t.name:<14} {per:>14.2f} {rss:>12.1f} {ratio:>12}  {t.note}")
+    if sg.extra:
+        own = _own_window(sg.extra, samples)
+        if own is not None:
+            print(
+                f"\nsgmon by its own getrusage over its last {samples} ticks: {own * 1000:.2f} ms"
+            )
+        print(f"sgmon collectors that ran: {', '.join(sg.extra['ran'])}")
+        for name, s in sg.extra["collectors"].items():
+            why = f" ({s['error']})" if s["error"] else ""
+            print(
+                f"  {name:<8} {s['status']:<11} {s['rows']:>4} rows  sample() CPU "
+                f"{s['cpu_ms']:.3f} ms, wall sample+derive {s['mean_ms']:.3f} ms{why}"
+            )
+
+
+def main() -> int:
+    """Parse the options; the --farm and --worker forms are the children."""
+    if len(sys.argv) > 1 and sys.argv[1] == "--farm":
+        farm(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+        return 0
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--samples", type=int, default=60, help="measured 1 Hz samples (default 60)")
+    p.add_argument("--warmup", type=int, default=5, help="seconds before the window opens")
+    p.add_argument("--dg-port", type=int, default=1521, help="the Data Guard port (default 1521)")
+    a = p.parse_args()
+    return run_bench(a.samples, a.warmup, a.dg_port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
