@@ -250,6 +250,7 @@ class Session:
             rows = self._run("version_full")
             if rows and rows[0][0]:
                 self.version_text = str(rows[0][0])
+                self.version = queries.parse_version(self.version_text)
         rows = self._run("database")
         if rows:
             self.role = role_of(rows[0][0])

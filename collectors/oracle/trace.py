@@ -73,6 +73,15 @@ class Follower:
         self._ino: int | None = None
         self._partial = b""
         self._from_start = from_start
+        if os.path.exists(path):
+            self._open()
+
+    def _open(self) -> None:
+        self._f = open(self.path, "rb")  # noqa: SIM115 - kept open across calls
+        self._ino = os.fstat(self._f.fileno()).st_ino
+        if not self._from_start:
+            self._f.seek(0, os.SEEK_END)
+        self._from_start = True  # a file that appears (or reappears) later is read whole
 
     def lines(self) -> list[str]:
         """New complete lines (a partial last line waits for its newline)."""
@@ -89,11 +98,7 @@ class Follower:
             self._partial = b""
             self._from_start = True
         if self._f is None and st is not None:
-            self._f = open(self.path, "rb")  # noqa: SIM115 - kept open across calls
-            self._ino = os.fstat(self._f.fileno()).st_ino
-            if not self._from_start:
-                self._f.seek(0, os.SEEK_END)
-            self._from_start = True  # a file that appears later is read whole
+            self._open()
         if self._f is not None:
             data += self._f.read()
         if not data:

@@ -51,6 +51,8 @@ class OracleWaitsCollector(OracleCollector):
         hist = s.query("histogram")
         if hist is not None:
             unit_ms = queries.histogram_unit_us(s.version) / 1000.0
+            for row in rows.values():  # read, but no bucket hit yet: an empty histogram
+                row["hist"] = []
             for event, bound, count in hist:
                 row = rows.setdefault(event, {"waits": None, "time_waited": None, "hist": None})
                 buckets = row["hist"] if isinstance(row["hist"], list) else []

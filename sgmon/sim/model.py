@@ -84,8 +84,8 @@ class CommitModel:
         self.standby_stats: dict[str, float] = {"physical reads cache": 0, "redo size": 0.0}
         self.resp: dict[int, int] = {1: 0}
         self._pending: list[float] = []
-        self._next_arrival = 0.0
-        self._lgwr_free = 0.0
+        self._next_arrival: float | None = None
+        self._lgwr_free = float("-inf")
         self._write_rate = 700.0
         self._next_switch: float | None = None
         self._last_switch = -1e9
@@ -94,7 +94,7 @@ class CommitModel:
         self._msgid = 100000
         self.wall: Callable[[float], float] = lambda t: t
         """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
-        primary.set_dest(2, target="STBY", db_unique_name="STBY", net_timeout=30)
+        primary.set_dest(2, db_unique_name="STBY", net_timeout=30)
         standby.set_standby_logs(1, active=1)
 
     def advance(self, t0: float, dt: float, c: Conditions) -> TickStats:
@@ -107,7 +107,7 @@ class CommitModel:
         while self._next_switch <= t1:
             self._switch(self._next_switch, st)
             self._next_switch += c.switch_every * (0.8 + 0.4 * rng.random())
-        a = self._next_arrival
+        a = t0 if self._next_arrival is None else self._next_arrival
         while a < t1:
             self._pending.append(a)
             a += rng.expovariate(c.commits)

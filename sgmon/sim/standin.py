@@ -135,6 +135,7 @@ class StandIn:
         self._db = self.connect()  # keeps an in-memory database alive
         self._buckets: dict[str, Buckets] = {}
         self._seq: dict[int, int] = {}
+        self._dropped: set[str] = set()
         self._create()
         self.set_instance(startup)
         self.set_database(database_role=role, db_unique_name=db_unique_name)
@@ -152,6 +153,8 @@ class StandIn:
     def columns(self, view: str) -> tuple[str, ...]:
         """The columns this version has for a view (empty when the view does not exist)."""
         cols = VIEWS[view]
+        if view in self._dropped:
+            return ()
         if view == "v$event_histogram_micro" and self.version < (12, 1):
             return ()
         if view == "v$instance" and self.version >= (18,):
@@ -172,6 +175,7 @@ class StandIn:
 
     def drop_view(self, view: str) -> None:
         """Make a view disappear (a test of the one-note path)."""
+        self._dropped.add(view)
         with self._lock:
             self._db.execute(f"DROP TABLE IF EXISTS {_q(view)}")
 

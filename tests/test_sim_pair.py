@@ -1,0 +1,167 @@
+"""The simulated pair: deterministic under a seed, consistent frames, and each scenario's
+signature (from its seed) present after the onset and absent before it."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from sgmon.hosts.sim import SimSource
+from sgmon.model import Frame
+from sgmon.sim import SCENARIOS, SimPair
+
+START = 1_800_000_000.0
+ONSET = 15.0
+STEPS = 45
+
+
+def _run(scenario: str, seed: int = 1, steps: int = STEPS) -> list[tuple[Frame, Frame]]:
+    p = SimPair(scenario, seed=seed, start=START, onset=ONSET)
+    try:
+        return [p.step() for _ in range(steps)]
+    finally:
+        p.close()
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, list[tuple[Frame, Frame]]]:
+    return {name: _run(name) for name in SCENARIOS}
+
+
+def _before(frames):
+    return [f for f in frames if f[0].time - START <= ONSET]
+
+
+def _after(frames):
+    return [f for f in frames if f[0].time - START > ONSET + 5]
+
+
+def _bucket(frame: Frame, event: str, lo: float, hi: float) -> int:
+    """Waits of the interval in buckets with lo < bound <= hi (ms)."""
+    hist = frame.value("oracle_waits", event, "hist") or []
+    return sum(n for b, n in hist if lo < b <= hi)
+
+
+def _strip(frames):
+    out = []
+    for pair in frames:
+        for f in pair:
+            d = f.to_dict()
+            for c in d["collectors"].values():
+                c["duration_ms"] = None
+            out.append(d)
+    return out
+
+
+def test_same_seed_same_frames_other_seed_other_frames():
+    a, b, c = _run("rto-stall", 5, 20), _run("rto-stall", 5, 20), _run("rto-stall", 6, 20)
+    assert _strip(a) == _strip(b)
+    assert _strip(a) != _strip(c)
+
+
+def test_frames_are_complete_and_declared(runs):
+    p = SimPair(start=START)
+    try:
+        for host, frame in zip(("primary", "standby"), runs["healthy"][-1], strict=True):
+            assert frame.host == host and frame.role == host
+            schema = p.schema(host)
+            assert set(frame.collectors) == set(schema)
+            for name, res in frame.collectors.items():
+                assert res.status == "ok", (name, res.error)
+                declared = {f.name for f in schema[name]}
+                for inst, row in res.rows.items():
+                    assert set(row) <= declared, (name, inst, set(row) - declared)
+            Frame.from_json(frame.to_json())  # serialisable as is
+    finally:
+        p.close()
+    primary, standby = runs["healthy"][0]
+    assert primary.seq == 1 and primary.time == START + 1.0
+    assert primary.value("oracle_waits", "log file sync", "waits") > 100  # primed: rates at once
+    assert standby.value("oracle_dg", "db", "role") == "standby"
+    assert primary.value("oracle_dg", "dest_2", "transmit_mode") == "SYNC"
+
+
+def test_healthy_stays_healthy(runs):
+    for primary, standby in runs["healthy"]:
+        assert primary.value("oracle_waits", "log file sync", "p99") <= 8
+        assert primary.value("tcp", "host", "timeouts") == 0
+        assert standby.value("disk", "sdb", "util") < 90
+
+
+def test_rto_stall_signature(runs):
+    frames = runs["rto-stall"]
+    for primary, _ in _before(frames):
+        assert _bucket(primary, "log file sync", 128, 300) == 0
+    after = _after(frames)
+    sock = "10.0.1.1:40312>10.0.1.2:1521"
+    assert sum(_bucket(p, "log file sync", 128, 300) for p, _ in after) > 100
+    assert sum(_bucket(p, "SYNC Remote Write", 128, 300) for p, _ in after) >= len(after)
+    assert sum(p.value("tcp", sock, "retransmits") for p, _ in after) >= len(after)
+    assert all(p.value("tcp", sock, "rto") >= 200 for p, _ in after)
+    # the standby's SRL writes stay fast: the time is on the network (seed 001)
+    assert all(s.value("oracle_waits", "RFS write", "p99") <= 4 for _, s in after)
+    splits = [e for p, _ in after for e in p.events if e.kind == "remote_write_split"]
+    assert splits and all("RFS" in e.text for e in splits)
+
+
+def test_rto_stall_fixed_signature(runs):
+    after = _after(runs["rto-stall-fixed"])
+    sock = "10.0.1.1:40312>10.0.1.2:1521"
+    assert sum(p.value("tcp", sock, "retransmits") for p, _ in after) >= len(after) // 2
+    assert all(p.value("tcp", sock, "rto") <= 20 for p, _ in after)
+    assert sum(_bucket(p, "log file sync", 64, 1e9) for p, _ in after) == 0
+    assert sum(_bucket(p, "SYNC Remote Write", 8, 32) for p, _ in after) >= len(after) // 2
+
+
+def test_standby_iops_cap_signature(runs):
+    frames = runs["standby-iops-cap"]
+    for _, standby in _before(frames):
+        assert standby.value("disk", "sdb", "aqu_sz") < 2
+    for primary, standby in _after(frames):
+        d = standby.rows("disk")["sdb"]
+        assert d["util"] == 100 and 40 <= d["aqu_sz"] <= 90
+        assert d["w_await"] > 20 * d["svctm"]  # await >> svctm: queueing (seed 003)
+        assert standby.value("oracle_waits", "RFS write", "p50") >= 32
+        assert primary.value("oracle_waits", "log file sync", "p90") >= 64
+        assert primary.value("oracle_redo", "db", "redo_size_lwd") > 0
+        assert primary.value("oracle_waits", "log file parallel write", "p90") <= 8
+
+
+def test_log_switch_storm_signature(runs):
+    frames = runs["log-switch-storm"]
+    switches = lambda fs: sum(1 for p, _ in fs for e in p.events if e.kind == "log_switch")  # noqa: E731
+    assert switches(_before(frames)) == 0
+    after = _after(frames)
+    assert switches(after) >= len(after) // 7
+    assert sum(p.value("oracle_dg", "thread_1", "log_switches") or 0 for p, _ in after) >= 3
+    assert max(p.value("oracle_waits", "SYNC Remote Write", "max_bucket") for p, _ in after) >= 16
+
+
+def test_primary_cpu_starved_signature(runs):
+    frames = runs["primary-cpu-starved"]
+    for primary, _ in _after(frames):
+        assert primary.value("cpu", "all", "idle") < 5
+        assert primary.value("cpu", "all", "runq_sz") > 16
+        assert primary.value("oracle_waits", "log file sync", "p90") >= 8
+        assert primary.value("oracle_waits", "SYNC Remote Write", "p90") <= 4
+        assert primary.value("oracle_waits", "log file parallel write", "p90") <= 4
+    assert _before(frames)[-1][0].value("cpu", "all", "idle") > 30
+
+
+def test_unknown_scenario_says_which_exist():
+    with pytest.raises(ValueError, match="use one of healthy, rto-stall"):
+        SimPair("nope")
+
+
+def test_source_runs_faster_than_real_time_for_a_simulated_duration():
+    src = SimSource("healthy", seed=2, interval=0.5, speed=200.0, duration=5.0)
+    frames: list[Frame] = []
+    try:
+        src.run(frames.append, threading.Event())
+    finally:
+        src.close()
+    assert [f.host for f in frames[:2]] == ["primary", "standby"]
+    assert len(frames) == 2 * 10
+    assert frames[-1].time - frames[0].time == pytest.approx(4.5)
+    assert [h.name for h in src.hosts] == ["primary", "standby"]
