@@ -9,11 +9,13 @@ Columns: ``time`` (ISO 8601, UTC, with its ``+00:00`` offset, millisecond precis
 drifts with what a tick contained; an unknown value is an empty cell.
 
 Histograms get one column per bucket with *fixed* bounds per unit, so the header is known before
-the first sample: powers of two from 1 to 65536 for ``ms`` (Oracle's V$EVENT_HISTOGRAM buckets,
-``hist_le_1_ms`` .. ``hist_le_65536_ms``), 1 to 256 for ``s`` (V$REDO_DEST_RESP_HISTOGRAM), plus an
-open ``le_inf`` bucket.  A bucket whose bound is not one of these is added to the next larger one
-(a 3 s response counts in ``le_4``), so the recorded histogram is what a percentile needs and
-re-recording a replay is exact.
+the first sample.  A ``ms`` histogram is written in Oracle's V$EVENT_HISTOGRAM_MICRO buckets,
+powers of two microseconds named in microseconds (``hist_le_1_us`` .. ``hist_le_1024_us`` ..
+``hist_le_67108864_us``, i.e. 1 us to 67 s); an ``s`` histogram (V$REDO_DEST_RESP_HISTOGRAM) in
+powers of two seconds up to 256 (``resp_hist_le_1_s``); each has an open ``_le_inf`` bucket.  A
+source bound within 10 % below a fixed bound lands in it (11.2's 1 ms bucket in 1024 us), any
+other in the next larger one (a 3 s response in ``le_4_s``), so the recorded histogram is what a
+percentile needs and re-recording a replay is exact.
 
 Values: integers as integers, other numbers rounded to 3 decimals (microseconds for ms fields).
 """
@@ -36,10 +38,11 @@ EVENT_COLUMNS = ("time", "host", "collector", "kind", "instance", "text", "value
 """``tick`` is the time of the frame that carried the event (events may be stamped later)."""
 STATUS_KIND = "collector_"  # events.csv kind prefix for a collector's status change
 
-_BOUNDS: dict[str, tuple[float, ...]] = {
-    "ms": tuple(float(2**i) for i in range(17)),
-    "s": tuple(float(2**i) for i in range(9)),
-    "us": tuple(float(2**i) for i in range(21)),
+_BOUNDS: dict[str, tuple[str, float, tuple[int, ...]]] = {
+    # field unit: (column unit, column unit in field units, bounds in column units)
+    "ms": ("us", 1e-3, tuple(2**k for k in range(27))),
+    "us": ("us", 1.0, tuple(2**k for k in range(27))),
+    "s": ("s", 1.0, tuple(2**k for k in range(9))),
 }
 
 FILE_RE = re.compile(
@@ -51,21 +54,21 @@ class ArchiveError(Exception):
     """An archive problem as one line that says what to do."""
 
 
+def _bucket_spec(f: Field) -> tuple[str, float, tuple[int, ...]]:
+    return _BOUNDS.get(f.unit, (f.unit, 1.0, tuple(2**k for k in range(17))))
+
+
 def hist_bounds(f: Field) -> tuple[float | None, ...]:
-    """The fixed bucket bounds of a histogram field, the open bucket last (None)."""
-    return (*_BOUNDS.get(f.unit, _BOUNDS["ms"]), None)
-
-
-def _bound_text(b: float | None) -> str:
-    if b is None:
-        return "inf"
-    return str(int(b)) if b == int(b) else str(b).replace(".", "p")
+    """The fixed bucket bounds of a histogram field in its unit, the open bucket last (None)."""
+    _, scale, bounds = _bucket_spec(f)
+    return (*(b * scale for b in bounds), None)
 
 
 def field_columns(f: Field) -> list[str]:
     """The CSV column(s) of one field."""
     if f.kind is Kind.HISTOGRAM:
-        return [column_name(f"{f.name}_le_{_bound_text(b)}", f.unit) for b in hist_bounds(f)]
+        unit, _, bounds = _bucket_spec(f)
+        return [column_name(f"{f.name}_le_{b}", unit) for b in bounds] + [f"{f.name}_le_inf"]
     return [f.column]
 
 
@@ -114,7 +117,8 @@ def _fold(f: Field, buckets: list) -> list[int | float]:
             continue
         i = len(bounds) - 1
         if bound is not None:
-            i = next((k for k, b in enumerate(bounds[:-1]) if b >= float(bound) - 1e-9), i)
+            lim = float(bound) * 0.9
+            i = next((k for k, b in enumerate(bounds[:-1]) if b is not None and b >= lim), i)
         out[i] += count
     return out
 

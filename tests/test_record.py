@@ -92,8 +92,8 @@ def test_layout_header_and_round_trip(tmp_path):
     assert any(f.startswith("disk_") and f.endswith(".csv") for f in files)
     with open(next((a / "hostA").glob("waitslike_*.csv"))) as fh:
         rows = list(csv.reader(fh))
-    assert rows[0][:6] == ["time", "host", "instance", "waits_per_s", "avg_ms", "hist_le_1_ms"]
-    assert "hist_le_inf_ms" in rows[0] and rows[0][-1] == "note"
+    assert rows[0][:6] == ["time", "host", "instance", "waits_per_s", "avg_ms", "hist_le_1_us"]
+    assert "hist_le_1024_us" in rows[0] and "hist_le_inf" in rows[0] and rows[0][-1] == "note"
     assert all(len(r) == len(rows[0]) for r in rows)
     assert rows[1][0].endswith("+00:00") and rows[1][2] == "log file sync"
     # the failing collector is an event, the others went on
@@ -105,7 +105,10 @@ def test_layout_header_and_round_trip(tmp_path):
     frames = src.frames("hostA")
     assert len(frames) == len(rows) - 1
     hist = frames[-1].value("waitslike", "log file sync", "hist")
-    assert [b for b, _ in hist][:3] == [1.0, 2.0, 4.0] and hist[-1][0] is None
+    got = [
+        b for b, n in hist if n and b is not None
+    ]  # 1, 2, 4, 256 ms land in 1024, 2048, 4096, 262144 us
+    assert sorted(got)[:3] == pytest.approx([1.024, 2.048, 4.096]) and hist[-1][0] is None
     assert frames[-1].collectors["broken"].status.value == "error"
     _record(src, b)
     assert _tables(a) == _tables(b)

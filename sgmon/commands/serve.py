@@ -1,17 +1,49 @@
-"""`sgmon serve`: not built yet."""
+"""`sgmon serve`: the frames as a Prometheus/OpenMetrics endpoint (``sgmon.sinks.prometheus``)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from sgmon.cli import not_built
+from sgmon.cli import UsageError
+from sgmon.headless import add_source_arguments, load_sources, run_until_stopped, schema_lookup
+from sgmon.units import parse_duration
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """No options until the command is built."""
-    parser.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    """Listen address plus the shared host options."""
+    parser.add_argument(
+        "--listen", default="127.0.0.1:9464", metavar="ADDR:PORT", help="where to listen"
+    )
+    add_source_arguments(parser)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``127.0.0.1:9464``, ``[::1]:9464``, ``:9464`` (all addresses) -> (addr, port)."""
+    addr, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--listen {text!r}: use ADDR:PORT, e.g. 127.0.0.1:9464")
+    addr = addr.strip("[]") or "0.0.0.0"
+    return addr, int(port)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Say plainly that the command does not exist yet."""
-    return not_built("serve", "the headless issue")
+    """Serve until --duration, SIGTERM or SIGINT."""
+    from sgmon.sinks.prometheus import Exporter
+    from sgmon.sinks.statefile import StatePublisher
+
+    addr, port = parse_listen(args.listen)
+    _, sources, _ = load_sources(args)
+    schema_of = schema_lookup(sources)
+    try:
+        exporter = Exporter(schema_of, addr, port)
+    except OSError as e:
+        for s in sources:
+            s.close()
+        raise UsageError(
+            f"--listen {args.listen}: {e.strerror or e}; choose another port with --listen"
+        ) from None
+    print(f"sgmon: serving metrics on http://{args.listen}/metrics", file=sys.stderr, flush=True)
+    duration = parse_duration(args.duration) if args.duration else None
+    run_until_stopped(sources, [exporter, StatePublisher(schema_of)], duration)
+    return 0
