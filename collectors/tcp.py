@@ -7,7 +7,7 @@ Guard ports (local or remote) and, when ``peers`` is given, on the peer address,
 client connections on the listener port never reach Python (see collectors/inet_diag.py for why
 raw netlink and a lean tcp_info decode instead of pyroute2's DiagSocket).
 
-Between two such dumps (every ``rediscover`` seconds, default 5) the sockets already found are
+Between two such dumps (every ``rediscover`` seconds, default 10) the sockets already found are
 re-read by exact lookup in the kernel's socket hash, which costs the same with 200 or 20,000
 unrelated sockets (a dump walks them all: ~0.2 us each per address family, measured in
 bench/tcp_cost.py); a socket that is gone or left the connected states triggers a dump at once,
@@ -191,7 +191,7 @@ class TcpCollector(Collector):
         super().__init__(options)
         self.ports = _ports(self.options.get("ports", [1521]))
         self.peers = _peers(self.options.get("peers", []))
-        self.rediscover = _seconds(self.options.get("rediscover", 5.0), "rediscover")
+        self.rediscover = _seconds(self.options.get("rediscover", 10.0), "rediscover")
         self._known: list[DiagSock] = []
         self._next_dump = 0.0
         self._diag: InetDiag | None = None
