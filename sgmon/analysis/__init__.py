@@ -1,0 +1,207 @@
+"""The analysis every sink shares: outliers, cross-host correlation, commit budget, advice.
+
+Feed it every frame of every host (``Analyzer.feed`` is a sink: ``callable(frame)``) and read
+``state()`` whenever you draw.  Per frame it
+
+1. judges the host's series against the seed thresholds and their own robust baseline, with
+   hysteresis (outliers.py, thresholds.py, baseline.py);
+2. splits the primary's average log file sync into local write, remote write (standby I/O and
+   network) and LGWR overhead (budget.py);
+3. when the commit path is degraded on the primary, ranks the outliers of both hosts by how well
+   they line up with it (correlate.py);
+4. runs the advice rules of the seeds (rules.py) and keeps their findings (findings.py).
+
+Headless and dependency-free: no textual, rich or numpy.  ``feed`` and ``state`` may be called
+from different threads.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import deque
+
+from sgmon.analysis.budget import commit_budget
+from sgmon.analysis.context import Chain, Context, HostView, label
+from sgmon.analysis.correlate import rank
+from sgmon.analysis.findings import FindingBook
+from sgmon.analysis.outliers import COMMIT_EVENTS, OutlierTracker
+from sgmon.analysis.results import (
+    SEVERITIES,
+    AnalysisState,
+    Budget,
+    Finding,
+    Outlier,
+    SeriesKey,
+    worst,
+)
+from sgmon.analysis.rules import evaluate
+from sgmon.analysis.thresholds import Thresholds, field_meta
+from sgmon.config import Config
+from sgmon.model import Frame
+
+__all__ = [
+    "SEVERITIES",
+    "AnalysisState",
+    "Analyzer",
+    "Budget",
+    "Finding",
+    "Outlier",
+    "worst",
+]
+
+# The series a chain starts from, most specific first: the remote write explains more than
+# log file sync does.
+TRIGGERS: tuple[tuple[str, str, str], ...] = (
+    *(
+        ("oracle_waits", e, f)
+        for e in (*COMMIT_EVENTS[1:], COMMIT_EVENTS[0])
+        for f in ("p99", "p90", "avg")
+    ),
+    ("oracle_redo", "db", "redo_synch_time"),
+)
+BUDGET_SMOOTHING = 5  # intervals the rules average the budget over
+STALE_TICKS = 3  # a host this many ticks behind is not waited for
+
+
+class Analyzer:
+    """Outliers, correlation, budget and findings over the frames of one or two hosts."""
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.config = config or Config()
+        self.thresholds = Thresholds(self.config.thresholds)
+        self.tracker = OutlierTracker(self.thresholds)
+        self.book = FindingBook()
+        self.skew = 0.0
+        """Estimated clock skew between the hosts, seconds (set it when it is known)."""
+        self._views: dict[str, HostView] = {}
+        self._budget: dict[str, Budget] = {}
+        self._recent: deque[Budget] = deque(maxlen=BUDGET_SMOOTHING)
+        self._devices = {h.name: h.devices for h in self.config.hosts}
+        self._time = 0.0
+        self._ticks: dict[str, int] = {}
+        self._budget_time = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self, frame: Frame) -> None:
+        """Sink form of ``feed``."""
+        self.feed(frame)
+
+    def feed(self, frame: Frame) -> None:
+        """Analyse one host's frame (frames of each host in time order)."""
+        with self._lock:
+            self._feed(frame)
+
+    def _feed(self, frame: Frame) -> None:
+        view = self._views.get(frame.host)
+        ncpu = sum(1 for i in frame.rows("cpu") if i != "all")
+        if view is None:
+            view = HostView(frame.host, "", frame, devices=self._devices.get(frame.host, ()))
+            self._views[frame.host] = view
+        view.frame, view.role = frame, _role(frame, view.role)
+        view.ncpu = ncpu or view.ncpu
+        interval = frame.interval if frame.interval > 0 else 1.0
+        tick = round(frame.time / interval)
+        view.outliers = self.tracker.update(frame, tick, view.ncpu)
+        _note_switches(view, frame)
+        self._time = max(self._time, frame.time)
+        self._ticks[frame.host] = tick
+        if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):
+            return  # another host has yet to report this tick: judge once, when it has
+        ctx = Context(self._time, self._views, self.tracker, self.thresholds, self.config)
+        primary, standby = ctx.primary, ctx.standby
+        if primary is not None and primary.frame.time != self._budget_time:
+            self._budget_time = primary.frame.time
+            b = commit_budget(primary.frame, standby.frame if standby else None)
+            if b is not None:
+                self._budget[primary.name] = b
+                self._recent.append(b)
+        if primary is not None and self._recent:
+            ctx.budget = _smooth(self._recent)
+        ctx.chain = self._chain(ctx, interval)
+        self.book.update(self._time, evaluate(ctx))
+
+    def _chain(self, ctx: Context, interval: float) -> Chain | None:
+        p = ctx.primary
+        if p is None:
+            return None
+        trigger = next(
+            (
+                o
+                for c, i, f in TRIGGERS
+                if (o := p.outliers.get((p.name, c, i, f))) and o.severity != "info"
+            ),
+            None,
+        )
+        if trigger is None:
+            return None
+        series = self.tracker.series(trigger.key)
+        if series is None:
+            return None
+        trigger_paths = {(c, i, f) for c, i, f in TRIGGERS}
+        candidates = []
+        for view in ctx.hosts.values():
+            for key, o in view.outliers.items():
+                if view is p and key[1:] in trigger_paths:
+                    continue
+                meta = field_meta(key[1], key[3])
+                candidates.append(
+                    (o, self.tracker.series(key), meta.higher_is_worse if meta else True)
+                )
+        links = rank(series, candidates, math.ceil(abs(self.skew) / interval) + 1)
+        peak = max(series.recent(10), default=None)
+        return Chain(trigger, label(trigger.key, peak), links)
+
+    def state(self) -> AnalysisState:
+        """A snapshot: open outliers of every host, ranked findings, the latest budgets."""
+        with self._lock:
+            outliers: dict[SeriesKey, Outlier] = {}
+            for view in self._views.values():
+                outliers.update(view.outliers)
+            return AnalysisState(self._time, outliers, self.book.findings(), dict(self._budget))
+
+    def changes(self) -> tuple[list[Finding], list[Finding]]:
+        """Findings opened and closed by the last ``feed`` (for the findings log)."""
+        with self._lock:
+            return list(self.book.opened), list(self.book.closed)
+
+
+def _role(frame: Frame, known: str) -> str:
+    """The host's Data Guard role: the frame's, the database's, or what was known before."""
+    if frame.role in ("primary", "standby"):
+        return frame.role
+    db = str(frame.value("oracle_dg", "db", "role") or "").lower()
+    if db in ("primary", "standby"):
+        return db
+    return known
+
+
+def _note_switches(view: HostView, frame: Frame) -> None:
+    """Remember log switch times: the events, or the thread counts when a source has no events."""
+    times = [e.time for e in frame.events if e.kind == "log_switch"]
+    if not times:
+        for inst, row in frame.rows("oracle_dg").items():
+            n = row.get("log_switches")
+            if inst.startswith("thread_") and isinstance(n, int | float) and n > 0:
+                times += [frame.time] * int(n)
+    view.switches.extend(sorted(times))
+
+
+def _smooth(budgets: deque[Budget]) -> Budget:
+    """Field-wise mean of recent budgets (a single interval's split is noisy)."""
+    last = budgets[-1]
+
+    def mean(name: str) -> float | None:
+        vals = [getattr(b, name) for b in budgets if getattr(b, name) is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    return Budget(
+        last.host,
+        last.time,
+        mean("lfs_ms"),
+        mean("local_write_ms"),
+        mean("remote_write_ms"),
+        mean("standby_io_ms"),
+        mean("network_ms"),
+        mean("overhead_ms"),
+    )

@@ -1,0 +1,85 @@
+"""A robust rolling baseline per series: median and interquartile spread over ~2 minutes.
+
+Why median and IQR (IQR / 1.349 estimates sigma as 1.4826 x MAD does, from the same single
+sort): commit latencies are spiky by nature (commit batching, log switches), so a mean and a
+standard deviation would be dragged by the very outliers we want to see.  A departure must clear
+three bars at once: a robust z-score (``z`` x IQR / 1.349), an absolute floor in the field's
+unit (so a flat series with no spread does not alarm on noise), and a ratio to the median (so a
+busy series does not alarm on a few percent).  A value that *stays* high becomes the new median
+within half a window and stops being a departure: the static thresholds, not the baseline, say
+whether a steady level is bad.  The fit is refreshed every ``every`` points, staggered by
+``phase`` across series, which keeps one tick of 200 series well under a millisecond.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+MIN_POINTS = 20
+"""Points needed before the baseline judges anything (20 s at the default interval)."""
+
+
+class Series:
+    """The recent ticks and values of one series and their robust fit."""
+
+    __slots__ = ("_count", "_every", "median", "sigma", "ticks", "values")
+
+    def __init__(self, window: int = 120, every: int = 20, phase: int = 0) -> None:
+        self.ticks: deque[int] = deque(maxlen=window)
+        self.values: deque[float] = deque(maxlen=window)
+        self.median: float | None = None
+        self.sigma = 0.0
+        self._every = every
+        self._count = phase % every
+
+    def push(self, tick: int, value: float) -> None:
+        """Add this tick's value; refit on schedule (or as soon as there are enough points)."""
+        self.ticks.append(tick)
+        self.values.append(value)
+        self._count += 1
+        if self._count >= self._every or (self.median is None and len(self.values) >= MIN_POINTS):
+            self._count = 0
+            if len(self.values) >= MIN_POINTS:
+                self._refit()
+
+    def span(self, first: int, last: int) -> list[float | None]:
+        """Values for the ticks ``first..last`` (None where the series has no point)."""
+        ticks, values = self.ticks, self.values
+        if not ticks:
+            return [None] * (last - first + 1)
+        t0 = ticks[0]
+        if ticks[-1] - t0 == len(ticks) - 1:  # no gaps: index arithmetic
+            lo, hi = max(first, t0), min(last, ticks[-1])
+            if lo > hi:
+                return [None] * (last - first + 1)
+            return (
+                [None] * (lo - first) + list(values)[lo - t0 : hi - t0 + 1] + [None] * (last - hi)
+            )
+        got = dict(zip(ticks, values, strict=True))
+        return [got.get(t) for t in range(first, last + 1)]
+
+    def recent(self, n: int) -> list[float]:
+        """The last ``n`` values."""
+        k = len(self.values)
+        return [self.values[i] for i in range(max(0, k - n), k)]
+
+    def _refit(self) -> None:
+        vals = sorted(self.values)
+        n = len(vals)
+        self.median = _median(vals)
+        self.sigma = (vals[(3 * n) // 4] - vals[n // 4]) / 1.349
+
+    def departs(self, value: float, floor: float, ratio: float, z: float, up: bool = True) -> bool:
+        """Whether ``value`` is a sudden departure from the baseline in the bad direction."""
+        med = self.median
+        if med is None:
+            return False
+        if up:
+            return value - med >= max(z * self.sigma, floor) and value >= ratio * med
+        return med - value >= max(z * self.sigma, floor) and value * ratio <= med
+
+
+def _median(sorted_vals: list[float]) -> float:
+    n = len(sorted_vals)
+    mid = n // 2
+    return sorted_vals[mid] if n % 2 else (sorted_vals[mid - 1] + sorted_vals[mid]) / 2

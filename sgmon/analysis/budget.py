@@ -1,0 +1,122 @@
+"""The commit-time budget: where one interval's average "log file sync" went.
+
+MAA (seed 000, Tables 7 to 9 and the 13-step commit chain) reads a SYNC commit as: LGWR gets the
+CPU, starts the remote write (``SYNC Remote Write``; 11.2: ``LNS wait on SENDREQ``, or the overall
+write latency ``redo write time / redo writes``), issues the local write (``log file parallel
+write``), waits for both, then posts the foregrounds.  So:
+
+- local write = ``log file parallel write`` average;
+- remote write = ``SYNC Remote Write`` average (or its 11.2 equivalent);
+- standby I/O = the standby's ``RFS write`` / ``RFS random i/o`` average, whichever is larger
+  (versions report the SRL write under one name or the other; adding them would count one write
+  twice), capped at the remote write; network and transport = remote write - standby I/O
+  (Table 7's reasoning: "of the 1.87 ms remote write we spent 1 ms on the network");
+- LGWR overhead = log file sync - max(local, remote): the writes overlap, what is left is LGWR
+  waiting for CPU, posting, and the foregrounds waiting for CPU (steps 2, 10 to 12).
+
+When the trace collector saw NSS/RFS msgid splits this interval (event 16410, seed 000
+"Diagnosing High Log File SYNC Waits"), their measured standby share of the long writes replaces
+the averages' guess for the split of the remote write.
+"""
+
+from __future__ import annotations
+
+from sgmon.analysis.results import Budget
+from sgmon.model import Frame, Rows
+
+LFS = "log file sync"
+LOCAL = "log file parallel write"
+REMOTE = ("SYNC Remote Write", "LNS wait on SENDREQ")
+STANDBY_IO = ("RFS write", "RFS random i/o")
+
+
+def _avg(waits: Rows, event: str) -> float | None:
+    v = waits.get(event, {}).get("avg")
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _has_sync_dest(frame: Frame) -> bool:
+    return any(
+        str(row.get("transmit_mode", "")).upper().startswith(("SYNC", "PARALLELSYNC"))
+        for inst, row in frame.rows("oracle_dg").items()
+        if inst.startswith("dest_")
+    )
+
+
+def remote_write(frame: Frame) -> float | None:
+    """Average remote write this interval: the 12c event, the 11.2 one, or Table 7's formula."""
+    waits = frame.rows("oracle_waits")
+    for event in REMOTE:
+        v = _avg(waits, event)
+        if v is not None:
+            return v
+    if not _has_sync_dest(frame):
+        return None
+    redo = frame.rows("oracle_redo").get("db", {})
+    t, n = redo.get("redo_write_time"), redo.get("redo_writes")
+    if isinstance(t, int | float) and isinstance(n, int | float) and n > 0:
+        return t / n  # ms/s over writes/s: Table 7's "overall write latency"
+    return None
+
+
+def standby_io(standby: Frame | None) -> float | None:
+    """The standby's SRL write average this interval (larger of the two RFS events)."""
+    if standby is None:
+        return None
+    waits = standby.rows("oracle_waits")
+    vals = [v for v in (_avg(waits, e) for e in STANDBY_IO) if v is not None]
+    return max(vals) if vals else None
+
+
+def split_share(frames: tuple[Frame | None, ...]) -> float | None:
+    """Standby share of the traced long remote writes this interval, from msgid splits.
+
+    Each ``remote_write_split`` event carries the remote write's total in ``value`` and the
+    standby's part as ``rfs=<ms>`` in its text.
+    """
+    total = standby_part = 0.0
+    for frame in frames:
+        if frame is None:
+            continue
+        for ev in frame.events:
+            if ev.kind != "remote_write_split" or not ev.value:
+                continue
+            rfs = _field(ev.text, "rfs")
+            if rfs is None:
+                continue
+            total += ev.value
+            standby_part += min(rfs, ev.value)
+    return standby_part / total if total > 0 else None
+
+
+def _field(text: str, name: str) -> float | None:
+    for tok in text.replace(",", " ").split():
+        k, _, v = tok.partition("=")
+        if k == name:
+            try:
+                return float(v.removesuffix("ms"))
+            except ValueError:
+                return None
+    return None
+
+
+def commit_budget(primary: Frame, standby: Frame | None) -> Budget | None:
+    """The budget of one primary interval, or None when log file sync had no waits."""
+    waits = primary.rows("oracle_waits")
+    lfs = _avg(waits, LFS)
+    if lfs is None:
+        return None
+    local = _avg(waits, LOCAL)
+    remote = remote_write(primary)
+    sio = net = None
+    if remote is not None:
+        share = split_share((primary, standby))
+        if share is not None:
+            sio = remote * share
+        else:
+            s = standby_io(standby)
+            sio = None if s is None else min(s, remote)
+        net = None if sio is None else remote - sio
+    writes = [w for w in (local, remote) if w is not None]
+    overhead = max(0.0, lfs - max(writes)) if writes else None
+    return Budget(primary.host, primary.time, lfs, local, remote, sio, net, overhead)

@@ -1,0 +1,99 @@
+"""What the rules see at one evaluation: both hosts' latest frames, outliers, budget and chain."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sgmon.analysis.correlate import Link
+from sgmon.analysis.outliers import OutlierTracker
+from sgmon.analysis.results import Budget, Outlier, SeriesKey
+from sgmon.analysis.thresholds import Thresholds, field_meta
+from sgmon.config import Config
+from sgmon.model import Frame
+from sgmon.units import fmt_num
+
+
+@dataclass(slots=True)
+class HostView:
+    """One host as the analysis knows it."""
+
+    name: str
+    role: str
+    frame: Frame
+    ncpu: int = 0
+    outliers: dict[SeriesKey, Outlier] = field(default_factory=dict)
+    switches: deque[float] = field(default_factory=lambda: deque(maxlen=32))
+    devices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """The degraded commit-path series on the primary and the outliers that line up with it."""
+
+    trigger: Outlier
+    label: str  # "SYNC Remote Write p99 212 ms"
+    links: list[Link]
+
+
+@dataclass(slots=True)
+class Context:
+    """Inputs of one rule evaluation."""
+
+    now: float
+    hosts: dict[str, HostView]
+    tracker: OutlierTracker
+    thresholds: Thresholds
+    config: Config
+    budget: Budget | None = None
+    chain: Chain | None = None
+
+    @property
+    def primary(self) -> HostView | None:
+        """The primary, or the only host when there is one host and no role is known."""
+        found = next((h for h in self.hosts.values() if h.role == "primary"), None)
+        if found is None and len(self.hosts) == 1:
+            only = next(iter(self.hosts.values()))
+            return only if only.role == "" else None
+        return found
+
+    @property
+    def standby(self) -> HostView | None:
+        """The SYNC standby, when one is watched."""
+        return next((h for h in self.hosts.values() if h.role == "standby"), None)
+
+    def other(self, host: str) -> str | None:
+        """The host at the other end of the Data Guard link."""
+        return next((h for h in self.hosts if h != host), None)
+
+    def route(self, host: str) -> str:
+        """``primary -> standby`` seen from ``host``'s side."""
+        peer = self.other(host)
+        return f"{host} -> {peer}" if peer else host
+
+    def recent(self, key: SeriesKey, n: int = 10) -> list[float]:
+        """The last ``n`` values of a watched series."""
+        s = self.tracker.series(key)
+        return s.recent(n) if s else []
+
+    def link(self, keys: Iterable[SeriesKey]) -> Link | None:
+        """The best-correlated chain link among ``keys``."""
+        if self.chain is None:
+            return None
+        wanted = set(keys)
+        return next((lk for lk in self.chain.links if lk.outlier.key in wanted), None)
+
+    def outlier(self, key: SeriesKey) -> Outlier | None:
+        """The open outlier of a series, if any."""
+        view = self.hosts.get(key[0])
+        return view.outliers.get(key) if view else None
+
+
+def label(key: SeriesKey, value: float | None) -> str:
+    """``SYNC Remote Write p99 212 ms`` / ``redo synch time 12 ms`` for a commit-path series."""
+    _, coll, inst, name = key
+    meta = field_meta(coll, name)
+    unit = f" {meta.unit}" if meta and meta.unit else ""
+    what = f"{inst} {name}" if coll == "oracle_waits" else name.replace("_", " ")
+    return f"{what} {fmt_num(value)}{unit}"

@@ -1,0 +1,98 @@
+"""Cross-host correlation: which outliers on either host line up with the commit-path outlier.
+
+Score: the **best lag-shifted Pearson correlation** between the trigger (the degraded commit-path
+series on the primary) and each candidate over the last ``WINDOW`` ticks, trying every lag within
++-(clock skew / interval + 1) ticks so two hosts whose ticks land a little apart still line up.
+The sign is flipped for series where lower is worse (%idle), so "worse together" is positive.
+Pearson on interval values works for both shapes the seeds show: a step (seed 003: the standby's
+queue fills and stays full) and sparse spikes (seed 001: a 200 ms stall each time a segment is
+retransmitted), where the spike ticks of both series coincide and everything else is flat.
+Ticks are wall-clock tick indices (``round(time / interval)``), shared by both hosts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from operator import mul
+
+from sgmon.analysis.baseline import Series
+from sgmon.analysis.results import RANK, Outlier
+
+WINDOW = 60
+MIN_PAIRS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One candidate cause and how well it lines up with the trigger."""
+
+    outlier: Outlier
+    r: float
+    lag: int  # ticks the candidate is shifted by (positive: it lags the trigger)
+
+
+def pearson(xs: list[float], ys: list[float]) -> float | None:
+    """Correlation coefficient, None when either side is flat or there are too few pairs."""
+    n = len(xs)
+    if n < MIN_PAIRS:
+        return None
+    sx, sy = sum(xs), sum(ys)
+    sxx = sum(map(mul, xs, xs)) - sx * sx / n
+    syy = sum(map(mul, ys, ys)) - sy * sy / n
+    if sxx <= 1e-9 * (1 + abs(sx)) or syy <= 1e-9 * (1 + abs(sy)):
+        return None
+    return max(-1.0, min(1.0, (sum(map(mul, xs, ys)) - sx * sy / n) / math.sqrt(sxx * syy)))
+
+
+def best_lag(
+    trigger: list[float | None], cand: list[float | None], max_lag: int
+) -> tuple[float, int] | None:
+    """Highest correlation over lags -max_lag..max_lag, with the lag that gave it.
+
+    ``cand`` covers ``max_lag`` more ticks than ``trigger`` on each side.
+    """
+    best: tuple[float, int] | None = None
+    n = len(trigger)
+    for lag in sorted(range(-max_lag, max_lag + 1), key=abs):
+        xs: list = trigger
+        ys: list = cand[max_lag + lag : max_lag + lag + n]
+        if None in xs or None in ys:
+            pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if x is not None and y is not None]
+            if len(pairs) < MIN_PAIRS:
+                continue
+            xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+        r = pearson(xs, ys)
+        if r is not None and (best is None or r > best[0] + 1e-9):
+            best = (r, lag)
+    return best
+
+
+def rank(
+    trigger: Series,
+    candidates: Iterable[tuple[Outlier, Series | None, bool]],
+    max_lag: int,
+) -> list[Link]:
+    """Candidates ordered by how well they line up with the trigger (best first).
+
+    ``candidates`` are (outlier, its points, higher_is_worse).  A candidate without points
+    (a text state such as a destination error) gets r = 0 and sorts after the correlated ones.
+    """
+    if not trigger.ticks:
+        return []
+    end = trigger.ticks[-1]
+    first = end - WINDOW + 1
+    trig = trigger.span(first, end)
+    links: list[Link] = []
+    for outlier, series, up in candidates:
+        got = None
+        if series is not None:
+            cand = series.span(first - max_lag, end + max_lag)
+            if not up:
+                cand = [None if v is None else -v for v in cand]
+            got = best_lag(trig, cand, max_lag)
+        r, lag = got if got else (0.0, 0)
+        links.append(Link(outlier, r, lag))
+    links.sort(key=lambda lk: (-round(lk.r, 2), -RANK[lk.outlier.severity], lk.outlier.key))
+    return links

@@ -1,0 +1,226 @@
+"""Outliers per series: seed thresholds plus the robust baseline, latched with hysteresis.
+
+A series opens as an outlier on the first tick that breaks a limit or departs from its baseline
+(a retransmit or a log switch lasts one tick, so no "two ticks in a row" rule), and it stays open
+until it has been clear for ``OFF_TICKS`` ticks in a row; its severity may rise at once but only
+falls after the same quiet spell.  A series that flaps every other tick therefore stays one steady
+outlier instead of flickering.
+
+Baseline departures are ``info`` ("unusual"), except on the commit path (log file sync, SYNC
+Remote Write, Redo Transport MISC, redo synch time), where a sudden jump is the symptom the
+user runs sgmon for and is ``warn``.  ``warn``/``crit`` elsewhere come from the seed thresholds.
+"""
+
+from __future__ import annotations
+
+from sgmon.analysis.baseline import Series
+from sgmon.analysis.results import RANK, Outlier, SeriesKey
+from sgmon.analysis.thresholds import Limit, Thresholds, field_meta
+from sgmon.model import Frame
+from sgmon.units import fmt_num
+
+OFF_TICKS = 5
+Z = 5.0
+FLOOR = {"ms": 2.0, "%": 10.0, "s": 1.0}  # smallest departure worth a flag, per unit
+RATIO = {"ms": 3.0}  # and how many times the median it must reach (default 2)
+
+COMMIT_EVENTS = ("log file sync", "SYNC Remote Write", "Redo Transport MISC", "LNS wait on SENDREQ")
+COMMIT_PATH: frozenset[tuple[str, str, str]] = frozenset(
+    {("oracle_waits", e, f) for e in COMMIT_EVENTS for f in ("p90", "p99", "avg")}
+    | {("oracle_redo", "db", "redo_synch_time")}
+)
+
+WATCH: dict[str, frozenset[str]] = {
+    k: frozenset(v.split())
+    for k, v in {
+        "cpu": "usr sys iowait idle steal runq_sz load1 blocked",
+        "paging": "pgscank pgscand pswpin pswpout majflt memused psi_cpu_some psi_mem_some "
+        "psi_mem_full psi_io_some",
+        "disk": "r_await w_await aqu_sz util svctm r_s w_s rkb_s wkb_s",
+        "netdev": "rx_err tx_err rx_drop tx_drop rx_overrun rx_fifo tx_fifo util rx_kb tx_kb",
+        "tcp": "rtt rttvar rto retransmits lost unacked send_q recv_q retrans_segs timeouts "
+        "lost_retransmit",
+        "oracle_waits": "avg p90 p99 waits",
+        "oracle_redo": "redo_size redo_writes redo_write_size redo_write_time redo_synch_time "
+        "user_commits redo_size_lwd phys_reads_cache",
+        "oracle_dg": "transport_lag apply_lag resp_p99 log_switches",
+        "oracle_trace": "slow_writes max_write",
+    }.items()
+}
+
+
+class _Latch:
+    """One series: its baseline, its limit, and whether (and how badly) it is open."""
+
+    __slots__ = (
+        "baseline",
+        "key",
+        "limit",
+        "ncpu",
+        "quiet",
+        "reason",
+        "series",
+        "severity",
+        "tick",
+        "value",
+    )
+
+    def __init__(self, key: SeriesKey, series: Series | None) -> None:
+        self.key = key
+        self.series = series
+        self.limit: Limit | None = None
+        self.ncpu = -1
+        self.severity: str | None = None
+        self.quiet = 0
+        self.reason = ""
+        self.value: float | str | None = None
+        self.baseline: float | None = None
+        self.tick = 0
+
+    def judge(self, opened: dict[SeriesKey, _Latch], sev: str | None, why: str) -> None:
+        """Open or raise at once; lower or close only after ``OFF_TICKS`` quieter ticks."""
+        cur = self.severity
+        if sev is not None and (cur is None or RANK[sev] >= RANK[cur]):
+            self.severity, self.reason, self.quiet = sev, why, 0
+            opened[self.key] = self
+            return
+        if cur is None:
+            return
+        self.quiet += 1
+        if self.quiet >= OFF_TICKS:
+            if sev is None:
+                self.severity = None
+                opened.pop(self.key, None)
+            else:
+                self.severity, self.reason, self.quiet = sev, why, 0
+
+
+_Plan = tuple[bool, float, float, bool, str, bool]  # watched, floor, ratio, up, unit, commit
+
+
+class OutlierTracker:
+    """Per-host series state; ``update(frame)`` returns that host's open outliers."""
+
+    def __init__(self, thresholds: Thresholds, window: int = 120) -> None:
+        self.thresholds = thresholds
+        self.window = window
+        self._latches: dict[SeriesKey, _Latch] = {}
+        self._open: dict[str, dict[SeriesKey, _Latch]] = {}
+        self._plans: dict[str, dict[str, _Plan | None]] = {}
+
+    def series(self, key: SeriesKey) -> Series | None:
+        """The recent points of one watched series (for correlation and rules)."""
+        latch = self._latches.get(key)
+        return latch.series if latch else None
+
+    def _plan(self, collector: str, name: str) -> _Plan | None:
+        meta = field_meta(collector, name)
+        watched = name in WATCH.get(collector, ())
+        text = collector == "oracle_dg" and name in ("status", "error", "gap_status")
+        if not (watched or text or self.thresholds.may_limit(collector, name)):
+            return None
+        unit = meta.unit if meta else ""
+        up = meta.higher_is_worse if meta else True
+        commit = collector in ("oracle_waits", "oracle_redo")
+        return watched, FLOOR.get(unit, 1.0), RATIO.get(unit, 2.0), up, unit, commit
+
+    def update(self, frame: Frame, tick: int, ncpu: int) -> dict[SeriesKey, Outlier]:
+        """Judge every series of one frame and return the host's open outliers."""
+        host = frame.host
+        latches = self._latches
+        opened = self._open.setdefault(host, {})
+        for coll, res in frame.collectors.items():
+            plans = self._plans.setdefault(coll, {})
+            for inst, row in res.rows.items():
+                if coll == "cpu" and inst != "all":
+                    continue  # one busy CPU is normal; the all row says whether all are busy
+                for name, v in row.items():
+                    try:
+                        plan = plans[name]
+                    except KeyError:
+                        plan = plans[name] = self._plan(coll, name)
+                    if plan is None or v is None:
+                        continue
+                    key = (host, coll, inst, name)
+                    latch = latches.get(key)
+                    if type(v) is str:
+                        sev, why = _text_grade(coll, name, v)
+                        if sev is None and latch is None:
+                            continue
+                        if latch is None:
+                            latch = latches[key] = _Latch(key, None)
+                        latch.value, latch.tick = v, tick
+                        latch.judge(opened, sev, why)
+                        continue
+                    if type(v) is not float and type(v) is not int:
+                        continue
+                    watched, floor, ratio, up, unit, commit = plan
+                    if latch is None:
+                        ser = Series(self.window, phase=len(latches)) if watched else None
+                        latch = latches[key] = _Latch(key, ser)
+                    if latch.ncpu != ncpu:
+                        latch.limit = self.thresholds.limit(coll, inst, name, ncpu)
+                        latch.ncpu = ncpu
+                    sev = None
+                    why = ""
+                    lim = latch.limit
+                    if lim is not None and not (
+                        name == "rto" and coll == "tcp" and not row.get("retransmits")
+                    ):  # seed 001: an rto of 200 ms only costs time when a segment is resent
+                        sev = lim.grade(v)
+                        if sev:
+                            bound = lim.crit if sev == "crit" else lim.warn
+                            op = ">=" if lim.higher_is_worse else "<="
+                            why = f"{name} {_show(v, unit)} {op} {fmt_num(bound)} ({lim.source})"
+                    ser = latch.series
+                    if ser is not None:
+                        base = latch.baseline = ser.median
+                        if (
+                            base is not None
+                            and (
+                                (v >= ratio * base and v - base >= floor)
+                                if up
+                                else (v * ratio <= base and base - v >= floor)
+                            )
+                            and ser.departs(v, floor, ratio, Z, up)
+                        ):  # the cheap bars first: most values fail them
+                            bsev = (
+                                "warn" if commit and (coll, inst, name) in COMMIT_PATH else "info"
+                            )
+                            if sev is None or RANK[bsev] > RANK[sev]:
+                                sev = bsev
+                                why = (
+                                    f"{name} {_show(v, unit)} vs baseline {_show(base, unit)}: "
+                                    "sudden departure"
+                                )
+                        ser.push(tick, v)
+                    latch.value, latch.tick = v, tick
+                    if sev is not None or latch.severity is not None:
+                        latch.judge(opened, sev, why)
+        for latch in [x for x in opened.values() if x.tick != tick]:  # gone this tick: quiet
+            latch.judge(opened, None, "")
+        return {
+            k: Outlier(*k, latch.severity, latch.value, latch.baseline, latch.reason)  # type: ignore[arg-type]
+            for k, latch in opened.items()
+        }
+
+
+def _show(v: float, unit: str) -> str:
+    """A number with its unit, as the reasons print it (``204 ms``, ``3``, ``100%``)."""
+    if unit in ("", "count", "segs"):
+        return fmt_num(v)
+    return f"{fmt_num(v)}{unit}" if unit == "%" else f"{fmt_num(v)} {unit}"
+
+
+def _text_grade(collector: str, name: str, value: str) -> tuple[str | None, str]:
+    """Destination states that are bad whatever their history (oracle-views §5.4, §5.5)."""
+    if collector != "oracle_dg":
+        return None, ""
+    v = value.strip().upper()
+    if name == "status" and v in ("ERROR", "DISABLED", "BAD PARAM", "ALTERNATE"):
+        return "crit", f"destination status {value}"
+    if name == "error" and v:
+        return "crit", f"destination error {value}"
+    if name == "gap_status" and v not in ("", "NO GAP"):
+        return "warn", f"destination gap status {value}"
+    return None, ""

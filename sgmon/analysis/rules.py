@@ -1,0 +1,578 @@
+"""Advice rules: each names its seed, the evidence it saw, and what to do.
+
+Cause rules (a specific mechanism that the seeds describe) outrank advice rules (a setting worth
+changing), which outrank the generic commit-path chain; the chain is only reported when no cause
+rule explains a degraded commit path.  When the commit path is degraded on the primary, a cause
+whose series line up with it (r >= ``R_MIN``, see correlate.py) is ``crit`` and its title names
+the chain: ``<commit-path series> <- <cause> (<where>, r=..): <conclusion>``.
+
+Rule parameters that are not per-field thresholds live here as constants, with their source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from sgmon.analysis.context import Context
+from sgmon.analysis.correlate import Link
+from sgmon.analysis.outliers import COMMIT_EVENTS
+from sgmon.analysis.results import RANK, Budget, Finding, Outlier, SeriesKey
+from sgmon.analysis.thresholds import field_meta
+from sgmon.units import fmt_num
+
+CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
+R_MIN = 0.3  # correlation that counts as "lines up"
+RECENT = 10  # ticks a one-tick event (a retransmit) keeps counting
+DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
+AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
+STORM_S, SWITCH_S, GUIDE_S = 60.0, 300.0, 1200.0  # seed 000: size logs for >= 20 min at peak
+TABLE2 = ((5e6, "4 GB"), (25e6, "16 GB"), (50e6, "32 GB"), (float("inf"), "64 GB"))
+
+Rule = Callable[[Context], Iterable[Finding]]
+
+
+def _num(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _mean(vals: Iterable[float | None]) -> float | None:
+    xs = [v for v in vals if v is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def describe(o: Outlier) -> str:
+    """``standby disk sdb w_await 40 ms`` for a chain link."""
+    meta = field_meta(o.collector, o.field)
+    unit = f" {meta.unit}" if meta and meta.unit and not isinstance(o.value, str) else ""
+    value = o.value if isinstance(o.value, str) else fmt_num(o.value)
+    return f"{o.host} {o.collector} {o.instance} {o.field} {value}{unit}"
+
+
+def make(
+    ctx: Context,
+    rule: str,
+    seed: str,
+    host: str,
+    subject: str,
+    base: str,
+    cause: str,
+    where: str,
+    conclusion: str,
+    evidence: list[str],
+    series: list[SeriesKey],
+    weight: float,
+) -> Finding:
+    """A finding whose severity and title take the commit-path chain into account."""
+    link = ctx.link(series)
+    severity, title = base, f"{cause} ({where}): {conclusion}"
+    if ctx.chain is not None and link is not None:
+        title = f"{ctx.chain.label} <- {cause} ({where}, r={link.r:.2f}): {conclusion}"
+        if link.r >= R_MIN:
+            severity = "crit"
+            evidence = [*evidence, f"lines up with {ctx.chain.trigger.reason}"]
+    score = RANK[severity] * 10 + weight + (link.r if link else 0.0)
+    key = f"{rule}:{host}:{subject}"
+    return Finding(key, severity, host, title, evidence, series, rule, seed, ctx.now, None, score)
+
+
+def rto_stall(ctx: Context) -> Iterable[Finding]:
+    """Seed 001: segments retransmitted on a DG socket wait out a 200 ms RTO each time."""
+    for h, view in ctx.hosts.items():
+        worst: tuple[float, str, dict] | None = None
+        for inst, row in view.frame.rows("tcp").items():
+            if inst == "host":
+                continue
+            n = sum(ctx.recent((h, "tcp", inst, "retransmits"), RECENT))
+            if n > 0 and (worst is None or n > worst[0]):
+                worst = (n, inst, row)
+        if worst is None:
+            continue
+        n, inst, row = worst
+        rtos = [*ctx.recent((h, "tcp", inst, "rto"), RECENT), _num(row.get("rto"))]
+        rto = min((r for r in rtos if r is not None), default=None)
+        if rto is None:
+            continue
+        lim = ctx.thresholds.limit("tcp", inst, "rto")
+        stall = lim.warn if lim and lim.warn else 200.0
+        rto_min = _num(row.get("rto_min"))
+        peer = str(row.get("peer") or "PEER").rsplit(":", 1)[0]
+        keys = [(h, "tcp", inst, f) for f in ("retransmits", "rto", "lost", "retrans")]
+        keys += [(h, "tcp", "host", f) for f in ("timeouts", "retrans_segs")]
+        ev = [
+            f"{inst}: {fmt_num(n)} segments retransmitted in the last {RECENT} ticks, "
+            f"rto {fmt_num(rto)} ms, route rto_min "
+            + (f"{fmt_num(rto_min)} ms" if rto_min is not None else "unset (kernel 200 ms)"),
+        ]
+        to = _num(view.frame.value("tcp", "host", "timeouts"))
+        if to:
+            ev.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
+        if rto >= stall:
+            ev.append(
+                f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001); fix: "
+                f"ip route change {peer} dev <if> ... rto_min 10ms (dial in for your network)"
+            )
+            yield make(
+                ctx,
+                "rto_stall",
+                "001",
+                h,
+                inst,
+                "warn",
+                f"DG socket retransmits, rto {fmt_num(rto)} ms",
+                ctx.route(h),
+                "TCP retransmission stalls, see rto_min",
+                ev,
+                keys,
+                CAUSE,
+            )
+        else:
+            ev.append(
+                f"rto already below {fmt_num(stall)} ms, so each loss costs ~rto; "
+                "the loss itself is on the network path (seed 001)"
+            )
+            yield make(
+                ctx,
+                "dg_loss",
+                "001",
+                h,
+                inst,
+                "info",
+                f"DG socket retransmits, rto {fmt_num(rto)} ms",
+                ctx.route(h),
+                "packet loss on the DG link, stalls bounded by the low rto_min",
+                ev,
+                keys,
+                CAUSE,
+            )
+
+
+def standby_io(ctx: Context) -> Iterable[Finding]:
+    """Seed 003: await far above svctm with a deep queue on the standby's redo device."""
+    for h, view in ctx.hosts.items():
+        if view.role != "standby":
+            continue
+        disks = view.frame.rows("disk")
+        names = [d for d in view.devices if d in disks] or list(disks)
+        best: tuple[float, str, float, float | None, float | None] | None = None
+        for dev in names:
+            row = disks[dev]
+            aqu = _num(row.get("aqu_sz"))
+            aw = max(
+                (a for a in (_num(row.get("w_await")), _num(row.get("r_await"))) if a is not None),
+                default=None,
+            )
+            if aqu is None or aw is None or aqu < DEEP_QUEUE:
+                continue
+            svctm = _num(row.get("svctm"))
+            lim = ctx.thresholds.limit("disk", dev, "w_await")
+            if (svctm and aw < AWAIT_RATIO * svctm) or aw < (lim.warn if lim and lim.warn else 10):
+                continue
+            if best is None or aqu > best[0]:
+                best = (aqu, dev, aw, svctm, _num(row.get("util")))
+        if best is None:
+            continue
+        aqu, dev, aw, svctm, util = best
+        ev = [
+            f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
+            f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
+        ]
+        for event in ("RFS write", "RFS random i/o"):
+            avg = _num(view.frame.value("oracle_waits", event, "avg"))
+            if avg is not None:
+                ev.append(
+                    f"standby {event} avg {fmt_num(avg)} ms, p99 "
+                    f"{fmt_num(_num(view.frame.value('oracle_waits', event, 'p99')))} ms"
+                )
+        p = ctx.primary
+        if p is not None and ctx.outlier((p.name, "oracle_redo", "db", "redo_size_lwd")):
+            ev.append(
+                "primary 'redo size for lost write detection' is up: DB_LOST_WRITE_PROTECT "
+                "makes the standby read what the primary read (seed 003)"
+            )
+        ev.append(
+            "fix: give the standby redo/SRL volume the primary's IOPS (seed 003); "
+            "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
+        )
+        keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
+        keys += [
+            (h, "oracle_waits", e, f)
+            for e in ("RFS write", "RFS random i/o")
+            for f in ("avg", "p99")
+        ]
+        yield make(
+            ctx,
+            "standby_io",
+            "003",
+            h,
+            dev,
+            "warn",
+            f"{h} disk {dev} await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, "
+            f"queue {fmt_num(aqu)}",
+            h,
+            "standby I/O saturated, see seed 003",
+            ev,
+            keys,
+            CAUSE,
+        )
+
+
+def log_switches(ctx: Context) -> Iterable[Finding]:
+    """Seed 000 Table 2: logs sized for >= 20 min at peak redo; each switch spikes remote writes."""
+    for h, view in ctx.hosts.items():
+        if view.role != "primary" and ctx.primary is not None:
+            continue
+        t = view.switches
+        if len(t) < 2:
+            continue
+        every = max(t[-1] - t[-2], ctx.now - t[-1])
+        if every >= GUIDE_S:
+            continue
+        base = "warn" if every <= STORM_S else "info"
+        rate = _mean(ctx.recent((h, "oracle_redo", "db", "redo_size"), 60))
+        ev = [f"{len(t)} log switches remembered, last two {fmt_num(t[-1] - t[-2])} s apart"]
+        tail = "switches more often than the redo log sizing guidance"
+        if rate:
+            want = next(size for top, size in TABLE2 if rate <= top)
+            ev.append(
+                f"redo {fmt_num(rate / 1e6)} MB/s x {fmt_num(every)} s = logs of about "
+                f"{fmt_num(rate * every / 1e6)} MB; Table 2 wants {want} "
+                f"(or peak MB/min x 20 min)"
+            )
+            tail = f"redo logs too small, Table 2 wants {want}"
+        ev.append(
+            "each switch updates SRL headers, checkpoints and archives on the standby "
+            "and spikes remote write times (seed 000, Figure 3)"
+        )
+        keys = [
+            (h, "oracle_dg", i, "log_switches")
+            for i in view.frame.rows("oracle_dg")
+            if i.startswith("thread_")
+        ]
+        yield make(
+            ctx,
+            "log_switches",
+            "000",
+            h,
+            "redo",
+            base,
+            f"log switches every {fmt_num(every)} s",
+            h,
+            tail,
+            ev,
+            keys,
+            CAUSE,
+        )
+
+
+def cpu_starvation(ctx: Context) -> Iterable[Finding]:
+    """Seed 000, commit steps 2 and 12: LGWR (and RFS) need CPU to write and to post."""
+    for h, view in ctx.hosts.items():
+        row = view.frame.rows("cpu").get("all", {})
+        idle, runq = _num(row.get("idle")), _num(row.get("runq_sz"))
+        idle_lim = ctx.thresholds.limit("cpu", "all", "idle", view.ncpu)
+        runq_lim = ctx.thresholds.limit("cpu", "all", "runq_sz", view.ncpu)
+        busy = idle is not None and idle_lim is not None and idle_lim.grade(idle) is not None
+        queued = runq is not None and runq_lim is not None and runq_lim.grade(runq) is not None
+        if not (busy or queued):
+            continue
+        who = "LGWR" if view.role != "standby" else "RFS"
+        ev = [
+            f"CPU %idle {fmt_num(idle)}, runq-sz {fmt_num(runq)}, load1 "
+            f"{fmt_num(_num(row.get('load1')))} on {view.ncpu} CPUs (seed 000: %idle near 0, "
+            "runq or load above 2x cores)"
+        ]
+        b = ctx.budget
+        if who == "LGWR" and b is not None and b.overhead_ms is not None and b.lfs_ms:
+            ev.append(
+                f"{fmt_num(b.overhead_ms)} ms of log file sync {fmt_num(b.lfs_ms)} ms is "
+                "outside the local and remote writes: LGWR waiting for CPU and posting"
+            )
+        ev.append(
+            f"fix: find what takes the CPU; keep {who} runnable (priority, fewer "
+            "foregrounds, more cores)"
+        )
+        keys = [(h, "cpu", "all", f) for f in ("idle", "runq_sz", "load1", "usr", "sys")]
+        cause = f"CPU %idle {fmt_num(idle)}, runq {fmt_num(runq)} on {view.ncpu} CPUs"
+        yield make(
+            ctx,
+            "cpu_starvation",
+            "000",
+            h,
+            "cpu",
+            "warn",
+            cause,
+            h,
+            f"{who} CPU starvation",
+            ev,
+            keys,
+            CAUSE,
+        )
+
+
+def memory(ctx: Context) -> Iterable[Finding]:
+    """Seed 000: %memused near 100 with scans over 200 pages/s, or any swapping."""
+    for h, view in ctx.hosts.items():
+        row = view.frame.rows("paging").get("all", {})
+        used = _num(row.get("memused"))
+        scan = sum(v for v in (_num(row.get("pgscank")), _num(row.get("pgscand"))) if v)
+        swap = sum(v for v in (_num(row.get("pswpin")), _num(row.get("pswpout"))) if v)
+        lim = ctx.thresholds.limit("paging", "all", "memused")
+        near_full = used is not None and lim is not None and lim.grade(used) is not None
+        if not ((near_full and scan >= 200) or swap >= 1):
+            continue
+        ev = [
+            f"%memused {fmt_num(used)}, scan {fmt_num(scan)} pages/s, swapping "
+            f"{fmt_num(swap)} pages/s (seed 000: memused near 100 with scans over 200/s is a "
+            "shortage; swapping deteriorates performance dramatically)"
+        ]
+        keys = [
+            (h, "paging", "all", f)
+            for f in ("pgscank", "pgscand", "pswpin", "pswpout", "memused", "majflt")
+        ]
+        yield make(
+            ctx,
+            "memory",
+            "000",
+            h,
+            "memory",
+            "warn",
+            f"memory {fmt_num(used)}% used, scan {fmt_num(scan)}/s, swap {fmt_num(swap)}/s",
+            h,
+            "memory shortage",
+            ev,
+            keys,
+            CAUSE,
+        )
+
+
+def nic(ctx: Context) -> Iterable[Finding]:
+    """Seed 000: drops and overruns on an interface show saturation."""
+    bad = ("rx_drop", "tx_drop", "rx_overrun", "rx_fifo", "tx_fifo", "rx_err", "tx_err", "util")
+    for h, view in ctx.hosts.items():
+        for iface in view.frame.rows("netdev"):
+            hits = [
+                o
+                for f in bad
+                if (o := ctx.outlier((h, "netdev", iface, f))) and o.severity != "info"
+            ]
+            if not hits:
+                continue
+            what = ", ".join(f"{o.field} {fmt_num(_num(o.value))}" for o in hits)
+            ev = [f"{iface}: {o.reason}" for o in hits]
+            ev.append(
+                "seed 000: dropped and overrun counts indicate interface saturation; the "
+                "NIC must carry the peak redo rate plus other traffic"
+            )
+            yield make(
+                ctx,
+                "nic",
+                "000",
+                h,
+                iface,
+                "warn",
+                f"{h} {iface} {what}",
+                h,
+                "NIC saturation",
+                ev,
+                [o.key for o in hits],
+                CAUSE,
+            )
+
+
+def socket_buffers(ctx: Context) -> Iterable[Finding]:
+    """Seed 000: socket buffers of at least 3 x BDP, from the measured RTT and link speed."""
+    for h, view in ctx.hosts.items():
+        speeds = [
+            s
+            for r in view.frame.rows("netdev").values()
+            if (s := _num(r.get("speed"))) and str(r.get("operstate", "up")).lower() == "up"
+        ]
+        if not speeds:
+            continue
+        mbit = max(speeds)
+        hostrow = view.frame.rows("tcp").get("host", {})
+        for inst, row in view.frame.rows("tcp").items():
+            if inst == "host":
+                continue
+            rtt = _mean(ctx.recent((h, "tcp", inst, "rtt"), 60)) or _num(row.get("rtt"))
+            side, sysctl = (
+                ("rcvbuf", "rmem_max") if view.role == "standby" else ("sndbuf", "wmem_max")
+            )
+            buf = _num(row.get(side))
+            if not rtt or not buf:
+                continue
+            bdp = mbit * 1e6 / 8 * rtt / 1000
+            if buf >= 3 * bdp:
+                continue
+            cap = _num(hostrow.get(sysctl))
+            ev = [
+                f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
+                f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (seed 000)",
+                f"net.core.{sysctl} "
+                + (
+                    f"{fmt_num(cap)} B"
+                    if cap
+                    else "not in the frame: check it is above RECV_BUF_SIZE/SEND_BUF_SIZE"
+                ),
+                "fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, "
+                f"net.core.{sysctl} above it",
+            ]
+            send_q = _num(row.get("send_q")) or 0.0
+            base = "warn" if side == "sndbuf" and send_q >= 0.5 * buf else "info"
+            keys = [(h, "tcp", inst, f) for f in ("send_q", "rtt", "unacked")]
+            yield make(
+                ctx,
+                "socket_buffers",
+                "000",
+                h,
+                inst,
+                base,
+                f"{side} {fmt_num(buf)} B below 3 x BDP {fmt_num(3 * bdp)} B",
+                ctx.route(h),
+                "socket buffers too small for the link",
+                ev,
+                keys,
+                ADVICE,
+            )
+
+
+def fast_sync(ctx: Context) -> Iterable[Finding]:
+    """Seed 000: when standby I/O dominates the remote write, SYNC NOAFFIRM removes it."""
+    p, b = ctx.primary, ctx.budget
+    if p is None or b is None or not b.remote_write_ms or b.standby_io_ms is None or not b.lfs_ms:
+        return
+    share = b.standby_io_ms / b.remote_write_ms
+    if share < 0.5 or b.remote_write_ms < 0.3 * b.lfs_ms:
+        return
+    affirm = [
+        i
+        for i, r in p.frame.rows("oracle_dg").items()
+        if i.startswith("dest_")
+        and str(r.get("affirm", "")).upper() == "YES"
+        and str(r.get("transmit_mode", "")).upper().startswith("SYNC")
+    ]
+    if not affirm:
+        return
+    ev = [
+        _budget_line(b),
+        f"{', '.join(affirm)}: SYNC AFFIRM",
+        "seed 000: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
+        "from the commit; a tiny exposure remains if both sites fail within milliseconds",
+    ]
+    keys = [(p.name, "oracle_waits", "SYNC Remote Write", f) for f in ("avg", "p99")]
+    remote_hurts = ctx.chain is not None and ctx.chain.trigger.instance in COMMIT_EVENTS[1:]
+    base = "warn" if remote_hurts else "info"
+    yield make(
+        ctx,
+        "fast_sync",
+        "000",
+        p.name,
+        "affirm",
+        base,
+        f"SYNC Remote Write {fmt_num(b.remote_write_ms)} ms, standby I/O "
+        f"{fmt_num(b.standby_io_ms)} ms ({share:.0%}) of it",
+        p.name,
+        "consider Fast Sync (SYNC NOAFFIRM)",
+        ev,
+        keys,
+        ADVICE,
+    )
+
+
+def dg_state(ctx: Context) -> Iterable[Finding]:
+    """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
+    for h, view in ctx.hosts.items():
+        for inst, row in view.frame.rows("oracle_dg").items():
+            hits = [
+                o
+                for f in ("status", "error", "gap_status", "transport_lag")
+                if (o := ctx.outlier((h, "oracle_dg", inst, f))) and o.severity != "info"
+            ]
+            if not hits:
+                continue
+            sev = "crit" if any(o.severity == "crit" for o in hits) else "warn"
+            what = "; ".join(o.reason for o in hits)
+            target = row.get("target") or inst
+            concl = (
+                "standby is behind" if inst == "db" else "SYNC destination not protecting commits"
+            )
+            yield make(
+                ctx,
+                "dg_state",
+                "MAA",
+                h,
+                inst,
+                sev,
+                f"{target}: {what}",
+                h,
+                concl,
+                [o.reason for o in hits],
+                [o.key for o in hits],
+                CAUSE,
+            )
+
+
+def commit_chain(ctx: Context) -> Iterable[Finding]:
+    """The commit path is degraded and no cause rule explains it: show what lines up."""
+    c, p = ctx.chain, ctx.primary
+    if c is None or p is None:
+        return
+    top: list[Link] = [lk for lk in c.links if lk.r >= R_MIN][:3]
+    ev = [c.trigger.reason]
+    if ctx.budget is not None:
+        ev.append(_budget_line(ctx.budget))
+    ev += [f"lines up: {describe(lk.outlier)} (r={lk.r:.2f}, lag {lk.lag})" for lk in top]
+    if top:
+        title = f"{c.label} <- {describe(top[0].outlier)} (r={top[0].r:.2f}): commit path degraded"
+    else:
+        title = f"{c.label}: commit path degraded, nothing on either host lines up"
+    yield Finding(
+        f"commit_chain:{p.name}:commit",
+        c.trigger.severity,
+        p.name,
+        title,
+        ev,
+        [c.trigger.key, *(lk.outlier.key for lk in top)],
+        "commit_chain",
+        "000",
+        ctx.now,
+        None,
+        RANK[c.trigger.severity] * 10 + GENERIC,
+    )
+
+
+def _budget_line(b: Budget) -> str:
+    def part(name: str, v: float | None) -> str:
+        s = b.share(v)
+        return f"{name} {fmt_num(v)} ms" + (f" ({s:.0%})" if s is not None else "")
+
+    return "budget: log file sync {} = {}, {} [{}, {}], {}".format(
+        fmt_num(b.lfs_ms),
+        part("local write", b.local_write_ms),
+        part("remote write", b.remote_write_ms),
+        part("standby I/O", b.standby_io_ms),
+        part("network", b.network_ms),
+        part("LGWR overhead", b.overhead_ms),
+    )
+
+
+CAUSES: tuple[Rule, ...] = (
+    rto_stall,
+    standby_io,
+    log_switches,
+    cpu_starvation,
+    memory,
+    nic,
+    dg_state,
+)
+ADVICE_RULES: tuple[Rule, ...] = (socket_buffers, fast_sync)
+
+
+def evaluate(ctx: Context) -> list[Finding]:
+    """All rules; the generic chain only when no cause explains a degraded commit path."""
+    out = [f for rule in CAUSES for f in rule(ctx)]
+    explained = any(f.severity == "crit" for f in out)
+    out += [f for rule in ADVICE_RULES for f in rule(ctx)]
+    if not explained:
+        out += list(commit_chain(ctx))
+    return out

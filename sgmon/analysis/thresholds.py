@@ -1,0 +1,141 @@
+"""Static thresholds: the seeds' "this is bad" numbers, overridable per field in the config.
+
+Where a limit comes from, lowest precedence first:
+
+1. the collectors' own field declarations (``Field.warn``/``crit``, taken from seed 000's
+   "Monitoring system resources" and "Network": %sys > 30, %idle near 0, aqu-sz > 1, %util near
+   100, drops/overruns > 0, scan > 200 pages/s, swapping, rto >= 200 ms, RTT > 5 ms);
+2. ``SEED_LIMITS`` below, for what no collector declares (transport lag, commit-path p99) and
+   ``CORE_MULTIPLES`` for load and run queue, which scale with the host's CPU count;
+3. ``[thresholds]`` in sgmon.toml: ``"collector.field" = {warn = .., crit = ..}``, or
+   ``"collector.instance.field"`` for one instance (``"oracle_waits.log file sync.p99"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from sgmon import registry
+from sgmon.config import ConfigError
+from sgmon.model import Field
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """Warn and crit levels of one series, and where they come from."""
+
+    warn: float | None
+    crit: float | None
+    higher_is_worse: bool = True
+    source: str = ""
+
+    def grade(self, value: float) -> str | None:
+        """Severity of ``value`` against this limit, None when within it."""
+        if self.higher_is_worse:
+            if self.crit is not None and value >= self.crit:
+                return "crit"
+            if self.warn is not None and value >= self.warn:
+                return "warn"
+        else:
+            if self.crit is not None and value <= self.crit:
+                return "crit"
+            if self.warn is not None and value <= self.warn:
+                return "warn"
+        return None
+
+
+_P99 = "seed 000 Table 5 (waits over 8 ms are outliers), seed 001 (128-250 ms stalls)"
+SEED_LIMITS: dict[str, Limit] = {
+    "oracle_dg.transport_lag": Limit(1.0, 10.0, source="MAA: transport lag < 1 s, never > 10 s"),
+    "oracle_dg.resp_p99": Limit(2.0, None, source="a SYNC response of 1 s or more is a stall"),
+    **{
+        f"oracle_waits.{event}.p99": Limit(64.0, 256.0, source=_P99)
+        for event in (
+            "log file sync",
+            "SYNC Remote Write",
+            "Redo Transport MISC",
+            "LNS wait on SENDREQ",
+        )
+    },
+}
+CORE_MULTIPLES: dict[str, tuple[float, float]] = {
+    "cpu.load1": (2.0, 4.0),  # seed 000: load > 2x cores busy, > 4x cores overloaded
+    "cpu.runq_sz": (2.0, 4.0),  # seed 000: runq-sz indicates CPU saturation
+}
+
+
+@cache
+def field_meta(collector: str, name: str) -> Field | None:
+    """The declared field (unit, direction, thresholds), or None for an unknown collector."""
+    try:
+        cls = registry.load(collector)
+    except (KeyError, ImportError, AttributeError):
+        return None
+    return next((f for f in cls.fields if f.name == name), None)
+
+
+class Thresholds:
+    """Limit lookup with the config's overrides; results are cached per series."""
+
+    def __init__(self, overrides: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        self.overrides = {k: _parse_override(k, v) for k, v in (overrides or {}).items()}
+        self._cache: dict[tuple[str, str, str, int], Limit | None] = {}
+
+    def limit(self, collector: str, instance: str, name: str, ncpu: int = 0) -> Limit | None:
+        """The limit for one series, or None when nothing bounds it."""
+        key = (collector, instance, name, ncpu)
+        try:
+            return self._cache[key]
+        except KeyError:
+            pass
+        lim = self._lookup(collector, instance, name, ncpu)
+        self._cache[key] = lim
+        return lim
+
+    def may_limit(self, collector: str, name: str) -> bool:
+        """Whether any instance of this field can have a limit (to skip the rest cheaply)."""
+        meta = field_meta(collector, name)
+        if meta is not None and (meta.warn is not None or meta.crit is not None):
+            return True
+        if f"{collector}.{name}" in CORE_MULTIPLES:
+            return True
+        return any(
+            k.startswith(f"{collector}.") and k.endswith(f".{name}")
+            for k in (*self.overrides, *SEED_LIMITS)
+        )
+
+    def _lookup(self, collector: str, instance: str, name: str, ncpu: int) -> Limit | None:
+        meta = field_meta(collector, name)
+        hiw = meta.higher_is_worse if meta else True
+        for k in (f"{collector}.{instance}.{name}", f"{collector}.{name}"):
+            if k in self.overrides:
+                warn, crit = self.overrides[k]
+                return Limit(warn, crit, hiw, f"config [thresholds] {k!r}")
+        for k in (f"{collector}.{instance}.{name}", f"{collector}.{name}"):
+            if k in SEED_LIMITS:
+                return SEED_LIMITS[k]
+        mult = CORE_MULTIPLES.get(f"{collector}.{name}")
+        if mult and ncpu:
+            return Limit(mult[0] * ncpu, mult[1] * ncpu, True, f"seed 000: load vs {ncpu} CPUs")
+        if meta and (meta.warn is not None or meta.crit is not None):
+            return Limit(meta.warn, meta.crit, hiw, f"{collector}.{name} declared limit")
+        return None
+
+
+def _parse_override(key: str, value: object) -> tuple[float | None, float | None]:
+    if key.count(".") < 1 or not isinstance(value, Mapping):
+        raise ConfigError(f'[thresholds] {key!r}: use "collector.field" = {{ warn = N, crit = N }}')
+    extra = set(value) - {"warn", "crit"}
+    if extra:
+        raise ConfigError(
+            f"[thresholds] {key!r}: unknown key(s) {', '.join(sorted(extra))}; only warn and crit"
+        )
+    out: list[float | None] = []
+    for name in ("warn", "crit"):
+        v = value.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+            raise ConfigError(f"[thresholds] {key!r}: {name} must be a number, not {v!r}")
+        out.append(None if v is None else float(v))
+    return out[0], out[1]
