@@ -103,3 +103,16 @@ def test_standby_lags_whatever_the_name_case(version):
     assert row["transport_lag"] == 2.0
     assert row["apply_lag"] == 3725.0
     assert row["lag_datum"] == "11/21/2026 15:00:01"
+
+
+def test_config_events_extend_the_list():
+    from sgmon.config import DbConfig
+
+    db = StandIn(version="19.21.0.0.0")
+    cfg = DbConfig(dsn="prim1/PROD", events=("db file sequential read",))
+    s = Session(db=cfg, connect=db.connect)
+    c = OracleWaitsCollector({"session": s})
+    c.open()
+    db.add_waits("db file sequential read", [250.0, 4000.0])
+    db.add_waits("not in any list", [10.0])
+    assert set(c.sample()) - {"_epoch"} == {"db file sequential read"}

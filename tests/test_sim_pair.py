@@ -101,8 +101,13 @@ def test_rto_stall_signature(runs):
     assert all(p.value("tcp", sock, "rto") >= 200 for p, _ in after)
     # the standby's SRL writes stay fast: the time is on the network (seed 001)
     assert all(s.value("oracle_waits", "RFS write", "p99") <= 4 for _, s in after)
-    splits = [e for p, _ in after for e in p.events if e.kind == "remote_write_split"]
-    assert splits and all("RFS" in e.text for e in splits)
+    # the trace reader's msgid split puts the stall on the network, not on RFS
+    nets = [p.value("oracle_trace", "remote", "max_network") for p, _ in after]
+    rfs = [p.value("oracle_trace", "remote", "max_rfs") for p, _ in after]
+    assert max(n for n in nets if n is not None) >= 190
+    assert max(r for r in rfs if r is not None) < 10
+    slow = [e for p, _ in after for e in p.events if e.kind == "lgwr_slow_write"]
+    assert slow and all(e.value >= 100 for e in slow)
 
 
 def test_rto_stall_fixed_signature(runs):
@@ -126,6 +131,10 @@ def test_standby_iops_cap_signature(runs):
         assert primary.value("oracle_waits", "log file sync", "p90") >= 64
         assert primary.value("oracle_redo", "db", "redo_size_lwd") > 0
         assert primary.value("oracle_waits", "log file parallel write", "p90") <= 8
+    # the msgid split puts the long remote writes on RFS (trace timestamps have 1 ms resolution)
+    split = [p.rows("oracle_trace")["remote"] for p, _ in _after(frames)]
+    assert max(r["max_rfs"] or 0 for r in split) >= 32
+    assert max(r["max_network"] or 0 for r in split) <= 3
 
 
 def test_log_switch_storm_signature(runs):

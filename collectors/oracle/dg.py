@@ -10,7 +10,8 @@ Instances:
   interval's SYNC response-time histogram (V$REDO_DEST_RESP_HISTOGRAM, 1-second buckets: it only
   shows stalls; latency is in oracle_waits).
 * ``thread_<N>``: log switches in the interval (V$LOG_HISTORY's highest sequence), the sequence,
-  and on a standby the standby redo logs in use.  Each switch is also a ``log_switch`` event.
+  and on a standby the standby redo logs in use.  Each switch on the primary is also a
+  ``log_switch`` event (the standby's history only echoes them).
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ class OracleDgCollector(OracleCollector):
             inst = f"thread_{thread}"
             rows[inst] = {"sequence": seq, "log_switches": seq, "srl_in_use": None}
             last = self._seq.get(inst)
-            if last is not None and seq is not None and seq > last:
+            # the standby's history follows the primary's switches: events come from the primary
+            if s.role == "primary" and last is not None and seq is not None and seq > last:
                 now = self.clock()
                 for n in range(last + 1, seq + 1):
                     self.emit_event(

@@ -133,6 +133,8 @@ class StandIn:
             self._uri = f"file:{path}"
         self._lock = threading.Lock()
         self._db = self.connect()  # keeps an in-memory database alive
+        if path != ":memory:":  # readers in other processes never wait for the publisher
+            self._db.execute("PRAGMA journal_mode=WAL")
         self._buckets: dict[str, Buckets] = {}
         self._seq: dict[int, int] = {}
         self._dropped: set[str] = set()
