@@ -1,0 +1,104 @@
+"""`sgmon status`: the line tmux shows, from the state a running recorder publishes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from sgmon.hosts.sim import SimSource
+from sgmon.sinks.statefile import StatePublisher, grade
+
+FORBIDDEN = ("textual", "rich", "psutil", "pyroute2", "oracledb", "prometheus_client")
+
+
+def _status(run_dir, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, SGMON_RUNTIME_DIR=str(run_dir))
+    return subprocess.run(
+        [sys.executable, "-m", "sgmon", "status", *args],
+        capture_output=True, text=True, timeout=30, env=env,
+    )  # fmt: skip
+
+
+def test_status_imports_nothing_heavy(tmp_path):
+    code = (
+        "import sys\n"
+        "from sgmon.cli import main\n"
+        "main(['status'])\n"
+        f"bad = [m for m in {FORBIDDEN!r} if m in sys.modules]\n"
+        "print('FORBIDDEN', bad)\n"
+    )
+    env = dict(os.environ, SGMON_RUNTIME_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and "FORBIDDEN []" in r.stdout, r.stdout + r.stderr
+
+
+def test_missing_and_garbage_state_give_a_dim_notice(tmp_path):
+    r = _status(tmp_path / "nothing", "--format", "tmux")
+    assert r.returncode == 0 and r.stdout.startswith("#[fg=colour244]sgmon: no sgmon running")
+    (tmp_path / "state-1.json").write_text("{not json")
+    (tmp_path / f"state-{os.getpid()}.json").write_text('{"format": 1, "pid": "x"}')
+    r = _status(tmp_path)
+    assert r.returncode == 0 and r.stdout == "sgmon: no sgmon running\n" and r.stderr == ""
+
+
+def test_line_from_the_simulated_pair_and_staleness(tmp_path):
+    src = SimSource("rto-stall", onset=3.0)
+    pub = StatePublisher(src.schema, tmp_path)
+    for _ in range(15):  # past the onset of the 200 ms RTO retransmissions
+        for frame in src.pair.step():
+            pub(frame)
+    src.close()
+    plain = _status(tmp_path).stdout.strip()
+    assert plain.startswith("P lfs ") and " | S " in plain, plain
+    assert "rto 2" in plain and "aqu " in plain
+    tmux = _status(tmp_path, "--format", "tmux").stdout
+    assert "#[fg=yellow]rto" in tmux or "#[fg=red,bold]rto" in tmux  # rto 200+ is a warning
+    only = _status(tmp_path, "--host", "standby").stdout
+    assert only.startswith("S ") and "|" not in only
+    state = json.loads(_status(tmp_path, "--format", "json").stdout)
+    assert set(state["hosts"]) == {"primary", "standby"}
+    # the publisher stops publishing: stale after three intervals
+    path = tmp_path / f"state-{os.getpid()}.json"
+    data = json.loads(path.read_text())
+    for h in data["hosts"].values():
+        h["written"] -= 60
+    path.write_text(json.dumps(data))
+    assert "stale" in _status(tmp_path).stdout
+    pub.close()
+    assert not path.exists()
+
+
+def test_grade_follows_the_declared_thresholds():
+    from sgmon import registry
+
+    disk = registry.load("disk")
+    aqu = disk.field("aqu_sz")
+    assert [grade(aqu, v) for v in (0.2, 1, 9)] == ["ok", "warn", "crit"]
+    idle = registry.load("cpu").field("idle")
+    assert grade(idle, 99.0) == "ok"
+    assert grade(None, 5) == "ok" and grade(aqu, None) == "ok"
+
+
+def test_status_reads_a_running_recorder(tmp_path):
+    env = dict(os.environ, SGMON_RUNTIME_DIR=str(tmp_path / "run"))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "sgmon", "record", "--dir", str(tmp_path / "a"),
+         "--interval", "0.2", "--quiet"],
+        env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        line = ""
+        while time.monotonic() < deadline:
+            line = _status(tmp_path / "run").stdout
+            if "no sgmon running" not in line:
+                break
+            time.sleep(0.2)
+        assert "no sgmon running" not in line and "stale" not in line
+    finally:
+        p.terminate()
+        p.wait(10)
+    assert "no sgmon running" in _status(tmp_path / "run").stdout
