@@ -1,17 +1,133 @@
-"""`sgmon lab`: not built yet."""
+"""`sgmon lab`: reproduce the seed incidents on real kernels, and watch sgmon diagnose them.
+
+Builds a SYNC Data Guard pair between two network namespaces (``sgmon.lab``), injects the faults
+on a schedule (``--fault``/``--scenario``) or when their name is typed, and prints one line per
+tick with both hosts' key figures and the analysis's top finding.  Needs root.  Everything it
+makes is removed on exit, on failure and on Ctrl-C.
+"""
 
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
 
-from sgmon.cli import not_built
+from sgmon.cli import UsageError
+from sgmon.units import parse_duration
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """No options until the command is built."""
-    parser.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    """Duration, schedule, workload size, recording."""
+    parser.add_argument("--duration", default="2m", help="how long the lab runs (default 2m)")
+    parser.add_argument("--interval", default="1s", help="seconds between ticks")
+    parser.add_argument("--scenario", help="a named incident (see --list)")
+    parser.add_argument("--onset", default="20s", help="when the scenario's fault starts")
+    parser.add_argument(
+        "--fault", action="append", default=[], help="NAME@START[-END], e.g. loss@20s-60s"
+    )
+    parser.add_argument("--sessions", type=int, default=4, help="committing sessions")
+    parser.add_argument("--record", metavar="DIR", help="also write the CSV archive there")
+    parser.add_argument("--list", action="store_true", help="list faults and scenarios")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Say plainly that the command does not exist yet."""
-    return not_built("lab", "the probe and lab issue")
+    """Run the lab for --duration, printing a line per tick."""
+    from sgmon.lab import schedule
+    from sgmon.lab.faults import FAULTS
+
+    if args.list:
+        print("faults (type a name and Enter to switch it while the lab runs):")
+        for name, text in FAULTS.items():
+            print(f"  {name:<10} {text}")
+        print("scenarios (--scenario NAME, fault from --onset):")
+        for name, steps in schedule.SCENARIOS.items():
+            print(f"  {name:<20} {steps.format(onset='T', fix='2T', end='T+10') or '(none)'}")
+        return 0
+    try:
+        duration = parse_duration(args.duration)
+        interval = parse_duration(args.interval)
+        steps = [s for text in args.fault for s in schedule.parse(text)]
+        if args.scenario:
+            steps += schedule.scenario(args.scenario, parse_duration(args.onset))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not 10 <= duration <= 3600:
+        raise UsageError("--duration must be between 10s and 1h")
+    if args.sessions < 1:
+        raise UsageError("--sessions must be at least 1")
+    return _run(args, duration, interval, steps)
+
+
+def _run(args: argparse.Namespace, duration: float, interval: float, steps: list) -> int:
+    from sgmon.analysis import Analyzer
+    from sgmon.lab import schedule
+    from sgmon.lab.kernel import LabUnavailable
+    from sgmon.lab.run import Lab, LabOptions
+    from sgmon.lab.status import line
+    from sgmon.monitor import Monitor
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM cleans up like Ctrl-C
+    opts = LabOptions(duration=duration + 15, interval=interval, sessions=args.sessions)
+    try:
+        lab = Lab(opts).__enter__()
+    except LabUnavailable as e:
+        raise UsageError(f"the lab cannot run here: {e}") from None
+    try:
+        analyzer = Analyzer(lab.config())
+        source = lab.source(interval)
+        sinks = [analyzer]
+        if args.record:
+            from sgmon.sinks.csvarchive import ArchiveWriter
+
+            sinks.append(ArchiveWriter(Path(args.record), source.schema, interval))
+        latest: dict[str, object] = {}
+
+        def show(frame) -> None:
+            latest[frame.host] = frame
+            if frame.host == "primary":
+                active = [n for n, f in lab.faults.items() if f.active]
+                print(line(frame, latest.get("standby"), analyzer.state(), active), flush=True)
+
+        sinks.append(show)
+        monitor = Monitor([source], sinks)
+        if sys.stdin.isatty():
+            threading.Thread(target=_keys, args=(lab,), daemon=True).start()
+        print(
+            f"lab up: primary {lab.pair.a_ip} ({lab.primary_log.device}), standby "
+            f"{lab.pair.b_ip}:{opts.port} ({lab.standby_log.device}); Ctrl-C ends it",
+            flush=True,
+        )
+        monitor.start()
+        t0 = time.monotonic()
+        while (elapsed := time.monotonic() - t0) < duration:
+            for name, on in schedule.due(steps, elapsed).items():
+                lab.fault(name, on)
+            time.sleep(0.2)
+        monitor.stop()
+    except KeyboardInterrupt:
+        print("sgmon: lab interrupted; cleaning up", file=sys.stderr)
+        return 130
+    finally:
+        lab.__exit__(None, None, None)
+    _summary(analyzer)
+    return 0
+
+
+def _keys(lab) -> None:
+    """Toggle a fault when its name is typed."""
+    for text in sys.stdin:
+        name = text.strip()
+        if name in lab.faults:
+            lab.fault(name, not lab.faults[name].active)
+        elif name:
+            print(f"sgmon: faults: {', '.join(lab.faults)}", file=sys.stderr)
+
+
+def _summary(analyzer) -> None:
+    findings = analyzer.state().findings
+    print(f"{len(findings)} finding(s):")
+    for f in findings:
+        print(f"  {f.severity:<4} {f.host:<8} {f.title}")

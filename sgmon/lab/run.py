@@ -29,8 +29,8 @@ class LabOptions:
 
     duration: float = 120.0  # hard bound on everything the lab starts
     interval: float = 1.0
-    sessions: int = 8
-    think: float = 0.01  # seconds between one session's commits
+    sessions: int = 4
+    think: float = 0.02  # seconds between one session's commits
     port: int = PORT
     loss_permille: int = 5
     rto_min_ms: int = 10
@@ -134,6 +134,20 @@ class Lab:
         for f in getattr(self, "faults", {}).values():
             with contextlib.suppress(Exception):
                 f.set(False)
+
+    def config(self):
+        """An sgmon Config naming the two hosts, their roles and their redo devices."""
+        from sgmon.config import Config, HostConfig
+
+        return Config(
+            name="lab",
+            interval=self.opts.interval,
+            hosts=(
+                HostConfig("primary", "primary", devices=(self.primary_log.name,)),
+                HostConfig("standby", "standby", devices=(self.standby_log.name,)),
+            ),
+            ports=(self.opts.port,),
+        )
 
     def source(self, interval: float | None = None):
         """A Source streaming the primary's and the standby's frames (starts the collectors)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import sys
 import threading
@@ -50,8 +51,32 @@ def collectors(a: argparse.Namespace) -> list:
     return out
 
 
+def runnable_on(cpu: int) -> int:
+    """Tasks runnable (state R) on one CPU, this process excluded: that CPU's run queue."""
+    me = str(os.getpid())
+    n = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == me:
+            continue
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            rest = data[data.rfind(b")") + 2 :].split()
+            if rest[0] == b"R" and int(rest[36]) == cpu:  # fields 3 (state) and 39 (processor)
+                n += 1
+    return n
+
+
 def own_cpu(d: dict[str, Any], cpu: int | None) -> None:
-    """Keep only this host's CPU row, and show it as ``all`` (host-wide fields stay)."""
+    """Keep only this host's CPU row, shown as ``all`` with that CPU's run queue (load averages
+    stay machine-wide)."""
     res = d["collectors"].get("cpu")
     if cpu is None or not res or not res.get("rows"):
         return
@@ -62,6 +87,7 @@ def own_cpu(d: dict[str, Any], cpu: int | None) -> None:
             del rows[name]
     if mine and "all" in rows:
         rows["all"].update(mine)
+        rows["all"]["runq_sz"] = runnable_on(cpu)
 
 
 def main(argv: list[str] | None = None) -> int:
