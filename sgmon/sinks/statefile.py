@@ -19,6 +19,10 @@ from sgmon.status import STATE_FORMAT, runtime_dir
 from sgmon.units import fmt_num
 
 _SEVERITY = ("ok", "warn", "crit")
+WAIT_WARN_MS, WAIT_CRIT_MS = 8.0, 100.0
+"""Commit-path waits: over 8 ms is an outlier (seed 000, Table 5); 100 ms+ is the 128-256 ms
+bucket of seed 001.  The wait fields declare no thresholds (they differ per event), so the
+status line grades these items itself."""
 _TAG = {"primary": "P", "standby": "S"}
 
 
@@ -32,6 +36,10 @@ def grade(f: Field | None, value: float | None) -> str:
     if f.warn is not None and sign * value >= sign * f.warn:
         return "warn"
     return "ok"
+
+
+def _wait_grade(ms: float) -> str:
+    return "crit" if ms >= WAIT_CRIT_MS else "warn" if ms >= WAIT_WARN_MS else "ok"
 
 
 def _worst(*sevs: str) -> str:
@@ -61,11 +69,11 @@ def status_items(frame: Frame, schema: Schema) -> list[tuple[str, str, str]]:
         avg, p99 = _num(row.get("avg")), _num(row.get("p99"))
         if avg is None:
             return
-        sev = grade(_field(schema, "oracle_waits", "avg"), avg)
+        sev = _wait_grade(avg)
         text = fmt_num(avg)
         if with_p99 and p99 is not None:
             text += "/" + fmt_num(p99)
-            sev = _worst(sev, grade(_field(schema, "oracle_waits", "p99"), p99))
+            sev = _worst(sev, _wait_grade(p99))
         items.append((label, text + "ms", sev))
 
     role = frame.role
@@ -74,10 +82,12 @@ def status_items(frame: Frame, schema: Schema) -> list[tuple[str, str, str]]:
         wait_item("srw", "SYNC Remote Write")
         socks = {k: r for k, r in frame.rows("tcp").items() if k != "host"}
         rtos = [v for r in socks.values() if (v := _num(r.get("rto"))) is not None]
-        if rtos:
-            rto = max(rtos)
-            items.append(("rto", fmt_num(rto), grade(_field(schema, "tcp", "rto"), rto)))
         rtx = [v for r in socks.values() if (v := _num(r.get("retransmits"))) is not None]
+        if rtos:
+            # a 200 ms rto costs nothing until a segment is retransmitted (seed 001)
+            rto = max(rtos)
+            sev = grade(_field(schema, "tcp", "rto"), rto) if sum(rtx) else "ok"
+            items.append(("rto", fmt_num(rto), sev))
         if rtx:
             n = sum(rtx)
             items.append(("rtx", fmt_num(n), grade(_field(schema, "tcp", "retransmits"), n)))
