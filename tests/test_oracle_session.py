@@ -164,7 +164,7 @@ def test_lost_connection_recovers_with_backoff():
     assert not s.connected
     flaky.refuse = ora("ORA-12541", "TNS:no listener")
     clock.t += 1.5
-    with pytest.raises(OracleError, match="ORA-12541 no listener"):
+    with pytest.raises(OracleError, match="ORA-12541 no listener reachable"):
         c.sample()  # the first retry is refused ...
     clock.t += 1
     with pytest.raises(OracleError, match="next attempt in"):
@@ -196,6 +196,8 @@ CONNECT_ERRORS = [
     ("ORA-01017", "invalid username/password; logon denied", "check the user and the password"),
     ("ORA-01031", "insufficient privileges", "GRANT SYSDG TO sgmon"),
     ("ORA-12541", "TNS:no listener", "lsnrctl status"),
+    ("DPY-6005", "cannot connect to database (CONNECTION_ID=x). [Errno 111]", "lsnrctl status"),
+    ("DPY-6001", 'Service "STBY" is not registered with the listener', "lsnrctl services"),
     ("ORA-12514", "TNS:listener does not currently know of service", "lsnrctl services"),
     ("ORA-01033", "ORACLE initialization or shutdown in progress", 'mode = "sysdg"'),
     ("DPY-3010", "connections to this database server version are not supported", "thick"),
@@ -304,3 +306,26 @@ def test_no_password_source_says_what_to_do():
     with pytest.raises(OracleError, match="password_env, wallet_dir") as info:
         s.refresh()
     assert info.value.fatal
+
+
+def test_timeout_while_identifying_reconnects_and_identifies_again():
+    db = StandIn(version="12.1.0.2.0")
+    c, s, flaky, clock = _waits(db)
+    flaky.fail_next = ora("DPY-4024", "call timeout of 2000 ms exceeded")
+    with pytest.raises(OracleError, match="call timeout"):
+        c.sample()
+    assert not s.connected
+    clock.t += 1.5
+    _grow(db)
+    c.sample()
+    assert s.version == (12, 1, 0, 2, 0) and flaky.opened == 2
+
+
+def test_role_differing_from_the_config_is_noted_once():
+    db = StandIn(role="PRIMARY")
+    c, s, _, clock = _waits(db, role="standby")
+    for _ in range(3):
+        clock.t += 1
+        c.sample()
+    notes = [e.text for e in c.take_events() if e.kind == "note"]
+    assert len(notes) == 1 and "configured as standby" in notes[0] and s.role == "primary"

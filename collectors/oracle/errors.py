@@ -63,9 +63,23 @@ def code_of(exc: BaseException) -> str:
     return ""
 
 
+# thin mode's own codes for what thick mode reports as ORA-125xx
+_THIN_EQUIVALENT = {"DPY-6001": "ORA-12514", "DPY-6003": "ORA-12514", "DPY-6005": "ORA-12541"}
+_SIMILAR = re.compile(r"Similar to (ORA-\d{5})")
+
+
 def explain(exc: BaseException, where: Where) -> str:
     """One line: what went wrong and what to do about it."""
-    code = code_of(exc)
+    shown = code_of(exc)
+    similar = _SIMILAR.search(str(exc))
+    code = _THIN_EQUIVALENT.get(shown) or (similar.group(1) if similar else shown)
+    line = _advice(code, exc, where)
+    if shown != code and line.startswith(code):
+        line = f"{shown} ({code}){line[len(code) :]}"
+    return line
+
+
+def _advice(code: str, exc: BaseException, where: Where) -> str:
     db = f"{where.user or '(wallet)'}@{where.dsn}" if where.dsn else "the database"
     admin = where.mode in ("sysdg", "sysdba")
     if code == "ORA-01017":
@@ -101,8 +115,8 @@ def explain(exc: BaseException, where: Where) -> str:
         )
     if code == "ORA-12541":
         return (
-            f"ORA-12541 no listener at {where.dsn}: check host and port, and that the listener "
-            "runs there (lsnrctl status); retrying"
+            f"ORA-12541 no listener reachable at {where.dsn}: check host and port, and that the "
+            "listener runs there (lsnrctl status); retrying"
         )
     if code == "ORA-12514":
         return (

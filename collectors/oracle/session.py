@@ -164,7 +164,10 @@ class Session:
         self._conn = conn
         try:
             self._identify()
-        except OracleError:
+        except OracleError as e:  # a half-identified connection is not used: start again later
+            if e.fatal:
+                self._fatal = e
+            self._retry_later(str(e))
             raise
         except Exception as e:
             self._failed(e)
@@ -254,6 +257,11 @@ class Session:
         rows = self._run("database")
         if rows:
             self.role = role_of(rows[0][0])
+            if self.expected_role and self.role != self.expected_role:
+                self._note(
+                    f"configured as {self.expected_role} but V$DATABASE says {rows[0][0]} "
+                    "(a switchover?): showing it as it is; fix the role in the config"
+                )
         self._see_startup(startup)
         self._checked_at = self._clock()
 
@@ -271,11 +279,14 @@ class Session:
             self._drop()
             self._fatal = OracleError(msg, code, fatal=True)
             raise self._fatal from None
+        self._retry_later(msg)
+        raise OracleError(msg, code) from None
+
+    def _retry_later(self, msg: str) -> None:
         self._drop()
         self._last_error = msg
         self._next_attempt = self._clock() + self._backoff
         self._backoff = min(self._backoff * 2, BACKOFF_MAX)
-        raise OracleError(msg, code) from None
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
