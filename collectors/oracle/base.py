@@ -27,6 +27,13 @@ class OracleCollector(Collector):
 
     def open(self) -> None:
         """Join the host's shared session (connecting happens on the first sample)."""
+        if self.options.get("db") is not None:
+            try:
+                import oracledb  # noqa: F401 - only to say early that the driver is missing
+            except ImportError:
+                raise Unavailable(
+                    "python-oracledb is not installed: pip install 'oracledb>=2.1'"
+                ) from None
         try:
             self.session = acquire(self.options)
         except OracleError as e:
@@ -65,17 +72,17 @@ class OracleCollector(Collector):
         """Raw -> frame rows (default: by field kind)."""
         return super().derive(prev, cur, dt)
 
-
-def own_fields(out: Rows, raw: Rows, keep: tuple[str, ...] = ()) -> Rows:
-    """Drop from each derived row the fields its raw row never had (rows of different kinds
-    share one declared field list; ``keep`` names fields computed from others)."""
-    for inst, row in out.items():
-        for name in [n for n in row if n not in raw.get(inst, {}) and n not in keep]:
-            del row[name]
-    return out
-
     def close(self) -> None:
         """Leave the shared session (the last collector closes it)."""
         if self.session is not None:
             release(self.session)
             self.session = None
+
+
+def own_fields(out: Rows, raw: Rows) -> Rows:
+    """Drop from each derived row the fields its raw row never had (rows of different kinds
+    share one declared field list)."""
+    for inst, row in out.items():
+        for name in [n for n in row if n not in raw.get(inst, {})]:
+            del row[name]
+    return out

@@ -380,7 +380,7 @@ def acquire(options: Mapping[str, Any]) -> Session:
         raise OracleError(
             "no database configured: add a [host.db] table with dsn = ...", fatal=True
         )
-    key = (db, options.get("role", ""), id(connect) if connect else None)
+    key = (db, options.get("role", ""), connect)  # bound methods of one object compare equal
     with _shared_lock:
         s, n = _shared.get(key, (None, 0))
         if s is None:
