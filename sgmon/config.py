@@ -110,7 +110,8 @@ def search_paths() -> list[Path]:
 
 
 def find_config(explicit: str | None) -> Path | None:
-    """The config file to use, or None for built-in defaults."""
+    """The config file to use (``--config``, else $SGMON_CONFIG, else the search path)."""
+    explicit = explicit or os.environ.get("SGMON_CONFIG")
     if explicit:
         p = Path(explicit)
         if not p.is_file():
@@ -122,15 +123,30 @@ def find_config(explicit: str | None) -> Path | None:
 def load_config(explicit: str | None = None) -> Config:
     """Find and parse the config; raise ConfigError with a one-line message on any problem."""
     path = find_config(explicit)
-    if path is None:
-        return Config()
+    data = read_toml(path) if path is not None else {}
+    return parse_config(_with_env(data), path)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parsed TOML, or ConfigError with one line."""
     try:
-        data = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
-    return parse_config(data, path)
+
+
+ENV_OVERRIDES = {"SGMON_INTERVAL": "interval", "SGMON_NAME": "name"}
+"""Environment variables that override top-level values (for systemd units and containers)."""
+
+
+def _with_env(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    for var, key in ENV_OVERRIDES.items():
+        if os.environ.get(var):
+            out[key] = os.environ[var]
+    return out
 
 
 def _db(d: dict[str, Any], where: str) -> DbConfig:
@@ -195,3 +211,216 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
         thresholds=dict(data.get("thresholds", {})),
         path=path,
     )
+
+
+# --- `sgmon config --check` ---------------------------------------------------------------
+
+_ANY_STR = (str,)
+_KEYS: dict[str, dict[str, tuple[type, ...]]] = {
+    "": {
+        "name": _ANY_STR,
+        "interval": (str, int, float),
+        "dataguard": (dict,),
+        "host": (list,),
+        "collectors": (dict,),
+        "thresholds": (dict,),
+    },
+    "dataguard": {"ports": (list,), "peers": (list,)},
+    "host": {
+        "name": _ANY_STR,
+        "role": _ANY_STR,
+        "ssh": _ANY_STR,
+        "sgmon_path": _ANY_STR,
+        "ssh_options": (list,),
+        "ssh_command": (list,),
+        "devices": (list,),
+        "db": (dict,),
+    },
+    "host.db": {
+        "dsn": _ANY_STR,
+        "user": _ANY_STR,
+        "mode": _ANY_STR,
+        "password_env": _ANY_STR,
+        "wallet_dir": _ANY_STR,
+        "password": _ANY_STR,
+        "thick": (bool,),
+        "events": (list,),
+        "call_timeout": (str, int, float),
+    },
+}
+_LIST_OF = {"ports": int, "peers": str, "devices": str, "ssh_options": str, "ssh_command": str,
+            "events": str}  # fmt: skip
+_SECRET = ("password", "passwd", "pwd", "secret", "token")
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What `sgmon config --check` found: values with their origin, and problems."""
+
+    path: Path | None
+    values: list[tuple[str, Any, str]]  # (key, value, "file PATH" | "default" | "env VAR")
+    problems: list[str]
+
+
+def _type_name(types: tuple[type, ...]) -> str:
+    return " or ".join({"str": "a string", "int": "an integer", "float": "a number",
+                        "list": "a list", "dict": "a table", "bool": "true/false"}[t.__name__]
+                       for t in types)  # fmt: skip
+
+
+def _check_table(table: dict[str, Any], kind: str, where: str, problems: list[str]) -> None:
+    import difflib
+
+    allowed = _KEYS[kind]
+    for key, value in table.items():
+        if key not in allowed:
+            near = difflib.get_close_matches(key, allowed, n=1)
+            hint = f'; did you mean "{near[0]}"?' if near else f"; known: {', '.join(allowed)}"
+            problems.append(f'{where}: unknown key "{key}"{hint}')
+        elif not isinstance(value, allowed[key]) or (
+            isinstance(value, bool) and bool not in allowed[key]
+        ):
+            problems.append(f"{where}: {key} = {value!r} should be {_type_name(allowed[key])}")
+        elif isinstance(value, list) and key in _LIST_OF:
+            bad = [v for v in value if not isinstance(v, _LIST_OF[key]) or isinstance(v, bool)]
+            if bad:
+                kind = _type_name((_LIST_OF[key],))
+                problems.append(f"{where}: {key}: {bad[0]!r} should be {kind}")
+
+
+def _secrets(table: Any, prefix: str = "") -> list[str]:
+    """Keys that hold something password-like (a name of an env var or "prompt" does not)."""
+    found = []
+    if isinstance(table, dict):
+        for k, v in table.items():
+            path = f"{prefix}{k}"
+            if isinstance(v, dict | list):
+                found += _secrets(v, path + ".")
+            elif (
+                any(w in k.lower() for w in _SECRET)
+                and not k.lower().endswith("_env")
+                and v not in ("", "prompt")
+            ):
+                found.append(path)
+    elif isinstance(table, list):
+        for i, v in enumerate(table):
+            found += _secrets(v, f"{prefix[:-1]}[{i}].")
+    return found
+
+
+def check_config(explicit: str | None = None) -> Checked:
+    """Validate the config without stopping at the first problem; every problem is one line."""
+    problems: list[str] = []
+    try:
+        path = find_config(explicit)
+    except ConfigError as e:
+        return Checked(None, [], [str(e)])
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = read_toml(path)
+        except ConfigError as e:
+            return Checked(path, [], [str(e)])
+        mode = path.stat().st_mode
+        secrets = _secrets(data)
+        if secrets and mode & 0o004:
+            problems.append(
+                f"{path}: holds a password ({', '.join(secrets)}) and is world-readable: "
+                f"chmod 600 {path}, better use password_env or wallet_dir"
+            )
+        _check_table(data, "", str(path), problems)
+        dg = data.get("dataguard")
+        if isinstance(dg, dict):
+            _check_table(dg, "dataguard", f"{path}: [dataguard]", problems)
+        for i, h in enumerate(data.get("host", []) if isinstance(data.get("host"), list) else []):
+            where = f"{path}: host {h.get('name', f'#{i + 1}')!s}"
+            if not isinstance(h, dict):
+                problems.append(f"{where}: should be a [[host]] table")
+                continue
+            _check_table(h, "host", where, problems)
+            if h.get("role", "") not in ("", "primary", "standby"):
+                problems.append(f'{where}: role = {h["role"]!r}: use "primary" or "standby"')
+            if isinstance(h.get("db"), dict):
+                _check_table(h["db"], "host.db", f"{where} [db]", problems)
+        _check_collectors(data, str(path), problems)
+    env = {key: var for var, key in ENV_OVERRIDES.items() if os.environ.get(var)}
+    config = None
+    try:
+        config = parse_config(_with_env(data), path)
+    except (ConfigError, ValueError, TypeError, KeyError) as e:
+        problems.append(str(e) if isinstance(e, ConfigError) else f"{path}: {e}")
+    values: list[tuple[str, Any, str]] = []
+    if config is not None:
+        values = _provenance(config, data, path, env)
+    return Checked(path, values, problems)
+
+
+def _check_collectors(data: dict[str, Any], where: str, problems: list[str]) -> None:
+    from sgmon import registry
+
+    known = set(registry.names())
+    cols = data.get("collectors", {})
+    for name in cols if isinstance(cols, dict) else ():
+        if name not in known:
+            names = ", ".join(sorted(known))
+            problems.append(f"{where}: [collectors.{name}]: no such collector; installed: {names}")
+    th = data.get("thresholds", {})
+    for key, spec in th.items() if isinstance(th, dict) else ():
+        coll, _, fname = key.partition(".")
+        if not fname:
+            problems.append(f'{where}: [thresholds] "{key}": use "collector.field"')
+        elif not isinstance(spec, dict) or set(spec) - {"warn", "crit"}:
+            problems.append(f'{where}: [thresholds] "{key}": use {{ warn = N, crit = N }}')
+        elif any(not isinstance(v, int | float) or isinstance(v, bool) for v in spec.values()):
+            problems.append(f'{where}: [thresholds] "{key}": warn/crit must be numbers')
+        elif coll in known:
+            try:
+                registry.load(coll).field(fname)
+            except KeyError:
+                problems.append(f'{where}: [thresholds] "{key}": {coll} has no field {fname}')
+            except Exception:  # a plug-in that fails to import is reported by `sgmon collectors`
+                pass
+        else:
+            problems.append(f'{where}: [thresholds] "{key}": no collector {coll}')
+
+
+def _provenance(
+    config: Config, data: dict[str, Any], path: Path | None, env: dict[str, str]
+) -> list[tuple[str, Any, str]]:
+    src_file = f"file {path}"
+    out: list[tuple[str, Any, str]] = []
+
+    def origin(table: dict[str, Any], key: str, top: bool = False) -> str:
+        if top and key in env:
+            return f"env {env[key]}"
+        return src_file if key in table else "default"
+
+    out.append(("name", config.name, origin(data, "name", True)))
+    out.append(("interval", config.interval, origin(data, "interval", True)))
+    dg = data.get("dataguard", {}) if isinstance(data.get("dataguard"), dict) else {}
+    out.append(("dataguard.ports", list(config.ports), origin(dg, "ports")))
+    out.append(("dataguard.peers", list(config.peers), origin(dg, "peers")))
+    if not config.hosts:
+        out.append(("host", "this machine, under its hostname", "default"))
+    raw_hosts = data.get("host", []) if isinstance(data.get("host"), list) else []
+    for h, raw in zip(config.hosts, raw_hosts, strict=False):
+        pre = f"host[{h.name}]"
+        out.append((f"{pre}.role", h.role, origin(raw, "role")))
+        out.append((f"{pre}.reached", f"ssh {h.ssh}" if h.ssh else "local", origin(raw, "ssh")))
+        out.append((f"{pre}.devices", list(h.devices), origin(raw, "devices")))
+        if h.db is not None:
+            rdb = raw.get("db", {})
+            out.append((f"{pre}.db.dsn", h.db.dsn, origin(rdb, "dsn")))
+            out.append((f"{pre}.db.mode", h.db.mode, origin(rdb, "mode")))
+            if h.db.password_env:
+                state = "set" if os.environ.get(h.db.password_env) else "NOT set"
+                out.append((f"{pre}.db.password", f"from ${h.db.password_env} ({state})", "env"))
+            elif h.db.wallet_dir:
+                out.append((f"{pre}.db.password", f"wallet {h.db.wallet_dir}", src_file))
+            else:
+                out.append((f"{pre}.db.password", "asked at start", origin(rdb, "password")))
+    for name, opts in config.collectors.items():
+        out.append((f"collectors.{name}", opts, src_file))
+    for key, spec in config.thresholds.items():
+        out.append((f"thresholds.{key}", spec, src_file))
+    return out
