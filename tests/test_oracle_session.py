@@ -13,6 +13,7 @@ import logging
 import oracledb
 import pytest
 
+from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.errors import OracleError
 from collectors.oracle.session import Session
 from collectors.oracle.waits import OracleWaitsCollector
@@ -118,21 +119,40 @@ def _grow(db: StandIn, n: int = 10) -> None:
     db.add_waits("log file sync", [900.0] * n)
 
 
-def test_missing_view_is_one_note_not_an_error_each_tick():
-    db = StandIn(version="19.21.0.0.0")
-    db.drop_view("v$event_histogram_micro")
-    c, _s, _, clock = _waits(db)
+def _ticks(c, db: StandIn, clock: Clock, n: int = 4) -> list:
     rows = []
-    for _ in range(4):
+    for _ in range(n):
         _grow(db)
         clock.t += 1
         rows.append(c.sample())
-    notes = [e for e in c.take_events() if e.kind == "note"]
-    assert len(notes) == 1
-    assert "v$event_histogram" in notes[0].text and "skipped" in notes[0].text
-    assert "\n" not in notes[0].text
+    return rows
+
+
+def test_missing_micro_histogram_falls_back_to_the_milli_one_with_one_note():
+    db = StandIn(version="12.1.0.1.0")  # the first 12.1 release may lack the _MICRO view
+    db.drop_view("v$event_histogram_micro")
+    c, _s, _, clock = _waits(db)
+    rows = _ticks(c, db, clock)
+    notes = [e.text for e in c.take_events() if e.kind == "note"]
+    assert len(notes) == 1 and "\n" not in notes[0]
+    assert "v$event_histogram_micro not readable" in notes[0]
+    assert "using v$event_histogram instead" in notes[0]
     out = c.derive(rows[-2], rows[-1], 1.0)["log file sync"]
-    assert out["waits"] == 10 and out["hist"] is None  # totals still there
+    assert out["waits"] == 10 and out["hist"] == [[1.0, 10]]  # 0.9 ms waits, < 1 ms bucket
+
+
+def test_missing_view_is_one_note_not_an_error_each_tick():
+    db = StandIn(version="19.21.0.0.0")
+    db.drop_view("v$redo_dest_resp_histogram")
+    db.set_dest(2)
+    s = Session(connect=db.connect, clock=Clock())
+    c = OracleDgCollector({"session": s})
+    c.open()
+    rows = [c.sample() for _ in range(4)]
+    notes = [e.text for e in c.take_events() if e.kind == "note"]
+    assert len(notes) == 1 and "resp_histogram skipped" in notes[0]
+    out = c.derive(rows[-2], rows[-1], 1.0)["dest_2"]
+    assert out["transmit_mode"] == "SYNC" and out["resp_hist"] == []
 
 
 def test_instance_restart_rebases_the_counters():

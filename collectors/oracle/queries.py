@@ -124,22 +124,6 @@ QUERIES: dict[str, dict[Version, str]] = {
     },
 }
 
-# the view each query reads, for the one-line note when it cannot be read
-VIEWS = {
-    "instance": "v$instance",
-    "version_full": "v$instance",
-    "startup": "v$instance",
-    "database": "v$database",
-    "system_event": "v$system_event",
-    "histogram": "v$event_histogram",
-    "sysstat": "v$sysstat",
-    "dest": "v$archive_dest",
-    "resp_histogram": "v$redo_dest_resp_histogram",
-    "dg_stats": "v$dataguard_stats",
-    "log_history": "v$log_history",
-    "standby_log": "v$standby_log",
-}
-
 
 def parse_version(text: str) -> Version:
     """``'19.0.0.0.0'`` -> ``(19, 0, 0, 0, 0)``; unparseable parts stop the tuple."""
@@ -152,19 +136,22 @@ def parse_version(text: str) -> Version:
     return tuple(out) or (0,)
 
 
+def variants(name: str, version: Version) -> list[str]:
+    """The texts of query ``name`` that ``version`` may run, preferred (newest) first; the
+    older ones are fallbacks for a view the version should have but the database lacks."""
+    usable = [(m, t) for m, t in QUERIES[name].items() if m <= version]
+    return [t for _, t in sorted(usable, reverse=True)]
+
+
 def pick(name: str, version: Version) -> str | None:
-    """The text of query ``name`` for ``version``, or None when the version has no such view."""
-    best: str | None = None
-    best_min: Version = ()
-    for minimum, text in QUERIES[name].items():
-        if minimum <= version and minimum >= best_min:
-            best, best_min = text, minimum
-    return best
+    """The preferred text of query ``name`` for ``version``, None when it has no such view."""
+    texts = variants(name, version)
+    return texts[0] if texts else None
 
 
-def histogram_unit_us(version: Version) -> int:
-    """Microseconds per unit of the histogram query's bucket column on this version."""
-    return 1 if version >= (12, 1) else 1000
+def histogram_unit_us(text: str) -> int:
+    """Microseconds per unit of a histogram query's bucket column."""
+    return 1 if "wait_time_micro" in text else 1000
 
 
 def default_events(version: Version) -> tuple[str, ...]:
@@ -177,14 +164,20 @@ def literal_list(values: Iterable[str]) -> str:
     return ", ".join("'" + v.replace("'", "''") + "'" for v in dict.fromkeys(values))
 
 
-def render(name: str, version: Version, events: Iterable[str] = ()) -> str | None:
-    """The final text of a query for a version and event list (None: not on this version)."""
-    text = pick(name, version)
-    if text is None:
-        return None
+def render_all(name: str, version: Version, events: Iterable[str] = ()) -> list[str]:
+    """The final texts of a query for a version and event list, preferred first."""
     evs = tuple(default_events(version)) + tuple(events)
-    return text.format(
-        events=literal_list(evs),
-        patterns=" OR ".join("event LIKE " + literal_list([p]) for p in EVENT_PATTERNS),
-        stats=literal_list(SYSSTATS),
-    )
+    return [
+        text.format(
+            events=literal_list(evs),
+            patterns=" OR ".join("event LIKE " + literal_list([p]) for p in EVENT_PATTERNS),
+            stats=literal_list(SYSSTATS),
+        )
+        for text in variants(name, version)
+    ]
+
+
+def render(name: str, version: Version, events: Iterable[str] = ()) -> str | None:
+    """The preferred final text (None: no such view on this version)."""
+    texts = render_all(name, version, events)
+    return texts[0] if texts else None

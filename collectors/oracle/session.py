@@ -27,6 +27,7 @@ from __future__ import annotations
 import getpass
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -76,7 +77,7 @@ class Session:
         self._backoff = BACKOFF_MIN
         self._last_error = ""
         self._fatal: OracleError | None = None
-        self._texts: dict[str, str | None] = {}
+        self._texts: dict[str, list[str]] = {}  # query -> its texts, the one in use first
         self._skipped: set[str] = set()
         self._notes: list[str] = []
         self._checked_at: float | None = None
@@ -124,7 +125,12 @@ class Session:
 
     def available(self, name: str) -> bool:
         """Whether the query runs on this database (after connect)."""
-        return self._texts.get(name) is not None and name not in self._skipped
+        return bool(self._texts.get(name)) and name not in self._skipped
+
+    def text(self, name: str) -> str | None:
+        """The SQL text in use for a query (after connect)."""
+        texts = self._texts.get(name)
+        return texts[0] if texts and name not in self._skipped else None
 
     def take_notes(self) -> list[str]:
         """One-time notes (a view skipped, a restart) not yet shown."""
@@ -247,7 +253,7 @@ class Session:
         self.version = queries.parse_version(version)
         self.version_text = str(version)
         extra = self.events()
-        self._texts = {n: queries.render(n, self.version, extra) for n in queries.QUERIES}
+        self._texts = {n: queries.render_all(n, self.version, extra) for n in queries.QUERIES}
         self._skipped.clear()
         if self.available("version_full"):
             rows = self._run("version_full")
@@ -299,8 +305,8 @@ class Session:
     # -- statements ----------------------------------------------------------------------------
 
     def _run(self, name: str) -> list[tuple] | None:
-        text = self._texts.get(name)
-        if text is None or name in self._skipped:
+        text = self.text(name)
+        if text is None:
             return None
         cur = self._conn.cursor()
         try:
@@ -313,13 +319,7 @@ class Session:
         except Exception as e:
             code = code_of(e)
             if code in MISSING:
-                self._skipped.add(name)
-                self._note(
-                    f"{queries.VIEWS.get(name, name)} not readable on {self.version_text} "
-                    f"({code}): {name} skipped; "
-                    + redact(explain(e, self.where), self._secret).split(": ", 1)[-1]
-                )
-                return None
+                return self._missing(name, code, e)
             if code in LOST or (code not in _USABLE and not _healthy(self._conn)):
                 self._failed(e)
             raise OracleError(redact(explain(e, self.where), self._secret), code) from None
@@ -329,12 +329,34 @@ class Session:
             except Exception as e:  # the connection may be gone already
                 log.debug("cursor close: %s", type(e).__name__)
 
+    def _missing(self, name: str, code: str, exc: BaseException) -> list[tuple] | None:
+        """A view this database lacks or hides: fall back to an older one, else skip (noted)."""
+        texts = self._texts[name]
+        advice = redact(explain(exc, self.where), self._secret).split(": ", 1)[-1]
+        view = _view_of(texts[0])
+        if len(texts) > 1:
+            texts.pop(0)
+            self._note(
+                f"{view} not readable on {self.version_text} ({code}): using {_view_of(texts[0])}"
+                f" instead; if this version has it: {advice}"
+            )
+            return self._run(name)
+        self._skipped.add(name)
+        self._note(f"{view} not readable on {self.version_text} ({code}): {name} skipped; {advice}")
+        return None
+
     def _note(self, text: str) -> None:
         log.warning("%s: %s", self.where.dsn, text)
         self._notes.append(text)
 
 
 _USABLE = {"DPY-4024", "DPI-1067"}  # call timeout: the driver recovered the connection
+
+
+def _view_of(text: str) -> str:
+    """The first V$ view a statement reads."""
+    m = re.search(r"\bFROM\s+(v\$\w+)", text, re.IGNORECASE)
+    return m.group(1) if m else "a view"
 
 
 def _healthy(conn: Any) -> bool:

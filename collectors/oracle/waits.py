@@ -50,7 +50,7 @@ class OracleWaitsCollector(OracleCollector):
             }
         hist = s.query("histogram")
         if hist is not None:
-            unit_ms = queries.histogram_unit_us(s.version) / 1000.0
+            unit_ms = queries.histogram_unit_us(s.text("histogram") or "") / 1000.0
             for row in rows.values():  # read, but no bucket hit yet: an empty histogram
                 row["hist"] = []
             for event, bound, count in hist:
