@@ -76,15 +76,19 @@ def farm(dg_port: int, dg_conns: int, other_conns: int) -> None:
 # ---------------------------------------------------------------- the sgmon worker (a child)
 
 
-def worker(ticks: int, dg_port: int, out: str) -> None:
-    """Run the collector set on the engine for ``ticks`` 1 s ticks; write a JSON summary."""
+def worker(ticks: int, dg_port: int, out: str, without: str = "") -> None:
+    """Run the collector set (less ``without``, comma-separated) on the engine for ``ticks``
+    1 s ticks; write a JSON summary."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from sgmon.config import Config
     from sgmon.hosts.build import make_collectors
     from sgmon.hosts.local import LocalSource
     from sgmon.model import Frame, Status
 
-    collectors = make_collectors(Config(ports=(dg_port,)), None)
+    left_out = set(without.split(",")) - {""}
+    collectors = [
+        c for c in make_collectors(Config(ports=(dg_port,)), None) if c.name not in left_out
+    ]
     thread_cpu = {c.name: [0.0, 0] for c in collectors}
     for c in collectors:
         c.sample = _timed(c.sample, thread_cpu[c.name])  # type: ignore[method-assign]
@@ -120,6 +124,8 @@ def worker(ticks: int, dg_port: int, out: str) -> None:
         for name, res in last.collectors.items()
     }
     ok = [n for n, s in status.items() if s["status"] == Status.OK.value]
+    if out == "-":
+        return
     Path(out).write_text(
         json.dumps(
             {
@@ -235,6 +241,11 @@ def run_bench(samples: int, warmup: int, dg_port: int) -> int:
                 "sgmon",
                 [sys.executable, __file__, "--worker", str(total), str(dg_port), str(summary)],
             ),
+            Tool(
+                "sgmon -netdev",
+                [sys.executable, __file__, "--worker", str(total), str(dg_port), "-", "netdev"],
+                note="the same set without netdev (where the cost is)",
+            ),
             Tool("sadc -S XALL", [SADC, "-S", "XALL", "1", str(total), str(tmp / "sa.bin")]),
             Tool("glances -t 1", [_glances(), "-q", "-t", "1", "--stop-after", str(total)]),
             Tool("fork loop", ["bash", "-c", FORK_LOOP], note="iostat, ss, ip, mpstat /s"),
@@ -337,7 +348,7 @@ def main() -> int:
         farm(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+        worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], *sys.argv[5:6])
         return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--samples", type=int, default=60, help="measured 1 Hz samples (default 60)")
