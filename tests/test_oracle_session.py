@@ -349,3 +349,21 @@ def test_role_differing_from_the_config_is_noted_once():
         c.sample()
     notes = [e.text for e in c.take_events() if e.kind == "note"]
     assert len(notes) == 1 and "configured as standby" in notes[0] and s.role == "primary"
+
+
+def test_prompted_password_asked_once_up_front(monkeypatch):
+    from collectors.oracle import session as session_mod
+
+    asked: list[str] = []
+    monkeypatch.setattr(session_mod.sys.stdin, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(session_mod.getpass, "getpass", lambda p: asked.append(p) or PASSWORD)
+    monkeypatch.setattr(session_mod, "_prompted", {})
+    seen: dict = {}
+    monkeypatch.setattr(oracledb, "connect", lambda **kw: seen.update(kw) or _FakeOracleConn(db))
+    db = StandIn()
+    cfg = DbConfig(dsn="stby1/STBY", user="sgmon", password="prompt", mode="sysdba")
+    session_mod.ask_passwords([cfg, cfg, None])
+    Session(db=cfg).refresh()
+    Session(db=cfg).refresh()
+    assert asked == ["password for sgmon@stby1/STBY: "]
+    assert seen["password"] == PASSWORD and seen["mode"] == oracledb.AUTH_MODE_SYSDBA

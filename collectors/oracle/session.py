@@ -15,8 +15,9 @@ statements per tick.  The session:
 * reconnects after a lost connection with exponential backoff (1 s doubling to 60 s), and stops
   for good on errors a retry cannot fix (wrong password: a retry loop would lock the account);
 * gets the password from an environment variable, a prompt, or not at all (wallet: external
-  authentication, thick mode); it lives only in this object's memory, and every message leaving the
-  session is redacted.
+  authentication, thick mode); it lives only in this process's memory, and every message leaving
+  the session is redacted.  Commands that start a full-screen UI call ``ask_passwords`` first, so
+  the prompt happens on the terminal before the UI takes it.
 
 For the SQLite stand-in (``sgmon.sim.standin``) and tests, ``connect`` is a zero-argument callable
 returning a DB-API connection; the same SQL text runs on it.
@@ -31,7 +32,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 from collectors.oracle import queries
@@ -223,6 +224,9 @@ class Session:
                 )
             self._secret = value
         elif db.password == "prompt":
+            if (db.dsn, db.user) in _prompted:
+                self._secret = _prompted[(db.dsn, db.user)]
+                return self._secret
             if not sys.stdin.isatty():
                 raise OracleError(
                     f"no terminal to prompt for the password of {db.user}@{db.dsn}: use "
@@ -383,6 +387,24 @@ def _secret_source(db: DbConfig | None) -> str:
     if db.password == "prompt":
         return "the prompt"
     return ""
+
+
+_prompted: dict[tuple[str, str], str] = {}  # in memory only, for this process's life
+
+
+def ask_passwords(dbs: Iterable[DbConfig | None]) -> None:
+    """Prompt now, on the calling (main) thread, for every database whose password comes from
+    the prompt; call before a full-screen UI owns the terminal.  Kept in memory only."""
+    for db in dbs:
+        if db is None or db.password != "prompt" or (db.dsn, db.user) in _prompted:
+            continue
+        if not sys.stdin.isatty():
+            raise OracleError(
+                f"no terminal to prompt for the password of {db.user}@{db.dsn}: use "
+                "password_env or wallet_dir",
+                fatal=True,
+            )
+        _prompted[(db.dsn, db.user)] = getpass.getpass(f"password for {db.user}@{db.dsn}: ")
 
 
 # -- sharing: one session per database for all collectors of a host ---------------------------
