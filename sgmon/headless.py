@@ -8,6 +8,7 @@ signal only sets an event, so sinks close their files in the normal path.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import threading
 from collections.abc import Callable, Iterable
@@ -41,9 +42,16 @@ def _duration(text: str | None, what: str) -> float | None:
         raise UsageError(f"{what}: {e}") from None
 
 
-def load_sources(args: argparse.Namespace) -> tuple[Config, list[Source], float]:
-    """The config, its sources, and the interval in force; one-line errors on bad input."""
+def load_sources(
+    args: argparse.Namespace, local_only: bool = False
+) -> tuple[Config, list[Source], float]:
+    """The config, its sources, and the interval in force; one-line errors on bad input.
+
+    ``local_only`` drops the ssh hosts: an agent never reaches further (no ssh chains).
+    """
     config = load_config(args.config)
+    if local_only:
+        config = dataclasses.replace(config, hosts=tuple(h for h in config.hosts if not h.ssh))
     interval = _duration(args.interval, "--interval") or config.interval
     try:
         check_interval(interval)

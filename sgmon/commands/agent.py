@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from sgmon.model import FRAME_VERSION, schema_to_dict
     from sgmon.sinks.statefile import StatePublisher
 
-    _, sources, interval = load_sources(args)
+    _, sources, interval = load_sources(args, local_only=True)
     schema_of = schema_lookup(sources)
     hosts = [h for s in sources for h in s.hosts]
     stop = threading.Event()

@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if not any(frames.values()):
         raise UsageError(f"{args.dir} holds no recorded ticks")
+    code = 0
     if args.at:
         print_at(src, frames, args.at)
     elif args.summary:
@@ -40,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"sgmon: dashboard not available ({e}); showing --summary", file=sys.stderr)
             print_summary(src, frames)
         else:
-            run_dashboard(sources=[src], config=None, title=f"replay {args.dir}")
+            code = run_dashboard(sources=[src], config=None, title=f"replay {args.dir}")
     if src.skipped:
         print(f"sgmon: {src.skipped} torn or malformed row(s) skipped", file=sys.stderr)
-    return 0
+    return code
 
 
 def _hms(t: float) -> str:

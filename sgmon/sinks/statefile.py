@@ -111,7 +111,7 @@ class StatePublisher:
 
     def __init__(self, schema_of: Callable[[str], Schema], directory: Path | None = None) -> None:
         self.schema_of = schema_of
-        self.dir = directory or runtime_dir()
+        self.dir = Path(directory or runtime_dir())
         self.path = self.dir / f"state-{os.getpid()}.json"
         self._hosts: dict[str, dict] = {}
         self._ok = self._prepare()
