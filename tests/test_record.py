@@ -295,3 +295,26 @@ def test_full_disk_pauses_and_resumes_without_damage(tmp_path):
         if p is not None and p.poll() is None:
             p.kill()
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_kill_9_loses_at_most_the_row_being_written(tmp_path):
+    env = dict(os.environ, SGMON_RUNTIME_DIR=str(tmp_path / "run"))
+    arch = tmp_path / "arch"
+    cmd = [*SGMON, "record", "--dir", str(arch), "--interval", "0.1", "--quiet"]
+    for _ in range(2):  # killed, then restarted into the same files
+        p = subprocess.Popen(cmd, env=env)
+        try:
+            deadline = time.monotonic() + 20
+            while len(list(arch.glob("*/cpu_*.csv"))) < 1 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.7)
+        finally:
+            p.kill()
+            p.wait(10)
+    src = ReplaySource(arch, speed=0)
+    frames = src.frames(src.hosts[0].name)
+    assert len(frames) >= 8 and src.skipped <= len(list(arch.rglob("*.csv")))
+    for f in arch.rglob("*_*.csv"):
+        complete = f.read_text().split("\n")[:-1]  # a torn last line has no newline
+        rows = list(csv.reader(complete))
+        assert all(len(r) == len(rows[0]) for r in rows)  # no glued or shifted rows
