@@ -143,9 +143,11 @@ def test_follower_across_rotation_and_truncation(tmp_path):
     assert f.lines() == ["one"]
     _append(p, "o\n")
     os.rename(p, tmp_path / "lgwr.trc.1")  # rotated: the old file's tail is still read
-    _append(tmp_path / "lgwr.trc.1", "three\n")
-    assert f.lines() == ["two", "three"]
-    p.write_text("four\n")
+    _append(tmp_path / "lgwr.trc.1", "three\nfou")
+    p.write_text("r\n")
+    assert f.lines() == ["two", "three", "fou", "r"]  # a line cut by the rotation stays cut
+    os.rename(p, tmp_path / "lgwr.trc.2")
+    p.write_text("four\n")  # rotated again
     assert f.lines() == ["four"]
     with p.open("w") as out:  # truncated in place, then a shorter content
         out.write("6\n")

@@ -57,6 +57,7 @@ _MESSAGES = (
     ("Server finished processing SQLNET data", "rfs_done", "below"),
 )
 MAX_PENDING = 20000  # unmatched msgids kept (oldest dropped)
+MAX_READ = 4 << 20  # bytes read from one file per tick
 
 
 def parse_ts(text: str) -> float:
@@ -91,7 +92,10 @@ class Follower:
         except FileNotFoundError:
             st = None
         if self._f is not None and (st is None or st.st_ino != self._ino):
-            data += self._f.read()  # the rotated file's tail, then the new file
+            data = self._partial + self._f.read()  # the rotated file's tail, then the new file
+            if data and not data.endswith(b"\n"):
+                data += b"\n"  # a line cut by the rotation ends there
+            self._partial = b""
             self._close()
         elif self._f is not None and st is not None and st.st_size < self._f.tell():
             self._close()  # truncated in place: start again
@@ -100,11 +104,13 @@ class Follower:
         if self._f is None and st is not None:
             self._open()
         if self._f is not None:
-            data += self._f.read()
+            data += self._f.read(MAX_READ)  # a huge backlog is read over several ticks
         if not data:
             return []
         data = self._partial + data
         *complete, self._partial = data.split(b"\n")
+        if len(self._partial) > MAX_READ:  # no newline for megabytes: not a trace line
+            self._partial = b""
         return [line.decode("utf-8", "replace").rstrip("\r") for line in complete]
 
     def _close(self) -> None:

@@ -56,7 +56,7 @@ class OracleWaitsCollector(OracleCollector):
             for event, bound, count in hist:
                 row = rows.setdefault(event, {"waits": None, "time_waited": None, "hist": None})
                 buckets = row["hist"] if isinstance(row["hist"], list) else []
-                buckets.append([bound * unit_ms, count])
+                buckets.append([round(bound * unit_ms, 6), count])
                 row["hist"] = buckets
         return rows
 
