@@ -61,6 +61,10 @@ _VMSTAT: dict[str, tuple[str, ...]] = {
     "pswpout": ("pswpout",),
 }
 _PGSTEAL_OLD = ("pgsteal_kswapd", "pgsteal_direct")  # kernels before 5.x have no anon/file split
+_VMSTAT_KEYS = frozenset(k for keys in (*_VMSTAT.values(), _PGSTEAL_OLD) for k in keys)
+_MEMINFO_KEYS = frozenset(
+    ("MemTotal", "MemFree", "Buffers", "Cached", "Slab", "SwapTotal", "SwapFree")
+)
 _PSI = {
     "cpu": ("psi_cpu_some",),
     "memory": ("psi_mem_some", "psi_mem_full"),
@@ -73,7 +77,8 @@ def parse_vmstat(text: str) -> dict[str, Value]:
     raw: dict[str, int] = {}
     for line in text.splitlines():
         key, _, val = line.partition(" ")
-        raw[key] = int(val)
+        if key in _VMSTAT_KEYS:
+            raw[key] = int(val)
     out: dict[str, Value] = {}
     for name, keys in _VMSTAT.items():
         if name == "pgsteal" and "pgsteal_anon" not in raw:
@@ -88,7 +93,8 @@ def parse_meminfo(text: str) -> dict[str, Value]:
     kb: dict[str, int] = {}
     for line in text.splitlines():
         key, _, rest = line.partition(":")
-        kb[key] = int(rest.split()[0])
+        if key in _MEMINFO_KEYS:
+            kb[key] = int(rest.split()[0])
     total = kb.get("MemTotal", 0)
     unused = sum(kb.get(k, 0) for k in ("MemFree", "Buffers", "Cached", "Slab"))
     swap = kb.get("SwapTotal", 0)
