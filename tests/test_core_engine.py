@@ -198,3 +198,22 @@ def test_next_boundary() -> None:
     assert next_boundary(100.4, 1.0) == 101.0
     assert next_boundary(100.05, 0.1) == pytest.approx(100.1)
     assert next_boundary(119.0, 60.0) == 120.0
+
+
+def test_real_os_collectors_make_a_frame_that_round_trips(engines) -> None:
+    from collectors.cpu import CpuCollector
+    from collectors.disk import DiskCollector
+    from collectors.paging import PagingCollector
+
+    e = engines(CpuCollector(), PagingCollector(), DiskCollector(), interval=0.1)
+    e.tick()
+    time.sleep(0.1)
+    frame = e.tick()
+    assert {n: r.status for n, r in frame.collectors.items()} == dict.fromkeys(
+        ("cpu", "paging", "disk"), Status.OK
+    )
+    assert Frame.from_json(frame.to_json()) == frame
+    declared = {name: {f.name for f in fields} for name, fields in e.schema().items()}
+    for name, res in frame.collectors.items():
+        for row in res.rows.values():
+            assert set(row) <= declared[name], (name, set(row) - declared[name])
