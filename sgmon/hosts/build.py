@@ -7,7 +7,7 @@ from typing import Any
 
 from sgmon import registry
 from sgmon.collector import Collector, Unavailable
-from sgmon.config import Config, HostConfig
+from sgmon.config import Config, ConfigError, DbConfig, HostConfig
 from sgmon.hosts import Source
 
 
@@ -61,6 +61,18 @@ def make_collectors(config: Config, host: HostConfig | None) -> list[Collector]:
     return out
 
 
+def _ask_passwords(dbs: list[DbConfig | None]) -> None:
+    """Prompt on the main thread, before any full-screen UI owns the terminal."""
+    if not any(db is not None and db.password == "prompt" for db in dbs):
+        return
+    from collectors.oracle.session import OracleError, ask_passwords
+
+    try:
+        ask_passwords(dbs)
+    except OracleError as e:
+        raise ConfigError(str(e)) from None
+
+
 def sources_from_config(
     config: Config,
     simulate: str | None = None,
@@ -81,6 +93,7 @@ def sources_from_config(
     from sgmon.hosts.local import LocalSource
 
     hosts = config.hosts or (HostConfig(name=socket.gethostname()),)
+    _ask_passwords([h.db for h in hosts if not h.ssh])
     sources: list[Source] = []
     for h in hosts:
         if h.ssh:
