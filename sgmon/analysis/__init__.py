@@ -81,6 +81,7 @@ class Analyzer:
         self._time = 0.0
         self._ticks: dict[str, int] = {}
         self._budget_time = 0.0
+        self._trigger: SeriesKey | None = None
         self._lock = threading.Lock()
 
     def __call__(self, frame: Frame) -> None:
@@ -118,23 +119,32 @@ class Analyzer:
                 self._recent.append(b)
         if primary is not None and self._recent:
             ctx.budget = _smooth(self._recent)
-        ctx.chain = self._chain(ctx, interval)
+        ctx.interval = interval
+        ctx.max_lag = math.ceil(abs(self.skew) / interval) + 1
+        ctx.chain = self._chain(ctx, ctx.max_lag)
         self.book.update(self._time, evaluate(ctx))
 
-    def _chain(self, ctx: Context, interval: float) -> Chain | None:
+    def _chain(self, ctx: Context, max_lag: int) -> Chain | None:
         p = ctx.primary
         if p is None:
             return None
-        trigger = next(
-            (
-                o
-                for c, i, f in TRIGGERS
-                if (o := p.outliers.get((p.name, c, i, f))) and o.severity != "info"
-            ),
-            None,
-        )
+        sticky = p.outliers.get(self._trigger) if self._trigger else None
+        trigger = (
+            sticky
+            if sticky and sticky.severity != "info"
+            else next(
+                (
+                    o
+                    for c, i, f in TRIGGERS
+                    if (o := p.outliers.get((p.name, c, i, f))) and o.severity != "info"
+                ),
+                None,
+            )
+        )  # keep the series a chain started from while it stays out of line: a steady title
         if trigger is None:
+            self._trigger = None
             return None
+        self._trigger = trigger.key
         series = self.tracker.series(trigger.key)
         if series is None:
             return None
@@ -148,7 +158,7 @@ class Analyzer:
                 candidates.append(
                     (o, self.tracker.series(key), meta.higher_is_worse if meta else True)
                 )
-        links = rank(series, candidates, math.ceil(abs(self.skew) / interval) + 1)
+        links = rank(series, candidates, max_lag)
         peak = max(series.recent(10), default=None)
         return Chain(trigger, label(trigger.key, peak), links)
 
@@ -177,14 +187,32 @@ def _role(frame: Frame, known: str) -> str:
 
 
 def _note_switches(view: HostView, frame: Frame) -> None:
-    """Remember log switch times: the events, or the thread counts when a source has no events."""
+    """Remember log switch times: the events; without events, the thread counts, or a sequence
+    that moved (a thread whose first history row appears mid-run has just switched)."""
     times = [e.time for e in frame.events if e.kind == "log_switch"]
-    if not times:
-        for inst, row in frame.rows("oracle_dg").items():
-            n = row.get("log_switches")
-            if inst.startswith("thread_") and isinstance(n, int | float) and n > 0:
-                times += [frame.time] * int(n)
+    events = bool(times)
+    dg = frame.rows("oracle_dg")
+    for inst, row in dg.items():
+        if not inst.startswith("thread_"):
+            continue
+        seq, n = _number(row.get("sequence")), _number(row.get("log_switches"))
+        last = view.sequences.get(inst)
+        if not events:
+            if n:
+                k = int(n)
+            elif seq is not None and last is not None:
+                k = max(0, int(seq - last))
+            else:
+                k = int(seq is not None and last is None and view.dg_seen)
+            times += [frame.time] * k
+        if seq is not None:
+            view.sequences[inst] = seq
+    view.dg_seen = view.dg_seen or bool(dg)
     view.switches.extend(sorted(times))
+
+
+def _number(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _smooth(budgets: deque[Budget]) -> Budget:

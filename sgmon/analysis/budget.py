@@ -14,12 +14,14 @@ write``), waits for both, then posts the foregrounds.  So:
 - LGWR overhead = log file sync - max(local, remote): the writes overlap, what is left is LGWR
   waiting for CPU, posting, and the foregrounds waiting for CPU (steps 2, 10 to 12).
 
-When the trace collector saw NSS/RFS msgid splits this interval (event 16410, seed 000
-"Diagnosing High Log File SYNC Waits"), their measured standby share of the long writes replaces
-the averages' guess for the split of the remote write.
+When the trace collector split long remote writes this interval by msgid (event 16410, seed
+000 "Diagnosing High Log File SYNC Waits"), those writes count with their measured network and
+RFS parts, and only the rest of the interval's remote write time is split by the averages.
 """
 
 from __future__ import annotations
+
+import re
 
 from sgmon.analysis.results import Budget
 from sgmon.model import Frame, Rows
@@ -68,36 +70,46 @@ def standby_io(standby: Frame | None) -> float | None:
     return max(vals) if vals else None
 
 
-def split_share(frames: tuple[Frame | None, ...]) -> float | None:
-    """Standby share of the traced long remote writes this interval, from msgid splits.
+_SPLIT = re.compile(r"([\d.]+) ms network \+ ([\d.]+) ms RFS")
 
-    Each ``remote_write_split`` event carries the remote write's total in ``value`` and the
-    standby's part as ``rfs=<ms>`` in its text.
+
+def traced_split(frames: tuple[Frame | None, ...]) -> tuple[float, float] | None:
+    """(network ms, RFS ms) summed over this interval's traced long remote writes.
+
+    The trace collector's ``remote_write_split`` events read ``... N ms = A ms network + B ms
+    RFS`` (msgid matched across the NSS and RFS traces).
     """
-    total = standby_part = 0.0
+    net = rfs = 0.0
     for frame in frames:
-        if frame is None:
-            continue
-        for ev in frame.events:
-            if ev.kind != "remote_write_split" or not ev.value:
-                continue
-            rfs = _field(ev.text, "rfs")
-            if rfs is None:
-                continue
-            total += ev.value
-            standby_part += min(rfs, ev.value)
-    return standby_part / total if total > 0 else None
+        for ev in frame.events if frame is not None else ():
+            m = _SPLIT.search(ev.text) if ev.kind == "remote_write_split" else None
+            if m:
+                net += float(m.group(1))
+                rfs += float(m.group(2))
+    return (net, rfs) if net + rfs > 0 else None
 
 
-def _field(text: str, name: str) -> float | None:
-    for tok in text.replace(",", " ").split():
-        k, _, v = tok.partition("=")
-        if k == name:
-            try:
-                return float(v.removesuffix("ms"))
-            except ValueError:
-                return None
+def _waits(frame: Frame) -> float | None:
+    """Remote writes in the interval (count), for weighting the traced ones."""
+    waits = frame.rows("oracle_waits")
+    for event in REMOTE:
+        n = waits.get(event, {}).get("waits")
+        if isinstance(n, int | float) and n > 0:
+            return n * frame.interval
     return None
+
+
+def _standby_share(primary: Frame, standby: Frame | None, remote: float) -> float | None:
+    """Standby I/O ms per remote write: traced long writes exactly, the rest by the averages."""
+    s = standby_io(standby)
+    guess = None if s is None else min(s, remote)
+    traced, n = traced_split((primary, standby)), _waits(primary)
+    if traced is None or not n:
+        return guess
+    net, rfs = traced
+    rest = max(0.0, remote * n - net - rfs)  # time of the untraced (short) remote writes
+    rest_share = guess / remote if guess is not None and remote > 0 else 0.0
+    return min(remote, (rfs + rest * rest_share) / n)
 
 
 def commit_budget(primary: Frame, standby: Frame | None) -> Budget | None:
@@ -110,12 +122,7 @@ def commit_budget(primary: Frame, standby: Frame | None) -> Budget | None:
     remote = remote_write(primary)
     sio = net = None
     if remote is not None:
-        share = split_share((primary, standby))
-        if share is not None:
-            sio = remote * share
-        else:
-            s = standby_io(standby)
-            sio = None if s is None else min(s, remote)
+        sio = _standby_share(primary, standby, remote)
         net = None if sio is None else remote - sio
     writes = [w for w in (local, remote) if w is not None]
     overhead = max(0.0, lfs - max(writes)) if writes else None

@@ -25,6 +25,8 @@ class HostView:
     ncpu: int = 0
     outliers: dict[SeriesKey, Outlier] = field(default_factory=dict)
     switches: deque[float] = field(default_factory=lambda: deque(maxlen=32))
+    sequences: dict[str, float] = field(default_factory=dict)
+    dg_seen: bool = False
     devices: tuple[str, ...] = ()
 
 
@@ -48,6 +50,11 @@ class Context:
     config: Config
     budget: Budget | None = None
     chain: Chain | None = None
+    interval: float = 1.0
+    max_lag: int = 1
+    """Ticks two hosts' series may be apart (clock skew / interval + 1)."""
+    explained: bool = False
+    """Set by a cause rule whose series line up with the chain."""
 
     @property
     def primary(self) -> HostView | None:

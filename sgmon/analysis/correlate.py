@@ -7,6 +7,8 @@ The sign is flipped for series where lower is worse (%idle), so "worse together"
 Pearson on interval values works for both shapes the seeds show: a step (seed 003: the standby's
 queue fills and stays full) and sparse spikes (seed 001: a 200 ms stall each time a segment is
 retransmitted), where the spike ticks of both series coincide and everything else is flat.
+For point events (log switches) ``overlap`` scores the share of events the trigger answered
+with a departure, which already means something after one event.
 Ticks are wall-clock tick indices (``round(time / interval)``), shared by both hosts.
 """
 
@@ -67,6 +69,29 @@ def best_lag(
         if r is not None and (best is None or r > best[0] + 1e-9):
             best = (r, lag)
     return best
+
+
+def overlap(
+    trigger: Series, times: Iterable[float], interval: float, max_lag: int, ratio: float = 3.0
+) -> float | None:
+    """Event-overlap score: the share of recent events (log switches) that the trigger answered
+    with a departure (``ratio`` x its median) within +-(``max_lag`` + 1) ticks.
+
+    Used for point events, where one switch is one tick and Pearson has nothing to work on.
+    """
+    med = trigger.median
+    if med is None or not trigger.ticks:
+        return None
+    end = trigger.ticks[-1]
+    ticks = [k for t in times if end - WINDOW < (k := round(t / interval)) <= end]
+    if not ticks:
+        return None
+    bar = max(ratio * med, med + 1e-9)
+    hits = sum(
+        any(v is not None and v >= bar for v in trigger.span(k - max_lag - 1, k + max_lag + 1))
+        for k in ticks
+    )
+    return hits / len(ticks)
 
 
 def rank(

@@ -1,10 +1,11 @@
 """Outliers per series: seed thresholds plus the robust baseline, latched with hysteresis.
 
 A series opens as an outlier on the first tick that breaks a limit or departs from its baseline
-(a retransmit or a log switch lasts one tick, so no "two ticks in a row" rule), and it stays open
-until it has been clear for ``OFF_TICKS`` ticks in a row; its severity may rise at once but only
-falls after the same quiet spell.  A series that flaps every other tick therefore stays one steady
-outlier instead of flickering.
+(a retransmit or a commit stall lasts one tick), except that an OS level (iostat, mpstat, sar
+gauges) must break its limit two ticks running: one busy second of a checkpoint is not
+saturation.  It stays open until it has been clear for ``OFF_TICKS`` ticks in a row; its
+severity may rise at once but only falls after the same quiet spell.  A series that flaps every
+other tick therefore stays one steady outlier instead of flickering.
 
 Baseline departures are ``info`` ("unusual"), except on the commit path (log file sync, SYNC
 Remote Write, Redo Transport MISC, redo synch time), where a sudden jump is the symptom the
@@ -16,7 +17,7 @@ from __future__ import annotations
 from sgmon.analysis.baseline import Series
 from sgmon.analysis.results import RANK, Outlier, SeriesKey
 from sgmon.analysis.thresholds import Limit, Thresholds, field_meta
-from sgmon.model import Frame
+from sgmon.model import Frame, Kind
 from sgmon.units import fmt_num
 
 OFF_TICKS = 5
@@ -57,6 +58,7 @@ class _Latch:
         "key",
         "limit",
         "ncpu",
+        "pending",
         "quiet",
         "reason",
         "series",
@@ -76,6 +78,7 @@ class _Latch:
         self.value: float | str | None = None
         self.baseline: float | None = None
         self.tick = 0
+        self.pending = 0
 
     def judge(self, opened: dict[SeriesKey, _Latch], sev: str | None, why: str) -> None:
         """Open or raise at once; lower or close only after ``OFF_TICKS`` quieter ticks."""
@@ -95,7 +98,9 @@ class _Latch:
                 self.severity, self.reason, self.quiet = sev, why, 0
 
 
-_Plan = tuple[bool, float, float, bool, str, bool]  # watched, floor, ratio, up, unit, commit
+_Plan = tuple[bool, float, float, bool, str, bool, bool]
+"""watched, floor, ratio, up, unit, commit path, level (a limit must hold two ticks)."""
+LEVELS = frozenset({"cpu", "paging", "disk", "netdev"})
 
 
 class OutlierTracker:
@@ -122,7 +127,8 @@ class OutlierTracker:
         unit = meta.unit if meta else ""
         up = meta.higher_is_worse if meta else True
         commit = collector in ("oracle_waits", "oracle_redo")
-        return watched, FLOOR.get(unit, 1.0), RATIO.get(unit, 2.0), up, unit, commit
+        level = collector in LEVELS and meta is not None and meta.kind is Kind.GAUGE
+        return watched, FLOOR.get(unit, 1.0), RATIO.get(unit, 2.0), up, unit, commit, level
 
     def update(self, frame: Frame, tick: int, ncpu: int) -> dict[SeriesKey, Outlier]:
         """Judge every series of one frame and return the host's open outliers."""
@@ -154,7 +160,7 @@ class OutlierTracker:
                         continue
                     if type(v) is not float and type(v) is not int:
                         continue
-                    watched, floor, ratio, up, unit, commit = plan
+                    watched, floor, ratio, up, unit, commit, level = plan
                     if latch is None:
                         ser = Series(self.window, phase=len(latches)) if watched else None
                         latch = latches[key] = _Latch(key, ser)
@@ -168,6 +174,10 @@ class OutlierTracker:
                         name == "rto" and coll == "tcp" and not row.get("retransmits")
                     ):  # seed 001: an rto of 200 ms only costs time when a segment is resent
                         sev = lim.grade(v)
+                        if level and latch.severity is None:  # one busy second is not saturation
+                            latch.pending = latch.pending + 1 if sev else 0
+                            if latch.pending < 2:
+                                sev = None
                         if sev:
                             bound = lim.crit if sev == "crit" else lim.warn
                             op = ">=" if lim.higher_is_worse else "<="

@@ -6,7 +6,10 @@ Where a limit comes from, lowest precedence first:
    "Monitoring system resources" and "Network": %sys > 30, %idle near 0, aqu-sz > 1, %util near
    100, drops/overruns > 0, scan > 200 pages/s, swapping, rto >= 200 ms, RTT > 5 ms);
 2. ``SEED_LIMITS`` below, for what no collector declares (transport lag, commit-path p99) and
-   ``CORE_MULTIPLES`` for load and run queue, which scale with the host's CPU count;
+   ``SEED_LIMITS["oracle_dg.log_switches"] = Limit(
+    None, None, source="one switch is normal; rules.log_switches judges their frequency (Table 2)"
+)
+CORE_MULTIPLES`` for load and run queue, which scale with the host's CPU count;
 3. ``[thresholds]`` in sgmon.toml: ``"collector.field" = {warn = .., crit = ..}``, or
    ``"collector.instance.field"`` for one instance (``"oracle_waits.log file sync.p99"``).
 """
