@@ -9,6 +9,7 @@ test fails, and names carry a per-process suffix so parallel runs never collide.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -30,6 +31,15 @@ def require_root(*tools: str) -> None:
     reason = kernel.missing(*tools)
     if reason:
         pytest.skip(reason)
+
+
+def require_lab() -> None:
+    """Skip, with the reason, where ``sgmon lab`` cannot run (root, tools, netns, blkio)."""
+    require_root("ip", "nft", "losetup", "dd", "findmnt", "lsblk")
+    if not os.path.exists("/proc/self/ns/net"):
+        pytest.skip("needs network namespaces (CONFIG_NET_NS)")
+    if not kernel.blkio_available():
+        pytest.skip("needs cgroup v1 blkio throttling (/sys/fs/cgroup/blkio)")
 
 
 @contextlib.contextmanager

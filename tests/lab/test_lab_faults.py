@@ -1,0 +1,74 @@
+"""Each seed incident reproduced on real kernels, and sgmon naming its cause on the right host."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+WARM = 8  # seconds of healthy lab before the fault (the analysis's baseline)
+WINDOW = 12  # seconds watched after the fault starts
+DETECT = 10  # the fault must be named within this many seconds of its start
+STALL_BUCKETS = (200.0, 300.0)  # log file sync histogram bounds of the 128-256 ms bucket
+
+
+@pytest.mark.parametrize(
+    ("fault", "rule", "host"),
+    [
+        ("iops", "standby_io", "standby"),
+        ("cpu", "cpu_starvation", "primary"),
+        ("switches", "log_switches", "primary"),
+    ],
+)
+def test_fault_is_named_on_the_right_host(run, fault, rule, host):
+    run.collect(WARM)
+    t_on = run.switch(fault)
+    run.collect(WINDOW)
+    seen = run.first(rule, host, t_on)
+    assert seen is not None, f"{rule} on {host} never raised; findings: {run.above_info(t_on)}"
+    assert seen - t_on <= DETECT
+    blamed = run.blamed(rule, seen)
+    assert max(blamed, key=blamed.get) == host, f"{rule} ranked first on: {blamed}"
+
+
+def _stalls(frames, since: float) -> int:
+    """log file sync waits in the 128-256 ms bucket on the primary after ``since``."""
+    lo, hi = STALL_BUCKETS
+    n = 0
+    for f in frames:
+        if f.host != "primary" or f.time < since:
+            continue
+        hist = f.value("oracle_waits", "log file sync", "hist") or []
+        n += sum(c or 0 for b, c in hist if b is not None and lo <= b <= hi)
+    return n
+
+
+def _dg_rto(frames, since: float) -> list[float]:
+    return [
+        row["rto"]
+        for f in frames
+        if f.host == "primary" and f.time >= since
+        for inst, row in f.rows("tcp").items()
+        if inst != "host" and row.get("rto") is not None
+    ]
+
+
+def test_loss_stalls_commits_for_the_rto_and_rto_min_removes_them(run):
+    """Seed 001 before/after: 200 ms RTO stalls in log file sync, gone with rto_min 10ms."""
+    run.collect(WARM)
+    t_loss = run.switch("loss")
+    run.collect(WINDOW)
+    seen = run.first("rto_stall", "primary", t_loss)
+    assert seen is not None, f"rto_stall never raised; findings: {run.above_info(t_loss)}"
+    assert seen - t_loss <= DETECT
+    before = _stalls(run.frames, t_loss)
+    assert before > 0, "no log file sync waits in the 128-256 ms bucket under loss"
+    assert min(_dg_rto(run.frames, t_loss)) >= 200
+
+    t_fix = run.switch("rto_min")
+    run.collect(2)  # the sockets pick up the route's rto_min at their next RTT sample
+    t_after = t_fix + 2
+    run.collect(10)
+    rto = _dg_rto(run.frames, t_after)
+    assert rto and max(rto) <= 30, f"DG socket rto after rto_min 10ms: {rto}"
+    assert _stalls(run.frames, t_after) == 0
