@@ -104,3 +104,18 @@ def test_rows_owner_units_and_host_counters(listener) -> None:
     assert row["rto_min"] is None  # loopback route has none
     assert set(rows["host"]) == {"retrans_segs", "timeouts", "lost_retransmit"}
     assert all(v is not None and v >= 0 for v in rows["host"].values())
+
+
+def test_works_without_pyroute2_with_rto_min_unknown(listener, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyroute2", None)  # import would raise ImportError
+    coll = TcpCollector({"ports": [PORT]})
+    coll.open()
+    client, server = _pair(listener)
+    try:
+        rows = coll.sample()
+    finally:
+        coll.close()
+        client.close()
+        server.close()
+    socks = [r for k, r in rows.items() if k != "host"]
+    assert len(socks) == 2 and all(r["rto_min"] is None and r["rto"] >= 200 for r in socks)
