@@ -82,6 +82,8 @@ class Analyzer:
         self._ticks: dict[str, int] = {}
         self._budget_time = 0.0
         self._trigger: SeriesKey | None = None
+        self._opened: deque[Finding] = deque(maxlen=1000)
+        self._closed: deque[Finding] = deque(maxlen=1000)
         self._lock = threading.Lock()
 
     def __call__(self, frame: Frame) -> None:
@@ -123,6 +125,8 @@ class Analyzer:
         ctx.max_lag = math.ceil(abs(self.skew) / interval) + 1
         ctx.chain = self._chain(ctx, ctx.max_lag)
         self.book.update(self._time, evaluate(ctx))
+        self._opened.extend(self.book.opened)
+        self._closed.extend(self.book.closed)
 
     def _chain(self, ctx: Context, max_lag: int) -> Chain | None:
         p = ctx.primary
@@ -171,9 +175,12 @@ class Analyzer:
             return AnalysisState(self._time, outliers, self.book.findings(), dict(self._budget))
 
     def changes(self) -> tuple[list[Finding], list[Finding]]:
-        """Findings opened and closed by the last ``feed`` (for the findings log)."""
+        """Findings opened and closed since the last call (for the findings log)."""
         with self._lock:
-            return list(self.book.opened), list(self.book.closed)
+            opened, closed = list(self._opened), list(self._closed)
+            self._opened.clear()
+            self._closed.clear()
+            return opened, closed
 
 
 def _role(frame: Frame, known: str) -> str:

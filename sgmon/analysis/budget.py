@@ -25,6 +25,7 @@ import re
 
 from sgmon.analysis.results import Budget
 from sgmon.model import Frame, Rows
+from sgmon.units import fmt_num
 
 LFS = "log file sync"
 LOCAL = "log file parallel write"
@@ -127,3 +128,18 @@ def commit_budget(primary: Frame, standby: Frame | None) -> Budget | None:
     writes = [w for w in (local, remote) if w is not None]
     overhead = max(0.0, lfs - max(writes)) if writes else None
     return Budget(primary.host, primary.time, lfs, local, remote, sio, net, overhead)
+
+
+def describe(b: Budget) -> str:
+    """``log file sync 4.60 ms = local write 0.62 ms (13%), remote write 3.45 ms (75%) [standby
+    I/O 2.89 ms (63%), network 0.56 ms (12%)], LGWR overhead 1.15 ms (25%)``."""
+
+    def part(name: str, v: float | None) -> str:
+        s = b.share(v)
+        return f"{name} {fmt_num(v)} ms" + (f" ({s:.0%})" if s is not None else "")
+
+    return (
+        f"log file sync {fmt_num(b.lfs_ms)} ms = {part('local write', b.local_write_ms)}, "
+        f"{part('remote write', b.remote_write_ms)} [{part('standby I/O', b.standby_io_ms)}, "
+        f"{part('network', b.network_ms)}], {part('LGWR overhead', b.overhead_ms)}"
+    )

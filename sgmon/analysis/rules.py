@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import Context
 from sgmon.analysis.correlate import Link, overlap
 from sgmon.analysis.outliers import COMMIT_EVENTS
-from sgmon.analysis.results import RANK, Budget, Finding, Outlier, SeriesKey, worst
+from sgmon.analysis.results import RANK, Finding, Outlier, SeriesKey, worst
 from sgmon.analysis.thresholds import field_meta
 from sgmon.units import fmt_num
 
@@ -490,7 +491,7 @@ def fast_sync(ctx: Context) -> Iterable[Finding]:
     if not affirm:
         return
     ev = [
-        _budget_line(b),
+        f"budget: {describe_budget(b)}",
         f"{', '.join(affirm)}: SYNC AFFIRM",
         "seed 000: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
         "from the commit; a tiny exposure remains if both sites fail within milliseconds",
@@ -556,7 +557,7 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
     top: list[Link] = [lk for lk in c.links if lk.r >= R_MIN][:3]
     ev = [c.trigger.reason]
     if ctx.budget is not None:
-        ev.append(_budget_line(ctx.budget))
+        ev.append(f"budget: {describe_budget(ctx.budget)}")
     ev += [f"lines up: {describe(lk.outlier)} (r={lk.r:.2f}, lag {lk.lag})" for lk in top]
     if top:
         title = f"{c.label} <- {describe(top[0].outlier)} (r={top[0].r:.2f}): commit path degraded"
@@ -574,21 +575,6 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
         ctx.now,
         None,
         RANK[c.trigger.severity] * 10 + GENERIC,
-    )
-
-
-def _budget_line(b: Budget) -> str:
-    def part(name: str, v: float | None) -> str:
-        s = b.share(v)
-        return f"{name} {fmt_num(v)} ms" + (f" ({s:.0%})" if s is not None else "")
-
-    return "budget: log file sync {} = {}, {} [{}, {}], {}".format(
-        fmt_num(b.lfs_ms),
-        part("local write", b.local_write_ms),
-        part("remote write", b.remote_write_ms),
-        part("standby I/O", b.standby_io_ms),
-        part("network", b.network_ms),
-        part("LGWR overhead", b.overhead_ms),
     )
 
 

@@ -1,17 +1,165 @@
-"""`sgmon check`: not built yet."""
+"""`sgmon check`: sample for a while (or read a recording), run the analysis, print a report.
+
+The exit code is the worst finding severity of the run, for cron and CI: 0 nothing above info,
+1 a warning, 2 a critical finding.  2 is also what every sgmon command returns on a usage or
+config error (the stderr line starting ``sgmon:`` tells the two apart), and 3 means a source
+could not be reached.  ``--simulate`` runs the simulated pair in simulated time, as fast as the
+machine goes, so ``sgmon check --simulate rto-stall --seconds 90`` takes a few seconds.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import threading
+from datetime import UTC, datetime
 
-from sgmon.cli import not_built
+from sgmon.cli import Unreachable, UsageError
+from sgmon.units import fmt_num, parse_duration
+
+EXIT = {None: 0, "info": 0, "warn": 1, "crit": 2}
+EPILOG = """exit status: 0 no finding above info, 1 worst finding is a warning, 2 worst finding is
+critical (2 is also a usage or config error; stderr says which), 3 a source could not be reached.
+Findings that opened and closed during the run count."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """No options until the command is built."""
-    parser.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    """Where the frames come from, for how long, and the report format."""
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--config", metavar="F", help="sgmon.toml to use (thresholds, hosts)")
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument(
+        "--seconds",
+        metavar="N",
+        help="sample the configured hosts this long (default 10s; 90s with --simulate)",
+    )
+    src.add_argument("--from", dest="source_dir", metavar="DIR", help="analyse a recording")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="report format")
+    parser.add_argument(
+        "--simulate", metavar="SCENARIO", help="the simulated pair, in simulated time"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="simulation seed")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Say plainly that the command does not exist yet."""
-    return not_built("check", "the analysis issue")
+    """Collect, analyse, report; the exit code is the worst severity seen."""
+    from sgmon.analysis import Analyzer
+    from sgmon.config import load_config
+
+    if args.simulate and args.source_dir:
+        raise UsageError("--simulate and --from both name where frames come from: use one")
+    try:
+        seconds = parse_duration(args.seconds) if args.seconds else None
+    except ValueError as e:
+        raise UsageError(f"--seconds: {e}") from None
+    if seconds is not None and seconds <= 0:
+        raise UsageError(f"--seconds {args.seconds}: use a positive duration such as 10s or 2m")
+    config = load_config(args.config)
+    analyzer = Analyzer(config)
+    if args.simulate:
+        hosts, span = _simulate(analyzer, args.simulate, args.seed, seconds or 90.0, config)
+    elif args.source_dir:
+        hosts, span = _replay(analyzer, args.source_dir)
+    else:
+        hosts, span = _live(analyzer, config, seconds or 10.0)
+    state = analyzer.state()
+    worst = state.worst(active_only=False)
+    code = EXIT[worst]
+    if args.format == "json":
+        out = state.to_dict()
+        out.update(hosts=hosts, seconds=span, worst=worst, exit=code)
+        print(json.dumps(out, indent=1, default=str))
+    else:
+        print(report(state, hosts, span))
+    return code
+
+
+def _simulate(analyzer, scenario: str, seed: int, seconds: float, config) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+    from sgmon.sim import SCENARIOS, SimPair
+
+    if scenario not in SCENARIOS:
+        raise UsageError(f"--simulate {scenario!r}: use one of {', '.join(SCENARIOS)}")
+    pair = SimPair(scenario, seed=seed, interval=config.interval)
+    try:
+        while pair.t < seconds - 1e-9:
+            for frame in pair.step():
+                analyzer.feed(frame)
+    finally:
+        pair.close()
+    return ["primary", "standby"], pair.t
+
+
+def _replay(analyzer, directory: str) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+    from sgmon.archive import ArchiveError
+    from sgmon.hosts.replay import ReplaySource
+
+    try:
+        source = ReplaySource(directory, speed=0)
+    except ArchiveError as e:
+        raise UsageError(str(e)) from None
+    times: list[float] = []
+
+    def feed(frame) -> None:  # type: ignore[no-untyped-def]
+        times.append(frame.time)
+        analyzer.feed(frame)
+
+    try:
+        source.run(feed, threading.Event())
+    finally:
+        source.close()
+    if not times:
+        raise UsageError(f"{directory}: the recording holds no frames")
+    return [h.name for h in source.hosts], max(times) - min(times)
+
+
+def _live(analyzer, config, seconds: float) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+    from sgmon.headless import run_until_stopped
+    from sgmon.hosts.build import sources_from_config
+
+    sources = sources_from_config(config, duration=seconds)
+    hosts = [h.name for s in sources for h in s.hosts]
+    seen: set[str] = set()
+
+    def feed(frame) -> None:  # type: ignore[no-untyped-def]
+        seen.add(frame.host)
+        analyzer.feed(frame)
+
+    run_until_stopped(sources, [feed], seconds)
+    if not seen:
+        raise Unreachable(f"no frames from {', '.join(hosts)} in {seconds:g}s; check the hosts")
+    missing = [h for h in hosts if h not in seen]
+    if missing:
+        print(f"sgmon: no frames from {', '.join(missing)}; judged without it", file=sys.stderr)
+    return hosts, seconds
+
+
+def _clock(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S")
+
+
+def report(state, hosts: list[str], seconds: float) -> str:  # type: ignore[no-untyped-def]
+    """The text report: findings (worst first) with evidence, the commit budget, outliers."""
+    from sgmon.analysis.budget import describe
+
+    worst = state.worst(active_only=False)
+    lines = [
+        f"sgmon check: {', '.join(hosts)} over {fmt_num(seconds)} s: "
+        f"{len(state.findings)} finding(s), worst {worst or 'none'}"
+    ]
+    for f in state.findings:
+        when = f"since {_clock(f.start)}" if f.active else f"{_clock(f.start)}-{_clock(f.end)}"
+        lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
+        lines.append(f"     {f.rule}, seed {f.seed}, {when}{'' if f.active else ' (closed)'}")
+        lines += [f"     - {e}" for e in f.evidence]
+    for host, b in state.budget.items():
+        lines.append(f"commit budget {host} (last interval): {describe(b)}")
+    bad = [o for o in state.outliers.values() if o.severity != "info"]
+    if bad:
+        lines.append(f"outliers now: {len(bad)} above info")
+        bad.sort(key=lambda o: (o.severity != "crit", o.host, o.collector, o.instance))
+        lines += [
+            f"  {o.severity:<4} {o.host} {o.collector} {o.instance}: {o.reason}" for o in bad[:12]
+        ]
+    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""The findings log: ``DIR/<host>/findings.csv``, a row when a finding opens and when it closes.
+
+A sink (``callable(frame)``) that runs its own ``Analyzer`` over the frames it is given, so the
+recorder keeps the analysis' conclusions next to the numbers they came from.  Rows go through the
+archive's ``AppendFile``: one ``write()`` per tick on an ``O_APPEND`` descriptor, a torn last row
+cut off on reopening, a failed write undone.  A full disk is reported once on stderr; the rows
+that could not be written are retried with the next frame (the latest 1,000 are kept).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from pathlib import Path
+
+from sgmon.analysis import Analyzer, Finding
+from sgmon.archive import fmt_time, safe_name
+from sgmon.config import Config
+from sgmon.model import Frame
+from sgmon.sinks.csvarchive import AppendFile
+
+COLUMNS = ("time", "host", "event", "severity", "rule", "title", "evidence", "start", "end")
+
+
+def finding_row(time: float, event: str, f: Finding) -> list[str]:
+    """One CSV row; evidence lines are joined with `` | ``."""
+    return [
+        fmt_time(time),
+        f.host,
+        event,
+        f.severity,
+        f.rule,
+        f.title,
+        " | ".join(f.evidence),
+        fmt_time(f.start),
+        "" if f.end is None else fmt_time(f.end),
+    ]
+
+
+class FindingsLog:
+    """Feeds an Analyzer and appends each finding's open and close to its host's findings.csv.
+
+    Pass ``analyzer`` to log an analysis built elsewhere; this sink feeds it, so nothing else
+    should.
+    """
+
+    def __init__(
+        self, directory: str | Path, config: Config | None = None, analyzer: Analyzer | None = None
+    ) -> None:
+        self.root = Path(directory)
+        self.analyzer = analyzer or Analyzer(config)
+        self._files: dict[str, AppendFile] = {}
+        self._pending: deque[tuple[str, list[str]]] = deque(maxlen=1000)
+        self._failing = False
+
+    def __call__(self, frame: Frame) -> None:
+        """Analyse one frame and log what opened or closed."""
+        self.analyzer.feed(frame)
+        opened, closed = self.analyzer.changes()
+        for f in opened:
+            self._pending.append((f.host, finding_row(f.start, "open", f)))
+        for f in closed:
+            self._pending.append((f.host, finding_row(f.end or f.start, "close", f)))
+        if self._pending:
+            self._flush()
+
+    def _flush(self) -> None:
+        by_host: dict[str, list[list[str]]] = {}
+        for host, row in self._pending:
+            by_host.setdefault(host, []).append(row)
+        try:
+            for host, rows in by_host.items():
+                self._file(host).write(rows)
+                self._pending = deque(((h, r) for h, r in self._pending if h != host), maxlen=1000)
+        except OSError as e:
+            if not self._failing:
+                print(
+                    f"sgmon: cannot write findings under {self.root}: {e.strerror}; "
+                    "free space there, findings are retried",
+                    file=sys.stderr,
+                )
+            self._failing = True
+            return
+        self._failing = False
+
+    def _file(self, host: str) -> AppendFile:
+        f = self._files.get(host)
+        if f is None:
+            hdir = self.root / safe_name(host)
+            hdir.mkdir(parents=True, exist_ok=True)
+            f = self._files[host] = AppendFile(hdir, "findings", list(COLUMNS))
+        return f
+
+    def close(self) -> None:
+        """Close the files (idempotent)."""
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
