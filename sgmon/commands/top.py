@@ -43,9 +43,8 @@ PAGING_COLS = (
     ("pgscand/s", "pgscand"),
     ("pswpout/s", "pswpout"),
     ("%memused", "memused"),
-    ("psi-mem", "psi_mem_some"),
-    ("psi-io", "psi_io_some"),
 )
+PSI = (("cpu", "psi_cpu_some"), ("mem", "psi_mem_some"), ("io", "psi_io_some"))
 DISK_COLS = (
     ("r/s", "r_s"),
     ("w/s", "w_s"),
@@ -153,11 +152,15 @@ def _header(frame: Frame) -> str:
 def _table(
     title: str, cols: tuple[tuple[str, str], ...], rows: list[tuple[str, dict]]
 ) -> list[str]:
-    width = max([len(title), *(len(n) for n, _ in rows)]) if rows else len(title)
-    head = title.ljust(width) + "".join(f" {h:>9}" for h, _ in cols)
-    lines = [head]
+    """Columns as wide as their heading (at least 6), so a block fits 80 columns."""
+    width = max([len(title), *(len(n) for n, _ in rows)])
+    widths = [max(6, len(h)) for h, _ in cols]
+    lines = [
+        title.ljust(width) + "".join(f" {h:>{w}}" for (h, _), w in zip(cols, widths, strict=True))
+    ]
     for name, row in rows:
-        lines.append(name.ljust(width) + "".join(f" {_num(row.get(f)):>9}" for _, f in cols))
+        cells = (f" {_num(row.get(f)):>{w}}" for (_, f), w in zip(cols, widths, strict=True))
+        lines.append(name.ljust(width) + "".join(cells))
     return lines
 
 
@@ -174,7 +177,11 @@ def _cpu(rows: Rows) -> list[str]:
 
 
 def _paging(rows: Rows) -> list[str]:
-    return _table("PAGING", PAGING_COLS, [("all", rows["all"])] if "all" in rows else [])
+    row = rows.get("all")
+    if row is None:
+        return []
+    psi = "  ".join(f"{name} {_num(row.get(f))}" for name, f in PSI)
+    return [*_table("PAGING", PAGING_COLS, [("all", row)]), f"PSI some avg10 %  {psi}"]
 
 
 def _disk(rows: Rows) -> list[str]:
