@@ -1,0 +1,5 @@
+"""The Textual dashboard: the only package of sgmon that imports textual or rich.
+
+``sgmon.tui.app.run_dashboard`` is the entry point; the panels under ``panels/`` each pair a pure
+render function (a pane's view -> a Rich renderable, testable without an App) with a small widget.
+"""

@@ -1,0 +1,550 @@
+"""The sgmon dashboard: primary and standby side by side, one time cursor, findings ranked.
+
+Collection never runs on the UI thread: the Monitor runs each source on its own thread and calls
+the app's sink from its dispatcher thread; the sink records the frame and posts a ``FramesArrived``
+message that replaces any still-pending one, so a slow terminal skips intermediate redraws instead
+of queueing them.  Every redraw reads the instant under the cursor from the history.
+"""
+
+from __future__ import annotations
+
+import bisect
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container
+from textual.events import Resize
+from textual.message import Message
+from textual.reactive import var
+from textual.theme import Theme
+from textual.widgets import Footer, Input, Static
+
+import themes
+from sgmon.config import Config
+from sgmon.hosts import HostInfo, Source
+from sgmon.model import Frame, Schema
+from sgmon.monitor import Monitor
+from sgmon.tui.feed import Feed, make_analyzer
+from sgmon.tui.help import HelpScreen
+from sgmon.tui.palette import Palette
+from sgmon.tui.pane import HostPane
+from sgmon.tui.panels.base import Panel
+from sgmon.tui.panels.findings import FindingsPanel
+from sgmon.tui.panels.header import Header, HeaderView, HostState, clock
+from sgmon.tui.view import PaneView
+
+INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+"""The steps of the +/- keys, seconds."""
+WINDOW = 160
+"""Instants kept in a pane's view (sparklines and heatmaps show as many as fit)."""
+MIN_SIZE = (60, 16)
+"""Below this the dashboard shows a message instead of a crushed layout."""
+REDRAW_DELAY = 0.05
+"""Seconds a redraw waits after a frame for the other host's frame of the same tick."""
+STACK_BELOW = 140
+COMPACT_BELOW = 100
+
+
+class FramesArrived(Message):
+    """New frames are in the history; one pending message stands for any number of frames."""
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer arrival makes an unhandled older one redundant."""
+        return isinstance(message, FramesArrived)
+
+
+class SgmonApp(App[int]):
+    """The dashboard over any sources (local, remote, simulated, replayed)."""
+
+    CSS_PATH = "sgmon.tcss"
+    TITLE = "sgmon"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit"),
+        Binding("space,p", "pause", "pause", priority=True),
+        Binding("left,left_square_bracket", "step(-1)", "back", key_display="←/[", priority=True),
+        Binding("right,right_square_bracket", "step(1)", "fwd", key_display="→/]", priority=True),
+        Binding("home", "jump(0)", "oldest", show=False, priority=True),
+        Binding("end", "jump(-1)", "live", priority=True),
+        Binding("f", "findings", "findings"),
+        Binding("slash", "filter", "filter", key_display="/"),
+        Binding("z", "zoom", "zoom"),
+        Binding("t", "next_theme", "theme"),
+        Binding("plus,equals_sign", "interval(1)", "slower", key_display="+", show=False),
+        Binding("minus", "interval(-1)", "faster", key_display="-", show=False),
+        Binding("s", "switch_host", "host", show=False),
+        Binding("e", "export", "svg"),
+        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("escape", "escape", show=False),
+    ]
+
+    paused: var[bool] = var(False)
+    """Whether the view is held at the cursor (collection goes on)."""
+    cursor: var[float | None] = var(None)
+    """The instant shown in every pane; None follows the newest frame."""
+    filter: var[str] = var("")
+    """Devices, interfaces and sockets shown must contain this."""
+    finding: var[str | None] = var(None)
+    """Key of the highlighted finding; its series are marked in both panes."""
+
+    def __init__(
+        self,
+        sources: Sequence[Source] = (),
+        config: Config | None = None,
+        title: str = "sgmon",
+        *,
+        history: int = 900,
+        analysis: bool = True,
+        measure_self: bool = True,
+        theme_dir: Path | None = None,
+    ) -> None:
+        self.theme_specs = themes.load_themes(theme_dir)
+        self._defaults = dict(self.theme_specs["sgmon-dark"]["variables"])
+        super().__init__()
+        self.config = config or Config()
+        self.title = title if title != "sgmon" or config is None else self.config.name
+        self.monitor = Monitor(sources, sinks=[self._sink], history=history)
+        analyzer, note = make_analyzer(self.config) if analysis else (None, "")
+        self.feed = Feed(self.monitor.history, analyzer, keep=history)
+        if note:
+            self.feed.analysis_note = note
+        for spec in self.theme_specs.values():
+            self.register_theme(Theme(**spec))
+        self.measure_self = measure_self
+        self._cpu_mark = (time.monotonic(), time.process_time())
+        self._self_cpu: float | None = None
+        self._slots: list[str | None] = [None, None]
+        self._drawing = False
+        self._redraw_due = False
+        self._quiet: tuple[bool, ...] = ()
+        self._fields: dict[str, dict] = {}
+        self._palettes: dict[str, Palette] = {}
+        self.theme = "sgmon-dark"
+
+    # ---- data in -------------------------------------------------------------------------
+
+    def _sink(self, frame: Frame) -> None:
+        """Called on the Monitor's dispatcher thread: record, then ask the UI to redraw."""
+        self.feed.add(frame)
+        if self._drawing:
+            self.post_message(FramesArrived())
+
+    def ingest(self, frame: Frame, schema: Schema | None = None) -> None:
+        """Add a frame directly (tests, snapshots): same path as a collected one, no thread."""
+        if schema is not None:
+            self.feed.schemas[frame.host] = schema
+        self.feed.add(frame, in_history=False)
+        if self._drawing:
+            self.post_message(FramesArrived())
+
+    def on_frames_arrived(self, _: FramesArrived) -> None:
+        """Redraw shortly, so the frames of both hosts of one tick make one redraw."""
+        if not self._redraw_due:
+            self._redraw_due = True
+            self.set_timer(REDRAW_DELAY, self.redraw)
+
+    # ---- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        """Header, the two host panes, the findings, the filter line and the footer."""
+        yield Header(id="header")
+        with Container(id="body"):
+            yield HostPane(id="pane-0")
+            yield HostPane(id="pane-1")
+        findings = FindingsPanel(id="findings")
+        findings.border_title = "FINDINGS  (f)"
+        yield findings
+        yield Static(id="toosmall")
+        yield Input(
+            placeholder="filter devices, interfaces, sockets (Enter, Esc clears)", id="filter"
+        )
+        yield Footer()
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """sgmon's own colour variables, so a user theme may leave any of them out."""
+        return dict(self._defaults)
+
+    def on_mount(self) -> None:
+        """Start collecting; redraw once a second for liveness and the clock."""
+        self._drawing = True
+        self._layout(self.size.width, self.size.height)
+        self.monitor.start()
+        self.set_interval(1.0, self._tick)
+        self.redraw()
+
+    def on_unmount(self) -> None:
+        """Stop the sources (their threads end at their next wait)."""
+        self._drawing = False
+        self.monitor.stop(timeout=1.0)
+
+    def on_resize(self, event: Resize) -> None:
+        """Side by side, stacked, one pane, or a message, by terminal size."""
+        self._layout(event.size.width, event.size.height)
+
+    def _layout(self, width: int, height: int) -> None:
+        small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        screen = self.screen
+        screen.set_class(small, "-toosmall")
+        screen.set_class(width < STACK_BELOW, "-stacked")
+        screen.set_class(width < COMPACT_BELOW or height < 30, "-compact")
+        if small:
+            self.query_one("#toosmall", Static).update(
+                f"Terminal {width}x{height} is too small for sgmon: make it at least "
+                f"{MIN_SIZE[0]}x{MIN_SIZE[1]} (80x24 or more is comfortable), or use "
+                "`sgmon status` for one line."
+            )
+
+    # ---- view ----------------------------------------------------------------------------
+
+    @property
+    def hosts(self) -> list[HostInfo]:
+        """Hosts of the sources, then any others that sent frames (tests, replays)."""
+        known = list(self.monitor.hosts)
+        names = {h.name for h in known}
+        for name in self.monitor.history.hosts():
+            if name not in names:
+                latest = self.monitor.history.latest(name)
+                known.append(HostInfo(name, latest.role if latest else ""))
+        return known
+
+    def axis(self) -> list[float]:
+        """Every instant any host has a frame for, oldest first: the one shared time axis."""
+        times = {
+            f.time for h in self.monitor.history.hosts() for f in self.monitor.history.frames(h)
+        }
+        return sorted(times)
+
+    @property
+    def cursor_time(self) -> float | None:
+        """The instant shown: the cursor, or the newest frame time when following live."""
+        if self.cursor is not None:
+            return self.cursor
+        axis = self.axis()
+        return axis[-1] if axis else None
+
+    @property
+    def palette(self) -> Palette:
+        """The active theme's colours for the render functions."""
+        if self.theme not in self._palettes:
+            merged = {**self._defaults, **self.current_theme.variables}
+            self._palettes[self.theme] = Palette.from_variables(self.theme, merged)
+        return self._palettes[self.theme]
+
+    def _fields_of(self, host: str) -> dict:
+        """(collector, field) -> Field for a host, once its schema is known."""
+        if host not in self._fields:
+            schema = self.feed.schemas.get(host)
+            if schema is None:
+                try:
+                    schema = self.monitor.schema(host)
+                except KeyError:
+                    return {}
+            self._fields[host] = {(c, f.name): f for c, fs in schema.items() for f in fs}
+        return self._fields[host]
+
+    def pane_view(
+        self, host: HostInfo, at: float | None, times: list[float], state: Any
+    ) -> PaneView:
+        """Everything one pane shows at instant ``at``."""
+        frames = self.monitor.history.frames(host.name)
+        by_time = {f.time: f for f in frames}
+        ftimes = [f.time for f in frames]
+        i = bisect.bisect_right(ftimes, (at or 0) + 1e-6)
+        frame = frames[i - 1] if i and at is not None else None
+        fields = self._fields_of(host.name)
+        outliers = {}
+        budget = None
+        highlight: frozenset = frozenset()
+        if state is not None:
+            for key, o in getattr(state, "outliers", {}).items():
+                if key[0] == host.name:
+                    outliers[key[1:]] = (o.severity, o.reason)
+            budget = getattr(state, "budget", {}).get(host.name)
+            chosen = next(
+                (f for f in getattr(state, "findings", []) if f.key == self.finding), None
+            )
+            if chosen is not None:
+                highlight = frozenset(tuple(s[1:]) for s in chosen.series if s[0] == host.name)
+        pinned = next((h.devices for h in self.config.hosts if h.name == host.name), ())
+        quiet = self.feed.quiet_for(host.name)
+        stale = frame.time if frame and quiet is not None and quiet > self._stale_after() else None
+        return PaneView(
+            host=host.name,
+            role=host.role or (frame.role if frame else ""),
+            palette=self.palette,
+            frame=frame,
+            times=tuple(times),
+            window=tuple(by_time.get(t) for t in times),
+            fields=fields,
+            outliers=outliers,
+            highlight=highlight,
+            budget=budget,
+            pinned=tuple(pinned),
+            filter=self.filter,
+            thresholds=self.config.thresholds,
+            stale_since=stale if self.cursor is None else None,
+        )
+
+    def _stale_after(self) -> float:
+        return max(3.0 * self._interval(), 3.0)
+
+    def _interval(self) -> float:
+        src = self.monitor.sources
+        return src[0].interval if src else self.config.interval
+
+    def redraw(self) -> None:
+        """Draw every pane, the findings and the header at the cursor."""
+        self._redraw_due = False
+        if not self._drawing:
+            return
+        axis = self.axis()
+        at = self.cursor if self.cursor is not None else (axis[-1] if axis else None)
+        end = bisect.bisect_right(axis, (at or 0) + 1e-6)
+        times = axis[max(0, end - WINDOW) : end]
+        state = self.feed.state_at(at) if at is not None else None
+        hosts = self.hosts
+        self._assign(hosts)
+        by_name = {h.name: h for h in hosts}
+        for i, pane in enumerate(self.query(HostPane)):
+            name = self._slots[i]
+            if name is None:
+                pane.border_title = "waiting for a host"
+                continue
+            view = self.pane_view(by_name[name], at, times, state)
+            note = ""
+            if view.stale_since is not None:
+                note = f"STALE: last frame {clock(view.stale_since)}"
+            elif view.frame is None:
+                note = "waiting for the first frame"
+            pane.set_class(view.stale_since is not None, "-stale")
+            pane.show(view, note)
+        self._show_findings(state)
+        self._show_header(hosts, at, axis[-1] if axis else None)
+
+    def _assign(self, hosts: list[HostInfo]) -> None:
+        """Fill the two pane slots with the first hosts (primary left when roles are known)."""
+        names = [h.name for h in sorted(hosts, key=lambda h: h.role != "primary")]
+        for i in range(2):
+            if self._slots[i] not in names:
+                free = [n for n in names if n not in self._slots]
+                self._slots[i] = free[0] if free else None
+
+    def _show_findings(self, state: Any) -> None:
+        findings = list(getattr(state, "findings", []) or []) if state is not None else []
+        note = self.feed.analysis_note or "no findings at this instant"
+        self.query_one(FindingsPanel).show(findings, self.palette, note)
+
+    def _show_header(self, hosts: list[HostInfo], at: float | None, newest: float | None) -> None:
+        ref = hosts[0].name if hosts else ""
+        states = []
+        for h in hosts:
+            latest = self.monitor.history.latest(h.name)
+            quiet = self.feed.quiet_for(h.name)
+            states.append(
+                HostState(
+                    name=h.name,
+                    role=h.role or (latest.role if latest else ""),
+                    last=latest.time if latest else None,
+                    stale=quiet is not None and quiet > self._stale_after(),
+                    skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,
+                )
+            )
+        primary = next((h.name for h in hosts if h.role == "primary"), ref)
+        latest = self.monitor.history.latest(primary) if primary else None
+        protection = str(latest.value("oracle_dg", "db", "protection_mode") or "") if latest else ""
+        mode = "live"
+        if self.paused:
+            mode = "history" if at is not None and newest is not None and at < newest else "paused"
+        view = HeaderView(
+            palette=self.palette,
+            name=self.title,
+            hosts=tuple(states),
+            interval=self._interval(),
+            mode=mode,
+            cursor=at,
+            protection=protection,
+            self_cpu=self._self_cpu,
+        )
+        self.query_one(Header).show(view)
+
+    def _tick(self) -> None:
+        """Once a second: own CPU and liveness; the panes only when a host went quiet or came back.
+
+        Frames trigger their own redraws, so a live screen is not drawn twice a second.
+        """
+        if self.measure_self:
+            mono, cpu = time.monotonic(), time.process_time()
+            m0, c0 = self._cpu_mark
+            if mono > m0:
+                self._self_cpu = (cpu - c0) / (mono - m0) * 100.0
+            self._cpu_mark = (mono, cpu)
+        quiet = tuple(
+            (q := self.feed.quiet_for(h.name)) is not None and q > self._stale_after()
+            for h in self.hosts
+        )
+        if quiet != self._quiet:
+            self._quiet = quiet
+            self.redraw()
+        else:
+            axis = self.axis()
+            self._show_header(self.hosts, self.cursor_time, axis[-1] if axis else None)
+
+    # ---- reactions -----------------------------------------------------------------------
+
+    def watch_theme(self, _: str) -> None:
+        """Colours live in the render functions too: draw again in the new ones."""
+        self.redraw()
+
+    def watch_filter(self, _: str) -> None:
+        """Redraw with the new filter."""
+        self.redraw()
+
+    def watch_finding(self, _: str | None) -> None:
+        """Mark the chosen finding's series."""
+        self.redraw()
+
+    def on_findings_panel_finding_chosen(self, event: FindingsPanel.FindingChosen) -> None:
+        """A finding was highlighted."""
+        self.finding = event.key
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Apply the filter and go back to the panes."""
+        self.filter = event.value.strip()
+        self._close_filter()
+
+    def _close_filter(self) -> None:
+        self.screen.remove_class("-filtering")
+        self.set_focus(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While typing a filter, keys are text, not commands (except Esc)."""
+        return not (isinstance(self.focused, Input) and action != "escape")
+
+    # ---- actions -------------------------------------------------------------------------
+
+    def action_pause(self) -> None:
+        """Hold the view at the current instant, or go back to live."""
+        if self.paused:
+            self.paused, self.cursor = False, None
+        else:
+            self.paused, self.cursor = True, self.cursor_time
+        self.redraw()
+
+    def action_step(self, delta: int) -> None:
+        """Move the one cursor by ``delta`` instants; both panes follow."""
+        axis = self.axis()
+        if not axis:
+            return
+        at = self.cursor_time or axis[-1]
+        i = bisect.bisect_left(axis, at - 1e-6) + delta
+        i = max(0, min(len(axis) - 1, i))
+        self.paused = True
+        self.cursor = axis[i]
+        self.redraw()
+
+    def action_jump(self, where: int) -> None:
+        """``home``: the oldest instant kept; ``end``: back to live."""
+        axis = self.axis()
+        if where == 0 and axis:
+            self.paused, self.cursor = True, axis[0]
+        else:
+            self.paused, self.cursor = False, None
+        self.redraw()
+
+    def action_findings(self) -> None:
+        """Focus the findings list (again: back to the panes)."""
+        panel = self.query_one(FindingsPanel)
+        if self.focused is panel:
+            self.set_focus(None)
+        else:
+            panel.focus()
+            if panel.highlighted is None and panel.option_count:
+                panel.highlighted = 0
+
+    def action_filter(self) -> None:
+        """Show the filter line."""
+        self.screen.add_class("-filtering")
+        box = self.query_one("#filter", Input)
+        box.value = self.filter
+        box.focus()
+
+    def action_escape(self) -> None:
+        """Close the filter (clearing it), un-zoom, or leave the findings."""
+        if isinstance(self.focused, Input):
+            self.filter = ""
+            self._close_filter()
+        elif self.screen.maximized is not None:
+            self.screen.minimize()
+        else:
+            self.set_focus(None)
+
+    def action_zoom(self) -> None:
+        """Zoom the focused panel to the whole screen, or back."""
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+            return
+        target = self.focused
+        if not isinstance(target, Panel | FindingsPanel):
+            target = self.query(Panel).first()
+            target.focus()
+        self.screen.maximize(target, container=False)
+
+    def action_next_theme(self) -> None:
+        """Cycle through the themes."""
+        names = list(self.theme_specs)
+        i = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(i + 1) % len(names)]
+        self.notify(f"theme {self.theme}", timeout=1.5)
+
+    def action_interval(self, step: int) -> None:
+        """Sample less (+) or more (-) often, where the source lets the interval change."""
+        now = self._interval()
+        i = min(range(len(INTERVALS)), key=lambda k: abs(INTERVALS[k] - now)) + step
+        new = INTERVALS[max(0, min(len(INTERVALS) - 1, i))]
+        changed = False
+        for src in self.monitor.sources:
+            setter = getattr(src, "set_interval", None) or getattr(
+                getattr(src, "engine", None), "set_interval", None
+            )
+            if setter is not None:
+                setter(new)
+                changed = True
+        if changed:
+            self.notify(f"interval {new:g}s", timeout=1.5)
+        else:
+            self.notify(
+                "this source's interval is fixed (a recording or a remote agent)", timeout=2
+            )
+        self.redraw()
+
+    def action_switch_host(self) -> None:
+        """Swap the hosts of the two panes (the compact view shows the first one only)."""
+        self._slots.reverse()
+        self.redraw()
+
+    def action_export(self) -> None:
+        """Save the screen as SVG in the current directory."""
+        name = f"sgmon-{time.strftime('%Y%m%d-%H%M%S')}.svg"
+        path = self.save_screenshot(name)
+        self.notify(f"saved {path}", timeout=3)
+
+    def action_help(self) -> None:
+        """Keys and colours."""
+        self.push_screen(HelpScreen(self.palette))
+
+
+def run_dashboard(sources: list[Source], config: Config | None = None, title: str = "sgmon") -> int:
+    """Run the dashboard until the user quits; the exit code for the command."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        from sgmon.cli import UsageError
+
+        raise UsageError(
+            "the dashboard needs a terminal; for headless use try `sgmon record` or `sgmon status`"
+        )
+    app = SgmonApp(sources, config, title)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,131 @@
+"""Small drawing helpers shared by the panels: titles, labelled values, sparklines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rich.style import Style
+from rich.text import Text
+
+from sgmon.tui.palette import Palette
+
+BARS = " ▁▂▃▄▅▆▇█"
+AXIS_LEFT = 10
+"""Columns left of every time graphic (sparklines, heatmaps): the label.  The graphic fills the
+rest, its last column is the cursor, so a column is the same instant in every panel and pane."""
+
+
+def title(palette: Palette, name: str, note: str = "") -> Text:
+    """A panel's first line: its name, and an optional muted note."""
+    t = Text(name, style=palette.title)
+    if note:
+        t.append("  " + note, style=palette.muted)
+    return t
+
+
+def label(palette: Palette, text: str) -> Text:
+    """A muted label (a column name or a unit)."""
+    return Text(text, style=palette.muted)
+
+
+def pairs(palette: Palette, items: Sequence[tuple[str, Text]]) -> Text:
+    """``label value  label value ...`` on one line."""
+    out = Text()
+    for i, (name, value) in enumerate(items):
+        if i:
+            out.append("  ")
+        out.append(name + " ", style=palette.muted)
+        out.append_text(value)
+    return out
+
+
+def sparkline(
+    palette: Palette,
+    values: Sequence[float | None],
+    width: int,
+    severity: Callable[[float], str],
+    top: float | None = None,
+) -> Text:
+    """The last ``width`` values as bars, each coloured by its own severity.
+
+    Every pane draws over the same time axis, so the n-th column is the same instant in both;
+    unknown values are blanks, and the scale starts at zero so small wobbles stay small.
+    """
+    vals = list(values)[-width:] if width > 0 else []
+    vals = [None] * (width - len(vals)) + vals
+    known = [v for v in vals if v is not None]
+    peak = max([top or 0.0, *known]) if known else 0.0
+    cells: list[tuple[str, Style | None]] = []
+    for v in vals:
+        if v is None:
+            cells.append((" ", None))
+            continue
+        level = 0 if peak <= 0 else round(v / peak * (len(BARS) - 2)) + 1
+        sev = severity(v)
+        style = palette.spark if sev == "ok" else palette.sev(sev)
+        cells.append((BARS[min(max(level, 1), len(BARS) - 1)], style))
+    return runs(cells)
+
+
+def runs(cells: Sequence[tuple[str, Style | None]]) -> Text:
+    """Characters with styles as Text, one span per run of equal styles (cheap to render)."""
+    out = Text()
+    i = 0
+    while i < len(cells):
+        j = i
+        style = cells[i][1]
+        while j < len(cells) and cells[j][1] == style:
+            j += 1
+        out.append("".join(c for c, _ in cells[i:j]), style=style)
+        i = j
+    return out
+
+
+def spark_row(
+    palette: Palette,
+    name: str,
+    values: Sequence[float | None],
+    width: int,
+    severity: Callable[[float], str],
+    top: float | None = None,
+    highlighted: bool = False,
+) -> Text:
+    """A labelled sparkline on the shared time axis."""
+    head = Text(f"{name[: AXIS_LEFT - 1]:>{AXIS_LEFT - 1}} ", style=palette.muted)
+    if highlighted:
+        head.stylize(palette.highlight)
+    return head + sparkline(palette, values, width - AXIS_LEFT, severity, top)
+
+
+def grid(
+    palette: Palette,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Text]],
+    right_from: int = 1,
+) -> list[Text]:
+    """Rows of cells as aligned lines under muted headers (cheaper to draw than a Rich Table).
+
+    Columns from ``right_from`` on are right-aligned, as numbers are; one space between columns.
+    """
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], cell.cell_len)
+    lines = [_line([Text(h, style=palette.muted) for h in headers], widths, right_from)]
+    lines += [_line(list(row), widths, right_from) for row in rows]
+    return lines
+
+
+def _line(cells: list[Text], widths: list[int], right_from: int) -> Text:
+    out = Text()
+    for i, (cell, w) in enumerate(zip(cells, widths, strict=True)):
+        pad = " " * (w - cell.cell_len)
+        if i:
+            out.append(" ")
+        if i >= right_from:
+            out.append(pad)
+            out.append_text(cell)
+        else:
+            out.append_text(cell)
+            out.append(pad)
+    return out

@@ -1,0 +1,76 @@
+"""The `?` screen: every key, and what the colours mean."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from sgmon.tui.draw import grid
+from sgmon.tui.palette import Palette
+
+KEYS = (
+    ("q", "quit"),
+    ("space  p", "pause / resume live (collection goes on while paused)"),
+    ("← →  [ ]", "move the time cursor one interval; both panes show that instant"),
+    ("home  end", "oldest instant kept / back to live"),
+    ("tab  shift+tab", "move focus between panels and the findings"),
+    ("f", "go to the findings; ↑ ↓ picks one and marks its series in both panes"),
+    ("/", "filter devices, interfaces and sockets by name (Esc clears)"),
+    ("z", "zoom the focused panel (all rows, wider sparklines); again to go back"),
+    ("s", "swap the panes' hosts (the host switch of the one-pane view)"),
+    ("+  -", "sample less / more often (1s, 2s, 5s ... / 500ms, 200ms, 100ms)"),
+    ("t", "next theme: dark, light, high-contrast; ~/.config/sgmon/themes/*.toml"),
+    ("e", "save the screen as SVG in the current directory"),
+    ("?", "this help; any key closes it"),
+)
+
+
+def render_help(palette: Palette) -> Group:
+    """The key table and the colour legend."""
+    keys = grid(
+        palette, ["key", "does"], [[Text(k, style=palette.title), Text(w)] for k, w in KEYS], 9
+    )
+    legend = Text("\ncolours  ", style=palette.muted)
+    for sev, meaning in (
+        ("ok", "normal"),
+        ("info", "noted"),
+        ("warn", "past a warning threshold or off its baseline"),
+        ("crit", "critical"),
+    ):
+        legend.append(f" {sev} ", style=palette.sev(sev))
+        legend.append(f"{meaning}  ", style=palette.muted)
+    legend.append("\n          ")
+    legend.append(" marked ", style=palette.highlight)
+    legend.append(" series named by the selected finding   heatmap: ", style=palette.muted)
+    for level in (0.2, 0.5, 0.8, 1.0):
+        legend.append("█", style=f"{palette.heat(level).name}")
+    legend.append(" share of waits in the bucket", style=palette.muted)
+    return Group(Text("sgmon keys\n", style=palette.title), *keys, legend)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and colours; any key closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "close", "close")]
+
+    def __init__(self, palette: Palette) -> None:
+        super().__init__()
+        self.palette = palette
+
+    def compose(self) -> ComposeResult:
+        """One static block."""
+        yield Static(render_help(self.palette), id="help")
+
+    def action_close(self) -> None:
+        """Back to the dashboard."""
+        self.dismiss()
+
+    def on_key(self) -> None:
+        """Any other key closes too."""
+        self.dismiss()

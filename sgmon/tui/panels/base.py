@@ -1,0 +1,91 @@
+"""The widget every host panel is: pre-rendered lines, redrawn only when its view changes.
+
+Panels use Textual's line API rather than ``Static``: the pure render function's output is turned
+into strips once per change, and the layout is only redone when the number of lines changes.  At
+one redraw per second for two panes this keeps the dashboard's own CPU small (see bench/).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console, Group, RenderableType
+from rich.segment import Segment
+from rich.text import Text
+from textual.events import Resize
+from textual.strip import Strip
+from textual.widget import Widget
+
+from sgmon.tui.view import PaneView
+
+Render = Callable[[PaneView, int], RenderableType]
+
+
+def to_strips(console: Console, renderable: RenderableType, width: int) -> list[Strip]:
+    """Lines of a renderable as strips of exactly ``width`` cells.
+
+    Panels render a Group of one-line Texts; those skip Rich's wrapping machinery (a third of a
+    redraw's cost otherwise).  Anything else goes through ``render_lines``.
+    """
+    parts = renderable.renderables if isinstance(renderable, Group) else [renderable]
+    if all(isinstance(p, Text) and "\n" not in p.plain for p in parts):
+        return [
+            Strip(Segment.adjust_line_length(list(p.render(console)), width), width) for p in parts
+        ]
+    options = console.options.update(width=width, no_wrap=True, overflow="crop")
+    lines = console.render_lines(renderable, options, pad=False)
+    return [Strip(Segment.adjust_line_length(line, width), width) for line in lines]
+
+
+class Panel(Widget, can_focus=True):
+    """Shows ``render_view(view, width)``; an equal view at the same width costs no redraw."""
+
+    DEFAULT_CSS = """
+    Panel {
+        height: 1;
+    }
+    """
+    ALLOW_MAXIMIZE = True
+    render_view: Render
+    """The panel's pure render function (set by each subclass)."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.view: PaneView | None = None
+        """The view last shown."""
+        self._width = 0
+        self._strips: list[Strip] = []
+        self._styled: list[Strip] | None = None
+
+    def show(self, view: PaneView) -> None:
+        """Render ``view`` unless an equal view was just shown at the same width.
+
+        Views compare field by field and frames by identity first, so an unchanged pane (paused,
+        or a host that sent nothing new) costs a comparison, not a redraw.
+        """
+        width = self.content_region.width or 60
+        if view == self.view and width == self._width:
+            return
+        self.view, self._width = view, width
+        self._strips = to_strips(self.app.console, type(self).render_view(view, width), width)
+        self._styled = None
+        if self.styles.height is None or self.styles.height.value != len(self._strips):
+            self.styles.height = max(1, len(self._strips))
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        """One pre-rendered line on the widget's own background (focus changes it)."""
+        if self._styled is None:
+            base = self.rich_style
+            self._styled = [s.apply_style(base) for s in self._strips]
+        return self._styled[y] if y < len(self._styled) else Strip.blank(self.size.width)
+
+    def notify_style_update(self) -> None:
+        """Focus, theme or class changed the background: restyle the lines."""
+        super().notify_style_update()
+        self._styled = None
+
+    def on_resize(self, event: Resize) -> None:
+        """Wider or narrower (zoom, terminal resize): draw again at the new width."""
+        if self.view is not None and event.size.width != self._width:
+            self.show(self.view)

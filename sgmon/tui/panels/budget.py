@@ -1,0 +1,70 @@
+"""Where a commit's time goes: the analysis' budget of log file sync as one stacked bar.
+
+Local log write and the remote (SYNC) write run in parallel; the commit waits for the slower, so
+the bar is that critical leg (split into network and standby I/O when it is the remote one) plus
+the overhead; the local write is marked on the same scale.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from sgmon.tui.draw import title
+from sgmon.tui.panels.base import Panel
+from sgmon.tui.view import PaneView
+from sgmon.units import fmt_num
+
+
+def legs(budget: object) -> list[tuple[str, str, float]]:
+    """(label, colour leg, ms) segments of the bar, in the order drawn."""
+
+    def ms(name: str) -> float:
+        return max(0.0, float(getattr(budget, name, 0.0) or 0.0))
+
+    local, remote = ms("local_write_ms"), ms("remote_write_ms")
+    if remote >= local:
+        net, io = ms("network_ms"), ms("standby_io_ms")
+        segs = [("network", "network", net), ("standby io", "standby", io)]
+        other = remote - net - io
+        if other > 0.005:
+            segs.append(("remote other", "standby", other))
+    else:
+        segs = [("local write", "local", local)]
+    segs.append(("overhead", "overhead", ms("overhead_ms")))
+    return [s for s in segs if s[2] > 0]
+
+
+def render_budget(view: PaneView, width: int) -> RenderableType:
+    """The stacked bar and its legend; a note when there is no analysis or no commits."""
+    p = view.palette
+    b = view.budget
+    lfs = float(getattr(b, "lfs_ms", 0.0) or 0.0) if b is not None else 0.0
+    head = title(p, "COMMIT BUDGET", f"log file sync {fmt_num(lfs)} ms" if lfs else "")
+    if b is None or lfs <= 0:
+        note = "no analysis" if b is None else "no commits this interval"
+        return Group(head, Text("  " + note, style=p.muted))
+    segs = legs(b)
+    total = max(lfs, sum(s[2] for s in segs))
+    bar_w = max(10, width - 2)
+    bar = Text(" ")
+    used = 0
+    for i, (_, leg, ms) in enumerate(segs):
+        n = bar_w - used if i == len(segs) - 1 else round(ms / total * bar_w)
+        bar.append("█" * max(0, n), style=p.leg(leg))
+        used += max(0, n)
+    legend = Text(" ")
+    for label, leg, ms in segs:
+        legend.append("■ ", style=p.leg(leg))
+        legend.append(f"{label} {fmt_num(ms)}  ", style=p.muted)
+    local = float(getattr(b, "local_write_ms", 0.0) or 0.0)
+    mark = Text(" local write ", style=p.muted)
+    mark.append(f"{fmt_num(local)} ms ", style=p.leg("local"))
+    mark.append("│" if local else "", style=p.leg("local"))
+    return Group(head, bar, legend, mark)
+
+
+class BudgetPanel(Panel):
+    """The commit-time budget bar."""
+
+    render_view = staticmethod(render_budget)

@@ -1,0 +1,82 @@
+"""Data Guard state: role and protection, lags, each destination, log switches and events."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from sgmon.tui.draw import pairs, title
+from sgmon.tui.panels.base import Panel
+from sgmon.tui.view import PaneView
+
+EVENT_KINDS = ("log_switch", "lgwr_slow_write", "remote_write_split")
+
+
+def _text(view: PaneView, instance: str, name: str) -> str:
+    v = view.value("oracle_dg", instance, name)
+    return "" if v is None else str(v)
+
+
+def render_dataguard(view: PaneView, width: int) -> RenderableType:
+    """Role line, lags, one line per destination and per redo thread, then recent events."""
+    p = view.palette
+    head = title(p, "DATA GUARD")
+    problem = view.collector_problem("oracle_dg")
+    if problem is not None:
+        return Group(head, problem)
+    rows = view.rows("oracle_dg")
+    role = " ".join(
+        x for x in (_text(view, "db", "db_unique_name"), _text(view, "db", "role")) if x
+    )
+    head.append(f"  {role}  {_text(view, 'db', 'protection_level')}", style=p.muted)
+    parts: list[RenderableType] = [
+        head,
+        pairs(
+            p,
+            [
+                ("transport lag s", view.cell("oracle_dg", "db", "transport_lag")),
+                ("apply lag s", view.cell("oracle_dg", "db", "apply_lag")),
+                ("open", Text(_text(view, "db", "open_mode"))),
+            ],
+        ),
+    ]
+    for inst in sorted(k for k in rows if k.startswith("dest_")):
+        status = _text(view, inst, "status")
+        line = Text(f" {inst} ", style=p.muted)
+        line.append(_text(view, inst, "target")[:14] + " ")
+        line.append(f"{_text(view, inst, 'transmit_mode')} {_text(view, inst, 'affirm')} ")
+        line.append(status, style=p.sev("ok" if status in ("VALID", "") else "crit"))
+        gap = _text(view, inst, "gap_status")
+        if gap:
+            line.append(f" {gap}", style=p.sev("ok" if gap == "NO GAP" else "warn"))
+        line.append("  resp p99 s ", style=p.muted)
+        line.append_text(view.cell("oracle_dg", inst, "resp_p99"))
+        err = _text(view, inst, "error")
+        if err:
+            line.append(f"  {err}", style=p.sev("crit"))
+        parts.append(line)
+    for inst in sorted(k for k in rows if k.startswith("thread_")):
+        parts.append(
+            Text(f" {inst} ", style=p.muted)
+            + pairs(
+                p,
+                [
+                    ("seq", view.cell("oracle_dg", inst, "sequence")),
+                    ("switches", view.cell("oracle_dg", inst, "log_switches")),
+                    ("srl in use", view.cell("oracle_dg", inst, "srl_in_use")),
+                ],
+            )
+        )
+    events = [e for f in view.window if f is not None for e in f.events if e.kind in EVENT_KINDS]
+    for e in events[-3:]:
+        stamp = time.strftime("%H:%M:%S", time.localtime(e.time))
+        parts.append(Text(f" {stamp} {e.text}"[: max(20, width)], style=p.muted))
+    return Group(*parts)
+
+
+class DataGuardPanel(Panel):
+    """Data Guard role, lags, destinations, log switches."""
+
+    render_view = staticmethod(render_dataguard)

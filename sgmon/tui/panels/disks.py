@@ -1,0 +1,81 @@
+"""Disks like iostat -x: the redo devices pinned on top, then the slowest by await."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from sgmon.tui.draw import grid, spark_row, title
+from sgmon.tui.panels.base import Panel
+from sgmon.tui.view import PaneView
+
+COLUMNS = (
+    ("r_s", "r/s"),
+    ("w_s", "w/s"),
+    ("wkb_s", "wkB/s"),
+    ("r_await", "r_await"),
+    ("w_await", "w_await"),
+    ("aqu_sz", "aqu-sz"),
+    ("svctm", "svctm"),
+    ("util", "%util"),
+)
+TOP = 4
+"""Devices listed besides the pinned ones (all of them when the panel is zoomed)."""
+
+
+def await_of(row: dict) -> float:
+    """The worse of read and write await, the sort key."""
+    return max(float(row.get(k) or 0.0) for k in ("r_await", "w_await"))
+
+
+def ordered(view: PaneView, limit: int | None) -> list[str]:
+    """Pinned devices first (in config order), then the rest by await, worst first."""
+    rows = view.rows("disk")
+    pinned = [d for d in view.pinned if d in rows and view.matches(d)]
+    rest = sorted(
+        (d for d in rows if d not in pinned and view.matches(d)),
+        key=lambda d: (-await_of(rows[d]), d),
+    )
+    return pinned + (rest if limit is None else rest[:limit])
+
+
+def render_disks(view: PaneView, width: int, limit: int | None = TOP) -> RenderableType:
+    """A table of devices and a sparkline of the first device's write await."""
+    p = view.palette
+    devs = ordered(view, None if width > 110 else limit)
+    rows = view.rows("disk")
+    note = f"{len(devs)}/{len(rows)} by await" + (
+        f", filter '{view.filter}'" if view.filter else ""
+    )
+    head = title(p, "DISKS", note)
+    problem = view.collector_problem("disk")
+    if problem is not None:
+        return Group(head, problem)
+    rows_out = [
+        [Text(("*" if d in view.pinned else " ") + d[:12])]
+        + [view.cell("disk", d, f) for f, _ in COLUMNS]
+        for d in devs
+    ]
+    parts: list[RenderableType] = [
+        head,
+        *grid(p, ["device", *(lab for _, lab in COLUMNS)], rows_out),
+    ]
+    if devs:
+        d = devs[0]
+        parts.append(
+            spark_row(
+                p,
+                f"{d[:5]} w_aw",
+                view.series("disk", d, "w_await"),
+                width,
+                view.judge("disk", "w_await"),
+                highlighted=("disk", d, "w_await") in view.highlight,
+            )
+        )
+    return Group(*parts)
+
+
+class DisksPanel(Panel):
+    """Devices by await with the redo devices pinned."""
+
+    render_view = staticmethod(render_disks)

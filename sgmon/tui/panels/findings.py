@@ -1,0 +1,81 @@
+"""The findings: the analysis' ranked cross-host conclusions, with their evidence.
+
+Moving the highlight to a finding posts ``FindingChosen``; the app then marks the series it
+names in both host panes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from sgmon.tui.palette import Palette
+
+
+def render_finding(f: Any, palette: Palette, width: int = 160) -> Text:
+    """Severity, host, title and the first evidence, on one or two lines."""
+    sev = str(getattr(f, "severity", "info"))
+    out = Text(f"{sev.upper():<4} ", style=palette.sev(sev))
+    out.append(f"{getattr(f, 'host', '') or 'both'}: ", style=palette.muted)
+    out.append(str(getattr(f, "title", "")))
+    if getattr(f, "end", None) is not None:
+        out.append(
+            f"  (ended {time.strftime('%H:%M:%S', time.localtime(f.end))})", style=palette.muted
+        )
+    evidence = list(getattr(f, "evidence", []) or [])
+    if evidence:
+        out.append("\n     " + " · ".join(evidence)[: max(20, width - 6)], style=palette.muted)
+    return out
+
+
+class FindingsPanel(OptionList):
+    """The ranked findings at the cursor; highlight one to mark its series in both panes."""
+
+    class FindingChosen(Message):
+        """The highlighted finding changed (``key`` None: none)."""
+
+        def __init__(self, key: str | None) -> None:
+            super().__init__()
+            self.key = key
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: tuple = ()
+
+    def show(self, findings: Sequence[Any], palette: Palette, note: str = "") -> None:
+        """Replace the list when it changed, keeping the highlighted finding where it still is."""
+        width = self.content_region.width or 120
+        shown = (
+            tuple((f.key, f.severity, f.title, tuple(f.evidence), f.end) for f in findings),
+            palette,
+            note,
+            width,
+        )
+        if shown == self._shown:
+            return
+        self._shown = shown
+        keep = self.highlighted_key()
+        self.clear_options()
+        if not findings:
+            self.add_option(Option(Text(note or "no findings", style=palette.muted), disabled=True))
+            return
+        self.add_options(Option(render_finding(f, palette, width), id=f.key) for f in findings)
+        keys = [f.key for f in findings]
+        if keep in keys:
+            self.highlighted = keys.index(keep)
+
+    def highlighted_key(self) -> str | None:
+        """Key of the highlighted finding, if any."""
+        opt = self.highlighted_option
+        return opt.id if opt is not None and not opt.disabled else None
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """Tell the app which finding to mark."""
+        event.stop()
+        self.post_message(self.FindingChosen(event.option.id))

@@ -1,0 +1,80 @@
+"""The header: configuration, protection mode, each host's role and liveness, the clock."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from sgmon.tui.palette import Palette
+from sgmon.units import fmt_num
+
+
+@dataclass(frozen=True)
+class HostState:
+    """One host as the header shows it."""
+
+    name: str
+    role: str
+    last: float | None
+    """Time of the host's last frame (None: none yet)."""
+    stale: bool
+    skew_ms: float | None = None
+    """This host's clock minus the first host's, estimated from arrival times."""
+
+
+@dataclass(frozen=True)
+class HeaderView:
+    """Everything the header line shows."""
+
+    palette: Palette
+    name: str
+    hosts: tuple[HostState, ...]
+    interval: float
+    mode: str
+    """"live", "paused" or "history" (the cursor is back in time)."""
+    cursor: float | None
+    protection: str = ""
+    self_cpu: float | None = None
+    """sgmon's own CPU, % of one core."""
+
+
+def clock(t: float | None) -> str:
+    """Local HH:MM:SS, or a dash."""
+    return time.strftime("%H:%M:%S", time.localtime(t)) if t else "--:--:--"
+
+
+def render_header(v: HeaderView, width: int = 160) -> Text:
+    """One line: name, protection, hosts, interval, mode and time, own CPU."""
+    p = v.palette
+    out = Text(f" {v.name} ", style=p.title)
+    if v.protection:
+        out.append(f"{v.protection}  ", style=p.muted)
+    for h in v.hosts:
+        mark, sev = ("●", "ok") if not h.stale and h.last else ("○", "crit" if h.last else "warn")
+        out.append(f"{mark} ", style=p.sev(sev))
+        out.append(f"{h.role or 'host'} {h.name}")
+        if not h.last:
+            out.append(" waiting", style=p.sev("warn"))
+        elif h.stale:
+            out.append(f" STALE since {clock(h.last)}", style=p.sev("crit"))
+        if h.skew_ms is not None and abs(h.skew_ms) >= 1:
+            out.append(f" skew {h.skew_ms:+.0f}ms", style=p.muted)
+        out.append("  ")
+    out.append(f"every {fmt_num(v.interval)}s  ", style=p.muted)
+    label = {"live": "LIVE", "paused": "PAUSED", "history": "HISTORY"}.get(v.mode, v.mode.upper())
+    out.append(f" {label} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
+    out.append(f" {clock(v.cursor)}")
+    if v.self_cpu is not None:
+        out.append(f"  sgmon cpu {v.self_cpu:.1f}%", style=p.muted)
+    return out
+
+
+class Header(Static):
+    """The dashboard's top line."""
+
+    def show(self, view: HeaderView) -> None:
+        """Draw the header."""
+        self.update(render_header(view, self.size.width))

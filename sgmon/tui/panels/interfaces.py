@@ -1,0 +1,45 @@
+"""Network interfaces like sar -n DEV / EDEV: throughput, errors and drops, busiest first."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from sgmon.tui.draw import grid, title
+from sgmon.tui.panels.base import Panel
+from sgmon.tui.view import PaneView
+
+COLUMNS = (
+    ("rx_kb", "rxkB/s"),
+    ("tx_kb", "txkB/s"),
+    ("rx_pkt", "rxpk/s"),
+    ("tx_pkt", "txpk/s"),
+    ("rx_drop", "rxdrop"),
+    ("tx_drop", "txdrop"),
+    ("rx_err", "err"),
+    ("util", "%util"),
+)
+TOP = 3
+
+
+def render_interfaces(view: PaneView, width: int) -> RenderableType:
+    """The busiest interfaces (all of them when zoomed) that pass the filter."""
+    p = view.palette
+    rows = view.rows("netdev")
+    names = sorted(
+        (n for n in rows if view.matches(n)),
+        key=lambda n: -sum(float(rows[n].get(k) or 0.0) for k in ("rx_kb", "tx_kb")),
+    )
+    shown = names if width > 110 else names[:TOP]
+    head = title(p, "INTERFACES", f"{len(shown)}/{len(rows)} busiest")
+    problem = view.collector_problem("netdev")
+    if problem is not None:
+        return Group(head, problem)
+    rows_out = [[Text(n[:12]), *(view.cell("netdev", n, f) for f, _ in COLUMNS)] for n in shown]
+    return Group(head, *grid(p, ["iface", *(lab for _, lab in COLUMNS)], rows_out))
+
+
+class InterfacesPanel(Panel):
+    """Interface throughput, errors and drops."""
+
+    render_view = staticmethod(render_interfaces)

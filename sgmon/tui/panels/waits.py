@@ -1,0 +1,78 @@
+"""Database wait events of the commit path: rate, average, and percentiles from the buckets."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from sgmon.tui.draw import grid, spark_row, title
+from sgmon.tui.panels.base import Panel
+from sgmon.tui.view import PaneView
+
+COMMIT_PATH = (
+    "log file sync",
+    "log file parallel write",
+    "SYNC Remote Write",
+    "Redo Transport MISC",
+    "RFS write",
+    "RFS random i/o",
+    "Standby redo I/O",
+)
+"""Events shown first and in this order, as the wait chain runs (seed 000, table 4)."""
+COLUMNS = (
+    ("waits", "waits/s"),
+    ("avg", "avg"),
+    ("p50", "p50"),
+    ("p99", "p99"),
+    ("max_bucket", "max"),
+)
+TOP = 6
+SHORT = {"log file sync": "lfs", "SYNC Remote Write": "srw", "RFS write": "rfs"}
+
+
+def events(view: PaneView) -> list[str]:
+    """Commit-path events present, then the others by time waited."""
+    rows = view.rows("oracle_waits")
+    first = [e for e in COMMIT_PATH if e in rows]
+    rest = sorted(
+        (e for e in rows if e not in first),
+        key=lambda e: -float(rows[e].get("waits") or 0) * float(rows[e].get("avg") or 0),
+    )
+    return first + rest
+
+
+def render_waits(view: PaneView, width: int) -> RenderableType:
+    """The events table, then the first event's p99 on the shared time axis."""
+    p = view.palette
+    head = title(p, "WAIT EVENTS", "ms, percentiles from this interval's buckets")
+    problem = view.collector_problem("oracle_waits")
+    if problem is not None:
+        return Group(head, problem)
+    names = events(view)
+    shown = names if width > 110 else names[:TOP]
+    rows_out = [
+        [Text(e[:23]), *(view.cell("oracle_waits", e, f) for f, _ in COLUMNS)] for e in shown
+    ]
+    parts: list[RenderableType] = [
+        head,
+        *grid(p, ["event", *(lab for _, lab in COLUMNS)], rows_out),
+    ]
+    if names:
+        e = names[0]
+        parts.append(
+            spark_row(
+                p,
+                f"{SHORT.get(e, e[:5])} p99",
+                view.series("oracle_waits", e, "p99"),
+                width,
+                view.judge("oracle_waits", "p99"),
+                highlighted=("oracle_waits", e, "p99") in view.highlight,
+            )
+        )
+    return Group(*parts)
+
+
+class WaitsPanel(Panel):
+    """Wait events with waits/s, avg, p50, p99."""
+
+    render_view = staticmethod(render_waits)
