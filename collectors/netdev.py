@@ -22,7 +22,7 @@ import struct
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from sgmon.collector import Collector, ConfigError, derive_by_kind
+from sgmon.collector import Collector, ConfigError, Unavailable, derive_by_kind
 from sgmon.model import Field, Kind, Rows, Value
 
 G, R, D = Kind.GAUGE, Kind.RATE, Kind.DELTA
@@ -90,7 +90,10 @@ class NetdevCollector(Collector):
 
     def open(self) -> None:
         """Open the rtnetlink socket (in the namespace of the collector's own thread)."""
-        self._rtnl = Rtnl()
+        try:
+            self._rtnl = Rtnl()
+        except (OSError, AttributeError) as e:  # AttributeError: no AF_NETLINK (not Linux)
+            raise Unavailable(f"no rtnetlink here ({e}); needs Linux") from None
 
     def wanted(self, name: str) -> bool:
         """Whether the include/exclude options select this interface."""

@@ -36,7 +36,7 @@ from typing import Any
 
 from collectors.inet_diag import CONNECTED, TCP_STATES, DiagSock, InetDiag
 from collectors.procfile import ProcFile
-from sgmon.collector import Collector, ConfigError, derive_by_kind
+from sgmon.collector import Collector, ConfigError, Unavailable, derive_by_kind
 from sgmon.model import Field, Kind, Rows, Value
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
@@ -202,7 +202,10 @@ class TcpCollector(Collector):
 
     def open(self) -> None:
         """Open the sock_diag socket, the /proc counters and (if installed) pyroute2 IPRoute."""
-        self._diag = InetDiag()
+        try:
+            self._diag = InetDiag()
+        except (OSError, AttributeError) as e:  # AttributeError: no AF_NETLINK (not Linux)
+            raise Unavailable(f"no sock_diag netlink here ({e}); needs Linux inet_diag") from None
         for path, _, _ in HOST_COUNTERS.values():
             if path not in self._files:
                 with contextlib.suppress(OSError):
