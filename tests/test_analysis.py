@@ -1,0 +1,322 @@
+"""The analysis on frames built by hand: baseline, hysteresis, thresholds, budget, correlation,
+findings book, and the rules the simulated pair has no scenario for (buffers, memory, NIC, DG).
+
+Numbers come from the seeds where the seeds give them (MAA Table 8's budget, the 3 x BDP worked
+example), so the assertions check the seeds' own arithmetic, not the code's output.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sgmon.analysis import Analyzer
+from sgmon.analysis.baseline import MIN_POINTS, Series
+from sgmon.analysis.budget import commit_budget
+from sgmon.analysis.correlate import best_lag, overlap, pearson
+from sgmon.analysis.findings import FindingBook
+from sgmon.analysis.outliers import OFF_TICKS
+from sgmon.analysis.results import Finding
+from sgmon.config import Config, ConfigError
+from sgmon.model import CollectorResult, Event, Frame, Status
+
+T0 = 1_800_000_000.0
+
+
+def frame(
+    host: str, t: float, role: str = "", events: tuple[Event, ...] = (), **collectors: dict
+) -> Frame:
+    """A frame with the given collectors' rows (interval 1 s)."""
+    return Frame(
+        host=host,
+        time=T0 + t,
+        seq=int(t),
+        interval=1.0,
+        role=role,
+        collectors={k: CollectorResult(Status.OK, rows=v) for k, v in collectors.items()},
+        events=events,
+    )
+
+
+def waits(**events: dict) -> dict:
+    """oracle_waits rows from keyword names (underscores for spaces)."""
+    return {k.replace("_", " "): v for k, v in events.items()}
+
+
+# --- baseline -------------------------------------------------------------------------------
+
+
+def test_baseline_flags_a_jump_not_noise_and_not_a_steady_high() -> None:
+    s = Series(window=120)
+    for t in range(60):
+        s.push(t, 4.0 + (t % 3) * 0.5)  # a p99 wobbling between 4 and 5 ms
+    assert s.median is not None
+    assert s.departs(200.0, floor=2.0, ratio=3.0, z=5.0)  # seed 001: 4 ms -> 200 ms
+    assert not s.departs(5.5, floor=2.0, ratio=3.0, z=5.0)  # noise
+    steady = Series(window=120)
+    for t in range(120):
+        steady.push(t, 200.0 + (t % 5))
+    assert not steady.departs(204.0, floor=2.0, ratio=3.0, z=5.0)  # high, but its normal
+
+
+def test_baseline_needs_points_before_judging() -> None:
+    s = Series()
+    for t in range(MIN_POINTS - 1):
+        s.push(t, 1.0)
+    assert not s.departs(1000.0, floor=1.0, ratio=2.0, z=5.0)
+
+
+def test_span_lines_up_ticks_with_gaps() -> None:
+    s = Series()
+    for t in (10, 11, 12, 15):
+        s.push(t, float(t))
+    assert s.span(9, 16) == [None, 10.0, 11.0, 12.0, None, None, 15.0, None]
+
+
+# --- outliers: thresholds and hysteresis ----------------------------------------------------
+
+
+def _sock(retransmits: int, rto: float = 204.0) -> dict:
+    return {"10.0.0.1:40000>10.0.0.2:1521": {"retransmits": retransmits, "rto": rto, "rtt": 0.3}}
+
+
+def test_flapping_series_stays_one_outlier_then_closes() -> None:
+    a = Analyzer()
+    key = ("p", "tcp", "10.0.0.1:40000>10.0.0.2:1521", "retransmits")
+    open_ticks = []
+    for t in range(40):
+        a.feed(frame("p", t, tcp=_sock(1 if t % 2 else 0)))
+        open_ticks.append(key in a.state().outliers)
+    first = open_ticks.index(True)
+    assert all(open_ticks[first:]), "a series flapping every other tick must not flicker"
+    for t in range(40, 40 + OFF_TICKS):
+        a.feed(frame("p", t, tcp=_sock(0)))
+    assert key not in a.state().outliers
+
+
+def test_rto_counts_only_with_retransmits() -> None:
+    """Seed 001: rto 200 ms is every idle Linux socket; it costs time when a segment is resent."""
+    a = Analyzer()
+    a.feed(frame("p", 0, tcp=_sock(0, rto=204.0)))
+    assert not any(k[3] == "rto" for k in a.state().outliers)
+    a.feed(frame("p", 1, tcp=_sock(2, rto=204.0)))
+    assert (
+        a.state().outliers[("p", "tcp", "10.0.0.1:40000>10.0.0.2:1521", "rto")].severity == "warn"
+    )
+
+
+def test_os_level_must_hold_two_ticks() -> None:
+    a = Analyzer()
+    key = ("s", "disk", "sdb", "aqu_sz")
+    a.feed(frame("s", 0, disk={"sdb": {"aqu_sz": 12.0}}))
+    assert key not in a.state().outliers
+    a.feed(frame("s", 1, disk={"sdb": {"aqu_sz": 12.0}}))
+    assert a.state().outliers[key].severity == "crit"
+
+
+def test_config_thresholds_override_per_field_and_instance() -> None:
+    rows = {"sdb": {"aqu_sz": 3.0}}
+    default, relaxed = Analyzer(), Analyzer(Config(thresholds={"disk.aqu_sz": {"warn": 50}}))
+    for t in range(3):
+        default.feed(frame("s", t, disk=rows))
+        relaxed.feed(frame("s", t, disk=rows))
+    assert ("s", "disk", "sdb", "aqu_sz") in default.state().outliers
+    assert ("s", "disk", "sdb", "aqu_sz") not in relaxed.state().outliers
+    strict = Analyzer(Config(thresholds={"oracle_waits.log file sync.p99": {"warn": 8}}))
+    strict.feed(frame("p", 0, oracle_waits=waits(log_file_sync={"p99": 16.0})))
+    o = strict.state().outliers[("p", "oracle_waits", "log file sync", "p99")]
+    assert o.severity == "warn" and "config" in o.reason
+
+
+@pytest.mark.parametrize(
+    "bad", [{"disk.aqu_sz": 5}, {"disk.aqu_sz": {"warm": 5}}, {"disk.aqu_sz": {"warn": "x"}}]
+)
+def test_bad_threshold_config_is_one_line_error(bad: dict) -> None:
+    with pytest.raises(ConfigError, match=r"^\[thresholds\] 'disk\.aqu_sz'"):
+        Analyzer(Config(thresholds=bad))
+
+
+# --- budget -----------------------------------------------------------------------------------
+
+
+def test_budget_splits_as_maa_table_8() -> None:
+    """12c, 1 ms RTT: lfs 4.60, lfpw 0.62, SYNC remote write 3.45, RFS random I/O 2.89."""
+    p = frame(
+        "p",
+        0,
+        oracle_waits=waits(
+            log_file_sync={"avg": 4.60},
+            log_file_parallel_write={"avg": 0.62},
+            SYNC_Remote_Write={"avg": 3.45, "waits": 100.0},
+        ),
+    )
+    s = frame("s", 0, oracle_waits={"RFS random i/o": {"avg": 2.89}})
+    b = commit_budget(p, s)
+    assert b is not None
+    assert b.remote_write_ms == pytest.approx(3.45)
+    assert b.standby_io_ms == pytest.approx(2.89)
+    assert b.network_ms == pytest.approx(3.45 - 2.89)
+    assert b.overhead_ms == pytest.approx(4.60 - max(0.62, 3.45))  # the writes overlap
+
+
+def test_budget_11g_uses_overall_write_latency() -> None:
+    """Table 7: overall write latency = redo write time / redo writes, with a SYNC destination."""
+    p = frame(
+        "p",
+        0,
+        oracle_waits=waits(log_file_sync={"avg": 2.45}, log_file_parallel_write={"avg": 0.30}),
+        oracle_redo={"db": {"redo_write_time": 187.0, "redo_writes": 100.0}},
+        oracle_dg={"dest_2": {"transmit_mode": "SYNC", "affirm": "YES"}},
+    )
+    b = commit_budget(p, None)
+    assert b is not None and b.remote_write_ms == pytest.approx(1.87)
+    assert b.standby_io_ms is None and b.network_ms is None
+
+
+def test_budget_uses_traced_msgid_split_for_long_writes() -> None:
+    """Seed 000's traced write: 163 ms, of which RFS write 162 ms; 9 short writes of 1 ms."""
+    split = Event(
+        T0,
+        "oracle_trace",
+        "remote_write_split",
+        "thread_1",
+        "msgid 117468 thrd 1 seq 1584: 163 ms = 1 ms network + 162 ms RFS",
+        163.0,
+    )
+    p = frame(
+        "p",
+        0,
+        events=(split,),
+        oracle_waits=waits(
+            log_file_sync={"avg": 20.0},
+            SYNC_Remote_Write={"avg": (163.0 + 9 * 1.0) / 10, "waits": 10.0},
+        ),
+    )
+    s = frame("s", 0, oracle_waits={"RFS write": {"avg": 0.5}})
+    b = commit_budget(p, s)
+    assert b is not None and b.standby_io_ms is not None
+    expected = (162.0 + 9 * 1.0 * (0.5 / b.remote_write_ms)) / 10  # traced + short by the averages
+    assert b.standby_io_ms == pytest.approx(expected)
+    assert b.standby_io_ms > 0.9 * b.remote_write_ms  # the long write was the standby's
+
+
+# --- correlation --------------------------------------------------------------------------
+
+
+def test_pearson_and_lag_tolerance() -> None:
+    spikes = [0.0] * 30
+    for i in (5, 12, 20, 27):
+        spikes[i] = 200.0
+    assert pearson(spikes, spikes) == pytest.approx(1.0)
+    assert pearson(spikes, [1.0] * 30) is None  # flat
+    late = [None, *spikes[:-1]]  # the other host's tick lands one later
+    padded = [None, *late, None]
+    r0 = best_lag(spikes, [None, *late, None][1:-1], 0)
+    r1 = best_lag(spikes, padded, 1)
+    assert r1 is not None and r1[0] == pytest.approx(1.0) and r1[1] == 1
+    assert r0 is None or r0[0] < 0.5
+
+
+def test_overlap_scores_events_answered_by_the_trigger() -> None:
+    s = Series()
+    for t in range(60):
+        s.push(t, 64.0 if t in (30, 45) else 2.0)
+    assert overlap(s, [T0 + 0, 30.0, 45.0], 1.0, 1) == pytest.approx(1.0)
+    assert overlap(s, [10.0, 20.0], 1.0, 1) == 0.0
+
+
+# --- findings book ----------------------------------------------------------------------------
+
+
+def _f(key: str, sev: str = "warn") -> Finding:
+    return Finding(key, sev, "p", key, [], [], "r", "000", 0.0)
+
+
+def test_book_keeps_a_finding_through_gaps_and_closes_after_hold() -> None:
+    book = FindingBook(hold=10.0)
+    book.update(100.0, [_f("a", "crit")])
+    assert [f.key for f in book.opened] == ["a"]
+    book.update(105.0, [])  # not asserted for 5 s: still active
+    book.update(106.0, [_f("a", "warn")])  # a lower severity within the hold keeps crit
+    active = book.findings()[0]
+    assert active.active and active.start == 100.0 and active.severity == "crit"
+    book.update(117.0, [])
+    assert [f.key for f in book.closed] == ["a"]
+    closed = book.findings()[0]
+    assert not closed.active and closed.start == 100.0 and closed.end == 106.0
+
+
+# --- rules without a simulated scenario ---------------------------------------------------
+
+
+def _run(frames_by_tick: list[list[Frame]]) -> list[Finding]:
+    a = Analyzer()
+    for frames in frames_by_tick:
+        for f in frames:
+            a.feed(f)
+    return [f for f in a.state().findings if f.active]
+
+
+def test_socket_buffers_below_3_bdp_seed_example() -> None:
+    """Seed 000: 622 Mbit/s x 30 ms -> BDP 2,332,500 B, 3 x BDP 6,997,500 B."""
+
+    def host(t: float, sndbuf: float) -> Frame:
+        return frame(
+            "p",
+            t,
+            role="primary",
+            netdev={"eth1": {"speed": 622.0, "operstate": "up"}},
+            tcp={"10.0.0.1:40000>10.0.0.2:1521": {"rtt": 30.0, "sndbuf": sndbuf, "send_q": 0}},
+        )
+
+    small = _run([[host(t, 4_000_000.0)] for t in range(3)])
+    found = [f for f in small if f.rule == "socket_buffers"]
+    assert found and "6998k" in found[0].evidence[0].replace(",", "")
+    big = _run([[host(t, 8_000_000.0)] for t in range(3)])
+    assert not [f for f in big if f.rule == "socket_buffers"]
+
+
+def test_memory_shortage_and_swapping() -> None:
+    rows = {"all": {"memused": 99.5, "pgscank": 800.0, "pgscand": 50.0, "pswpin": 0.0}}
+    found = _run([[frame("p", t, paging=rows)] for t in range(3)])
+    assert [f.rule for f in found] == ["memory"]
+    swap = {"all": {"memused": 60.0, "pgscank": 0.0, "pswpout": 30.0}}
+    assert [f.rule for f in _run([[frame("p", t, paging=swap)] for t in range(3)])] == ["memory"]
+
+
+def test_nic_drops_and_overruns() -> None:
+    rows = {"eth1": {"rx_drop": 12.0, "rx_overrun": 3.0, "util": 40.0}}
+    found = _run([[frame("p", t, netdev=rows)] for t in range(3)])
+    assert [f.rule for f in found] == ["nic"] and found[0].severity == "warn"
+
+
+def test_failed_sync_destination_is_critical() -> None:
+    dest = {"dest_2": {"status": "ERROR", "error": "ORA-16198: timeout", "target": "STBY"}}
+    found = _run([[frame("p", t, role="primary", oracle_dg=dest)] for t in range(2)])
+    assert [(f.rule, f.severity) for f in found] == [("dg_state", "crit")]
+    assert "ORA-16198" in found[0].title
+
+
+def test_standby_disk_saturation_chains_to_the_primary() -> None:
+    """Seed 003 by hand: the standby's queue fills, SYNC Remote Write jumps on the primary."""
+    ticks = []
+    for t in range(60):
+        bad = t >= 40
+        p = frame(
+            "p",
+            t,
+            role="primary",
+            oracle_waits=waits(
+                log_file_sync={"avg": 40.0 if bad else 1.0, "p99": 256.0 if bad else 2.0},
+                SYNC_Remote_Write={"avg": 35.0 if bad else 0.8, "p99": 256.0 if bad else 1.0},
+            ),
+        )
+        disk = (
+            {"aqu_sz": 60.0, "w_await": 90.0, "svctm": 1.4, "util": 100.0}
+            if bad
+            else {"aqu_sz": 0.3, "w_await": 0.6, "svctm": 0.4, "util": 20.0}
+        )
+        s = frame("s", t, role="standby", disk={"sdb": disk})
+        ticks.append([p, s])
+    found = _run(ticks)
+    assert found[0].rule == "standby_io" and found[0].host == "s"
+    assert found[0].severity == "crit" and "<-" in found[0].title and "r=" in found[0].title
