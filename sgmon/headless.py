@@ -73,6 +73,14 @@ def load_sources(
     return config, sources, interval
 
 
+def wall_duration(args: argparse.Namespace) -> float | None:
+    """--duration in wall-clock seconds (a simulation's duration is in simulated time)."""
+    duration = _duration(args.duration, "--duration")
+    if duration is not None and args.simulate and args.speed > 0:
+        return duration / args.speed
+    return duration
+
+
 def _check_scenario(name: str) -> None:
     try:
         from sgmon.sim import SCENARIOS

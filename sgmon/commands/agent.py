@@ -18,8 +18,13 @@ import sys
 import threading
 import time
 
-from sgmon.headless import add_source_arguments, load_sources, run_until_stopped, schema_lookup
-from sgmon.units import parse_duration
+from sgmon.headless import (
+    add_source_arguments,
+    load_sources,
+    run_until_stopped,
+    schema_lookup,
+    wall_duration,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     threading.Thread(target=_answer_pings, args=(out,), daemon=True).start()
-    duration = parse_duration(args.duration) if args.duration else None
-    run_until_stopped(sources, [out, StatePublisher(schema_of)], duration, stop)
+    run_until_stopped(sources, [out, StatePublisher(schema_of)], wall_duration(args), stop)
     if stop.is_set():  # stdout may be gone: keep the interpreter's final flush quiet
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 
 from sgmon.cli import UsageError
-from sgmon.headless import add_source_arguments, load_sources, run_until_stopped, schema_lookup
+from sgmon.headless import (
+    add_source_arguments,
+    load_sources,
+    run_until_stopped,
+    schema_lookup,
+    wall_duration,
+)
 from sgmon.units import parse_duration
 
 
@@ -50,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     run_until_stopped(
         sources,
         [writer, StatePublisher(schema_of)],
-        parse_duration(args.duration) if args.duration else None,
+        wall_duration(args),
     )
     if not args.quiet:
         print(f"sgmon: stopped; {writer.rows_written} rows written", file=sys.stderr)

@@ -102,6 +102,28 @@ def print_summary(src, frames) -> None:
             print(f"    {span:<17} {sev:<4} {c} {inst} {col} peak {fmt_num(peak)}")
         if len(runs) > 40:
             print(f"    ... {len(runs) - 40} more")
+    print_findings(frames)
+
+
+def print_findings(frames) -> None:
+    """The analysis' findings over the whole recording, in the order they opened."""
+    try:
+        from sgmon.analysis import Analyzer
+    except ImportError:
+        return
+    merged = sorted((f for fl in frames.values() for f in fl), key=lambda f: (f.time, f.host))
+    analyzer = Analyzer()
+    opened = []
+    for f in merged:
+        analyzer.feed(f)
+        opened.extend(analyzer.changes()[0])
+    print(f"== findings ({len(opened)})" if opened else "== findings: none")
+    for x in opened[:30]:
+        print(f"  {_hms(x.start)} {x.severity:<4} {x.host}: {x.title}")
+        for line in x.evidence[:2]:
+            print(f"      {line}")
+    if len(opened) > 30:
+        print(f"  ... {len(opened) - 30} more")
 
 
 def _outlier_runs(fl, schema, grade):

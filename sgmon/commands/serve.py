@@ -6,8 +6,13 @@ import argparse
 import sys
 
 from sgmon.cli import UsageError
-from sgmon.headless import add_source_arguments, load_sources, run_until_stopped, schema_lookup
-from sgmon.units import parse_duration
+from sgmon.headless import (
+    add_source_arguments,
+    load_sources,
+    run_until_stopped,
+    schema_lookup,
+    wall_duration,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +49,5 @@ def run(args: argparse.Namespace) -> int:
             f"--listen {args.listen}: {e.strerror or e}; choose another port with --listen"
         ) from None
     print(f"sgmon: serving metrics on http://{args.listen}/metrics", file=sys.stderr, flush=True)
-    duration = parse_duration(args.duration) if args.duration else None
-    run_until_stopped(sources, [exporter, StatePublisher(schema_of)], duration)
+    run_until_stopped(sources, [exporter, StatePublisher(schema_of)], wall_duration(args))
     return 0
