@@ -318,3 +318,17 @@ def test_kill_9_loses_at_most_the_row_being_written(tmp_path):
         complete = f.read_text().split("\n")[:-1]  # a torn last line has no newline
         rows = list(csv.reader(complete))
         assert all(len(r) == len(rows[0]) for r in rows)  # no glued or shifted rows
+
+
+def test_rotation_closes_and_compresses_the_previous_file(tmp_path):
+    eng = Engine([WaitsLike()], 1.0, host="hostA", role="primary")
+    w = ArchiveWriter(tmp_path, lambda h: eng.schema(), 1.0, rotate=60, compress=True)
+    start = (time.time() // 60) * 60 - 600
+    for t in (start + 58, start + 59, start + 60, start + 61):
+        w(eng.tick(t))
+    names = sorted(p.name for p in (tmp_path / "hostA").glob("waitslike_*"))
+    w.close()
+    eng.close()
+    assert len(names) == 2 and names[0].endswith(".csv.gz") and names[1].endswith(".csv")
+    src = ReplaySource(tmp_path, speed=0)
+    assert [f.time for f in src.frames("hostA")] == [start + 58, start + 59, start + 60, start + 61]

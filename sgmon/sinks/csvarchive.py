@@ -143,7 +143,8 @@ def prepare_dir(root: Path) -> dict | None:
     if not root.is_dir():
         raise ArchiveError(f"{root} is not a directory; choose another --dir")
     meta = read_meta(root)
-    if meta is None and any(not p.name.startswith(".") for p in root.iterdir()):
+    foreign = [p for p in root.iterdir() if not p.name.startswith(".") and p.name != "lost+found"]
+    if meta is None and foreign:
         raise ArchiveError(f"{root} is not empty and not an sgmon archive; choose another --dir")
     probe = root / f".sgmon-write-test.{os.getpid()}"
     try:
