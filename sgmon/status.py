@@ -49,6 +49,8 @@ def read_states(directory: str | os.PathLike | None = None) -> tuple[dict[str, d
     hosts: dict[str, dict] = {}
     running = False
     try:
+        if os.stat(directory).st_uid != os.getuid():
+            return hosts, False  # someone else's directory in /tmp: never trust it
         names = os.listdir(directory)
     except OSError:
         return hosts, False
