@@ -332,3 +332,20 @@ def test_rotation_closes_and_compresses_the_previous_file(tmp_path):
     assert len(names) == 2 and names[0].endswith(".csv.gz") and names[1].endswith(".csv")
     src = ReplaySource(tmp_path, speed=0)
     assert [f.time for f in src.frames("hostA")] == [start + 58, start + 59, start + 60, start + 61]
+
+
+def test_simulated_pair_round_trip_with_database_tables_and_events(tmp_path):
+    from sgmon.hosts.sim import SimSource
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    sim = SimSource("log-switch-storm", onset=2.0)
+    w = ArchiveWriter(a, sim.schema, sim.interval)
+    for _ in range(12):
+        for frame in sim.pair.step():
+            w(frame)
+    w.close()
+    sim.close()
+    assert list((a / "primary").glob("oracle_waits_*.csv"))
+    assert "log_switch" in (a / "primary" / "events.csv").read_text()
+    _record(ReplaySource(a, speed=0), b)
+    assert _tables(a) == _tables(b)
