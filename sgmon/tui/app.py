@@ -63,6 +63,7 @@ class SgmonApp(App[int]):
 
     CSS_PATH = "sgmon.tcss"
     TITLE = "sgmon"
+    AUTO_FOCUS = None  # nothing focused until tab or f: every key stays a dashboard key
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
         Binding("space,p", "pause", "pause", priority=True),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from rich.style import Style
@@ -45,8 +46,12 @@ def sparkline(
     width: int,
     severity: Callable[[float], str],
     top: float | None = None,
+    log: bool = False,
 ) -> Text:
     """The last ``width`` values as bars, each coloured by its own severity.
+
+    ``log`` scales by orders of magnitude (latencies: one 500 ms stall must not flatten a
+    2 ms to 260 ms step into the bottom row).
 
     Every pane draws over the same time axis, so the n-th column is the same instant in both;
     unknown values are blanks, and the scale starts at zero so small wobbles stay small.
@@ -60,11 +65,18 @@ def sparkline(
         if v is None:
             cells.append((" ", None))
             continue
-        level = 0 if peak <= 0 else round(v / peak * (len(BARS) - 2)) + 1
+        level = 0 if peak <= 0 else round(_scale(v, peak, log) * (len(BARS) - 2)) + 1
         sev = severity(v)
         style = palette.spark if sev == "ok" else palette.sev(sev)
         cells.append((BARS[min(max(level, 1), len(BARS) - 1)], style))
     return runs(cells)
+
+
+def _scale(v: float, peak: float, log: bool) -> float:
+    if not log:
+        return v / peak
+    floor = peak / 1000.0
+    return math.log(max(v, floor) / floor) / math.log(peak / floor)
 
 
 def runs(cells: Sequence[tuple[str, Style | None]]) -> Text:
@@ -89,12 +101,13 @@ def spark_row(
     severity: Callable[[float], str],
     top: float | None = None,
     highlighted: bool = False,
+    log: bool = False,
 ) -> Text:
     """A labelled sparkline on the shared time axis."""
     head = Text(f"{name[: AXIS_LEFT - 1]:>{AXIS_LEFT - 1}} ", style=palette.muted)
     if highlighted:
         head.stylize(palette.highlight)
-    return head + sparkline(palette, values, width - AXIS_LEFT, severity, top)
+    return head + sparkline(palette, values, width - AXIS_LEFT, severity, top, log)
 
 
 def grid(

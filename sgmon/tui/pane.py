@@ -24,11 +24,11 @@ PANELS: tuple[type[Panel], ...] = (
     HistogramPanel,
     HeatmapPanel,
     SocketsPanel,
+    DataGuardPanel,
     DisksPanel,
     CpuPanel,
     PagingPanel,
     InterfacesPanel,
-    DataGuardPanel,
 )
 """The answer first (where commit time goes), then the evidence, then the host's resources."""
 

@@ -29,12 +29,16 @@ def to_strips(console: Console, renderable: RenderableType, width: int) -> list[
     """
     parts = renderable.renderables if isinstance(renderable, Group) else [renderable]
     if all(isinstance(p, Text) and "\n" not in p.plain for p in parts):
-        return [
-            Strip(Segment.adjust_line_length(list(p.render(console)), width), width) for p in parts
-        ]
+        return [_strip(console, p, width) for p in parts]
     options = console.options.update(width=width, no_wrap=True, overflow="crop")
     lines = console.render_lines(renderable, options, pad=False)
     return [Strip(Segment.adjust_line_length(line, width), width) for line in lines]
+
+
+def _strip(console: Console, text: Text, width: int) -> Strip:
+    # Text.render leaves the Text's own (base) style to its caller.
+    segments = Segment.apply_style(text.render(console), console.get_style(text.style))
+    return Strip(Segment.adjust_line_length(list(segments), width), width)
 
 
 class Panel(Widget, can_focus=True):

@@ -42,7 +42,13 @@ def render_budget(view: PaneView, width: int) -> RenderableType:
     lfs = float(getattr(b, "lfs_ms", 0.0) or 0.0) if b is not None else 0.0
     head = title(p, "COMMIT BUDGET", f"log file sync {fmt_num(lfs)} ms" if lfs else "")
     if b is None or lfs <= 0:
-        note = "no analysis" if b is None else "no commits this interval"
+        note = (
+            "no commits this interval"
+            if b is not None
+            else "measured on the primary"
+            if view.role == "standby"
+            else "no analysis yet"
+        )
         return Group(head, Text("  " + note, style=p.muted))
     segs = legs(b)
     total = max(lfs, sum(s[2] for s in segs))

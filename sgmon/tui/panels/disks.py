@@ -70,6 +70,7 @@ def render_disks(view: PaneView, width: int, limit: int | None = TOP) -> Rendera
                 width,
                 view.judge("disk", "w_await"),
                 highlighted=("disk", d, "w_await") in view.highlight,
+                log=True,
             )
         )
     return Group(*parts)

@@ -47,6 +47,7 @@ class FindingsPanel(OptionList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple = ()
+        self._keys: list[str] = []
 
     def show(self, findings: Sequence[Any], palette: Palette, note: str = "") -> None:
         """Replace the list when it changed, keeping the highlighted finding where it still is."""
@@ -62,20 +63,21 @@ class FindingsPanel(OptionList):
         self._shown = shown
         keep = self.highlighted_key()
         self.clear_options()
+        # A finding that ended and came back is listed twice under one key: ids must differ.
+        self._keys = [f.key for f in findings]
         if not findings:
             self.add_option(Option(Text(note or "no findings", style=palette.muted), disabled=True))
             return
-        self.add_options(Option(render_finding(f, palette, width), id=f.key) for f in findings)
-        keys = [f.key for f in findings]
-        if keep in keys:
-            self.highlighted = keys.index(keep)
+        self.add_options(render_finding(f, palette, width) for f in findings)
+        if keep in self._keys:
+            self.highlighted = self._keys.index(keep)
 
     def highlighted_key(self) -> str | None:
         """Key of the highlighted finding, if any."""
-        opt = self.highlighted_option
-        return opt.id if opt is not None and not opt.disabled else None
+        i = self.highlighted
+        return self._keys[i] if i is not None and i < len(self._keys) else None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         """Tell the app which finding to mark."""
         event.stop()
-        self.post_message(self.FindingChosen(event.option.id))
+        self.post_message(self.FindingChosen(self.highlighted_key()))

@@ -49,13 +49,16 @@ def clock(t: float | None) -> str:
 def render_header(v: HeaderView, width: int = 160) -> Text:
     """One line: name, protection, hosts, interval, mode and time, own CPU."""
     p = v.palette
-    out = Text(f" {v.name} ", style=p.title)
+    label = {"live": "LIVE", "paused": "PAUSED", "history": "HISTORY"}.get(v.mode, v.mode.upper())
+    out = Text(f" {label} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
+    out.append(f"{clock(v.cursor)}  ")
+    out.append(f"{v.name}  ", style=p.title)
     if v.protection:
-        out.append(f"{v.protection}  ", style=p.muted)
+        out.append(f"{v.protection.lower()}  ", style=p.muted)
     for h in v.hosts:
         mark, sev = ("●", "ok") if not h.stale and h.last else ("○", "crit" if h.last else "warn")
         out.append(f"{mark} ", style=p.sev(sev))
-        out.append(f"{h.role or 'host'} {h.name}")
+        out.append(h.name if h.role in (h.name, "") else f"{h.role} {h.name}")
         if not h.last:
             out.append(" waiting", style=p.sev("warn"))
         elif h.stale:
@@ -63,10 +66,7 @@ def render_header(v: HeaderView, width: int = 160) -> Text:
         if h.skew_ms is not None and abs(h.skew_ms) >= 1:
             out.append(f" skew {h.skew_ms:+.0f}ms", style=p.muted)
         out.append("  ")
-    out.append(f"every {fmt_num(v.interval)}s  ", style=p.muted)
-    label = {"live": "LIVE", "paused": "PAUSED", "history": "HISTORY"}.get(v.mode, v.mode.upper())
-    out.append(f" {label} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
-    out.append(f" {clock(v.cursor)}")
+    out.append(f"every {fmt_num(v.interval)}s", style=p.muted)
     if v.self_cpu is not None:
         out.append(f"  sgmon cpu {v.self_cpu:.1f}%", style=p.muted)
     return out
@@ -77,4 +77,4 @@ class Header(Static):
 
     def show(self, view: HeaderView) -> None:
         """Draw the header."""
-        self.update(render_header(view, self.size.width))
+        self.update(render_header(view, self.size.width), layout=False)

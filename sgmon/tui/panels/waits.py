@@ -67,6 +67,7 @@ def render_waits(view: PaneView, width: int) -> RenderableType:
                 width,
                 view.judge("oracle_waits", "p99"),
                 highlighted=("oracle_waits", e, "p99") in view.highlight,
+                log=True,
             )
         )
     return Group(*parts)
