@@ -4,13 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS="iproute2 nftables sysstat tmux procps util-linux openssh-server openssh-client"
+# prometheus brings promtool, which checks the shipped alert rules
+PKGS="iproute2 nftables sysstat tmux procps util-linux openssh-server openssh-client prometheus"
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
 PY="${PYTHON:-python3}"
