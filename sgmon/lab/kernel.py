@@ -116,8 +116,11 @@ class NsPair:
 
     def set_rto_min(self, side: str, ms: int | None) -> None:
         """Set (or with None, clear) rto_min on ``side``'s route to the peer network."""
+        self.set_route(side, *(["rto_min", f"{ms}ms"] if ms else []))
+
+    def set_route(self, side: str, *metrics: str) -> None:
+        """Replace the metrics of ``side``'s route to the peer network (``ip route change``)."""
         dev, src = (self.a_if, self.a_ip) if side == "a" else (self.b_if, self.b_ip)
-        extra = ["rto_min", f"{ms}ms"] if ms else []
         self.run(
             side,
             "ip",
@@ -132,7 +135,7 @@ class NsPair:
             "link",
             "src",
             src,
-            *extra,
+            *metrics,
         )
 
 

@@ -69,6 +69,10 @@ class Lab:
         o = self.opts
         s = self._stack
         self.pair = s.enter_context(kernel.ns_pair("sl"))
+        # The standby's kernel acknowledges redo segments at once, whenever its receiver gets
+        # the CPU: a delayed ACK outliving the primary's tail-loss probe timer would count as
+        # a retransmission on a healthy link.
+        self.pair.set_route("b", "quickack", "1")
         self.primary_log = s.enter_context(kernel.loop_device(o.log_mb))
         self.standby_log = s.enter_context(kernel.throttled_loop(None, o.log_mb))
         # The stand-ins live in shared memory: publishing must not add I/O to the disks watched.

@@ -32,9 +32,6 @@ def receive(conn: socket.socket, log: LogDevice, rec: WaitRecorder, standin: Sta
         if length > MAX_BATCH:
             raise ProtocolError(f"batch of {length} bytes exceeds {MAX_BATCH}")
         payload = recv_exact(conn, length, buf, rec.stop) if length else b""
-        # Acknowledge the segments now, not with the answer after the write: a delayed ACK
-        # outlasting the sender's tail-loss probe timer would count as a retransmission.
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
         t0 = time.perf_counter()
         if kind == SWITCH:
             log.offset = 0
