@@ -82,6 +82,7 @@ class Analyzer:
         self._ticks: dict[str, int] = {}
         self._budget_time = 0.0
         self._trigger: SeriesKey | None = None
+        self._linked: dict[SeriesKey, float] = {}
         self._opened: deque[Finding] = deque(maxlen=1000)
         self._closed: deque[Finding] = deque(maxlen=1000)
         self._lock = threading.Lock()
@@ -147,6 +148,7 @@ class Analyzer:
         )  # keep the series a chain started from while it stays out of line: a steady title
         if trigger is None:
             self._trigger = None
+            self._linked.clear()  # the incident is over
             return None
         self._trigger = trigger.key
         series = self.tracker.series(trigger.key)
@@ -162,7 +164,7 @@ class Analyzer:
                 candidates.append(
                     (o, self.tracker.series(key), meta.higher_is_worse if meta else True)
                 )
-        links = rank(series, candidates, max_lag)
+        links = rank(series, candidates, max_lag, self._linked)
         peak = max(series.recent(10), default=None)
         return Chain(trigger, label(trigger.key, peak), links)
 

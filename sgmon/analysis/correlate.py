@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from operator import mul
 
 from sgmon.analysis.baseline import Series
-from sgmon.analysis.results import RANK, Outlier
+from sgmon.analysis.results import RANK, Outlier, SeriesKey
 
-WINDOW = 60
+WINDOW = 40
 MIN_PAIRS = 8
 
 
@@ -60,10 +60,14 @@ def best_lag(
     for lag in sorted(range(-max_lag, max_lag + 1), key=abs):
         xs: list = trigger
         ys: list = cand[max_lag + lag : max_lag + lag + n]
+        lo, hi = 0, n
+        while lo < hi and (xs[lo] is None or ys[lo] is None):  # gaps are usually at the edges
+            lo += 1
+        while hi > lo and (xs[hi - 1] is None or ys[hi - 1] is None):
+            hi -= 1
+        xs, ys = xs[lo:hi], ys[lo:hi]
         if None in xs or None in ys:
             pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if x is not None and y is not None]
-            if len(pairs) < MIN_PAIRS:
-                continue
             xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
         r = pearson(xs, ys)
         if r is not None and (best is None or r > best[0] + 1e-9):
@@ -98,11 +102,15 @@ def rank(
     trigger: Series,
     candidates: Iterable[tuple[Outlier, Series | None, bool]],
     max_lag: int,
+    memory: dict[SeriesKey, float] | None = None,
 ) -> list[Link]:
     """Candidates ordered by how well they line up with the trigger (best first).
 
     ``candidates`` are (outlier, its points, higher_is_worse).  A candidate without points
     (a text state such as a destination error) gets r = 0 and sorts after the correlated ones.
+    With ``memory`` (kept by the caller for one incident) a candidate keeps the best r it
+    reached while it stays an outlier: a step whose start has scrolled out of the window still
+    explains the level it left behind.
     """
     if not trigger.ticks:
         return []
@@ -110,6 +118,7 @@ def rank(
     first = end - WINDOW + 1
     trig = trigger.span(first, end)
     links: list[Link] = []
+    kept: dict[SeriesKey, float] = {}
     for outlier, series, up in candidates:
         got = None
         if series is not None:
@@ -118,6 +127,11 @@ def rank(
                 cand = [None if v is None else -v for v in cand]
             got = best_lag(trig, cand, max_lag)
         r, lag = got if got else (0.0, 0)
+        if memory is not None:
+            r = kept[outlier.key] = max(r, memory.get(outlier.key, r))
         links.append(Link(outlier, r, lag))
+    if memory is not None:
+        memory.clear()
+        memory.update(kept)
     links.sort(key=lambda lk: (-round(lk.r, 2), -RANK[lk.outlier.severity], lk.outlier.key))
     return links

@@ -25,6 +25,7 @@ from sgmon.units import fmt_num
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
 R_MIN = 0.3  # correlation that counts as "lines up"
 RECENT = 10  # ticks a one-tick event (a retransmit) keeps counting
+LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
 DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
 AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
 STORM_S, SWITCH_S, GUIDE_S = 60.0, 300.0, 1200.0  # seed 000: size logs for >= 20 min at peak
@@ -147,7 +148,7 @@ def rto_stall(ctx: Context) -> Iterable[Finding]:
                 "001",
                 h,
                 inst,
-                "info",
+                "warn" if n >= LOSSY else "info",
                 f"DG socket retransmits, rto {fmt_num(rto)} ms",
                 ctx.route(h),
                 "packet loss on the DG link, stalls bounded by the low rto_min",
