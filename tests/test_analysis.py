@@ -320,3 +320,32 @@ def test_standby_disk_saturation_chains_to_the_primary() -> None:
     found = _run(ticks)
     assert found[0].rule == "standby_io" and found[0].host == "s"
     assert found[0].severity == "crit" and "<-" in found[0].title and "r=" in found[0].title
+
+
+def test_standby_io_capped_above_the_device() -> None:
+    """The lab's cgroup blkio throttle: RFS write slows, iostat sees no queue on the device."""
+    ticks = []
+    for t in range(60):
+        bad = t >= 40
+        rfs = 60.0 if bad else 0.4
+        p = frame(
+            "p",
+            t,
+            role="primary",
+            oracle_waits=waits(
+                log_file_sync={"avg": rfs + 2.0, "p99": 128.0 if bad else 2.0},
+                log_file_parallel_write={"avg": 0.4},
+                SYNC_Remote_Write={"avg": rfs + 0.3, "p99": 128.0 if bad else 1.0, "waits": 50.0},
+            ),
+        )
+        s = frame(
+            "s",
+            t,
+            role="standby",
+            oracle_waits={"RFS write": {"avg": rfs, "p99": 128.0 if bad else 1.0}},
+            disk={"loop7": {"aqu_sz": 0.2, "w_await": 0.5, "svctm": 0.4, "util": 15.0}},
+        )
+        ticks.append([p, s])
+    found = _run(ticks)
+    assert (found[0].rule, found[0].host) == ("standby_io", "s")
+    assert "below iostat" in found[0].title and found[0].severity != "info"

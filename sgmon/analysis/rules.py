@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
-from sgmon.analysis.context import Context
+from sgmon.analysis.context import Context, HostView
 from sgmon.analysis.correlate import Link, overlap
 from sgmon.analysis.outliers import COMMIT_EVENTS
 from sgmon.analysis.results import RANK, Finding, Outlier, SeriesKey, worst
@@ -182,13 +183,14 @@ def standby_io(ctx: Context) -> Iterable[Finding]:
             if best is None or aqu > best[0]:
                 best = (aqu, dev, aw, svctm, _num(row.get("util")))
         if best is None:
+            yield from _standby_io_unseen(ctx, view)
             continue
         aqu, dev, aw, svctm, util = best
         ev = [
             f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
             f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
         ]
-        for event in ("RFS write", "RFS random i/o"):
+        for event in STANDBY_EVENTS:
             avg = _num(view.frame.value("oracle_waits", event, "avg"))
             if avg is not None:
                 ev.append(
@@ -206,11 +208,7 @@ def standby_io(ctx: Context) -> Iterable[Finding]:
             "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
         )
         keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
-        keys += [
-            (h, "oracle_waits", e, f)
-            for e in ("RFS write", "RFS random i/o")
-            for f in ("avg", "p99")
-        ]
+        keys += [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
         yield make(
             ctx,
             "standby_io",
@@ -226,6 +224,42 @@ def standby_io(ctx: Context) -> Iterable[Finding]:
             keys,
             CAUSE,
         )
+
+
+def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Finding]:
+    """Seed 003 without iostat's queue: the SRL writes are slow and carry the remote write, but
+    the devices look idle, because the cap sits above them (a cgroup blkio throttle holds bios
+    before they become requests; a hypervisor or volume IOPS limit)."""
+    b, h = ctx.budget, view.name
+    if ctx.chain is None or b is None or not b.remote_write_ms or b.standby_io_ms is None:
+        return
+    if b.standby_io_ms < 0.5 * b.remote_write_ms:
+        return
+    keys = [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
+    hits = [o for k in keys if (o := ctx.outlier(k))]
+    if not hits:
+        return
+    ev = [o.reason for o in hits]
+    ev.append(f"budget: {describe_budget(b)}")
+    ev.append(
+        "iostat shows no deep queue on the standby's devices: the I/O is held above them "
+        "(cgroup blkio throttle, hypervisor or volume IOPS cap); check the SRL volume's "
+        "limits (seed 003)"
+    )
+    yield make(
+        ctx,
+        "standby_io",
+        "003",
+        h,
+        "rfs",
+        "warn",
+        f"{h} {hits[0].instance} {hits[0].field} {fmt_num(_num(hits[0].value))} ms",
+        h,
+        "standby I/O slow below iostat's view, see seed 003",
+        ev,
+        keys,
+        CAUSE,
+    )
 
 
 def log_switches(ctx: Context) -> Iterable[Finding]:
