@@ -24,6 +24,7 @@ from sgmon.analysis.thresholds import field_meta
 from sgmon.units import fmt_num
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
+INFERRED = 2.0  # a cause read from the database alone, without the OS evidence the seed saw
 R_MIN = 0.3  # correlation that counts as "lines up"
 RECENT = 10  # ticks a one-tick event (a retransmit) keeps counting
 LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
@@ -82,7 +83,7 @@ def make(
         if score >= R_MIN:  # a cause is as severe as the symptom it explains
             severity = worst((base, ctx.chain.trigger.severity)) or base
             evidence = [*evidence, f"lines up with {ctx.chain.label}: {ctx.chain.trigger.reason}"]
-            ctx.explained = ctx.explained or weight == CAUSE
+            ctx.explained = ctx.explained or weight >= INFERRED
     rank = RANK[severity] * 10 + weight + (score or 0.0)
     key = f"{rule}:{host}:{subject}"
     return Finding(key, severity, host, title, evidence, series, rule, seed, ctx.now, None, rank)
@@ -258,7 +259,7 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Finding]:
         "standby I/O slow below iostat's view, see seed 003",
         ev,
         keys,
-        CAUSE,
+        INFERRED,
     )
 
 
