@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import nslab
@@ -29,8 +30,10 @@ def test_sync_exceeds_fastsync_by_the_standby_disk_write_time():
         server = pair.popen(
             "b", sys.executable, "-m", "sgmon", "probe", "server", "--listen",
             f"{pair.b_ip}:{PORT}", "--write", disk.device, "--duration", "30",
+            stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
+            assert "listening" in server.stdout.readline()
             fast = _probe(pair, "fastsync")
             sync = _probe(pair, "sync")
         finally:
