@@ -69,7 +69,9 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
     from sgmon.lab.status import line
     from sgmon.monitor import Monitor
 
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM cleans up like Ctrl-C
+    # Ctrl-C and SIGTERM clean up alike, even when started in the background (SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     opts = LabOptions(duration=duration + 15, interval=interval, sessions=args.sessions)
     try:
         lab = Lab(opts).__enter__()
