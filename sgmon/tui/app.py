@@ -316,11 +316,12 @@ class SgmonApp(App[int]):
                 pane.border_title = "waiting for a host"
                 continue
             view = self.pane_view(by_name[name], at, times, state)
-            note = ""
             if view.stale_since is not None:
                 note = f"STALE: last frame {clock(view.stale_since)}"
             elif view.frame is None:
                 note = "waiting for the first frame"
+            else:
+                note = f"at {clock(view.frame.time)}"
             pane.set_class(view.stale_since is not None, "-stale")
             pane.show(view, note)
         self._show_findings(state)
@@ -357,9 +358,8 @@ class SgmonApp(App[int]):
         primary = next((h.name for h in hosts if h.role == "primary"), ref)
         latest = self.monitor.history.latest(primary) if primary else None
         protection = str(latest.value("oracle_dg", "db", "protection_mode") or "") if latest else ""
-        mode = "live"
-        if self.paused:
-            mode = "history" if at is not None and newest is not None and at < newest else "paused"
+        mode = "paused" if self.paused else "live"
+        behind = newest - at if self.paused and at is not None and newest is not None else None
         view = HeaderView(
             palette=self.palette,
             name=self.title,
@@ -367,6 +367,7 @@ class SgmonApp(App[int]):
             interval=self._interval(),
             mode=mode,
             cursor=at,
+            behind=behind,
             protection=protection,
             self_cpu=self._self_cpu,
         )

@@ -36,22 +36,27 @@ def render_help(palette: Palette) -> Group:
     keys = grid(
         palette, ["key", "does"], [[Text(k, style=palette.title), Text(w)] for k, w in KEYS], 9
     )
-    legend = Text("\ncolours  ", style=palette.muted)
+    legend = [Text(""), Text("colours", style=palette.title)]
     for sev, meaning in (
         ("ok", "normal"),
-        ("info", "noted"),
-        ("warn", "past a warning threshold or off its baseline"),
-        ("crit", "critical"),
+        ("info", "noted by the analysis"),
+        ("warn", "past a warning threshold, or off its own baseline"),
+        ("crit", "past a critical threshold: look here first"),
     ):
-        legend.append(f" {sev} ", style=palette.sev(sev))
-        legend.append(f"{meaning}  ", style=palette.muted)
-    legend.append("\n          ")
-    legend.append(" marked ", style=palette.highlight)
-    legend.append(" series named by the selected finding   heatmap: ", style=palette.muted)
-    for level in (0.2, 0.5, 0.8, 1.0):
-        legend.append("█", style=f"{palette.heat(level).name}")
-    legend.append(" share of waits in the bucket", style=palette.muted)
-    return Group(Text("sgmon keys\n", style=palette.title), *keys, legend)
+        line = Text(f" {sev:<6}", style=palette.sev(sev))
+        line.append(meaning, style=palette.muted)
+        legend.append(line)
+    marked = Text(" marked", style=palette.highlight)
+    marked.append(" the series named by the selected finding, in both panes", style=palette.muted)
+    heat = Text(" heat   ", style=palette.muted)
+    for level in (0.25, 0.5, 0.75, 1.0):
+        heat.append("█", style=palette.heat(level).name)
+    heat.append(
+        " share of the interval's waits in the bucket (rows) at that time (columns)",
+        style=palette.muted,
+    )
+    legend += [marked, heat]
+    return Group(Text("sgmon keys\n", style=palette.title), *keys, *legend)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -77,6 +77,11 @@ class Panel(Widget, can_focus=True):
             self.styles.height = max(1, len(self._strips))
         self.refresh()
 
+    @property
+    def lines(self) -> list[str]:
+        """The panel as plain text, one string per line (what a person reads)."""
+        return [s.text for s in self._strips]
+
     def render_line(self, y: int) -> Strip:
         """One pre-rendered line on the widget's own background (focus changes it)."""
         if self._styled is None:

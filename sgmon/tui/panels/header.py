@@ -11,6 +11,9 @@ from textual.widgets import Static
 from sgmon.tui.palette import Palette
 from sgmon.units import fmt_num
 
+SKEW_SHOWN_MS = 20.0
+"""Smaller estimates are within the noise of frame arrival times and are not shown."""
+
 
 @dataclass(frozen=True)
 class HostState:
@@ -34,8 +37,10 @@ class HeaderView:
     hosts: tuple[HostState, ...]
     interval: float
     mode: str
-    """"live", "paused" or "history" (the cursor is back in time)."""
+    """"live" or "paused"."""
     cursor: float | None
+    behind: float | None = None
+    """Seconds the cursor is behind the newest frame, while paused."""
     protection: str = ""
     self_cpu: float | None = None
     """sgmon's own CPU, % of one core."""
@@ -49,9 +54,11 @@ def clock(t: float | None) -> str:
 def render_header(v: HeaderView, width: int = 160) -> Text:
     """One line: name, protection, hosts, interval, mode and time, own CPU."""
     p = v.palette
-    label = {"live": "LIVE", "paused": "PAUSED", "history": "HISTORY"}.get(v.mode, v.mode.upper())
-    out = Text(f" {label} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
-    out.append(f"{clock(v.cursor)}  ")
+    out = Text(f" {v.mode.upper()} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
+    out.append(clock(v.cursor))
+    if v.behind:
+        out.append(f" -{fmt_num(v.behind)}s", style=p.sev("warn"))
+    out.append("  ")
     out.append(f"{v.name}  ", style=p.title)
     if v.protection:
         out.append(f"{v.protection.lower()}  ", style=p.muted)
@@ -63,7 +70,7 @@ def render_header(v: HeaderView, width: int = 160) -> Text:
             out.append(" waiting", style=p.sev("warn"))
         elif h.stale:
             out.append(f" STALE since {clock(h.last)}", style=p.sev("crit"))
-        if h.skew_ms is not None and abs(h.skew_ms) >= 1:
+        if h.skew_ms is not None and abs(h.skew_ms) >= SKEW_SHOWN_MS:
             out.append(f" skew {h.skew_ms:+.0f}ms", style=p.muted)
         out.append("  ")
     out.append(f"every {fmt_num(v.interval)}s", style=p.muted)

@@ -25,21 +25,26 @@ EVENTS = ("log file sync", "SYNC Remote Write", "RFS write")
 ROW_LABELS = (">128 ms", "≤128", "≤32", "≤8", "≤2")
 
 
-_CACHE: OrderedDict[tuple, list[float] | None] = OrderedDict()
+_CACHE: OrderedDict[tuple[int, str], tuple[Frame, list[float] | None]] = OrderedDict()
 _CACHE_SIZE = 8000
 
 
 def frame_shares(frame: Frame | None, event: str) -> list[float] | None:
-    """Bucket shares of one event in one frame, computed once per frame (frames never change)."""
+    """Bucket shares of one event in one frame, computed once per frame (frames never change).
+
+    The cache holds the frame itself, so its id cannot be reused by another frame meanwhile.
+    """
     if frame is None:
         return None
-    key = (frame.host, frame.time, frame.seq, event)
-    if key not in _CACHE:
-        hist = frame.value("oracle_waits", event, "hist")
-        _CACHE[key] = shares(hist) if isinstance(hist, list) else None
+    key = (id(frame), event)
+    hit = _CACHE.get(key)
+    if hit is None or hit[0] is not frame:
+        value = frame.value("oracle_waits", event, "hist")
+        hit = (frame, shares(value) if isinstance(value, list) else None)
+        _CACHE[key] = hit
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
-    return _CACHE[key]
+    return hit[1]
 
 
 def grid(view: PaneView, event: str) -> list[list[float] | None]:

@@ -1,0 +1,111 @@
+"""End to end: `sgmon demo --scenario rto-stall` in a real tmux, read the way a person reads it.
+
+A private tmux server (``-L``) at 160x48 runs the real command; the test sends keys and checks
+the captured pane: both host panes, the scenario's finding, pause, and one cursor for both panes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+PANE_TIME = re.compile(r"at (\d\d:\d\d:\d\d)")
+
+
+class Tmux:
+    """One private tmux server with one session."""
+
+    def __init__(self) -> None:
+        self.socket = f"sgmon-e2e-{os.getpid()}"
+        self.session = "demo"
+
+    def run(self, *args: str) -> str:
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10
+        )
+        return out.stdout
+
+    def start(self, command: str) -> None:
+        env = {**os.environ, "TERM": "xterm-256color", "TZ": "UTC"}
+        subprocess.run(
+            ["tmux", "-L", self.socket, "new-session", "-d", "-s", self.session,
+             "-x", "160", "-y", "48", command],
+            check=True, env=env, timeout=10,
+        )  # fmt: skip
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.session)
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", self.session, *keys)
+
+    def wait_for(self, check: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
+        """Poll the screen until ``check`` holds; fail with the last screen otherwise."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if check(screen):
+                return screen
+            time.sleep(0.2)
+        pytest.fail(f"waited {timeout:.0f}s for {what}; the screen was:\n{screen}")
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    t = Tmux()
+    try:
+        yield t
+    finally:
+        t.kill()
+
+
+def pane_times(screen: str) -> list[str]:
+    """The instant each host pane says it shows (its border's subtitle)."""
+    return PANE_TIME.findall(screen)
+
+
+def test_demo_rto_stall_as_a_person_sees_it(tmux: Tmux) -> None:
+    # 5x speed and an onset 15 simulated seconds in: the stall starts ~3 s after launch.
+    tmux.start(f"{sys.executable} -m sgmon demo --scenario rto-stall --speed 5 --onset 15s")
+    screen = tmux.wait_for(
+        lambda s: "PRIMARY" in s and "STANDBY" in s and "log file sync" in s, "both panes"
+    )
+    assert "WAIT EVENTS" in screen and "DG SOCKETS" in screen
+    screen = tmux.wait_for(lambda s: "rto_min" in s, "the rto-stall finding", timeout=45)
+    finding = next(line for line in screen.splitlines() if "rto_min" in line)
+    assert "CRIT" in finding and "retransmi" in finding
+
+    tmux.keys("p")
+    screen = tmux.wait_for(lambda s: "PAUSED" in s, "pause")
+    held = pane_times(screen)
+    assert len(held) == 2 and held[0] == held[1]
+    time.sleep(1.5)  # frames keep coming; the view must not move
+    assert pane_times(tmux.screen()) == held
+
+    tmux.keys("Left")
+    screen = tmux.wait_for(
+        lambda s: "PAUSED" in s and pane_times(s) != held, "the cursor to move back"
+    )
+    moved = pane_times(screen)
+    assert len(moved) == 2 and moved[0] == moved[1]  # both panes at the same instant
+    back = time.strptime(moved[0], "%H:%M:%S")
+    then = time.strptime(held[0], "%H:%M:%S")
+    assert (time.mktime(then) - time.mktime(back)) % 86400 == 1  # one interval earlier
+
+    tmux.keys("End")
+    tmux.wait_for(lambda s: "LIVE" in s, "back to live")
+    tmux.keys("q")
+    tmux.wait_for(lambda s: "PRIMARY" not in s, "the dashboard to quit", timeout=10)

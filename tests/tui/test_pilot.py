@@ -1,0 +1,156 @@
+"""The dashboard driven by keys through Textual's Pilot: pause, cursor, theme, filter, layouts."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+from tuikit import TICKS, feed, make_app
+
+from sgmon.tui.app import SgmonApp
+from sgmon.tui.pane import HostPane
+from sgmon.tui.panels.base import Panel
+from sgmon.tui.panels.disks import DisksPanel
+from sgmon.tui.panels.findings import FindingsPanel
+from sgmon.tui.panels.header import Header, clock
+
+
+def pane_times(app: SgmonApp) -> list[set[float]]:
+    """The frame time every panel of each pane shows."""
+    return [
+        {p.view.frame.time for p in pane.query(Panel) if p.view and p.view.frame}
+        for pane in app.query(HostPane)
+    ]
+
+
+def header(app: SgmonApp) -> str:
+    return str(app.query_one(Header).render())
+
+
+async def test_pause_holds_the_view_while_frames_keep_coming() -> None:
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 30)
+        await pilot.pause(0.2)
+        newest = app.cursor_time
+        await pilot.press("p")
+        assert app.paused and "PAUSED" in header(app)
+        feed(app, pair, 5)
+        await pilot.pause(0.2)
+        assert app.cursor_time == newest
+        assert pane_times(app) == [{newest}, {newest}]
+        await pilot.press("space")
+        await pilot.pause(0.2)
+        assert not app.paused and app.cursor is None
+        assert app.cursor_time == newest + 5 and "LIVE" in header(app)
+
+
+async def test_cursor_moves_both_panes_through_history() -> None:
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 50)
+        await pilot.pause(0.2)
+        axis = app.axis()
+        await pilot.press("left", "left", "left_square_bracket")
+        assert app.cursor == axis[-4]
+        assert pane_times(app) == [{axis[-4]}, {axis[-4]}]
+        assert "PAUSED" in header(app) and "-3s" in header(app)
+        await pilot.press("right_square_bracket")
+        assert pane_times(app) == [{axis[-3]}, {axis[-3]}]
+        await pilot.press("home")
+        assert pane_times(app) == [{axis[0]}, {axis[0]}]
+        subtitles = {pane.border_subtitle for pane in app.query(HostPane)}
+        assert subtitles == {f"at {clock(axis[0])}"}
+        await pilot.press("end")
+        assert app.cursor is None and pane_times(app) == [{axis[-1]}, {axis[-1]}]
+
+
+async def test_findings_at_the_cursor_and_their_series_marked_in_the_panes() -> None:
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, TICKS)
+        await pilot.pause(0.3)
+        panel = app.query_one(FindingsPanel)
+        await pilot.press("f")
+        assert app.focused is panel and app.finding is not None
+        titles = [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
+        assert any("rto_min" in t for t in titles)  # the rto-stall finding names the fix
+        state = app.feed.state_at(app.cursor_time)
+        chosen = next(f for f in state.findings if f.key == app.finding)
+        marked = {p.view.highlight for p in app.query(Panel) if p.view and p.view.host == "primary"}
+        wanted = {s[1:] for s in chosen.series if s[0] == "primary"}
+        assert marked == {frozenset(wanted)}
+        await pilot.press("home")  # long before the onset: nothing to find
+        assert not any(f.end is None for f in app.feed.state_at(app.cursor_time).findings)
+
+
+async def test_theme_key_cycles_and_recolours_the_panels() -> None:
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 10)
+        await pilot.pause(0.2)
+        seen = [app.theme]
+        for _ in range(3):
+            await pilot.press("t")
+            seen.append(app.theme)
+        assert seen == ["sgmon-dark", "sgmon-light", "sgmon-contrast", "sgmon-dark"]
+        await pilot.press("t")
+        await pilot.pause(0.1)
+        assert {p.view.palette.name for p in app.query(Panel)} == {"sgmon-light"}
+
+
+async def test_filter_limits_devices_and_escape_clears_it() -> None:
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 10)
+        await pilot.pause(0.2)
+        disks = app.query(DisksPanel).first()
+
+        def listed() -> list[str]:
+            return [ln.split()[0] for ln in disks.lines[2:] if "w_aw" not in ln]
+
+        assert sorted(listed()) == ["sda", "sdb", "sdc"]
+        await pilot.press("slash", "s", "d", "b", "enter")
+        await pilot.pause(0.1)
+        assert app.filter == "sdb"
+        assert listed() == ["sdb"]
+        await pilot.press("slash", "escape")
+        await pilot.pause(0.1)
+        assert app.filter == "" and len(listed()) == 3
+
+
+async def test_layouts_by_terminal_size() -> None:
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 10)
+        await pilot.pause(0.1)
+        panes = list(app.query(HostPane))
+        assert panes[0].region.y == panes[1].region.y  # side by side
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause(0.1)
+        assert app.screen.has_class("-stacked") and panes[1].region.y > panes[0].region.y
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.1)
+        assert app.screen.has_class("-compact") and not panes[1].display
+        before = panes[0].border_title
+        await pilot.press("s")  # the host switch of the one-pane view
+        assert panes[0].border_title != before and "STANDBY" in panes[0].border_title
+        await pilot.resize_terminal(50, 12)
+        await pilot.pause(0.1)
+        message = str(app.query_one("#toosmall", Static).render())
+        assert "too small" in message and "50x12" in message
+
+
+async def test_zoom_help_and_export(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 10)
+        await pilot.pause(0.1)
+        await pilot.press("tab", "z")
+        assert app.screen.maximized is app.focused
+        await pilot.press("z")
+        assert app.screen.maximized is None
+        await pilot.press("question_mark")
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        await pilot.press("e")
+        assert len(list(tmp_path.glob("sgmon-*.svg"))) == 1

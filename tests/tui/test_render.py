@@ -1,0 +1,138 @@
+"""The pure render functions, without an App: what each panel shows for a known frame."""
+
+from __future__ import annotations
+
+import pytest
+from tuikit import START
+
+import themes
+from sgmon.analysis.results import Budget
+from sgmon.model import CollectorResult, Field, Frame, Kind, Status
+from sgmon.sim import SimPair
+from sgmon.tui.draw import AXIS_LEFT, sparkline
+from sgmon.tui.palette import Palette
+from sgmon.tui.panels.budget import legs, render_budget
+from sgmon.tui.panels.disks import ordered, render_disks
+from sgmon.tui.panels.heatmap import render_heatmap
+from sgmon.tui.panels.histogram import column_of, shares
+from sgmon.tui.panels.sockets import render_sockets
+from sgmon.tui.panels.waits import render_waits
+from sgmon.tui.view import PaneView
+
+PALETTE = Palette.from_variables("sgmon-dark", themes.load_themes()["sgmon-dark"]["variables"])
+
+
+def text(renderable) -> list[str]:
+    """Plain lines of a Group of Texts."""
+    return [t.plain for t in renderable.renderables]
+
+
+def frame(rows: dict, t: float = START, collector: str = "disk") -> Frame:
+    return Frame("h", t, 1, 1.0, {collector: CollectorResult(Status.OK, rows)}, role="primary")
+
+
+def view(f: Frame | None, window: tuple = (), **kw) -> PaneView:
+    return PaneView(
+        "h", "primary", PALETTE, f, times=tuple(x.time for x in window), window=window, **kw
+    )
+
+
+def test_histogram_columns_fold_buckets_like_awr() -> None:
+    assert [column_of(b) for b in (0.5, 1, 2, 3, 256, 512, None)] == [0, 0, 1, 2, 8, 9, 9]
+    sh = shares([[1, 50], [2, 25], [256, 20], [None, 5]])
+    assert sh is not None
+    assert sh[0] == 0.5 and sh[1] == 0.25 and sh[8] == 0.2 and sh[9] == 0.05
+    assert shares([[1, 0], [None, 0]]) is None
+
+
+def test_disks_pin_redo_devices_then_sort_by_await() -> None:
+    rows = {
+        "sda": {"w_await": 9.0},
+        "sdb": {"w_await": 0.4},
+        "sdc": {"r_await": 30.0},
+        "sdd": {"w_await": 1.0},
+    }
+    v = view(frame(rows), pinned=("sdb",))
+    assert ordered(v, limit=2) == ["sdb", "sdc", "sda"]
+    lines = text(render_disks(v, 80))
+    assert lines[2].startswith("*sdb") and lines[3].startswith(" sdc")
+    filtered = view(frame(rows), pinned=("sdb",), filter="SDD")
+    assert ordered(filtered, limit=None) == ["sdd"]
+
+
+def test_static_thresholds_colour_values() -> None:
+    fields = {("disk", "w_await"): Field("w_await", "ms", Kind.GAUGE, "", warn=10, crit=50)}
+    v = view(frame({"sda": {"w_await": 60.0}, "sdb": {"w_await": 12.0}}), fields=fields)
+    assert v.severity("disk", "sda", "w_await", 60.0) == "crit"
+    assert v.severity("disk", "sdb", "w_await", 12.0) == "warn"
+    assert v.cell("disk", "sda", "w_await").spans[0].style == PALETTE.sev("crit")
+    override = view(frame({}), fields=fields, thresholds={"disk.w_await": {"crit": 100}})
+    assert override.severity("disk", "sda", "w_await", 60.0) == "warn"
+
+
+def test_outlier_from_analysis_outranks_thresholds_and_highlight_marks() -> None:
+    f = frame({"10.0.0.1:1>10.0.0.2:1521": {"rto": 204}}, collector="tcp")
+    key = ("tcp", "10.0.0.1:1>10.0.0.2:1521", "rto")
+    v = view(f, outliers={key: ("crit", "200 ms rto")}, highlight=frozenset({key}))
+    cell = v.cell(*key)
+    styles = [s.style for s in cell.spans]
+    assert PALETTE.sev("crit") in styles and PALETTE.highlight in styles
+
+
+def test_sparkline_right_aligned_on_shared_axis() -> None:
+    line = sparkline(PALETTE, [1.0, 2.0, None, 4.0], 8, lambda v: "ok")
+    assert len(line.plain) == 8
+    assert line.plain[:4] == "    " and line.plain[6] == " " and line.plain[7] == "█"
+
+
+def test_budget_bar_follows_the_critical_leg() -> None:
+    remote = Budget("h", START, 10.0, 0.5, 8.0, 1.0, 6.0, 2.0)
+    assert [(label, ms) for label, _, ms in legs(remote)] == [
+        ("network", 6.0),
+        ("standby io", 1.0),
+        ("remote other", 1.0),
+        ("overhead", 2.0),
+    ]
+    local = Budget("h", START, 3.0, 2.5, 1.0, 0.5, 0.5, 0.5)
+    assert [label for label, _, _ in legs(local)] == ["local write", "overhead"]
+    lines = text(render_budget(view(frame({}), budget=remote), 60))
+    assert "log file sync 10 ms" in lines[0] and len(lines[1]) == 60 - 1
+    assert (
+        "measured on the primary"
+        in text(render_budget(PaneView("s", "standby", PALETTE, None), 60))[1]
+    )
+
+
+@pytest.fixture(scope="module")
+def stalled() -> list[tuple[Frame, Frame]]:
+    pair = SimPair("rto-stall", seed=1, start=START, onset=20)
+    return [pair.step() for _ in range(40)]
+
+
+def test_waits_heatmap_and_sockets_show_the_rto_stall(stalled) -> None:
+    prim = [p for p, _ in stalled]
+    v = view(prim[-1], window=tuple(prim))
+    waits = text(render_waits(v, 78))
+    assert waits[1].split()[:2] == ["event", "waits/s"]
+    assert any(line.startswith("log file sync") for line in waits)
+    heat = text(render_heatmap(v, 78))
+    assert heat[1].strip() == "log file sync"
+    top_row = heat[2]  # >128 ms
+    width = 78 - AXIS_LEFT
+    cells = top_row[AXIS_LEFT:]
+    assert len(cells) == width
+    assert cells[:-20].strip() == "" and cells[-20:].strip() != ""  # only after the onset
+    socks = text(render_sockets(v, 78))
+    assert "rto" in socks[1] and "1521" in socks[2]
+
+
+def test_collector_problem_is_one_line_not_a_table() -> None:
+    f = Frame(
+        "h",
+        START,
+        1,
+        1.0,
+        {"oracle_waits": CollectorResult(Status.ERROR, {}, error="ORA-01017: invalid login")},
+    )
+    lines = text(render_waits(view(f), 78))
+    assert lines[1].strip() == "oracle_waits error: ORA-01017: invalid login"

@@ -1,0 +1,44 @@
+"""SVG snapshots of the dashboard on deterministic frames (pytest-textual-snapshot).
+
+Update after looking at the report: ``pytest tests/tui/test_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+from tuikit import TICKS, feed, make_app
+
+
+def fed(ticks: int = TICKS, keys: tuple[str, ...] = (), theme: str = "sgmon-dark"):
+    """A run_before that feeds the frames, then presses keys."""
+    app, pair = make_app()
+
+    async def run_before(pilot: Pilot) -> None:
+        app.theme = theme  # set, not pressed: the key's toast would be in the picture
+        feed(app, pair, ticks)
+        await pilot.pause(0.3)
+        if keys:
+            await pilot.press(*keys)
+            await pilot.pause(0.2)
+
+    return app, run_before
+
+
+def test_side_by_side_during_rto_stall(snap_compare) -> None:
+    app, run_before = fed()
+    assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+
+
+def test_finding_selected_and_cursor_back(snap_compare) -> None:
+    app, run_before = fed(keys=("left", "left", "f", "down"))
+    assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+
+
+def test_compact_80x24_high_contrast(snap_compare) -> None:
+    app, run_before = fed(theme="sgmon-contrast")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_help_screen(snap_compare) -> None:
+    app, run_before = fed(ticks=5, keys=("question_mark",))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
