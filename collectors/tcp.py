@@ -11,7 +11,8 @@ Between two such dumps (every ``rediscover`` seconds, default 10) the sockets al
 re-read by exact lookup in the kernel's socket hash, which costs the same with 200 or 20,000
 unrelated sockets (a dump walks them all: ~0.2 us each per address family, measured in
 bench/tcp_cost.py); a socket that is gone or left the connected states triggers a dump at once,
-so a reconnect shows on the next tick and a brand-new extra connection within ``rediscover``.
+so a reconnect shows on the next tick and a brand-new extra connection within ``rediscover``
+(while no DG socket exists, every tick dumps, so the first one shows at once).
 
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
 default all), ``rediscover`` (seconds between full dumps, 0 = every tick).  Units follow ss:
@@ -265,10 +266,10 @@ class TcpCollector(Collector):
         return rows
 
     def _sockets(self, now: float) -> list[DiagSock]:
-        """The DG sockets: exact lookups of the known ones, or a kernel-filtered dump when one
-        of them is gone or ``rediscover`` seconds have passed."""
+        """The DG sockets: exact lookups of the known ones, or a kernel-filtered dump when none
+        is known yet, one of them is gone, or ``rediscover`` seconds have passed."""
         assert self._diag is not None
-        if now < self._next_dump:
+        if self._known and now < self._next_dump:
             fresh = self._diag.lookup(self._known)
             if all(s is not None and CONNECTED >> s.state & 1 for s in fresh):
                 self._known = fresh  # type: ignore[assignment]
