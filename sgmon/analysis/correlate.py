@@ -48,28 +48,53 @@ def pearson(xs: list[float], ys: list[float]) -> float | None:
     return max(-1.0, min(1.0, (sum(map(mul, xs, ys)) - sx * sy / n) / math.sqrt(sxx * syy)))
 
 
+def zscores(vals: list[float]) -> list[float] | None:
+    """Values standardised over their window (None when flat), so each lag costs one dot product."""
+    n = len(vals)
+    mean = sum(vals) / n
+    var = sum(map(mul, vals, vals)) / n - mean * mean
+    if var <= 1e-12 * (1 + mean * mean):
+        return None
+    sd = math.sqrt(var)
+    return [(v - mean) / sd for v in vals]
+
+
 def best_lag(
     trigger: list[float | None], cand: list[float | None], max_lag: int
 ) -> tuple[float, int] | None:
     """Highest correlation over lags -max_lag..max_lag, with the lag that gave it.
 
-    ``cand`` covers ``max_lag`` more ticks than ``trigger`` on each side.
+    ``cand`` covers ``max_lag`` more ticks than ``trigger`` on each side.  Without gaps (the
+    usual case) both sides are standardised once and each lag is a dot product over the ticks
+    they share; with gaps each lag is an exact Pearson over the pairs present.
     """
-    best: tuple[float, int] | None = None
     n = len(trigger)
-    for lag in sorted(range(-max_lag, max_lag + 1), key=abs):
-        xs: list = trigger
-        ys: list = cand[max_lag + lag : max_lag + lag + n]
-        lo, hi = 0, n
-        while lo < hi and (xs[lo] is None or ys[lo] is None):  # gaps are usually at the edges
-            lo += 1
-        while hi > lo and (xs[hi - 1] is None or ys[hi - 1] is None):
-            hi -= 1
-        xs, ys = xs[lo:hi], ys[lo:hi]
-        if None in xs or None in ys:
-            pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if x is not None and y is not None]
-            xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-        r = pearson(xs, ys)
+    lags = sorted(range(-max_lag, max_lag + 1), key=abs)
+    known = cand[max_lag:]  # the candidate has no future ticks yet: trim that edge
+    while known and known[-1] is None:
+        known.pop()
+    head = cand[:max_lag]
+    if None not in trigger and None not in known and None not in head and len(known) >= n:
+        zx, zy = zscores(trigger), zscores(head + known)  # type: ignore[arg-type]
+        if zx is None or zy is None:
+            return None
+        best: tuple[float, int] | None = None
+        for lag in lags:
+            ys = zy[max_lag + lag : max_lag + lag + n]
+            m = len(ys)
+            if m < MIN_PAIRS:
+                continue
+            r = max(-1.0, min(1.0, sum(map(mul, zx, ys)) / m))
+            if best is None or r > best[0] + 1e-9:
+                best = (r, lag)
+        return best
+    best = None
+    for lag in lags:
+        ys = cand[max_lag + lag : max_lag + lag + n]
+        pairs = [
+            (x, y) for x, y in zip(trigger, ys, strict=False) if x is not None and y is not None
+        ]
+        r = pearson([p[0] for p in pairs], [p[1] for p in pairs])
         if r is not None and (best is None or r > best[0] + 1e-9):
             best = (r, lag)
     return best
