@@ -1,0 +1,129 @@
+"""What one analysis tick costs: CPU of ``Analyzer.feed`` for both hosts' frames of one tick.
+
+Frames are made first by the simulated pair (their cost is not counted), then fed to a fresh
+Analyzer: 150 ticks to warm the baselines, then ``--ticks`` measured ticks, ``--repeat`` times.
+CPU is ``time.process_time`` around the two ``feed`` calls of each tick.  Cases:
+
+* healthy: ~200 watched series over the two hosts, no commit-path outlier (the usual tick);
+* standby-iops-cap: the commit path degraded, so the cross-host correlation runs every tick;
+* healthy x3 disks: 20 more devices per host (copies of the real ones), ~560 series, to show
+  how the cost scales with series.
+
+The target (issue 5) is <= 1 ms CPU per tick for two hosts with 200 series.
+
+Usage: python bench/analysis_cost.py [--ticks 300] [--repeat 3] [--no-append]
+Appends the results to bench/README.md under "## Analysis (issue 5)".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import platform
+import statistics
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from sgmon.analysis import Analyzer
+from sgmon.model import CollectorResult, Frame
+from sgmon.sim import SimPair
+
+HEADING = "## Analysis (issue 5)"
+WARM = 150
+TARGET_MS = 1.0
+
+
+def frames(scenario: str, ticks: int, extra_disks: int = 0) -> list[tuple[Frame, Frame]]:
+    """The pair's frames, onset at the end of the warm-up; optionally with cloned disks."""
+    pair = SimPair(scenario, seed=1, start=1_800_000_000.0, onset=WARM)
+    out = []
+    try:
+        for _ in range(WARM + ticks):
+            p, s = pair.step()
+            if extra_disks:
+                p, s = _more_disks(p, extra_disks), _more_disks(s, extra_disks)
+            out.append((p, s))
+    finally:
+        pair.close()
+    return out
+
+
+def _more_disks(f: Frame, n: int) -> Frame:
+    disk = f.collectors["disk"]
+    rows = dict(disk.rows)
+    first = next(iter(disk.rows.values()))
+    for i in range(n):
+        rows[f"dm-{i}"] = dict(first)
+    return replace(f, collectors={**f.collectors, "disk": CollectorResult(disk.status, rows)})
+
+
+def measure(pairs: list[tuple[Frame, Frame]], repeat: int) -> tuple[list[float], int]:
+    """Per repetition, mean CPU ms per tick over the measured ticks; and the watched series."""
+    results = []
+    series = 0
+    for _ in range(repeat):
+        a = Analyzer()
+        for p, s in pairs[:WARM]:
+            a.feed(p)
+            a.feed(s)
+        cpu = 0.0
+        for p, s in pairs[WARM:]:
+            t0 = time.process_time()
+            a.feed(p)
+            a.feed(s)
+            cpu += time.process_time() - t0
+        results.append(cpu / (len(pairs) - WARM) * 1000)
+        series = sum(1 for k in a.tracker._latches.values() if k.series is not None)
+    return results, series
+
+
+def main() -> int:
+    """Run the cases, print a table, append it to the README."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ticks", type=int, default=300)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-append", action="store_true")
+    args = ap.parse_args()
+    cases = [
+        ("healthy", frames("healthy", args.ticks)),
+        ("standby-iops-cap (correlating)", frames("standby-iops-cap", args.ticks)),
+        ("healthy x3 disks", frames("healthy", args.ticks, extra_disks=20)),
+    ]
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = Path("/proc/loadavg").read_text().split()[0]
+    lines = [
+        f"### {stamp}, {platform.node()}, python {platform.python_version()}, load {load}",
+        "",
+        f"`python bench/analysis_cost.py --ticks {args.ticks} --repeat {args.repeat}`: CPU "
+        "(time.process_time) of `Analyzer.feed` for the primary's and the standby's frame of "
+        f"one tick, after {WARM} warm-up ticks; median and best of {args.repeat} runs.",
+        "",
+        "| case | watched series | CPU ms/tick median | best | median / 1 ms target |",
+        "|---|---|---|---|---|",
+    ]
+    for name, pairs in cases:
+        ms, series = measure(pairs, args.repeat)
+        med = statistics.median(ms)
+        lines.append(f"| {name} | {series} | {med:.3f} | {min(ms):.3f} | {med / TARGET_MS:.2f} |")
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_append:
+        _append(Path(__file__).with_name("README.md"), text)
+    return 0
+
+
+def _append(readme: Path, block: str) -> None:
+    """Add the block at the end of this bench's section (created if missing)."""
+    old = readme.read_text() if readme.exists() else "# Benchmarks\n"
+    if HEADING not in old:
+        readme.write_text(old.rstrip("\n") + f"\n\n{HEADING}\n\n{block}\n")
+        return
+    head, _, rest = old.partition(HEADING)
+    nxt = rest.find("\n## ")
+    section, tail = (rest, "") if nxt < 0 else (rest[: nxt + 1], rest[nxt + 1 :])
+    readme.write_text(f"{head}{HEADING}{section.rstrip(chr(10))}\n\n{block}\n{tail}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
