@@ -219,7 +219,7 @@ class TcpCollector(Collector):
             self._ipr = IPRoute()
 
     def sample(self) -> Rows:
-        """One kernel-filtered dump, plus the host row."""
+        """The DG sockets (kernel-filtered dump or exact lookups), plus the host row."""
         assert self._diag is not None, "open() first"
         now = time.monotonic()
         socks = self._sockets(now)
