@@ -349,3 +349,11 @@ def test_standby_io_capped_above_the_device() -> None:
     found = _run(ticks)
     assert (found[0].rule, found[0].host) == ("standby_io", "s")
     assert "below iostat" in found[0].title and found[0].severity != "info"
+
+
+def test_cpu_saturation_on_a_host_without_a_database() -> None:
+    cpus = {f"cpu{i}": {"idle": 0.5} for i in range(4)}
+    rows = {"all": {"idle": 0.5, "runq_sz": 30.0, "load1": 20.0}, **cpus}
+    found = _run([[frame("local", t, cpu=rows)] for t in range(3)])
+    assert [f.rule for f in found] == ["cpu_starvation"]
+    assert "CPU saturated" in found[0].title and "LGWR" not in found[0].title

@@ -348,7 +348,8 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
         queued = runq is not None and runq_lim is not None and runq_lim.grade(runq) is not None
         if not (busy or queued):
             continue
-        who = "LGWR" if view.role != "standby" else "RFS"
+        has_db = bool(view.frame.rows("oracle_waits"))
+        who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
         ev = [
             f"CPU %idle {fmt_num(idle)}, runq-sz {fmt_num(runq)}, load1 "
             f"{fmt_num(_num(row.get('load1')))} on {view.ncpu} CPUs (seed 000: %idle near 0, "
@@ -375,7 +376,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
             "warn",
             cause,
             h,
-            f"{who} CPU starvation",
+            f"{who} CPU starvation" if has_db else "CPU saturated (seed 000)",
             ev,
             keys,
             CAUSE,
