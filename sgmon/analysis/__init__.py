@@ -62,6 +62,7 @@ TRIGGERS: tuple[tuple[str, str, str], ...] = (
 )
 BUDGET_SMOOTHING = 5  # intervals the rules average the budget over
 STALE_TICKS = 3  # a host this many ticks behind is not waited for
+HOLD_S, HOLD_TICKS = 10.0, 3  # a finding closes when not asserted for this long
 
 
 class Analyzer:
@@ -105,6 +106,7 @@ class Analyzer:
         view.frame, view.role = frame, _role(frame, view.role)
         view.ncpu = ncpu or view.ncpu
         interval = frame.interval if frame.interval > 0 else 1.0
+        self.book.hold = max(HOLD_S, HOLD_TICKS * interval)
         tick = round(frame.time / interval)
         view.outliers = self.tracker.update(frame, tick, view.ncpu)
         _note_switches(view, frame)

@@ -30,7 +30,7 @@ RECENT = 10  # ticks a one-tick event (a retransmit) keeps counting
 LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
 DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
 AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
-STORM_S, SWITCH_S, GUIDE_S = 60.0, 300.0, 1200.0  # seed 000: size logs for >= 20 min at peak
+STORM_S, GUIDE_S = 60.0, 1200.0  # a storm; seed 000: logs sized for >= 20 min at peak
 TABLE2 = ((5e6, "4 GB"), (25e6, "16 GB"), (50e6, "32 GB"), (float("inf"), "64 GB"))
 
 Rule = Callable[[Context], Iterable[Finding]]
@@ -130,7 +130,7 @@ def rto_stall(ctx: Context) -> Iterable[Finding]:
                 "rto_stall",
                 "001",
                 h,
-                inst,
+                "dg",  # one per host, whichever DG socket is worst now
                 "warn",
                 f"DG socket retransmits, rto {fmt_num(rto)} ms",
                 ctx.route(h),
@@ -149,7 +149,7 @@ def rto_stall(ctx: Context) -> Iterable[Finding]:
                 "dg_loss",
                 "001",
                 h,
-                inst,
+                "dg",  # one per host, whichever DG socket is worst now
                 "warn" if n >= LOSSY else "info",
                 f"DG socket retransmits, rto {fmt_num(rto)} ms",
                 ctx.route(h),
