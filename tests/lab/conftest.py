@@ -19,7 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/nslab.py
 import nslab  # noqa: I001  (after the path insert)
 from sgmon.analysis import Analyzer
 from sgmon.analysis.results import RANK
+from sgmon.hosts.replay import ReplaySource
 from sgmon.model import Frame
+from sgmon.sinks.csvarchive import ArchiveWriter
 
 
 @pytest.fixture
@@ -35,21 +37,42 @@ def lab() -> Iterator:
 class Run:
     """The lab's frames fed to sgmon's analysis, as the dashboard and the recorder get them."""
 
-    def __init__(self, lab) -> None:
+    def __init__(self, lab, archive: Path) -> None:
         self.lab = lab
         self.source = lab.source()
         self.analyzer = Analyzer(lab.config())
+        self.archive = archive
+        self.recorder = ArchiveWriter(archive, self.source.schema, lab.opts.interval)
         self.frames: list[Frame] = []
         self.findings: list[tuple[float, list]] = []  # (frame time, active findings then)
 
     def collect(self, seconds: float) -> list[Frame]:
-        """Feed the next ``seconds`` of frames to the analysis; returns them."""
+        """Feed the next ``seconds`` of frames to the recorder and the analysis; returns them."""
         got = self.source.frames(seconds)
-        for f in got:
-            self.analyzer.feed(f)
-            self.findings.append((f.time, [x for x in self.analyzer.state().findings if x.active]))
         self.frames += got
+        self._analyse(self.analyzer, got, self.findings)
+        for f in got:
+            self.recorder(f)
         return got
+
+    @staticmethod
+    def _analyse(analyzer: Analyzer, frames: list[Frame], out: list) -> None:
+        for f in frames:
+            analyzer.feed(f)
+            out.append((f.time, [x for x in analyzer.state().findings if x.active]))
+
+    def replayed(self) -> Run:
+        """The same analysis over what the recorder wrote, read back by ``sgmon replay``'s
+        source: a copy of this run whose findings come from the archive."""
+        self.recorder.close()
+        rec = ReplaySource(self.archive, speed=0)
+        frames = sorted(
+            (f for h in rec.hosts for f in rec.frames(h.name)), key=lambda f: (f.time, f.host)
+        )
+        copy = Run.__new__(Run)
+        copy.frames, copy.findings = frames, []
+        self._analyse(Analyzer(self.lab.config()), frames, copy.findings)
+        return copy
 
     def switch(self, fault: str, on: bool = True) -> float:
         """Switch a fault; returns the wall-clock time it took effect."""
@@ -90,13 +113,14 @@ class Run:
         return sorted(out)
 
     def close(self) -> None:
-        """Stop the collector processes."""
+        """Stop the collector processes and the recorder."""
         self.source.close()
+        self.recorder.close()
 
 
 @pytest.fixture
-def run(lab) -> Iterator[Run]:
-    """The running lab watched by sgmon's collectors and analysis."""
-    r = Run(lab)
+def run(lab, tmp_path) -> Iterator[Run]:
+    """The running lab watched by sgmon's collectors, recorder and analysis."""
+    r = Run(lab, tmp_path / "archive")
     yield r
     r.close()

@@ -29,6 +29,9 @@ def test_fault_is_named_on_the_right_host(run, fault, rule, host):
     assert seen - t_on <= DETECT
     blamed = run.blamed(rule, seen)
     assert max(blamed, key=blamed.get) == host, f"{rule} ranked first on: {blamed}"
+    replay = run.replayed()  # what `sgmon record` wrote tells the same story
+    again = replay.first(rule, host, t_on)
+    assert again is not None and again - t_on <= DETECT, replay.above_info(t_on)
 
 
 def _stalls(frames, since: float) -> int:
@@ -72,3 +75,7 @@ def test_loss_stalls_commits_for_the_rto_and_rto_min_removes_them(run):
     rto = _dg_rto(run.frames, t_after)
     assert rto and max(rto) <= 30, f"DG socket rto after rto_min 10ms: {rto}"
     assert _stalls(run.frames, t_after) == 0
+    replay = run.replayed()  # the recording shows the same before/after
+    again = replay.first("rto_stall", "primary", t_loss)
+    assert again is not None and again - t_loss <= DETECT
+    assert _stalls(replay.frames, t_loss) > 0 and _stalls(replay.frames, t_after) == 0
