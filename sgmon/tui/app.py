@@ -21,6 +21,7 @@ from textual.containers import Container
 from textual.events import Resize
 from textual.message import Message
 from textual.reactive import var
+from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Footer, Input, Static
 
@@ -169,6 +170,11 @@ class SgmonApp(App[int]):
         """sgmon's own colour variables, so a user theme may leave any of them out."""
         return dict(self._defaults)
 
+    @property
+    def main(self) -> Screen:
+        """The dashboard's screen, also while the help screen is on top of it."""
+        return self.screen_stack[0]
+
     def on_mount(self) -> None:
         """Start collecting; redraw once a second for liveness and the clock."""
         self._drawing = True
@@ -188,12 +194,14 @@ class SgmonApp(App[int]):
 
     def _layout(self, width: int, height: int) -> None:
         small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
-        screen = self.screen
+        screen = self.main
         screen.set_class(small, "-toosmall")
         screen.set_class(width < STACK_BELOW, "-stacked")
         screen.set_class(width < COMPACT_BELOW or height < 30, "-compact")
+        for pane in self.main.query(HostPane):
+            self.call_after_refresh(pane.catch_up)
         if small:
-            self.query_one("#toosmall", Static).update(
+            self.main.query_one("#toosmall", Static).update(
                 f"Terminal {width}x{height} is too small for sgmon: make it at least "
                 f"{MIN_SIZE[0]}x{MIN_SIZE[1]} (80x24 or more is comfortable), or use "
                 "`sgmon status` for one line."
@@ -310,7 +318,7 @@ class SgmonApp(App[int]):
         hosts = self.hosts
         self._assign(hosts)
         by_name = {h.name: h for h in hosts}
-        for i, pane in enumerate(self.query(HostPane)):
+        for i, pane in enumerate(self.main.query(HostPane)):
             name = self._slots[i]
             if name is None:
                 pane.border_title = "waiting for a host"
@@ -338,7 +346,7 @@ class SgmonApp(App[int]):
     def _show_findings(self, state: Any) -> None:
         findings = list(getattr(state, "findings", []) or []) if state is not None else []
         note = self.feed.analysis_note or "no findings at this instant"
-        self.query_one(FindingsPanel).show(findings, self.palette, note)
+        self.main.query_one(FindingsPanel).show(findings, self.palette, note)
 
     def _show_header(self, hosts: list[HostInfo], at: float | None, newest: float | None) -> None:
         ref = hosts[0].name if hosts else ""
@@ -371,7 +379,7 @@ class SgmonApp(App[int]):
             protection=protection,
             self_cpu=self._self_cpu,
         )
-        self.query_one(Header).show(view)
+        self.main.query_one(Header).show(view)
 
     def _tick(self) -> None:
         """Once a second: own CPU and liveness; the panes only when a host went quiet or came back.
@@ -419,7 +427,7 @@ class SgmonApp(App[int]):
         self._close_filter()
 
     def _close_filter(self) -> None:
-        self.screen.remove_class("-filtering")
+        self.main.remove_class("-filtering")
         self.set_focus(None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -459,7 +467,7 @@ class SgmonApp(App[int]):
 
     def action_findings(self) -> None:
         """Focus the findings list (again: back to the panes)."""
-        panel = self.query_one(FindingsPanel)
+        panel = self.main.query_one(FindingsPanel)
         if self.focused is panel:
             self.set_focus(None)
         else:
@@ -469,8 +477,8 @@ class SgmonApp(App[int]):
 
     def action_filter(self) -> None:
         """Show the filter line."""
-        self.screen.add_class("-filtering")
-        box = self.query_one("#filter", Input)
+        self.main.add_class("-filtering")
+        box = self.main.query_one("#filter", Input)
         box.value = self.filter
         box.focus()
 
@@ -479,21 +487,21 @@ class SgmonApp(App[int]):
         if isinstance(self.focused, Input):
             self.filter = ""
             self._close_filter()
-        elif self.screen.maximized is not None:
-            self.screen.minimize()
+        elif self.main.maximized is not None:
+            self.main.minimize()
         else:
             self.set_focus(None)
 
     def action_zoom(self) -> None:
         """Zoom the focused panel to the whole screen, or back."""
-        if self.screen.maximized is not None:
-            self.screen.minimize()
+        if self.main.maximized is not None:
+            self.main.minimize()
             return
         target = self.focused
         if not isinstance(target, Panel | FindingsPanel):
-            target = self.query(Panel).first()
+            target = self.main.query(Panel).first()
             target.focus()
-        self.screen.maximize(target, container=False)
+        self.main.maximize(target, container=False)
 
     def action_next_theme(self) -> None:
         """Cycle through the themes."""

@@ -46,6 +46,17 @@ class HostPane(VerticalScroll, can_focus=False):
         for cls in PANELS:
             yield cls(classes="panel")
 
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        """Scrolled: draw the panels that came into sight with their newest view."""
+        super().watch_scroll_y(old, new)
+        self.call_after_refresh(self.catch_up)
+
+    def catch_up(self) -> None:
+        """Draw every panel in sight that has a newer view than the one on screen."""
+        for panel in self.query(Panel):
+            if panel.in_sight():
+                panel.draw()
+
     def show(self, view: PaneView, subtitle: str = "") -> None:
         """Show one instant in every panel."""
         self.border_title = f"{(view.role or 'host').upper()}  {view.host}"

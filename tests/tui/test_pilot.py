@@ -151,6 +151,9 @@ async def test_zoom_help_and_export(tmp_path, monkeypatch) -> None:
         assert app.screen.maximized is None
         await pilot.press("question_mark")
         assert type(app.screen).__name__ == "HelpScreen"
+        feed(app, pair, 3)  # frames keep arriving under the help screen
+        await pilot.pause(0.2)
         await pilot.press("escape")
+        assert pane_times(app) == [{app.axis()[-1]}, {app.axis()[-1]}]
         await pilot.press("e")
         assert len(list(tmp_path.glob("sgmon-*.svg"))) == 1

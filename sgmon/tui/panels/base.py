@@ -56,30 +56,53 @@ class Panel(Widget, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.view: PaneView | None = None
-        """The view last shown."""
-        self._width = 0
+        """The newest view given (drawn as soon as the panel is scrolled into sight)."""
+        self._drawn: tuple[PaneView | None, int] = (None, 0)
         self._strips: list[Strip] = []
         self._styled: list[Strip] | None = None
 
     def show(self, view: PaneView) -> None:
-        """Render ``view`` unless an equal view was just shown at the same width.
+        """Take a new view; draw it now if the panel is in sight, else when it scrolls in.
 
-        Views compare field by field and frames by identity first, so an unchanged pane (paused,
-        or a host that sent nothing new) costs a comparison, not a redraw.
+        An equal view at the same width costs a comparison, not a redraw: views compare field
+        by field and frames by identity first (a paused pane, a host that sent nothing new).
         """
+        self.view = view
+        if self.in_sight():
+            self.draw()
+
+    def draw(self) -> None:
+        """Render the newest view at the current width, unless that is what is on screen."""
         width = self.content_region.width or 60
-        if view == self.view and width == self._width:
+        if self.view is None or self._drawn == (self.view, width):
             return
-        self.view, self._width = view, width
-        self._strips = to_strips(self.app.console, type(self).render_view(view, width), width)
+        self._drawn = (self.view, width)
+        self._strips = to_strips(self.app.console, type(self).render_view(self.view, width), width)
         self._styled = None
         if self.styles.height is None or self.styles.height.value != len(self._strips):
             self.styles.height = max(1, len(self._strips))
         self.refresh()
 
+    def in_sight(self) -> bool:
+        """Whether any line of the panel is inside its pane's scroll window (or it is zoomed).
+
+        Panels scrolled out of sight are not drawn: at 160x48 that is a third of them.
+        """
+        pane = self.parent
+        if not isinstance(pane, Widget) or self.screen.maximized is self:
+            return True
+        if not pane.display:
+            return False
+        r = self.virtual_region
+        if not r.height:
+            return True  # not laid out yet
+        top = pane.scroll_offset.y
+        return r.y < top + pane.scrollable_content_region.height and r.bottom > top
+
     @property
     def lines(self) -> list[str]:
         """The panel as plain text, one string per line (what a person reads)."""
+        self.draw()
         return [s.text for s in self._strips]
 
     def render_line(self, y: int) -> Strip:
@@ -96,5 +119,5 @@ class Panel(Widget, can_focus=True):
 
     def on_resize(self, event: Resize) -> None:
         """Wider or narrower (zoom, terminal resize): draw again at the new width."""
-        if self.view is not None and event.size.width != self._width:
-            self.show(self.view)
+        if event.size.width != self._drawn[1] and self.in_sight():
+            self.draw()
