@@ -7,30 +7,37 @@ import time
 import pytest
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
-MIN_IDLE = 60.0  # % of the machine's CPU idle before the lab starts
+MIN_IDLE = 50.0  # % idle of every CPU before the lab starts
 
 
-def _idle_percent(seconds: float = 2.0) -> float:
-    """Machine-wide %idle (idle + iowait) over a short window, from /proc/stat."""
+def _least_idle_cpu(seconds: float = 2.0) -> float:
+    """The lowest %idle (idle + iowait) of any CPU over a short window, from /proc/stat."""
 
-    def read() -> list[int]:
+    def read() -> dict[str, list[int]]:
         with open("/proc/stat") as f:
-            return [int(x) for x in f.readline().split()[1:]]
+            return {
+                p[0]: [int(x) for x in p[1:]]
+                for p in (line.split() for line in f)
+                if p[0].startswith("cpu") and p[0] != "cpu"
+            }
 
     a = read()
     time.sleep(seconds)
     b = read()
-    d = [y - x for x, y in zip(a, b, strict=True)]
-    return 100.0 * (d[3] + d[4]) / max(1, sum(d))
+    idle = []
+    for cpu, after in b.items():
+        d = [y - x for x, y in zip(a[cpu], after, strict=True)]
+        idle.append(100.0 * (d[3] + d[4]) / max(1, sum(d)))
+    return min(idle)
 
 
 @pytest.fixture
 def quiet_machine() -> None:
-    """The lab's hosts share this machine's CPUs: other work saturating them is a real CPU
-    starvation of the lab's log writer, which the analysis rightly reports."""
-    idle = _idle_percent()
+    """Each lab host owns one of this machine's CPUs: other work saturating one is a real CPU
+    starvation of that host, which the analysis rightly reports, so no healthy baseline."""
+    idle = _least_idle_cpu()
     if idle < MIN_IDLE:
-        pytest.skip(f"machine busy ({idle:.0f}% idle < {MIN_IDLE:.0f}%): no healthy baseline")
+        pytest.skip(f"a CPU is busy with other work ({idle:.0f}% idle < {MIN_IDLE:.0f}%)")
 
 
 def test_sixty_seconds_of_healthy_lab_give_no_finding_above_info(quiet_machine, run):
