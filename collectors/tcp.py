@@ -154,21 +154,29 @@ class _Owners:
         return self._known
 
     def _walk(self) -> Iterator[None]:
-        wanted = self._wanted
+        """Yields every few descriptors, so one process with thousands of them cannot make a
+        tick overrun the budget; stops as soon as every wanted inode is found."""
+        links = {f"socket:[{ino}]": ino for ino in self._wanted}
         for pid in os.listdir("/proc"):
+            if not links:
+                break
             if not pid.isdigit():
                 continue
-            fd_dir = f"/proc/{pid}/fd/"
-            with contextlib.suppress(OSError):
-                for fd in os.listdir(fd_dir):
-                    with contextlib.suppress(OSError):
-                        link = os.readlink(fd_dir + fd)
-                        if link.startswith("socket:[") and int(link[8:-1]) in wanted:
-                            ino = int(link[8:-1])
-                            if self._known.get(ino) is None:
+            try:
+                with os.scandir(f"/proc/{pid}/fd") as fds:  # lazily: a process may have 100k
+                    for n, fd in enumerate(fds, 1):
+                        with contextlib.suppress(OSError):  # closed since listed
+                            ino = links.pop(os.readlink(fd.path), None)
+                            if ino is not None:
                                 self._known[ino] = (int(pid), _comm(pid))
+                        if not links:
+                            break
+                        if n % 32 == 0:
+                            yield
+            except OSError:  # exited, or another user's process without root
+                pass
             yield
-        for ino in wanted:
+        for ino in self._wanted:
             self._known.setdefault(ino, None)
         self._wanted = set()
 
