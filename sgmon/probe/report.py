@@ -177,7 +177,7 @@ class Reporter:
         if self.fmt == "text":
             self._print(f"({time.strftime('%H:%M:%S')}) The server is ready.")
             self._print(
-                f"{'':10}{'Throughput':>16} {'Latency':>11} {'p50':>8} {'p99':>8} {'max':>9}"
+                f"{'':11}{'Throughput':>19} {'Latency':>11} {'p50':>8} {'p99':>8} {'max':>9}"
                 f" {'disk-write':>10}  {'rtt':>7} {'rto':>5} {'retx':>5} {'cwnd':>5}"
             )
 
