@@ -25,10 +25,10 @@ CAUSE = {
 
 
 def run(
-    scenario: str, seed: int, seconds: float
+    scenario: str, seed: int, seconds: float, onset: float = 60.0
 ) -> tuple[SimPair, list[tuple[float, Finding | None, str | None]]]:
     """Step the pair; per tick: (seconds since onset, top active finding, worst severity)."""
-    pair = SimPair(scenario, seed=seed, start=START)
+    pair = SimPair(scenario, seed=seed, start=START, onset=onset)
     a = Analyzer()
     out = []
     try:
@@ -67,6 +67,19 @@ def test_top_finding_names_the_cause_within_10s(scenario: str) -> None:
         if since >= hits[0] and not names_cause(top)
     ]
     assert not late, f"the top finding wandered off the cause: {late[:3]}"
+
+
+@pytest.mark.parametrize("scenario", sorted(CAUSE))
+def test_a_fault_soon_after_start_is_named(scenario: str) -> None:
+    """Eight seconds of baseline (a short `sgmon check`, a lab warm-up) are enough."""
+    rule, host = CAUSE[scenario]
+    _, ticks = run(scenario, seed=9, seconds=8 + 12, onset=8)
+    named = [
+        since
+        for since, top, _ in ticks
+        if since >= 0 and top is not None and (top.rule, top.host) == (rule, host)
+    ]
+    assert named and named[0] <= 10
 
 
 def test_healthy_pair_stays_quiet_for_10_minutes() -> None:

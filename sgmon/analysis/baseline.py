@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections import deque
 
-MIN_POINTS = 20
-"""Points needed before the baseline judges anything (20 s at the default interval)."""
+MIN_POINTS = 8
+"""Points needed before the baseline judges anything (8 s at the default interval: a 10 s
+`sgmon check` and a lab fault after a short warm-up still get a baseline)."""
 
 
 class Series:
