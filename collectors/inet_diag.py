@@ -66,8 +66,8 @@ _REQ_ONE = struct.Struct("=BBBBI48s")  # inet_diag_req_v2 naming one socket
 _OP = struct.Struct("=BBH")  # inet_diag_bc_op
 _RTA = struct.Struct("=HH")
 _PORTS = struct.Struct("!HH")  # idiag_sport, idiag_dport (network order)
-_TAIL = struct.Struct("=IIIII")  # idiag_expires, rqueue, wqueue, uid, inode
-_MSG_LEN = 72  # sizeof(struct inet_diag_msg)
+# struct inet_diag_msg: family, state, (timer, retrans), sockid, expires, rqueue, wqueue, uid, inode
+_MSG = struct.Struct("=BB2x48sIIIII")
 _LOOKUP_BATCH = 64  # requests per send: their replies fit the default socket receive buffer
 
 
@@ -273,12 +273,24 @@ def _request(
     return hdr + body
 
 
+_ADDRS: dict[tuple[int, bytes], str] = {}
+
+
 def _addr(family: int, raw: bytes) -> str:
-    if family == socket.AF_INET:
-        return socket.inet_ntop(socket.AF_INET, raw[:4])
-    if raw[:12] == b"\0" * 10 + b"\xff\xff":
-        return socket.inet_ntop(socket.AF_INET, raw[12:16])
-    return socket.inet_ntop(socket.AF_INET6, raw)
+    """Text form of a raw address, cached (the same few peers come back every tick)."""
+    key = (family, raw)
+    text = _ADDRS.get(key)
+    if text is None:
+        if len(_ADDRS) >= 4096:
+            _ADDRS.clear()
+        if family == socket.AF_INET:
+            text = socket.inet_ntop(socket.AF_INET, raw[:4])
+        elif raw[:12] == b"\0" * 10 + b"\xff\xff":
+            text = socket.inet_ntop(socket.AF_INET, raw[12:16])
+        else:
+            text = socket.inet_ntop(socket.AF_INET6, raw)
+        _ADDRS[key] = text
+    return text
 
 
 class InetDiag:
@@ -373,28 +385,28 @@ class InetDiag:
 
 
 def _parse(view: memoryview, start: int, end: int) -> DiagSock:
-    family, state = view[start], view[start + 1]
-    sport, dport = _PORTS.unpack_from(view, start + 4)
-    _exp, rq, wq, uid, inode = _TAIL.unpack_from(view, start + 52)
+    family, state, sockid, _exp, rq, wq, uid, inode = _MSG.unpack_from(view, start)
     info = skmem = None
-    pos = start + _MSG_LEN
+    pos = start + _MSG.size
     while pos + 4 <= end:
         alen, atype = _RTA.unpack_from(view, pos)
         if alen < 4:
             break
         if atype == INET_DIAG_INFO:
-            info = decode_tcp_info(view[pos + 4 : pos + alen])
+            if alen - 4 >= TCP_INFO_LEN:
+                info = TcpInfo._make(_TCPI.unpack_from(view, pos + 4))
+            else:
+                info = decode_tcp_info(view[pos + 4 : pos + alen])
         elif atype == INET_DIAG_SKMEMINFO and alen - 4 >= _SKMEM.size:
             skmem = SkMem._make(_SKMEM.unpack_from(view, pos + 4))
         pos += (alen + 3) & ~3
-    src = bytes(view[start + 8 : start + 24])
-    dst = bytes(view[start + 24 : start + 40])
+    sport, dport = _PORTS.unpack_from(sockid)
     return DiagSock(
         family,
         state,
-        _addr(family, src),
+        _addr(family, sockid[4:20]),
         sport,
-        _addr(family, dst),
+        _addr(family, sockid[20:36]),
         dport,
         rq,
         wq,
@@ -402,5 +414,5 @@ def _parse(view: memoryview, start: int, end: int) -> DiagSock:
         inode,
         info,
         skmem,
-        bytes(view[start + 4 : start + 52]),
+        sockid,
     )
