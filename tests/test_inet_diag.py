@@ -153,3 +153,28 @@ def test_decode_getsockopt_blob(sockets) -> None:
     assert ti.bytes_acked >= 50000 and ti.rto >= 200_000 and ti.snd_mss > 0
     old_kernel = decode_tcp_info(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104))
     assert old_kernel.rto == ti.rto and old_kernel.bytes_acked == 0 and old_kernel.total_rto == 0
+
+
+def test_lookup_rereads_known_sockets_v4_and_v6_and_none_once_gone(sockets) -> None:
+    extra = _listener(46134)
+    client = socket.create_connection((ADDR, 46134))
+    server = extra.accept()[0]
+    with InetDiag() as diag:
+        known = diag.query([P1, P6, 46134])
+        assert {s.family for s in known} == {socket.AF_INET, socket.AF_INET6}
+        sockets[P1][1].sendall(b"y" * 1000)
+        sockets[P1][2].recv(4096)
+        fresh = diag.lookup(known)
+        assert all(fresh)
+        assert [(f.sockid, f.inode) for f in fresh if f] == [(s.sockid, s.inode) for s in known]
+        acked = sum(f.info.bytes_acked for f in fresh if f and f.info)
+        assert acked == sum(s.info.bytes_acked for s in known if s.info) + 1000
+        server.close()  # passive side first: it is gone at once after the close handshake
+        client.close()
+        extra.close()
+        gone = [46134 in (s.sport, s.dport) for s in known]
+        after = diag.lookup(known)
+    assert all(a is not None for a, g in zip(after, gone, strict=True) if not g)
+    assert all(
+        a is None or TCP_STATES[a.state] != "ESTAB" for a, g in zip(after, gone, strict=True) if g
+    )
