@@ -65,7 +65,7 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
     from sgmon.analysis import Analyzer
     from sgmon.lab import schedule
     from sgmon.lab.kernel import LabUnavailable
-    from sgmon.lab.run import Lab, LabOptions
+    from sgmon.lab.run import Lab, LabFailed, LabOptions
     from sgmon.lab.status import line
     from sgmon.monitor import Monitor
 
@@ -107,11 +107,15 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
         while (elapsed := time.monotonic() - t0) < duration:
             for name, on in schedule.due(steps, elapsed).items():
                 lab.fault(name, on)
+            lab.check()
             time.sleep(0.2)
         monitor.stop()
     except KeyboardInterrupt:
         print("sgmon: lab interrupted; cleaning up", file=sys.stderr)
         return 130
+    except LabFailed as e:
+        print(f"sgmon: {e}; its error is above; the lab was removed", file=sys.stderr)
+        return 1
     finally:
         lab.__exit__(None, None, None)
     _summary(analyzer)

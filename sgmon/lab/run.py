@@ -23,6 +23,10 @@ from sgmon.lab import faults, kernel
 from sgmon.lab.wire import PORT
 
 
+class LabFailed(Exception):
+    """A lab process died while the lab ran; the message says which."""
+
+
 @dataclass(frozen=True)
 class LabOptions:
     """How big the workload is and how hard the faults hit."""
@@ -127,6 +131,12 @@ class Lab:
                 proc.wait(3)
         with contextlib.suppress(ValueError):
             self._procs.remove(proc)
+
+    def check(self) -> None:
+        """Raise LabFailed if the primary or the standby process has died."""
+        for what, proc in (("primary", self.primary), ("standby", self.standby)):
+            if proc.poll() is not None:
+                raise LabFailed(f"the lab's {what} exited (code {proc.returncode})")
 
     def fault(self, name: str, on: bool = True) -> None:
         """Switch one injector (see ``faults.FAULTS``)."""
