@@ -98,8 +98,9 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
         if sys.stdin.isatty():
             threading.Thread(target=_keys, args=(lab,), daemon=True).start()
         print(
-            f"lab up: primary {lab.pair.a_ip} ({lab.primary_log.device}), standby "
-            f"{lab.pair.b_ip}:{opts.port} ({lab.standby_log.device}); Ctrl-C ends it",
+            f"lab up: primary {lab.pair.a_ip} (netns {lab.pair.a}, log {lab.primary_log.device}),"
+            f" standby {lab.pair.b_ip}:{opts.port} (netns {lab.pair.b}, log "
+            f"{lab.standby_log.device}); Ctrl-C ends it",
             flush=True,
         )
         monitor.start()
