@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
-from textual.events import Resize
+from textual.events import Print, Resize
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
@@ -178,10 +178,17 @@ class SgmonApp(App[int]):
     def on_mount(self) -> None:
         """Start collecting; redraw once a second for liveness and the clock."""
         self._drawing = True
+        self.begin_capture_print(self, stdout=False, stderr=True)
         self._layout(self.size.width, self.size.height)
         self.monitor.start()
         self.set_interval(1.0, self._tick)
         self.redraw()
+
+    def on_print(self, event: Print) -> None:
+        """A source or sink reported a problem on stderr (`sgmon: ...`): show it, don't lose it."""
+        text = event.text.strip()
+        if text:
+            self.notify(text, severity="error", timeout=10)
 
     def on_unmount(self) -> None:
         """Stop the sources (their threads end at their next wait)."""

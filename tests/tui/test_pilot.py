@@ -157,3 +157,30 @@ async def test_zoom_help_and_export(tmp_path, monkeypatch) -> None:
         assert pane_times(app) == [{app.axis()[-1]}, {app.axis()[-1]}]
         await pilot.press("e")
         assert len(list(tmp_path.glob("sgmon-*.svg"))) == 1
+
+
+async def test_a_quiet_host_shows_stale_with_its_last_frame_time() -> None:
+    app, pair = make_app()
+    app._stale_after = lambda: 0.3  # seconds without a frame before a host counts as stale
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 10)
+        await pilot.pause(0.1)
+        last = app.monitor.history.latest("standby").time
+        for _ in range(8):  # the primary goes on, the standby has gone quiet
+            primary, _ = pair.step()
+            app.ingest(primary)
+            await pilot.pause(0.2)  # (the liveness check runs once a second)
+        stale = [pane for pane in app.query(HostPane) if pane.has_class("-stale")]
+        assert [pane.border_title.split()[0] for pane in stale] == ["STANDBY"]
+        assert stale[0].border_subtitle == f"STALE: last frame {clock(last)}"
+        assert f"standby STALE since {clock(last)}" in header(app)
+
+
+async def test_errors_printed_by_sources_become_notifications() -> None:
+    import sys
+
+    app, _ = make_app()
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        print("sgmon: source standby stopped: ssh: connection refused", file=sys.stderr)
+        await pilot.pause(0.2)
+        assert any("connection refused" in n.message for n in app._notifications)
