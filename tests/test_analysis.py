@@ -357,3 +357,29 @@ def test_cpu_saturation_on_a_host_without_a_database() -> None:
     found = _run([[frame("local", t, cpu=rows)] for t in range(3)])
     assert [f.rule for f in found] == ["cpu_starvation"]
     assert "CPU saturated" in found[0].title and "LGWR" not in found[0].title
+
+
+def test_shared_busy_kernel_blames_the_host_whose_commits_wait() -> None:
+    """Both hosts see the same saturated CPUs (two namespaces, one kernel); the budget says the
+    commit time is LGWR's overhead on the primary, so the primary's starvation ranks first."""
+    cpus = {f"cpu{i}": {"idle": 0.0} for i in range(4)}
+    ticks = []
+    for t in range(40):
+        bad = t >= 25
+        cpu = {"all": {"idle": 0.3 if bad else 60.0, "runq_sz": 30.0 if bad else 1.0}, **cpus}
+        p = frame(
+            "prim",
+            t,
+            role="primary",
+            cpu=cpu,
+            oracle_waits=waits(
+                log_file_sync={"avg": 20.0 if bad else 1.0, "p99": 64.0 if bad else 2.0},
+                log_file_parallel_write={"avg": 0.5},
+                SYNC_Remote_Write={"avg": 0.8, "p99": 1.0, "waits": 100.0},
+            ),
+        )
+        s = frame("aux", t, role="standby", cpu=cpu, oracle_waits={"RFS write": {"avg": 0.4}})
+        ticks.append([p, s])
+    found = [f for f in _run(ticks) if f.rule == "cpu_starvation"]
+    assert [f.host for f in found] == ["prim", "aux"]  # not the name order
+    assert "LGWR" in found[0].title and found[0].severity != "info"

@@ -67,13 +67,17 @@ def make(
     series: list[SeriesKey],
     weight: float,
     overlap: float | None = None,
+    explains: bool = True,
+    bonus: float = 0.0,
 ) -> Finding:
     """A finding whose severity and title take the commit-path chain into account.
 
     The cause lines up with the chain by its best Pearson link (``r=``) or, for point events,
-    by the event-overlap score (``overlap=``), whichever is higher.
+    by the event-overlap score (``overlap=``), whichever is higher; ``explains`` False keeps it
+    off a chain it cannot explain whatever the correlation (the budget says so), and ``bonus``
+    (0-1, budget evidence) ranks it among equals.
     """
-    link = ctx.link(series)
+    link = ctx.link(series) if explains else None
     score, name = (link.r, "r") if link else (None, "")
     if overlap is not None and (score is None or overlap > score):
         score, name = overlap, "overlap"
@@ -84,7 +88,7 @@ def make(
             severity = worst((base, ctx.chain.trigger.severity)) or base
             evidence = [*evidence, f"lines up with {ctx.chain.label}: {ctx.chain.trigger.reason}"]
             ctx.explained = ctx.explained or weight >= INFERRED
-    rank = RANK[severity] * 10 + weight + (score or 0.0)
+    rank = RANK[severity] * 10 + weight + (score or 0.0) + bonus
     key = f"{rule}:{host}:{subject}"
     return Finding(key, severity, host, title, evidence, series, rule, seed, ctx.now, None, rank)
 
@@ -356,11 +360,17 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
             "runq or load above 2x cores)"
         ]
         b = ctx.budget
-        if who == "LGWR" and b is not None and b.overhead_ms is not None and b.lfs_ms:
+        lgwr = b.share(b.overhead_ms) if b is not None else None
+        remote = b.share(b.remote_write_ms) if b is not None else None
+        if who == "LGWR" and lgwr is not None and b is not None:
             ev.append(
                 f"{fmt_num(b.overhead_ms)} ms of log file sync {fmt_num(b.lfs_ms)} ms is "
                 "outside the local and remote writes: LGWR waiting for CPU and posting"
             )
+        # Where the time goes says which host's CPU the commits wait for: LGWR's overhead on
+        # the primary, the remote write on the standby (two hosts may share one busy kernel).
+        explains = who != "RFS" or remote is None or remote >= 0.5
+        bonus = (lgwr or 0.0) if who == "LGWR" else 0.0
         ev.append(
             f"fix: find what takes the CPU; keep {who} runnable (priority, fewer "
             "foregrounds, more cores)"
@@ -380,6 +390,8 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
             ev,
             keys,
             CAUSE,
+            explains=explains,
+            bonus=bonus,
         )
 
 
