@@ -383,3 +383,17 @@ def test_shared_busy_kernel_blames_the_host_whose_commits_wait() -> None:
     found = [f for f in _run(ticks) if f.rule == "cpu_starvation"]
     assert [f.host for f in found] == ["prim", "aux"]  # not the name order
     assert "LGWR" in found[0].title and found[0].severity != "info"
+
+
+def test_series_that_stop_reporting_are_forgotten() -> None:
+    """A DG socket that reconnects comes back on a new port: the old series must not pile up."""
+    a = Analyzer()
+    for t in range(5):
+        a.feed(frame("p", t, tcp=_sock(0)))
+    old = ("p", "tcp", "10.0.0.1:40000>10.0.0.2:1521", "rtt")
+    assert a.tracker.series(old) is not None
+    moved = {"10.0.0.1:40002>10.0.0.2:1521": {"retransmits": 0, "rto": 204.0, "rtt": 0.3}}
+    for t in range(5, 5 + 2 * a.tracker.window + 100):
+        a.feed(frame("p", t, tcp=moved))
+    assert a.tracker.series(old) is None
+    assert a.tracker.series(("p", "tcp", "10.0.0.1:40002>10.0.0.2:1521", "rtt")) is not None

@@ -21,6 +21,7 @@ from sgmon.model import Frame, Kind
 from sgmon.units import fmt_num
 
 OFF_TICKS = 5
+PRUNE_EVERY = 100  # ticks between sweeps for series that stopped reporting
 Z = 5.0
 FLOOR = {"ms": 2.0, "%": 10.0, "s": 1.0}  # smallest departure worth a flag, per unit
 RATIO = {"ms": 3.0}  # and how many times the median it must reach (default 2)
@@ -209,6 +210,11 @@ class OutlierTracker:
                         latch.judge(opened, sev, why)
         for latch in [x for x in opened.values() if x.tick != tick]:  # gone this tick: quiet
             latch.judge(opened, None, "")
+        if tick % PRUNE_EVERY == 0:  # sockets reconnect on new ports: forget series long gone
+            stale = tick - 2 * self.window
+            for key in [k for k, x in latches.items() if k[0] == host and x.tick < stale]:
+                if key not in opened:
+                    del latches[key]
         return {
             k: Outlier(*k, latch.severity, latch.value, latch.baseline, latch.reason)  # type: ignore[arg-type]
             for k, latch in opened.items()
