@@ -46,21 +46,26 @@ class FindingsPanel(OptionList):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple = ()
+        self._shown: tuple = ((), None, None, 0, ())
         self._keys: list[str] = []
 
     def show(self, findings: Sequence[Any], palette: Palette, note: str = "") -> None:
-        """Replace the list when it changed, keeping the highlighted finding where it still is."""
+        """Show the findings, keeping the highlighted one where it still is.
+
+        When only their evidence changed (counts that move every tick), the rows are rewritten
+        in place: rebuilding the list would relayout the whole screen each second.
+        """
         width = self.content_region.width or 120
-        shown = (
-            tuple((f.key, f.severity, f.title, tuple(f.evidence), f.end) for f in findings),
-            palette,
-            note,
-            width,
-        )
-        if shown == self._shown:
+        rows = tuple((f.key, f.severity, f.title, f.end) for f in findings)
+        texts = [render_finding(f, palette, width) for f in findings]
+        plain = tuple(t.plain for t in texts)
+        if (rows, palette, note, width) == self._shown[:4]:
+            for i, (old, new) in enumerate(zip(self._shown[4], plain, strict=True)):
+                if old != new:
+                    self.replace_option_prompt_at_index(i, texts[i])
+            self._shown = (rows, palette, note, width, plain)
             return
-        self._shown = shown
+        self._shown = (rows, palette, note, width, plain)
         keep = self.highlighted_key()
         self.clear_options()
         # A finding that ended and came back is listed twice under one key: ids must differ.
@@ -68,7 +73,7 @@ class FindingsPanel(OptionList):
         if not findings:
             self.add_option(Option(Text(note or "no findings", style=palette.muted), disabled=True))
             return
-        self.add_options(render_finding(f, palette, width) for f in findings)
+        self.add_options(texts)
         if keep in self._keys:
             self.highlighted = self._keys.index(keep)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from functools import cache
 
 from rich.console import Group, RenderableType
 from rich.style import Style
@@ -16,6 +17,7 @@ from rich.text import Text
 
 from sgmon.model import Frame
 from sgmon.tui.draw import AXIS_LEFT, runs, title
+from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.histogram import LIMITS, shares
 from sgmon.tui.view import PaneView
@@ -69,19 +71,26 @@ def render_event(view: PaneView, event: str, width: int) -> list[Text]:
 
 
 def _cell(view: PaneView, top: float, bottom: float) -> tuple[str, Style | None]:
-    p = view.palette
     if top <= 0 and bottom <= 0:
         return " ", None
-    if top <= 0:
-        return "▄", Style(color=p.heat(_level(bottom)))
-    if bottom <= 0:
-        return "▀", Style(color=p.heat(_level(top)))
-    return "▀", Style(color=p.heat(_level(top)), bgcolor=p.heat(_level(bottom)))
+    return _half_blocks(view.palette, _level(top), _level(bottom))
 
 
-def _level(share: float) -> float:
+@cache
+def _half_blocks(p: Palette, top: float | None, bottom: float | None) -> tuple[str, Style]:
+    """The character and style of one cell (levels are quantised, so few distinct ones)."""
+    if top is None:
+        return "▄", Style(color=p.heat(bottom or 0.0))
+    if bottom is None:
+        return "▀", Style(color=p.heat(top))
+    return "▀", Style(color=p.heat(top), bgcolor=p.heat(bottom))
+
+
+def _level(share: float) -> float | None:
     """Square root so that a 2 % tail is still clearly visible next to a 90 % body; eight steps
-    so neighbouring cells share styles."""
+    so neighbouring cells share styles.  None for an empty bucket (not drawn)."""
+    if share <= 0:
+        return None
     return round((0.15 + 0.85 * math.sqrt(share)) * 8) / 8
 
 
