@@ -397,3 +397,28 @@ def test_series_that_stop_reporting_are_forgotten() -> None:
         a.feed(frame("p", t, tcp=moved))
     assert a.tracker.series(old) is None
     assert a.tracker.series(("p", "tcp", "10.0.0.1:40002>10.0.0.2:1521", "rtt")) is not None
+
+
+def test_one_log_switch_is_not_an_outlier_and_table2_sized_logs_are_fine() -> None:
+    """Seed 000 Table 2: at <= 5 MB/s, 4 GB logs; at 4 MB/s they switch every ~17 min."""
+    a = Analyzer()
+    for t in range(0, 2400, 10):  # 10 s ticks
+        switches = 1 if t in (600, 1640) else 0
+        a.feed(
+            Frame(
+                "p",
+                T0 + t,
+                t,
+                10.0,
+                {
+                    "oracle_redo": CollectorResult(Status.OK, {"db": {"redo_size": 4.2e6}}),
+                    "oracle_dg": CollectorResult(
+                        Status.OK, {"thread_1": {"log_switches": switches, "sequence": 5}}
+                    ),
+                },
+                role="primary",
+            )
+        )
+        st = a.state()
+        assert all(o.severity == "info" for o in st.outliers.values()), st.outliers
+        assert not [f for f in st.findings if f.rule == "log_switches"]
