@@ -14,9 +14,15 @@ import json
 import sys
 import threading
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sgmon.cli import Unreachable, UsageError
 from sgmon.units import fmt_num, parse_duration
+
+if TYPE_CHECKING:
+    from sgmon.analysis import AnalysisState, Analyzer
+    from sgmon.config import Config
+    from sgmon.model import Frame
 
 EXIT = {None: 0, "info": 0, "warn": 1, "crit": 2}
 EPILOG = """exit status: 0 no finding above info, 1 worst finding is a warning, 2 worst finding is
@@ -76,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _simulate(analyzer, scenario: str, seed: int, seconds: float, config) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+def _simulate(
+    analyzer: Analyzer, scenario: str, seed: int, seconds: float, config: Config
+) -> tuple[list[str], float]:
     from sgmon.sim import SCENARIOS, SimPair
 
     if scenario not in SCENARIOS:
@@ -91,7 +99,7 @@ def _simulate(analyzer, scenario: str, seed: int, seconds: float, config) -> tup
     return ["primary", "standby"], pair.t
 
 
-def _replay(analyzer, directory: str) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+def _replay(analyzer: Analyzer, directory: str) -> tuple[list[str], float]:
     from sgmon.archive import ArchiveError
     from sgmon.hosts.replay import ReplaySource
 
@@ -101,7 +109,7 @@ def _replay(analyzer, directory: str) -> tuple[list, float]:  # type: ignore[no-
         raise UsageError(str(e)) from None
     times: list[float] = []
 
-    def feed(frame) -> None:  # type: ignore[no-untyped-def]
+    def feed(frame: Frame) -> None:
         times.append(frame.time)
         analyzer.feed(frame)
 
@@ -114,7 +122,7 @@ def _replay(analyzer, directory: str) -> tuple[list, float]:  # type: ignore[no-
     return [h.name for h in source.hosts], max(times) - min(times)
 
 
-def _live(analyzer, config, seconds: float) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+def _live(analyzer: Analyzer, config: Config, seconds: float) -> tuple[list[str], float]:
     from sgmon.headless import run_until_stopped
     from sgmon.hosts.build import sources_from_config
 
@@ -122,7 +130,7 @@ def _live(analyzer, config, seconds: float) -> tuple[list, float]:  # type: igno
     hosts = [h.name for s in sources for h in s.hosts]
     seen: set[str] = set()
 
-    def feed(frame) -> None:  # type: ignore[no-untyped-def]
+    def feed(frame: Frame) -> None:
         seen.add(frame.host)
         analyzer.feed(frame)
 
@@ -139,7 +147,7 @@ def _clock(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S")
 
 
-def report(state, hosts: list[str], seconds: float) -> str:  # type: ignore[no-untyped-def]
+def report(state: AnalysisState, hosts: list[str], seconds: float) -> str:
     """The text report: findings (worst first) with evidence, the commit budget, outliers."""
     from sgmon.analysis.budget import describe
 
