@@ -327,8 +327,8 @@ class SgmonApp(App[int]):
         by_name = {h.name: h for h in hosts}
         for i, pane in enumerate(self.main.query(HostPane)):
             name = self._slots[i]
+            pane.set_class(name is None, "-empty")
             if name is None:
-                pane.border_title = "waiting for a host"
                 continue
             view = self.pane_view(by_name[name], at, times, state)
             if view.stale_since is not None:

@@ -61,5 +61,9 @@ class HostPane(VerticalScroll, can_focus=False):
         """Show one instant in every panel."""
         self.border_title = f"{(view.role or 'host').upper()}  {view.host}"
         self.border_subtitle = subtitle
+        present = view.frame.collectors if view.frame is not None else None
         for panel in self.query(Panel):
+            shown = present is None or not panel.needs or panel.needs in present
+            if panel.display != shown:
+                panel.display = shown
             panel.show(view)

@@ -52,6 +52,9 @@ class Panel(Widget, can_focus=True):
     ALLOW_MAXIMIZE = True
     render_view: Render
     """The panel's pure render function (set by each subclass)."""
+    needs: str = ""
+    """The collector the panel is about: hidden for a host that has no such collector at all
+    (a host without a database shows its OS panels only)."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)

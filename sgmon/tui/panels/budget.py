@@ -74,3 +74,4 @@ class BudgetPanel(Panel):
     """The commit-time budget bar."""
 
     render_view = staticmethod(render_budget)
+    needs = "oracle_waits"

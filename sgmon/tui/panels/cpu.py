@@ -43,3 +43,4 @@ class CpuPanel(Panel):
     """CPU shares, run queue, load and a busy % sparkline."""
 
     render_view = staticmethod(render_cpu)
+    needs = "cpu"

@@ -80,3 +80,4 @@ class DataGuardPanel(Panel):
     """Data Guard role, lags, destinations, log switches."""
 
     render_view = staticmethod(render_dataguard)
+    needs = "oracle_dg"

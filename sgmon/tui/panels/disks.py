@@ -28,13 +28,17 @@ def await_of(row: dict) -> float:
     return max(float(row.get(k) or 0.0) for k in ("r_await", "w_await"))
 
 
+def _iops(row: dict) -> float:
+    return float(row.get("r_s") or 0.0) + float(row.get("w_s") or 0.0)
+
+
 def ordered(view: PaneView, limit: int | None) -> list[str]:
     """Pinned devices first (in config order), then the rest by await, worst first."""
     rows = view.rows("disk")
     pinned = [d for d in view.pinned if d in rows and view.matches(d)]
     rest = sorted(
         (d for d in rows if d not in pinned and view.matches(d)),
-        key=lambda d: (-await_of(rows[d]), d),
+        key=lambda d: (-await_of(rows[d]), -_iops(rows[d]), d),
     )
     return pinned + (rest if limit is None else rest[:limit])
 
@@ -65,7 +69,7 @@ def render_disks(view: PaneView, width: int, limit: int | None = TOP) -> Rendera
         parts.append(
             spark_row(
                 p,
-                f"{d[:5]} w_aw",
+                f"{d[:4]} w_aw",
                 view.series("disk", d, "w_await"),
                 width,
                 view.judge("disk", "w_await"),
@@ -80,3 +84,4 @@ class DisksPanel(Panel):
     """Devices by await with the redo devices pinned."""
 
     render_view = staticmethod(render_disks)
+    needs = "disk"

@@ -116,3 +116,4 @@ class HeatmapPanel(Panel):
     """Wait latency buckets over time."""
 
     render_view = staticmethod(render_heatmap)
+    needs = "oracle_waits"

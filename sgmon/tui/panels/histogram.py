@@ -77,3 +77,4 @@ class HistogramPanel(Panel):
     """The live "% of waits" histogram of the current interval."""
 
     render_view = staticmethod(render_histogram)
+    needs = "oracle_waits"

@@ -43,3 +43,4 @@ class InterfacesPanel(Panel):
     """Interface throughput, errors and drops."""
 
     render_view = staticmethod(render_interfaces)
+    needs = "netdev"

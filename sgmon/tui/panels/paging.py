@@ -42,3 +42,4 @@ class PagingPanel(Panel):
     """Paging rates, memory use and memory pressure."""
 
     render_view = staticmethod(render_paging)
+    needs = "paging"

@@ -73,3 +73,4 @@ class SocketsPanel(Panel):
     """The DG sockets: rto, rtt, retransmits."""
 
     render_view = staticmethod(render_sockets)
+    needs = "tcp"

@@ -77,3 +77,4 @@ class WaitsPanel(Panel):
     """Wait events with waits/s, avg, p50, p99."""
 
     render_view = staticmethod(render_waits)
+    needs = "oracle_waits"

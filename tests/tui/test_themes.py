@@ -1,0 +1,55 @@
+"""Themes are data: built-ins load without Textual, user themes add or override, bad ones skip."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import themes
+
+
+def test_builtin_themes_in_key_order_with_every_sgmon_variable() -> None:
+    found = themes.load_themes()
+    assert list(found)[:3] == ["sgmon-dark", "sgmon-light", "sgmon-contrast"]
+    wanted = set(found["sgmon-dark"]["variables"])
+    assert all(k.startswith("sgmon-") for k in wanted)
+    for spec in found.values():
+        assert set(spec["variables"]) == wanted  # a built-in never falls back silently
+
+
+def test_user_themes_add_override_and_broken_ones_are_skipped(tmp_path, capsys) -> None:
+    (tmp_path / "mine.toml").write_text(
+        'name = "ops-green"\nprimary = "#00ff00"\n[variables]\nsgmon-crit = "#ff00ff"\n'
+    )
+    (tmp_path / "light.toml").write_text('name = "sgmon-light"\nprimary = "#123456"\n')
+    (tmp_path / "broken.toml").write_text("name = [unclosed\n")
+    found = themes.load_themes(tmp_path)
+    assert found["ops-green"]["variables"] == {"sgmon-crit": "#ff00ff"}
+    assert found["sgmon-light"]["primary"] == "#123456"
+    assert list(found)[-1] == "ops-green"
+    assert "broken.toml skipped" in capsys.readouterr().err
+
+
+def test_themes_load_without_textual() -> None:
+    code = "import sys, themes; themes.load_themes(); print('textual' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+async def test_a_partial_user_theme_runs_with_the_dark_defaults(tmp_path, monkeypatch) -> None:
+    from sgmon.tui.app import SgmonApp
+
+    folder = tmp_path / "config" / "sgmon" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "mine.toml").write_text(
+        'name = "ops-green"\nprimary = "#00ff00"\n[variables]\nsgmon-crit = "#ff00ff"\n'
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    app = SgmonApp([], measure_self=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(4):
+            await pilot.press("t")
+        assert app.theme == "ops-green"
+        dark = themes.load_themes()["sgmon-dark"]["variables"]
+        assert app.palette.var("crit") == "#ff00ff"
+        assert app.palette.var("warn") == dark["sgmon-warn"]
