@@ -47,7 +47,7 @@ async def test_a_partial_user_theme_runs_with_the_dark_defaults(tmp_path, monkey
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     app = SgmonApp([], measure_self=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(4):
+        for _ in range(3):  # dark -> light -> contrast -> the user's
             await pilot.press("t")
         assert app.theme == "ops-green"
         dark = themes.load_themes()["sgmon-dark"]["variables"]
