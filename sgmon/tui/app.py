@@ -559,6 +559,8 @@ def run_dashboard(sources: list[Source], config: Config | None = None, title: st
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         from sgmon.cli import UsageError
 
+        for source in sources:
+            source.close()
         raise UsageError(
             "the dashboard needs a terminal; for headless use try `sgmon record` or `sgmon status`"
         )
