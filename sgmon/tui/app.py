@@ -36,13 +36,11 @@ from sgmon.tui.palette import Palette
 from sgmon.tui.pane import HostPane
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.findings import FindingsPanel
-from sgmon.tui.panels.header import Header, HeaderView, HostState, clock
-from sgmon.tui.view import PaneView
+from sgmon.tui.panels.header import Header, HeaderView, clock
+from sgmon.tui.timeline import Timeline
 
 INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 """The steps of the +/- keys, seconds."""
-WINDOW = 160
-"""Instants kept in a pane's view (sparklines and heatmaps show as many as fit)."""
 MIN_SIZE = (60, 16)
 """Below this the dashboard shows a message instead of a crushed layout."""
 REDRAW_DELAY = 0.05
@@ -108,12 +106,13 @@ class SgmonApp(App[int]):
         self._defaults = dict(self.theme_specs["sgmon-dark"]["variables"])
         super().__init__()
         self.config = config or Config()
-        self.title = title if title != "sgmon" or config is None else self.config.name
+        self.title = title
         self.monitor = Monitor(sources, sinks=[self._sink], history=history)
         analyzer, note = make_analyzer(self.config) if analysis else (None, "")
         self.feed = Feed(self.monitor.history, analyzer, keep=history)
         if note:
             self.feed.analysis_note = note
+        self.timeline = Timeline(self.monitor, self.feed, self.config)
         for spec in self.theme_specs.values():
             self.register_theme(Theme(**spec))
         self.measure_self = measure_self
@@ -123,7 +122,6 @@ class SgmonApp(App[int]):
         self._drawing = False
         self._redraw_due = False
         self._quiet: tuple[bool, ...] = ()
-        self._fields: dict[str, dict] = {}
         self._palettes: dict[str, Palette] = {}
         self.theme = "sgmon-dark"
 
@@ -216,23 +214,9 @@ class SgmonApp(App[int]):
 
     # ---- view ----------------------------------------------------------------------------
 
-    @property
-    def hosts(self) -> list[HostInfo]:
-        """Hosts of the sources, then any others that sent frames (tests, replays)."""
-        known = list(self.monitor.hosts)
-        names = {h.name for h in known}
-        for name in self.monitor.history.hosts():
-            if name not in names:
-                latest = self.monitor.history.latest(name)
-                known.append(HostInfo(name, latest.role if latest else ""))
-        return known
-
     def axis(self) -> list[float]:
-        """Every instant any host has a frame for, oldest first: the one shared time axis."""
-        times = {
-            f.time for h in self.monitor.history.hosts() for f in self.monitor.history.frames(h)
-        }
-        return sorted(times)
+        """The shared time axis (every instant any host has a frame for)."""
+        return self.timeline.axis()
 
     @property
     def cursor_time(self) -> float | None:
@@ -250,68 +234,6 @@ class SgmonApp(App[int]):
             self._palettes[self.theme] = Palette.from_variables(self.theme, merged)
         return self._palettes[self.theme]
 
-    def _fields_of(self, host: str) -> dict:
-        """(collector, field) -> Field for a host, once its schema is known."""
-        if host not in self._fields:
-            schema = self.feed.schemas.get(host)
-            if schema is None:
-                try:
-                    schema = self.monitor.schema(host)
-                except KeyError:
-                    return {}
-            self._fields[host] = {(c, f.name): f for c, fs in schema.items() for f in fs}
-        return self._fields[host]
-
-    def pane_view(
-        self, host: HostInfo, at: float | None, times: list[float], state: Any
-    ) -> PaneView:
-        """Everything one pane shows at instant ``at``."""
-        frames = self.monitor.history.frames(host.name)
-        by_time = {f.time: f for f in frames}
-        ftimes = [f.time for f in frames]
-        i = bisect.bisect_right(ftimes, (at or 0) + 1e-6)
-        frame = frames[i - 1] if i and at is not None else None
-        fields = self._fields_of(host.name)
-        outliers = {}
-        budget = None
-        highlight: frozenset = frozenset()
-        if state is not None:
-            for key, o in getattr(state, "outliers", {}).items():
-                if key[0] == host.name:
-                    outliers[key[1:]] = (o.severity, o.reason)
-            budget = getattr(state, "budget", {}).get(host.name)
-            chosen = next(
-                (f for f in getattr(state, "findings", []) if f.key == self.finding), None
-            )
-            if chosen is not None:
-                highlight = frozenset(tuple(s[1:]) for s in chosen.series if s[0] == host.name)
-        pinned = next((h.devices for h in self.config.hosts if h.name == host.name), ())
-        quiet = self.feed.quiet_for(host.name)
-        stale = frame.time if frame and quiet is not None and quiet > self._stale_after() else None
-        return PaneView(
-            host=host.name,
-            role=host.role or (frame.role if frame else ""),
-            palette=self.palette,
-            frame=frame,
-            times=tuple(times),
-            window=tuple(by_time.get(t) for t in times),
-            fields=fields,
-            outliers=outliers,
-            highlight=highlight,
-            budget=budget,
-            pinned=tuple(pinned),
-            filter=self.filter,
-            thresholds=self.config.thresholds,
-            stale_since=stale if self.cursor is None else None,
-        )
-
-    def _stale_after(self) -> float:
-        return max(3.0 * self._interval(), 3.0)
-
-    def _interval(self) -> float:
-        src = self.monitor.sources
-        return src[0].interval if src else self.config.interval
-
     def redraw(self) -> None:
         """Draw every pane, the findings and the header at the cursor."""
         self._redraw_due = False
@@ -319,10 +241,9 @@ class SgmonApp(App[int]):
             return
         axis = self.axis()
         at = self.cursor if self.cursor is not None else (axis[-1] if axis else None)
-        end = bisect.bisect_right(axis, (at or 0) + 1e-6)
-        times = axis[max(0, end - WINDOW) : end]
+        times = self.timeline.window(axis, at)
         state = self.feed.state_at(at) if at is not None else None
-        hosts = self.hosts
+        hosts = self.timeline.hosts()
         self._assign(hosts)
         by_name = {h.name: h for h in hosts}
         for i, pane in enumerate(self.main.query(HostPane)):
@@ -330,7 +251,16 @@ class SgmonApp(App[int]):
             pane.set_class(name is None, "-empty")
             if name is None:
                 continue
-            view = self.pane_view(by_name[name], at, times, state)
+            view = self.timeline.pane_view(
+                by_name[name],
+                at,
+                times,
+                state,
+                self.palette,
+                self.filter,
+                self.finding,
+                live=self.cursor is None,
+            )
             if view.stale_since is not None:
                 note = f"STALE: last frame {clock(view.stale_since)}"
             elif view.frame is None:
@@ -356,34 +286,16 @@ class SgmonApp(App[int]):
         self.main.query_one(FindingsPanel).show(findings, self.palette, note)
 
     def _show_header(self, hosts: list[HostInfo], at: float | None, newest: float | None) -> None:
-        ref = hosts[0].name if hosts else ""
-        states = []
-        for h in hosts:
-            latest = self.monitor.history.latest(h.name)
-            quiet = self.feed.quiet_for(h.name)
-            states.append(
-                HostState(
-                    name=h.name,
-                    role=h.role or (latest.role if latest else ""),
-                    last=latest.time if latest else None,
-                    stale=quiet is not None and quiet > self._stale_after(),
-                    skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,
-                )
-            )
-        primary = next((h.name for h in hosts if h.role == "primary"), ref)
-        latest = self.monitor.history.latest(primary) if primary else None
-        protection = str(latest.value("oracle_dg", "db", "protection_mode") or "") if latest else ""
-        mode = "paused" if self.paused else "live"
         behind = newest - at if self.paused and at is not None and newest is not None else None
         view = HeaderView(
             palette=self.palette,
             name=self.title,
-            hosts=tuple(states),
-            interval=self._interval(),
-            mode=mode,
+            hosts=self.timeline.host_states(hosts),
+            interval=self.timeline.interval(),
+            mode="paused" if self.paused else "live",
             cursor=at,
             behind=behind,
-            protection=protection,
+            protection=self.timeline.protection(hosts),
             self_cpu=self._self_cpu,
         )
         self.main.query_one(Header).show(view)
@@ -399,16 +311,14 @@ class SgmonApp(App[int]):
             if mono > m0:
                 self._self_cpu = (cpu - c0) / (mono - m0) * 100.0
             self._cpu_mark = (mono, cpu)
-        quiet = tuple(
-            (q := self.feed.quiet_for(h.name)) is not None and q > self._stale_after()
-            for h in self.hosts
-        )
+        hosts = self.timeline.hosts()
+        quiet = tuple(self.timeline.is_stale(h.name) for h in hosts)
         if quiet != self._quiet:
             self._quiet = quiet
             self.redraw()
         else:
             axis = self.axis()
-            self._show_header(self.hosts, self.cursor_time, axis[-1] if axis else None)
+            self._show_header(hosts, self.cursor_time, axis[-1] if axis else None)
 
     # ---- reactions -----------------------------------------------------------------------
 
@@ -519,7 +429,7 @@ class SgmonApp(App[int]):
 
     def action_interval(self, step: int) -> None:
         """Sample less (+) or more (-) often, where the source lets the interval change."""
-        now = self._interval()
+        now = self.timeline.interval()
         i = min(range(len(INTERVALS)), key=lambda k: abs(INTERVALS[k] - now)) + step
         new = INTERVALS[max(0, min(len(INTERVALS) - 1, i))]
         changed = False

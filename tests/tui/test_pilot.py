@@ -161,7 +161,7 @@ async def test_zoom_help_and_export(tmp_path, monkeypatch) -> None:
 
 async def test_a_quiet_host_shows_stale_with_its_last_frame_time() -> None:
     app, pair = make_app()
-    app._stale_after = lambda: 0.3  # seconds without a frame before a host counts as stale
+    app.timeline.stale_after = lambda: 0.3  # seconds without a frame before a host is stale
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, 10)
         await pilot.pause(0.1)

@@ -1,0 +1,147 @@
+"""The one time axis of the dashboard, and the views of one instant built from the history.
+
+Kept apart from the Textual app: given the Monitor's history, the Feed's analysis states and the
+config, it answers "what does each pane and the header show at instant t" as plain data.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from sgmon.config import Config
+from sgmon.hosts import HostInfo
+from sgmon.model import Field
+from sgmon.monitor import Monitor
+from sgmon.tui.feed import Feed
+from sgmon.tui.palette import Palette
+from sgmon.tui.panels.header import HostState
+from sgmon.tui.view import PaneView
+
+WINDOW = 160
+"""Instants in a pane's window: the widest sparkline or heatmap a zoomed panel draws."""
+
+
+class Timeline:
+    """History, analysis and config -> views of one instant."""
+
+    def __init__(self, monitor: Monitor, feed: Feed, config: Config) -> None:
+        self.monitor = monitor
+        self.history = monitor.history
+        self.feed = feed
+        self.config = config
+        self._fields: dict[str, dict[tuple[str, str], Field]] = {}
+
+    def hosts(self) -> list[HostInfo]:
+        """Hosts of the sources, then any others that sent frames (tests, replays)."""
+        known = list(self.monitor.hosts)
+        names = {h.name for h in known}
+        for name in self.history.hosts():
+            if name not in names:
+                latest = self.history.latest(name)
+                known.append(HostInfo(name, latest.role if latest else ""))
+        return known
+
+    def axis(self) -> list[float]:
+        """Every instant any host has a frame for, oldest first: the one shared time axis."""
+        return sorted({f.time for h in self.history.hosts() for f in self.history.frames(h)})
+
+    def window(self, axis: list[float], at: float | None) -> list[float]:
+        """The instants up to and including ``at`` that the sparklines and heatmaps show."""
+        end = bisect.bisect_right(axis, (at or 0) + 1e-6)
+        return axis[max(0, end - WINDOW) : end]
+
+    def interval(self) -> float:
+        """Seconds between frames of the first source."""
+        sources = self.monitor.sources
+        return sources[0].interval if sources else self.config.interval
+
+    def stale_after(self) -> float:
+        """Seconds without a frame after which a host counts as stale."""
+        return max(3.0 * self.interval(), 3.0)
+
+    def is_stale(self, host: str) -> bool:
+        """Whether the host's frames stopped arriving."""
+        quiet = self.feed.quiet_for(host)
+        return quiet is not None and quiet > self.stale_after()
+
+    def fields(self, host: str) -> dict[tuple[str, str], Field]:
+        """(collector, field) -> Field for a host, once its schema is known."""
+        if host not in self._fields:
+            schema = self.feed.schemas.get(host)
+            if schema is None:
+                try:
+                    schema = self.monitor.schema(host)
+                except KeyError:
+                    return {}
+            self._fields[host] = {(c, f.name): f for c, fs in schema.items() for f in fs}
+        return self._fields[host]
+
+    def pane_view(
+        self,
+        host: HostInfo,
+        at: float | None,
+        times: list[float],
+        state: Any,
+        palette: Palette,
+        filter: str = "",
+        finding: str | None = None,
+        live: bool = True,
+    ) -> PaneView:
+        """Everything one pane shows at instant ``at``."""
+        frames = self.history.frames(host.name)
+        by_time = {f.time: f for f in frames}
+        i = bisect.bisect_right([f.time for f in frames], (at or 0) + 1e-6)
+        frame = frames[i - 1] if i and at is not None else None
+        outliers: dict[tuple[str, str, str], tuple[str, str]] = {}
+        budget = None
+        highlight: frozenset = frozenset()
+        if state is not None:
+            for key, o in state.outliers.items():
+                if key[0] == host.name:
+                    outliers[key[1:]] = (o.severity, o.reason)
+            budget = state.budget.get(host.name)
+            chosen = next((f for f in state.findings if f.key == finding), None)
+            if chosen is not None:
+                highlight = frozenset(tuple(s[1:]) for s in chosen.series if s[0] == host.name)
+        pinned = next((h.devices for h in self.config.hosts if h.name == host.name), ())
+        stale = frame.time if frame is not None and live and self.is_stale(host.name) else None
+        return PaneView(
+            host=host.name,
+            role=host.role or (frame.role if frame else ""),
+            palette=palette,
+            frame=frame,
+            times=tuple(times),
+            window=tuple(by_time.get(t) for t in times),
+            fields=self.fields(host.name),
+            outliers=outliers,
+            highlight=highlight,
+            budget=budget,
+            pinned=tuple(pinned),
+            filter=filter,
+            thresholds=self.config.thresholds,
+            stale_since=stale,
+        )
+
+    def host_states(self, hosts: list[HostInfo]) -> tuple[HostState, ...]:
+        """Each host's role, last frame time, liveness and clock skew for the header."""
+        ref = hosts[0].name if hosts else ""
+        states = []
+        for h in hosts:
+            latest = self.history.latest(h.name)
+            states.append(
+                HostState(
+                    name=h.name,
+                    role=h.role or (latest.role if latest else ""),
+                    last=latest.time if latest else None,
+                    stale=self.is_stale(h.name),
+                    skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,
+                )
+            )
+        return tuple(states)
+
+    def protection(self, hosts: list[HostInfo]) -> str:
+        """The protection mode the primary reports (or the first host), if any."""
+        name = next((h.name for h in hosts if h.role == "primary"), hosts[0].name if hosts else "")
+        latest = self.history.latest(name) if name else None
+        return str(latest.value("oracle_dg", "db", "protection_mode") or "") if latest else ""
