@@ -102,15 +102,13 @@ class Run:
         return hosts
 
     def above_info(self, since: float = 0.0) -> list[str]:
-        """Every warn+ finding that was active after ``since``, as ``severity host title``."""
-        out = {
-            f"{f.severity} {f.host} {f.rule}: {f.title}"
-            for t, active in self.findings
-            if t >= since
-            for f in active
-            if RANK[f.severity] > RANK["info"]
-        }
-        return sorted(out)
+        """Every warn+ finding active after ``since``: ``severity host rule: first title``."""
+        out: dict[tuple[str, str, str], str] = {}
+        for t, active in self.findings:
+            for f in active:
+                if t >= since and RANK[f.severity] > RANK["info"]:
+                    out.setdefault((f.severity, f.host, f.rule), f.title)
+        return [f"{s} {h} {r}: {title}" for (s, h, r), title in sorted(out.items())]
 
     def close(self) -> None:
         """Stop the collector processes and the recorder."""

@@ -46,4 +46,8 @@ def test_sixty_seconds_of_healthy_lab_give_no_finding_above_info(quiet_machine, 
     assert hosts == {"primary", "standby"}
     lfs = [f.value("oracle_waits", "log file sync", "waits") for f in frames if f.host == "primary"]
     assert sum(v or 0 for v in lfs) > 0, "the lab committed nothing"
+    idle = [f.value("cpu", "all", "idle") for f in frames]
+    busy = sum(1 for v in idle if v is not None and v < MIN_IDLE)
+    if busy > len(idle) // 10:  # the lab itself takes well under half of a CPU
+        pytest.skip(f"other work took the lab's CPUs during the minute ({busy} busy ticks)")
     assert run.above_info() == []
