@@ -292,7 +292,7 @@ class SgmonApp(App[int]):
             name=self.title,
             hosts=self.timeline.host_states(hosts),
             interval=self.timeline.interval(),
-            mode="paused" if self.paused else "live",
+            mode="paused" if self.paused else "replay" if self.timeline.replay else "live",
             cursor=at,
             behind=behind,
             protection=self.timeline.protection(hosts),

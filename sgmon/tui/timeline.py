@@ -60,8 +60,18 @@ class Timeline:
         """Seconds without a frame after which a host counts as stale."""
         return max(3.0 * self.interval(), 3.0)
 
+    @property
+    def replay(self) -> bool:
+        """Whether every source plays a recording back (the header says REPLAY, not LIVE)."""
+        from sgmon.hosts.replay import ReplaySource
+
+        sources = self.monitor.sources
+        return bool(sources) and all(isinstance(s, ReplaySource) for s in sources)
+
     def is_stale(self, host: str) -> bool:
-        """Whether the host's frames stopped arriving."""
+        """Whether the host's frames stopped arriving (not once every source has ended)."""
+        if self.monitor.sources and self.monitor.finished.is_set():
+            return False
         quiet = self.feed.quiet_for(host)
         return quiet is not None and quiet > self.stale_after()
 

@@ -37,7 +37,7 @@ class HeaderView:
     hosts: tuple[HostState, ...]
     interval: float
     mode: str
-    """"live" or "paused"."""
+    """"live", "replay" (a recording plays back) or "paused"."""
     cursor: float | None
     behind: float | None = None
     """Seconds the cursor is behind the newest frame, while paused."""
