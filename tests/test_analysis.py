@@ -422,3 +422,12 @@ def test_one_log_switch_is_not_an_outlier_and_table2_sized_logs_are_fine() -> No
         st = a.state()
         assert all(o.severity == "info" for o in st.outliers.values()), st.outliers
         assert not [f for f in st.findings if f.rule == "log_switches"]
+
+
+def test_dg_round_trip_above_5ms() -> None:
+    """Seed 000 "Network": SYNC does best below 5 ms RTT (the tcp collector's declared limit)."""
+    far = {"10.0.0.1:40000>10.0.0.2:1521": {"rtt": 12.0, "retransmits": 0, "rto": 220.0}}
+    found = _run([[frame("p", t, role="primary", tcp=far)] for t in range(12)])
+    assert [(f.rule, f.severity) for f in found] == [("network_latency", "warn")]
+    near = {"10.0.0.1:40000>10.0.0.2:1521": {"rtt": 0.4, "retransmits": 0, "rto": 204.0}}
+    assert not _run([[frame("p", t, role="primary", tcp=near)] for t in range(12)])

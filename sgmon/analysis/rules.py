@@ -467,6 +467,47 @@ def nic(ctx: Context) -> Iterable[Finding]:
             )
 
 
+def network_latency(ctx: Context) -> Iterable[Finding]:
+    """Seed 000 "Network": SYNC does best below 5 ms round trip; every commit pays the RTT."""
+    for h, view in ctx.hosts.items():
+        worst: tuple[float, str] | None = None
+        for inst in view.frame.rows("tcp"):
+            if inst == "host":
+                continue
+            rtt = _mean(ctx.recent((h, "tcp", inst, "rtt"), RECENT))
+            lim = ctx.thresholds.limit("tcp", inst, "rtt")
+            if rtt is None or lim is None or lim.grade(rtt) is None:
+                continue
+            if worst is None or rtt > worst[0]:
+                worst = (rtt, inst)
+        if worst is None:
+            continue
+        rtt, inst = worst
+        lim = ctx.thresholds.limit("tcp", inst, "rtt")
+        ev = [
+            f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks "
+            f"({lim.source if lim else ''})",
+            "seed 000: SYNC works best below 5 ms round trip; measure the link with "
+            "`sgmon probe` (oratcptest-like, seed 002); consider Fast Sync or Far Sync",
+        ]
+        keys = [(h, "tcp", inst, f) for f in ("rtt", "rttvar")]
+        sev = lim.grade(rtt) if lim else None
+        yield make(
+            ctx,
+            "network_latency",
+            "000",
+            h,
+            "dg",
+            sev or "warn",
+            f"DG round trip {fmt_num(rtt)} ms",
+            ctx.route(h),
+            "network latency above the SYNC comfort zone",
+            ev,
+            keys,
+            CAUSE,
+        )
+
+
 def socket_buffers(ctx: Context) -> Iterable[Finding]:
     """Seed 000: socket buffers of at least 3 x BDP, from the measured RTT and link speed."""
     for h, view in ctx.hosts.items():
@@ -636,6 +677,7 @@ CAUSES: tuple[Rule, ...] = (
     cpu_starvation,
     memory,
     nic,
+    network_latency,
     dg_state,
 )
 ADVICE_RULES: tuple[Rule, ...] = (socket_buffers, fast_sync)
