@@ -29,6 +29,7 @@ R_MIN = 0.3  # correlation that counts as "lines up"
 RECENT = 10  # ticks a one-tick event (a retransmit) keeps counting
 LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
 DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
+QUEUED_IDLE = 20.0  # %idle below which a run queue over 2x cores counts as CPU starvation
 AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
 STORM_S, GUIDE_S = 60.0, 1200.0  # a storm; seed 000: logs sized for >= 20 min at peak
 TABLE2 = ((5e6, "4 GB"), (25e6, "16 GB"), (50e6, "32 GB"), (float("inf"), "64 GB"))
@@ -352,8 +353,8 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
         runq_lim = ctx.thresholds.limit("cpu", "all", "runq_sz", view.ncpu)
         busy = idle is not None and idle_lim is not None and idle_lim.grade(idle) is not None
         queued = runq is not None and runq_lim is not None and runq_lim.grade(runq) is not None
-        if not (busy or queued):
-            continue
+        if not (busy or (queued and idle is not None and idle < QUEUED_IDLE)):
+            continue  # a long run queue on CPUs that still idle is a sampling blip, not starvation
         has_db = bool(view.frame.rows("oracle_waits"))
         who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
         ev = [
