@@ -12,7 +12,7 @@ from collectors.inet_diag import TCP_INFO_LEN, decode_tcp_info
 
 
 def read(sock: socket.socket) -> dict[str, float] | None:
-    """rto, rtt, rttvar, min_rtt (ms), cwnd, mss, total_retrans, delivery_rate (B/s).
+    """rto, rtt, rttvar (ms), cwnd (segments) and total_retrans of a socket.
 
     None once the socket is gone.
     """
@@ -21,13 +21,9 @@ def read(sock: socket.socket) -> dict[str, float] | None:
     except OSError:
         return None
     return {
-        "state": t.state,
         "rto": t.rto / 1000.0,
         "rtt": t.rtt / 1000.0,
         "rttvar": t.rttvar / 1000.0,
-        "min_rtt": t.min_rtt / 1000.0,
         "cwnd": t.snd_cwnd,
-        "mss": t.snd_mss,
         "total_retrans": t.total_retrans,
-        "delivery_rate": t.delivery_rate,
     }
