@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import gc
 import platform
 import statistics
 import time
@@ -66,6 +67,7 @@ def measure(pairs: list[tuple[Frame, Frame]], repeat: int) -> tuple[list[float],
     states = []
     series = 0
     for _ in range(repeat):
+        gc.collect()  # the frames just built leave garbage that would land on the first case
         a = Analyzer()
         for p, s in pairs[:WARM]:
             a.feed(p)
@@ -132,7 +134,8 @@ def _append(readme: Path, block: str) -> None:
     head, _, rest = old.partition(HEADING)
     nxt = rest.find("\n## ")
     section, tail = (rest, "") if nxt < 0 else (rest[: nxt + 1], rest[nxt + 1 :])
-    readme.write_text(f"{head}{HEADING}{section.rstrip(chr(10))}\n\n{block}\n{tail}")
+    sep = "\n" if tail else ""
+    readme.write_text(f"{head}{HEADING}{section.rstrip(chr(10))}\n\n{block}\n{sep}{tail}")
 
 
 if __name__ == "__main__":
