@@ -23,7 +23,7 @@ from collections import deque
 
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.context import Chain, Context, HostView, label
-from sgmon.analysis.correlate import rank
+from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import COMMIT_EVENTS, OutlierTracker
 from sgmon.analysis.results import (
@@ -84,6 +84,7 @@ class Analyzer:
         self._budget_time = 0.0
         self._trigger: SeriesKey | None = None
         self._linked: dict[SeriesKey, float] = {}
+        self._ranked: tuple[tuple, bool, list[Link]] | None = None  # (keys, reused, links)
         self._opened: deque[Finding] = deque(maxlen=1000)
         self._closed: deque[Finding] = deque(maxlen=1000)
         self._lock = threading.Lock()
@@ -151,6 +152,7 @@ class Analyzer:
         if trigger is None:
             self._trigger = None
             self._linked.clear()  # the incident is over
+            self._ranked = None
             return None
         self._trigger = trigger.key
         series = self.tracker.series(trigger.key)
@@ -166,7 +168,17 @@ class Analyzer:
                 candidates.append(
                     (o, self.tracker.series(key), meta.higher_is_worse if meta else True)
                 )
-        links = rank(series, candidates, max_lag, self._linked)
+        keys = (trigger.key, tuple(o.key for o, _, _ in candidates))
+        prev = self._ranked
+        if prev is not None and prev[0] == keys and not prev[1]:
+            # same incident, same outliers as last tick: keep the ranking one tick (each link
+            # already keeps its best r), refresh the outliers it points at
+            current = {o.key: o for o, _, _ in candidates}
+            links = [Link(current[lk.outlier.key], lk.r, lk.lag) for lk in prev[2]]
+            self._ranked = (keys, True, links)
+        else:
+            links = rank(series, candidates, max_lag, self._linked)
+            self._ranked = (keys, False, links)
         peak = max(series.recent(10), default=None)
         return Chain(trigger, label(trigger.key, peak), links)
 
