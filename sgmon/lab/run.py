@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgmon.lab import faults, kernel
+from sgmon.lab.faults import QUICKACK
 from sgmon.lab.wire import PORT
 
 
@@ -73,10 +74,11 @@ class Lab:
         o = self.opts
         s = self._stack
         self.pair = s.enter_context(kernel.ns_pair("sl"))
-        # The standby's kernel acknowledges redo segments at once, whenever its receiver gets
-        # the CPU: a delayed ACK outliving the primary's tail-loss probe timer would count as
-        # a retransmission on a healthy link.
-        self.pair.set_route("b", "quickack", "1")
+        # Both kernels acknowledge at once, whenever the receiving process gets the CPU: a
+        # delayed ACK outliving the sender's tail-loss probe timer would count as a
+        # retransmission, and one on the standby's acks would inflate its smoothed rtt.
+        self.pair.set_route("a", *QUICKACK)
+        self.pair.set_route("b", *QUICKACK)
         self.primary_log = s.enter_context(kernel.loop_device(o.log_mb))
         self.standby_log = s.enter_context(kernel.throttled_loop(None, o.log_mb))
         # The stand-ins live in shared memory: publishing must not add I/O to the disks watched.
