@@ -349,3 +349,26 @@ def test_simulated_pair_round_trip_with_database_tables_and_events(tmp_path):
     assert "log_switch" in (a / "primary" / "events.csv").read_text()
     _record(ReplaySource(a, speed=0), b)
     assert _tables(a) == _tables(b)
+
+
+def test_recorder_logs_findings_as_they_open(tmp_path):
+    """The recorder runs the analysis: an incident in the recording is in findings.csv too."""
+    arch = tmp_path / "arch"
+    r = _cli(
+        "record",
+        "--dir",
+        str(arch),
+        "--simulate",
+        "rto-stall",
+        "--speed",
+        "50",
+        "--duration",
+        "120s",
+        "--quiet",
+    )
+    assert r.returncode == 0, r.stderr
+    with open(arch / "primary" / "findings.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    opened = [row for row in rows if row["event"] == "open"]
+    assert opened, rows
+    assert any(row["rule"] == "rto_stall" for row in opened), [r["rule"] for r in opened]

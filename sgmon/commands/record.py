@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns."""
     from sgmon.archive import ArchiveError
     from sgmon.sinks.csvarchive import ArchiveWriter
+    from sgmon.sinks.findings import FindingsLog
     from sgmon.sinks.statefile import StatePublisher
 
     try:
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if rotate < 60:
         raise UsageError(f"--rotate {args.rotate}: use at least 1m (1h is the usual)")
-    _, sources, interval = load_sources(args)
+    config, sources, interval = load_sources(args)
     schema_of = schema_lookup(sources)
     try:
         writer = ArchiveWriter(
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
     run_until_stopped(
         sources,
-        [writer, StatePublisher(schema_of)],
+        [writer, FindingsLog(args.dir, config), StatePublisher(schema_of)],
         wall_duration(args),
     )
     if not args.quiet:
