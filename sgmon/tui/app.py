@@ -109,7 +109,8 @@ class SgmonApp(App[int]):
         self.title = title
         self.monitor = Monitor(sources, sinks=[self._sink], history=history)
         analyzer, note = make_analyzer(self.config) if analysis else (None, "")
-        self.feed = Feed(self.monitor.history, analyzer, keep=history)
+        offsets = {h.name: s for s in sources for h in s.hosts if hasattr(s, "clock_offset")}
+        self.feed = Feed(self.monitor.history, analyzer, keep=history, offsets=offsets)
         if note:
             self.feed.analysis_note = note
         self.timeline = Timeline(self.monitor, self.feed, self.config)

@@ -33,8 +33,16 @@ def make_analyzer(config: Config | None) -> tuple[Any, str]:
 class Feed:
     """Frames in (any thread), views of one instant out (UI thread)."""
 
-    def __init__(self, history: History, analyzer: Any = None, keep: int = 900) -> None:
+    def __init__(
+        self,
+        history: History,
+        analyzer: Any = None,
+        keep: int = 900,
+        offsets: dict[str, Any] | None = None,
+    ) -> None:
         self.history = history
+        self.offsets = offsets or {}
+        """host -> its source, where the source measures its clock offset (``clock_offset``)."""
         self.analyzer = analyzer
         self.analysis_note = "" if analyzer is not None else "analysis not available"
         self.keep = keep
@@ -49,11 +57,15 @@ class Feed:
         if not in_history:
             self.history.add(frame)
         now_wall = time.time()
+        measured = getattr(self.offsets.get(frame.host), "clock_offset", None)
         with self._lock:
             self._arrived[frame.host] = (time.monotonic(), now_wall)
-            self._skew[frame.host] = frame.time - now_wall
+            # A remote agent's ping/pong offset beats the arrival time, which includes transport.
+            self._skew[frame.host] = measured if measured is not None else frame.time - now_wall
+            spread = max(self._skew.values()) - min(self._skew.values())
         if self.analyzer is None:
             return
+        self.analyzer.skew = spread  # the correlation's lag tolerance follows the skew
         try:
             self.analyzer.feed(frame)
             state = self.analyzer.state()
