@@ -51,6 +51,11 @@ HOST_COUNTERS = {
     "timeouts": ("/proc/net/netstat", "TcpExt:", "TCPTimeouts"),
     "lost_retransmit": ("/proc/net/netstat", "TcpExt:", "TCPLostRetransmit"),
 }
+SYSCTLS = {
+    "rmem_max": "/proc/sys/net/core/rmem_max",
+    "wmem_max": "/proc/sys/net/core/wmem_max",
+}
+"""The caps on SO_RCVBUF/SO_SNDBUF: a socket buffer of 3 x BDP (seed 000) needs them above it."""
 
 FIELDS = (
     Field("state", "", T, "TCP state (ESTAB, ...)"),
@@ -80,6 +85,8 @@ FIELDS = (
     Field("retrans_segs", "/s", R, "host-wide segments retransmitted per second (RetransSegs)"),
     Field("timeouts", "/s", R, "host-wide RTO expiries per second (TCPTimeouts)", warn=1),
     Field("lost_retransmit", "/s", R, "host-wide retransmits lost again (TCPLostRetransmit)"),
+    Field("rmem_max", "B", G, "largest receive buffer a socket may ask for (net.core.rmem_max)"),
+    Field("wmem_max", "B", G, "largest send buffer a socket may ask for (net.core.wmem_max)"),
 )
 
 
@@ -215,7 +222,7 @@ class TcpCollector(Collector):
             self._diag = InetDiag()
         except (OSError, AttributeError) as e:  # AttributeError: no AF_NETLINK (not Linux)
             raise Unavailable(f"no sock_diag netlink here ({e}); needs Linux inet_diag") from None
-        for path, _, _ in HOST_COUNTERS.values():
+        for path in [p for p, _, _ in HOST_COUNTERS.values()] + list(SYSCTLS.values()):
             if path not in self._files:
                 with contextlib.suppress(OSError):
                     self._files[path] = ProcFile(path)
@@ -313,6 +320,9 @@ class TcpCollector(Collector):
             for names, values in zip(lines[::2], lines[1::2], strict=False):
                 if key in names:
                     row[field_name] = int(values[names.index(key)])
+        for field_name, path in SYSCTLS.items():
+            if text := texts.get(path):
+                row[field_name] = int(text[0])
         return row
 
     def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:

@@ -120,3 +120,16 @@ def test_works_without_pyroute2_with_rto_min_unknown(listener, monkeypatch) -> N
         server.close()
     socks = [r for k, r in rows.items() if k != "host"]
     assert len(socks) == 2 and all(r["rto_min"] is None and r["rto"] >= 200 for r in socks)
+
+
+def test_host_row_carries_the_socket_buffer_caps() -> None:
+    """The 3 x BDP advice compares socket buffers with net.core.{r,w}mem_max (seed 000)."""
+    c = TcpCollector({"ports": [46199]})
+    c.open()
+    try:
+        host = c.sample()["host"]
+    finally:
+        c.close()
+    for name in ("rmem_max", "wmem_max"):
+        with open(f"/proc/sys/net/core/{name}") as f:
+            assert host[name] == int(f.read())
