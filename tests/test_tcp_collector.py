@@ -103,7 +103,13 @@ def test_rows_owner_units_and_host_counters(listener) -> None:
     assert row["retransmits"] == 0 and row["state"] == "ESTAB"
     assert 200 <= row["rto"] < 1000 and 0 < row["rtt"] < 100  # ms, not us
     assert row["rto_min"] is None  # loopback route has none
-    assert set(rows["host"]) == {"retrans_segs", "timeouts", "lost_retransmit"}
+    assert set(rows["host"]) == {
+        "retrans_segs",
+        "timeouts",
+        "lost_retransmit",
+        "rmem_max",
+        "wmem_max",
+    }
     assert all(v is not None and v >= 0 for v in rows["host"].values())
 
 
