@@ -94,15 +94,11 @@ def main() -> int:
     alone, both = (
         {k: statistics.mean(r[k] for r in runs[p]) for k in runs[p][0]} for p in (False, True)
     )
+    for name, r in (("lab alone ", alone), ("with probe", both)):
+        print(f"{name}: SYNC Remote Write {r['srw_ms']:.3f} ms, ss rtt {r['dg_ss_rtt_ms']:.4f} ms")
     print(
-        f"lab alone : SYNC Remote Write {alone['srw_ms']:.3f} ms, ss rtt {alone['dg_ss_rtt_ms']} ms"
-    )
-    print(
-        f"with probe: SYNC Remote Write {both['srw_ms']:.3f} ms, ss rtt {both['dg_ss_rtt_ms']} ms"
-    )
-    print(
-        f"probe     : TCP_INFO rtt {both['probe_rtt_ms']} ms, ss rtt {both['probe_ss_rtt_ms']} ms,"
-        f" fastsync latency {both['probe_fastsync_ms']:.3f} ms"
+        f"probe     : TCP_INFO rtt {both['probe_rtt_ms']:.4f} ms, ss rtt "
+        f"{both['probe_ss_rtt_ms']:.4f} ms, fastsync latency {both['probe_fastsync_ms']:.3f} ms"
     )
     ratios = {
         "workload SRW with/without probe": both["srw_ms"] / alone["srw_ms"],
