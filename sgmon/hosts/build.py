@@ -99,7 +99,7 @@ def sources_from_config(
         if h.ssh:
             from sgmon.hosts.remote import RemoteSource
 
-            sources.append(RemoteSource(h))
+            sources.append(RemoteSource(h, interval=interval))  # both hosts tick alike
         else:
             sources.append(
                 LocalSource(
