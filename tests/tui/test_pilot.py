@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.widgets import Static
-from tuikit import TICKS, feed, make_app
+from tuikit import TICKS, drawn, feed, make_app, until
 
 from sgmon.tui.app import SgmonApp
 from sgmon.tui.pane import HostPane
@@ -29,12 +29,12 @@ async def test_pause_holds_the_view_while_frames_keep_coming() -> None:
     app, pair = make_app()
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, 30)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: drawn(app))
         newest = app.cursor_time
         await pilot.press("p")
         assert app.paused and "PAUSED" in header(app)
         feed(app, pair, 5)
-        await pilot.pause(0.2)
+        await pilot.pause(0.3)  # time enough for a wrong redraw to happen
         assert app.cursor_time == newest
         assert pane_times(app) == [{newest}, {newest}]
         await pilot.press("space")
@@ -47,7 +47,7 @@ async def test_cursor_moves_both_panes_through_history() -> None:
     app, pair = make_app()
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, 50)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: drawn(app))
         axis = app.axis()
         await pilot.press("left", "left", "left_square_bracket")
         assert app.cursor == axis[-4]
@@ -67,7 +67,7 @@ async def test_findings_at_the_cursor_and_their_series_marked_in_the_panes() -> 
     app, pair = make_app()
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, TICKS)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: drawn(app))
         panel = app.query_one(FindingsPanel)
         await pilot.press("f")
         assert app.focused is panel and app.finding is not None
@@ -86,7 +86,7 @@ async def test_theme_key_cycles_and_recolours_the_panels() -> None:
     app, pair = make_app()
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, 10)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: drawn(app))
         seen = [app.theme]
         for _ in range(3):
             await pilot.press("t")
@@ -101,7 +101,7 @@ async def test_filter_limits_devices_and_escape_clears_it() -> None:
     app, pair = make_app()
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, 10)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: drawn(app))
         disks = app.query(DisksPanel).first()
 
         def listed() -> list[str]:
@@ -121,7 +121,7 @@ async def test_layouts_by_terminal_size() -> None:
     app, pair = make_app()
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, 10)
-        await pilot.pause(0.1)
+        await until(pilot, lambda: drawn(app))
         panes = list(app.query(HostPane))
         assert panes[0].region.y == panes[1].region.y  # side by side
         await pilot.resize_terminal(120, 40)
@@ -144,7 +144,7 @@ async def test_zoom_help_and_export(tmp_path, monkeypatch) -> None:
     app, pair = make_app()
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, 10)
-        await pilot.pause(0.1)
+        await until(pilot, lambda: drawn(app))
         await pilot.press("tab", "z")
         assert app.screen.maximized is app.focused
         await pilot.press("z")
@@ -164,7 +164,7 @@ async def test_a_quiet_host_shows_stale_with_its_last_frame_time() -> None:
     app.timeline.stale_after = lambda: 0.3  # seconds without a frame before a host is stale
     async with app.run_test(size=(160, 48)) as pilot:
         feed(app, pair, 10)
-        await pilot.pause(0.1)
+        await until(pilot, lambda: drawn(app))
         last = app.monitor.history.latest("standby").time
         for _ in range(8):  # the primary goes on, the standby has gone quiet
             primary, _ = pair.step()

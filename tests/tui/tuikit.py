@@ -6,6 +6,11 @@ ingest path (history, analysis, redraw), so every run draws the same screen.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+
 from sgmon.sim import SimPair
 from sgmon.tui.app import SgmonApp
 
@@ -25,3 +30,27 @@ def feed(app: SgmonApp, pair: SimPair, ticks: int) -> None:
 def make_app(scenario: str = "rto-stall") -> tuple[SgmonApp, SimPair]:
     """An app with no sources (the test feeds the frames) and no self-measurement."""
     return SgmonApp([], measure_self=False), SimPair(scenario, seed=1, start=START, onset=ONSET)
+
+
+async def until(pilot: Pilot, cond: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the app run until ``cond()`` holds: a loaded machine redraws later than a quiet one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        await pilot.pause(0.05)
+        if cond():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached within {timeout:g}s: {cond}")
+
+
+def drawn(app: SgmonApp) -> bool:
+    """Every panel of both panes shows the instant under the cursor (live: the newest)."""
+    from sgmon.tui.pane import HostPane
+    from sgmon.tui.panels.base import Panel
+
+    want = app.cursor_time
+    panes = list(app.query(HostPane))
+    return bool(panes) and all(
+        {p.view.frame.time for p in pane.query(Panel) if p.view and p.view.frame} == {want}
+        for pane in panes
+    )
