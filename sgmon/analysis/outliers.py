@@ -25,6 +25,10 @@ PRUNE_EVERY = 100  # ticks between sweeps for series that stopped reporting
 Z = 5.0
 FLOOR = {"ms": 2.0, "%": 10.0, "s": 1.0}  # smallest departure worth a flag, per unit
 RATIO = {"ms": 3.0}  # and how many times the median it must reach (default 2)
+BIG = 8.0
+"""A commit-path departure this many times its baseline warns at once (seed 001: a 200 ms RTO
+stall against a 2 ms baseline); a smaller one must hold two ticks, so one I/O hiccup on a
+healthy pair stays info."""
 
 COMMIT_EVENTS = ("log file sync", "SYNC Remote Write", "Redo Transport MISC", "LNS wait on SENDREQ")
 COMMIT_PATH: frozenset[tuple[str, str, str]] = frozenset(
@@ -64,6 +68,7 @@ class _Latch:
         "reason",
         "series",
         "severity",
+        "streak",
         "tick",
         "value",
     )
@@ -80,6 +85,7 @@ class _Latch:
         self.baseline: float | None = None
         self.tick = 0
         self.pending = 0
+        self.streak = 0
 
     def judge(self, opened: dict[SeriesKey, _Latch], sev: str | None, why: str) -> None:
         """Open or raise at once; lower or close only after ``OFF_TICKS`` quieter ticks."""
@@ -195,8 +201,12 @@ class OutlierTracker:
                             )
                             and ser.departs(v, floor, ratio, Z, up)
                         ):  # the cheap bars first: most values fail them
+                            latch.streak += 1
+                            held = latch.streak >= 2 or (up and v >= BIG * base)
                             bsev = (
-                                "warn" if commit and (coll, inst, name) in COMMIT_PATH else "info"
+                                "warn"
+                                if held and commit and (coll, inst, name) in COMMIT_PATH
+                                else "info"
                             )
                             if sev is None or RANK[bsev] > RANK[sev]:
                                 sev = bsev
@@ -204,6 +214,8 @@ class OutlierTracker:
                                     f"{name} {_show(v, unit)} vs baseline {_show(base, unit)}: "
                                     "sudden departure"
                                 )
+                        else:
+                            latch.streak = 0
                         ser.push(tick, v)
                     latch.value, latch.tick = v, tick
                     if sev is not None or latch.severity is not None:
