@@ -16,6 +16,7 @@ from textual.events import Resize
 from textual.strip import Strip
 from textual.widget import Widget
 
+from sgmon.tui.draw import grid, spark_row
 from sgmon.tui.view import PaneView
 
 Render = Callable[[PaneView, int], RenderableType]
@@ -124,3 +125,45 @@ class Panel(Widget, can_focus=True):
         """Wider or narrower (zoom, terminal resize): draw again at the new width."""
         if event.size.width != self._drawn[1] and self.in_sight():
             self.draw()
+
+
+def table_with_spark(
+    view: PaneView,
+    head: Text,
+    collector: str,
+    names: list[str],
+    leads: list[Text],
+    columns: tuple[tuple[str, str], ...],
+    spark: tuple[str, str],
+    width: int,
+) -> RenderableType:
+    """A panel's table (one row per instance, ``leads`` in the first column) and, under it, the
+    first instance's ``spark`` field (name, label) on the shared time axis."""
+    p = view.palette
+    rows = [
+        [lead, *(view.cell(collector, n, f) for f, _ in columns)]
+        for lead, n in zip(leads, names, strict=True)
+    ]
+    parts: list[RenderableType] = [
+        head,
+        *grid(p, [columns_head(collector), *(lab for _, lab in columns)], rows),
+    ]
+    if names:
+        field, label = spark
+        parts.append(
+            spark_row(
+                p,
+                label,
+                view.series(collector, names[0], field),
+                width,
+                view.judge(collector, field),
+                highlighted=(collector, names[0], field) in view.highlight,
+                log=True,
+            )
+        )
+    return Group(*parts)
+
+
+def columns_head(collector: str) -> str:
+    """The first column's heading."""
+    return {"disk": "device", "oracle_waits": "event"}.get(collector, "instance")

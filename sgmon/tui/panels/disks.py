@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.tui.draw import grid, spark_row, title
-from sgmon.tui.panels.base import Panel
+from sgmon.tui.draw import title
+from sgmon.tui.panels.base import Panel, table_with_spark
 from sgmon.tui.view import PaneView
 
 COLUMNS = (
@@ -55,29 +55,9 @@ def render_disks(view: PaneView, width: int, limit: int | None = TOP) -> Rendera
     problem = view.collector_problem("disk")
     if problem is not None:
         return Group(head, problem)
-    rows_out = [
-        [Text(("*" if d in view.pinned else " ") + d[:12])]
-        + [view.cell("disk", d, f) for f, _ in COLUMNS]
-        for d in devs
-    ]
-    parts: list[RenderableType] = [
-        head,
-        *grid(p, ["device", *(lab for _, lab in COLUMNS)], rows_out),
-    ]
-    if devs:
-        d = devs[0]
-        parts.append(
-            spark_row(
-                p,
-                f"{d[:4]} w_aw",
-                view.series("disk", d, "w_await"),
-                width,
-                view.judge("disk", "w_await"),
-                highlighted=("disk", d, "w_await") in view.highlight,
-                log=True,
-            )
-        )
-    return Group(*parts)
+    leads = [Text(("*" if d in view.pinned else " ") + d[:12]) for d in devs]
+    spark = ("w_await", f"{devs[0][:4]} w_aw" if devs else "")
+    return table_with_spark(view, head, "disk", devs, leads, COLUMNS, spark, width)
 
 
 class DisksPanel(Panel):

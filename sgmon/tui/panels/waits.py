@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.tui.draw import grid, spark_row, title
-from sgmon.tui.panels.base import Panel
+from sgmon.tui.draw import title
+from sgmon.tui.panels.base import Panel, table_with_spark
 from sgmon.tui.view import PaneView
 
 COMMIT_PATH = (
@@ -50,27 +50,9 @@ def render_waits(view: PaneView, width: int) -> RenderableType:
         return Group(head, problem)
     names = events(view)
     shown = names if width > 110 else names[:TOP]
-    rows_out = [
-        [Text(e[:23]), *(view.cell("oracle_waits", e, f) for f, _ in COLUMNS)] for e in shown
-    ]
-    parts: list[RenderableType] = [
-        head,
-        *grid(p, ["event", *(lab for _, lab in COLUMNS)], rows_out),
-    ]
-    if names:
-        e = names[0]
-        parts.append(
-            spark_row(
-                p,
-                f"{SHORT.get(e, e[:5])} p99",
-                view.series("oracle_waits", e, "p99"),
-                width,
-                view.judge("oracle_waits", "p99"),
-                highlighted=("oracle_waits", e, "p99") in view.highlight,
-                log=True,
-            )
-        )
-    return Group(*parts)
+    leads = [Text(e[:23]) for e in shown]
+    spark = ("p99", f"{SHORT.get(names[0], names[0][:5])} p99" if names else "")
+    return table_with_spark(view, head, "oracle_waits", shown, leads, COLUMNS, spark, width)
 
 
 class WaitsPanel(Panel):
