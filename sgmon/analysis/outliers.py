@@ -25,6 +25,9 @@ PRUNE_EVERY = 100  # ticks between sweeps for series that stopped reporting
 Z = 5.0
 FLOOR = {"ms": 2.0, "%": 10.0, "s": 1.0}  # smallest departure worth a flag, per unit
 RATIO = {"ms": 3.0}  # and how many times the median it must reach (default 2)
+MIN_TAIL = 3
+"""Waits a bucket percentile's departure must rest on: with 100 waits an interval, one slow wait
+makes the p99, and one slow wait is noise, not a degraded commit path."""
 BIG = 8.0
 """A commit-path departure this many times its baseline warns at once (seed 001: a 200 ms RTO
 stall against a 2 ms baseline); a smaller one must hold two ticks, so one I/O hiccup on a
@@ -202,7 +205,9 @@ class OutlierTracker:
                             and ser.departs(v, floor, ratio, Z, up)
                         ):  # the cheap bars first: most values fail them
                             latch.streak += 1
-                            held = latch.streak >= 2 or (up and v >= BIG * base)
+                            held = (latch.streak >= 2 or (up and v >= BIG * base)) and (
+                                coll != "oracle_waits" or _tail(row.get("hist"), v) >= MIN_TAIL
+                            )
                             bsev = (
                                 "warn"
                                 if held and commit and (coll, inst, name) in COMMIT_PATH
@@ -252,3 +257,10 @@ def _text_grade(collector: str, name: str, value: str) -> tuple[str | None, str]
     if name == "gap_status" and v not in ("", "NO GAP"):
         return "warn", f"destination gap status {value}"
     return None, ""
+
+
+def _tail(hist: object, value: float) -> float:
+    """Waits this interval in the buckets at or above ``value`` (inf when no histogram)."""
+    if not isinstance(hist, list):
+        return float("inf")
+    return sum(c or 0 for b, c in hist if b is None or b >= value * 0.999)
