@@ -8,8 +8,9 @@ calls ``derive(prev, cur, dt)`` to produce the frame's values; the default ``der
 generic conversions by field kind (rate, delta, histogram) with wrap and reset handling, and a
 collector whose fields combine several counters (iostat's await, %util) overrides it.
 
-``sample()`` runs on the collector's own long-lived thread, so it may block (a database call);
-the engine bounds it by ``timeout`` and marks it stale instead of waiting.
+``sample()`` runs off the engine's thread (a worker shared with the other collectors, or one of
+its own with ``solo = True``), so it may block; the engine bounds it by ``timeout`` and marks it
+stale instead of waiting.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ class Collector:
     """Whether the collector runs when the config does not mention it."""
     timeout: ClassVar[float] = 0.5
     """Seconds one sample() may take before the tick goes on without it (capped by interval)."""
+    solo: ClassVar[bool] = False
+    """Run on a thread of its own: the driver is bound to the thread that opened it (pyroute2's
+    per-thread asyncio loop, a database session), or a call may block for long."""
     wrap_bits: ClassVar[Mapping[str, int]] = {}
     """Counter fields that wrap at 2**bits (e.g. 32-bit diskstats ms fields)."""
 

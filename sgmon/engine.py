@@ -1,11 +1,15 @@
 """The sampling engine: wall-clock aligned ticks, time-bounded collectors, one frame per tick.
 
-Each collector lives on its own long-lived thread (pyroute2 keeps a per-thread asyncio loop, a
-database connection belongs to one thread, and a hung read must never hold up the others).  At each
-tick the engine wakes every idle collector, waits until the tick's deadline, and builds the frame
-from those that answered; a collector still busy is reported ``stale`` and is not woken again until
-it returns.  The previous raw sample of each collector is kept with its monotonic time, so rates
-are computed over the real elapsed time between two successful samples, whatever was skipped.
+Collectors run off the engine's thread, so a hung read never holds up the tick: the /proc and
+netlink collectors share one worker thread, run one after the other (a thread wake per collector
+and tick cost more than most of them take to read); a collector whose driver is bound to a
+thread (``solo = True``: pyroute2's per-thread asyncio loop, a database session) has its own.  At
+each tick the engine hands every idle collector to its worker, waits until the tick's deadline,
+and builds the frame from those that answered.  A collector still busy is reported ``stale`` and
+not asked again until it returns; if it holds the shared worker, that worker is retired (it ends
+when the hung read returns) and a fresh one takes the others from the next tick on.  The previous
+raw sample of each collector is kept with its monotonic time, so rates are computed over the real
+elapsed time between two successful samples, whatever was skipped.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ class _Sample:
 
 
 class _Runner:
-    """One collector on its own thread, sampled on request."""
+    """One collector's state across ticks: busy, opened, its last result."""
 
     def __init__(self, collector: Collector) -> None:
         self.collector = collector
@@ -57,61 +61,98 @@ class _Runner:
         self.opened = False
         self.result: _Sample | None = None
         self.busy_since = 0.0
-        self._go = threading.Event()
-        self._done = threading.Event()
-        self._closing = False
-        self._thread = threading.Thread(
-            target=self._loop, name=f"sgmon-{collector.name}", daemon=True
-        )
-        self._thread.start()
+        self.done = threading.Event()
 
-    def request(self) -> bool:
-        """Ask for one sample; False when the previous one has not returned yet."""
+    def claim(self) -> bool:
+        """Mark the collector as asked for one sample; False while the last one is running."""
         if self.busy or self.unavailable:
             return False
         self.busy = True
         self.busy_since = time.monotonic()
         self.result = None
-        self._done.clear()
-        self._go.set()
+        self.done.clear()
         return True
 
-    def wait(self, timeout: float) -> bool:
-        """Wait for the requested sample."""
-        return self._done.wait(max(0.0, timeout))
+    def run_once(self) -> None:
+        """Open if needed, sample, keep the result; never raises."""
+        t0 = time.perf_counter()
+        raw: Rows | None = None
+        err: str | None = None
+        unavailable = False
+        try:
+            if not self.opened:
+                self.collector.open()
+                self.opened = True
+            raw = self.collector.sample()
+        except Unavailable as e:
+            err, unavailable = str(e), True
+        except Exception as e:  # a failing source never stops the engine
+            err = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        self.result = _Sample(
+            raw, time.monotonic(), (time.perf_counter() - t0) * 1000, err, unavailable
+        )
+        if unavailable:
+            self.unavailable = err
+        self.busy = False
+        self.done.set()
+
+    def close(self) -> None:
+        """Close the collector if it was opened (on its worker's thread)."""
+        if self.opened:
+            self.opened = False
+            with contextlib.suppress(Exception):  # closing is best effort
+                self.collector.close()
+
+
+class _Worker:
+    """A thread that runs batches of collectors in order and, at the end, closes them."""
+
+    def __init__(self, name: str) -> None:
+        self.current: _Runner | None = None
+        self.retired = False
+        self._batch: list[_Runner] = []
+        self._go = threading.Event()
+        self._closing: list[_Runner] | None = None
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, batch: list[_Runner]) -> None:
+        """Run these claimed collectors, in order."""
+        self._batch = batch
+        self._go.set()
+
+    def retire(self) -> list[_Runner]:
+        """Stop after the running collector; return the claimed ones it never started."""
+        self.retired = True
+        left = [r for r in self._batch if r is not self.current and r.busy and r.result is None]
+        self._batch = []
+        self._go.set()
+        return left
 
     def _loop(self) -> None:
         while True:
             self._go.wait()
             self._go.clear()
-            if self._closing:
-                break
-            t0 = time.perf_counter()
-            raw: Rows | None = None
-            err: str | None = None
-            unavailable = False
-            try:
-                if not self.opened:
-                    self.collector.open()
-                    self.opened = True
-                raw = self.collector.sample()
-            except Unavailable as e:
-                err, unavailable = str(e), True
-            except Exception as e:  # a failing source never stops the engine
-                err = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            mono = time.monotonic()
-            self.result = _Sample(raw, mono, (time.perf_counter() - t0) * 1000, err, unavailable)
-            if unavailable:
-                self.unavailable = err
-            self.busy = False
-            self._done.set()
-        if self.opened:
-            with contextlib.suppress(Exception):  # closing is best effort
-                self.collector.close()
+            for r in list(self._batch):
+                if self.retired or self._closing is not None:
+                    break
+                self.current = r
+                r.run_once()
+                self.current = None
+            if self._closing is not None:
+                for r in self._closing:
+                    r.close()
+                return
+            if self.retired:
+                return
 
-    def close(self, join: float = 1.0) -> None:
-        """Stop the thread after its current sample, closing the collector."""
-        self._closing = True
+    def alive(self) -> bool:
+        """Whether the thread still runs (a retired one ends when its hung read returns)."""
+        return self._thread.is_alive()
+
+    def close(self, runners: list[_Runner], join: float = 1.0) -> None:
+        """Close the runners' collectors on this thread, then end it."""
+        self._closing = runners
         self._go.set()
         self._thread.join(join)
 
@@ -130,6 +171,11 @@ class Engine:
         self.host = host
         self.role = role
         self._runners = [_Runner(c) for c in collectors]
+        self._solo = {
+            id(r): _Worker(f"sgmon-{r.collector.name}") for r in self._runners if r.collector.solo
+        }
+        self._shared = _Worker("sgmon-collect")
+        self._retired: list[_Worker] = []
         self._prev: dict[str, tuple[Rows, float]] = {}
         self._seq = 0
 
@@ -150,7 +196,15 @@ class Engine:
         """Sample every collector once, bounded by the interval, and return the frame."""
         tick_time = time.time() if tick_time is None else tick_time
         start = time.monotonic()
-        requested = {r.collector.name: r.request() for r in self._runners}
+        requested = {r.collector.name: r.claim() for r in self._runners}
+        shared = [
+            r for r in self._runners if requested[r.collector.name] and id(r) not in self._solo
+        ]
+        for r in self._runners:
+            if requested[r.collector.name] and id(r) in self._solo:
+                self._solo[id(r)].submit([r])
+        if shared:
+            self._shared.submit(shared)
         results: dict[str, CollectorResult] = {}
         events: list[Event] = []
         for r in self._runners:
@@ -159,14 +213,17 @@ class Engine:
                 results[c.name] = CollectorResult(Status.UNAVAILABLE, error=r.unavailable)
                 continue
             bound = min(c.timeout, self.interval * 0.9)
-            if not requested[c.name] or not r.wait(start + bound - time.monotonic()):
+            answered = requested[c.name] and r.done.wait(max(0.0, start + bound - time.monotonic()))
+            if not answered:
+                if requested[c.name] and id(r) not in self._solo:
+                    self._unstick()
                 busy = time.monotonic() - r.busy_since
                 results[c.name] = CollectorResult(
                     Status.STALE, duration_ms=busy * 1000, error=f"no answer for {busy:.1f}s"
                 )
                 continue
             s = r.result
-            assert s is not None
+            assert s is not None  # done is set only after the result
             events.extend(c.take_events())
             if s.unavailable:
                 results[c.name] = CollectorResult(Status.UNAVAILABLE, error=s.error)
@@ -186,6 +243,18 @@ class Engine:
             collectors=results,
             events=tuple(events),
         )
+
+    def _unstick(self) -> None:
+        """A collector overran its bound: if one holds the shared worker, retire that worker (it
+        ends when the read returns) and hand the collectors queued behind it to a fresh one at
+        once, so a hung read never costs the others their tick."""
+        w = self._shared
+        if w.current is not None:
+            left = w.retire()
+            self._retired = [x for x in self._retired if x.alive()] + [w]
+            self._shared = _Worker("sgmon-collect")
+            if left:
+                self._shared.submit(left)
 
     def _derive(self, c: Collector, s: _Sample) -> CollectorResult:
         assert s.raw is not None
@@ -232,6 +301,10 @@ class Engine:
                 break
 
     def close(self) -> None:
-        """Stop every collector thread and close the collectors."""
+        """Close the collectors, each on the thread that opened it, and end the workers."""
         for r in self._runners:
-            r.close()
+            if id(r) in self._solo:
+                self._solo[id(r)].close([r])
+        self._shared.close([r for r in self._runners if id(r) not in self._solo])
+        for w in self._retired:
+            w.close([])

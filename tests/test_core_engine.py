@@ -217,3 +217,23 @@ def test_real_os_collectors_make_a_frame_that_round_trips(engines) -> None:
     for name, res in frame.collectors.items():
         for row in res.rows.values():
             assert set(row) <= declared[name], (name, set(row) - declared[name])
+
+
+def test_a_hung_collector_on_the_shared_worker_costs_the_others_nothing(engines) -> None:
+    """Collectors share one worker thread; one that hangs is left behind on it and the ones
+    queued after it still answer in the same tick and every tick after, until it returns."""
+
+    class Second(Counter):
+        name = "second"
+
+    first, hung, second = Counter(), Blocking(), Second()
+    e = engines(first, hung, second)
+    for _ in range(3):
+        frame = e.tick()
+        assert frame.collectors["blocking"].status is Status.STALE
+        assert frame.collectors["counter"].status is Status.OK
+        assert frame.collectors["second"].status is Status.OK
+    hung.release.set()
+    deadline = time.monotonic() + 5
+    while e.tick().collectors["blocking"].status is not Status.OK:
+        assert time.monotonic() < deadline, "the released collector never came back"

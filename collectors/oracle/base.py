@@ -19,6 +19,7 @@ class OracleCollector(Collector):
 
     default_enabled: ClassVar[bool] = False  # only where a [host.db] is configured
     timeout: ClassVar[float] = 2.5  # above the default call timeout, so the driver speaks first
+    solo: ClassVar[bool] = True  # a database round trip may take seconds: not on the shared worker
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
