@@ -27,6 +27,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from readme import append_section
+
 from sgmon.analysis import Analyzer
 from sgmon.model import CollectorResult, Frame
 from sgmon.sim import SimPair
@@ -121,21 +123,8 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_append:
-        _append(Path(__file__).with_name("README.md"), text)
+        append_section(HEADING, text)
     return 0
-
-
-def _append(readme: Path, block: str) -> None:
-    """Add the block at the end of this bench's section (created if missing)."""
-    old = readme.read_text() if readme.exists() else "# Benchmarks\n"
-    if HEADING not in old:
-        readme.write_text(old.rstrip("\n") + f"\n\n{HEADING}\n\n{block}\n")
-        return
-    head, _, rest = old.partition(HEADING)
-    nxt = rest.find("\n## ")
-    section, tail = (rest, "") if nxt < 0 else (rest[: nxt + 1], rest[nxt + 1 :])
-    sep = "\n" if tail else ""
-    readme.write_text(f"{head}{HEADING}{section.rstrip(chr(10))}\n\n{block}\n{sep}{tail}")
 
 
 if __name__ == "__main__":

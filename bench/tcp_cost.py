@@ -19,13 +19,13 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
+
+from readme import append_section
 
 DG_PORT = 1521
 OTHER_PORT = 15210  # + holder number; below the ephemeral range, in our own namespace
 DG_CONNECTIONS = 25  # 25 connections, both ends local: 50 DG sockets
 STAGES = (2000, 20000)  # unrelated established sockets
-README = Path(__file__).with_name("README.md")
 HEADING = "## TCP collector cost (issue 2)"
 
 
@@ -177,7 +177,7 @@ def inner(samples: int) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=40, help="timed calls per method (default 40)")
-    ap.add_argument("--append-readme", action="store_true", help=f"append to {README}")
+    ap.add_argument("--append-readme", action="store_true", help="append to bench/README.md")
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.inner:
@@ -224,8 +224,7 @@ def main() -> int:
     text = "\n".join(table).rstrip() + "\n"
     print(text)
     if args.append_readme:
-        with README.open("a") as f:
-            f.write(f"\n{HEADING}\n\n{text}")
+        append_section(HEADING, text)
     return 0
 
 

@@ -1,0 +1,21 @@
+"""Where the bench scripts write their results: a section each in bench/README.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+README = Path(__file__).with_name("README.md")
+
+
+def append_section(heading: str, block: str, readme: Path = README) -> None:
+    """Add ``block`` at the end of the ``heading`` section (created at the end if missing), so
+    each bench keeps its dated runs together whatever order the benches ran in."""
+    old = readme.read_text() if readme.exists() else "# Benchmarks\n"
+    if heading not in old:
+        readme.write_text(old.rstrip("\n") + f"\n\n{heading}\n\n{block}\n")
+        return
+    head, _, rest = old.partition(heading)
+    nxt = rest.find("\n## ")
+    section, tail = (rest, "") if nxt < 0 else (rest[: nxt + 1], rest[nxt + 1 :])
+    sep = "\n" if tail else ""
+    readme.write_text(f"{head}{heading}{section.rstrip(chr(10))}\n\n{block}\n{sep}{tail}")
