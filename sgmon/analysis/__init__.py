@@ -255,4 +255,6 @@ def _smooth(budgets: deque[Budget]) -> Budget:
         mean("standby_io_ms"),
         mean("network_ms"),
         mean("overhead_ms"),
+        mean("queue_ms"),
+        last.queue_on,
     )

@@ -126,8 +126,50 @@ def commit_budget(primary: Frame, standby: Frame | None) -> Budget | None:
         sio = _standby_share(primary, standby, remote)
         net = None if sio is None else remote - sio
     writes = [w for w in (local, remote) if w is not None]
-    overhead = max(0.0, lfs - max(writes)) if writes else None
-    return Budget(primary.host, primary.time, lfs, local, remote, sio, net, overhead)
+    if not writes:
+        return Budget(primary.host, primary.time, lfs, local, remote, sio, net, None)
+    excess = max(0.0, lfs - max(writes))
+    queue, on = _queue(primary, standby, excess)
+    return Budget(
+        primary.host, primary.time, lfs, local, remote, sio, net, excess - (queue or 0.0), queue, on
+    )
+
+
+def residual_life(hist: object) -> float | None:
+    """E[D^2] / 2E[D] of one interval's write histogram (ms): how long a commit that arrives
+    during a write waits for that write to end.  A bucket counts at 3/4 of its upper bound (the
+    middle of a power-of-two bucket); the open last bucket at twice the previous bound."""
+    if not isinstance(hist, list):
+        return None
+    s1 = s2 = 0.0
+    prev = 0.0
+    for bound, count in hist:
+        d = 0.75 * float(bound) if bound is not None else 2.0 * prev
+        prev = float(bound) if bound is not None else prev
+        s1 += (count or 0) * d
+        s2 += (count or 0) * d * d
+    return s2 / (2 * s1) if s1 > 0 else None
+
+
+def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float | None, str]:
+    """The commits' wait behind writes in flight, and what it queues behind (see Budget)."""
+    waits = primary.rows("oracle_waits")
+    res = {
+        part: residual_life(waits.get(event, {}).get("hist"))
+        for part, event in (("remote", REMOTE[0]), ("local", LOCAL))
+    }
+    res = {k: v for k, v in res.items() if v is not None}
+    if not res:
+        return None, ""
+    part = max(res, key=lambda k: res[k])
+    if part == "remote":
+        sw = standby.rows("oracle_waits") if standby is not None else {}
+        stby = max(
+            (r for e in STANDBY_IO if (r := residual_life(sw.get(e, {}).get("hist"))) is not None),
+            default=0.0,
+        )
+        part = "standby" if stby >= 0.5 * res["remote"] else "network"
+    return min(excess, max(res.values())), part
 
 
 def describe(b: Budget) -> str:
@@ -138,8 +180,9 @@ def describe(b: Budget) -> str:
         s = b.share(v)
         return f"{name} {fmt_num(v)} ms" + (f" ({s:.0%})" if s is not None else "")
 
+    queued = f", {part(f'queued behind {b.queue_on}', b.queue_ms)}" if b.queue_ms else ""
     return (
         f"log file sync {fmt_num(b.lfs_ms)} ms = {part('local write', b.local_write_ms)}, "
         f"{part('remote write', b.remote_write_ms)} [{part('standby I/O', b.standby_io_ms)}, "
-        f"{part('network', b.network_ms)}], {part('LGWR overhead', b.overhead_ms)}"
+        f"{part('network', b.network_ms)}]{queued}, {part('LGWR overhead', b.overhead_ms)}"
     )

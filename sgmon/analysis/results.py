@@ -83,9 +83,15 @@ class Budget:
     """Where one interval's average commit time went (ms), as MAA Tables 7 to 9 reason.
 
     The local and remote writes run in parallel (MAA steps 5 to 8), so the write phase is
-    ``max(local, remote)`` and ``overhead_ms = lfs_ms - max(local, remote)`` is LGWR's CPU wait,
-    posting and the foregrounds' own CPU wait.  ``standby_io_ms + network_ms = remote_write_ms``.
-    Any part that cannot be known this interval is None.
+    ``max(local, remote)``.  Averages alone (the MAA tables) call everything past that LGWR
+    overhead; but a commit that arrives while a write is in flight first waits out the rest of
+    that write, and one 200 ms stall among hundreds of 1 ms writes makes hundreds of commits wait
+    on it while barely moving the write's average.  ``queue_ms`` is that wait, predicted from the
+    slower write's histogram (the residual life E[D^2] / 2E[D]), capped at what is left of log
+    file sync; ``queue_on`` names the part it queues behind ("network", "standby" or "local").
+    ``overhead_ms = lfs_ms - max(local, remote) - queue_ms`` is LGWR's CPU wait, posting and the
+    foregrounds' own CPU wait.  ``standby_io_ms + network_ms = remote_write_ms``.  Any part that
+    cannot be known this interval is None.
     """
 
     host: str
@@ -96,6 +102,8 @@ class Budget:
     standby_io_ms: float | None
     network_ms: float | None
     overhead_ms: float | None
+    queue_ms: float | None = None
+    queue_on: str = ""
 
     def share(self, part: float | None) -> float | None:
         """A part as a fraction of log file sync."""

@@ -1,8 +1,9 @@
 """Where a commit's time goes: the analysis' budget of log file sync as one stacked bar.
 
 Local log write and the remote (SYNC) write run in parallel; the commit waits for the slower, so
-the bar is that critical leg (split into network and standby I/O when it is the remote one) plus
-the overhead; the local write is marked on the same scale.
+the bar is that critical leg (split into network and standby I/O when it is the remote one), the
+commits' wait behind a write already in flight (coloured as the part it queues behind), and the
+overhead; the local write is marked on the same scale.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def legs(budget: object) -> list[tuple[str, str, float]]:
             segs.append(("remote other", "standby", other))
     else:
         segs = [("local write", "local", local)]
+    on = str(getattr(budget, "queue_on", "") or "")
+    if on:
+        segs.append((f"queued {'standby io' if on == 'standby' else on}", on, ms("queue_ms")))
     segs.append(("overhead", "overhead", ms("overhead_ms")))
     return [s for s in segs if s[2] > 0]
 
