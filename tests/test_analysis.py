@@ -158,6 +158,52 @@ def test_budget_splits_as_maa_table_8() -> None:
     assert b.overhead_ms == pytest.approx(4.60 - max(0.62, 3.45))  # the writes overlap
 
 
+def _hist(*buckets: tuple[float | None, int]) -> list[list]:
+    return [[b, c] for b, c in buckets]
+
+
+def test_budget_puts_the_wait_behind_a_stalled_write_on_that_write() -> None:
+    """Seed 001's signature: one remote write stalls for an RTO (200-256 ms bucket) among 449
+    fast ones; commits queue behind it, so log file sync averages 43 ms while the write's own
+    average is 1.7 ms.  The residual life of the remote write (E[D^2]/2E[D] from its buckets:
+    (449 x 1.5^2 + 196.6^2) / 2(449 x 1.5 + 196.6) = 22 ms) is queueing behind the network,
+    not LGWR overhead."""
+    srw = _hist((1.024, 0), (2.048, 449), (4.096, 0), (262.144, 1))
+    p = frame(
+        "p",
+        0,
+        oracle_waits=waits(
+            log_file_sync={"avg": 43.0},
+            log_file_parallel_write={"avg": 0.46, "hist": _hist((0.512, 300), (1.024, 150))},
+            SYNC_Remote_Write={"avg": 1.7, "waits": 450.0, "hist": srw},
+        ),
+    )
+    s = frame("s", 0, oracle_waits={"RFS write": {"avg": 0.4, "hist": _hist((0.512, 450))}})
+    b = commit_budget(p, s)
+    assert b is not None and b.queue_on == "network"
+    expect = (449 * 1.536**2 + 196.608**2) / (2 * (449 * 1.536 + 196.608))
+    assert b.queue_ms == pytest.approx(expect)
+    assert b.overhead_ms == pytest.approx(43.0 - 1.7 - expect)
+    assert b.overhead_ms < b.queue_ms
+
+
+def test_budget_keeps_cpu_starvation_as_overhead() -> None:
+    """Fast writes cannot explain a 15 ms log file sync: what is left is LGWR waiting for CPU."""
+    fast = _hist((0.512, 200), (1.024, 250))
+    p = frame(
+        "p",
+        0,
+        oracle_waits=waits(
+            log_file_sync={"avg": 15.0},
+            log_file_parallel_write={"avg": 0.5, "hist": fast},
+            SYNC_Remote_Write={"avg": 0.76, "waits": 450.0, "hist": fast},
+        ),
+    )
+    b = commit_budget(p, None)
+    assert b is not None and b.queue_ms is not None and b.queue_ms < 1.0
+    assert b.share(b.overhead_ms) > 0.9
+
+
 def test_budget_11g_uses_overall_write_latency() -> None:
     """Table 7: overall write latency = redo write time / redo writes, with a SYNC destination."""
     p = frame(
