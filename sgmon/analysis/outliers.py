@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from sgmon.analysis.baseline import Series
 from sgmon.analysis.results import RANK, Outlier, SeriesKey
-from sgmon.analysis.thresholds import Limit, Thresholds, field_meta
+from sgmon.analysis.thresholds import WAIT_WARN_MS, Limit, Thresholds, field_meta
 from sgmon.model import Frame, Kind
 from sgmon.units import fmt_num
 
@@ -206,7 +206,8 @@ class OutlierTracker:
                         ):  # the cheap bars first: most values fail them
                             latch.streak += 1
                             held = (latch.streak >= 2 or (up and v >= BIG * base)) and (
-                                coll != "oracle_waits" or _tail(row.get("hist"), v) >= MIN_TAIL
+                                coll != "oracle_waits"
+                                or (v >= WAIT_WARN_MS and _tail(row.get("hist"), v) >= MIN_TAIL)
                             )
                             bsev = (
                                 "warn"

@@ -14,15 +14,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from sgmon.analysis.thresholds import WAIT_CRIT_MS, WAIT_WARN_MS
 from sgmon.model import Field, Frame, Schema, Status
 from sgmon.status import STATE_FORMAT, runtime_dir
 from sgmon.units import fmt_num
 
 _SEVERITY = ("ok", "warn", "crit")
-WAIT_WARN_MS, WAIT_CRIT_MS = 8.0, 100.0
-"""Commit-path waits: over 8 ms is an outlier (seed 000, Table 5); 100 ms+ is the 128-256 ms
-bucket of seed 001.  The wait fields declare no thresholds (they differ per event), so the
-status line grades these items itself."""
 _TAG = {"primary": "P", "standby": "S"}
 
 
