@@ -127,6 +127,19 @@ def test_config_thresholds_override_per_field_and_instance() -> None:
     assert o.severity == "warn" and "config" in o.reason
 
 
+@pytest.mark.parametrize(("jump", "expect"), [(4.096, "info"), (16.384, "warn")])
+def test_a_commit_wait_departure_warns_only_past_the_commit_bound(jump: float, expect: str) -> None:
+    """A p90 moving from 1 ms to 4 ms for good (many waits in the tail) is worth seeing, but it
+    is not an incident; the same move to 16 ms is (seed 000 Table 5: 8 ms)."""
+    a = Analyzer()
+    key = ("p", "oracle_waits", "SYNC Remote Write", "p90")
+    for t in range(40):
+        v = 1.024 if t < 30 else jump
+        hist = [[1.024, 400], [jump, 100]] if t >= 30 else [[1.024, 500]]
+        a.feed(frame("p", t, oracle_waits=waits(SYNC_Remote_Write={"p90": v, "hist": hist})))
+    assert a.state().outliers[key].severity == expect
+
+
 @pytest.mark.parametrize(
     "bad", [{"disk.aqu_sz": 5}, {"disk.aqu_sz": {"warm": 5}}, {"disk.aqu_sz": {"warn": "x"}}]
 )
