@@ -16,6 +16,7 @@ from typing import Any
 from sgmon import registry
 from sgmon.collector import Collector, Unavailable
 from sgmon.config import Config
+from sgmon.hosts.build import host_options
 from sgmon.model import Field
 
 OPEN_TIMEOUT = 5.0
@@ -61,16 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _options(name: str, config: Config) -> dict[str, Any]:
     """The options the collector would get on this host (the first local host of the config)."""
-    opts: dict[str, Any] = config.collector_options(name)
-    local = next((h for h in config.hosts if not h.ssh), None)
-    if local is not None:
-        opts.setdefault("host", local.name)
-        opts.setdefault("role", local.role)
-        if local.devices:
-            opts.setdefault("pinned", list(local.devices))
-        if local.db is not None:
-            opts["db"] = local.db
-    return opts
+    return host_options(config, name, next((h for h in config.hosts if not h.ssh), None))
 
 
 def check(name: str, target: str, config: Config) -> Check:

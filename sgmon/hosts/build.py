@@ -49,16 +49,22 @@ def make_collectors(config: Config, host: HostConfig | None) -> list[Collector]:
         wanted = cls.default_enabled or name in config.collectors or name.startswith("oracle_")
         if not wanted:
             continue
-        opts: dict[str, Any] = config.collector_options(name)
-        if host is not None:
-            opts.setdefault("host", host.name)
-            opts.setdefault("role", host.role)
-            if host.devices:
-                opts.setdefault("pinned", list(host.devices))
-            if host.db is not None:
-                opts["db"] = host.db
-        out.append(cls(opts))
+        out.append(cls(host_options(config, name, host)))
     return out
+
+
+def host_options(config: Config, name: str, host: HostConfig | None) -> dict[str, Any]:
+    """The options one collector gets on one host: its config table and the DG settings, plus
+    the host's name, role, pinned redo devices and database."""
+    opts: dict[str, Any] = config.collector_options(name)
+    if host is not None:
+        opts.setdefault("host", host.name)
+        opts.setdefault("role", host.role)
+        if host.devices:
+            opts.setdefault("pinned", list(host.devices))
+        if host.db is not None:
+            opts["db"] = host.db
+    return opts
 
 
 def _ask_passwords(dbs: list[DbConfig | None]) -> None:
