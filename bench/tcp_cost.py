@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 from readme import append_section
 
+from sgmon.lab.kernel import hold_loopback
+
 DG_PORT = 1521
 OTHER_PORT = 15210  # + holder number; below the ephemeral range, in our own namespace
 DG_CONNECTIONS = 25  # 25 connections, both ends local: 50 DG sockets
@@ -46,20 +48,6 @@ def measure(fn: Callable[[], object], n: int) -> tuple[float, float]:
     return (_cpu_ms() - c0) / n, (time.perf_counter() - w0) * 1000 / n
 
 
-HOLD = """
-import select, socket, sys
-n, port, ttl = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", port))
-srv.listen(4096)
-held = []
-for _ in range(n):
-    held.append(socket.create_connection(("127.0.0.1", port)))
-    held.append(srv.accept()[0])
-print(len(held), flush=True)
-select.select([sys.stdin], [], [], ttl)
-"""
 PER_HOLDER = 4000  # connections per holder process: 8,000 fds, under a 20,000 RLIMIT_NOFILE
 
 
@@ -74,14 +62,7 @@ class Held:
         while count > 0:
             n = min(count, PER_HOLDER)
             port = OTHER_PORT + len(self.procs)
-            proc = subprocess.Popen(
-                [sys.executable, "-c", HOLD, str(n), str(port), "600"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            self.procs.append(proc)
-            assert proc.stdout is not None and int(proc.stdout.readline()) == 2 * n
+            self.procs.append(hold_loopback(n, port))
             count -= n
 
     def close(self) -> None:

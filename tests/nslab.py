@@ -19,6 +19,7 @@ from sgmon.lab.kernel import (  # noqa: F401  (re-exported for the tests)
     LoopDevice,
     NsPair,
     ThrottledLoop,
+    hold_loopback,
     loop_device,
     ns_pair,
     sh,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from nslab import NsPair, ns_pair, require_root
+from nslab import NsPair, hold_loopback, ns_pair, require_root
 from test_netdev_accuracy import ns_collector
 
 pytestmark = pytest.mark.root
@@ -71,22 +71,6 @@ for line in sys.stdin:
             break
         sent += 1
     print(sent, flush=True)
-"""
-
-HOLD = r"""
-import resource, select, socket, sys
-n, port, ttl = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 2 * n + 64)), hard))
-srv = socket.socket()
-srv.bind(("127.0.0.1", port))
-srv.listen(n)
-held = []
-for _ in range(n):
-    held.append(socket.create_connection(("127.0.0.1", port)))
-    held.append(srv.accept()[0])
-print(len(held), flush=True)
-select.select([sys.stdin], [], [], ttl)
 """
 
 
@@ -249,20 +233,8 @@ def test_kernel_filter_returns_only_dg_sockets_among_2000_unrelated() -> None:
     require_root("ip", "nft", "ss")
     with dg_link(loss_permille=0) as pair:
         clients = [Client(pair) for _ in range(3)]
-        hold = pair.popen(
-            "a",
-            sys.executable,
-            "-c",
-            HOLD,
-            "1000",
-            "46120",
-            SERVER_TTL,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        hold = hold_loopback(1000, 46120, float(SERVER_TTL), ns=pair.a)
         try:
-            assert hold.stdout is not None and int(hold.stdout.readline()) == 2000
             total = len(pair.run("a", "ss", "-tnH", "state", "established").splitlines())
             expected = set(ss_sockets(pair))
             with ns_collector(pair, "a", "tcp", {"ports": [DG_PORT]}) as coll:

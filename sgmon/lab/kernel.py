@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -265,3 +266,42 @@ def throttled_loop(write_iops: int | None, size_mb: int = 64) -> Iterator[Thrott
                         break
                     except OSError:
                         time.sleep(0.1)
+
+
+_HOLD = r"""
+import resource, select, socket, sys
+n, port, ttl = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 2 * n + 64)), hard))
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", port))
+srv.listen(n)
+held = []
+for _ in range(n):
+    held.append(socket.create_connection(("127.0.0.1", port)))
+    held.append(srv.accept()[0])
+print(len(held), flush=True)
+select.select([sys.stdin], [], [], ttl)
+"""
+
+
+def hold_loopback(n: int, port: int, ttl: float = 600, ns: str | None = None) -> subprocess.Popen:
+    """A child process holding ``n`` established loopback connections (2n sockets) on ``port``
+    (in namespace ``ns`` if given), for at most ``ttl`` seconds: the unrelated sockets a database
+    host carries, which a Data Guard socket filter must not pay for.  Returns once they are all
+    up; kill the process to release them."""
+    cmd = [sys.executable, "-c", _HOLD, str(n), str(port), str(ttl)]
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", ns, *cmd] if ns else cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    got = proc.stdout.readline().strip()
+    if got != str(2 * n):
+        proc.kill()
+        proc.wait(10)
+        raise RuntimeError(f"holding {n} loopback connections on port {port} failed ({got!r})")
+    return proc
