@@ -62,6 +62,8 @@ class _Runner:
         self.result: _Sample | None = None
         self.busy_since = 0.0
         self.done = threading.Event()
+        self.own = _Worker(f"sgmon-{collector.name}") if collector.solo else None
+        """The worker of a ``solo`` collector; None for those on the shared worker."""
 
     def claim(self) -> bool:
         """Mark the collector as asked for one sample; False while the last one is running."""
@@ -171,9 +173,6 @@ class Engine:
         self.host = host
         self.role = role
         self._runners = [_Runner(c) for c in collectors]
-        self._solo = {
-            id(r): _Worker(f"sgmon-{r.collector.name}") for r in self._runners if r.collector.solo
-        }
         self._shared = _Worker("sgmon-collect")
         self._retired: list[_Worker] = []
         self._prev: dict[str, tuple[Rows, float]] = {}
@@ -197,12 +196,10 @@ class Engine:
         tick_time = time.time() if tick_time is None else tick_time
         start = time.monotonic()
         requested = {r.collector.name: r.claim() for r in self._runners}
-        shared = [
-            r for r in self._runners if requested[r.collector.name] and id(r) not in self._solo
-        ]
+        shared = [r for r in self._runners if requested[r.collector.name] and r.own is None]
         for r in self._runners:
-            if requested[r.collector.name] and id(r) in self._solo:
-                self._solo[id(r)].submit([r])
+            if requested[r.collector.name] and r.own is not None:
+                r.own.submit([r])
         if shared:
             self._shared.submit(shared)
         results: dict[str, CollectorResult] = {}
@@ -215,7 +212,7 @@ class Engine:
             bound = min(c.timeout, self.interval * 0.9)
             answered = requested[c.name] and r.done.wait(max(0.0, start + bound - time.monotonic()))
             if not answered:
-                if requested[c.name] and id(r) not in self._solo:
+                if requested[c.name] and r.own is None:
                     self._unstick()
                 busy = time.monotonic() - r.busy_since
                 results[c.name] = CollectorResult(
@@ -303,8 +300,8 @@ class Engine:
     def close(self) -> None:
         """Close the collectors, each on the thread that opened it, and end the workers."""
         for r in self._runners:
-            if id(r) in self._solo:
-                self._solo[id(r)].close([r])
-        self._shared.close([r for r in self._runners if id(r) not in self._solo])
+            if r.own is not None:
+                r.own.close([r])
+        self._shared.close([r for r in self._runners if r.own is None])
         for w in self._retired:
             w.close([])
