@@ -25,12 +25,13 @@ from sgmon.sinks.csvarchive import ArchiveWriter
 
 
 @pytest.fixture
-def lab() -> Iterator:
-    """A running lab, removed after the test whatever happens."""
+def lab(request) -> Iterator:
+    """A running lab, removed after the test whatever happens.  A test changes its options with
+    ``@pytest.mark.parametrize("lab", [{"loss_permille": 20}], indirect=True)``."""
     nslab.require_lab()
     from sgmon.lab.run import Lab, LabOptions
 
-    with Lab(LabOptions(duration=150)) as running:
+    with Lab(LabOptions(duration=150, **getattr(request, "param", {}))) as running:
         yield running
 
 

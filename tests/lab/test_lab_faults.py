@@ -10,6 +10,12 @@ WARM = 8  # seconds of healthy lab before the fault (the analysis's baseline)
 WINDOW = 12  # seconds watched after the fault starts
 DETECT = 10  # the fault must be named within this many seconds of its start
 STALL_BUCKETS = (200.0, 300.0)  # log file sync histogram bounds of the 128-256 ms bucket
+# Only the loss of a batch's last segment waits out the 200 ms timer (a lost segment followed by
+# others is repaired within an RTT), so at the lab's default 0.5 % loss a 12 s window held no
+# stall in about 1 of 5 runs (measured: 4-6 stalls per 30 s).  The loss test uses 2 %, and may
+# watch up to EXTRA seconds more for its first stall.
+LOSS_PERMILLE = 20
+EXTRA = 10
 
 
 @pytest.mark.parametrize(
@@ -56,6 +62,7 @@ def _dg_rto(frames, since: float) -> list[float]:
     ]
 
 
+@pytest.mark.parametrize("lab", [{"loss_permille": LOSS_PERMILLE}], indirect=True)
 def test_loss_stalls_commits_for_the_rto_and_rto_min_removes_them(run):
     """Seed 001 before/after: 200 ms RTO stalls in log file sync, gone with rto_min 10ms."""
     run.collect(WARM)
@@ -64,6 +71,10 @@ def test_loss_stalls_commits_for_the_rto_and_rto_min_removes_them(run):
     seen = run.first("rto_stall", "primary", t_loss)
     assert seen is not None, f"rto_stall never raised; findings: {run.above_info(t_loss)}"
     assert seen - t_loss <= DETECT
+    for _ in range(EXTRA):
+        if _stalls(run.frames, t_loss):
+            break
+        run.collect(1)
     before = _stalls(run.frames, t_loss)
     assert before > 0, "no log file sync waits in the 128-256 ms bucket under loss"
     assert min(_dg_rto(run.frames, t_loss)) >= 200
