@@ -37,7 +37,7 @@ from typing import Any
 
 from collectors.inet_diag import CONNECTED, TCP_STATES, DiagSock, InetDiag
 from collectors.procfile import ProcFile
-from sgmon.collector import Collector, ConfigError, Unavailable, derive_by_kind
+from sgmon.collector import Collector, ConfigError, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
@@ -202,6 +202,7 @@ class TcpCollector(Collector):
     name = "tcp"
     description = "Data Guard TCP sockets: rto, rtt, retransmits, buffers (ss -tinmp)"
     fields = FIELDS
+    sparse = True  # socket rows and the host row have different fields
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -324,11 +325,6 @@ class TcpCollector(Collector):
             if text := texts.get(path):
                 row[field_name] = int(text[0])
         return row
-
-    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
-        """Generic rates and deltas; each row keeps only the fields its raw row has."""
-        out = derive_by_kind(self.fields, prev, cur, dt, self.wrap_bits)
-        return {inst: {k: v for k, v in row.items() if k in cur[inst]} for inst, row in out.items()}
 
     def close(self) -> None:
         """Release the netlink sockets and /proc descriptors (idempotent)."""

@@ -16,9 +16,9 @@ stale instead of waiting.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
-from sgmon.model import Event, Field, Kind, Rows, Value
+from sgmon.model import Event, Field, Kind, Rows
 from sgmon.rates import counter_delta, histogram_delta
 
 
@@ -48,6 +48,9 @@ class Collector:
     per-thread asyncio loop, a database session), or a call may block for long."""
     wrap_bits: ClassVar[Mapping[str, int]] = {}
     """Counter fields that wrap at 2**bits (e.g. 32-bit diskstats ms fields)."""
+    sparse: ClassVar[bool] = False
+    """Frame rows keep only the fields their raw row has: rows of different kinds (a socket
+    and the host totals, a destination and a thread) share one declared field list."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         """Keep the options; validation that needs no I/O belongs here (raise ConfigError)."""
@@ -63,7 +66,7 @@ class Collector:
 
     def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Turn raw rows into frame values (see ``derive_by_kind``)."""
-        return derive_by_kind(self.fields, prev, cur, dt, self.wrap_bits)
+        return derive_by_kind(self.fields, prev, cur, dt, self.wrap_bits, self.sparse)
 
     def close(self) -> None:
         """Release resources; must be idempotent."""
@@ -86,39 +89,73 @@ class Collector:
         raise KeyError(f"{cls.name} has no field {name!r}")
 
 
+class _Plan(NamedTuple):
+    """A field tuple sorted by what derivation does to it, built once per collector class."""
+
+    names: tuple[str, ...]  # every field, in declared order
+    counters: tuple[tuple[str, int | None, bool], ...]  # (name, wrap bits, per second)
+    histograms: tuple[str, ...]
+
+
+_PLANS: dict[tuple[int, int], tuple[object, object, _Plan]] = {}
+
+
+def _plan(fields: tuple[Field, ...], wrap_bits: Mapping[str, int]) -> _Plan:
+    """The derivation plan of ``fields``, cached by identity: a collector's fields are one
+    class-level tuple, and hashing 30 Field objects every tick would cost more than it saves."""
+    key = (id(fields), id(wrap_bits))
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is fields and hit[1] is wrap_bits:
+        return hit[2]
+    plan = _Plan(
+        tuple(f.name for f in fields),
+        tuple(
+            (f.name, wrap_bits.get(f.name), f.kind is Kind.RATE)
+            for f in fields
+            if f.kind in (Kind.RATE, Kind.DELTA)
+        ),
+        tuple(f.name for f in fields if f.kind is Kind.HISTOGRAM),
+    )
+    _PLANS[key] = (fields, wrap_bits, plan)
+    return plan
+
+
+_NO_WRAP: Mapping[str, int] = {}
+
+
 def derive_by_kind(
     fields: tuple[Field, ...],
     prev: Rows | None,
     cur: Rows,
     dt: float,
     wrap_bits: Mapping[str, int] | None = None,
+    sparse: bool = False,
 ) -> Rows:
     """Generic raw->frame conversion: gauges and text pass through, counters become rates or
     deltas, cumulative histograms become interval bucket counts.
 
     An instance absent from ``prev`` (first sample, device re-created) and a counter that went
-    backwards without a declared wrap (reset) give ``None`` for that field this interval.
+    backwards without a declared wrap (reset) give ``None`` for that field this interval.  Rows
+    carry every declared field (None where the raw row has none), or with ``sparse`` only the
+    fields their raw row has.
     """
-    wrap_bits = wrap_bits or {}
+    plan = _plan(fields, _NO_WRAP if wrap_bits is None else wrap_bits)
     out: Rows = {}
     for inst, raw in cur.items():
+        if sparse:
+            row = {n: raw[n] for n in plan.names if n in raw}
+        else:
+            row = {n: raw.get(n) for n in plan.names}
         before = prev.get(inst) if prev else None
-        row: dict[str, Value] = {}
-        for f in fields:
-            v = raw.get(f.name)
-            if f.kind in (Kind.GAUGE, Kind.TEXT):
-                row[f.name] = v
-                continue
-            b = before.get(f.name) if before else None
-            if f.kind is Kind.HISTOGRAM:
-                row[f.name] = histogram_delta(b, v)  # type: ignore[arg-type]
-                continue
-            d = counter_delta(b, v, wrap_bits.get(f.name))  # type: ignore[arg-type]
-            if d is None:
-                row[f.name] = None
-            elif f.kind is Kind.RATE:
-                row[f.name] = d / dt if dt > 0 else None
-            else:
-                row[f.name] = d
+        for name, wrap, per_second in plan.counters:
+            if name in row:
+                d = counter_delta(before.get(name) if before else None, row[name], wrap)  # type: ignore[arg-type]
+                if d is not None and per_second:
+                    d = d / dt if dt > 0 else None
+                row[name] = d
+        for name in plan.histograms:
+            if name in row:
+                b = before.get(name) if before else None
+                row[name] = histogram_delta(b, row[name])  # type: ignore[arg-type]
         out[inst] = row
     return out

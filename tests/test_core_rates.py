@@ -75,3 +75,18 @@ def test_percentile_tail_in_open_bucket_and_empty() -> None:
     assert percentile_from_buckets(buckets, 0.999) == 512.0
     assert percentile_from_buckets([[1, 0], [2, 0]], 0.99) is None
     assert percentile_from_buckets(None, 0.5) is None
+
+
+def test_sparse_rows_keep_only_their_own_fields() -> None:
+    fields = (
+        Field("rtt", "ms", Kind.GAUGE, "a socket's"),
+        Field("retransmits", "count", Kind.DELTA, "a socket's"),
+        Field("timeouts", "/s", Kind.RATE, "the host's"),
+    )
+    prev = {"sock": {"rtt": 1.0, "retransmits": 5}, "host": {"timeouts": 10}}
+    cur = {"sock": {"rtt": 2.0, "retransmits": 7}, "host": {"timeouts": 16}}
+    out = derive_by_kind(fields, prev, cur, 2.0, sparse=True)
+    assert out == {"sock": {"rtt": 2.0, "retransmits": 2}, "host": {"timeouts": 3.0}}
+    dense = derive_by_kind(fields, prev, cur, 2.0)
+    assert dense["host"] == {"rtt": None, "retransmits": None, "timeouts": 3.0}
+    assert list(dense["sock"]) == ["rtt", "retransmits", "timeouts"]  # declared order

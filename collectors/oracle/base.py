@@ -78,12 +78,3 @@ class OracleCollector(Collector):
         if self.session is not None:
             release(self.session)
             self.session = None
-
-
-def own_fields(out: Rows, raw: Rows) -> Rows:
-    """Drop from each derived row the fields its raw row never had (rows of different kinds
-    share one declared field list)."""
-    for inst, row in out.items():
-        for name in [n for n in row if n not in raw.get(inst, {})]:
-            del row[name]
-    return out

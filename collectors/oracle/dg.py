@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.oracle.base import OracleCollector, own_fields
+from collectors.oracle.base import OracleCollector
 from collectors.oracle.session import Session, role_of
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import percentile_from_buckets
@@ -72,6 +72,7 @@ class OracleDgCollector(OracleCollector):
     name = "oracle_dg"
     description = "Oracle Data Guard state, destinations, lags, log switches"
     fields = FIELDS
+    sparse = True  # database, destination and thread rows have different fields
 
     def __init__(self, options=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(options)
@@ -151,7 +152,7 @@ class OracleDgCollector(OracleCollector):
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Deltas by kind, and the destinations' p99 from the interval histogram."""
-        out = own_fields(super().compute(prev, cur, dt), cur)
+        out = super().compute(prev, cur, dt)
         for inst, row in out.items():
             if inst.startswith("dest_"):
                 hist = row.get("resp_hist")

@@ -29,7 +29,6 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from collectors.oracle.base import own_fields
 from sgmon.collector import Collector, Unavailable
 from sgmon.model import Event, Field, Kind, Rows, Value
 
@@ -233,6 +232,7 @@ class OracleTraceCollector(Collector):
     name = "oracle_trace"
     description = "LGWR slow-write warnings and NSS/RFS msgid splits from trace files"
     fields = FIELDS
+    sparse = True  # the split counts and the per-file rows have different fields
     default_enabled = False  # needs trace paths
 
     def __init__(self, options=None) -> None:  # type: ignore[no-untyped-def]
@@ -318,10 +318,6 @@ class OracleTraceCollector(Collector):
             "max_network": None if net_max is None else round(net_max, 3),
             "max_rfs": None if rfs_max is None else round(rfs_max, 3),
         }
-
-    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
-        """Deltas of the counts; each row keeps only its own fields."""
-        return own_fields(super().derive(prev, cur, dt), cur)
 
     def close(self) -> None:
         """Close the followed files."""
