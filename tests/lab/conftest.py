@@ -111,6 +111,31 @@ class Run:
                     out.setdefault((f.severity, f.host, f.rule), f.title)
         return [f"{s} {h} {r}: {title}" for (s, h, r), title in sorted(out.items())]
 
+    def timeline(self) -> str:
+        """Each warn+ finding's first tick, with its evidence, and the primary's commit waits
+        around it: what a failure message needs to tell a real stall from a false alarm."""
+        out = []
+        seen: set[str] = set()
+        for t, active in self.findings:
+            for f in active:
+                if RANK[f.severity] > RANK["info"] and f.key not in seen:
+                    seen.add(f.key)
+                    out.append(f"{t:.0f} {f.severity} {f.host} {f.rule}: {f.title}")
+                    out += [f"    {e}" for e in f.evidence]
+                    out += [f"    {line}" for line in self.waits_around(t)]
+        return "\n".join(out)
+
+    def waits_around(self, t: float, ticks: int = 3) -> list[str]:
+        """The primary's and the standby's non-empty wait histograms of the ticks near ``t``."""
+        lines = []
+        for f in self.frames:
+            if abs(f.time - t) <= ticks:
+                for ev, row in f.rows("oracle_waits").items():
+                    hist = [(b, c) for b, c in row.get("hist") or [] if c]
+                    if hist:
+                        lines.append(f"{f.time:.0f} {f.host} {ev}: {hist}")
+        return lines
+
     def close(self) -> None:
         """Stop the collector processes and the recorder."""
         self.source.close()

@@ -1,4 +1,11 @@
-"""A healthy lab is quiet: a minute of it gives sgmon's analysis nothing above info."""
+"""A healthy lab is quiet: a minute of it gives sgmon's analysis nothing above info.
+
+"Healthy" is checked against the lab's own ground truth, not assumed: both log devices sit on
+this machine's one disk, and its rare hiccups (measured: a tick where the primary's local
+writes and the standby's RFS writes both took 32-65 ms) are real stalls that sgmon must report.
+So every finding that rises to warn must start within LAG ticks of a real stall, and a minute
+with more than MAX_STALLED stalled ticks measures the machine, not sgmon, and is skipped.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +13,15 @@ import time
 
 import pytest
 
+from sgmon.analysis.results import RANK
+
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 MIN_IDLE = 50.0  # % idle of every CPU before the lab starts
+WARM = 5  # seconds: the lab's start (first writes, collector processes starting) is not steady
+STALL_MS = 8.0  # a timed lab wait above this is a stall (seed 000: waits over 8 ms are outliers)
+MIN_WAITS = 3  # ... when at least this many waits of one event in one tick exceed it
+LAG = 2  # ticks from a stall to the finding it raises (a departure must hold for 2 ticks)
+MAX_STALLED = 10  # stalled ticks of 60 before the minute is not called healthy
 
 
 def _least_idle_cpu(seconds: float = 2.0) -> float:
@@ -40,7 +54,35 @@ def quiet_machine() -> None:
         pytest.skip(f"a CPU is busy with other work ({idle:.0f}% idle < {MIN_IDLE:.0f}%)")
 
 
-def test_sixty_seconds_of_healthy_lab_give_no_finding_above_info(quiet_machine, run):
+def _stalled_ticks(frames) -> list[float]:
+    """Ticks where the lab's own timed waits (measured around each real write and round trip)
+    had MIN_WAITS or more over STALL_MS in one event, on either host."""
+    out = []
+    for f in frames:
+        for row in f.rows("oracle_waits").values():
+            hist = row.get("hist") or []
+            if sum(c or 0 for b, c in hist if b is None or b / 2 >= STALL_MS) >= MIN_WAITS:
+                out.append(f.time)
+                break
+    return out
+
+
+def _rises(run, since: float) -> list[tuple[float, str]]:
+    """(tick, what) each time a finding rises to warn or above after ``since``."""
+    above: set[str] = set()
+    out = []
+    for t, active in run.findings:
+        now = {f.key: f for f in active if RANK[f.severity] > RANK["info"]}
+        if t >= since:
+            out += [
+                (t, f"{f.severity} {f.host} {f.rule}") for k, f in now.items() if k not in above
+            ]
+        above = set(now)
+    return out
+
+
+def test_a_healthy_lab_minute_raises_nothing_above_info_but_its_real_stalls(quiet_machine, run):
+    run.collect(WARM)
     frames = run.collect(60)
     hosts = {f.host for f in frames}
     assert hosts == {"primary", "standby"}
@@ -50,4 +92,12 @@ def test_sixty_seconds_of_healthy_lab_give_no_finding_above_info(quiet_machine, 
     busy = sum(1 for v in idle if v is not None and v < MIN_IDLE)
     if busy > len(idle) // 10:  # the lab itself takes well under half of a CPU
         pytest.skip(f"other work took the lab's CPUs during the minute ({busy} busy ticks)")
-    assert run.above_info() == []
+    stalled = _stalled_ticks(frames)
+    if len(stalled) > MAX_STALLED:
+        pytest.skip(f"the machine stalled the lab's writes in {len(stalled)} ticks of 60")
+    unexplained = [
+        (t, what)
+        for t, what in _rises(run, frames[0].time)
+        if not any(d <= t <= d + LAG for d in stalled)
+    ]
+    assert unexplained == [], f"stalled ticks {stalled}\n{run.timeline()}"
