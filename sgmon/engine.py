@@ -114,6 +114,10 @@ class _Worker:
         self.retired = False
         self._batch: list[_Runner] = []
         self._go = threading.Event()
+        self.finished = threading.Event()
+        """Set when the last submitted batch has run: the tick waits on this one event rather
+        than on each collector's, so the worker and the tick hand the GIL over once, not once
+        per collector."""
         self._closing: list[_Runner] | None = None
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
@@ -121,6 +125,7 @@ class _Worker:
     def submit(self, batch: list[_Runner]) -> None:
         """Run these claimed collectors, in order."""
         self._batch = batch
+        self.finished.clear()
         self._go.set()
 
     def retire(self) -> list[_Runner]:
@@ -141,6 +146,7 @@ class _Worker:
                 self.current = r
                 r.run_once()
                 self.current = None
+            self.finished.set()
             if self._closing is not None:
                 for r in self._closing:
                     r.close()
@@ -202,6 +208,8 @@ class Engine:
                 r.own.submit([r])
         if shared:
             self._shared.submit(shared)
+            first = min(self._bound(r.collector) for r in shared)  # then each by its own bound
+            self._shared.finished.wait(max(0.0, start + first - time.monotonic()))
         results: dict[str, CollectorResult] = {}
         events: list[Event] = []
         for r in self._runners:
@@ -209,7 +217,7 @@ class Engine:
             if r.unavailable and not requested[c.name]:
                 results[c.name] = CollectorResult(Status.UNAVAILABLE, error=r.unavailable)
                 continue
-            bound = min(c.timeout, self.interval * 0.9)
+            bound = self._bound(c)
             answered = requested[c.name] and r.done.wait(max(0.0, start + bound - time.monotonic()))
             if not answered:
                 if requested[c.name] and r.own is None:
@@ -240,6 +248,10 @@ class Engine:
             collectors=results,
             events=tuple(events),
         )
+
+    def _bound(self, c: Collector) -> float:
+        """Seconds after the tick's start that a collector's sample may take."""
+        return min(c.timeout, self.interval * 0.9)
 
     def _unstick(self) -> None:
         """A collector overran its bound: if one holds the shared worker, retire that worker (it
