@@ -19,6 +19,7 @@ import fnmatch
 import os
 import socket
 import struct
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -26,6 +27,8 @@ from sgmon.collector import Collector, ConfigError, Unavailable, derive_by_kind
 from sgmon.model import Field, Kind, Rows, Value
 
 G, R, D = Kind.GAUGE, Kind.RATE, Kind.DELTA
+SPEED_REFRESH = 30.0
+"""Seconds a link's sysfs speed is kept without a carrier or state change."""
 
 FIELDS = (
     Field("rx_kb", "kB/s", R, "kB received per second (sar -n DEV rxkB/s)"),
@@ -87,6 +90,7 @@ class NetdevCollector(Collector):
                 )
         self._literal = set(literal)
         self._rtnl: Rtnl | None = None
+        self._speeds: dict[str, tuple[tuple, float, int | None]] = {}
 
     def open(self) -> None:
         """Open the rtnetlink socket (in the namespace of the collector's own thread)."""
@@ -125,10 +129,23 @@ class NetdevCollector(Collector):
                 "rx_fifo": st[_RX_FIFO],
                 "tx_fifo": st[_TX_FIFO],
                 "carrier_changes": link.carrier_changes,
-                "speed": _speed(link.name),
+                "speed": self._speed(link),
                 "operstate": link.operstate,
             }
+        for name in self._speeds.keys() - rows.keys():
+            del self._speeds[name]
         return rows
+
+    def _speed(self, link: Link) -> int | None:
+        """The link's speed from sysfs, read again at a carrier or state change (when a link
+        renegotiates) and every SPEED_REFRESH seconds (a bond gaining a slave): an open, read
+        and close per interface and tick cost more than decoding the whole netlink dump."""
+        key = (link.index, link.carrier_changes, link.operstate)
+        now = time.monotonic()
+        hit = self._speeds.get(link.name)
+        if hit is None or hit[0] != key or now - hit[1] >= SPEED_REFRESH:
+            hit = self._speeds[link.name] = (key, now, _speed(link.name))
+        return hit[2]
 
     def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Rates by kind, none for an interface whose ifindex changed (re-created), and util."""
