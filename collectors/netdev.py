@@ -16,13 +16,26 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import os
 import socket
-import struct
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from collectors.rtnl import (
+    RX_BYTES,
+    RX_DROPPED,
+    RX_ERRORS,
+    RX_FIFO,
+    RX_OVER,
+    RX_PACKETS,
+    TX_BYTES,
+    TX_DROPPED,
+    TX_ERRORS,
+    TX_FIFO,
+    TX_PACKETS,
+    Link,
+    Rtnl,
+)
 from sgmon.collector import Collector, ConfigError, Unavailable, derive_by_kind
 from sgmon.model import Field, Kind, Rows, Value
 
@@ -117,17 +130,17 @@ class NetdevCollector(Collector):
             st = link.stats
             rows[link.name] = {
                 "ifindex": link.index,
-                "rx_kb": st[_RX_BYTES] / 1024,
-                "tx_kb": st[_TX_BYTES] / 1024,
-                "rx_pkt": st[_RX_PACKETS],
-                "tx_pkt": st[_TX_PACKETS],
-                "rx_err": st[_RX_ERRORS],
-                "tx_err": st[_TX_ERRORS],
-                "rx_drop": st[_RX_DROPPED],
-                "tx_drop": st[_TX_DROPPED],
-                "rx_overrun": st[_RX_OVER],
-                "rx_fifo": st[_RX_FIFO],
-                "tx_fifo": st[_TX_FIFO],
+                "rx_kb": st[RX_BYTES] / 1024,
+                "tx_kb": st[TX_BYTES] / 1024,
+                "rx_pkt": st[RX_PACKETS],
+                "tx_pkt": st[TX_PACKETS],
+                "rx_err": st[RX_ERRORS],
+                "tx_err": st[TX_ERRORS],
+                "rx_drop": st[RX_DROPPED],
+                "tx_drop": st[TX_DROPPED],
+                "rx_overrun": st[RX_OVER],
+                "rx_fifo": st[RX_FIFO],
+                "tx_fifo": st[TX_FIFO],
                 "carrier_changes": link.carrier_changes,
                 "speed": self._speed(link),
                 "operstate": link.operstate,
@@ -192,105 +205,3 @@ def _util(row: Mapping[str, Value]) -> float | None:
     if not isinstance(speed, int | float) or speed <= 0 or rx is None or tx is None:
         return None
     return max(float(rx), float(tx)) * 1024 * 8 / (speed * 1e6) * 100  # type: ignore[arg-type]
-
-
-# rtnetlink (include/uapi/linux/rtnetlink.h, if_link.h)
-_RTM_NEWLINK, _RTM_GETLINK = 16, 18
-_NLMSG_ERROR, _NLMSG_DONE = 2, 3
-_IFLA_IFNAME, _IFLA_OPERSTATE, _IFLA_STATS64, _IFLA_CARRIER_CHANGES = 3, 16, 23, 35
-_OPERSTATES = ("unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant", "up")
-_NLH = struct.Struct("=IHHII")
-_IFINFO = struct.Struct("=BxHiII")
-_RTA = struct.Struct("=HH")
-# struct rtnl_link_stats64: the first 16 u64 counters, in kernel order
-_STATS64 = struct.Struct("=16Q")
-(
-    _RX_PACKETS,
-    _TX_PACKETS,
-    _RX_BYTES,
-    _TX_BYTES,
-    _RX_ERRORS,
-    _TX_ERRORS,
-    _RX_DROPPED,
-    _TX_DROPPED,
-    _MULTICAST,
-    _COLLISIONS,
-    _RX_LENGTH,
-    _RX_OVER,
-    _RX_CRC,
-    _RX_FRAME,
-    _RX_FIFO,
-    _RX_MISSED,
-) = range(16)
-_TX_FIFO_OFFSET = 18 * 8  # tx_fifo_errors is the 19th counter
-_TX_FIFO = 16  # index appended after the first 16
-
-
-class Link:
-    """One interface of an RTM_GETLINK dump."""
-
-    __slots__ = ("carrier_changes", "index", "name", "operstate", "stats")
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.name = ""
-        self.operstate: str | None = None
-        self.carrier_changes: int | None = None
-        self.stats: tuple[int, ...] | None = None
-
-
-class Rtnl:
-    """A NETLINK_ROUTE socket that dumps the links; use from one thread at a time."""
-
-    def __init__(self) -> None:
-        self._sock = socket.socket(
-            socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, socket.NETLINK_ROUTE
-        )
-        self._sock.bind((0, 0))
-        self._buf = bytearray(65536)
-        body = _IFINFO.pack(socket.AF_UNSPEC, 0, 0, 0, 0)
-        self._req = _NLH.pack(_NLH.size + len(body), _RTM_GETLINK, 0x301, 1, 0) + body
-
-    def close(self) -> None:
-        """Close the socket (idempotent)."""
-        self._sock.close()
-
-    def links(self) -> Iterator[Link]:
-        """Every interface of this network namespace."""
-        self._sock.send(self._req)
-        buf = self._buf
-        while True:
-            n = self._sock.recv_into(buf)
-            off = 0
-            while off + _NLH.size <= n:
-                mlen, mtype = _NLH.unpack_from(buf, off)[:2]
-                if mtype == _NLMSG_DONE or mlen < _NLH.size:
-                    return
-                if mtype == _NLMSG_ERROR:
-                    err = -struct.unpack_from("=i", buf, off + _NLH.size)[0]
-                    raise OSError(err, f"RTM_GETLINK: {os.strerror(err)}")
-                if mtype == _RTM_NEWLINK:
-                    yield _link(buf, off + _NLH.size, off + mlen)
-                off += (mlen + 3) & ~3
-
-
-def _link(buf: bytearray, start: int, end: int) -> Link:
-    link = Link(_IFINFO.unpack_from(buf, start)[2])
-    pos = start + _IFINFO.size
-    while pos + 4 <= end:
-        alen, atype = _RTA.unpack_from(buf, pos)
-        if alen < 4:
-            break
-        data = pos + 4
-        if atype == _IFLA_IFNAME:
-            link.name = bytes(buf[data : pos + alen]).split(b"\0", 1)[0].decode()
-        elif atype == _IFLA_OPERSTATE:
-            state = buf[data]
-            link.operstate = _OPERSTATES[state] if state < len(_OPERSTATES) else str(state)
-        elif atype == _IFLA_CARRIER_CHANGES:
-            link.carrier_changes = struct.unpack_from("=I", buf, data)[0]
-        elif atype == _IFLA_STATS64 and alen - 4 >= _TX_FIFO_OFFSET + 8:
-            tx_fifo = struct.unpack_from("=Q", buf, data + _TX_FIFO_OFFSET)[0]
-            link.stats = (*_STATS64.unpack_from(buf, data), tx_fifo)
-        pos += (alen + 3) & ~3
-    return link

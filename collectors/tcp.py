@@ -19,10 +19,10 @@ default all), ``rediscover`` (seconds between full dumps, 0 = every tick).  Unit
 rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/s),
 ``retransmits`` = increase of tcpi_total_retrans over the interval.
 
-``rto_min`` is read from the route toward each peer with pyroute2 (``ip route get``'s
-RTAX_RTO_MIN, ms), cached per peer for ``ROUTE_REFRESH`` seconds; without pyroute2 it is None and
-everything else still works.  ``pid``/``process`` come from a /proc/*/fd scan (what ss -p does),
-run only when a socket we have not resolved appears, in small time slices; None when not visible.
+``rto_min`` is read from the route toward each peer (``ip route get``'s RTAX_RTO_MIN, ms, over
+rtnetlink, see collectors/rtnl.py), cached per peer for ``ROUTE_REFRESH`` seconds.  ``pid`` and
+``process`` come from a /proc/*/fd scan (what ss -p does), run only when a socket we have not
+resolved appears, in small time slices; None when not visible.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
-import socket
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from collectors.inet_diag import CONNECTED, TCP_STATES, DiagSock, InetDiag
 from collectors.procfile import ProcFile
+from collectors.rtnl import RTAX_RTO_MIN, Rtnl
 from sgmon.collector import Collector, ConfigError, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
 
@@ -212,13 +212,13 @@ class TcpCollector(Collector):
         self._known: list[DiagSock] = []
         self._next_dump = 0.0
         self._diag: InetDiag | None = None
-        self._ipr: Any = None
+        self._rtnl: Rtnl | None = None
         self._files: dict[str, ProcFile] = {}
         self._owners = _Owners()
         self._routes: dict[str, tuple[float | None, float]] = {}
 
     def open(self) -> None:
-        """Open the sock_diag socket, the /proc counters and (if installed) pyroute2 IPRoute."""
+        """Open the sock_diag and rtnetlink sockets and the /proc counters."""
         try:
             self._diag = InetDiag()
         except (OSError, AttributeError) as e:  # AttributeError: no AF_NETLINK (not Linux)
@@ -228,11 +228,9 @@ class TcpCollector(Collector):
                 with contextlib.suppress(OSError):
                     self._files[path] = ProcFile(path)
         try:
-            from pyroute2 import IPRoute
-        except ImportError:
-            self._ipr = None  # rto_min stays None; the rest does not need pyroute2
-        else:
-            self._ipr = IPRoute()
+            self._rtnl = Rtnl()
+        except OSError:
+            self._rtnl = None  # rto_min stays None; the rest does not need the route
 
     def sample(self) -> Rows:
         """The DG sockets (kernel-filtered dump or exact lookups), plus the host row."""
@@ -297,15 +295,11 @@ class TcpCollector(Collector):
     def _rto_min(self, peer: str, now: float, budget: int) -> tuple[float | None, int]:
         """The route's rto_min toward ``peer`` (ms), cached; look-ups capped per tick."""
         hit = self._routes.get(peer)
-        if self._ipr is None or (hit and now - hit[1] < ROUTE_REFRESH) or budget <= 0:
+        if self._rtnl is None or (hit and now - hit[1] < ROUTE_REFRESH) or budget <= 0:
             return (hit[0] if hit else None), budget
-        value = None
         try:
-            fam = socket.AF_INET6 if ":" in peer else socket.AF_INET
-            route = self._ipr.route("get", dst=peer, family=fam)
-            metrics = route[0].get_attr("RTA_METRICS") if route else None
-            value = metrics.get_attr("RTAX_RTO_MIN") if metrics else None
-        except Exception:  # no route (unreachable peer): nothing to show, not an error
+            value = self._rtnl.route_metric(peer, RTAX_RTO_MIN)
+        except OSError:  # no route (unreachable peer): nothing to show, not an error
             value = None
         self._routes[peer] = (value, now)
         return value, budget - 1
@@ -331,9 +325,9 @@ class TcpCollector(Collector):
         if self._diag is not None:
             self._diag.close()
             self._diag = None
-        if self._ipr is not None:
-            self._ipr.close()
-            self._ipr = None
+        if self._rtnl is not None:
+            self._rtnl.close()
+            self._rtnl = None
         for f in self._files.values():
             f.close()
         self._files.clear()

@@ -113,7 +113,7 @@ def test_rows_owner_units_and_host_counters(listener) -> None:
     assert all(v is not None and v >= 0 for v in rows["host"].values())
 
 
-def test_works_without_pyroute2_with_rto_min_unknown(listener, monkeypatch) -> None:
+def test_needs_no_pyroute2_and_reads_no_rto_min_on_loopback(listener, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "pyroute2", None)  # import would raise ImportError
     coll = TcpCollector({"ports": [PORT]})
     coll.open()
