@@ -7,15 +7,17 @@ Guard ports (local or remote) and, when ``peers`` is given, on the peer address,
 client connections on the listener port never reach Python (see collectors/inet_diag.py for why
 raw netlink and a lean tcp_info decode instead of pyroute2's DiagSocket).
 
-Between two such dumps (every ``rediscover`` seconds, default 10) the sockets already found are
-re-read by exact lookup in the kernel's socket hash, which costs the same with 200 or 20,000
-unrelated sockets (a dump walks them all: ~0.2 us each per address family, measured in
-bench/tcp_cost.py); a socket that is gone or left the connected states triggers a dump at once,
-so a reconnect shows on the next tick and a brand-new extra connection within ``rediscover``
-(while no DG socket exists, every tick dumps, so the first one shows at once).
+Between two such dumps the sockets already found are re-read by exact lookup in the kernel's
+socket hash, which costs the same with 200 or 20,000 unrelated sockets (a dump walks them all:
+~0.2 us each per address family, measured in bench/tcp_cost.py).  A socket that is gone or left
+the connected states triggers a dump at once, so a reconnect shows on the next tick; a brand-new
+extra connection shows within ``rediscover`` seconds (default 10), and the dump that finds it is
+skipped while the host has opened no TCP connection at all since the last one (ActiveOpens +
+PassiveOpens of /proc/net/snmp, read each tick anyway).  While no DG socket exists, every tick
+dumps, so the first one shows at once.
 
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
-default all), ``rediscover`` (seconds between full dumps, 0 = every tick).  Units follow ss:
+default all), ``rediscover`` (seconds between full dumps, see below).  Units follow ss:
 rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/s),
 ``retransmits`` = increase of tcpi_total_retrans over the interval.
 
@@ -47,6 +49,8 @@ ROUTE_REFRESH = 10.0
 ROUTE_LOOKUPS_PER_TICK = 4
 """Cap on route look-ups per sample, so many peers never make one tick slow."""
 HOST_COUNTERS = {
+    "active_opens": ("/proc/net/snmp", "Tcp:", "ActiveOpens"),
+    "passive_opens": ("/proc/net/snmp", "Tcp:", "PassiveOpens"),
     "retrans_segs": ("/proc/net/snmp", "Tcp:", "RetransSegs"),
     "timeouts": ("/proc/net/netstat", "TcpExt:", "TCPTimeouts"),
     "lost_retransmit": ("/proc/net/netstat", "TcpExt:", "TCPLostRetransmit"),
@@ -82,6 +86,10 @@ FIELDS = (
     Field("pid", "", G, "owning process id, where visible (ss -p)"),
     Field("process", "", T, "owning process name, where visible (ss -p)"),
     Field("rto_min", "ms", G, "rto_min on the route toward the peer, if set (ip route)"),
+    Field("active_opens", "/s", R, "host-wide connections opened per second (sar -n TCP active/s)"),
+    Field(
+        "passive_opens", "/s", R, "host-wide connections accepted per second (sar -n TCP passive/s)"
+    ),
     Field("retrans_segs", "/s", R, "host-wide segments retransmitted per second (RetransSegs)"),
     Field("timeouts", "/s", R, "host-wide RTO expiries per second (TCPTimeouts)", warn=1),
     Field("lost_retransmit", "/s", R, "host-wide retransmits lost again (TCPLostRetransmit)"),
@@ -123,6 +131,12 @@ def _seconds(value: Any, option: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ConfigError(f"tcp {option}: {value!r} is not a number of seconds >= 0")
     return float(value)
+
+
+def _opens(host: Mapping[str, Value]) -> int | None:
+    """Connections the host has opened and accepted so far, or None when not readable."""
+    active, passive = host.get("active_opens"), host.get("passive_opens")
+    return active + passive if isinstance(active, int) and isinstance(passive, int) else None
 
 
 def _endpoint(addr: str, port: int) -> str:
@@ -211,6 +225,7 @@ class TcpCollector(Collector):
         self.rediscover = _seconds(self.options.get("rediscover", 10.0), "rediscover")
         self._known: list[DiagSock] = []
         self._next_dump = 0.0
+        self._opens_at_dump: int | None = None
         self._diag: InetDiag | None = None
         self._rtnl: Rtnl | None = None
         self._files: dict[str, ProcFile] = {}
@@ -236,7 +251,8 @@ class TcpCollector(Collector):
         """The DG sockets (kernel-filtered dump or exact lookups), plus the host row."""
         assert self._diag is not None, "open() first"
         now = time.monotonic()
-        socks = self._sockets(now)
+        host = self._host_counters()
+        socks = self._sockets(now, _opens(host))
         owners = self._owners.resolve({s.inode for s in socks})
         lookups = ROUTE_LOOKUPS_PER_TICK
         rows: Rows = {}
@@ -274,22 +290,24 @@ class TcpCollector(Collector):
             rows[f"{local}>{peer}"] = row
         for key in self._routes.keys() - {s.dst for s in socks}:
             del self._routes[key]
-        host = self._host_counters()
         if host:
             rows["host"] = host
         return rows
 
-    def _sockets(self, now: float) -> list[DiagSock]:
+    def _sockets(self, now: float, opens: int | None) -> list[DiagSock]:
         """The DG sockets: exact lookups of the known ones, or a kernel-filtered dump when none
-        is known yet, one of them is gone, or ``rediscover`` seconds have passed."""
+        is known yet, one of them is gone, or ``rediscover`` seconds have passed and the host
+        has opened a connection since the last dump (``opens``; None when unknown)."""
         assert self._diag is not None
-        if self._known and now < self._next_dump:
+        due = now >= self._next_dump and (opens is None or opens != self._opens_at_dump)
+        if self._known and not due:
             fresh = self._diag.lookup(self._known)
             if all(s is not None and CONNECTED >> s.state & 1 for s in fresh):
                 self._known = fresh  # type: ignore[assignment]
                 return self._known
         self._known = self._diag.query(self.ports, self.peers)
         self._next_dump = now + self.rediscover
+        self._opens_at_dump = opens
         return self._known
 
     def _rto_min(self, peer: str, now: float, budget: int) -> tuple[float | None, int]:

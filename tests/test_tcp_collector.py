@@ -74,6 +74,31 @@ def test_known_sockets_are_looked_up_and_a_vanished_one_forces_a_dump(listener) 
         coll.close()
 
 
+def test_rediscovery_dumps_only_after_the_host_opened_a_connection(listener) -> None:
+    coll = TcpCollector({"ports": [PORT], "rediscover": 10})
+    coll.open()
+    dumps = []
+    query = coll._diag.query
+    coll._diag.query = lambda *a, **k: dumps.append(1) or query(*a, **k)
+
+    def found(socks) -> set[str]:
+        return {f"{s.src}:{s.sport}>{s.dst}:{s.dport}" for s in socks}
+
+    try:
+        a = _pair(listener)
+        assert _keys(a[0]) <= found(coll._sockets(0.0, 5)) and len(dumps) == 1
+        coll._sockets(20.0, 5)  # rediscovery due, but no connection opened since: lookups
+        assert len(dumps) == 1
+        b = _pair(listener)
+        assert _keys(b[0]) <= found(coll._sockets(21.0, 6)) and len(dumps) == 2
+        rows = coll.sample()  # the real counters, read from /proc/net/snmp
+        assert rows["host"]["active_opens"] > 0 and rows["host"]["passive_opens"] > 0
+        for s in (*a, *b):
+            s.close()
+    finally:
+        coll.close()
+
+
 def test_rows_owner_units_and_host_counters(listener) -> None:
     coll = TcpCollector({"ports": [PORT], "rediscover": 0})
     coll.open()
@@ -104,6 +129,8 @@ def test_rows_owner_units_and_host_counters(listener) -> None:
     assert 200 <= row["rto"] < 1000 and 0 < row["rtt"] < 100  # ms, not us
     assert row["rto_min"] is None  # loopback route has none
     assert set(rows["host"]) == {
+        "active_opens",
+        "passive_opens",
         "retrans_segs",
         "timeouts",
         "lost_retransmit",
