@@ -4,7 +4,10 @@ In ONE run, all at once and over the same window, with 2,000 established TCP soc
 loopback of which 50 are on the Data Guard port (25 connections to it, both ends local):
 
 - sgmon: every installed collector that can run here (sgmon.registry, the oracle ones need a
-  database and are left out), engine ticking at 1 s, frames built and dropped;
+  database and are left out), engine ticking at 1 s, frames built and dropped: the collector
+  set's own cost, the issue's figure;
+- sgmon + JSON: the same, each frame also encoded as the agent sends it over ssh (a sink's
+  cost on top; `sgmon record`'s CSV writing is measured in bench/record_cost.py);
 - `sadc -S XALL 1 N` writing to a temporary file (what sar's collector costs);
 - `glances -q -t 1` (collection at 1 s without drawing; skipped with the reason if absent);
 - an OSWatcher-style shell loop forking `iostat -dxk`, `ss -tinm`, `ip -s link` and
@@ -76,19 +79,16 @@ def farm(dg_port: int, dg_conns: int, other_conns: int) -> None:
 # ---------------------------------------------------------------- the sgmon worker (a child)
 
 
-def worker(ticks: int, dg_port: int, out: str, without: str = "") -> None:
-    """Run the collector set (less ``without``, comma-separated) on the engine for ``ticks``
-    1 s ticks; write a JSON summary."""
+def worker(ticks: int, dg_port: int, out: str, encode: bool = False) -> None:
+    """Run the collector set on the engine for ``ticks`` 1 s ticks, each frame JSON-encoded
+    if ``encode``; write a JSON summary."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from sgmon.config import Config
     from sgmon.hosts.build import make_collectors
     from sgmon.hosts.local import LocalSource
     from sgmon.model import Frame, Status
 
-    left_out = set(without.split(",")) - {""}
-    collectors = [
-        c for c in make_collectors(Config(ports=(dg_port,)), None) if c.name not in left_out
-    ]
+    collectors = make_collectors(Config(ports=(dg_port,)), None)
     thread_cpu = {c.name: [0.0, 0] for c in collectors}
     for c in collectors:
         c.sample = _timed(c.sample, thread_cpu[c.name])  # type: ignore[method-assign]
@@ -98,7 +98,8 @@ def worker(ticks: int, dg_port: int, out: str, without: str = "") -> None:
     marks: list[tuple[float, float]] = []
 
     def emit(frame: Frame) -> None:
-        frame.to_json()  # what every sink pays at least once
+        if encode:
+            frame.to_json()
         frames.append(frame)
         ru = resource.getrusage(resource.RUSAGE_SELF)
         marks.append((time.monotonic(), ru.ru_utime + ru.ru_stime))
@@ -242,9 +243,9 @@ def run_bench(samples: int, warmup: int, dg_port: int) -> int:
                 [sys.executable, __file__, "--worker", str(total), str(dg_port), str(summary)],
             ),
             Tool(
-                "sgmon -netdev",
-                [sys.executable, __file__, "--worker", str(total), str(dg_port), "-", "netdev"],
-                note="the same set without netdev (where the cost is)",
+                "sgmon + JSON",
+                [sys.executable, __file__, "--worker", str(total), str(dg_port), "-", "json"],
+                note="each frame also JSON-encoded (the agent's sink)",
             ),
             Tool("sadc -S XALL", [SADC, "-S", "XALL", "1", str(total), str(tmp / "sa.bin")]),
             Tool("glances -t 1", [_glances(), "-q", "-t", "1", "--stop-after", str(total)]),
@@ -348,7 +349,7 @@ def main() -> int:
         farm(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], *sys.argv[5:6])
+        worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:6] == ["json"])
         return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--samples", type=int, default=60, help="measured 1 Hz samples (default 60)")

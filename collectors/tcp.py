@@ -60,6 +60,8 @@ SYSCTLS = {
     "wmem_max": "/proc/sys/net/core/wmem_max",
 }
 """The caps on SO_RCVBUF/SO_SNDBUF: a socket buffer of 3 x BDP (seed 000) needs them above it."""
+_SYSCTL_FIELDS = {path: name for name, path in SYSCTLS.items()}
+_COUNTER_TABLES = {(path, prefix) for path, prefix, _ in HOST_COUNTERS.values()}
 
 FIELDS = (
     Field("state", "", T, "TCP state (ESTAB, ...)"),
@@ -226,6 +228,7 @@ class TcpCollector(Collector):
         self._known: list[DiagSock] = []
         self._next_dump = 0.0
         self._opens_at_dump: int | None = None
+        self._names: dict[bytes, tuple[str, str, str]] = {}  # sockid -> local, peer, row key
         self._diag: InetDiag | None = None
         self._rtnl: Rtnl | None = None
         self._files: dict[str, ProcFile] = {}
@@ -256,8 +259,13 @@ class TcpCollector(Collector):
         owners = self._owners.resolve({s.inode for s in socks})
         lookups = ROUTE_LOOKUPS_PER_TICK
         rows: Rows = {}
+        names = self._names
         for s in socks:
-            local, peer = _endpoint(s.src, s.sport), _endpoint(s.dst, s.dport)
+            named = names.get(s.sockid)
+            if named is None:
+                local, peer = _endpoint(s.src, s.sport), _endpoint(s.dst, s.dport)
+                named = names[s.sockid] = (local, peer, f"{local}>{peer}")
+            local, peer, key = named
             owner = owners.get(s.inode)
             rto_min, lookups = self._rto_min(s.dst, now, lookups)
             row: dict[str, Value] = {
@@ -287,7 +295,7 @@ class TcpCollector(Collector):
             if s.skmem is not None:
                 row["sndbuf"] = s.skmem.sndbuf
                 row["rcvbuf"] = s.skmem.rcvbuf
-            rows[f"{local}>{peer}"] = row
+            rows[key] = row
         for key in self._routes.keys() - {s.dst for s in socks}:
             del self._routes[key]
         if host:
@@ -306,6 +314,9 @@ class TcpCollector(Collector):
                 self._known = fresh  # type: ignore[assignment]
                 return self._known
         self._known = self._diag.query(self.ports, self.peers)
+        self._names = {
+            s.sockid: self._names[s.sockid] for s in self._known if s.sockid in self._names
+        }
         self._next_dump = now + self.rediscover
         self._opens_at_dump = opens
         return self._known
@@ -323,19 +334,27 @@ class TcpCollector(Collector):
         return value, budget - 1
 
     def _host_counters(self) -> dict[str, Value]:
-        texts: dict[str, list[str]] = {}
-        for path, f in self._files.items():
-            with contextlib.suppress(OSError):
-                texts[path] = f.read().splitlines()
+        """The host row: each file read once, each "Prefix: names" / "Prefix: values" pair
+        split once."""
+        tables: dict[tuple[str, str], dict[str, str]] = {}
         row: dict[str, Value] = {}
-        for field_name, (path, prefix, key) in HOST_COUNTERS.items():
-            lines = [ln.split() for ln in texts.get(path, ()) if ln.startswith(prefix)]
+        for path, f in self._files.items():
+            try:
+                text = f.read()
+            except OSError:
+                continue
+            if path in _SYSCTL_FIELDS:
+                row[_SYSCTL_FIELDS[path]] = int(text.split(None, 1)[0])
+                continue
+            lines = text.splitlines()
             for names, values in zip(lines[::2], lines[1::2], strict=False):
-                if key in names:
-                    row[field_name] = int(values[names.index(key)])
-        for field_name, path in SYSCTLS.items():
-            if text := texts.get(path):
-                row[field_name] = int(text[0])
+                prefix = names.split(None, 1)[0]
+                if (path, prefix) in _COUNTER_TABLES:
+                    tables[path, prefix] = dict(zip(names.split(), values.split(), strict=False))
+        for field_name, (path, prefix, key) in HOST_COUNTERS.items():
+            value = tables.get((path, prefix), {}).get(key)
+            if value is not None:
+                row[field_name] = int(value)
         return row
 
     def close(self) -> None:

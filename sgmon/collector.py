@@ -93,6 +93,7 @@ class _Plan(NamedTuple):
     """A field tuple sorted by what derivation does to it, built once per collector class."""
 
     names: tuple[str, ...]  # every field, in declared order
+    known: frozenset[str]  # the same, for subset tests
     counters: tuple[tuple[str, int | None, bool], ...]  # (name, wrap bits, per second)
     histograms: tuple[str, ...]
 
@@ -109,6 +110,7 @@ def _plan(fields: tuple[Field, ...], wrap_bits: Mapping[str, int]) -> _Plan:
         return hit[2]
     plan = _Plan(
         tuple(f.name for f in fields),
+        frozenset(f.name for f in fields),
         tuple(
             (f.name, wrap_bits.get(f.name), f.kind is Kind.RATE)
             for f in fields
@@ -142,7 +144,9 @@ def derive_by_kind(
     plan = _plan(fields, _NO_WRAP if wrap_bits is None else wrap_bits)
     out: Rows = {}
     for inst, raw in cur.items():
-        if sparse:
+        if raw.keys() <= plan.known:  # the usual case: copy in C, no loop over the fields
+            row = dict(raw) if sparse else {**dict.fromkeys(plan.names), **raw}
+        elif sparse:
             row = {n: raw[n] for n in plan.names if n in raw}
         else:
             row = {n: raw.get(n) for n in plan.names}
