@@ -22,7 +22,7 @@ rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/
 ``retransmits`` = increase of tcpi_total_retrans over the interval.
 
 ``rto_min`` is read from the route toward each peer (``ip route get``'s RTAX_RTO_MIN, ms, over
-rtnetlink, see collectors/rtnl.py), cached per peer for ``ROUTE_REFRESH`` seconds.  ``pid`` and
+rtnetlink, see collectors/rtnl.py), cached per peer for ``SETTINGS_REFRESH`` seconds.  ``pid`` and
 ``process`` come from a /proc/*/fd scan (what ss -p does), run only when a socket we have not
 resolved appears, in small time slices; None when not visible.
 """
@@ -44,8 +44,9 @@ from sgmon.model import Field, Kind, Rows, Value
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
 
-ROUTE_REFRESH = 10.0
-"""Seconds a peer's route rto_min is cached (an `ip route change` shows within this)."""
+SETTINGS_REFRESH = 10.0
+"""Seconds a peer's route rto_min and the buffer sysctls are cached (an `ip route change` or a
+`sysctl -w` shows within this)."""
 ROUTE_LOOKUPS_PER_TICK = 4
 """Cap on route look-ups per sample, so many peers never make one tick slow."""
 HOST_COUNTERS = {
@@ -229,6 +230,8 @@ class TcpCollector(Collector):
         self._next_dump = 0.0
         self._opens_at_dump: int | None = None
         self._names: dict[bytes, tuple[str, str, str]] = {}  # sockid -> local, peer, row key
+        self._sysctls: dict[str, Value] = {}
+        self._sysctls_at = -SETTINGS_REFRESH
         self._diag: InetDiag | None = None
         self._rtnl: Rtnl | None = None
         self._files: dict[str, ProcFile] = {}
@@ -254,7 +257,7 @@ class TcpCollector(Collector):
         """The DG sockets (kernel-filtered dump or exact lookups), plus the host row."""
         assert self._diag is not None, "open() first"
         now = time.monotonic()
-        host = self._host_counters()
+        host = self._host_counters(now)
         socks = self._sockets(now, _opens(host))
         owners = self._owners.resolve({s.inode for s in socks})
         lookups = ROUTE_LOOKUPS_PER_TICK
@@ -324,7 +327,7 @@ class TcpCollector(Collector):
     def _rto_min(self, peer: str, now: float, budget: int) -> tuple[float | None, int]:
         """The route's rto_min toward ``peer`` (ms), cached; look-ups capped per tick."""
         hit = self._routes.get(peer)
-        if self._rtnl is None or (hit and now - hit[1] < ROUTE_REFRESH) or budget <= 0:
+        if self._rtnl is None or (hit and now - hit[1] < SETTINGS_REFRESH) or budget <= 0:
             return (hit[0] if hit else None), budget
         try:
             value = self._rtnl.route_metric(peer, RTAX_RTO_MIN)
@@ -333,18 +336,24 @@ class TcpCollector(Collector):
         self._routes[peer] = (value, now)
         return value, budget - 1
 
-    def _host_counters(self) -> dict[str, Value]:
-        """The host row: each file read once, each "Prefix: names" / "Prefix: values" pair
-        split once."""
+    def _host_counters(self, now: float) -> dict[str, Value]:
+        """The host row: each counter file read once, each "Prefix: names" / "Prefix: values"
+        pair split once; the sysctls (settings, not counters) every SETTINGS_REFRESH seconds."""
         tables: dict[tuple[str, str], dict[str, str]] = {}
-        row: dict[str, Value] = {}
+        fresh = now - self._sysctls_at >= SETTINGS_REFRESH
+        if fresh:
+            self._sysctls, self._sysctls_at = {}, now
+        row: dict[str, Value] = dict(self._sysctls)
         for path, f in self._files.items():
+            if path in _SYSCTL_FIELDS:
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    if fresh:
+                        value = int(f.read().split(None, 1)[0])
+                        row[_SYSCTL_FIELDS[path]] = self._sysctls[_SYSCTL_FIELDS[path]] = value
+                continue
             try:
                 text = f.read()
             except OSError:
-                continue
-            if path in _SYSCTL_FIELDS:
-                row[_SYSCTL_FIELDS[path]] = int(text.split(None, 1)[0])
                 continue
             lines = text.splitlines()
             for names, values in zip(lines[::2], lines[1::2], strict=False):

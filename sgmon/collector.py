@@ -44,8 +44,8 @@ class Collector:
     timeout: ClassVar[float] = 0.5
     """Seconds one sample() may take before the tick goes on without it (capped by interval)."""
     solo: ClassVar[bool] = False
-    """Run on a thread of its own: the driver is bound to the thread that opened it (pyroute2's
-    per-thread asyncio loop, a database session), or a call may block for long."""
+    """Run on a thread of its own: the driver is bound to the thread that opened it (a database
+    session), or a call may block for long."""
     wrap_bits: ClassVar[Mapping[str, int]] = {}
     """Counter fields that wrap at 2**bits (e.g. 32-bit diskstats ms fields)."""
     sparse: ClassVar[bool] = False

@@ -3,13 +3,14 @@
 Collectors run off the engine's thread, so a hung read never holds up the tick: the /proc and
 netlink collectors share one worker thread, run one after the other (a thread wake per collector
 and tick cost more than most of them take to read); a collector whose driver is bound to a
-thread (``solo = True``: pyroute2's per-thread asyncio loop, a database session) has its own.  At
+thread or may block for long (``solo = True``: a database session) has its own.  At
 each tick the engine hands every idle collector to its worker, waits until the tick's deadline,
 and builds the frame from those that answered.  A collector still busy is reported ``stale`` and
 not asked again until it returns; if it holds the shared worker, that worker is retired (it ends
 when the hung read returns) and a fresh one takes the others from the next tick on.  The previous
 raw sample of each collector is kept with its monotonic time, so rates are computed over the real
-elapsed time between two successful samples, whatever was skipped.
+elapsed time between two successful samples, whatever was skipped; the derivation runs on the
+worker right after the sample.
 """
 
 from __future__ import annotations
@@ -44,8 +45,7 @@ def next_boundary(now: float, interval: float) -> float:
 
 @dataclass(slots=True)
 class _Sample:
-    raw: Rows | None
-    mono: float
+    rows: Rows | None  # derived
     duration_ms: float
     error: str | None
     unavailable: bool = False
@@ -60,6 +60,9 @@ class _Runner:
         self.unavailable: str | None = None
         self.opened = False
         self.result: _Sample | None = None
+        self.prev: tuple[Rows, float] | None = None
+        """The last raw sample that derived, with its monotonic time: rates span the real time
+        between two successful samples, whatever was skipped."""
         self.busy_since = 0.0
         self.done = threading.Event()
         self.own = _Worker(f"sgmon-{collector.name}") if collector.solo else None
@@ -76,23 +79,31 @@ class _Runner:
         return True
 
     def run_once(self) -> None:
-        """Open if needed, sample, keep the result; never raises."""
+        """Open if needed, sample and derive (here, while the raw rows are fresh in the
+        cache), keep the result; never raises."""
         t0 = time.perf_counter()
-        raw: Rows | None = None
+        rows: Rows | None = None
         err: str | None = None
         unavailable = False
+        c = self.collector
         try:
             if not self.opened:
-                self.collector.open()
+                c.open()
                 self.opened = True
-            raw = self.collector.sample()
+            raw = c.sample()
+            mono = time.monotonic()
         except Unavailable as e:
             err, unavailable = str(e), True
         except Exception as e:  # a failing source never stops the engine
             err = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-        self.result = _Sample(
-            raw, time.monotonic(), (time.perf_counter() - t0) * 1000, err, unavailable
-        )
+        else:
+            prev = self.prev
+            try:
+                rows = c.derive(prev[0] if prev else None, raw, mono - prev[1] if prev else 0.0)
+                self.prev = (raw, mono)
+            except Exception as e:
+                err = f"derive: {e}"
+        self.result = _Sample(rows, (time.perf_counter() - t0) * 1000, err, unavailable)
         if unavailable:
             self.unavailable = err
         self.busy = False
@@ -181,7 +192,6 @@ class Engine:
         self._runners = [_Runner(c) for c in collectors]
         self._shared = _Worker("sgmon-collect")
         self._retired: list[_Worker] = []
-        self._prev: dict[str, tuple[Rows, float]] = {}
         self._seq = 0
 
     @property
@@ -232,12 +242,14 @@ class Engine:
             events.extend(c.take_events())
             if s.unavailable:
                 results[c.name] = CollectorResult(Status.UNAVAILABLE, error=s.error)
-            elif s.error is not None or s.raw is None:
+            elif s.error is not None or s.rows is None:
                 results[c.name] = CollectorResult(
                     Status.ERROR, duration_ms=s.duration_ms, error=s.error
                 )
             else:
-                results[c.name] = self._derive(c, s)
+                results[c.name] = CollectorResult(
+                    Status.OK, rows=s.rows, duration_ms=round(s.duration_ms, 3)
+                )
         self._seq += 1
         return Frame(
             host=self.host,
@@ -264,18 +276,6 @@ class Engine:
             self._shared = _Worker("sgmon-collect")
             if left:
                 self._shared.submit(left)
-
-    def _derive(self, c: Collector, s: _Sample) -> CollectorResult:
-        assert s.raw is not None
-        prev = self._prev.get(c.name)
-        t0 = time.perf_counter()
-        try:
-            rows = c.derive(prev[0] if prev else None, s.raw, s.mono - prev[1] if prev else 0.0)
-        except Exception as e:
-            return CollectorResult(Status.ERROR, duration_ms=s.duration_ms, error=f"derive: {e}")
-        self._prev[c.name] = (s.raw, s.mono)
-        ms = s.duration_ms + (time.perf_counter() - t0) * 1000
-        return CollectorResult(Status.OK, rows=rows, duration_ms=round(ms, 3))
 
     def run(
         self,
