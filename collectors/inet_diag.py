@@ -68,6 +68,7 @@ _RTA = struct.Struct("=HH")
 _PORTS = struct.Struct("!HH")  # idiag_sport, idiag_dport (network order)
 # struct inet_diag_msg: family, state, (timer, retrans), sockid, expires, rqueue, wqueue, uid, inode
 _MSG = struct.Struct("=BB2x48sIIIII")
+_MSG_FRESH = struct.Struct("=xB2x48x4xII4xI")  # what a lookup refreshes: state, queues, inode
 _LOOKUP_BATCH = 64  # requests per send: their replies fit the default socket receive buffer
 
 
@@ -302,6 +303,10 @@ class InetDiag:
         )
         self._sock.bind((0, 0))
         self._buf = bytearray(65536)
+        self._requests: tuple[tuple[bytes, ...], int, list[bytes]] | None = None
+        self._layouts: dict[int, tuple[int, int]] = {}
+        """Reply length -> where tcp_info and skmeminfo start in it: a kernel lays out every reply
+        to the same request alike, so a lookup reads them without walking the attributes."""
 
     def close(self) -> None:
         """Close the netlink socket (idempotent)."""
@@ -337,17 +342,30 @@ class InetDiag:
         kernel's hash (no walk of the socket tables); None for one that is gone (the cookie
         makes sure a new socket reusing the same addresses and ports is not taken for it)."""
         out: list[DiagSock | None] = [None] * len(socks)
-        for first in range(0, len(socks), _LOOKUP_BATCH):
-            batch = socks[first : first + _LOOKUP_BATCH]
-            msgs = []
-            for seq, s in enumerate(batch, first + 1):
-                body = _REQ_ONE.pack(s.family, socket.IPPROTO_TCP, ext, 0, 0, s.sockid)
-                msgs.append(_NLH.pack(_NLH.size + len(body), SOCK_DIAG_BY_FAMILY, 1, seq, 0) + body)
-            self._sock.send(b"".join(msgs))
-            self._read_replies(out, len(batch))
+        for i, request in enumerate(self._lookups(socks, ext)):
+            self._sock.send(request)
+            self._read_replies(out, socks, min(_LOOKUP_BATCH, len(socks) - i * _LOOKUP_BATCH))
         return out
 
-    def _read_replies(self, out: list[DiagSock | None], expected: int) -> None:
+    def _lookups(self, socks: Sequence[DiagSock], ext: int) -> list[bytes]:
+        """The lookup requests for these sockets, in batches; built again only when the set
+        changes (the same sockets are looked up tick after tick)."""
+        ids = tuple(s.sockid for s in socks)
+        if self._requests is None or self._requests[:2] != (ids, ext):
+            batches = []
+            for first in range(0, len(socks), _LOOKUP_BATCH):
+                msgs = []
+                for seq, s in enumerate(socks[first : first + _LOOKUP_BATCH], first + 1):
+                    body = _REQ_ONE.pack(s.family, socket.IPPROTO_TCP, ext, 0, 0, s.sockid)
+                    head = _NLH.pack(_NLH.size + len(body), SOCK_DIAG_BY_FAMILY, 1, seq, 0)
+                    msgs.append(head + body)
+                batches.append(b"".join(msgs))
+            self._requests = (ids, ext, batches)
+        return self._requests[2]
+
+    def _read_replies(
+        self, out: list[DiagSock | None], asked: Sequence[DiagSock], expected: int
+    ) -> None:
         """One reply per request: a socket (stored at seq - 1) or an error (socket gone)."""
         buf, view, got = self._buf, memoryview(self._buf), 0
         while got < expected:
@@ -358,9 +376,46 @@ class InetDiag:
                 if mlen < _NLH.size:
                     break
                 if mtype == SOCK_DIAG_BY_FAMILY:
-                    out[seq - 1] = _parse(view, off + _NLH.size, off + mlen)
+                    out[seq - 1] = self._refresh(view, off + _NLH.size, off + mlen, asked[seq - 1])
                 got += mtype in (SOCK_DIAG_BY_FAMILY, NLMSG_ERROR)
                 off += (mlen + 3) & ~3
+
+    def _refresh(self, view: memoryview, start: int, end: int, known: DiagSock) -> DiagSock:
+        """A looked-up socket's reply: ``known`` with fresh state, queues, tcp_info and skmem
+        (the request's cookie made sure it is the same socket, so its addresses stand)."""
+        at = self._layouts.get(end - start)
+        if at is not None:
+            info, skmem = start + at[0], start + at[1]
+            if (
+                _RTA.unpack_from(view, info - 4)[1] == INET_DIAG_INFO
+                and _RTA.unpack_from(view, skmem - 4)[1] == INET_DIAG_SKMEMINFO
+            ):
+                state, rq, wq, inode = _MSG_FRESH.unpack_from(view, start)
+                return DiagSock(
+                    known.family,
+                    state,
+                    known.src,
+                    known.sport,
+                    known.dst,
+                    known.dport,
+                    rq,
+                    wq,
+                    known.uid,
+                    inode,
+                    TcpInfo._make(_TCPI.unpack_from(view, info)),
+                    SkMem._make(_SKMEM.unpack_from(view, skmem)),
+                    known.sockid,
+                )
+        attrs = _attributes(view, start + _MSG.size, end)
+        info_at, skmem_at = attrs.get(INET_DIAG_INFO), attrs.get(INET_DIAG_SKMEMINFO)
+        if (
+            info_at is not None
+            and skmem_at is not None
+            and info_at[1] >= TCP_INFO_LEN
+            and skmem_at[1] >= _SKMEM.size
+        ):
+            self._layouts[end - start] = (info_at[0] - start, skmem_at[0] - start)
+        return _parse(view, start, end, attrs)
 
     def _read_dump(self, out: list[DiagSock]) -> None:
         buf = self._buf
@@ -384,22 +439,34 @@ class InetDiag:
                 off += (mlen + 3) & ~3
 
 
-def _parse(view: memoryview, start: int, end: int) -> DiagSock:
-    family, state, sockid, _exp, rq, wq, uid, inode = _MSG.unpack_from(view, start)
-    info = skmem = None
-    pos = start + _MSG.size
+def _attributes(view: memoryview, pos: int, end: int) -> dict[int, tuple[int, int]]:
+    """Type -> (data offset, data length) of each attribute in view[pos:end]."""
+    out = {}
     while pos + 4 <= end:
         alen, atype = _RTA.unpack_from(view, pos)
         if alen < 4:
             break
-        if atype == INET_DIAG_INFO:
-            if alen - 4 >= TCP_INFO_LEN:
-                info = TcpInfo._make(_TCPI.unpack_from(view, pos + 4))
-            else:
-                info = decode_tcp_info(view[pos + 4 : pos + alen])
-        elif atype == INET_DIAG_SKMEMINFO and alen - 4 >= _SKMEM.size:
-            skmem = SkMem._make(_SKMEM.unpack_from(view, pos + 4))
+        out[atype] = (pos + 4, alen - 4)
         pos += (alen + 3) & ~3
+    return out
+
+
+def _parse(
+    view: memoryview, start: int, end: int, attrs: dict[int, tuple[int, int]] | None = None
+) -> DiagSock:
+    """One SOCK_DIAG_BY_FAMILY message (``attrs``: its attributes, if already located)."""
+    family, state, sockid, _exp, rq, wq, uid, inode = _MSG.unpack_from(view, start)
+    if attrs is None:
+        attrs = _attributes(view, start + _MSG.size, end)
+    info = skmem = None
+    if (at := attrs.get(INET_DIAG_INFO)) is not None:
+        pos, size = at
+        if size >= TCP_INFO_LEN:
+            info = TcpInfo._make(_TCPI.unpack_from(view, pos))
+        else:
+            info = decode_tcp_info(view[pos : pos + size])
+    if (at := attrs.get(INET_DIAG_SKMEMINFO)) is not None and at[1] >= _SKMEM.size:
+        skmem = SkMem._make(_SKMEM.unpack_from(view, at[0]))
     sport, dport = _PORTS.unpack_from(sockid)
     return DiagSock(
         family,

@@ -16,6 +16,7 @@ from collectors.inet_diag import (
     CONNECTED,
     TCP_INFO_LEN,
     TCP_STATES,
+    DiagSock,
     InetDiag,
     bytecode,
     decode_tcp_info,
@@ -178,3 +179,21 @@ def test_lookup_rereads_known_sockets_v4_and_v6_and_none_once_gone(sockets) -> N
     assert all(
         a is None or TCP_STATES[a.state] != "ESTAB" for a, g in zip(after, gone, strict=True) if g
     )
+
+
+def _stable(s: DiagSock) -> tuple:
+    """What two reads of an idle socket agree on."""
+    assert s.info is not None
+    ti = s.info
+    ends = (s.family, s.src, s.sport, s.dst, s.dport, s.inode, s.uid)
+    return (*ends, s.state, s.rqueue, s.wqueue, s.skmem, ti.rto, ti.snd_cwnd, ti.bytes_acked)
+
+
+def test_a_repeated_lookup_reads_what_a_dump_reads(sockets) -> None:
+    with InetDiag() as diag:
+        known = diag.query([P1, P6])
+        diag.lookup(known)  # each new reply layout is walked attribute by attribute, and learned
+        fast = diag.lookup(known)  # then read at the learned offsets
+        dump = diag.query([P1, P6])
+        assert diag._layouts
+    assert all(fast) and sorted(map(_stable, fast)) == sorted(map(_stable, dump))
