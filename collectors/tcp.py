@@ -17,8 +17,8 @@ PassiveOpens of /proc/net/snmp, read each tick anyway).  While no DG socket exis
 dumps, so the first one shows at once.
 
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
-default all), ``rediscover`` (seconds between full dumps, see below).  Units follow ss:
-rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/s),
+default all), ``rediscover`` (seconds between full dumps, see below; 0 = every tick).  Units
+follow ss: rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/s),
 ``retransmits`` = increase of tcpi_total_retrans over the interval.
 
 ``rto_min`` is read from the route toward each peer (``ip route get``'s RTAX_RTO_MIN, ms, over
@@ -310,7 +310,9 @@ class TcpCollector(Collector):
         is known yet, one of them is gone, or ``rediscover`` seconds have passed and the host
         has opened a connection since the last dump (``opens``; None when unknown)."""
         assert self._diag is not None
-        due = now >= self._next_dump and (opens is None or opens != self._opens_at_dump)
+        due = now >= self._next_dump and (
+            not self.rediscover or opens is None or opens != self._opens_at_dump
+        )
         if self._known and not due:
             fresh = self._diag.lookup(self._known)
             if all(s is not None and CONNECTED >> s.state & 1 for s in fresh):
