@@ -94,35 +94,34 @@ def worker(ticks: int, dg_port: int, out: str, encode: bool = False) -> None:
         c.sample = _timed(c.sample, thread_cpu[c.name])  # type: ignore[method-assign]
     source = LocalSource(collectors, 1.0)
     stop = threading.Event()
-    frames: list[Frame] = []
+    last: list[Frame] = []  # frames are dropped as a recorder drops them: only the newest stays
+    durations = {c.name: 0.0 for c in collectors}
     marks: list[tuple[float, float]] = []
 
     def emit(frame: Frame) -> None:
         if encode:
             frame.to_json()
-        frames.append(frame)
+        last[:] = [frame]
+        for name, res in frame.collectors.items():
+            durations[name] += res.duration_ms or 0
         ru = resource.getrusage(resource.RUSAGE_SELF)
         marks.append((time.monotonic(), ru.ru_utime + ru.ru_stime))
-        if len(frames) >= ticks:
+        if len(marks) >= ticks:
             stop.set()
 
     try:
         source.run(emit, stop)
     finally:
         source.close()
-    last = frames[-1]
     status = {
         name: {
             "status": res.status.value,
             "error": res.error,
             "rows": len(res.rows),
-            "mean_ms": round(
-                sum((f.collectors[name].duration_ms or 0) for f in frames[1:]) / (len(frames) - 1),
-                3,
-            ),
+            "mean_ms": round(durations[name] / len(marks), 3),
             "cpu_ms": round(1000 * thread_cpu[name][0] / max(1, thread_cpu[name][1]), 3),
         }
-        for name, res in last.collectors.items()
+        for name, res in last[0].collectors.items()
     }
     ok = [n for n, s in status.items() if s["status"] == Status.OK.value]
     if out == "-":
