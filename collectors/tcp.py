@@ -17,7 +17,7 @@ PassiveOpens of /proc/net/snmp, read each tick anyway).  While no DG socket exis
 dumps, so the first one shows at once.
 
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
-default all), ``rediscover`` (seconds between full dumps, see below; 0 = every tick).  Units
+default all), ``rediscover`` (seconds between full dumps, see above; 0 = every tick).  Units
 follow ss: rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/s),
 ``retransmits`` = increase of tcpi_total_retrans over the interval.
 
