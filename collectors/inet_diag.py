@@ -18,17 +18,25 @@ Layouts are from include/uapi/linux/inet_diag.h, sock_diag.h and tcp.h.  A kerne
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 import struct
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
+from collectors.netlink import (
+    NLH,
+    NLM_F_DUMP,
+    NLM_F_REQUEST,
+    NLMSG_DONE,
+    NLMSG_ERROR,
+    RTA,
+    NetlinkSocket,
+    attributes,
+)
+
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
-NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
-NLMSG_ERROR, NLMSG_DONE = 2, 3
 
 # Request attribute and reply attribute types (inet_diag.h).
 INET_DIAG_REQ_BYTECODE = 1
@@ -60,11 +68,9 @@ TCP_STATES = (
 CONNECTED = sum(1 << s for s in (1, 2, 4, 5, 8, 9, 11))
 """ss's default state set: everything but LISTEN, CLOSE, TIME-WAIT and SYN-RECV."""
 
-_NLH = struct.Struct("=IHHII")  # nlmsghdr
 _REQ = struct.Struct("=BBBBI48x")  # inet_diag_req_v2 with an all-zero sockid
 _REQ_ONE = struct.Struct("=BBBBI48s")  # inet_diag_req_v2 naming one socket
 _OP = struct.Struct("=BBH")  # inet_diag_bc_op
-_RTA = struct.Struct("=HH")
 _PORTS = struct.Struct("!HH")  # idiag_sport, idiag_dport (network order)
 # struct inet_diag_msg: family, state, (timer, retrans), sockid, expires, rqueue, wqueue, uid, inode
 _MSG = struct.Struct("=BB2x48sIIIII")
@@ -268,9 +274,9 @@ def _request(
 ) -> bytes:
     """One SOCK_DIAG_BY_FAMILY dump request, built once per distinct query."""
     prog = bytecode(ports, peers)
-    attr = _RTA.pack(_RTA.size + len(prog), INET_DIAG_REQ_BYTECODE) + prog
+    attr = RTA.pack(RTA.size + len(prog), INET_DIAG_REQ_BYTECODE) + prog
     body = _REQ.pack(family, socket.IPPROTO_TCP, ext, 0, states) + attr
-    hdr = _NLH.pack(_NLH.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
+    hdr = NLH.pack(NLH.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
     return hdr + body
 
 
@@ -298,11 +304,7 @@ class InetDiag:
     """A sock_diag netlink socket; use from one thread at a time."""
 
     def __init__(self) -> None:
-        self._sock = socket.socket(
-            socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG
-        )
-        self._sock.bind((0, 0))
-        self._buf = bytearray(65536)
+        self._nl = NetlinkSocket(NETLINK_SOCK_DIAG)
         self._requests: tuple[tuple[bytes, ...], int, list[bytes]] | None = None
         self._layouts: dict[int, tuple[int, int]] = {}
         """Reply length -> where tcp_info and skmeminfo start in it: a kernel lays out every reply
@@ -310,7 +312,7 @@ class InetDiag:
 
     def close(self) -> None:
         """Close the netlink socket (idempotent)."""
-        self._sock.close()
+        self._nl.close()
 
     def __enter__(self) -> InetDiag:
         return self
@@ -331,7 +333,7 @@ class InetDiag:
         key_ports, key_peers = tuple(ports), tuple(peers)
         out: list[DiagSock] = []
         for fam in families:
-            self._sock.send(_request(fam, states, ext, key_ports, key_peers))
+            self._nl.send(_request(fam, states, ext, key_ports, key_peers))
             self._read_dump(out)
         return out
 
@@ -343,7 +345,7 @@ class InetDiag:
         makes sure a new socket reusing the same addresses and ports is not taken for it)."""
         out: list[DiagSock | None] = [None] * len(socks)
         for i, request in enumerate(self._lookups(socks, ext)):
-            self._sock.send(request)
+            self._nl.send(request)
             self._read_replies(out, socks, min(_LOOKUP_BATCH, len(socks) - i * _LOOKUP_BATCH))
         return out
 
@@ -357,7 +359,7 @@ class InetDiag:
                 msgs = []
                 for seq, s in enumerate(socks[first : first + _LOOKUP_BATCH], first + 1):
                     body = _REQ_ONE.pack(s.family, socket.IPPROTO_TCP, ext, 0, 0, s.sockid)
-                    head = _NLH.pack(_NLH.size + len(body), SOCK_DIAG_BY_FAMILY, 1, seq, 0)
+                    head = NLH.pack(NLH.size + len(body), SOCK_DIAG_BY_FAMILY, 1, seq, 0)
                     msgs.append(head + body)
                 batches.append(b"".join(msgs))
             self._requests = (ids, ext, batches)
@@ -367,18 +369,13 @@ class InetDiag:
         self, out: list[DiagSock | None], asked: Sequence[DiagSock], expected: int
     ) -> None:
         """One reply per request: a socket (stored at seq - 1) or an error (socket gone)."""
-        buf, view, got = self._buf, memoryview(self._buf), 0
-        while got < expected:
-            n = self._sock.recv_into(buf)
-            off = 0
-            while off + _NLH.size <= n:
-                mlen, mtype, _flags, seq = _NLH.unpack_from(buf, off)[:4]
-                if mlen < _NLH.size:
-                    break
-                if mtype == SOCK_DIAG_BY_FAMILY:
-                    out[seq - 1] = self._refresh(view, off + _NLH.size, off + mlen, asked[seq - 1])
-                got += mtype in (SOCK_DIAG_BY_FAMILY, NLMSG_ERROR)
-                off += (mlen + 3) & ~3
+        view, got = memoryview(self._nl.buf), 0
+        for mtype, seq, start, end in self._nl.messages():
+            if mtype == SOCK_DIAG_BY_FAMILY:
+                out[seq - 1] = self._refresh(view, start, end, asked[seq - 1])
+            got += mtype in (SOCK_DIAG_BY_FAMILY, NLMSG_ERROR)
+            if got >= expected:
+                return
 
     def _refresh(self, view: memoryview, start: int, end: int, known: DiagSock) -> DiagSock:
         """A looked-up socket's reply: ``known`` with fresh state, queues, tcp_info and skmem
@@ -387,8 +384,8 @@ class InetDiag:
         if at is not None:
             info, skmem = start + at[0], start + at[1]
             if (
-                _RTA.unpack_from(view, info - 4)[1] == INET_DIAG_INFO
-                and _RTA.unpack_from(view, skmem - 4)[1] == INET_DIAG_SKMEMINFO
+                RTA.unpack_from(view, info - 4)[1] == INET_DIAG_INFO
+                and RTA.unpack_from(view, skmem - 4)[1] == INET_DIAG_SKMEMINFO
             ):
                 state, rq, wq, inode = _MSG_FRESH.unpack_from(view, start)
                 return DiagSock(
@@ -418,37 +415,21 @@ class InetDiag:
         return _parse(view, start, end, attrs)
 
     def _read_dump(self, out: list[DiagSock]) -> None:
-        buf = self._buf
-        view = memoryview(buf)
-        while True:
-            n = self._sock.recv_into(buf)
-            off = 0
-            while off + _NLH.size <= n:
-                mlen, mtype = _NLH.unpack_from(buf, off)[:2]
-                if mlen < _NLH.size:
-                    return
-                if mtype == NLMSG_DONE:
-                    return
-                if mtype == NLMSG_ERROR:
-                    err = -struct.unpack_from("=i", buf, off + _NLH.size)[0]
-                    if err:
-                        raise OSError(err, f"inet_diag: {os.strerror(err)}")
-                    return
-                if mtype == SOCK_DIAG_BY_FAMILY:
-                    out.append(_parse(view, off + _NLH.size, off + mlen))
-                off += (mlen + 3) & ~3
+        view = memoryview(self._nl.buf)
+        for mtype, _seq, start, end in self._nl.messages():
+            if mtype == NLMSG_DONE:
+                return
+            if mtype == NLMSG_ERROR:
+                if err := self._nl.error(start, "inet_diag"):
+                    raise err
+                return
+            if mtype == SOCK_DIAG_BY_FAMILY:
+                out.append(_parse(view, start, end))
 
 
 def _attributes(view: memoryview, pos: int, end: int) -> dict[int, tuple[int, int]]:
     """Type -> (data offset, data length) of each attribute in view[pos:end]."""
-    out = {}
-    while pos + 4 <= end:
-        alen, atype = _RTA.unpack_from(view, pos)
-        if alen < 4:
-            break
-        out[atype] = (pos + 4, alen - 4)
-        pos += (alen + 3) & ~3
-    return out
+    return {atype: (start, stop - start) for atype, start, stop in attributes(view, pos, end)}
 
 
 def _parse(

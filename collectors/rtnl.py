@@ -11,23 +11,20 @@ Layouts are from include/uapi/linux/rtnetlink.h and if_link.h.
 
 from __future__ import annotations
 
-import os
 import socket
 import struct
 from collections.abc import Iterator
 
+from collectors import netlink as nl
+
 _RTM_NEWLINK, _RTM_GETLINK, _RTM_NEWROUTE, _RTM_GETROUTE = 16, 18, 24, 26
-_NLMSG_ERROR, _NLMSG_DONE = 2, 3
-_NLM_F_REQUEST, _NLM_F_DUMP = 0x1, 0x300
 _RTA_DST, _RTA_METRICS = 1, 8
 RTAX_RTO_MIN = 13
 """The route metric ``ip route ... rto_min`` sets, in ms."""
 _IFLA_IFNAME, _IFLA_OPERSTATE, _IFLA_STATS64, _IFLA_CARRIER_CHANGES = 3, 16, 23, 35
 _OPERSTATES = ("unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant", "up")
-_NLH = struct.Struct("=IHHII")
 _IFINFO = struct.Struct("=BxHiII")
 _RTMSG = struct.Struct("=BBBBBBBBI")
-_RTA = struct.Struct("=HH")
 # struct rtnl_link_stats64: the first 16 u64 counters, in kernel order
 _STATS64 = struct.Struct("=16Q")
 (
@@ -69,39 +66,26 @@ class Rtnl:
     """A NETLINK_ROUTE socket: link dumps and route lookups; use from one thread at a time."""
 
     def __init__(self) -> None:
-        self._sock = socket.socket(
-            socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, socket.NETLINK_ROUTE
-        )
-        self._sock.bind((0, 0))
-        self._buf = bytearray(65536)
+        self._nl = nl.NetlinkSocket(socket.NETLINK_ROUTE)
         body = _IFINFO.pack(socket.AF_UNSPEC, 0, 0, 0, 0)
-        self._req = _NLH.pack(
-            _NLH.size + len(body), _RTM_GETLINK, _NLM_F_REQUEST | _NLM_F_DUMP, 1, 0
-        )
-        self._req += body
+        flags = nl.NLM_F_REQUEST | nl.NLM_F_DUMP
+        self._req = nl.NLH.pack(nl.NLH.size + len(body), _RTM_GETLINK, flags, 1, 0) + body
         self._seq = 1
 
     def close(self) -> None:
         """Close the socket (idempotent)."""
-        self._sock.close()
+        self._nl.close()
 
     def links(self) -> Iterator[Link]:
         """Every interface of this network namespace."""
-        self._sock.send(self._req)
-        buf = self._buf
-        while True:
-            n = self._sock.recv_into(buf)
-            off = 0
-            while off + _NLH.size <= n:
-                mlen, mtype = _NLH.unpack_from(buf, off)[:2]
-                if mtype == _NLMSG_DONE or mlen < _NLH.size:
-                    return
-                if mtype == _NLMSG_ERROR:
-                    err = -struct.unpack_from("=i", buf, off + _NLH.size)[0]
-                    raise OSError(err, f"RTM_GETLINK: {os.strerror(err)}")
-                if mtype == _RTM_NEWLINK:
-                    yield _link(buf, off + _NLH.size, off + mlen)
-                off += (mlen + 3) & ~3
+        self._nl.send(self._req)
+        for mtype, _seq, start, end in self._nl.messages():
+            if mtype == nl.NLMSG_DONE:
+                return
+            if mtype == nl.NLMSG_ERROR and (err := self._nl.error(start, "RTM_GETLINK")):
+                raise err
+            if mtype == _RTM_NEWLINK:
+                yield _link(self._nl.buf, start, end)
 
     def route_metric(self, dst: str, metric: int) -> int | None:
         """A metric of the route the kernel picks toward address ``dst`` (``ip route get``), or
@@ -110,30 +94,23 @@ class Rtnl:
         addr = socket.inet_pton(fam, dst)
         self._seq += 1
         body = _RTMSG.pack(fam, 8 * len(addr), 0, 0, 0, 0, 0, 0, 0)
-        body += _RTA.pack(_RTA.size + len(addr), _RTA_DST) + addr
-        self._sock.send(
-            _NLH.pack(_NLH.size + len(body), _RTM_GETROUTE, _NLM_F_REQUEST, self._seq, 0) + body
+        body += nl.RTA.pack(nl.RTA.size + len(addr), _RTA_DST) + addr
+        self._nl.send(
+            nl.NLH.pack(nl.NLH.size + len(body), _RTM_GETROUTE, nl.NLM_F_REQUEST, self._seq, 0)
+            + body
         )
-        buf = self._buf
-        while True:
-            n = self._sock.recv_into(buf)
-            off = 0
-            while off + _NLH.size <= n:
-                mlen, mtype, _flags, seq = _NLH.unpack_from(buf, off)[:4]
-                if mlen < _NLH.size:
-                    break
-                if seq == self._seq:
-                    if mtype == _NLMSG_ERROR:
-                        err = -struct.unpack_from("=i", buf, off + _NLH.size)[0]
-                        raise OSError(err, f"RTM_GETROUTE {dst}: {os.strerror(err)}")
-                    if mtype == _RTM_NEWROUTE:
-                        return _route_metric(buf, off + _NLH.size + _RTMSG.size, off + mlen, metric)
-                off += (mlen + 3) & ~3
+        for mtype, seq, start, end in self._nl.messages():
+            if seq != self._seq:
+                continue  # a late reply to an earlier request
+            if mtype == nl.NLMSG_ERROR:
+                raise self._nl.error(start, f"RTM_GETROUTE {dst}") or OSError(f"no route to {dst}")
+            if mtype == _RTM_NEWROUTE:
+                return _route_metric(self._nl.buf, start + _RTMSG.size, end, metric)
 
 
 def _link(buf: bytearray, start: int, end: int) -> Link:
     link = Link(_IFINFO.unpack_from(buf, start)[2])
-    for atype, data, stop in _attrs(buf, start + _IFINFO.size, end):
+    for atype, data, stop in nl.attributes(buf, start + _IFINFO.size, end):
         if atype == _IFLA_IFNAME:
             link.name = bytes(buf[data:stop]).split(b"\0", 1)[0].decode()
         elif atype == _IFLA_OPERSTATE:
@@ -147,20 +124,10 @@ def _link(buf: bytearray, start: int, end: int) -> Link:
     return link
 
 
-def _attrs(buf: bytearray, pos: int, end: int) -> Iterator[tuple[int, int, int]]:
-    """(type, data start, data end) of each rtattr in buf[pos:end]."""
-    while pos + 4 <= end:
-        alen, atype = _RTA.unpack_from(buf, pos)
-        if alen < 4:
-            return
-        yield atype, pos + 4, pos + alen
-        pos += (alen + 3) & ~3
-
-
 def _route_metric(buf: bytearray, pos: int, end: int, metric: int) -> int | None:
-    for atype, start, stop in _attrs(buf, pos, end):
+    for atype, start, stop in nl.attributes(buf, pos, end):
         if atype == _RTA_METRICS:
-            for mtype, mstart, mstop in _attrs(buf, start, stop):
+            for mtype, mstart, mstop in nl.attributes(buf, start, stop):
                 if mtype == metric and mstop - mstart >= 4:
                     return struct.unpack_from("=I", buf, mstart)[0]
     return None
