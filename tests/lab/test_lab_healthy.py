@@ -92,9 +92,10 @@ def test_a_healthy_lab_minute_raises_nothing_above_info_but_its_real_stalls(quie
     busy = sum(1 for v in idle if v is not None and v < MIN_IDLE)
     if busy > len(idle) // 10:  # the lab itself takes well under half of a CPU
         pytest.skip(f"other work took the lab's CPUs during the minute ({busy} busy ticks)")
-    stalled = _stalled_ticks(frames)
-    if len(stalled) > MAX_STALLED:
-        pytest.skip(f"the machine stalled the lab's writes in {len(stalled)} ticks of 60")
+    stalled = _stalled_ticks(run.frames)  # warm-up too: its last stall may raise a finding now
+    in_minute = [t for t in stalled if t >= frames[0].time]
+    if len(in_minute) > MAX_STALLED:
+        pytest.skip(f"the machine stalled the lab's writes in {len(in_minute)} ticks of 60")
     unexplained = [
         (t, what)
         for t, what in _rises(run, frames[0].time)
