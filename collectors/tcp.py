@@ -61,7 +61,6 @@ SYSCTLS = {
     "wmem_max": "/proc/sys/net/core/wmem_max",
 }
 """The caps on SO_RCVBUF/SO_SNDBUF: a socket buffer of 3 x BDP (seed 000) needs them above it."""
-_SYSCTL_FIELDS = {path: name for name, path in SYSCTLS.items()}
 _COUNTER_TABLES = {(path, prefix) for path, prefix, _ in HOST_COUNTERS.values()}
 
 FIELDS = (
@@ -234,7 +233,8 @@ class TcpCollector(Collector):
         self._sysctls_at = -SETTINGS_REFRESH
         self._diag: InetDiag | None = None
         self._rtnl: Rtnl | None = None
-        self._files: dict[str, ProcFile] = {}
+        self._counters: dict[str, ProcFile] = {}  # path -> file
+        self._sysctl_files: dict[str, ProcFile] = {}  # field name -> file
         self._owners = _Owners()
         self._routes: dict[str, tuple[float | None, float]] = {}
 
@@ -244,10 +244,14 @@ class TcpCollector(Collector):
             self._diag = InetDiag()
         except (OSError, AttributeError) as e:  # AttributeError: no AF_NETLINK (not Linux)
             raise Unavailable(f"no sock_diag netlink here ({e}); needs Linux inet_diag") from None
-        for path in [p for p, _, _ in HOST_COUNTERS.values()] + list(SYSCTLS.values()):
-            if path not in self._files:
+        for path, _, _ in HOST_COUNTERS.values():
+            if path not in self._counters:
                 with contextlib.suppress(OSError):
-                    self._files[path] = ProcFile(path)
+                    self._counters[path] = ProcFile(path)
+        for name, path in SYSCTLS.items():
+            if name not in self._sysctl_files:
+                with contextlib.suppress(OSError):
+                    self._sysctl_files[name] = ProcFile(path)
         try:
             self._rtnl = Rtnl()
         except OSError:
@@ -341,18 +345,14 @@ class TcpCollector(Collector):
     def _host_counters(self, now: float) -> dict[str, Value]:
         """The host row: each counter file read once, each "Prefix: names" / "Prefix: values"
         pair split once; the sysctls (settings, not counters) every SETTINGS_REFRESH seconds."""
-        tables: dict[tuple[str, str], dict[str, str]] = {}
-        fresh = now - self._sysctls_at >= SETTINGS_REFRESH
-        if fresh:
+        if now - self._sysctls_at >= SETTINGS_REFRESH:
             self._sysctls, self._sysctls_at = {}, now
-        row: dict[str, Value] = dict(self._sysctls)
-        for path, f in self._files.items():
-            if path in _SYSCTL_FIELDS:
+            for name, f in self._sysctl_files.items():
                 with contextlib.suppress(OSError, ValueError, IndexError):
-                    if fresh:
-                        value = int(f.read().split(None, 1)[0])
-                        row[_SYSCTL_FIELDS[path]] = self._sysctls[_SYSCTL_FIELDS[path]] = value
-                continue
+                    self._sysctls[name] = int(f.read().split(None, 1)[0])
+        row: dict[str, Value] = dict(self._sysctls)
+        tables: dict[tuple[str, str], dict[str, str]] = {}
+        for path, f in self._counters.items():
             try:
                 text = f.read()
             except OSError:
@@ -376,6 +376,7 @@ class TcpCollector(Collector):
         if self._rtnl is not None:
             self._rtnl.close()
             self._rtnl = None
-        for f in self._files.values():
+        for f in (*self._counters.values(), *self._sysctl_files.values()):
             f.close()
-        self._files.clear()
+        self._counters.clear()
+        self._sysctl_files.clear()
