@@ -182,8 +182,13 @@ def test_keep_deletes_whole_files_and_compress_is_read_back(tmp_path):
     old = tmp_path / "hostA" / "cpu_20200101_00.csv"
     old.write_text((next((tmp_path / "hostA").glob("cpu_*.csv"))).read_text())
     os.utime(old, (time.time() - 7200, time.time() - 7200))
+    (tmp_path / "lost+found").mkdir()  # an archive on a volume of its own
+    stray = tmp_path / "lost+found" / old.name
+    stray.write_text("recovered by fsck")
+    os.utime(stray, (time.time() - 7200, time.time() - 7200))
     _record(_local(duration=0.4), tmp_path, keep=3600, compress=True)
     assert not old.exists()
+    assert stray.read_text() == "recovered by fsck"  # not ours: never housekept
     gz = list((tmp_path / "hostA").glob("*.csv.gz"))
     assert gz and not list((tmp_path / "hostA").glob("disk_*.csv"))
     with gzip.open(gz[0], "rt") as fh:

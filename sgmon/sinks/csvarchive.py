@@ -131,6 +131,12 @@ def gzip_file(path: Path) -> None:
         raise
 
 
+def _host_dir_name(name: str) -> bool:
+    """Whether an entry of the archive root may be ours: not hidden, and not the root-only
+    ``lost+found`` of a filesystem mounted there (an archive on its own volume)."""
+    return not name.startswith(".") and name != "lost+found"
+
+
 def prepare_dir(root: Path) -> dict | None:
     """Create or check the archive directory; returns the existing metadata.
 
@@ -143,8 +149,7 @@ def prepare_dir(root: Path) -> dict | None:
     if not root.is_dir():
         raise ArchiveError(f"{root} is not a directory; choose another --dir")
     meta = read_meta(root)
-    foreign = [p for p in root.iterdir() if not p.name.startswith(".") and p.name != "lost+found"]
-    if meta is None and foreign:
+    if meta is None and any(_host_dir_name(p.name) for p in root.iterdir()):
         raise ArchiveError(f"{root} is not empty and not an sgmon archive; choose another --dir")
     probe = root / f".sgmon-write-test.{os.getpid()}"
     try:
@@ -190,7 +195,7 @@ class ArchiveWriter:
         self._lost = 0
         self._write_meta()
         for d in root.iterdir():
-            if d.is_dir() and not d.name.startswith("."):
+            if d.is_dir() and _host_dir_name(d.name):
                 self._housekeep(d, None)
         self.rows_written = 0
 
