@@ -200,6 +200,26 @@ def test_budget_puts_the_wait_behind_a_stalled_write_on_that_write() -> None:
     assert b.overhead_ms < b.queue_ms
 
 
+def test_budget_queues_behind_the_11g_remote_write_event_too() -> None:
+    """The same stall on 11.2, where the remote write is "LNS wait on SENDREQ" (Table 3)."""
+    p = frame(
+        "p",
+        0,
+        oracle_waits=waits(
+            log_file_sync={"avg": 43.0},
+            log_file_parallel_write={"avg": 0.46, "hist": _hist((0.512, 300), (1.024, 150))},
+            LNS_wait_on_SENDREQ={
+                "avg": 1.7,
+                "waits": 450.0,
+                "hist": _hist((2.048, 449), (262.144, 1)),
+            },
+        ),
+    )
+    b = commit_budget(p, None)
+    assert b is not None and b.remote_write_ms == pytest.approx(1.7)
+    assert b.queue_on == "network" and b.overhead_ms < b.queue_ms
+
+
 def test_budget_keeps_cpu_starvation_as_overhead() -> None:
     """Fast writes cannot explain a 15 ms log file sync: what is left is LGWR waiting for CPU."""
     fast = _hist((0.512, 200), (1.024, 250))

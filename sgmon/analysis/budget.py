@@ -153,19 +153,25 @@ def residual_life(hist: object) -> float | None:
 
 def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float | None, str]:
     """The commits' wait behind writes in flight, and what it queues behind (see Budget)."""
-    waits = primary.rows("oracle_waits")
+    remote = next(  # the 12c event, else the 11.2 one, as remote_write() reads them
+        (h for e in REMOTE if (h := primary.value("oracle_waits", e, "hist")) is not None), None
+    )
     res = {
-        part: residual_life(waits.get(event, {}).get("hist"))
-        for part, event in (("remote", REMOTE[0]), ("local", LOCAL))
+        "remote": residual_life(remote),
+        "local": residual_life(primary.value("oracle_waits", LOCAL, "hist")),
     }
     res = {k: v for k, v in res.items() if v is not None}
     if not res:
         return None, ""
     part = max(res, key=lambda k: res[k])
     if part == "remote":
-        sw = standby.rows("oracle_waits") if standby is not None else {}
         stby = max(
-            (r for e in STANDBY_IO if (r := residual_life(sw.get(e, {}).get("hist"))) is not None),
+            (
+                r
+                for e in STANDBY_IO
+                if standby is not None
+                and (r := residual_life(standby.value("oracle_waits", e, "hist"))) is not None
+            ),
             default=0.0,
         )
         part = "standby" if stby >= 0.5 * res["remote"] else "network"
