@@ -31,6 +31,10 @@ class LocalSource:
         """Seconds between ticks."""
         return self.engine.interval
 
+    def set_interval(self, seconds: float) -> None:
+        """Tick at a new interval from the next tick on (the dashboard's +/- keys)."""
+        self.engine.set_interval(seconds)
+
     def schema(self, host: str) -> Schema:
         """Declared fields of the local collectors."""
         return self.engine.schema()

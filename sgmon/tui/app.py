@@ -435,9 +435,7 @@ class SgmonApp(App[int]):
         new = INTERVALS[max(0, min(len(INTERVALS) - 1, i))]
         changed = False
         for src in self.monitor.sources:
-            setter = getattr(src, "set_interval", None) or getattr(
-                getattr(src, "engine", None), "set_interval", None
-            )
+            setter = getattr(src, "set_interval", None)  # a source whose interval can change
             if setter is not None:
                 setter(new)
                 changed = True
