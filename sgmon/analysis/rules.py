@@ -32,7 +32,7 @@ DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturatio
 QUEUED_IDLE = 20.0  # %idle below which a run queue over 2x cores counts as CPU starvation
 AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
 STORM_S, GUIDE_S = 60.0, 1200.0  # a storm; seed 000: logs sized for >= 20 min at peak
-TABLE2 = ((5e6, "4 GB"), (25e6, "16 GB"), (50e6, "32 GB"), (float("inf"), "64 GB"))
+TABLE2 = ((5e6, 4), (25e6, 16), (50e6, 32), (float("inf"), 64))  # redo B/s up to -> log GB
 
 Rule = Callable[[Context], Iterable[Finding]]
 
@@ -317,8 +317,9 @@ def log_switches(ctx: Context) -> Iterable[Finding]:
         ev = [f"{len(t)} log switches remembered, last two {fmt_num(t[-1] - t[-2])} s apart"]
         tail = "switches more often than the redo log sizing guidance"
         if rate:
-            want = next(size for top, size in TABLE2 if rate <= top)
-            if rate * every >= int(want.split()[0]) * 2**30 and every > STORM_S:
+            gb = next(size for top, size in TABLE2 if rate <= top)
+            want = f"{gb} GB"
+            if rate * every >= gb * 2**30 and every > STORM_S:
                 continue  # logs of Table 2's size at this rate: the switches are fine
             ev.append(
                 f"redo {fmt_num(rate / 1e6)} MB/s x {fmt_num(every)} s = logs of about "
@@ -471,35 +472,31 @@ def nic(ctx: Context) -> Iterable[Finding]:
 def network_latency(ctx: Context) -> Iterable[Finding]:
     """Seed 000 "Network": SYNC does best below 5 ms round trip; every commit pays the RTT."""
     for h, view in ctx.hosts.items():
-        worst: tuple[float, str] | None = None
+        worst = None
         for inst in view.frame.rows("tcp"):
             if inst == "host":
                 continue
             rtt = _mean(ctx.recent((h, "tcp", inst, "rtt"), RECENT))
             lim = ctx.thresholds.limit("tcp", inst, "rtt")
-            if rtt is None or lim is None or lim.grade(rtt) is None:
-                continue
-            if worst is None or rtt > worst[0]:
-                worst = (rtt, inst)
+            sev = lim.grade(rtt) if rtt is not None and lim is not None else None
+            if sev is not None and (worst is None or rtt > worst[0]):
+                worst = (rtt, inst, lim, sev)
         if worst is None:
             continue
-        rtt, inst = worst
-        lim = ctx.thresholds.limit("tcp", inst, "rtt")
+        rtt, inst, lim, sev = worst
         ev = [
-            f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks "
-            f"({lim.source if lim else ''})",
+            f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks ({lim.source})",
             "seed 000: SYNC works best below 5 ms round trip; measure the link with "
             "`sgmon probe` (oratcptest-like, seed 002); consider Fast Sync or Far Sync",
         ]
         keys = [(h, "tcp", inst, f) for f in ("rtt", "rttvar")]
-        sev = lim.grade(rtt) if lim else None
         yield make(
             ctx,
             "network_latency",
             "000",
             h,
             "dg",
-            sev or "warn",
+            sev,
             f"DG round trip {fmt_num(rtt)} ms",
             ctx.route(h),
             "network latency above the SYNC comfort zone",
