@@ -205,15 +205,16 @@ class OutlierTracker:
                             and ser.departs(v, floor, ratio, Z, up)
                         ):  # the cheap bars first: most values fail them
                             latch.streak += 1
-                            held = (latch.streak >= 2 or (up and v >= BIG * base)) and (
-                                coll != "oracle_waits"
-                                or (v >= WAIT_WARN_MS and _tail(row.get("hist"), v) >= MIN_TAIL)
+                            held = (  # the histogram walk last: only a commit-path wait needs it
+                                commit
+                                and (coll, inst, name) in COMMIT_PATH
+                                and (latch.streak >= 2 or (up and v >= BIG * base))
+                                and (
+                                    coll != "oracle_waits"
+                                    or (v >= WAIT_WARN_MS and _tail(row.get("hist"), v) >= MIN_TAIL)
+                                )
                             )
-                            bsev = (
-                                "warn"
-                                if held and commit and (coll, inst, name) in COMMIT_PATH
-                                else "info"
-                            )
+                            bsev = "warn" if held else "info"
                             if sev is None or RANK[bsev] > RANK[sev]:
                                 sev = bsev
                                 why = (
