@@ -60,13 +60,18 @@ def zscores(vals: list[float]) -> list[float] | None:
 
 
 def best_lag(
-    trigger: list[float | None], cand: list[float | None], max_lag: int
+    trigger: list[float | None],
+    cand: list[float | None],
+    max_lag: int,
+    zx: list[float] | None = None,
 ) -> tuple[float, int] | None:
     """Highest correlation over lags -max_lag..max_lag, with the lag that gave it.
 
     ``cand`` covers ``max_lag`` more ticks than ``trigger`` on each side.  Without gaps (the
     usual case) both sides are standardised once and each lag is a dot product over the ticks
-    they share; with gaps each lag is an exact Pearson over the pairs present.
+    they share (each side standardised over its whole window, so close to, not exactly, the
+    Pearson of each lag); with gaps each lag is an exact Pearson over the pairs present.
+    ``zx``: the trigger's z-scores, when the caller ranks many candidates against one trigger.
     """
     n = len(trigger)
     lags = sorted(range(-max_lag, max_lag + 1), key=abs)
@@ -75,7 +80,8 @@ def best_lag(
         known.pop()
     head = cand[:max_lag]
     if None not in trigger and None not in known and None not in head and len(known) >= n:
-        zx, zy = zscores(trigger), zscores(head + known)  # type: ignore[arg-type]
+        zx = zx or zscores(trigger)  # type: ignore[arg-type]
+        zy = zscores(head + known)  # type: ignore[arg-type]
         if zx is None or zy is None:
             return None
         best: tuple[float, int] | None = None
@@ -142,6 +148,7 @@ def rank(
     end = trigger.ticks[-1]
     first = end - WINDOW + 1
     trig = trigger.span(first, end)
+    zx = zscores(trig) if None not in trig else None  # type: ignore[arg-type]  # once per tick
     links: list[Link] = []
     kept: dict[SeriesKey, float] = {}
     for outlier, series, up in candidates:
@@ -150,7 +157,7 @@ def rank(
             cand = series.span(first - max_lag, end + max_lag)
             if not up:
                 cand = [None if v is None else -v for v in cand]
-            got = best_lag(trig, cand, max_lag)
+            got = best_lag(trig, cand, max_lag, zx)
         r, lag = got if got else (0.0, 0)
         if memory is not None:
             r = kept[outlier.key] = max(r, memory.get(outlier.key, r))
