@@ -94,16 +94,18 @@ def worker(ticks: int, dg_port: int, out: str, encode: bool = False) -> None:
         c.sample = _timed(c.sample, thread_cpu[c.name])  # type: ignore[method-assign]
     source = LocalSource(collectors, 1.0)
     stop = threading.Event()
-    last: list[Frame] = []  # frames are dropped as a recorder drops them: only the newest stays
-    durations = {c.name: 0.0 for c in collectors}
+    last: Frame | None = None  # frames are dropped as a recorder drops them
+    durations = {c.name: 0.0 for c in collectors}  # after the first frame (opening, first dump)
     marks: list[tuple[float, float]] = []
 
     def emit(frame: Frame) -> None:
+        nonlocal last
         if encode:
             frame.to_json()
-        last[:] = [frame]
-        for name, res in frame.collectors.items():
-            durations[name] += res.duration_ms or 0
+        if last is not None:
+            for name, res in frame.collectors.items():
+                durations[name] += res.duration_ms or 0
+        last = frame
         ru = resource.getrusage(resource.RUSAGE_SELF)
         marks.append((time.monotonic(), ru.ru_utime + ru.ru_stime))
         if len(marks) >= ticks:
@@ -113,15 +115,16 @@ def worker(ticks: int, dg_port: int, out: str, encode: bool = False) -> None:
         source.run(emit, stop)
     finally:
         source.close()
+    assert last is not None, "the engine emitted no frame"
     status = {
         name: {
             "status": res.status.value,
             "error": res.error,
             "rows": len(res.rows),
-            "mean_ms": round(durations[name] / len(marks), 3),
+            "mean_ms": round(durations[name] / max(1, len(marks) - 1), 3),
             "cpu_ms": round(1000 * thread_cpu[name][0] / max(1, thread_cpu[name][1]), 3),
         }
-        for name, res in last[0].collectors.items()
+        for name, res in last.collectors.items()
     }
     ok = [n for n, s in status.items() if s["status"] == Status.OK.value]
     if out == "-":
