@@ -103,10 +103,14 @@ class Config:
         return opts
 
 
+def config_dir() -> Path:
+    """sgmon's per-user directory: ``$XDG_CONFIG_HOME/sgmon`` (default ``~/.config/sgmon``)."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "sgmon"
+
+
 def search_paths() -> list[Path]:
     """Where a config file is looked for, in order."""
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return [Path("sgmon.toml"), Path(xdg) / "sgmon" / "sgmon.toml"]
+    return [Path("sgmon.toml"), config_dir() / "sgmon.toml"]
 
 
 def find_config(explicit: str | None) -> Path | None:

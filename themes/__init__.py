@@ -9,11 +9,12 @@ the dashboard falls back to the dark theme's value.
 
 from __future__ import annotations
 
-import os
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any
+
+from sgmon.config import config_dir
 
 BUILTIN_DIR = Path(__file__).parent
 ORDER = ("sgmon-dark", "sgmon-light", "sgmon-contrast")
@@ -22,8 +23,7 @@ ORDER = ("sgmon-dark", "sgmon-light", "sgmon-contrast")
 
 def user_dir() -> Path:
     """Where user themes live: ``$XDG_CONFIG_HOME/sgmon/themes`` (default ``~/.config``)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "sgmon" / "themes"
+    return config_dir() / "themes"
 
 
 def _read(path: Path) -> dict[str, Any]:
