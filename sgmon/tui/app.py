@@ -12,7 +12,6 @@ import bisect
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
@@ -98,21 +97,17 @@ class SgmonApp(App[int]):
         title: str = "sgmon",
         *,
         history: int = 900,
-        analysis: bool = True,
         measure_self: bool = True,
-        theme_dir: Path | None = None,
     ) -> None:
-        self.theme_specs = themes.load_themes(theme_dir)
+        self.theme_specs = themes.load_themes()
         self._defaults = dict(self.theme_specs["sgmon-dark"]["variables"])
         super().__init__()
         self.config = config or Config()
         self.title = title
         self.monitor = Monitor(sources, sinks=[self._sink], history=history)
-        analyzer, note = make_analyzer(self.config) if analysis else (None, "")
+        analyzer, note = make_analyzer(self.config)
         offsets = {h.name: s for s in sources for h in s.hosts if hasattr(s, "clock_offset")}
-        self.feed = Feed(self.monitor.history, analyzer, keep=history, offsets=offsets)
-        if note:
-            self.feed.analysis_note = note
+        self.feed = Feed(self.monitor.history, analyzer, keep=history, offsets=offsets, note=note)
         self.timeline = Timeline(self.monitor, self.feed, self.config)
         for spec in self.theme_specs.values():
             self.register_theme(Theme(**spec))

@@ -24,11 +24,6 @@ def title(palette: Palette, name: str, note: str = "") -> Text:
     return t
 
 
-def label(palette: Palette, text: str) -> Text:
-    """A muted label (a column name or a unit)."""
-    return Text(text, style=palette.muted)
-
-
 def pairs(palette: Palette, items: Sequence[tuple[str, Text]]) -> Text:
     """``label value  label value ...`` on one line."""
     out = Text()

@@ -39,12 +39,14 @@ class Feed:
         analyzer: Any = None,
         keep: int = 900,
         offsets: dict[str, Any] | None = None,
+        note: str = "",
     ) -> None:
         self.history = history
         self.offsets = offsets or {}
         """host -> its source, where the source measures its clock offset (``clock_offset``)."""
         self.analyzer = analyzer
-        self.analysis_note = "" if analyzer is not None else "analysis not available"
+        self.analysis_note = note or ("" if analyzer is not None else "analysis not available")
+        """Why there are no findings, when the analysis could not start or stopped."""
         self.keep = keep
         self.schemas: dict[str, Schema] = {}
         self._states: OrderedDict[float, Any] = OrderedDict()

@@ -38,8 +38,6 @@ class HostPane(VerticalScroll, can_focus=False):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.host: str | None = None
-        """The host shown (set by the app; switched with `s` in the compact view)."""
 
     def compose(self) -> ComposeResult:
         """One widget per panel."""

@@ -99,10 +99,8 @@ class Timeline:
         live: bool = True,
     ) -> PaneView:
         """Everything one pane shows at instant ``at``."""
-        frames = self.history.frames(host.name)
-        by_time = {f.time: f for f in frames}
-        i = bisect.bisect_right([f.time for f in frames], (at or 0) + 1e-6)
-        frame = frames[i - 1] if i and at is not None else None
+        by_time = {f.time: f for f in self.history.frames(host.name)}
+        frame = self.history.at(host.name, at) if at is not None else None
         outliers: dict[tuple[str, str, str], tuple[str, str]] = {}
         budget = None
         highlight: frozenset = frozenset()
@@ -121,7 +119,6 @@ class Timeline:
             role=host.role or (frame.role if frame else ""),
             palette=palette,
             frame=frame,
-            times=tuple(times),
             window=tuple(by_time.get(t) for t in times),
             fields=self.fields(host.name),
             outliers=outliers,

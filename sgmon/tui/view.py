@@ -34,10 +34,9 @@ class PaneView:
     palette: Palette
     frame: Frame | None
     """The host's newest frame at or before the cursor (None before its first frame)."""
-    times: tuple[float, ...] = ()
-    """The shared time axis of the sparklines and heatmaps, oldest first; the last is the cursor."""
     window: tuple[Frame | None, ...] = ()
-    """This host's frame at each of ``times`` (None where it had none)."""
+    """This host's frame at each instant of the shared time axis of the sparklines and heatmaps,
+    oldest first, the last at the cursor (None where it had none)."""
     fields: Mapping[tuple[str, str], Field] = field(default_factory=dict)
     """(collector, field name) -> declared Field, for units and static thresholds."""
     outliers: Mapping[SeriesKey, tuple[str, str]] = field(default_factory=dict)

@@ -32,9 +32,7 @@ def frame(rows: dict, t: float = START, collector: str = "disk") -> Frame:
 
 
 def view(f: Frame | None, window: tuple = (), **kw) -> PaneView:
-    return PaneView(
-        "h", "primary", PALETTE, f, times=tuple(x.time for x in window), window=window, **kw
-    )
+    return PaneView("h", "primary", PALETTE, f, window=window, **kw)
 
 
 def test_histogram_columns_fold_buckets_like_awr() -> None:

@@ -43,10 +43,11 @@ def ordered(view: PaneView, limit: int | None) -> list[str]:
     return pinned + (rest if limit is None else rest[:limit])
 
 
-def render_disks(view: PaneView, width: int, limit: int | None = TOP) -> RenderableType:
-    """A table of devices and a sparkline of the first device's write await."""
+def render_disks(view: PaneView, width: int) -> RenderableType:
+    """A table of devices (the TOP by await when narrow) and a sparkline of the first device's
+    write await."""
     p = view.palette
-    devs = ordered(view, None if width > 110 else limit)
+    devs = ordered(view, None if width > 110 else TOP)
     rows = view.rows("disk")
     note = f"{len(devs)}/{len(rows)} by await" + (
         f", filter '{view.filter}'" if view.filter else ""
