@@ -217,10 +217,12 @@ class SgmonApp(App[int]):
     @property
     def cursor_time(self) -> float | None:
         """The instant shown: the cursor, or the newest frame time when following live."""
-        if self.cursor is not None:
-            return self.cursor
-        axis = self.axis()
-        return axis[-1] if axis else None
+        return self._at(self.axis())
+
+    def _at(self, axis: list[float]) -> float | None:
+        """The instant shown on ``axis``: the cursor, or its newest instant when following live
+        (callers that have the axis already pass it, rather than building it again)."""
+        return self.cursor if self.cursor is not None else (axis[-1] if axis else None)
 
     @property
     def palette(self) -> Palette:
@@ -236,7 +238,7 @@ class SgmonApp(App[int]):
         if not self._drawing:
             return
         axis = self.axis()
-        at = self.cursor if self.cursor is not None else (axis[-1] if axis else None)
+        at = self._at(axis)
         times = self.timeline.window(axis, at)
         state = self.feed.state_at(at) if at is not None else None
         hosts = self.timeline.hosts()
@@ -314,7 +316,7 @@ class SgmonApp(App[int]):
             self.redraw()
         else:
             axis = self.axis()
-            self._show_header(hosts, self.cursor_time, axis[-1] if axis else None)
+            self._show_header(hosts, self._at(axis), axis[-1] if axis else None)
 
     # ---- reactions -----------------------------------------------------------------------
 
@@ -362,8 +364,7 @@ class SgmonApp(App[int]):
         axis = self.axis()
         if not axis:
             return
-        at = self.cursor_time or axis[-1]
-        i = bisect.bisect_left(axis, at - 1e-6) + delta
+        i = bisect.bisect_left(axis, (self._at(axis) or axis[-1]) - 1e-6) + delta
         i = max(0, min(len(axis) - 1, i))
         self.paused = True
         self.cursor = axis[i]
