@@ -8,6 +8,7 @@ is skipped with the reason.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,10 +67,8 @@ class Run:
         """The same analysis over what the recorder wrote, read back by ``sgmon replay``'s
         source: a copy of this run whose findings come from the archive."""
         self.recorder.close()
-        rec = ReplaySource(self.archive, speed=0)
-        frames = sorted(
-            (f for h in rec.hosts for f in rec.frames(h.name)), key=lambda f: (f.time, f.host)
-        )
+        frames: list[Frame] = []
+        ReplaySource(self.archive, speed=0).run(frames.append, threading.Event())
         copy = Run.__new__(Run)
         copy.frames, copy.findings = frames, []
         self._analyse(Analyzer(self.lab.config()), frames, copy.findings)

@@ -10,9 +10,11 @@ with more than MAX_STALLED stalled ticks measures the machine, not sgmon, and is
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
+from collectors.cpu import cpu_percentages, parse_stat
 from sgmon.analysis.results import RANK
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -25,24 +27,13 @@ MAX_STALLED = 10  # stalled ticks of 60 before the minute is not called healthy
 
 
 def _least_idle_cpu(seconds: float = 2.0) -> float:
-    """The lowest %idle (idle + iowait) of any CPU over a short window, from /proc/stat."""
-
-    def read() -> dict[str, list[int]]:
-        with open("/proc/stat") as f:
-            return {
-                p[0]: [int(x) for x in p[1:]]
-                for p in (line.split() for line in f)
-                if p[0].startswith("cpu") and p[0] != "cpu"
-            }
-
-    a = read()
+    """The lowest %idle (idle + iowait) of any CPU over a short window, as the cpu collector
+    computes it from /proc/stat."""
+    a = parse_stat(Path("/proc/stat").read_text())
     time.sleep(seconds)
-    b = read()
-    idle = []
-    for cpu, after in b.items():
-        d = [y - x for x, y in zip(a[cpu], after, strict=True)]
-        idle.append(100.0 * (d[3] + d[4]) / max(1, sum(d)))
-    return min(idle)
+    b = parse_stat(Path("/proc/stat").read_text())
+    shares = [cpu_percentages(a[c]["ticks"], row["ticks"]) for c, row in b.items() if c != "all"]
+    return min((p["idle"] or 0.0) + (p["iowait"] or 0.0) for p in shares)
 
 
 @pytest.fixture
