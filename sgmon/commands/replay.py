@@ -107,10 +107,8 @@ def print_summary(src, frames) -> None:
 
 def print_findings(frames) -> None:
     """The analysis' findings over the whole recording, in the order they opened."""
-    try:
-        from sgmon.analysis import Analyzer
-    except ImportError:
-        return
+    from sgmon.analysis import Analyzer  # part of sgmon; imported here to keep --help quick
+
     merged = sorted((f for fl in frames.values() for f in fl), key=lambda f: (f.time, f.host))
     analyzer = Analyzer()
     opened = []
