@@ -12,6 +12,7 @@ import dataclasses
 import signal
 import threading
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from sgmon.cli import UsageError
 from sgmon.config import Config, load_config
@@ -42,10 +43,18 @@ def _duration(text: str | None, what: str) -> float | None:
         raise UsageError(f"{what}: {e}") from None
 
 
-def load_sources(
-    args: argparse.Namespace, local_only: bool = False
-) -> tuple[Config, list[Source], float]:
-    """The config, its sources, and the interval in force; one-line errors on bad input.
+class Loaded(NamedTuple):
+    """What a headless command runs: the config, its sources, the interval in force, and how
+    long to run in wall-clock seconds (a simulation's --duration is in simulated time)."""
+
+    config: Config
+    sources: list[Source]
+    interval: float
+    wall_duration: float | None
+
+
+def load_sources(args: argparse.Namespace, local_only: bool = False) -> Loaded:
+    """The config, its sources, the interval and the run time; one-line errors on bad input.
 
     ``local_only`` drops the ssh hosts: an agent never reaches further (no ssh chains).
     """
@@ -70,15 +79,8 @@ def load_sources(
         duration=duration,
         interval=interval,
     )
-    return config, sources, interval
-
-
-def wall_duration(args: argparse.Namespace) -> float | None:
-    """--duration in wall-clock seconds (a simulation's duration is in simulated time)."""
-    duration = _duration(args.duration, "--duration")
-    if duration is not None and args.simulate and args.speed > 0:
-        return duration / args.speed
-    return duration
+    wall = duration / args.speed if duration and args.simulate and args.speed > 0 else duration
+    return Loaded(config, sources, interval, wall)
 
 
 def _check_scenario(name: str) -> None:

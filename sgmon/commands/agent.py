@@ -23,7 +23,6 @@ from sgmon.headless import (
     load_sources,
     run_until_stopped,
     schema_lookup,
-    wall_duration,
 )
 
 
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from sgmon.model import FRAME_VERSION, schema_to_dict
     from sgmon.sinks.statefile import StatePublisher
 
-    _, sources, interval = load_sources(args, local_only=True)
+    _, sources, interval, duration = load_sources(args, local_only=True)
     schema_of = schema_lookup(sources)
     hosts = [h for s in sources for h in s.hosts]
     stop = threading.Event()
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     threading.Thread(target=_answer_pings, args=(out,), daemon=True).start()
-    run_until_stopped(sources, [out, StatePublisher(schema_of)], wall_duration(args), stop)
+    run_until_stopped(sources, [out, StatePublisher(schema_of)], duration, stop)
     if stop.is_set():  # stdout may be gone: keep the interpreter's final flush quiet
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

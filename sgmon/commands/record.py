@@ -12,7 +12,6 @@ from sgmon.headless import (
     load_sources,
     run_until_stopped,
     schema_lookup,
-    wall_duration,
 )
 from sgmon.units import parse_duration
 
@@ -41,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if rotate < 60:
         raise UsageError(f"--rotate {args.rotate}: use at least 1m (1h is the usual)")
-    config, sources, interval = load_sources(args)
+    config, sources, interval, duration = load_sources(args)
     schema_of = schema_lookup(sources)
     try:
         writer = ArchiveWriter(
@@ -57,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     run_until_stopped(
         sources,
         [writer, FindingsLog(args.dir, config), StatePublisher(schema_of)],
-        wall_duration(args),
+        duration,
     )
     if not args.quiet:
         print(f"sgmon: stopped; {writer.rows_written} rows written", file=sys.stderr)

@@ -11,7 +11,6 @@ from sgmon.headless import (
     load_sources,
     run_until_stopped,
     schema_lookup,
-    wall_duration,
 )
 
 
@@ -38,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from sgmon.sinks.statefile import StatePublisher
 
     addr, port = parse_listen(args.listen)
-    _, sources, _ = load_sources(args)
+    _, sources, _, duration = load_sources(args)
     schema_of = schema_lookup(sources)
     try:
         exporter = Exporter(schema_of, addr, port)
@@ -49,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
             f"--listen {args.listen}: {e.strerror or e}; choose another port with --listen"
         ) from None
     print(f"sgmon: serving metrics on http://{args.listen}/metrics", file=sys.stderr, flush=True)
-    run_until_stopped(sources, [exporter, StatePublisher(schema_of)], wall_duration(args))
+    run_until_stopped(sources, [exporter, StatePublisher(schema_of)], duration)
     return 0
