@@ -8,45 +8,21 @@ cell (upper and lower half block), so ten buckets fit in five lines per event.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from functools import cache
 
 from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from sgmon.model import Frame
 from sgmon.tui.draw import AXIS_LEFT, runs, title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
-from sgmon.tui.panels.histogram import LIMITS, shares
+from sgmon.tui.panels.histogram import LIMITS, frame_shares
 from sgmon.tui.view import PaneView
 
 EVENTS = ("log file sync", "SYNC Remote Write", "RFS write")
 """Heatmaps drawn, the first two present (the standby has RFS write but no log file sync)."""
 ROW_LABELS = (">128 ms", "≤128", "≤32", "≤8", "≤2")
-
-
-_CACHE: OrderedDict[tuple[int, str], tuple[Frame, list[float] | None]] = OrderedDict()
-_CACHE_SIZE = 8000
-
-
-def frame_shares(frame: Frame | None, event: str) -> list[float] | None:
-    """Bucket shares of one event in one frame, computed once per frame (frames never change).
-
-    The cache holds the frame itself, so its id cannot be reused by another frame meanwhile.
-    """
-    if frame is None:
-        return None
-    key = (id(frame), event)
-    hit = _CACHE.get(key)
-    if hit is None or hit[0] is not frame:
-        value = frame.value("oracle_waits", event, "hist")
-        hit = (frame, shares(value) if isinstance(value, list) else None)
-        _CACHE[key] = hit
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return hit[1]
 
 
 def grid(view: PaneView, event: str) -> list[list[float] | None]:

@@ -6,11 +6,13 @@ is what shows a 200 ms retransmit stall (seed 001).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from sgmon.model import Frame
 from sgmon.tui.draw import grid, title
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.waits import events
@@ -37,6 +39,28 @@ def shares(hist: Sequence) -> list[float] | None:
     return [c / total for c in counts] if total > 0 else None
 
 
+_CACHE: OrderedDict[tuple[int, str], tuple[Frame, list[float] | None]] = OrderedDict()
+_CACHE_SIZE = 8000
+
+
+def frame_shares(frame: Frame | None, event: str) -> list[float] | None:
+    """Bucket shares of one event in one frame, computed once per frame (frames never change).
+
+    The cache holds the frame itself, so its id cannot be reused by another frame meanwhile.
+    """
+    if frame is None:
+        return None
+    key = (id(frame), event)
+    hit = _CACHE.get(key)
+    if hit is None or hit[0] is not frame:
+        value = frame.value("oracle_waits", event, "hist")
+        hit = (frame, shares(value) if isinstance(value, list) else None)
+        _CACHE[key] = hit
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return hit[1]
+
+
 def cell_severity(col: int, share: float) -> str:
     """Any waits past 64 ms are critical for a commit, past 16 ms a warning."""
     if share <= 0:
@@ -54,17 +78,16 @@ def render_histogram(view: PaneView, width: int) -> RenderableType:
     if problem is not None:
         return Group(head, problem)
     rows_out = []
-    rows = view.rows("oracle_waits")
     for e in events(view)[:5]:
-        hist = rows[e].get("hist")
-        sh = shares(hist) if isinstance(hist, list) else None
+        sh = frame_shares(view.frame, e)  # the heatmap's last column: computed once per frame
         if sh is None:
             continue
         cells = []
+        lit = ("oracle_waits", e, "hist") in view.highlight
         for i, s in enumerate(sh):
             txt = Text("" if s <= 0 else f"{s * 100:.1f}" if s < 0.995 else "100")
             txt.stylize(p.sev(cell_severity(i, s)))
-            if ("oracle_waits", e, "hist") in view.highlight and s > 0:
+            if lit and s > 0:
                 txt.stylize(p.highlight)
             cells.append(txt)
         rows_out.append([Text(e[:18]), *cells])
