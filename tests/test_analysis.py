@@ -476,6 +476,8 @@ def test_series_that_stop_reporting_are_forgotten() -> None:
         a.feed(frame("p", t, tcp=moved))
     assert a.tracker.series(old) is None
     assert a.tracker.series(("p", "tcp", "10.0.0.1:40002>10.0.0.2:1521", "rtt")) is not None
+    cached = {k[1] for k in a.tracker.thresholds._cache if k[0] == "tcp"}
+    assert cached == {"10.0.0.1:40002>10.0.0.2:1521"}  # nor their cached limits
 
 
 def test_one_log_switch_is_not_an_outlier_and_table2_sized_logs_are_fine() -> None:

@@ -231,9 +231,11 @@ class OutlierTracker:
             latch.judge(opened, None, "")
         if tick % PRUNE_EVERY == 0:  # sockets reconnect on new ports: forget series long gone
             stale = tick - 2 * self.window
-            for key in [k for k, x in latches.items() if k[0] == host and x.tick < stale]:
+            gone = [k for k, x in latches.items() if k[0] == host and x.tick < stale]
+            for key in gone:
                 if key not in opened:
                     del latches[key]
+            self.thresholds.forget({k[1:] for k in gone if k not in opened})
         return {
             k: Outlier(*k, latch.severity, latch.value, latch.baseline, latch.reason)  # type: ignore[arg-type]
             for k, latch in opened.items()

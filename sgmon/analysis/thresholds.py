@@ -102,6 +102,13 @@ class Thresholds:
         self._cache[key] = lim
         return lim
 
+    def forget(self, series: set[tuple[str, str, str]]) -> None:
+        """Drop the cached limits of (collector, instance, name) series that stopped reporting:
+        a socket that reconnects on a new port is a new instance."""
+        if series:
+            for key in [k for k in self._cache if k[:3] in series]:
+                del self._cache[key]
+
     def may_limit(self, collector: str, name: str) -> bool:
         """Whether any instance of this field can have a limit (to skip the rest cheaply)."""
         meta = field_meta(collector, name)
