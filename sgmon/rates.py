@@ -53,6 +53,18 @@ def _key(bound: float | int | None) -> float:
     return float("inf") if bound is None else float(bound)
 
 
+def bucket_midpoints(buckets: Buckets) -> list[float]:
+    """A value standing for each bucket's waits: 3/4 of its upper bound (the middle of a
+    power-of-two bucket), the open last bucket's upper bound taken as twice the one before."""
+    out: list[float] = []
+    prev = 0.0
+    for bound, _count in buckets:
+        upper = float(bound) if bound is not None else 2.0 * prev
+        out.append(0.75 * upper)
+        prev = upper
+    return out
+
+
 def percentile_from_buckets(buckets: Buckets | None, q: float) -> float | None:
     """The upper bound of the bucket holding the q-quantile (0<q<=1) of the counts.
 

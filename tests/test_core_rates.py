@@ -6,7 +6,12 @@ import pytest
 
 from sgmon.collector import derive_by_kind
 from sgmon.model import Field, Kind
-from sgmon.rates import counter_delta, histogram_delta, percentile_from_buckets
+from sgmon.rates import (
+    bucket_midpoints,
+    counter_delta,
+    histogram_delta,
+    percentile_from_buckets,
+)
 
 
 def test_counter_delta_plain_and_unknown() -> None:
@@ -90,3 +95,9 @@ def test_sparse_rows_keep_only_their_own_fields() -> None:
     dense = derive_by_kind(fields, prev, cur, 2.0)
     assert dense["host"] == {"rtt": None, "retransmits": None, "timeouts": 3.0}
     assert list(dense["sock"]) == ["rtt", "retransmits", "timeouts"]  # declared order
+
+
+def test_bucket_midpoints_stand_in_the_middle_of_power_of_two_buckets() -> None:
+    # a wait in (1, 2] ms is 1.5 ms on average if spread evenly; the open bucket after 256 ms
+    # is taken as (256, 512]
+    assert bucket_midpoints([[2, 5], [256, 1], [None, 1]]) == [1.5, 192.0, 384.0]

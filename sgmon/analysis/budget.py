@@ -25,6 +25,7 @@ import re
 
 from sgmon.analysis.results import Budget
 from sgmon.model import Frame, Rows
+from sgmon.rates import bucket_midpoints
 from sgmon.units import fmt_num
 
 LFS = "log file sync"
@@ -137,15 +138,12 @@ def commit_budget(primary: Frame, standby: Frame | None) -> Budget | None:
 
 def residual_life(hist: object) -> float | None:
     """E[D^2] / 2E[D] of one interval's write histogram (ms): how long a commit that arrives
-    during a write waits for that write to end.  A bucket counts at 3/4 of its upper bound (the
-    middle of a power-of-two bucket); the open last bucket at twice the previous bound."""
+    during a write waits for that write to end, each bucket counted at its midpoint
+    (``bucket_midpoints``)."""
     if not isinstance(hist, list):
         return None
     s1 = s2 = 0.0
-    prev = 0.0
-    for bound, count in hist:
-        d = 0.75 * float(bound) if bound is not None else 2.0 * prev
-        prev = float(bound) if bound is not None else prev
+    for (_bound, count), d in zip(hist, bucket_midpoints(hist), strict=True):
         s1 += (count or 0) * d
         s2 += (count or 0) * d * d
     return s2 / (2 * s1) if s1 > 0 else None

@@ -41,6 +41,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from sgmon.model import Field, Frame, Kind, Schema, Status, column_name
+from sgmon.rates import bucket_midpoints
 
 _SCALE_TO_SECONDS = {"ms": 1e-3, "us": 1e-6, "s": 1.0}
 
@@ -96,14 +97,11 @@ class FrameCollector:
         acc = self._hist.setdefault(key, {})
         total = 0.0
         mid = 0.0
-        prev_bound = 0.0
-        for bound, count in buckets:
+        for (bound, count), m in zip(buckets, bucket_midpoints(buckets), strict=True):
             b = float("inf") if bound is None else float(bound) * scale
             acc[b] = acc.get(b, 0.0) + (count or 0)
             total += count or 0
-            upper = b if bound is not None else prev_bound * 2
-            mid += (count or 0) * (upper * 0.75 if upper else 0.0)
-            prev_bound = b if bound is not None else prev_bound
+            mid += (count or 0) * m * scale
         if isinstance(avg, int | float) and f.unit in _SCALE_TO_SECONDS:
             mid = avg * scale * total
         self._hsum[key] = self._hsum.get(key, 0.0) + mid
