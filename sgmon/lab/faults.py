@@ -24,9 +24,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sgmon.lab.run import Lab
 
-QUICKACK = ("quickack", "1")
-"""The lab's routes always carry this metric (see ``Lab``); changing rto_min keeps it."""
-
 FAULTS: dict[str, str] = {
     "loss": "packet loss toward the standby (nftables numgen), RTO stalls on the primary",
     "rto_min": "rto_min 10ms on the primary's route to the standby (the seed 001 fix)",
@@ -89,8 +86,8 @@ def build(lab: Lab) -> dict[str, Fault]:
         ),
         "rto_min": Fault(
             "rto_min",
-            lambda: pair.set_route("a", *QUICKACK, "rto_min", f"{o.rto_min_ms}ms"),
-            lambda: pair.set_route("a", *QUICKACK),
+            lambda: pair.set_rto_min("a", o.rto_min_ms),
+            lambda: pair.set_rto_min("a", None),
         ),
         "iops": Fault("iops", iops_on, iops_off),
         "cpu": Fault(

@@ -67,6 +67,9 @@ class NsPair:
     a_ip: str
     b_ip: str
     net: str
+    base_metrics: tuple[str, ...] = ()
+    """Route metrics both sides keep whatever else ``set_route`` changes (``ip route change``
+    replaces the whole set)."""
 
     def run(self, side: str, *cmd: str, check: bool = True, timeout: float = 30) -> str:
         """Run a command in side 'a' or 'b'."""
@@ -120,7 +123,8 @@ class NsPair:
         self.set_route(side, *(["rto_min", f"{ms}ms"] if ms else []))
 
     def set_route(self, side: str, *metrics: str) -> None:
-        """Replace the metrics of ``side``'s route to the peer network (``ip route change``)."""
+        """Replace the metrics of ``side``'s route to the peer network (``ip route change``),
+        keeping ``base_metrics``."""
         dev, src = (self.a_if, self.a_ip) if side == "a" else (self.b_if, self.b_ip)
         self.run(
             side,
@@ -136,6 +140,7 @@ class NsPair:
             "link",
             "src",
             src,
+            *self.base_metrics,
             *metrics,
         )
 

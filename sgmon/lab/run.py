@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgmon.lab import faults, kernel
-from sgmon.lab.faults import QUICKACK
 from sgmon.lab.wire import PORT
 
 
@@ -77,8 +76,9 @@ class Lab:
         # Both kernels acknowledge at once, whenever the receiving process gets the CPU: a
         # delayed ACK outliving the sender's tail-loss probe timer would count as a
         # retransmission, and one on the standby's acks would inflate its smoothed rtt.
-        self.pair.set_route("a", *QUICKACK)
-        self.pair.set_route("b", *QUICKACK)
+        self.pair.base_metrics = ("quickack", "1")
+        self.pair.set_route("a")
+        self.pair.set_route("b")
         self.primary_log = s.enter_context(kernel.loop_device(o.log_mb))
         self.standby_log = s.enter_context(kernel.throttled_loop(None, o.log_mb))
         # The stand-ins live in shared memory: publishing must not add I/O to the disks watched.
