@@ -7,9 +7,10 @@ from pathlib import Path
 README = Path(__file__).with_name("README.md")
 
 
-def append_section(heading: str, block: str, readme: Path = README) -> None:
+def append_section(heading: str, block: str) -> None:
     """Add ``block`` at the end of the ``heading`` section (created at the end if missing), so
     each bench keeps its dated runs together whatever order the benches ran in."""
+    readme = README
     old = readme.read_text() if readme.exists() else "# Benchmarks\n"
     if heading not in old:
         readme.write_text(old.rstrip("\n") + f"\n\n{heading}\n\n{block}\n")

@@ -36,6 +36,9 @@ def lab(request) -> Iterator:
         yield running
 
 
+AROUND = 3  # ticks either side of a finding whose waits a failure message shows
+
+
 class Run:
     """The lab's frames fed to sgmon's analysis, as the dashboard and the recorder get them."""
 
@@ -124,11 +127,11 @@ class Run:
                     out += [f"    {line}" for line in self.waits_around(t)]
         return "\n".join(out)
 
-    def waits_around(self, t: float, ticks: int = 3) -> list[str]:
+    def waits_around(self, t: float) -> list[str]:
         """The primary's and the standby's non-empty wait histograms of the ticks near ``t``."""
         lines = []
         for f in self.frames:
-            if abs(f.time - t) <= ticks:
+            if abs(f.time - t) <= AROUND:
                 for ev, row in f.rows("oracle_waits").items():
                     hist = [(b, c) for b, c in row.get("hist") or [] if c]
                     if hist:
