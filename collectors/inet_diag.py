@@ -18,9 +18,10 @@ Layouts are from include/uapi/linux/inet_diag.h, sock_diag.h and tcp.h.  A kerne
 from __future__ import annotations
 
 import ipaddress
+import operator
 import socket
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -74,7 +75,6 @@ _OP = struct.Struct("=BBH")  # inet_diag_bc_op
 _PORTS = struct.Struct("!HH")  # idiag_sport, idiag_dport (network order)
 # struct inet_diag_msg: family, state, (timer, retrans), sockid, expires, rqueue, wqueue, uid, inode
 _MSG = struct.Struct("=BB2x48sIIIII")
-_MSG_FRESH = struct.Struct("=xB2x48x4xII4xI")  # what a lookup refreshes: state, queues, inode
 _LOOKUP_BATCH = 64  # requests per send: their replies fit the default socket receive buffer
 
 
@@ -189,6 +189,41 @@ class SkMem(NamedTuple):
 
 _SKMEM = struct.Struct("=9I")
 
+_SHOWN = (
+    "rto",
+    "rtt",
+    "rttvar",
+    "snd_cwnd",
+    "snd_ssthresh",
+    "unacked",
+    "lost",
+    "retrans",
+    "total_retrans",
+    "bytes_acked",
+    "bytes_received",
+    "delivery_rate",
+)
+"""The tcp_info fields the tcp collector shows."""
+FIGURES = (
+    "info_type",
+    "skmem_type",
+    "state",
+    "rqueue",
+    "wqueue",
+    "inode",
+    *_SHOWN,
+    "rcvbuf",
+    "sndbuf",
+)
+"""What ``lookup`` returns per socket, in this order: a plain tuple, the fields tcp shows (units
+as in TcpInfo and SkMem; None without tcp_info), after the two attribute types the fast path
+checks on every reply."""
+_HEAD_AT = ((1, "B"), (56, "I"), (60, "I"), (68, "I"))  # state, rqueue, wqueue, inode
+_INFO_AT = tuple(dict(zip(TcpInfo._fields, _TCPI_LAYOUT, strict=True))[name] for name in _SHOWN)
+_SKMEM_AT = ((4, "I"), (12, "I"))  # rcvbuf, sndbuf
+_INFO_NEEDED = max(off + struct.calcsize(code) for off, code in _INFO_AT)
+"""tcp_info bytes the figures need (up to delivery_rate, Linux 4.9); a shorter blob is walked."""
+
 
 class DiagSock(NamedTuple):
     """One socket of a dump; addresses as text (IPv4-mapped IPv6 shown as IPv4)."""
@@ -206,6 +241,24 @@ class DiagSock(NamedTuple):
     info: TcpInfo | None
     skmem: SkMem | None
     sockid: bytes  # raw inet_diag_sockid (ports, addresses, ifindex, cookie) for lookup()
+
+
+def figures(s: DiagSock) -> tuple:
+    """A dumped socket's FIGURES, as ``lookup`` returns them."""
+    ti, mem = s.info, s.skmem
+    shown = tuple(getattr(ti, n) for n in _SHOWN) if ti else (None,) * len(_SHOWN)
+    rcvbuf, sndbuf = (mem.rcvbuf, mem.sndbuf) if mem else (None, None)
+    return (
+        INET_DIAG_INFO,
+        INET_DIAG_SKMEMINFO,
+        s.state,
+        s.rqueue,
+        s.wqueue,
+        s.inode,
+        *shown,
+        rcvbuf,
+        sndbuf,
+    )
 
 
 def _port_match(ports: Sequence[int]) -> bytes:
@@ -305,10 +358,10 @@ class InetDiag:
 
     def __init__(self) -> None:
         self._nl = NetlinkSocket(NETLINK_SOCK_DIAG)
-        self._requests: tuple[tuple[bytes, ...], int, list[bytes]] | None = None
-        self._layouts: dict[int, tuple[int, int]] = {}
-        """Reply length -> where tcp_info and skmeminfo start in it: a kernel lays out every reply
-        to the same request alike, so a lookup reads them without walking the attributes."""
+        self._requests: tuple[tuple[bytes, ...], list[bytes]] | None = None
+        self._layouts: dict[int, tuple[struct.Struct, Callable[[tuple], tuple]]] = {}
+        """Reply length -> the unpacker of the figures in such a reply, and the getter that puts
+        them in FIGURES order (see ``_learn``)."""
 
     def close(self) -> None:
         """Close the netlink socket (idempotent)."""
@@ -337,23 +390,24 @@ class InetDiag:
             self._read_dump(out)
         return out
 
-    def lookup(
-        self, socks: Sequence[DiagSock], ext: int = EXT_INFO | EXT_SKMEMINFO
-    ) -> list[DiagSock | None]:
-        """Fresh figures for sockets found by an earlier ``query``, by exact lookup in the
+    def lookup(self, socks: Sequence[DiagSock]) -> list[tuple | None]:
+        """Fresh FIGURES of sockets found by an earlier ``query``, by exact lookup in the
         kernel's hash (no walk of the socket tables); None for one that is gone (the cookie
-        makes sure a new socket reusing the same addresses and ports is not taken for it)."""
-        out: list[DiagSock | None] = [None] * len(socks)
-        for i, request in enumerate(self._lookups(socks, ext)):
+        makes sure a new socket reusing the same addresses and ports is not taken for it).
+        Tuples, not DiagSocks: a monitor re-reads the same sockets every tick, and one unpack
+        into a tuple is what such a read costs least."""
+        out: list[tuple | None] = [None] * len(socks)
+        for i, request in enumerate(self._lookups(socks)):
             self._nl.send(request)
-            self._read_replies(out, socks, min(_LOOKUP_BATCH, len(socks) - i * _LOOKUP_BATCH))
+            self._read_replies(out, min(_LOOKUP_BATCH, len(socks) - i * _LOOKUP_BATCH))
         return out
 
-    def _lookups(self, socks: Sequence[DiagSock], ext: int) -> list[bytes]:
+    def _lookups(self, socks: Sequence[DiagSock]) -> list[bytes]:
         """The lookup requests for these sockets, in batches; built again only when the set
         changes (the same sockets are looked up tick after tick)."""
         ids = tuple(s.sockid for s in socks)
-        if self._requests is None or self._requests[:2] != (ids, ext):
+        ext = EXT_INFO | EXT_SKMEMINFO
+        if self._requests is None or self._requests[0] != ids:
             batches = []
             for first in range(0, len(socks), _LOOKUP_BATCH):
                 msgs = []
@@ -362,57 +416,44 @@ class InetDiag:
                     head = NLH.pack(NLH.size + len(body), SOCK_DIAG_BY_FAMILY, 1, seq, 0)
                     msgs.append(head + body)
                 batches.append(b"".join(msgs))
-            self._requests = (ids, ext, batches)
-        return self._requests[2]
+            self._requests = (ids, batches)
+        return self._requests[1]
 
-    def _read_replies(
-        self, out: list[DiagSock | None], asked: Sequence[DiagSock], expected: int
-    ) -> None:
-        """One reply per request: a socket (stored at seq - 1) or an error (socket gone)."""
-        view, got = memoryview(self._nl.buf), 0
+    def _read_replies(self, out: list[tuple | None], expected: int) -> None:
+        """One reply per request: a socket's figures (stored at seq - 1) or an error (gone)."""
+        view, got, layouts = memoryview(self._nl.buf), 0, self._layouts
         for mtype, seq, start, end in self._nl.messages():
             if mtype == SOCK_DIAG_BY_FAMILY:
-                out[seq - 1] = self._refresh(view, start, end, asked[seq - 1])
+                at = layouts.get(end - start)
+                fig = at[1](at[0].unpack_from(view, start)) if at is not None else None
+                if fig is None or fig[0] != INET_DIAG_INFO or fig[1] != INET_DIAG_SKMEMINFO:
+                    fig = self._learn(view, start, end)
+                out[seq - 1] = fig
             got += mtype in (SOCK_DIAG_BY_FAMILY, NLMSG_ERROR)
             if got >= expected:
                 return
 
-    def _refresh(self, view: memoryview, start: int, end: int, known: DiagSock) -> DiagSock:
-        """A looked-up socket's reply: ``known`` with fresh state, queues, tcp_info and skmem
-        (the request's cookie made sure it is the same socket, so its addresses stand)."""
-        at = self._layouts.get(end - start)
-        if at is not None:
-            info, skmem = start + at[0], start + at[1]
-            if (
-                RTA.unpack_from(view, info - 4)[1] == INET_DIAG_INFO
-                and RTA.unpack_from(view, skmem - 4)[1] == INET_DIAG_SKMEMINFO
-            ):
-                state, rq, wq, inode = _MSG_FRESH.unpack_from(view, start)
-                return DiagSock(
-                    known.family,
-                    state,
-                    known.src,
-                    known.sport,
-                    known.dst,
-                    known.dport,
-                    rq,
-                    wq,
-                    known.uid,
-                    inode,
-                    TcpInfo._make(_TCPI.unpack_from(view, info)),
-                    SkMem._make(_SKMEM.unpack_from(view, skmem)),
-                    known.sockid,
-                )
+    def _learn(self, view: memoryview, start: int, end: int) -> tuple:
+        """A reply of a length not seen yet (or laid out otherwise): walk its attributes and
+        learn where the figures are, so later replies of that length are read with one unpack
+        (a kernel lays out every reply to the same request alike)."""
         attrs = _attributes(view, start + _MSG.size, end)
-        info_at, skmem_at = attrs.get(INET_DIAG_INFO), attrs.get(INET_DIAG_SKMEMINFO)
-        if (
-            info_at is not None
-            and skmem_at is not None
-            and info_at[1] >= TCP_INFO_LEN
-            and skmem_at[1] >= _SKMEM.size
-        ):
-            self._layouts[end - start] = (info_at[0] - start, skmem_at[0] - start)
-        return _parse(view, start, end, attrs)
+        info, skmem = attrs.get(INET_DIAG_INFO), attrs.get(INET_DIAG_SKMEMINFO)
+        if info is None or skmem is None or info[1] < _INFO_NEEDED or skmem[1] < _SKMEM.size:
+            return figures(_parse(view, start, end, attrs))
+        i, m = info[0] - start, skmem[0] - start
+        wanted = [
+            (i - 2, "H"),  # the attribute types, checked on every reply
+            (m - 2, "H"),
+            *_HEAD_AT,
+            *((i + off, code) for off, code in _INFO_AT),
+            *((m + off, code) for off, code in _SKMEM_AT),
+        ]
+        order = sorted(wanted)  # the unpacker reads in offset order, the getter in FIGURES order
+        unpacker = _lean_struct(order)
+        getter = operator.itemgetter(*(order.index(w) for w in wanted))
+        self._layouts[end - start] = (unpacker, getter)
+        return getter(unpacker.unpack_from(view, start))
 
     def _read_dump(self, out: list[DiagSock]) -> None:
         view = memoryview(self._nl.buf)

@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collectors.inet_diag import CONNECTED, TCP_STATES, DiagSock, InetDiag
+from collectors.inet_diag import CONNECTED, TCP_STATES, DiagSock, InetDiag, figures
 from collectors.procfile import ProcFile
 from collectors.rtnl import RTAX_RTO_MIN, Rtnl
 from sgmon.collector import Collector, ConfigError, Unavailable
@@ -159,9 +159,12 @@ class _Owners:
         self._known: dict[int, tuple[int, str] | None] = {}
         self._wanted: set[int] = set()
         self._scan: Iterator[None] | None = None
+        self._settled: set[int] | None = None  # inodes last asked for, all of them resolved
 
     def resolve(self, inodes: set[int]) -> Mapping[int, tuple[int, str] | None]:
         """Owners of the given inodes, as far as known now."""
+        if inodes == self._settled:  # the usual tick: the same sockets as the last one
+            return self._known
         self._known = {i: o for i, o in self._known.items() if i in inodes}
         missing = {i for i in inodes if i and i not in self._known} - self._wanted
         if missing and self._scan is None:
@@ -174,7 +177,9 @@ class _Owners:
                     break
             else:
                 self._scan = None
-        return self._known
+        known = self._known
+        self._settled = inodes if all(i in known for i in inodes if i) else None
+        return known
 
     def _walk(self) -> Iterator[None]:
         """Yields every few descriptors, so one process with thousands of them cannot make a
@@ -226,9 +231,13 @@ class TcpCollector(Collector):
         self.peers = _peers(self.options.get("peers", []))
         self.rediscover = _seconds(self.options.get("rediscover", 10.0), "rediscover")
         self._known: list[DiagSock] = []
+        self._labels: list[tuple[str, str, str, str]] = []  # the known sockets' _names
+        self._inodes: set[int] = set()  # of the known sockets, for the owners
+        self._peers: set[str] = set()  # their peer addresses, for the routes
         self._next_dump = 0.0
         self._opens_at_dump: int | None = None
-        self._names: dict[bytes, tuple[str, str, str]] = {}  # sockid -> local, peer, row key
+        self._names: dict[bytes, tuple[str, str, str, str]] = {}
+        """sockid -> local, peer, row key, peer address: built once per socket, not per tick."""
         self._sysctls: dict[str, Value] = {}
         self._sysctls_at = -SETTINGS_REFRESH
         self._diag: InetDiag | None = None
@@ -262,85 +271,87 @@ class TcpCollector(Collector):
         assert self._diag is not None, "open() first"
         now = time.monotonic()
         host = self._host_counters(now)
-        socks = self._sockets(now, _opens(host))
-        owners = self._owners.resolve({s.inode for s in socks})
-        lookups = ROUTE_LOOKUPS_PER_TICK
+        found = self._sockets(now, _opens(host))
+        owners = self._owners.resolve(self._inodes)
+        rto_min = self._route_minima(now)
         rows: Rows = {}
-        names = self._names
-        for s in socks:
-            named = names.get(s.sockid)
-            if named is None:
-                local, peer = _endpoint(s.src, s.sport), _endpoint(s.dst, s.dport)
-                named = names[s.sockid] = (local, peer, f"{local}>{peer}")
-            local, peer, key = named
-            owner = owners.get(s.inode)
-            rto_min, lookups = self._rto_min(s.dst, now, lookups)
-            row: dict[str, Value] = {
-                "state": TCP_STATES[s.state] if s.state < len(TCP_STATES) else str(s.state),
+        for (local, peer, key, dst), fig in zip(self._labels, found, strict=True):
+            (_, _, state, rq, wq, inode, rto, rtt, rttvar, cwnd, ssthresh, unacked, lost, retrans,
+             total_retrans, acked, received, rate, rcvbuf, sndbuf) = fig  # fmt: skip
+            owner = owners.get(inode)
+            rows[key] = {
+                "state": TCP_STATES[state] if state < len(TCP_STATES) else str(state),
                 "local": local,
                 "peer": peer,
-                "send_q": s.wqueue,
-                "recv_q": s.rqueue,
+                "rto": None if rto is None else rto / 1000,
+                "rtt": None if rtt is None else rtt / 1000,
+                "rttvar": None if rttvar is None else rttvar / 1000,
+                "cwnd": cwnd,
+                "ssthresh": ssthresh if ssthresh is None or ssthresh < 0xFFFF else None,
+                "unacked": unacked,
+                "lost": lost,
+                "retrans": retrans,
+                "retransmits": total_retrans,
+                "bytes_acked": acked,
+                "bytes_received": received,
+                "send_q": wq,
+                "recv_q": rq,
+                "sndbuf": sndbuf,
+                "rcvbuf": rcvbuf,
+                "delivery_rate": rate,
                 "pid": owner[0] if owner else None,
                 "process": owner[1] if owner else None,
-                "rto_min": rto_min,
+                "rto_min": rto_min.get(dst),
             }
-            ti = s.info
-            if ti is not None:
-                row["rto"] = ti.rto / 1000
-                row["rtt"] = ti.rtt / 1000
-                row["rttvar"] = ti.rttvar / 1000
-                row["cwnd"] = ti.snd_cwnd
-                row["ssthresh"] = ti.snd_ssthresh if ti.snd_ssthresh < 0xFFFF else None
-                row["unacked"] = ti.unacked
-                row["lost"] = ti.lost
-                row["retrans"] = ti.retrans
-                row["retransmits"] = ti.total_retrans
-                row["bytes_acked"] = ti.bytes_acked
-                row["bytes_received"] = ti.bytes_received
-                row["delivery_rate"] = ti.delivery_rate
-            if s.skmem is not None:
-                row["sndbuf"] = s.skmem.sndbuf
-                row["rcvbuf"] = s.skmem.rcvbuf
-            rows[key] = row
-        for key in self._routes.keys() - {s.dst for s in socks}:
-            del self._routes[key]
         if host:
             rows["host"] = host
         return rows
 
-    def _sockets(self, now: float, opens: int | None) -> list[DiagSock]:
-        """The DG sockets: exact lookups of the known ones, or a kernel-filtered dump when none
-        is known yet, one of them is gone, or ``rediscover`` seconds have passed and the host
-        has opened a connection since the last dump (``opens``; None when unknown)."""
+    def _sockets(self, now: float, opens: int | None) -> list[tuple]:
+        """The DG sockets' FIGURES: exact lookups of the known ones, or a kernel-filtered dump
+        when none is known yet, one of them is gone, or ``rediscover`` seconds have passed and
+        the host has opened a connection since the last dump (``opens``; None when unknown)."""
         assert self._diag is not None
         due = now >= self._next_dump and (
             not self.rediscover or opens is None or opens != self._opens_at_dump
         )
         if self._known and not due:
             fresh = self._diag.lookup(self._known)
-            if all(s is not None and CONNECTED >> s.state & 1 for s in fresh):
-                self._known = fresh  # type: ignore[assignment]
-                return self._known
+            if all(f is not None and CONNECTED >> f[2] & 1 for f in fresh):
+                return fresh  # type: ignore[return-value]
         self._known = self._diag.query(self.ports, self.peers)
-        self._names = {
-            s.sockid: self._names[s.sockid] for s in self._known if s.sockid in self._names
-        }
+        names = self._names
+        self._names = {}
+        for s in self._known:
+            named = names.get(s.sockid)
+            if named is None:
+                local, peer = _endpoint(s.src, s.sport), _endpoint(s.dst, s.dport)
+                named = (local, peer, f"{local}>{peer}", s.dst)
+            self._names[s.sockid] = named
+        self._labels = [self._names[s.sockid] for s in self._known]
+        self._inodes = {s.inode for s in self._known}
+        self._peers = {s.dst for s in self._known}
         self._next_dump = now + self.rediscover
         self._opens_at_dump = opens
-        return self._known
+        return [figures(s) for s in self._known]
 
-    def _rto_min(self, peer: str, now: float, budget: int) -> tuple[float | None, int]:
-        """The route's rto_min toward ``peer`` (ms), cached; look-ups capped per tick."""
-        hit = self._routes.get(peer)
-        if self._rtnl is None or (hit and now - hit[1] < SETTINGS_REFRESH) or budget <= 0:
-            return (hit[0] if hit else None), budget
-        try:
-            value = self._rtnl.route_metric(peer, RTAX_RTO_MIN)
-        except OSError:  # no route (unreachable peer): nothing to show, not an error
-            value = None
-        self._routes[peer] = (value, now)
-        return value, budget - 1
+    def _route_minima(self, now: float) -> dict[str, float | None]:
+        """Peer -> the route's rto_min toward it (ms), each cached for SETTINGS_REFRESH
+        seconds; at most ROUTE_LOOKUPS_PER_TICK look-ups per tick."""
+        for gone in self._routes.keys() - self._peers:
+            del self._routes[gone]
+        budget = ROUTE_LOOKUPS_PER_TICK
+        for peer in self._peers:
+            hit = self._routes.get(peer)
+            if self._rtnl is None or (hit and now - hit[1] < SETTINGS_REFRESH) or budget <= 0:
+                continue
+            try:
+                value = self._rtnl.route_metric(peer, RTAX_RTO_MIN)
+            except OSError:  # no route (unreachable peer): nothing to show, not an error
+                value = None
+            self._routes[peer] = (value, now)
+            budget -= 1
+        return {peer: hit[0] for peer, hit in self._routes.items()}
 
     def _host_counters(self, now: float) -> dict[str, Value]:
         """The host row: each counter file read once, each "Prefix: names" / "Prefix: values"
