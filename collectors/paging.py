@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from collectors.procfile import ProcFile
+from collectors.procfile import KeyedLines, ProcFile
 from sgmon.collector import Collector, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
 
@@ -61,10 +61,8 @@ _VMSTAT: dict[str, tuple[str, ...]] = {
     "pswpout": ("pswpout",),
 }
 _PGSTEAL_OLD = ("pgsteal_kswapd", "pgsteal_direct")  # kernels before 5.x have no anon/file split
-_VMSTAT_KEYS = frozenset(k for keys in (*_VMSTAT.values(), _PGSTEAL_OLD) for k in keys)
-_MEMINFO_KEYS = frozenset(
-    ("MemTotal", "MemFree", "Buffers", "Cached", "Slab", "SwapTotal", "SwapFree")
-)
+_VMSTAT_KEYS = tuple(dict.fromkeys(k for keys in (*_VMSTAT.values(), _PGSTEAL_OLD) for k in keys))
+_MEMINFO_KEYS = ("MemTotal", "MemFree", "Buffers", "Cached", "Slab", "SwapTotal", "SwapFree")
 _PSI = {
     "cpu": ("psi_cpu_some",),
     "memory": ("psi_mem_some", "psi_mem_full"),
@@ -72,13 +70,11 @@ _PSI = {
 }
 
 
-def parse_vmstat(text: str) -> dict[str, Value]:
-    """/proc/vmstat -> the cumulative counters of sar -B / -W, by our field names."""
-    raw: dict[str, int] = {}
-    for line in text.splitlines():
-        key, _, val = line.partition(" ")
-        if key in _VMSTAT_KEYS:
-            raw[key] = int(val)
+def parse_vmstat(text: str, lines: KeyedLines | None = None) -> dict[str, Value]:
+    """/proc/vmstat -> the cumulative counters of sar -B / -W, by our field names (``lines``:
+    the reader that remembers where the keys were, kept by the caller between reads)."""
+    lines = lines or KeyedLines(_VMSTAT_KEYS, " ")
+    raw = {key: int(val) for key, val in lines.values(text).items()}
     out: dict[str, Value] = {}
     for name, keys in _VMSTAT.items():
         if name == "pgsteal" and "pgsteal_anon" not in raw:
@@ -88,13 +84,10 @@ def parse_vmstat(text: str) -> dict[str, Value]:
     return out
 
 
-def parse_meminfo(text: str) -> dict[str, Value]:
+def parse_meminfo(text: str, lines: KeyedLines | None = None) -> dict[str, Value]:
     """/proc/meminfo -> %memused as sar -r and %swpused as sar -S (None without swap)."""
-    kb: dict[str, int] = {}
-    for line in text.splitlines():
-        key, _, rest = line.partition(":")
-        if key in _MEMINFO_KEYS:
-            kb[key] = int(rest.split()[0])
+    lines = lines or KeyedLines(_MEMINFO_KEYS, ":")
+    kb = {key: int(rest.split()[0]) for key, rest in lines.values(text).items()}
     total = kb.get("MemTotal", 0)
     unused = sum(kb.get(k, 0) for k in ("MemFree", "Buffers", "Cached", "Slab"))
     swap = kb.get("SwapTotal", 0)
@@ -127,6 +120,8 @@ class PagingCollector(Collector):
         self._vmstat: ProcFile | None = None
         self._meminfo: ProcFile | None = None
         self._psi: dict[str, ProcFile] = {}
+        self._vmstat_lines = KeyedLines(_VMSTAT_KEYS, " ")
+        self._meminfo_lines = KeyedLines(_MEMINFO_KEYS, ":")
 
     def open(self) -> None:
         """Keep the files open; PSI files that cannot be read are left out (fields None)."""
@@ -148,8 +143,8 @@ class PagingCollector(Collector):
     def sample(self) -> Rows:
         """One read of each file."""
         assert self._vmstat is not None and self._meminfo is not None
-        row = parse_vmstat(self._vmstat.read())
-        row.update(parse_meminfo(self._meminfo.read()))
+        row = parse_vmstat(self._vmstat.read(), self._vmstat_lines)
+        row.update(parse_meminfo(self._meminfo.read(), self._meminfo_lines))
         for res, names in _PSI.items():
             f = self._psi.get(res)
             avg = parse_pressure(f.read()) if f is not None else {}

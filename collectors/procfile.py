@@ -1,4 +1,4 @@
-"""A /proc file kept open and re-read from offset 0 each tick.
+"""A /proc file kept open and re-read from offset 0 each tick, and the search of its keyed lines.
 
 Opening a /proc file costs a path walk and a file object per tick; keeping the descriptor and
 seeking back is the cheapest way to read it again (what sadc does).  Unbuffered binary I/O so
@@ -8,6 +8,7 @@ one ``read()`` returns the file's current content whole.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 
 
 class ProcFile:
@@ -29,3 +30,33 @@ class ProcFile:
         if self._f is not None:
             self._f.close()
             self._f = None
+
+
+class KeyedLines:
+    """Finds the ``KEY<sep>value`` lines wanted out of a /proc file like /proc/vmstat.
+
+    One search per wanted key, in C, instead of a Python loop over every line (sar -B wants a
+    dozen of /proc/vmstat's ~180 lines); each search starts a little before where the key was
+    the last time, as the lines stay in order and values grow by a few digits at most.  A key
+    not found from there is searched from the start, so the hint never changes the answer."""
+
+    def __init__(self, keys: Iterable[str], sep: str) -> None:
+        self._wanted = [(key, f"\n{key}{sep}") for key in keys]
+        self._hints = [0] * len(self._wanted)
+
+    def values(self, text: str) -> dict[str, str]:
+        """key -> the rest of its line, for each wanted key that starts a line of ``text``."""
+        text = "\n" + text  # so the first line starts after a newline too
+        out = {}
+        hints = self._hints
+        for i, (key, needle) in enumerate(self._wanted):
+            at = text.find(needle, max(0, hints[i] - 256))
+            if at < 0:
+                at = text.find(needle)
+                if at < 0:
+                    continue
+            hints[i] = at
+            start = at + len(needle)
+            end = text.find("\n", start)
+            out[key] = text[start:] if end < 0 else text[start:end]
+        return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collectors.paging import parse_meminfo, parse_pressure, parse_vmstat
+from collectors.procfile import KeyedLines
 
 VMSTAT = """pgpgin 100
 pgpgout 200
@@ -64,3 +65,14 @@ def test_pressure() -> None:
         "full avg10=0.25 avg60=0.00 avg300=0.00 total=123\n"
     )
     assert parse_pressure(text) == {"some": 1.5, "full": 0.25}
+
+
+def test_keyed_lines_find_keys_wherever_they_move() -> None:
+    """The search starts near the key's last place; a key that moved far, or away and back,
+    is still found, and a key that only ends another key's name is not taken for it."""
+    lines = KeyedLines(("a", "b", "Cached"), ":")
+    first = "a: 1\nSwapCached: 7\nb: 2\nCached: 3\n"
+    assert lines.values(first) == {"a": " 1", "b": " 2", "Cached": " 3"}
+    moved = "x: 0\n" * 500 + "Cached: 4\n" + "y: 0\n" * 500 + "b: 5"
+    assert lines.values(moved) == {"b": " 5", "Cached": " 4"}
+    assert lines.values(first) == {"a": " 1", "b": " 2", "Cached": " 3"}
