@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from collectors.tcp import TcpCollector
+from collectors.tcp import SETTINGS_REFRESH, TcpCollector
 from sgmon.collector import ConfigError
 
 PORT = 46150
@@ -167,3 +167,41 @@ def test_host_row_carries_the_socket_buffer_caps() -> None:
     for name in ("rmem_max", "wmem_max"):
         with open(f"/proc/sys/net/core/{name}") as f:
             assert host[name] == int(f.read())
+
+
+def _with_retrans(snmp: str, add: int) -> str:
+    """/proc/net/snmp's text with RetransSegs moved by ``add``."""
+    lines = snmp.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("Tcp:"))
+    names, values = lines[at].split(), lines[at + 1].split()
+    col = names.index("RetransSegs")
+    values[col] = str(int(values[col]) + add)
+    lines[at + 1] = " ".join(values)
+    return "\n".join(lines)
+
+
+def test_netstat_is_read_when_retransmissions_moved_and_every_refresh() -> None:
+    """/proc/net/netstat's TCPTimeouts and TCPLostRetransmit only move with RetransSegs: the
+    costlier file is read again when that moved, and every SETTINGS_REFRESH seconds anyway."""
+    c = TcpCollector({"ports": [46199]})
+    c.open()
+    snmp, netstat = c._counters["/proc/net/snmp"], c._counters["/proc/net/netstat"]
+    text = snmp.read()
+    served, reads = [text], []
+    real = netstat.read
+    snmp.read = lambda: served[0]  # type: ignore[method-assign]
+    netstat.read = lambda: reads.append(1) or real()  # type: ignore[method-assign]
+    try:
+        first = c._host_counters(100.0)
+        c._host_counters(101.0)
+        assert len(reads) == 1
+        served[0] = _with_retrans(text, 1)
+        c._host_counters(102.0)
+        assert len(reads) == 2
+        again = c._host_counters(103.0)
+        assert len(reads) == 2 and again["timeouts"] >= first["timeouts"]
+        assert again["retrans_segs"] == first["retrans_segs"] + 1
+        c._host_counters(102.0 + SETTINGS_REFRESH)
+        assert len(reads) == 3
+    finally:
+        c.close()
