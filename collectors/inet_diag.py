@@ -18,10 +18,9 @@ Layouts are from include/uapi/linux/inet_diag.h, sock_diag.h and tcp.h.  A kerne
 from __future__ import annotations
 
 import ipaddress
-import operator
 import socket
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -32,8 +31,11 @@ from collectors.netlink import (
     NLMSG_DONE,
     NLMSG_ERROR,
     RTA,
+    Layout,
     NetlinkSocket,
     attributes,
+    layout,
+    lean_struct,
 )
 
 NETLINK_SOCK_DIAG = 4
@@ -150,17 +152,7 @@ _TCPI_LAYOUT = (
 )
 
 
-def _lean_struct(layout: Sequence[tuple[int, str]]) -> struct.Struct:
-    """One unpacker that skips every byte we do not show (pad bytes cost nothing to decode)."""
-    fmt, pos = "=", 0
-    for off, code in layout:
-        fmt += f"{off - pos}x" if off > pos else ""
-        fmt += code
-        pos = off + struct.calcsize("=" + code)
-    return struct.Struct(fmt)
-
-
-_TCPI = _lean_struct(_TCPI_LAYOUT)
+_TCPI = lean_struct(_TCPI_LAYOUT)
 TCP_INFO_LEN = _TCPI.size
 """Bytes to ask ``getsockopt(IPPROTO_TCP, TCP_INFO, ...)`` for."""
 _ZEROS = bytes(TCP_INFO_LEN)
@@ -359,7 +351,7 @@ class InetDiag:
     def __init__(self) -> None:
         self._nl = NetlinkSocket(NETLINK_SOCK_DIAG)
         self._requests: tuple[tuple[bytes, ...], list[bytes]] | None = None
-        self._layouts: dict[int, tuple[struct.Struct, Callable[[tuple], tuple]]] = {}
+        self._layouts: dict[int, Layout] = {}
         """Reply length -> the unpacker of the figures in such a reply, and the getter that puts
         them in FIGURES order (see ``_learn``)."""
 
@@ -449,10 +441,7 @@ class InetDiag:
             *((i + off, code) for off, code in _INFO_AT),
             *((m + off, code) for off, code in _SKMEM_AT),
         ]
-        order = sorted(wanted)  # the unpacker reads in offset order, the getter in FIGURES order
-        unpacker = _lean_struct(order)
-        getter = operator.itemgetter(*(order.index(w) for w in wanted))
-        self._layouts[end - start] = (unpacker, getter)
+        unpacker, getter = self._layouts[end - start] = layout(wanted)
         return getter(unpacker.unpack_from(view, start))
 
     def _read_dump(self, out: list[DiagSock]) -> None:

@@ -1,16 +1,18 @@
 """The netlink plumbing shared by the sock_diag client (inet_diag.py) and the rtnetlink client
 (rtnl.py): a bound socket with one receive buffer, the walk over the messages of each datagram,
-and the walk over a message's attributes.  Stdlib only.
+the walk over a message's attributes, and the one-unpack readers of messages whose layout is
+known.  Stdlib only.
 
 Layouts from include/uapi/linux/netlink.h (nlmsghdr, nlmsgerr) and rtnetlink.h (rtattr).
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import socket
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 NLH = struct.Struct("=IHHII")
 """struct nlmsghdr: length, type, flags, sequence, port id."""
@@ -70,3 +72,27 @@ def attributes(buf: bytearray | memoryview, pos: int, end: int) -> Iterator[tupl
             return
         yield atype, pos + 4, pos + alen
         pos += (alen + 3) & ~3
+
+
+def lean_struct(layout: Sequence[tuple[int, str]]) -> struct.Struct:
+    """One unpacker of the (offset, format code) fields, in increasing offset order, that skips
+    every byte between them (pad bytes cost nothing to decode)."""
+    fmt, pos = "=", 0
+    for off, code in layout:
+        fmt += f"{off - pos}x" if off > pos else ""
+        fmt += code
+        pos = off + struct.calcsize("=" + code)
+    return struct.Struct(fmt)
+
+
+Layout = tuple[struct.Struct, Callable[[tuple], tuple]]
+"""An unpacker and the getter that puts what it read in the caller's order:
+``getter(unpacker.unpack_from(buf, start))``."""
+
+
+def layout(fields: Sequence[tuple[int, str]]) -> Layout:
+    """Read these (offset, format code) fields, given in any order and at least two, with one
+    unpack: where a message's attributes lie, learned from one message, read every later
+    message of the same shape without walking its attributes."""
+    order = sorted(fields)
+    return lean_struct(order), operator.itemgetter(*(order.index(f) for f in fields))

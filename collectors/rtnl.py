@@ -14,6 +14,7 @@ from __future__ import annotations
 import socket
 import struct
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from collectors import netlink as nl
 
@@ -49,17 +50,19 @@ _TX_FIFO_OFFSET = 18 * 8  # tx_fifo_errors is the 19th counter
 TX_FIFO = 16  # index appended after the first 16
 
 
-class Link:
+class Link(NamedTuple):
     """One interface of an RTM_GETLINK dump."""
 
-    __slots__ = ("carrier_changes", "index", "name", "operstate", "stats")
+    index: int
+    name: str
+    operstate: str | None
+    carrier_changes: int | None
+    stats: tuple[int, ...] | None  # the first 16 rtnl_link_stats64 counters, then tx_fifo
 
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.name = ""
-        self.operstate: str | None = None
-        self.carrier_changes: int | None = None
-        self.stats: tuple[int, ...] | None = None
+
+_IFINDEX = struct.Struct("=4xi")
+_U32, _U64 = struct.Struct("=I"), struct.Struct("=Q")
+_CHECK = (_IFLA_IFNAME, _IFLA_OPERSTATE, _IFLA_CARRIER_CHANGES, _IFLA_STATS64)
 
 
 class Rtnl:
@@ -71,6 +74,10 @@ class Rtnl:
         flags = nl.NLM_F_REQUEST | nl.NLM_F_DUMP
         self._req = nl.NLH.pack(nl.NLH.size + len(body), _RTM_GETLINK, flags, 1, 0) + body
         self._seq = 1
+        self._layouts: dict[tuple[int, int], tuple[nl.Layout, int, int]] = {}
+        """(ifindex, message length) -> where the shown attributes are, and the name's bounds:
+        an interface's messages keep their layout from dump to dump (see ``_learn``)."""
+        self._names: dict[bytes, str] = {}
 
     def close(self) -> None:
         """Close the socket (idempotent)."""
@@ -85,7 +92,74 @@ class Rtnl:
             if mtype == nl.NLMSG_ERROR and (err := self._nl.error(start, "RTM_GETLINK")):
                 raise err
             if mtype == _RTM_NEWLINK:
-                yield _link(self._nl.buf, start, end)
+                yield self._link(self._nl.buf, start, end)
+
+    def _link(self, buf: bytearray, start: int, end: int) -> Link:
+        """One RTM_NEWLINK message, read with one unpack where its layout is known."""
+        index = _IFINDEX.unpack_from(buf, start)[0]
+        at = self._layouts.get((index, end - start))
+        if at is None or (link := self._read(buf, start, index, at)) is None:
+            link = self._learn(buf, start, end, index)
+        return link
+
+    def _read(
+        self, buf: bytearray, start: int, index: int, at: tuple[nl.Layout, int, int]
+    ) -> Link | None:
+        """The link at a learned layout, or None if the attribute types there do not match."""
+        (unpacker, getter), name_start, name_stop = at
+        v = getter(unpacker.unpack_from(buf, start))
+        if v[:4] != _CHECK:
+            return None
+        name = self._name(buf[start + name_start : start + name_stop])
+        return Link(index, name, _state(v[4]), v[5], v[6:])
+
+    def _learn(self, buf: bytearray, start: int, end: int, index: int) -> Link:
+        """Walk a message's attributes; when all the shown ones are there, learn their offsets,
+        so the interface's next messages of that length are read with one unpack (an
+        interface's messages keep their layout from dump to dump; the attribute types are
+        checked on each)."""
+        found = {
+            t: (a - start, b - start) for t, a, b in nl.attributes(buf, start + _IFINFO.size, end)
+        }
+        name, state, changes, stats = (found.get(t) for t in _CHECK)
+        if stats and stats[1] - stats[0] < _TX_FIFO_OFFSET + 8:
+            stats = None  # a kernel too old for tx_fifo_errors in stats64
+        if name and state and changes and stats:
+            fields = [
+                *((at - 2, "H") for at in (name[0], state[0], changes[0], stats[0])),
+                (state[0], "B"),
+                (changes[0], "I"),
+                *((stats[0] + 8 * i, "Q") for i in range(_STATS64.size // 8)),
+                (stats[0] + _TX_FIFO_OFFSET, "Q"),
+            ]
+            if len(self._layouts) >= 1024:  # interfaces come and go (containers): forget them
+                self._layouts.clear()
+            at = self._layouts[index, end - start] = (nl.layout(fields), *name)
+            link = self._read(buf, start, index, at)
+            assert link is not None  # the types are where they were just found
+            return link
+        return Link(
+            index,
+            self._name(buf[start + name[0] : start + name[1]]) if name else "",
+            _state(buf[start + state[0]]) if state else None,
+            _U32.unpack_from(buf, start + changes[0])[0] if changes else None,
+            (
+                *_STATS64.unpack_from(buf, start + stats[0]),
+                _U64.unpack_from(buf, start + stats[0] + _TX_FIFO_OFFSET)[0],
+            )
+            if stats
+            else None,
+        )
+
+    def _name(self, raw: bytes | bytearray) -> str:
+        """An interface name from its NUL-terminated attribute, cached by its bytes."""
+        key = bytes(raw)
+        name = self._names.get(key)
+        if name is None:
+            if len(self._names) >= 4096:
+                self._names.clear()
+            name = self._names[key] = key.split(b"\0", 1)[0].decode(errors="replace")
+        return name
 
     def route_metric(self, dst: str, metric: int) -> int | None:
         """A metric of the route the kernel picks toward address ``dst`` (``ip route get``), or
@@ -108,20 +182,9 @@ class Rtnl:
                 return _route_metric(self._nl.buf, start + _RTMSG.size, end, metric)
 
 
-def _link(buf: bytearray, start: int, end: int) -> Link:
-    link = Link(_IFINFO.unpack_from(buf, start)[2])
-    for atype, data, stop in nl.attributes(buf, start + _IFINFO.size, end):
-        if atype == _IFLA_IFNAME:
-            link.name = bytes(buf[data:stop]).split(b"\0", 1)[0].decode()
-        elif atype == _IFLA_OPERSTATE:
-            state = buf[data]
-            link.operstate = _OPERSTATES[state] if state < len(_OPERSTATES) else str(state)
-        elif atype == _IFLA_CARRIER_CHANGES:
-            link.carrier_changes = struct.unpack_from("=I", buf, data)[0]
-        elif atype == _IFLA_STATS64 and stop - data >= _TX_FIFO_OFFSET + 8:
-            tx_fifo = struct.unpack_from("=Q", buf, data + _TX_FIFO_OFFSET)[0]
-            link.stats = (*_STATS64.unpack_from(buf, data), tx_fifo)
-    return link
+def _state(code: int) -> str:
+    """IFLA_OPERSTATE as ip link names it."""
+    return _OPERSTATES[code] if code < len(_OPERSTATES) else str(code)
 
 
 def _route_metric(buf: bytearray, pos: int, end: int, metric: int) -> int | None:
