@@ -120,7 +120,8 @@ def inner(samples: int) -> list[str]:
             lookup = measure(lambda k=known: diag.lookup(k), samples)
             for c in (coll, dumping):
                 for _ in range(500):  # let the one-off /proc/*/fd owner scan finish first
-                    if all(r.get("pid") for k, r in c.sample().items() if k != "host"):
+                    rows = c.derive(None, c.sample(), 0.0)
+                    if all(r.get("pid") for k, r in rows.items() if k != "host"):
                         break
             between = measure(coll.sample, samples)
             dump_each = measure(dumping.sample, samples)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from collectors.procfile import ProcFile
-from sgmon.collector import Collector, Unavailable
+from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.rates import counter_delta
 
@@ -140,7 +140,7 @@ class CpuCollector(Collector):
         rows["all"].update(parse_loadavg(self._loadavg.read()))
         return rows
 
-    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
+    def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """Percentages from tick deltas; sar -q gauges; cswch/intr per second."""
         out: Rows = {}
         for inst, raw in cur.items():

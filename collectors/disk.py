@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping
 
 from collectors.procfile import ProcFile
-from sgmon.collector import Collector, ConfigError, Unavailable
+from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.rates import counter_delta
 
@@ -182,7 +182,7 @@ class DiskCollector(Collector):
         rows = parse_diskstats(self._file.read())
         return {name: raw for name, raw in rows.items() if self.wanted(name, raw)}
 
-    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
+    def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """iostat -x per device; None for a device new since the previous sample."""
         out: Rows = {}
         for name, raw in cur.items():

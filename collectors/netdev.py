@@ -32,7 +32,7 @@ from collectors.rtnl import (
     Link,
     Rtnl,
 )
-from sgmon.collector import Collector, ConfigError, Unavailable, derive_by_kind
+from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
 from sgmon.model import Field, Kind, Rows, Value
 
 G, R, D = Kind.GAUGE, Kind.RATE, Kind.DELTA
@@ -156,7 +156,7 @@ class NetdevCollector(Collector):
             hit = self._speeds[link.name] = (key, now, _speed(link.name))
         return hit[2]
 
-    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
+    def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """Rates by kind, none for an interface whose ifindex changed (re-created), and util."""
         if prev:
             prev = {

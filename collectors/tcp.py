@@ -36,11 +36,12 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collectors.inet_diag import CONNECTED, TCP_STATES, DiagSock, InetDiag, figures
+from collectors.inet_diag import CONNECTED, FIGURES, TCP_STATES, DiagSock, InetDiag, figures
 from collectors.procfile import ProcFile
 from collectors.rtnl import RTAX_RTO_MIN, Rtnl
-from sgmon.collector import Collector, ConfigError, Unavailable
+from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
 from sgmon.model import Field, Kind, Rows, Value
+from sgmon.rates import counter_delta
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
 
@@ -73,6 +74,10 @@ SYSCTLS = {
     "wmem_max": "/proc/sys/net/core/wmem_max",
 }
 """The caps on SO_RCVBUF/SO_SNDBUF: a socket buffer of 3 x BDP (seed 000) needs them above it."""
+
+_INODE, _TOTAL_RETRANS, _BYTES_ACKED, _BYTES_RECEIVED = (
+    FIGURES.index(name) for name in ("inode", "total_retrans", "bytes_acked", "bytes_received")
+)
 
 FIELDS = (
     Field("state", "", T, "TCP state (ESTAB, ...)"),
@@ -234,7 +239,6 @@ class TcpCollector(Collector):
     name = "tcp"
     description = "Data Guard TCP sockets: rto, rtt, retransmits, buffers (ss -tinmp)"
     fields = FIELDS
-    sparse = True  # socket rows and the host row have different fields
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -279,20 +283,48 @@ class TcpCollector(Collector):
         except OSError:
             self._rtnl = None  # rto_min stays None; the rest does not need the route
 
-    def sample(self) -> Rows:
-        """The DG sockets (kernel-filtered dump or exact lookups), plus the host row."""
+    def sample(self) -> RawRows:
+        """The DG sockets (kernel-filtered dump or exact lookups), plus the host row.  A
+        socket's raw row is (FIGURES, label, owner, rto_min): ``derive`` builds its frame row
+        once, with the interval's counters, rather than a dict here and a copy there."""
         assert self._diag is not None, "open() first"
         now = time.monotonic()
         host = self._host_counters(now)
         found = self._sockets(now, _opens(host))
         owners = self._owners.resolve(self._inodes)
         rto_min = self._route_minima(now)
-        rows: Rows = {}
-        for (local, peer, key, dst), fig in zip(self._labels, found, strict=True):
-            (_, _, state, rq, wq, inode, rto, rtt, rttvar, cwnd, ssthresh, unacked, lost, retrans,
+        rows: dict[str, Any] = {
+            label[2]: (fig, label, owners.get(fig[_INODE]), rto_min.get(label[3]))
+            for label, fig in zip(self._labels, found, strict=True)
+        }
+        if host:
+            rows["host"] = host
+        return rows
+
+    def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
+        """Frame rows: a socket's tcp_info in ss units, its retransmits and bytes over the
+        interval (None for a socket new since the last sample); the host row by kind."""
+        out: Rows = {}
+        before = prev or {}
+        for key, raw in cur.items():
+            if key == "host":
+                host = {"host": before["host"]} if "host" in before else None
+                out[key] = derive_by_kind(self.fields, host, {"host": raw}, dt, sparse=True)["host"]
+                continue
+            fig, (local, peer, _, _), owner, rto_min = raw
+            (_, _, state, rq, wq, _, rto, rtt, rttvar, cwnd, ssthresh, unacked, lost, retrans,
              total_retrans, acked, received, rate, rcvbuf, sndbuf) = fig  # fmt: skip
-            owner = owners.get(inode)
-            rows[key] = {
+            last = before.get(key)
+            if last is None or dt <= 0:
+                retransmits = acked_s = received_s = None
+            else:
+                was = last[0]
+                retransmits = counter_delta(was[_TOTAL_RETRANS], total_retrans)
+                acked_s = counter_delta(was[_BYTES_ACKED], acked)
+                received_s = counter_delta(was[_BYTES_RECEIVED], received)
+                acked_s = None if acked_s is None else acked_s / dt
+                received_s = None if received_s is None else received_s / dt
+            out[key] = {
                 "state": TCP_STATES[state] if state < len(TCP_STATES) else str(state),
                 "local": local,
                 "peer": peer,
@@ -304,9 +336,9 @@ class TcpCollector(Collector):
                 "unacked": unacked,
                 "lost": lost,
                 "retrans": retrans,
-                "retransmits": total_retrans,
-                "bytes_acked": acked,
-                "bytes_received": received,
+                "retransmits": retransmits,
+                "bytes_acked": acked_s,
+                "bytes_received": received_s,
                 "send_q": wq,
                 "recv_q": rq,
                 "sndbuf": sndbuf,
@@ -314,11 +346,9 @@ class TcpCollector(Collector):
                 "delivery_rate": rate,
                 "pid": owner[0] if owner else None,
                 "process": owner[1] if owner else None,
-                "rto_min": rto_min.get(dst),
+                "rto_min": rto_min,
             }
-        if host:
-            rows["host"] = host
-        return rows
+        return out
 
     def _sockets(self, now: float, opens: int | None) -> list[tuple]:
         """The DG sockets' FIGURES: exact lookups of the known ones, or a kernel-filtered dump

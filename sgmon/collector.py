@@ -18,8 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from sgmon.model import Event, Field, Kind, Rows
+from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import counter_delta, histogram_delta
+
+RawRows = Mapping[str, Any]
+"""What ``sample()`` returns and ``derive()`` reads: rows of field values keyed by instance, as
+the frame has them but with counters still cumulative, for the default ``derive``; a collector
+that overrides ``derive`` may keep whatever it reads fastest (tcp keeps each socket's decoded
+reply as one tuple)."""
 
 
 class Unavailable(Exception):
@@ -60,11 +66,11 @@ class Collector:
     def open(self) -> None:
         """Acquire resources and import drivers; raise Unavailable if this host cannot serve."""
 
-    def sample(self) -> Rows:
+    def sample(self) -> RawRows:
         """Read the source once and return raw rows keyed by instance."""
         raise NotImplementedError
 
-    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
+    def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """Turn raw rows into frame values (see ``derive_by_kind``)."""
         return derive_by_kind(self.fields, prev, cur, dt, self.wrap_bits, self.sparse)
 
@@ -127,8 +133,8 @@ _NO_WRAP: Mapping[str, int] = {}
 
 def derive_by_kind(
     fields: tuple[Field, ...],
-    prev: Rows | None,
-    cur: Rows,
+    prev: Mapping[str, Mapping[str, Value]] | None,
+    cur: Mapping[str, Mapping[str, Value]],
     dt: float,
     wrap_bits: Mapping[str, int] | None = None,
     sparse: bool = False,

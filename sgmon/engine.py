@@ -64,7 +64,8 @@ class _Runner:
         """The last raw sample that derived, with its monotonic time: rates span the real time
         between two successful samples, whatever was skipped."""
         self.busy_since = 0.0
-        self.done = threading.Event()
+        self.done = _signal()
+        """Released when the claimed sample has a result."""
         self.own = _Worker(f"sgmon-{collector.name}") if collector.solo else None
         """The worker of a ``solo`` collector; None for those on the shared worker."""
 
@@ -75,7 +76,7 @@ class _Runner:
         self.busy = True
         self.busy_since = time.monotonic()
         self.result = None
-        self.done.clear()
+        self.done.acquire(blocking=False)  # not signalled until this sample's result
         return True
 
     def run_once(self) -> None:
@@ -107,7 +108,7 @@ class _Runner:
         if unavailable:
             self.unavailable = err
         self.busy = False
-        self.done.set()
+        _wake(self.done)
 
     def close(self) -> None:
         """Close the collector if it was opened (on its worker's thread)."""
@@ -124,9 +125,9 @@ class _Worker:
         self.current: _Runner | None = None
         self.retired = False
         self._batch: list[_Runner] = []
-        self._go = threading.Event()
-        self.finished = threading.Event()
-        """Set when the last submitted batch has run: the tick waits on this one event rather
+        self._go = _signal()
+        self.finished = _signal()
+        """Released when the submitted batch has run: the tick waits on this one signal rather
         than on each collector's, so the worker and the tick hand the GIL over once, not once
         per collector."""
         self._closing: list[_Runner] | None = None
@@ -136,28 +137,27 @@ class _Worker:
     def submit(self, batch: list[_Runner]) -> None:
         """Run these claimed collectors, in order."""
         self._batch = batch
-        self.finished.clear()
-        self._go.set()
+        self.finished.acquire(blocking=False)  # a late batch's signal is not this one's
+        _wake(self._go)
 
     def retire(self) -> list[_Runner]:
         """Stop after the running collector; return the claimed ones it never started."""
         self.retired = True
         left = [r for r in self._batch if r is not self.current and r.busy and r.result is None]
         self._batch = []
-        self._go.set()
+        _wake(self._go)
         return left
 
     def _loop(self) -> None:
         while True:
-            self._go.wait()
-            self._go.clear()
+            self._go.acquire()
             for r in list(self._batch):
                 if self.retired or self._closing is not None:
                     break
                 self.current = r
                 r.run_once()
                 self.current = None
-            self.finished.set()
+            _wake(self.finished)
             if self._closing is not None:
                 for r in self._closing:
                     r.close()
@@ -172,8 +172,22 @@ class _Worker:
     def close(self, runners: list[_Runner], join: float = 1.0) -> None:
         """Close the runners' collectors on this thread, then end it."""
         self._closing = runners
-        self._go.set()
+        _wake(self._go)
         self._thread.join(join)
+
+
+def _signal() -> threading.Lock:
+    """A lock used as a signal with one waiter, held while not signalled: its release and
+    timed acquire are one C call each, where an Event's run a Condition's Python code."""
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
+def _wake(signal: threading.Lock) -> None:
+    """Signal, unless already signalled and not yet taken."""
+    with contextlib.suppress(RuntimeError):  # release of an unlocked lock
+        signal.release()
 
 
 class Engine:
@@ -219,7 +233,7 @@ class Engine:
         if shared:
             self._shared.submit(shared)
             first = min(self._bound(r.collector) for r in shared)  # then each by its own bound
-            self._shared.finished.wait(max(0.0, start + first - time.monotonic()))
+            self._shared.finished.acquire(timeout=max(0.0, start + first - time.monotonic()))
         results: dict[str, CollectorResult] = {}
         events: list[Event] = []
         for r in self._runners:
@@ -228,7 +242,10 @@ class Engine:
                 results[c.name] = CollectorResult(Status.UNAVAILABLE, error=r.unavailable)
                 continue
             bound = self._bound(c)
-            answered = requested[c.name] and r.done.wait(max(0.0, start + bound - time.monotonic()))
+            answered = requested[c.name] and (
+                r.result is not None
+                or r.done.acquire(timeout=max(0.0, start + bound - time.monotonic()))
+            )
             if not answered:
                 if requested[c.name] and r.own is None:
                     self._unstick()

@@ -110,7 +110,7 @@ def test_rows_owner_units_and_host_counters(listener) -> None:
         # the owner scan runs in ~3 ms slices per sample: a few samples resolve it
         for _ in range(500):
             prev = coll.sample()
-            if prev[key]["pid"] is not None:
+            if coll.derive(None, prev, 0.0)[key]["pid"] is not None:
                 break
         client.sendall(b"x" * 100_000)
         got = 0
@@ -147,7 +147,7 @@ def test_needs_no_pyroute2_and_reads_no_rto_min_on_loopback(listener, monkeypatc
     coll.open()
     client, server = _pair(listener)
     try:
-        rows = coll.sample()
+        rows = coll.derive(None, coll.sample(), 0.0)
     finally:
         coll.close()
         client.close()
@@ -161,7 +161,7 @@ def test_host_row_carries_the_socket_buffer_caps() -> None:
     c = TcpCollector({"ports": [46199]})
     c.open()
     try:
-        host = c.sample()["host"]
+        host = c.derive(None, c.sample(), 0.0)["host"]
     finally:
         c.close()
     for name in ("rmem_max", "wmem_max"):

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from collectors.oracle.errors import OracleError
 from collectors.oracle.session import Session, acquire, release
-from sgmon.collector import Collector, Unavailable
+from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import Event, Rows
 
 EPOCH = "_epoch"  # raw-only row: the session epoch the sample belongs to
@@ -57,7 +57,7 @@ class OracleCollector(Collector):
         rows[EPOCH] = {"epoch": s.epoch}
         return rows
 
-    def derive(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
+    def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """Frame rows; a previous sample from before an instance restart is not subtracted."""
         restarted = prev is not None and prev.get(EPOCH) != cur.get(EPOCH)
         cur = {k: v for k, v in cur.items() if k != EPOCH}
