@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from collectors.procfile import ProcFile
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
@@ -59,15 +59,20 @@ _MS32 = ("rd_ticks", "wr_ticks", "io_ticks", "rq_ticks")  # unsigned int ms: wra
 _COUNTERS = ("rd_ios", "rd_merges", "rd_sec", "wr_ios", "wr_merges", "wr_sec", "dc_ios")
 
 
-def parse_diskstats(text: str) -> Rows:
-    """/proc/diskstats -> {device: {column: int}} for every line (filtering is separate)."""
+_UNSEEN = object()
+_IOS_AT = tuple(3 + _COLUMNS.index(c) for c in ("rd_ios", "wr_ios", "dc_ios", "fl_ios"))
+"""Where a /proc/diskstats line's request counts are (discards from 4.18, flushes from 5.5)."""
+
+
+def parse_diskstats(text: str, keep: Callable[[str, list[str]], bool] | None = None) -> Rows:
+    """/proc/diskstats -> {device: {column: int}} for every line, or for those whose name and
+    split columns ``keep`` accepts (a line not kept costs no int conversions)."""
     rows: Rows = {}
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) < 14:
+        if len(parts) < 14 or (keep is not None and not keep(parts[2], parts)):
             continue
-        vals = [int(x) for x in parts[3:]]
-        rows[parts[2]] = dict(zip(_COLUMNS, vals, strict=False))
+        rows[parts[2]] = dict(zip(_COLUMNS, map(int, parts[3:]), strict=False))
     return rows
 
 
@@ -130,6 +135,7 @@ class DiskCollector(Collector):
             raise ConfigError("collectors.disk.partitions: use true or false")
         self.partitions = partitions
         self._kind: dict[str, str] = {}  # device -> "disk" | "part" | "virtual"
+        self._by_name: dict[str, bool | None] = {}  # device -> _name_verdict
         self._file: ProcFile | None = None
         try:
             with open("/proc/diskstats") as f:
@@ -162,8 +168,20 @@ class DiskCollector(Collector):
             self._kind[name] = kind
         return kind
 
-    def wanted(self, name: str, raw: Mapping[str, Value]) -> bool:
-        """Whether a device is shown: pinned or included by name, else by kind and activity."""
+    def wanted(self, name: str, columns: list[str]) -> bool:
+        """Whether a device is shown: pinned or included by name, else by kind and activity
+        (``columns``: its /proc/diskstats line, split)."""
+        by_name = self._by_name.get(name, _UNSEEN)
+        if by_name is _UNSEEN:
+            if len(self._by_name) >= 4096:  # device names come and go (dm-N, loopN)
+                self._by_name.clear()
+            by_name = self._by_name[name] = self._name_verdict(name)
+        if by_name is not None:
+            return bool(by_name)
+        return any(i < len(columns) and columns[i] != "0" for i in _IOS_AT)
+
+    def _name_verdict(self, name: str) -> bool | None:
+        """True (shown) or False (not) by name alone; None when its activity decides."""
         if name in self.pinned:
             return True
         if self.include and not any(fnmatch.fnmatchcase(name, p) for p in self.include):
@@ -174,13 +192,12 @@ class DiskCollector(Collector):
             return True
         if self._kind_of(name) == "part" and not self.partitions:
             return False
-        return any(raw.get(k) for k in ("rd_ios", "wr_ios", "dc_ios", "fl_ios"))
+        return None
 
     def sample(self) -> Rows:
-        """One read of /proc/diskstats, filtered."""
+        """One read of /proc/diskstats, the lines of the devices shown."""
         assert self._file is not None
-        rows = parse_diskstats(self._file.read())
-        return {name: raw for name, raw in rows.items() if self.wanted(name, raw)}
+        return parse_diskstats(self._file.read(), self.wanted)
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """iostat -x per device; None for a device new since the previous sample."""
