@@ -135,8 +135,8 @@ def inner(samples: int) -> list[str]:
             lookup = measure(lambda k=known: diag.lookup(k), samples)
             for c in (coll, dumping):
                 for _ in range(500):  # let the one-off /proc/*/fd owner scan finish first
-                    rows = c.derive(None, c.sample(), 0.0)
-                    if all(r.get("pid") for k, r in rows.items() if k != "host"):
+                    socks = c.derive(None, c.sample(), 0.0)
+                    if all(r.get("pid") for k, r in socks.items() if k != "host"):
                         break
             between = measure(_ticker(coll), samples)
             dump_each = measure(_ticker(dumping), samples)
