@@ -315,15 +315,15 @@ class TcpCollector(Collector):
             (_, _, state, rq, wq, _, rto, rtt, rttvar, cwnd, ssthresh, unacked, lost, retrans,
              total_retrans, acked, received, rate, rcvbuf, sndbuf) = fig  # fmt: skip
             last = before.get(key)
-            if last is None or dt <= 0:
-                retransmits = acked_s = received_s = None
-            else:
+            retransmits = acked_s = received_s = None
+            if last is not None:  # as derive_by_kind: a delta, and two rates over dt
                 was = last[0]
                 retransmits = counter_delta(was[_TOTAL_RETRANS], total_retrans)
-                acked_s = counter_delta(was[_BYTES_ACKED], acked)
-                received_s = counter_delta(was[_BYTES_RECEIVED], received)
-                acked_s = None if acked_s is None else acked_s / dt
-                received_s = None if received_s is None else received_s / dt
+                if dt > 0:
+                    acked_s = counter_delta(was[_BYTES_ACKED], acked)
+                    received_s = counter_delta(was[_BYTES_RECEIVED], received)
+                    acked_s = None if acked_s is None else acked_s / dt
+                    received_s = None if received_s is None else received_s / dt
             out[key] = {
                 "state": TCP_STATES[state] if state < len(TCP_STATES) else str(state),
                 "local": local,

@@ -118,6 +118,7 @@ def test_rows_owner_units_and_host_counters(listener) -> None:
             got += len(server.recv(1 << 20))
         cur = coll.sample()
         rows = coll.derive(prev, cur, 2.0)
+        new = coll.derive(None, cur, 2.0)[key]  # a socket not in the last sample
     finally:
         coll.close()
         client.close()
@@ -126,6 +127,7 @@ def test_rows_owner_units_and_host_counters(listener) -> None:
     with open("/proc/self/comm") as f:
         assert row["pid"] == os.getpid() and row["process"] == f.read().strip()
     assert row["bytes_acked"] == pytest.approx(100_000 / 2.0)
+    assert new["bytes_acked"] is None and new["retransmits"] is None and new["rto"] == row["rto"]
     assert row["retransmits"] == 0 and row["state"] == "ESTAB"
     assert 200 <= row["rto"] < 1000 and 0 < row["rtt"] < 100  # ms, not us
     assert row["rto_min"] is None  # loopback route has none
