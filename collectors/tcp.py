@@ -13,8 +13,10 @@ socket hash, which costs the same with 200 or 20,000 unrelated sockets (a dump w
 the connected states triggers a dump at once, so a reconnect shows on the next tick; a brand-new
 extra connection shows within ``rediscover`` seconds (default 10), and the dump that finds it is
 skipped while the host has opened no TCP connection at all since the last one (ActiveOpens +
-PassiveOpens of /proc/net/snmp, read each tick anyway).  While no DG socket exists, every tick
-dumps, so the first one shows at once.
+PassiveOpens of /proc/net/snmp, read each tick anyway).  While no DG socket exists, a tick
+dumps when the host has opened or accepted a connection since the last dump (a new socket always
+comes with one, counted before it can be seen), so the first one shows at once, and a host whose
+standby is away does not walk all its sockets every second.
 
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
 default all), ``rediscover`` (seconds between full dumps, see above; 0 = every tick).  Units
@@ -352,13 +354,14 @@ class TcpCollector(Collector):
 
     def _sockets(self, now: float, opens: int | None) -> list[tuple]:
         """The DG sockets' FIGURES: exact lookups of the known ones, or a kernel-filtered dump
-        when none is known yet, one of them is gone, or ``rediscover`` seconds have passed and
-        the host has opened a connection since the last dump (``opens``; None when unknown)."""
+        when one of them is gone, or when the host has opened a connection since the last dump
+        (``opens``; None when unknown) and either none is known or ``rediscover`` seconds have
+        passed."""
         assert self._diag is not None
-        due = now >= self._next_dump and (
-            not self.rediscover or opens is None or opens != self._opens_at_dump
-        )
-        if self._known and not due:
+        opened = not self.rediscover or opens is None or opens != self._opens_at_dump
+        if not self._known and not opened:
+            return []  # none before, and no connection since that could be one
+        if self._known and not (opened and now >= self._next_dump):
             fresh = self._diag.lookup(self._known)
             if all(f is not None and CONNECTED >> f[2] & 1 for f in fresh):
                 return fresh  # type: ignore[return-value]

@@ -86,12 +86,14 @@ def test_rediscovery_dumps_only_after_the_host_opened_a_connection(listener) -> 
         return {key for _, _, key, _ in coll._labels}
 
     try:
+        assert not coll._sockets(0.0, 4) and len(dumps) == 1  # none yet: the first tick dumps
+        assert not coll._sockets(1.0, 4) and len(dumps) == 1  # none, and no connection since
         a = _pair(listener)
-        assert _keys(a[0]) <= found(coll._sockets(0.0, 5)) and len(dumps) == 1
+        assert _keys(a[0]) <= found(coll._sockets(2.0, 5)) and len(dumps) == 2
         coll._sockets(20.0, 5)  # rediscovery due, but no connection opened since: lookups
-        assert len(dumps) == 1
+        assert len(dumps) == 2
         b = _pair(listener)
-        assert _keys(b[0]) <= found(coll._sockets(21.0, 6)) and len(dumps) == 2
+        assert _keys(b[0]) <= found(coll._sockets(21.0, 6)) and len(dumps) == 3
         rows = coll.sample()  # the real counters, read from /proc/net/snmp
         assert rows["host"]["active_opens"] > 0 and rows["host"]["passive_opens"] > 0
         for s in (*a, *b):
