@@ -1,7 +1,8 @@
 """CPU and peak RSS per 1 Hz sample of sgmon's whole collector set, next to the alternatives.
 
 In ONE run, all at once and over the same window, with 2,000 established TCP sockets on
-loopback of which 50 are on the Data Guard port (25 connections to it, both ends local):
+loopback of which 50 are on the Data Guard port (25 connections to it, both ends local; see
+--dg-connections):
 
 - sgmon: every installed collector that can run here (sgmon.registry, the oracle ones need a
   database and are left out), engine ticking at 1 s, frames built and dropped: the collector
@@ -19,7 +20,7 @@ sample = per second at 1 Hz.  Peak RSS is VmHWM (the fork loop: the largest of t
 its children, from wait4).  The sgmon worker also reports its own getrusage over its sampling
 window (microsecond resolution) and which collectors answered.
 
-    /work/venv/bin/python bench/overhead.py [--samples 60] [--dg-port 1521]
+    /work/venv/bin/python bench/overhead.py [--samples 60] [--dg-port 1521] [--dg-connections 25]
 """
 
 from __future__ import annotations
@@ -222,10 +223,10 @@ def stop(tool: Tool) -> None:
     p.returncode = p.returncode if p.returncode is not None else -1
 
 
-def run_bench(samples: int, warmup: int, dg_port: int) -> int:
+def run_bench(samples: int, warmup: int, dg_port: int, dg_conns: int = 25) -> int:
     """Start everything, measure the window, print the table."""
     farm_p = subprocess.Popen(
-        [sys.executable, __file__, "--farm", str(dg_port), "25", "975"],
+        [sys.executable, __file__, "--farm", str(dg_port), str(dg_conns), str(1000 - dg_conns)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -279,7 +280,7 @@ def run_bench(samples: int, warmup: int, dg_port: int) -> int:
             sg.proc.wait(timeout=total + 30)
             if summary.exists():
                 sg.extra = json.loads(summary.read_text())
-        report(tools, samples, window, dg_port)
+        report(tools, samples, window, dg_port, 2 * dg_conns)
     finally:
         for t in tools:
             if t.proc is not None and t.proc.poll() is None:
@@ -315,10 +316,10 @@ def _own_window(extra: dict, samples: int) -> float | None:
     return (c1 - c0) / (len(use) - 1)
 
 
-def report(tools: list[Tool], samples: int, window: float, dg_port: int) -> None:
+def report(tools: list[Tool], samples: int, window: float, dg_port: int, dg: int) -> None:
     """Print the figures and the ratios to sgmon."""
     print(f"window {window:.1f} s ({samples} samples at 1 Hz), 2,000 established loopback TCP")
-    print(f"sockets, 50 of them on port {dg_port}; CPU from /proc/PID/stat (10 ms ticks)\n")
+    print(f"sockets, {dg} of them on port {dg_port}; CPU from /proc/PID/stat (10 ms ticks)\n")
     sg = tools[0]
     base = sg.cpu / window * 1000 if not sg.skipped else None
     print(f"{'contender':<14} {'CPU ms/sample':>14} {'peak RSS MB':>12} {'x sgmon CPU':>12}")
@@ -357,8 +358,17 @@ def main() -> int:
     p.add_argument("--samples", type=int, default=60, help="measured 1 Hz samples (default 60)")
     p.add_argument("--warmup", type=int, default=5, help="seconds before the window opens")
     p.add_argument("--dg-port", type=int, default=1521, help="the Data Guard port (default 1521)")
+    p.add_argument(
+        "--dg-connections",
+        type=int,
+        default=25,
+        choices=range(1, 1000),
+        metavar="N",
+        help="Data Guard connections among the 1,000, both ends local (default 25: 50 sockets; "
+        "a primary with one standby has 1)",
+    )
     a = p.parse_args()
-    return run_bench(a.samples, a.warmup, a.dg_port)
+    return run_bench(a.samples, a.warmup, a.dg_port, a.dg_connections)
 
 
 if __name__ == "__main__":
