@@ -232,10 +232,16 @@ class SgmonApp(App[int]):
             self._palettes[self.theme] = Palette.from_variables(self.theme, merged)
         return self._palettes[self.theme]
 
+    @property
+    def _live(self) -> bool:
+        """Mounted and not shutting down: Textual stops running before it takes the widgets
+        down, and the 1 s timer or a due redraw can still fire in between."""
+        return self._drawing and self.is_running
+
     def redraw(self) -> None:
         """Draw every pane, the findings and the header at the cursor."""
         self._redraw_due = False
-        if not self._drawing:
+        if not self._live:
             return
         axis = self.axis()
         at = self._at(axis)
@@ -303,6 +309,8 @@ class SgmonApp(App[int]):
 
         Frames trigger their own redraws, so a live screen is not drawn twice a second.
         """
+        if not self._live:
+            return
         if self.measure_self:
             mono, cpu = time.monotonic(), time.process_time()
             m0, c0 = self._cpu_mark
