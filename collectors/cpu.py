@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from collectors.procfile import ProcFile
 from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
-from sgmon.rates import counter_delta
+from sgmon.rates import counter_rate
 
 G, R = Kind.GAUGE, Kind.RATE
 
@@ -156,8 +156,7 @@ class CpuCollector(Collector):
                 row["runq_sz"] = max(0, running - 1) if isinstance(running, int) else None
                 for k in ("cswch", "intr"):
                     b = before.get(k) if before else None
-                    d = counter_delta(b, raw.get(k))  # type: ignore[arg-type]
-                    row[k] = d / dt if d is not None and dt > 0 else None
+                    row[k] = counter_rate(b, raw.get(k), dt)  # type: ignore[arg-type]
             out[inst] = row
         return out
 

@@ -43,7 +43,7 @@ from collectors.procfile import ProcFile
 from collectors.rtnl import RTAX_RTO_MIN, Rtnl
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
 from sgmon.model import Field, Kind, Rows, Value
-from sgmon.rates import counter_delta
+from sgmon.rates import counter_delta, counter_rate
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
 
@@ -321,11 +321,8 @@ class TcpCollector(Collector):
             if last is not None:  # as derive_by_kind: a delta, and two rates over dt
                 was = last[0]
                 retransmits = counter_delta(was[_TOTAL_RETRANS], total_retrans)
-                if dt > 0:
-                    acked_s = counter_delta(was[_BYTES_ACKED], acked)
-                    received_s = counter_delta(was[_BYTES_RECEIVED], received)
-                    acked_s = None if acked_s is None else acked_s / dt
-                    received_s = None if received_s is None else received_s / dt
+                acked_s = counter_rate(was[_BYTES_ACKED], acked, dt)
+                received_s = counter_rate(was[_BYTES_RECEIVED], received, dt)
             out[key] = {
                 "state": TCP_STATES[state] if state < len(TCP_STATES) else str(state),
                 "local": local,

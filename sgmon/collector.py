@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
 from sgmon.model import Event, Field, Kind, Rows, Value
-from sgmon.rates import counter_delta, histogram_delta
+from sgmon.rates import counter_delta, counter_rate, histogram_delta
 
 RawRows = Mapping[str, Any]
 """What ``sample()`` returns and ``derive()`` reads: rows of field values keyed by instance, as
@@ -159,10 +159,12 @@ def derive_by_kind(
         before = prev.get(inst) if prev else None
         for name, wrap, per_second in plan.counters:
             if name in row:
-                d = counter_delta(before.get(name) if before else None, row[name], wrap)  # type: ignore[arg-type]
-                if d is not None and per_second:
-                    d = d / dt if dt > 0 else None
-                row[name] = d
+                b = before.get(name) if before else None
+                row[name] = (
+                    counter_rate(b, row[name], dt, wrap)  # type: ignore[arg-type]
+                    if per_second
+                    else counter_delta(b, row[name], wrap)  # type: ignore[arg-type]
+                )
         for name in plan.histograms:
             if name in row:
                 b = before.get(name) if before else None

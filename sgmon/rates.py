@@ -30,6 +30,15 @@ def counter_delta(
     return None
 
 
+def counter_rate(
+    prev: Number | None, cur: Number | None, dt: float, wrap_bits: int | None = None
+) -> float | None:
+    """Per-second increase of a cumulative counter over ``dt`` seconds; None when the increase
+    cannot be known (see ``counter_delta``) or no time passed."""
+    d = counter_delta(prev, cur, wrap_bits)
+    return d / dt if d is not None and dt > 0 else None
+
+
 def histogram_delta(prev: Buckets | None, cur: Buckets | None) -> list[list] | None:
     """This interval's bucket counts from two cumulative histograms with the same bounds.
 

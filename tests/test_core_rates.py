@@ -9,6 +9,7 @@ from sgmon.model import Field, Kind
 from sgmon.rates import (
     bucket_midpoints,
     counter_delta,
+    counter_rate,
     histogram_delta,
     percentile_from_buckets,
 )
@@ -28,6 +29,13 @@ def test_counter_wraps_at_2_pow_32() -> None:
 
 def test_counter_reset_without_wrap_is_unknown() -> None:
     assert counter_delta(1_000_000, 12) is None
+
+
+def test_counter_rate_per_second_unknown_without_time_or_after_a_reset() -> None:
+    assert counter_rate(100, 250, 2.0) == 75.0
+    assert counter_rate(2**32 - 10, 5, 0.5, wrap_bits=32) == 30.0
+    assert counter_rate(100, 250, 0.0) is None
+    assert counter_rate(1_000, 12, 1.0) is None and counter_rate(None, 5, 1.0) is None
 
 
 def test_derive_by_kind_rates_deltas_resets_and_new_instances() -> None:
