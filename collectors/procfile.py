@@ -50,13 +50,14 @@ class KeyedLines:
         out = {}
         hints = self._hints
         for i, (key, needle) in enumerate(self._wanted):
-            at = text.find(needle, max(0, hints[i] - 256))
-            if at < 0:
+            start = max(0, hints[i] - 256)
+            at = text.find(needle, start)
+            if at < 0 and start:  # moved back further: once more from the top
                 at = text.find(needle)
-                if at < 0:
-                    continue
+            if at < 0:
+                continue  # not in this kernel's file (pgsteal_anon before 5.x): one scan
             hints[i] = at
-            start = at + len(needle)
-            end = text.find("\n", start)
-            out[key] = text[start:] if end < 0 else text[start:end]
+            begin = at + len(needle)
+            end = text.find("\n", begin)
+            out[key] = text[begin:] if end < 0 else text[begin:end]
         return out
