@@ -374,6 +374,8 @@ class TcpCollector(Collector):
         self._labels = [self._names[s.sockid] for s in self._known]
         self._inodes = {s.inode for s in self._known}
         self._peers = {s.dst for s in self._known}
+        for gone in self._routes.keys() - self._peers:  # the peers change only here
+            del self._routes[gone]
         self._next_dump = now + self.rediscover
         self._opens_at_dump = opens
         return [figures(s) for s in self._known]
@@ -381,8 +383,6 @@ class TcpCollector(Collector):
     def _route_minima(self, now: float) -> dict[str, float | None]:
         """Peer -> the route's rto_min toward it (ms), each cached for SETTINGS_REFRESH
         seconds; at most ROUTE_LOOKUPS_PER_TICK look-ups per tick."""
-        for gone in self._routes.keys() - self._peers:
-            del self._routes[gone]
         budget = ROUTE_LOOKUPS_PER_TICK
         for peer in self._peers:
             hit = self._routes.get(peer)
