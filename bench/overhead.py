@@ -346,6 +346,13 @@ def report(tools: list[Tool], samples: int, window: float, dg_port: int, dg: int
             )
 
 
+def _dg_connections(text: str) -> int:
+    """--dg-connections: 1 to 999 of the 1,000 connections."""
+    if not text.isdigit() or not 1 <= int(text) <= 999:
+        raise argparse.ArgumentTypeError(f"{text!r}: use 1 to 999 (of the 1,000 connections)")
+    return int(text)
+
+
 def main() -> int:
     """Parse the options; the --farm and --worker forms are the children."""
     if len(sys.argv) > 1 and sys.argv[1] == "--farm":
@@ -360,9 +367,8 @@ def main() -> int:
     p.add_argument("--dg-port", type=int, default=1521, help="the Data Guard port (default 1521)")
     p.add_argument(
         "--dg-connections",
-        type=int,
+        type=_dg_connections,
         default=25,
-        choices=range(1, 1000),
         metavar="N",
         help="Data Guard connections among the 1,000, both ends local (default 25: 50 sockets; "
         "a primary with one standby has 1)",
