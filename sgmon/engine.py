@@ -1,26 +1,35 @@
 """The sampling engine: wall-clock aligned ticks, time-bounded collectors, one frame per tick.
 
-Collectors run off the engine's thread, so a hung read never holds up the tick: the /proc and
-netlink collectors share one worker thread, run one after the other (a thread wake per collector
-and tick cost more than most of them take to read); a collector whose driver is bound to a
-thread or may block for long (``solo = True``: a database session) has its own.  At
-each tick the engine hands every idle collector to its worker, waits until the tick's deadline,
-and builds the frame from those that answered.  A collector still busy is reported ``stale`` and
-not asked again until it returns; if it holds the shared worker, that worker is retired (it ends
-when the hung read returns) and a fresh one takes the others from the next tick on.  The previous
-raw sample of each collector is kept with its monotonic time, so rates are computed over the real
-elapsed time between two successful samples, whatever was skipped; the derivation runs on the
-worker right after the sample.
+Collectors run off the caller's thread, so a hung read never holds up the tick: the /proc and
+netlink collectors share one thread and run one after the other (a thread wake per collector and
+tick cost more than most of them take to read); a collector whose driver is bound to a thread or
+may block for long (``solo = True``: a database session) has its own.  A collector still busy
+past its bound is reported ``stale`` and not asked again until it returns; if it holds the shared
+thread, that thread is retired (it ends when the hung read returns) and a fresh one takes the
+others at once.  The previous raw sample of each collector is kept with its monotonic time, so
+rates are computed over the real elapsed time between two successful samples, whatever was
+skipped; the derivation runs right after the sample, while the raw rows are in the cache.
+
+``run`` ticks on the shared thread itself: it sleeps to the boundary, runs the batch, builds the
+frame and emits it, so a tick wakes one thread.  On this 2-vCPU VM every wake-up costs about
+0.1 ms of CPU (caches are cold after any sleep), and the hand-overs of a caller thread waking a
+worker and waiting for it cost 0.1-0.15 ms per tick (bench/ab_tick.py).  The watchdog that
+retires a hung batch is a timerfd that the ticker arms before the batch and disarms after it, two
+system calls; its thread only wakes for a batch that overran.  ``tick`` (the primer, one-shot
+samples, tests) hands the batch to a worker and waits, as the same watchdog would.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sgmon.collector import Collector, Unavailable
 from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
@@ -119,44 +128,61 @@ class _Runner:
 
 
 class _Worker:
-    """A thread that runs batches of collectors in order and, at the end, closes them."""
+    """A thread that runs batches of collectors in order: handed to it (``submit``, for ``tick``)
+    or as ``run``'s ticker (``target``).  At the end it closes the collectors it was given."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, target: Callable[[_Worker], None] | None = None) -> None:
         self.current: _Runner | None = None
         self.retired = False
-        self._batch: list[_Runner] = []
+        self.batch: list[_Runner] = []
+        self.tick: _Tick | None = None
+        """The tick whose batch runs here (the ticker's), for a watchdog that finishes it."""
+        self.lock = threading.Lock()
+        """Guards current, retired and batch: who retires the worker knows exactly which of the
+        batch it never started, and a retired worker never starts another or emits."""
         self._go = _signal()
         self.finished = _signal()
         """Released when the submitted batch has run: the tick waits on this one signal rather
         than on each collector's, so the worker and the tick hand the GIL over once, not once
         per collector."""
         self._closing: list[_Runner] | None = None
-        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread = threading.Thread(
+            target=target or _Worker._loop, args=(self,), name=name, daemon=True
+        )
         self._thread.start()
 
     def submit(self, batch: list[_Runner]) -> None:
         """Run these claimed collectors, in order."""
-        self._batch = batch
+        self.batch = batch
         self.finished.acquire(blocking=False)  # a late batch's signal is not this one's
         _wake(self._go)
 
+    def run_batch(self, batch: list[_Runner]) -> bool:
+        """Run the claimed collectors in order; False if retired before the last one ended."""
+        self.batch = batch
+        for r in batch:
+            with self.lock:
+                if self.retired or self._closing is not None:
+                    return False
+                self.current = r
+            r.run_once()
+        with self.lock:
+            self.current = None
+            return not self.retired
+
     def retire(self) -> list[_Runner]:
         """Stop after the running collector; return the claimed ones it never started."""
-        self.retired = True
-        left = [r for r in self._batch if r is not self.current and r.busy and r.result is None]
-        self._batch = []
+        with self.lock:
+            self.retired = True
+            left = [r for r in self.batch if r is not self.current and r.busy and r.result is None]
         _wake(self._go)
         return left
 
     def _loop(self) -> None:
         while True:
             self._go.acquire()
-            for r in list(self._batch):
-                if self.retired or self._closing is not None:
-                    break
-                self.current = r
-                r.run_once()
-                self.current = None
+            if self._closing is None and not self.retired:
+                self.run_batch(self.batch)
             _wake(self.finished)
             if self._closing is not None:
                 for r in self._closing:
@@ -168,6 +194,10 @@ class _Worker:
     def alive(self) -> bool:
         """Whether the thread still runs (a retired one ends when its hung read returns)."""
         return self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread to end."""
+        self._thread.join(timeout)
 
     def close(self, runners: list[_Runner], join: float = 1.0) -> None:
         """Close the runners' collectors on this thread, then end it."""
@@ -190,6 +220,81 @@ def _wake(signal: threading.Lock) -> None:
         signal.release()
 
 
+class _Tick(NamedTuple):
+    """One tick under way: its frame time, its monotonic start, who was asked, the shared batch."""
+
+    time: float
+    start: float
+    requested: dict[str, bool]
+    shared: list[_Runner]
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = (("sec", ctypes.c_long), ("nsec", ctypes.c_long))
+
+
+class _Itimerspec(ctypes.Structure):
+    _fields_ = (("interval", _Timespec), ("value", _Timespec))
+
+
+_CLOCK_MONOTONIC, _TFD_TIMER_ABSTIME = 1, 1
+
+
+class _Alarm:
+    """A one-shot timer file on the monotonic clock (timerfd(2), through libc: os.timerfd_*
+    came in Python 3.13).  The ticker arms it before a batch and disarms it after, one system
+    call each and no thread wake; the watchdog blocks reading it, so it wakes only for a batch
+    that overran."""
+
+    def __init__(self) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.timerfd_create(_CLOCK_MONOTONIC, os.O_CLOEXEC)
+        if self.fd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"timerfd_create: {os.strerror(err)}")
+        self._settime = libc.timerfd_settime
+        self._spec = _Itimerspec()
+        self._ref = ctypes.byref(self._spec)
+
+    def arm(self, at: float | None) -> None:
+        """Fire at time.monotonic() ``at`` (at once if it is past); None disarms."""
+        value = self._spec.value
+        sec = int(at) if at is not None else 0
+        value.sec, value.nsec = sec, int((at - sec) * 1e9) if at is not None else 0
+        self._settime(self.fd, _TFD_TIMER_ABSTIME, self._ref, None)
+
+    def wait(self) -> None:
+        """Block until the timer fires."""
+        os.read(self.fd, 8)
+
+    def close(self) -> None:
+        """Release the timer file."""
+        os.close(self.fd)
+
+
+@dataclass(slots=True)
+class _Run:
+    """What ``run``'s caller, its ticker and its watchdog share."""
+
+    emit: Callable[[Frame], None]
+    end: float | None  # monotonic; None runs until stopped
+    wake: threading.Lock  # a _signal: the ticker sleeps on it, ``run`` releases it to quit
+    quitting: bool = False
+    over: bool = False  # the ticker ended the run: duration reached, or emit raised
+    error: Exception | None = None
+
+
+RUN_POLL = 5.0
+"""Seconds between the caller's looks at a run without a duration (it otherwise sleeps on the
+caller's stop event): how soon an emit that raised ends ``run``."""
+
+
+RESUME_GRACE = 0.05
+"""Seconds the collectors a retired ticker never started get, when a fresh ticker finishes their
+tick after their bound has passed: enough for a /proc read, so one hang does not retire a chain
+of tickers."""
+
+
 class Engine:
     """Samples a set of collectors for one host and turns each tick into a Frame."""
 
@@ -206,6 +311,8 @@ class Engine:
         self._runners = [_Runner(c) for c in collectors]
         self._shared = _Worker("sgmon-collect")
         self._retired: list[_Worker] = []
+        self._ticker: _Worker | None = None
+        self._alarm: _Alarm | None = None
         self._seq = 0
 
     @property
@@ -223,31 +330,44 @@ class Engine:
 
     def tick(self, tick_time: float | None = None) -> Frame:
         """Sample every collector once, bounded by the interval, and return the frame."""
-        tick_time = time.time() if tick_time is None else tick_time
+        t = self._start(time.time() if tick_time is None else tick_time)
+        if t.shared:
+            self._shared.submit(t.shared)
+            first = min(self._bound(r.collector) for r in t.shared)  # then each by its own bound
+            self._shared.finished.acquire(timeout=max(0.0, t.start + first - time.monotonic()))
+        return self._frame(t)
+
+    def _start(self, tick_time: float) -> _Tick:
+        """Claim every idle collector and hand the solo ones to their threads."""
         start = time.monotonic()
         requested = {r.collector.name: r.claim() for r in self._runners}
-        shared = [r for r in self._runners if requested[r.collector.name] and r.own is None]
+        shared = []
         for r in self._runners:
-            if requested[r.collector.name] and r.own is not None:
-                r.own.submit([r])
-        if shared:
-            self._shared.submit(shared)
-            first = min(self._bound(r.collector) for r in shared)  # then each by its own bound
-            self._shared.finished.acquire(timeout=max(0.0, start + first - time.monotonic()))
+            if requested[r.collector.name]:
+                if r.own is None:
+                    shared.append(r)
+                else:
+                    r.own.submit([r])
+        return _Tick(tick_time, start, requested, shared)
+
+    def _frame(self, t: _Tick) -> Frame:
+        """The tick's frame: each collector's rows, or why it has none (waiting for each until
+        its bound)."""
         results: dict[str, CollectorResult] = {}
         events: list[Event] = []
         for r in self._runners:
             c = r.collector
-            if r.unavailable and not requested[c.name]:
+            requested = t.requested[c.name]
+            if r.unavailable and not requested:
                 results[c.name] = CollectorResult(Status.UNAVAILABLE, error=r.unavailable)
                 continue
             bound = self._bound(c)
-            answered = requested[c.name] and (
+            answered = requested and (
                 r.result is not None
-                or r.done.acquire(timeout=max(0.0, start + bound - time.monotonic()))
+                or r.done.acquire(timeout=max(0.0, t.start + bound - time.monotonic()))
             )
             if not answered:
-                if requested[c.name] and r.own is None:
+                if requested and r.own is None:
                     self._unstick()
                 busy = time.monotonic() - r.busy_since
                 results[c.name] = CollectorResult(
@@ -271,7 +391,7 @@ class Engine:
         return Frame(
             host=self.host,
             role=self.role,
-            time=tick_time,
+            time=t.time,
             seq=self._seq,
             interval=self.interval,
             collectors=results,
@@ -283,16 +403,19 @@ class Engine:
         return min(c.timeout, self.interval * 0.9)
 
     def _unstick(self) -> None:
-        """A collector overran its bound: if one holds the shared worker, retire that worker (it
-        ends when the read returns) and hand the collectors queued behind it to a fresh one at
-        once, so a hung read never costs the others their tick."""
+        """A collector overran its bound in ``tick``: if one holds the shared worker, retire that
+        worker (it ends when the read returns) and hand the collectors queued behind it to a
+        fresh one at once, so a hung read never costs the others their tick."""
         w = self._shared
         if w.current is not None:
             left = w.retire()
-            self._retired = [x for x in self._retired if x.alive()] + [w]
+            self._retire(w)
             self._shared = _Worker("sgmon-collect")
             if left:
                 self._shared.submit(left)
+
+    def _retire(self, w: _Worker) -> None:
+        self._retired = [x for x in self._retired if x.alive()] + [w]
 
     def run(
         self,
@@ -304,27 +427,129 @@ class Engine:
 
         A clock that jumps is followed: a jump forward skips to the next boundary without a burst
         of catch-up ticks, a jump backward re-aligns instead of sleeping for the lost time.  The
-        first tick primes the counters and is not emitted (its rates would be unknown).
+        first tick primes the counters and is not emitted (its rates would be unknown).  Frames
+        are emitted on the ticker's thread, one at a time and in order; an emit that raises
+        ends the run and is raised here.
         """
         end = None if duration is None else time.monotonic() + duration
         self.tick()  # prime
-        last = time.time()
-        while not stop.is_set():
-            target = next_boundary(time.time(), self.interval)
-            while not stop.is_set():
-                now = time.time()
-                if now >= target:
-                    break
-                if now < last - self.interval:  # clock stepped back
-                    target = next_boundary(now, self.interval)
-                stop.wait(min(target - now, self.interval))
-            if stop.is_set():
-                break
-            last = target
-            frame = self.tick(target)
-            emit(frame)
-            if end is not None and time.monotonic() >= end - 1e-3:
-                break
+        if self._alarm is None:
+            self._alarm = _Alarm()
+        run = _Run(emit, end, _signal())
+        watchdog = threading.Thread(
+            target=self._watch, args=(run,), name="sgmon-watchdog", daemon=True
+        )
+        watchdog.start()
+        self._ticker = _Worker("sgmon-tick", lambda w: self._tick_loop(w, run))
+        try:
+            while not run.over and not stop.wait(self._poll(run)):
+                pass
+        finally:
+            self._end(run)
+            watchdog.join()
+        if run.error is not None:
+            raise run.error
+
+    def _poll(self, run: _Run) -> float:
+        """How long the caller sleeps on its stop event before it looks at the run again."""
+        if run.end is None:
+            return RUN_POLL
+        return min(RUN_POLL, max(0.05, run.end - time.monotonic()))
+
+    def _end(self, run: _Run) -> None:
+        """Stop the ticker and the watchdog.  A tick under way is finished and emitted, unless a
+        collector holds it past every bound: then the ticker is retired and will neither start
+        another collector nor emit."""
+        run.quitting = True
+        _wake(run.wake)
+        w = self._ticker
+        if w is not None:
+            w.join(max((self._bound(r.collector) for r in self._runners), default=0.0))
+            with w.lock:
+                stuck = w.current is not None
+                w.retired = stuck
+            if stuck:
+                self._retire(w)
+            else:
+                w.join()  # it is emitting the tick it collected
+        assert self._alarm is not None
+        self._alarm.arm(time.monotonic())  # wakes the watchdog, which sees quitting
+
+    def _tick_loop(self, w: _Worker, run: _Run, resume: tuple[_Tick, list[_Runner]] | None = None):
+        """The ticker: sleep to the boundary, run the shared batch here, emit the frame; on
+        ``resume``, first finish a tick a retired ticker left."""
+        try:
+            if resume is not None and not self._finish(w, run, *resume):
+                return
+            last = time.time()
+            while not run.quitting:
+                target = self._sleep_to_boundary(run, last)
+                if target is None:
+                    return
+                last = target
+                t = self._start(target)
+                if not self._finish(w, run, t, t.shared):
+                    return
+                if run.end is not None and time.monotonic() >= run.end - 1e-3:
+                    run.over = True
+                    return
+        except Exception as e:  # emit raised: the run ends and the caller raises it
+            run.error, run.over = e, True
+
+    def _sleep_to_boundary(self, run: _Run, last: float) -> float | None:
+        """Sleep to the next wall-clock boundary and return it; None when asked to quit."""
+        target = next_boundary(time.time(), self.interval)
+        while True:
+            now = time.time()
+            if now >= target:
+                return target
+            if now < last - self.interval:  # clock stepped back
+                target = next_boundary(now, self.interval)
+            if run.wake.acquire(timeout=min(target - now, self.interval)) or run.quitting:
+                return None
+
+    def _finish(self, w: _Worker, run: _Run, t: _Tick, batch: list[_Runner]) -> bool:
+        """Run the batch under the watchdog's alarm and emit the tick's frame; False when the
+        watchdog retired this ticker (it finishes the tick on a fresh one)."""
+        alarm = self._alarm
+        assert alarm is not None
+        w.tick = t
+        if batch:
+            first = t.start + min(self._bound(r.collector) for r in batch)
+            alarm.arm(max(first, time.monotonic() + RESUME_GRACE))
+            if not w.run_batch(batch):
+                return False
+            alarm.arm(None)
+        run.emit(self._frame(t))
+        return True
+
+    def _watch(self, run: _Run) -> None:
+        """The watchdog: woken by the alarm, it retires a ticker whose collector overran its
+        bound and starts a fresh one that finishes the tick without it."""
+        alarm = self._alarm
+        assert alarm is not None
+        while True:
+            alarm.wait()
+            if run.quitting:
+                return
+            w = self._ticker
+            t = w.tick if w is not None else None
+            if w is None or t is None:
+                continue
+            with w.lock:
+                r = w.current
+                if r is None or w.retired:
+                    continue  # the batch ended as the alarm fired
+                due = t.start + self._bound(r.collector)
+                if time.monotonic() < due:  # a slower collector with a longer bound
+                    alarm.arm(due)
+                    continue
+                w.retired = True
+                left = [x for x in w.batch if x is not r and x.busy and x.result is None]
+            self._retire(w)
+            self._ticker = _Worker(
+                "sgmon-tick", lambda nw, t=t, left=left: self._tick_loop(nw, run, (t, left))
+            )
 
     def close(self) -> None:
         """Close the collectors, each on the thread that opened it, and end the workers."""
@@ -334,3 +559,6 @@ class Engine:
         self._shared.close([r for r in self._runners if r.own is None])
         for w in self._retired:
             w.close([])
+        if self._alarm is not None:
+            self._alarm.close()
+            self._alarm = None

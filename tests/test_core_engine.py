@@ -237,3 +237,84 @@ def test_a_hung_collector_on_the_shared_worker_costs_the_others_nothing(engines)
     deadline = time.monotonic() + 5
     while e.tick().collectors["blocking"].status is not Status.OK:
         assert time.monotonic() < deadline, "the released collector never came back"
+
+
+def _run_in_thread(e: Engine, emit, stop: threading.Event) -> threading.Thread:
+    t = threading.Thread(target=e.run, args=(emit, stop), daemon=True)
+    t.start()
+    return t
+
+
+def test_run_keeps_ticking_past_a_hung_collector_and_takes_it_back(engines) -> None:
+    """run() collects on its ticker thread: a collector that hangs there is reported stale at
+    its bound, the ones queued after it answer in the same frame, every later frame comes on its
+    boundary, and the collector is asked again once it returns."""
+
+    class Second(Counter):
+        name = "second"
+
+    hung = Blocking()
+    e = engines(Counter(), hung, Second(), interval=0.5)
+    stop = threading.Event()
+    frames: list[Frame] = []
+    emitted_at: list[float] = []
+
+    def emit(f: Frame) -> None:
+        frames.append(f)
+        emitted_at.append(time.time())
+        if len(frames) == 4:
+            hung.release.set()
+        if len(frames) >= 4 and f.collectors["blocking"].status is Status.OK:
+            stop.set()
+
+    hung.release.set()  # the primer answers; the first ticks after it hang
+    t = threading.Thread(target=lambda: (time.sleep(0.05), hung.release.clear()), daemon=True)
+    t.start()
+    runner = _run_in_thread(e, emit, stop)
+    runner.join(15)
+    assert not runner.is_alive(), "run() did not end"
+    assert len(frames) >= 4
+    stale = [f for f in frames[:4] if f.collectors["blocking"].status is Status.STALE]
+    assert stale, [f.collectors["blocking"].status for f in frames]
+    for f in stale:
+        assert f.collectors["counter"].status is Status.OK
+        assert f.collectors["second"].status is Status.OK  # queued after the hung one
+    for f, at in zip(frames, emitted_at, strict=True):
+        assert at - f.time < 0.5, f"tick {f.time} emitted {at - f.time:.2f}s late"
+    assert [f.seq for f in frames] == sorted({f.seq for f in frames})
+    assert frames[-1].collectors["blocking"].status is Status.OK
+    assert hung.calls <= len(frames) + 1  # not asked again while it hung
+
+
+def test_an_emit_that_raises_ends_run_with_its_error(engines) -> None:
+    e = engines(Counter(), interval=0.1)
+
+    def emit(f: Frame) -> None:
+        raise BrokenPipeError("reader went away")
+
+    started = time.monotonic()
+    with pytest.raises(BrokenPipeError, match="reader went away"):
+        e.run(emit, threading.Event())
+    assert time.monotonic() - started < 10
+
+
+def test_stop_while_a_collector_hangs_returns_and_nothing_is_emitted_after(engines) -> None:
+    hung = Blocking()
+    e = engines(Counter(), hung, interval=0.2)
+    stop = threading.Event()
+    frames: list[Frame] = []
+
+    def emit(f: Frame) -> None:
+        frames.append(f)
+        if f.collectors["blocking"].status is Status.STALE:
+            stop.set()
+
+    hung.release.set()  # the primer answers
+    threading.Thread(target=lambda: (time.sleep(0.05), hung.release.clear()), daemon=True).start()
+    runner = _run_in_thread(e, emit, stop)
+    runner.join(10)
+    assert not runner.is_alive(), "run() did not return while a collector hung"
+    n = len(frames)
+    hung.release.set()  # the hung sample returns on the retired ticker
+    time.sleep(0.6)
+    assert len(frames) == n, "a frame was emitted after run() returned"
