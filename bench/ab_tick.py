@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from overhead import socket_farm
+
 CHILD = r"""
 import resource, sys, threading
 sys.path.insert(0, sys.argv[1])
@@ -52,33 +54,22 @@ def main() -> int:
     if missing:
         print(f"ab_tick: not an sgmon checkout: {missing[0]}", file=sys.stderr)
         return 2
-    here = Path(__file__).resolve().parent
-    farm = subprocess.Popen(
-        [sys.executable, str(here / "overhead.py"), "--farm", str(a.dg_port), "25", "975"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
     runs: dict[Path, list[float]] = {c: [] for c in a.checkouts}
     try:
-        ready = farm.stdout.readline() if farm.stdout else ""
-        if not ready.startswith("ready"):
-            print(f"ab_tick: the socket farm failed: {ready.strip()}", file=sys.stderr)
-            return 2
-        for _ in range(a.rounds):
-            for c in a.checkouts:
-                args = (str(c.resolve()), str(a.ticks), str(a.interval), str(a.dg_port))
-                out = subprocess.run(
-                    [sys.executable, "-c", CHILD, *args], capture_output=True, text=True
-                )
-                if out.returncode != 0:
-                    print(f"ab_tick: {c}: {out.stderr.strip()}", file=sys.stderr)
-                    return 1
-                runs[c].append(float(out.stdout))
-    finally:
-        if farm.stdin:
-            farm.stdin.close()
-        farm.wait(timeout=30)
+        with socket_farm(a.dg_port):
+            for _ in range(a.rounds):
+                for c in a.checkouts:
+                    args = (str(c.resolve()), str(a.ticks), str(a.interval), str(a.dg_port))
+                    out = subprocess.run(
+                        [sys.executable, "-c", CHILD, *args], capture_output=True, text=True
+                    )
+                    if out.returncode != 0:
+                        print(f"ab_tick: {c}: {out.stderr.strip()}", file=sys.stderr)
+                        return 1
+                    runs[c].append(float(out.stdout))
+    except RuntimeError as e:
+        print(f"ab_tick: {e}", file=sys.stderr)
+        return 2
     for c, ms in runs.items():
         each = ", ".join(f"{x:.3f}" for x in ms)
         print(f"{c}: median {statistics.median(ms):.3f} ms CPU per tick ({each})")

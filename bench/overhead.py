@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -223,21 +224,41 @@ def stop(tool: Tool) -> None:
     p.returncode = p.returncode if p.returncode is not None else -1
 
 
-def run_bench(samples: int, warmup: int, dg_port: int, dg_conns: int = 25) -> int:
-    """Start everything, measure the window, print the table."""
+@contextlib.contextmanager
+def socket_farm(dg_port: int, dg_conns: int = 25) -> Iterator[None]:
+    """The socket farm in a child process for the with-block (also for bench/ab_tick.py and
+    bench/tick_floor.py); RuntimeError with its reason when it does not start."""
     farm_p = subprocess.Popen(
         [sys.executable, __file__, "--farm", str(dg_port), str(dg_conns), str(1000 - dg_conns)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
-    tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
-    tools: list[Tool] = []
     try:
         line = farm_p.stdout.readline().strip() if farm_p.stdout else ""
         if not line.startswith("ready"):
-            print(f"overhead: the socket farm failed: {line or 'no answer'}", file=sys.stderr)
-            return 2
+            raise RuntimeError(f"the socket farm failed: {line or 'no answer'}")
+        yield
+    finally:
+        if farm_p.stdin:
+            farm_p.stdin.close()
+        farm_p.wait(timeout=30)
+
+
+def run_bench(samples: int, warmup: int, dg_port: int, dg_conns: int = 25) -> int:
+    """Start everything, measure the window, print the table."""
+    try:
+        with socket_farm(dg_port, dg_conns):
+            return _measure(samples, warmup, dg_port, dg_conns)
+    except RuntimeError as e:
+        print(f"overhead: {e}", file=sys.stderr)
+        return 2
+
+
+def _measure(samples: int, warmup: int, dg_port: int, dg_conns: int) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
+    tools: list[Tool] = []
+    try:
         total = samples + warmup + 5  # every contender outlives the window
         summary = tmp / "sgmon.json"
         tools = [
@@ -285,9 +306,6 @@ def run_bench(samples: int, warmup: int, dg_port: int, dg_conns: int = 25) -> in
         for t in tools:
             if t.proc is not None and t.proc.poll() is None:
                 stop(t)
-        if farm_p.stdin:
-            farm_p.stdin.close()
-        farm_p.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

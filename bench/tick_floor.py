@@ -22,12 +22,13 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from overhead import socket_farm
 
 from collectors import netlink as nl
 from collectors.inet_diag import InetDiag
@@ -128,32 +129,21 @@ def main() -> int:
     p.add_argument("--interval", type=float, default=0.2, help="seconds per tick (default 0.2)")
     p.add_argument("--dg-port", type=int, default=1521, help="the Data Guard port (default 1521)")
     a = p.parse_args()
-    here = Path(__file__).resolve().parent
-    farm = subprocess.Popen(
-        [sys.executable, str(here / "overhead.py"), "--farm", str(a.dg_port), "25", "975"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    loops = {
+        "wake": lambda: _loop(lambda: None, a.ticks, a.interval),
+        "system calls": lambda: _loop(_syscalls(a.dg_port), a.ticks, a.interval),
+        "collectors inline": lambda: _loop(_inline(a.dg_port), a.ticks, a.interval),
+        "engine": lambda: _engine(a.dg_port, a.ticks, a.interval),
+    }
     runs: dict[str, list[float]] = {}
     try:
-        ready = farm.stdout.readline() if farm.stdout else ""
-        if not ready.startswith("ready"):
-            print(f"tick_floor: the socket farm failed: {ready.strip()}", file=sys.stderr)
-            return 2
-        loops = {
-            "wake": lambda: _loop(lambda: None, a.ticks, a.interval),
-            "system calls": lambda: _loop(_syscalls(a.dg_port), a.ticks, a.interval),
-            "collectors inline": lambda: _loop(_inline(a.dg_port), a.ticks, a.interval),
-            "engine": lambda: _engine(a.dg_port, a.ticks, a.interval),
-        }
-        for _ in range(a.rounds):
-            for name, measure in loops.items():
-                runs.setdefault(name, []).append(measure())
-    finally:
-        if farm.stdin:
-            farm.stdin.close()
-        farm.wait(timeout=30)
+        with socket_farm(a.dg_port):
+            for _ in range(a.rounds):
+                for name, measure in loops.items():
+                    runs.setdefault(name, []).append(measure())
+    except RuntimeError as e:
+        print(f"tick_floor: {e}", file=sys.stderr)
+        return 2
     for name, ms in runs.items():
         each = ", ".join(f"{x:.3f}" for x in ms)
         print(f"{name:18s} median {statistics.median(ms):.3f} ms CPU per tick ({each})")
