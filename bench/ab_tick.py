@@ -14,12 +14,12 @@ At 5 Hz the cost per tick is what it is at 1 Hz on this machine (a tick after an
 from __future__ import annotations
 
 import argparse
-import statistics
+import functools
 import subprocess
 import sys
 from pathlib import Path
 
-from overhead import socket_farm
+from overhead import in_turns
 
 CHILD = r"""
 import resource, sys, threading
@@ -54,26 +54,16 @@ def main() -> int:
     if missing:
         print(f"ab_tick: not an sgmon checkout: {missing[0]}", file=sys.stderr)
         return 2
-    runs: dict[Path, list[float]] = {c: [] for c in a.checkouts}
-    try:
-        with socket_farm(a.dg_port):
-            for _ in range(a.rounds):
-                for c in a.checkouts:
-                    args = (str(c.resolve()), str(a.ticks), str(a.interval), str(a.dg_port))
-                    out = subprocess.run(
-                        [sys.executable, "-c", CHILD, *args], capture_output=True, text=True
-                    )
-                    if out.returncode != 0:
-                        print(f"ab_tick: {c}: {out.stderr.strip()}", file=sys.stderr)
-                        return 1
-                    runs[c].append(float(out.stdout))
-    except RuntimeError as e:
-        print(f"ab_tick: {e}", file=sys.stderr)
-        return 2
-    for c, ms in runs.items():
-        each = ", ".join(f"{x:.3f}" for x in ms)
-        print(f"{c}: median {statistics.median(ms):.3f} ms CPU per tick ({each})")
-    return 0
+
+    def child(checkout: Path) -> float:
+        args = (str(checkout.resolve()), str(a.ticks), str(a.interval), str(a.dg_port))
+        out = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"{checkout}: {out.stderr.strip()}")
+        return float(out.stdout)
+
+    contenders = {str(c): functools.partial(child, c) for c in a.checkouts}
+    return in_turns("ab_tick", contenders, a.rounds, a.dg_port)
 
 
 if __name__ == "__main__":

@@ -33,12 +33,13 @@ import resource
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -243,6 +244,28 @@ def socket_farm(dg_port: int, dg_conns: int = 25) -> Iterator[None]:
         if farm_p.stdin:
             farm_p.stdin.close()
         farm_p.wait(timeout=30)
+
+
+def in_turns(
+    tool: str, contenders: Mapping[str, Callable[[], float]], rounds: int, port: int
+) -> int:
+    """Measure each contender (ms of CPU per tick) in turns, ``rounds`` times, beside the socket
+    farm, and print each one's median and runs (bench/ab_tick.py, bench/tick_floor.py); the
+    farm or a contender failing (RuntimeError) ends it with the reason and exit status 2."""
+    runs: dict[str, list[float]] = {name: [] for name in contenders}
+    try:
+        with socket_farm(port):
+            for _ in range(rounds):
+                for name, measure in contenders.items():
+                    runs[name].append(measure())
+    except RuntimeError as e:
+        print(f"{tool}: {e}", file=sys.stderr)
+        return 2
+    width = max(map(len, runs), default=0)
+    for name, ms in runs.items():
+        each = ", ".join(f"{x:.3f}" for x in ms)
+        print(f"{name:{width}s}  median {statistics.median(ms):.3f} ms CPU per tick ({each})")
+    return 0
 
 
 def run_bench(samples: int, warmup: int, dg_port: int, dg_conns: int = 25) -> int:

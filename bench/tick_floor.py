@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
-import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from overhead import socket_farm
+from overhead import in_turns
 
 from collectors import netlink as nl
 from collectors.inet_diag import InetDiag
@@ -135,19 +133,7 @@ def main() -> int:
         "collectors inline": lambda: _loop(_inline(a.dg_port), a.ticks, a.interval),
         "engine": lambda: _engine(a.dg_port, a.ticks, a.interval),
     }
-    runs: dict[str, list[float]] = {}
-    try:
-        with socket_farm(a.dg_port):
-            for _ in range(a.rounds):
-                for name, measure in loops.items():
-                    runs.setdefault(name, []).append(measure())
-    except RuntimeError as e:
-        print(f"tick_floor: {e}", file=sys.stderr)
-        return 2
-    for name, ms in runs.items():
-        each = ", ".join(f"{x:.3f}" for x in ms)
-        print(f"{name:18s} median {statistics.median(ms):.3f} ms CPU per tick ({each})")
-    return 0
+    return in_turns("tick_floor", loops, a.rounds, a.dg_port)
 
 
 if __name__ == "__main__":
