@@ -259,8 +259,11 @@ class _Alarm:
     def arm(self, at: float | None) -> None:
         """Fire at time.monotonic() ``at`` (at once if it is past); None disarms."""
         value = self._spec.value
-        sec = int(at) if at is not None else 0
-        value.sec, value.nsec = sec, int((at - sec) * 1e9) if at is not None else 0
+        if at is None:
+            value.sec = value.nsec = 0  # an all-zero value disarms
+        else:
+            value.sec = int(at)
+            value.nsec = int((at - value.sec) * 1e9)
         self._settime(self.fd, _TFD_TIMER_ABSTIME, self._ref, None)
 
     def wait(self) -> None:
