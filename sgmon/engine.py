@@ -170,13 +170,16 @@ class _Worker:
             self.current = None
             return not self.retired
 
-    def retire(self) -> list[_Runner]:
-        """Stop after the running collector; return the claimed ones it never started."""
+    def retire(self, running: _Runner | None = None) -> list[_Runner] | None:
+        """Stop after the running collector, if one runs (``running``, when given); return the
+        claimed ones it never started, or None when it was not inside that collector (the
+        batch ended meanwhile) and is not retired."""
         with self.lock:
+            current = self.current
+            if current is None or (running is not None and current is not running):
+                return None
             self.retired = True
-            left = [r for r in self.batch if r is not self.current and r.busy and r.result is None]
-        _wake(self._go)
-        return left
+            return [r for r in self.batch if r is not current and r.busy and r.result is None]
 
     def _loop(self) -> None:
         while True:
@@ -410,8 +413,8 @@ class Engine:
         worker (it ends when the read returns) and hand the collectors queued behind it to a
         fresh one at once, so a hung read never costs the others their tick."""
         w = self._shared
-        if w.current is not None:
-            left = w.retire()
+        left = w.retire()
+        if left is not None:
             self._retire(w)
             self._shared = _Worker("sgmon-collect")
             if left:
@@ -448,8 +451,7 @@ class Engine:
             while not run.over and not stop.wait(self._poll(run)):
                 pass
         finally:
-            self._end(run)
-            watchdog.join()
+            self._end(run, watchdog)
         if run.error is not None:
             raise run.error
 
@@ -459,24 +461,22 @@ class Engine:
             return RUN_POLL
         return min(RUN_POLL, max(0.05, run.end - time.monotonic()))
 
-    def _end(self, run: _Run) -> None:
-        """Stop the ticker and the watchdog.  A tick under way is finished and emitted, unless a
-        collector holds it past every bound: then the ticker is retired and will neither start
-        another collector nor emit."""
+    def _end(self, run: _Run, watchdog: threading.Thread) -> None:
+        """Stop the watchdog, then the ticker it leaves (so none starts after this).  A tick
+        under way is finished and emitted, unless a collector holds it past every bound: then
+        the ticker is retired and will neither start another collector nor emit."""
         run.quitting = True
         _wake(run.wake)
+        assert self._alarm is not None
+        self._alarm.arm(time.monotonic())  # wakes the watchdog, which sees quitting
+        watchdog.join()
         w = self._ticker
         if w is not None:
             w.join(max((self._bound(r.collector) for r in self._runners), default=0.0))
-            with w.lock:
-                stuck = w.current is not None
-                w.retired = stuck
-            if stuck:
+            if w.retire() is not None:
                 self._retire(w)
             else:
                 w.join()  # it is emitting the tick it collected
-        assert self._alarm is not None
-        self._alarm.arm(time.monotonic())  # wakes the watchdog, which sees quitting
 
     def _tick_loop(self, w: _Worker, run: _Run, resume: tuple[_Tick, list[_Runner]] | None = None):
         """The ticker: sleep to the boundary, run the shared batch here, emit the frame; on
@@ -536,19 +536,16 @@ class Engine:
             if run.quitting:
                 return
             w = self._ticker
-            t = w.tick if w is not None else None
-            if w is None or t is None:
+            r, t = (w.current, w.tick) if w is not None else (None, None)
+            if r is None or t is None:
+                continue  # the batch ended as the alarm fired
+            due = t.start + self._bound(r.collector)
+            if time.monotonic() < due:  # a slower collector with a longer bound
+                alarm.arm(due)
                 continue
-            with w.lock:
-                r = w.current
-                if r is None or w.retired:
-                    continue  # the batch ended as the alarm fired
-                due = t.start + self._bound(r.collector)
-                if time.monotonic() < due:  # a slower collector with a longer bound
-                    alarm.arm(due)
-                    continue
-                w.retired = True
-                left = [x for x in w.batch if x is not r and x.busy and x.result is None]
+            left = w.retire(r)
+            if left is None:
+                continue  # it returned meanwhile
             self._retire(w)
             self._ticker = _Worker(
                 "sgmon-tick", lambda nw, t=t, left=left: self._tick_loop(nw, run, (t, left))
