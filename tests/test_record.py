@@ -186,9 +186,14 @@ def test_keep_deletes_whole_files_and_compress_is_read_back(tmp_path):
     stray = tmp_path / "lost+found" / old.name
     stray.write_text("recovered by fsck")
     os.utime(stray, (time.time() - 7200, time.time() - 7200))
+    (tmp_path / "exports").mkdir()  # a directory someone else put there
+    theirs = tmp_path / "exports" / old.name
+    theirs.write_text("a copy to keep")
+    os.utime(theirs, (time.time() - 7200, time.time() - 7200))
     _record(_local(duration=0.4), tmp_path, keep=3600, compress=True)
     assert not old.exists()
     assert stray.read_text() == "recovered by fsck"  # not ours: never housekept
+    assert theirs.read_text() == "a copy to keep"  # not a host of meta.json: never housekept
     gz = list((tmp_path / "hostA").glob("*.csv.gz"))
     assert gz and not list((tmp_path / "hostA").glob("disk_*.csv"))
     with gzip.open(gz[0], "rt") as fh:

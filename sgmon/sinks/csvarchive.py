@@ -132,8 +132,8 @@ def gzip_file(path: Path) -> None:
 
 
 def _host_dir_name(name: str) -> bool:
-    """Whether an entry of the archive root may be ours: not hidden, and not the root-only
-    ``lost+found`` of a filesystem mounted there (an archive on its own volume)."""
+    """Whether an entry of the archive root counts against its being empty: not hidden, and not
+    the root-only ``lost+found`` of a filesystem mounted there (an archive on its own volume)."""
     return not name.startswith(".") and name != "lost+found"
 
 
@@ -194,8 +194,9 @@ class ArchiveWriter:
         self._failing: str | None = None
         self._lost = 0
         self._write_meta()
-        for d in root.iterdir():
-            if d.is_dir() and _host_dir_name(d.name):
+        for host, h in self.meta["hosts"].items():  # our own directories, never a foreign one
+            d = root / h.get("dir", host)
+            if d.is_dir():
                 self._housekeep(d, None)
         self.rows_written = 0
 
@@ -341,7 +342,12 @@ class ArchiveWriter:
         open_paths = {f.path for _, f in self._files.values()}
         now = time.time()
         current = period_stamp(now, self.rotate)
-        for p in sorted(hdir.iterdir()):
+        try:
+            entries = sorted(hdir.iterdir())
+        except OSError as e:
+            self.warn(f"{hdir}: {e.strerror}; not tidied")
+            return
+        for p in entries:
             m = FILE_RE.match(p.name)
             if not m or p in open_paths:
                 continue
