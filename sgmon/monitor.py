@@ -13,12 +13,18 @@ import queue
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from sgmon.hosts import HostInfo, Source
 from sgmon.model import Frame, Schema, Value
 
 Sink = Callable[[Frame], None]
+
+
+def frame_at(frames: Sequence[Frame], time: float) -> Frame | None:
+    """The newest of these time-ordered frames at or before ``time``."""
+    i = bisect.bisect_right(frames, time + 1e-6, key=lambda f: f.time)
+    return frames[i - 1] if i else None
 
 
 class History:
@@ -52,9 +58,7 @@ class History:
 
     def at(self, host: str, time: float) -> Frame | None:
         """The host's newest frame at or before ``time`` (the dashboard's shared cursor)."""
-        frames = self.frames(host)
-        i = bisect.bisect_right([f.time for f in frames], time + 1e-6)
-        return frames[i - 1] if i else None
+        return frame_at(self.frames(host), time)
 
     def series(
         self, host: str, collector: str, instance: str, field: str, n: int | None = None

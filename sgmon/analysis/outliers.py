@@ -231,11 +231,12 @@ class OutlierTracker:
             latch.judge(opened, None, "")
         if tick % PRUNE_EVERY == 0:  # sockets reconnect on new ports: forget series long gone
             stale = tick - 2 * self.window
-            gone = [k for k, x in latches.items() if k[0] == host and x.tick < stale]
+            gone = [
+                k for k, x in latches.items() if k[0] == host and x.tick < stale and k not in opened
+            ]
             for key in gone:
-                if key not in opened:
-                    del latches[key]
-            self.thresholds.forget({k[1:] for k in gone if k not in opened})
+                del latches[key]
+            self.thresholds.forget({k[1:] for k in gone})
         return {
             k: Outlier(*k, latch.severity, latch.value, latch.baseline, latch.reason)  # type: ignore[arg-type]
             for k, latch in opened.items()

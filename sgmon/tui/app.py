@@ -372,7 +372,9 @@ class SgmonApp(App[int]):
         axis = self.axis()
         if not axis:
             return
-        i = bisect.bisect_left(axis, (self._at(axis) or axis[-1]) - 1e-6) + delta
+        at = self._at(axis)
+        assert at is not None  # the axis has an instant
+        i = bisect.bisect_left(axis, at - 1e-6) + delta
         i = max(0, min(len(axis) - 1, i))
         self.paused = True
         self.cursor = axis[i]

@@ -12,7 +12,7 @@ from typing import Any
 from sgmon.config import Config
 from sgmon.hosts import HostInfo
 from sgmon.model import Field
-from sgmon.monitor import Monitor
+from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.header import HostState
@@ -99,8 +99,9 @@ class Timeline:
         live: bool = True,
     ) -> PaneView:
         """Everything one pane shows at instant ``at``."""
-        by_time = {f.time: f for f in self.history.frames(host.name)}
-        frame = self.history.at(host.name, at) if at is not None else None
+        frames = self.history.frames(host.name)  # one copy serves the window and the cursor
+        by_time = {f.time: f for f in frames}
+        frame = frame_at(frames, at) if at is not None else None
         outliers: dict[tuple[str, str, str], tuple[str, str]] = {}
         budget = None
         highlight: frozenset = frozenset()
