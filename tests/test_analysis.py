@@ -175,12 +175,13 @@ def _hist(*buckets: tuple[float | None, int]) -> list[list]:
     return [[b, c] for b, c in buckets]
 
 
-def test_budget_puts_the_wait_behind_a_stalled_write_on_that_write() -> None:
+@pytest.mark.parametrize("remote", ["SYNC_Remote_Write", "LNS_wait_on_SENDREQ"])
+def test_budget_puts_the_wait_behind_a_stalled_write_on_that_write(remote: str) -> None:
     """Seed 001's signature: one remote write stalls for an RTO (200-256 ms bucket) among 449
     fast ones; commits queue behind it, so log file sync averages 43 ms while the write's own
     average is 1.7 ms.  The residual life of the remote write (E[D^2]/2E[D] from its buckets:
     (449 x 1.5^2 + 196.6^2) / 2(449 x 1.5 + 196.6) = 22 ms) is queueing behind the network,
-    not LGWR overhead."""
+    not LGWR overhead; on 11.2 the remote write is "LNS wait on SENDREQ" (Table 3)."""
     srw = _hist((1.024, 0), (2.048, 449), (4.096, 0), (262.144, 1))
     p = frame(
         "p",
@@ -188,7 +189,7 @@ def test_budget_puts_the_wait_behind_a_stalled_write_on_that_write() -> None:
         oracle_waits=waits(
             log_file_sync={"avg": 43.0},
             log_file_parallel_write={"avg": 0.46, "hist": _hist((0.512, 300), (1.024, 150))},
-            SYNC_Remote_Write={"avg": 1.7, "waits": 450.0, "hist": srw},
+            **{remote: {"avg": 1.7, "waits": 450.0, "hist": srw}},
         ),
     )
     s = frame("s", 0, oracle_waits={"RFS write": {"avg": 0.4, "hist": _hist((0.512, 450))}})
@@ -198,26 +199,6 @@ def test_budget_puts_the_wait_behind_a_stalled_write_on_that_write() -> None:
     assert b.queue_ms == pytest.approx(expect)
     assert b.overhead_ms == pytest.approx(43.0 - 1.7 - expect)
     assert b.overhead_ms < b.queue_ms
-
-
-def test_budget_queues_behind_the_11g_remote_write_event_too() -> None:
-    """The same stall on 11.2, where the remote write is "LNS wait on SENDREQ" (Table 3)."""
-    p = frame(
-        "p",
-        0,
-        oracle_waits=waits(
-            log_file_sync={"avg": 43.0},
-            log_file_parallel_write={"avg": 0.46, "hist": _hist((0.512, 300), (1.024, 150))},
-            LNS_wait_on_SENDREQ={
-                "avg": 1.7,
-                "waits": 450.0,
-                "hist": _hist((2.048, 449), (262.144, 1)),
-            },
-        ),
-    )
-    b = commit_budget(p, None)
-    assert b is not None and b.remote_write_ms == pytest.approx(1.7)
-    assert b.queue_on == "network" and b.overhead_ms < b.queue_ms
 
 
 def test_budget_keeps_cpu_starvation_as_overhead() -> None:

@@ -151,7 +151,7 @@ def residual_life(hist: object) -> float | None:
 
 def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float | None, str]:
     """The commits' wait behind writes in flight, and what it queues behind (see Budget)."""
-    remote = next(  # the 12c event, else the 11.2 one, as remote_write() reads them
+    remote = next(  # the 12c event's histogram, else the 11.2 one's: a version has one of them
         (h for e in REMOTE if (h := primary.value("oracle_waits", e, "hist")) is not None), None
     )
     res = {
@@ -163,14 +163,17 @@ def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float 
         return None, ""
     part = max(res, key=lambda k: res[k])
     if part == "remote":
-        stby = max(
-            (
-                r
-                for e in STANDBY_IO
-                if standby is not None
-                and (r := residual_life(standby.value("oracle_waits", e, "hist"))) is not None
-            ),
-            default=0.0,
+        stby = (
+            max(
+                (
+                    r
+                    for e in STANDBY_IO
+                    if (r := residual_life(standby.value("oracle_waits", e, "hist"))) is not None
+                ),
+                default=0.0,
+            )
+            if standby is not None
+            else 0.0
         )
         part = "standby" if stby >= 0.5 * res["remote"] else "network"
     return min(excess, max(res.values())), part
