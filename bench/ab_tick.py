@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from overhead import in_turns
+from overhead import farm_options, in_turns
 
 CHILD = r"""
 import resource, sys, threading
@@ -48,7 +48,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3, help="turns per checkout (default 3)")
     p.add_argument("--ticks", type=int, default=80, help="measured ticks per turn (default 80)")
     p.add_argument("--interval", type=float, default=0.2, help="seconds per tick (default 0.2)")
-    p.add_argument("--dg-port", type=int, default=1521, help="the Data Guard port (default 1521)")
+    farm_options(p)
     a = p.parse_args()
     missing = [c for c in a.checkouts if not (c / "sgmon" / "engine.py").exists()]
     if missing:
@@ -63,7 +63,7 @@ def main() -> int:
         return float(out.stdout)
 
     contenders = {str(c): functools.partial(child, c) for c in a.checkouts}
-    return in_turns("ab_tick", contenders, a.rounds, a.dg_port)
+    return in_turns("ab_tick", contenders, a.rounds, a.dg_port, a.dg_connections)
 
 
 if __name__ == "__main__":

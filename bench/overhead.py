@@ -247,14 +247,18 @@ def socket_farm(dg_port: int, dg_conns: int = 25) -> Iterator[None]:
 
 
 def in_turns(
-    tool: str, contenders: Mapping[str, Callable[[], float]], rounds: int, port: int
+    tool: str,
+    contenders: Mapping[str, Callable[[], float]],
+    rounds: int,
+    port: int,
+    dg_conns: int = 25,
 ) -> int:
     """Measure each contender (ms of CPU per tick) in turns, ``rounds`` times, beside the socket
     farm, and print each one's median and runs (bench/ab_tick.py, bench/tick_floor.py); the
     farm or a contender failing (RuntimeError) ends it with the reason and exit status 2."""
     runs: dict[str, list[float]] = {name: [] for name in contenders}
     try:
-        with socket_farm(port):
+        with socket_farm(port, dg_conns):
             for _ in range(rounds):
                 for name, measure in contenders.items():
                     runs[name].append(measure())
@@ -266,6 +270,19 @@ def in_turns(
         each = ", ".join(f"{x:.3f}" for x in ms)
         print(f"{name:{width}s}  median {statistics.median(ms):.3f} ms CPU per tick ({each})")
     return 0
+
+
+def farm_options(p: argparse.ArgumentParser) -> None:
+    """The socket farm's options, for every bench that runs beside it."""
+    p.add_argument("--dg-port", type=int, default=1521, help="the Data Guard port (default 1521)")
+    p.add_argument(
+        "--dg-connections",
+        type=dg_connections,
+        default=25,
+        metavar="N",
+        help="Data Guard connections among the 1,000, both ends local (default 25: 50 sockets; "
+        "a primary with one standby has 1)",
+    )
 
 
 def run_bench(samples: int, warmup: int, dg_port: int, dg_conns: int = 25) -> int:
@@ -387,7 +404,7 @@ def report(tools: list[Tool], samples: int, window: float, dg_port: int, dg: int
             )
 
 
-def _dg_connections(text: str) -> int:
+def dg_connections(text: str) -> int:
     """--dg-connections: 1 to 999 of the 1,000 connections."""
     if not text.isdigit() or not 1 <= int(text) <= 999:
         raise argparse.ArgumentTypeError(f"{text!r}: use 1 to 999 (of the 1,000 connections)")
@@ -405,15 +422,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--samples", type=int, default=60, help="measured 1 Hz samples (default 60)")
     p.add_argument("--warmup", type=int, default=5, help="seconds before the window opens")
-    p.add_argument("--dg-port", type=int, default=1521, help="the Data Guard port (default 1521)")
-    p.add_argument(
-        "--dg-connections",
-        type=_dg_connections,
-        default=25,
-        metavar="N",
-        help="Data Guard connections among the 1,000, both ends local (default 25: 50 sockets; "
-        "a primary with one standby has 1)",
-    )
+    farm_options(p)
     a = p.parse_args()
     return run_bench(a.samples, a.warmup, a.dg_port, a.dg_connections)
 

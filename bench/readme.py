@@ -10,13 +10,12 @@ README = Path(__file__).with_name("README.md")
 def append_section(heading: str, block: str) -> None:
     """Add ``block`` at the end of the ``heading`` section (created at the end if missing), so
     each bench keeps its dated runs together whatever order the benches ran in."""
-    readme = README
-    old = readme.read_text() if readme.exists() else "# Benchmarks\n"
+    old = README.read_text() if README.exists() else "# Benchmarks\n"
     if heading not in old:
-        readme.write_text(old.rstrip("\n") + f"\n\n{heading}\n\n{block}\n")
+        README.write_text(old.rstrip("\n") + f"\n\n{heading}\n\n{block}\n")
         return
     head, _, rest = old.partition(heading)
     nxt = rest.find("\n## ")
     section, tail = (rest, "") if nxt < 0 else (rest[: nxt + 1], rest[nxt + 1 :])
     sep = "\n" if tail else ""
-    readme.write_text(f"{head}{heading}{section.rstrip(chr(10))}\n\n{block}\n{sep}{tail}")
+    README.write_text(f"{head}{heading}{section.rstrip(chr(10))}\n\n{block}\n{sep}{tail}")

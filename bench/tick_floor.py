@@ -26,9 +26,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from overhead import in_turns
+from overhead import farm_options, in_turns
 
 from collectors import netlink as nl
+from collectors.inet_diag import _LOOKUP_BATCH as BATCH
 from collectors.inet_diag import InetDiag
 from collectors.procfile import ProcFile
 from collectors.rtnl import Rtnl
@@ -36,6 +37,8 @@ from sgmon.config import Config
 from sgmon.engine import Engine, next_boundary
 from sgmon.hosts.build import make_collectors
 
+WARM = 5
+"""Ticks before the measured ones: opening, the first dump."""
 FILES = (
     "/proc/stat",
     "/proc/loadavg",
@@ -54,21 +57,33 @@ def _cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def _loop(work: Callable[[], object], ticks: int, interval: float) -> float:
-    """ms of CPU per tick of ``work`` run on wall-clock boundaries, after a warm-up."""
-    for _ in range(5):
-        work()
-    before = 0.0
-    for i in range(ticks + 1):
-        now = time.time()
-        time.sleep(next_boundary(now, interval) - now)
-        work()
-        if i == 0:
-            before = _cpu()
-    return (_cpu() - before) / ticks * 1000
+Loop = tuple[Callable[[], object], Callable[[], object]]
+"""A tick's work, and what releases what it holds."""
 
 
-def _syscalls(port: int) -> Callable[[], None]:
+def _loop(make: Callable[[], Loop], ticks: int, interval: float) -> float:
+    """ms of CPU per tick of the work run on wall-clock boundaries, after a warm-up."""
+    work, close = make()
+    try:
+        for _ in range(WARM):
+            work()
+        before = 0.0
+        for i in range(ticks + 1):
+            now = time.time()
+            time.sleep(next_boundary(now, interval) - now)
+            work()
+            if i == 0:
+                before = _cpu()
+        return (_cpu() - before) / ticks * 1000
+    finally:
+        close()
+
+
+def _wake() -> Loop:
+    return (lambda: None), (lambda: None)
+
+
+def _syscalls(port: int) -> Loop:
     files = [ProcFile(p) for p in FILES if Path(p).exists()]
     rtnl, diag = Rtnl(), InetDiag()
     known = diag.query([port])
@@ -81,17 +96,23 @@ def _syscalls(port: int) -> Callable[[], None]:
         for mtype, *_ in rtnl._nl.messages():
             if mtype in (nl.NLMSG_DONE, nl.NLMSG_ERROR):
                 break
-        for batch, first in zip(batches, range(0, len(known), 64), strict=True):
+        for batch, first in zip(batches, range(0, len(known), BATCH), strict=True):
             diag._nl.send(batch)
-            want = min(64, len(known) - first)
+            want = min(BATCH, len(known) - first)
             for got, _msg in enumerate(diag._nl.messages(), 1):
                 if got >= want:
                     break
 
-    return tick
+    def close() -> None:
+        for f in files:
+            f.close()
+        rtnl.close()
+        diag.close()
+
+    return tick, close
 
 
-def _inline(port: int) -> Callable[[], None]:
+def _inline(port: int) -> Loop:
     engine = Engine(make_collectors(Config(ports=(port,)), None), 1.0)
 
     def tick() -> None:
@@ -100,7 +121,7 @@ def _inline(port: int) -> Callable[[], None]:
             r.run_once()
         engine._frame(t)
 
-    return tick
+    return tick, engine.close
 
 
 def _engine(port: int, ticks: int, interval: float) -> float:
@@ -109,14 +130,14 @@ def _engine(port: int, ticks: int, interval: float) -> float:
 
     def emit(_frame: object) -> None:
         marks.append(_cpu())
-        if len(marks) > ticks + 5:
+        if len(marks) >= WARM + ticks:
             stop.set()
 
     try:
         engine.run(emit, stop)
     finally:
         engine.close()
-    return (marks[-1] - marks[4]) / ticks * 1000
+    return (marks[WARM + ticks - 1] - marks[WARM - 1]) / ticks * 1000
 
 
 def main() -> int:
@@ -125,15 +146,16 @@ def main() -> int:
     p.add_argument("--ticks", type=int, default=80, help="measured ticks per loop (default 80)")
     p.add_argument("--rounds", type=int, default=3, help="turns of the four loops (default 3)")
     p.add_argument("--interval", type=float, default=0.2, help="seconds per tick (default 0.2)")
-    p.add_argument("--dg-port", type=int, default=1521, help="the Data Guard port (default 1521)")
+    farm_options(p)
     a = p.parse_args()
+    port = a.dg_port
     loops = {
-        "wake": lambda: _loop(lambda: None, a.ticks, a.interval),
-        "system calls": lambda: _loop(_syscalls(a.dg_port), a.ticks, a.interval),
-        "collectors inline": lambda: _loop(_inline(a.dg_port), a.ticks, a.interval),
-        "engine": lambda: _engine(a.dg_port, a.ticks, a.interval),
+        "wake": lambda: _loop(_wake, a.ticks, a.interval),
+        "system calls": lambda: _loop(lambda: _syscalls(port), a.ticks, a.interval),
+        "collectors inline": lambda: _loop(lambda: _inline(port), a.ticks, a.interval),
+        "engine": lambda: _engine(port, a.ticks, a.interval),
     }
-    return in_turns("tick_floor", loops, a.rounds, a.dg_port)
+    return in_turns("tick_floor", loops, a.rounds, port, a.dg_connections)
 
 
 if __name__ == "__main__":
