@@ -253,13 +253,18 @@ def figures(s: DiagSock) -> tuple:
     )
 
 
-def _port_match(ports: Sequence[int]) -> bytes:
+DIRECTIONS = {"both": (_BC_S_EQ, _BC_D_EQ), "in": (_BC_S_EQ,), "out": (_BC_D_EQ,)}
+"""Which end's port a filter tests: the local one (``in``: connections this host accepted on
+the port), the remote one (``out``: connections it opened to the port), or either."""
+
+
+def _port_match(ports: Sequence[int], direction: str = "both") -> bytes:
     """``sport = :P or dport = :P or ...``, compiled as ss does: each test jumps 8 ahead on
     true and 12 (past its operand) on false; a JMP after each true test skips to the end."""
     if not ports:
         raise ValueError("at least one port is needed")
-    tests = [_OP.pack(op, 8, 12) + _OP.pack(0, 0, p) for p in ports for op in (_BC_S_EQ, _BC_D_EQ)]
-    return _or(tests)
+    ops = DIRECTIONS[direction]
+    return _or([_OP.pack(op, 8, 12) + _OP.pack(0, 0, p) for p in ports for op in ops])
 
 
 def _or(tests: list[bytes]) -> bytes:
@@ -306,19 +311,24 @@ def _op_len(code: bytes, pos: int) -> int:
     return 4
 
 
-def bytecode(ports: Sequence[int], peers: Sequence[str] = ()) -> bytes:
-    """The INET_DIAG_REQ_BYTECODE program: local or remote port in ``ports`` [and peer in
-    ``peers``, addresses or CIDR networks].  Raises ValueError on a bad address."""
-    code = _port_match(ports)
+def bytecode(ports: Sequence[int], peers: Sequence[str] = (), direction: str = "both") -> bytes:
+    """The INET_DIAG_REQ_BYTECODE program: local or remote port (see DIRECTIONS) in ``ports``
+    [and peer in ``peers``, addresses or CIDR networks].  Raises ValueError on a bad address."""
+    code = _port_match(ports, direction)
     return _and(code, _peer_match(peers)) if peers else code
 
 
 @lru_cache(maxsize=16)
 def _request(
-    family: int, states: int, ext: int, ports: tuple[int, ...], peers: tuple[str, ...]
+    family: int,
+    states: int,
+    ext: int,
+    ports: tuple[int, ...],
+    peers: tuple[str, ...],
+    direction: str,
 ) -> bytes:
     """One SOCK_DIAG_BY_FAMILY dump request, built once per distinct query."""
-    prog = bytecode(ports, peers)
+    prog = bytecode(ports, peers, direction)
     attr = RTA.pack(RTA.size + len(prog), INET_DIAG_REQ_BYTECODE) + prog
     body = _REQ.pack(family, socket.IPPROTO_TCP, ext, 0, states) + attr
     hdr = NLH.pack(NLH.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
@@ -372,13 +382,15 @@ class InetDiag:
         states: int = CONNECTED,
         families: Iterable[int] = (socket.AF_INET, socket.AF_INET6),
         ext: int = EXT_INFO | EXT_SKMEMINFO,
+        direction: str = "both",
     ) -> list[DiagSock]:
-        """TCP sockets whose local or remote port is in ``ports`` (and, if given, whose peer
-        address is in ``peers``), filtered in the kernel, in the given states and families."""
+        """TCP sockets whose local or remote port (or, by ``direction``, only one of them) is in
+        ``ports`` (and, if given, whose peer address is in ``peers``), filtered in the kernel,
+        in the given states and families."""
         key_ports, key_peers = tuple(ports), tuple(peers)
         out: list[DiagSock] = []
         for fam in families:
-            self._nl.send(_request(fam, states, ext, key_ports, key_peers))
+            self._nl.send(_request(fam, states, ext, key_ports, key_peers, direction))
             self._read_dump(out)
         return out
 

@@ -18,8 +18,17 @@ dumps when the host has opened or accepted a connection since the last dump (a n
 comes with one, counted before it can be seen), so the first one shows at once, and a host whose
 standby is away does not walk all its sockets every second.
 
+Which end's port counts (``direction``): a primary's Data Guard sockets are the connections it
+opened to the standby's listener (remote port in ``ports``), while its own listener port carries
+every client connection of the database; a standby's are the connections its listener accepted
+(local port).  ``auto`` (the default) takes "out" on a host whose configured role is primary,
+"in" on a standby, and "both" where the role is unknown or ``peers`` is set (the peer filter then
+keeps the clients out, and a gap fetch the other way shows too).  After a switchover, swap the
+roles in the config, or set ``direction = "both"``.
+
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
-default all), ``rediscover`` (seconds between full dumps, see above; 0 = every tick).  Units
+default all), ``direction`` (auto, out, in, both; see above), ``rediscover`` (seconds between
+full dumps, see above; 0 = every tick).  Units
 follow ss: rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/s),
 ``retransmits`` = increase of tcpi_total_retrans over the interval.
 
@@ -38,7 +47,15 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collectors.inet_diag import CONNECTED, FIGURES, TCP_STATES, DiagSock, InetDiag, figures
+from collectors.inet_diag import (
+    CONNECTED,
+    DIRECTIONS,
+    FIGURES,
+    TCP_STATES,
+    DiagSock,
+    InetDiag,
+    figures,
+)
 from collectors.procfile import ProcFile
 from collectors.rtnl import RTAX_RTO_MIN, Rtnl
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
@@ -146,6 +163,19 @@ def _peers(value: Any) -> tuple[str, ...]:
     return tuple(str(p) for p in items)
 
 
+BY_ROLE = {"primary": "out", "standby": "in"}
+"""The ``auto`` direction of a host in each role (see the module docstring)."""
+
+
+def _direction(value: Any, role: Any, peers: tuple[str, ...]) -> str:
+    """Validate the ``direction`` option and resolve ``auto``."""
+    if value == "auto":
+        return "both" if peers else BY_ROLE.get(role, "both")
+    if not isinstance(value, str) or value not in DIRECTIONS:
+        raise ConfigError(f'tcp direction: {value!r}; use "auto", "out", "in" or "both"')
+    return value
+
+
 def _seconds(value: Any, option: str) -> float:
     """Validate a non-negative number of seconds."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -246,6 +276,9 @@ class TcpCollector(Collector):
         super().__init__(options)
         self.ports = _ports(self.options.get("ports", [1521]))
         self.peers = _peers(self.options.get("peers", []))
+        self.direction = _direction(
+            self.options.get("direction", "auto"), self.options.get("role"), self.peers
+        )
         self.rediscover = _seconds(self.options.get("rediscover", 10.0), "rediscover")
         self._known: list[DiagSock] = []
         self._labels: list[tuple[str, str, str, str]] = []  # the known sockets' _names
@@ -362,7 +395,7 @@ class TcpCollector(Collector):
             fresh = self._diag.lookup(self._known)
             if all(f is not None and CONNECTED >> f[2] & 1 for f in fresh):
                 return fresh  # type: ignore[return-value]
-        self._known = self._diag.query(self.ports, self.peers)
+        self._known = self._diag.query(self.ports, self.peers, direction=self.direction)
         names = self._names
         self._names = {}
         for s in self._known:

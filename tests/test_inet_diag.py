@@ -87,6 +87,20 @@ def test_port_filter_matches_ss(sockets) -> None:
     assert not {s.sport for s in got} & {P3} and not {s.dport for s in got} & {P3}
 
 
+@pytest.mark.parametrize(("direction", "end"), [("out", "dport"), ("in", "sport")])
+def test_direction_tests_one_end_as_ss_does(sockets, direction: str, end: str) -> None:
+    """``out``: the ends that connected to the port (a primary's LNS); ``in``: the ends the
+    listener accepted (a standby's RFS); with a peer condition and with both address families."""
+    if shutil.which("ss") is None:
+        pytest.skip("needs ss (iproute2)")
+    with InetDiag() as diag:
+        got = diag.query([P1, P2, P6], direction=direction)
+        assert _keys(got) == _ss(f"( {end} = :{P1} or {end} = :{P2} or {end} = :{P6} )")
+        assert len(got) == 5  # one end of each of the five connections
+        assert all(getattr(s, end) in (P1, P2, P6) for s in got)
+        assert len(diag.query([P1], peers=["127.0.0.0/8"], direction=direction)) == 2
+
+
 def test_state_mask_and_peer_conditions(sockets) -> None:
     with InetDiag() as diag:
         listening = diag.query([P1], states=CONNECTED | 1 << 10)

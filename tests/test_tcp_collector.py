@@ -46,12 +46,43 @@ def listener() -> Iterator[socket.socket]:
         ({"ports": []}, "empty"),
         ({"peers": ["db-standby"]}, "not an IP address"),
         ({"rediscover": -1}, "seconds"),
+        ({"direction": "upstream"}, 'use "auto", "out", "in" or "both"'),
+        ({"direction": ["in"]}, "tcp direction"),
     ],
 )
 def test_bad_options_are_one_line_config_errors(options: dict, words: str) -> None:
     with pytest.raises(ConfigError, match=words) as err:
         TcpCollector(options)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "ends"),
+    [
+        ({"role": "primary"}, "connected"),  # the primary connects to the standby's listener
+        ({"role": "standby"}, "accepted"),  # the standby's listener accepted the connection
+        ({"role": ""}, "both"),
+        ({"role": "primary", "peers": ["127.0.0.0/8"]}, "both"),  # peers keep clients out
+        ({"role": "primary", "direction": "both"}, "both"),
+        ({"role": "standby", "direction": "out"}, "connected"),
+    ],
+)
+def test_the_role_picks_which_end_is_a_dg_socket(listener, options: dict, ends: str) -> None:
+    """On a primary the listener port's accepted connections are the database's clients, not
+    Data Guard: ``auto`` takes the end the role makes the DG one, unless peers are set."""
+    coll = TcpCollector({"ports": [PORT], **options})
+    coll.open()
+    client, accepted = _pair(listener)
+    try:
+        connected_key, accepted_key = sorted(_keys(client), key=lambda k: k.startswith("127.46"))
+        want = {"connected": {connected_key}, "accepted": {accepted_key}}.get(
+            ends, {connected_key, accepted_key}
+        )
+        assert set(coll.sample()) - {"host"} == want
+    finally:
+        client.close()
+        accepted.close()
+        coll.close()
 
 
 def test_known_sockets_are_looked_up_and_a_vanished_one_forces_a_dump(listener) -> None:
