@@ -40,7 +40,7 @@ def collectors(a: argparse.Namespace) -> list:
     options: dict[str, dict[str, Any]] = {
         "disk": {"include": [a.device], "pinned": [a.device]},
         "netdev": {"include": [a.interface]},
-        "tcp": {"ports": [a.port]},
+        "tcp": {"ports": [a.port], "role": a.role},  # each side takes its end of the link
     }
     out = []
     for name in OS_COLLECTORS + DB_COLLECTORS:
