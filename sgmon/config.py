@@ -177,6 +177,14 @@ def _db(d: dict[str, Any], where: str) -> DbConfig:
     )
 
 
+def _role_problem(role: Any, where: str) -> str | None:
+    """What is wrong with a host's role (it picks the DG sockets and goes on an ssh command
+    line), or None."""
+    if role in ("", "primary", "standby"):
+        return None
+    return f'{where}: role = {role!r}: use "primary" or "standby"'
+
+
 def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
     """Build a Config from parsed TOML."""
     where = str(path or "config")
@@ -188,6 +196,8 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
     for i, h in enumerate(data.get("host", [])):
         if "name" not in h:
             raise ConfigError(f"{where}: host #{i + 1} needs a name")
+        if problem := _role_problem(h.get("role", ""), f"{where}: host {h['name']}"):
+            raise ConfigError(problem)
         hosts.append(
             HostConfig(
                 name=h["name"],
@@ -342,8 +352,8 @@ def check_config(explicit: str | None = None) -> Checked:
                 problems.append(f"{where}: should be a [[host]] table")
                 continue
             _check_table(h, "host", where, problems)
-            if h.get("role", "") not in ("", "primary", "standby"):
-                problems.append(f'{where}: role = {h["role"]!r}: use "primary" or "standby"')
+            if problem := _role_problem(h.get("role", ""), where):
+                problems.append(problem)
             if isinstance(h.get("db"), dict):
                 _check_table(h["db"], "host.db", f"{where} [db]", problems)
         _check_collectors(data, str(path), problems)
@@ -356,7 +366,7 @@ def check_config(explicit: str | None = None) -> Checked:
     values: list[tuple[str, Any, str]] = []
     if config is not None:
         values = _provenance(config, data, path, env)
-    return Checked(path, values, problems)
+    return Checked(path, values, list(dict.fromkeys(problems)))  # parse_config's may repeat one
 
 
 def _check_collectors(data: dict[str, Any], where: str, problems: list[str]) -> None:

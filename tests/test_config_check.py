@@ -6,6 +6,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from sgmon.config import ConfigError, parse_config
+
 GOOD = """\
 interval = "500ms"
 [dataguard]
@@ -105,3 +109,10 @@ def test_world_readable_password_and_bad_toml(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not valid TOML" in r.stderr
     r = _check(tmp_path / "missing.toml")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not found" in r.stderr
+
+
+def test_a_role_other_than_primary_or_standby_is_refused_on_load() -> None:
+    """The role picks a host's DG sockets and goes on the agent's ssh command line."""
+    with pytest.raises(ConfigError, match=r'host a: role = .primary; true.: use "primary"'):
+        parse_config({"host": [{"name": "a", "role": "primary; true"}]})
+    assert parse_config({"host": [{"name": "a", "role": "standby"}]}).hosts[0].role == "standby"
