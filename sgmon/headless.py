@@ -53,10 +53,12 @@ class Loaded(NamedTuple):
     wall_duration: float | None
 
 
-def load_sources(args: argparse.Namespace, local_only: bool = False) -> Loaded:
+def load_sources(args: argparse.Namespace, local_only: bool = False, role: str = "") -> Loaded:
     """The config, its sources, the interval and the run time; one-line errors on bad input.
 
     ``local_only`` drops the ssh hosts: an agent never reaches further (no ssh chains).
+    ``role`` is given to the local hosts whose config names none (an agent's, from the
+    consumer's config).
     """
     config = load_config(args.config)
     if local_only:
@@ -78,6 +80,7 @@ def load_sources(args: argparse.Namespace, local_only: bool = False) -> Loaded:
         speed=args.speed,
         duration=duration,
         interval=interval,
+        role=role,
     )
     wall = duration / args.speed if duration and args.simulate and args.speed > 0 else duration
     return Loaded(config, sources, interval, wall)

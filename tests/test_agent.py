@@ -7,6 +7,9 @@ import subprocess
 import sys
 import time
 
+from sgmon.config import Config, HostConfig
+from sgmon.hosts.build import make_collectors
+from sgmon.hosts.remote import RemoteSource
 from sgmon.model import Frame, schema_from_dict
 
 AGENT = [sys.executable, "-m", "sgmon", "agent"]
@@ -54,3 +57,26 @@ def test_stops_quietly_when_stdout_closes():
         p.kill()
     assert rc == 0
     assert p.stderr is not None and p.stderr.read() == b""
+
+
+def test_the_role_the_consumer_passes_reaches_the_host(tmp_path):
+    """``ssh host sgmon agent --role standby``: a far host whose config names no role takes the
+    consumer's, which picks its DG sockets (the tcp collector's ``auto`` direction)."""
+    source = RemoteSource(HostConfig(name="stby", role="standby", ssh="oracle@stby"))
+    assert source.argv()[-1].endswith("sgmon agent --role standby")
+    env = {"SGMON_RUNTIME_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [*AGENT, "--role", "standby", "--interval", "0.2", "--duration", "0.5"],
+        capture_output=True, env=env, timeout=30, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert [h["role"] for h in json.loads(out.stdout.splitlines()[0])["hosts"]] == ["standby"]
+    bad = subprocess.run([*AGENT, "--role", "boss"], capture_output=True, env=env, timeout=30)
+    assert bad.returncode == 2 and b"invalid choice: 'boss'" in bad.stderr
+
+
+def test_a_configured_role_gives_the_tcp_collector_its_direction():
+    config = Config(ports=(1521,))
+    for role, direction in (("primary", "out"), ("standby", "in"), ("", "both")):
+        [tcp] = [c for c in make_collectors(config, HostConfig("h", role)) if c.name == "tcp"]
+        assert tcp.direction == direction

@@ -27,8 +27,14 @@ from sgmon.headless import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The shared host options."""
+    """The shared host options, and the role the consumer has for this host."""
     add_source_arguments(parser)
+    parser.add_argument(
+        "--role",
+        choices=("primary", "standby"),
+        help="this host's role where its own config names none (picks its DG sockets); "
+        "the dashboard passes the role it has for the host",
+    )
 
 
 class _Out:
@@ -68,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from sgmon.model import FRAME_VERSION, schema_to_dict
     from sgmon.sinks.statefile import StatePublisher
 
-    _, sources, interval, duration = load_sources(args, local_only=True)
+    _, sources, interval, duration = load_sources(args, local_only=True, role=args.role or "")
     schema_of = schema_lookup(sources)
     hosts = [h for s in sources for h in s.hosts]
     stop = threading.Event()

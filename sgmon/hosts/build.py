@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from typing import Any
 
@@ -86,10 +87,12 @@ def sources_from_config(
     speed: float = 1.0,
     duration: float | None = None,
     interval: float | None = None,
+    role: str = "",
 ) -> list[Source]:
     """Sources for the configured hosts, or the simulated pair when ``simulate`` names a scenario.
 
-    Without hosts in the config, this machine is watched alone under its hostname.
+    Without hosts in the config, this machine is watched alone under its hostname.  ``role``
+    goes to the hosts whose config names none (an agent's: the role its consumer has for it).
     """
     interval = interval or config.interval
     if simulate:
@@ -99,6 +102,9 @@ def sources_from_config(
     from sgmon.hosts.local import LocalSource
 
     hosts = config.hosts or (HostConfig(name=socket.gethostname()),)
+    named = bool(config.hosts)  # else the collectors get no host options
+    if role:
+        hosts, named = tuple(dataclasses.replace(h, role=h.role or role) for h in hosts), True
     _ask_passwords([h.db for h in hosts if not h.ssh])
     sources: list[Source] = []
     for h in hosts:
@@ -109,7 +115,7 @@ def sources_from_config(
         else:
             sources.append(
                 LocalSource(
-                    make_collectors(config, h if config.hosts else None),
+                    make_collectors(config, h if named else None),
                     interval,
                     name=h.name,
                     role=h.role,

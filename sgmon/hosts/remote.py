@@ -79,6 +79,8 @@ class RemoteSource:
         remote = f"{self.config.sgmon_path} agent"
         if self._agent_interval:
             remote += f" --interval {self._agent_interval:g}"
+        if self.config.role:  # config check allows only primary or standby: no quoting needed
+            remote += f" --role {self.config.role}"
         return [
             *(self.config.ssh_command or ("ssh",)),
             "-T",
