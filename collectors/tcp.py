@@ -24,7 +24,8 @@ every client connection of the database; a standby's are the connections its lis
 (local port).  ``auto`` (the default) takes "out" on a host whose configured role is primary,
 "in" on a standby, and "both" where the role is unknown or ``peers`` is set (the peer filter then
 keeps the clients out, and a gap fetch the other way shows too).  After a switchover, swap the
-roles in the config, or set ``direction = "both"``.
+roles in the config, or set ``direction = "both"``, as a cascading standby or a far sync instance
+(which also sends redo on) needs.
 
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
 default all), ``direction`` (auto, out, in, both; see above), ``rediscover`` (seconds between
