@@ -29,9 +29,9 @@ roles in the config, or set ``direction = "both"``, as a cascading standby or a 
 
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
 default all), ``direction`` (auto, out, in, both; see above), ``rediscover`` (seconds between
-full dumps, see above; 0 = every tick).  Units
-follow ss: rto/rtt/rttvar in ms (tcp_info carries us), delivery_rate in B/s (ss prints bit/s),
-``retransmits`` = increase of tcpi_total_retrans over the interval.
+full dumps, see above; 0 = every tick).  Units follow ss: rto/rtt/rttvar in ms (tcp_info carries
+us), delivery_rate in B/s (ss prints bit/s), ``retransmits`` = increase of tcpi_total_retrans over
+the interval.
 
 ``rto_min`` is read from the route toward each peer (``ip route get``'s RTAX_RTO_MIN, ms, over
 rtnetlink, see collectors/rtnl.py), cached per peer for ``SETTINGS_REFRESH`` seconds.  ``pid`` and
