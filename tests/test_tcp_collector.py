@@ -74,10 +74,10 @@ def test_the_role_picks_which_end_is_a_dg_socket(listener, options: dict, ends: 
     coll.open()
     client, accepted = _pair(listener)
     try:
-        connected_key, accepted_key = sorted(_keys(client), key=lambda k: k.startswith("127.46"))
-        want = {"connected": {connected_key}, "accepted": {accepted_key}}.get(
-            ends, {connected_key, accepted_key}
-        )
+        (la, lp), (pa, pp) = client.getsockname(), client.getpeername()
+        connected = {f"{la}:{lp}>{pa}:{pp}"}  # the end that connected: remote port PORT
+        accepted = {f"{pa}:{pp}>{la}:{lp}"}  # the listener's end: local port PORT
+        want = {"connected": connected, "accepted": accepted}.get(ends, connected | accepted)
         assert set(coll.sample()) - {"host"} == want
     finally:
         client.close()
