@@ -75,9 +75,9 @@ def test_the_role_picks_which_end_is_a_dg_socket(listener, options: dict, ends: 
     client, accepted = _pair(listener)
     try:
         (la, lp), (pa, pp) = client.getsockname(), client.getpeername()
-        connected = {f"{la}:{lp}>{pa}:{pp}"}  # the end that connected: remote port PORT
-        accepted = {f"{pa}:{pp}>{la}:{lp}"}  # the listener's end: local port PORT
-        want = {"connected": connected, "accepted": accepted}.get(ends, connected | accepted)
+        out_end = {f"{la}:{lp}>{pa}:{pp}"}  # the end that connected: remote port PORT
+        in_end = {f"{pa}:{pp}>{la}:{lp}"}  # the listener's end: local port PORT
+        want = {"connected": out_end, "accepted": in_end}.get(ends, out_end | in_end)
         assert set(coll.sample()) - {"host"} == want
     finally:
         client.close()
