@@ -16,6 +16,7 @@ left out (as iostat does) unless ``include`` or the host's ``pinned`` devices na
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 from collections.abc import Callable, Mapping
 
@@ -59,7 +60,6 @@ _MS32 = ("rd_ticks", "wr_ticks", "io_ticks", "rq_ticks")  # unsigned int ms: wra
 _COUNTERS = ("rd_ios", "rd_merges", "rd_sec", "wr_ios", "wr_merges", "wr_sec", "dc_ios")
 
 
-_UNSEEN = object()
 _IOS_AT = tuple(3 + _COLUMNS.index(c) for c in ("rd_ios", "wr_ios", "dc_ios", "fl_ios"))
 """Where a /proc/diskstats line's request counts are (discards from 4.18, flushes from 5.5)."""
 
@@ -134,8 +134,8 @@ class DiskCollector(Collector):
         if not isinstance(partitions, bool):
             raise ConfigError("collectors.disk.partitions: use true or false")
         self.partitions = partitions
-        self._kind: dict[str, str] = {}  # device -> "disk" | "part" | "virtual"
-        self._by_name: dict[str, bool | None] = {}  # device -> _name_verdict
+        self._verdict = functools.lru_cache(maxsize=4096)(self._name_verdict)
+        """_name_verdict, remembered per device (names come and go: dm-N, loopN)."""
         self._file: ProcFile | None = None
         try:
             with open("/proc/diskstats") as f:
@@ -155,27 +155,10 @@ class DiskCollector(Collector):
         except OSError as e:
             raise Unavailable(f"cannot read /proc/diskstats: {e.strerror}") from None
 
-    def _kind_of(self, name: str) -> str:
-        kind = self._kind.get(name)
-        if kind is None:
-            sys_name = name.replace("/", "!")
-            if os.path.exists(f"/sys/class/block/{sys_name}/partition"):
-                kind = "part"
-            elif name.startswith(("loop", "ram", "zram")):
-                kind = "virtual"
-            else:
-                kind = "disk"
-            self._kind[name] = kind
-        return kind
-
     def wanted(self, name: str, columns: list[str]) -> bool:
         """Whether a device is shown: pinned or included by name, else by kind and activity
         (``columns``: its /proc/diskstats line, split)."""
-        by_name = self._by_name.get(name, _UNSEEN)
-        if by_name is _UNSEEN:
-            if len(self._by_name) >= 4096:  # device names come and go (dm-N, loopN)
-                self._by_name.clear()
-            by_name = self._by_name[name] = self._name_verdict(name)
+        by_name = self._verdict(name)
         if by_name is not None:
             return bool(by_name)
         return any(i < len(columns) and columns[i] != "0" for i in _IOS_AT)
@@ -190,7 +173,9 @@ class DiskCollector(Collector):
             return False
         if name in self.include:
             return True
-        if self._kind_of(name) == "part" and not self.partitions:
+        if not self.partitions and os.path.exists(
+            f"/sys/class/block/{name.replace('/', '!')}/partition"
+        ):
             return False
         return None
 
