@@ -335,24 +335,14 @@ def _request(
     return hdr + body
 
 
-_ADDRS: dict[tuple[int, bytes], str] = {}
-
-
+@lru_cache(maxsize=4096)
 def _addr(family: int, raw: bytes) -> str:
-    """Text form of a raw address, cached (the same few peers come back every tick)."""
-    key = (family, raw)
-    text = _ADDRS.get(key)
-    if text is None:
-        if len(_ADDRS) >= 4096:
-            _ADDRS.clear()
-        if family == socket.AF_INET:
-            text = socket.inet_ntop(socket.AF_INET, raw[:4])
-        elif raw[:12] == b"\0" * 10 + b"\xff\xff":
-            text = socket.inet_ntop(socket.AF_INET, raw[12:16])
-        else:
-            text = socket.inet_ntop(socket.AF_INET6, raw)
-        _ADDRS[key] = text
-    return text
+    """Text form of a raw address, remembered (a dump finds the same few peers again)."""
+    if family == socket.AF_INET:
+        return socket.inet_ntop(socket.AF_INET, raw[:4])
+    if raw[:12] == b"\0" * 10 + b"\xff\xff":
+        return socket.inet_ntop(socket.AF_INET, raw[12:16])
+    return socket.inet_ntop(socket.AF_INET6, raw)
 
 
 class InetDiag:

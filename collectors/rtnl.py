@@ -11,6 +11,7 @@ Layouts are from include/uapi/linux/rtnetlink.h and if_link.h.
 
 from __future__ import annotations
 
+import functools
 import socket
 import struct
 from collections.abc import Iterator
@@ -77,7 +78,6 @@ class Rtnl:
         self._layouts: dict[tuple[int, int], tuple[nl.Layout, int, int]] = {}
         """(ifindex, message length) -> where the shown attributes are, and the name's bounds:
         an interface's messages keep their layout from dump to dump (see ``_learn``)."""
-        self._names: dict[bytes, str] = {}
 
     def close(self) -> None:
         """Close the socket (idempotent)."""
@@ -110,7 +110,7 @@ class Rtnl:
         v = getter(unpacker.unpack_from(buf, start))
         if v[:4] != _CHECK:
             return None
-        name = self._name(buf[start + name_start : start + name_stop])
+        name = _ifname(bytes(buf[start + name_start : start + name_stop]))
         return Link(index, name, _state(v[4]), v[5], v[6:])
 
     def _learn(self, buf: bytearray, start: int, end: int, index: int) -> Link:
@@ -140,7 +140,7 @@ class Rtnl:
             return link
         return Link(
             index,
-            self._name(buf[start + name[0] : start + name[1]]) if name else "",
+            _ifname(bytes(buf[start + name[0] : start + name[1]])) if name else "",
             _state(buf[start + state[0]]) if state else None,
             _U32.unpack_from(buf, start + changes[0])[0] if changes else None,
             (
@@ -150,16 +150,6 @@ class Rtnl:
             if stats
             else None,
         )
-
-    def _name(self, raw: bytes | bytearray) -> str:
-        """An interface name from its NUL-terminated attribute, cached by its bytes."""
-        key = bytes(raw)
-        name = self._names.get(key)
-        if name is None:
-            if len(self._names) >= 4096:
-                self._names.clear()
-            name = self._names[key] = key.split(b"\0", 1)[0].decode(errors="replace")
-        return name
 
     def route_metric(self, dst: str, metric: int) -> int | None:
         """A metric of the route the kernel picks toward address ``dst`` (``ip route get``), or
@@ -180,6 +170,13 @@ class Rtnl:
                 raise self._nl.error(start, f"RTM_GETROUTE {dst}") or OSError(f"no route to {dst}")
             if mtype == _RTM_NEWROUTE:
                 return _route_metric(self._nl.buf, start + _RTMSG.size, end, metric)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ifname(raw: bytes) -> str:
+    """An interface name from its NUL-terminated attribute, remembered by its bytes (the same
+    names come back in every dump)."""
+    return raw.split(b"\0", 1)[0].decode(errors="replace")
 
 
 def _state(code: int) -> str:
