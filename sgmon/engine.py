@@ -267,7 +267,9 @@ class _Alarm:
         else:
             value.sec = int(at)
             value.nsec = int((at - value.sec) * 1e9)
-        self._settime(self.fd, _TFD_TIMER_ABSTIME, self._ref, None)
+        if self._settime(self.fd, _TFD_TIMER_ABSTIME, self._ref, None) < 0:
+            err = ctypes.get_errno()  # a closed timer: without it no hang would be caught
+            raise OSError(err, f"timerfd_settime: {os.strerror(err)}")
 
     def wait(self) -> None:
         """Block until the timer fires."""

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from sgmon.collector import Collector, Unavailable
-from sgmon.engine import Engine, check_interval, next_boundary
+from sgmon.engine import Engine, _Alarm, check_interval, next_boundary
 from sgmon.model import Field, Frame, Kind, Rows, Status
 
 
@@ -324,3 +324,13 @@ def test_stop_while_a_collector_hangs_returns_and_nothing_is_emitted_after(engin
     hung.release.set()  # the hung sample returns on the retired ticker
     time.sleep(0.6)
     assert len(frames) == n, "a frame was emitted after run() returned"
+
+
+def test_an_alarm_that_cannot_be_armed_says_so() -> None:
+    """The watchdog's timer failing to arm is an error, not a run without a watchdog."""
+    alarm = _Alarm()
+    alarm.arm(time.monotonic() + 60)
+    alarm.arm(None)
+    alarm.close()
+    with pytest.raises(OSError, match="timerfd_settime"):
+        alarm.arm(time.monotonic() + 60)
