@@ -163,18 +163,10 @@ def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float 
         return None, ""
     part = max(res, key=lambda k: res[k])
     if part == "remote":
-        stby = (
-            max(
-                (
-                    r
-                    for e in STANDBY_IO
-                    if (r := residual_life(standby.value("oracle_waits", e, "hist"))) is not None
-                ),
-                default=0.0,
-            )
-            if standby is not None
-            else 0.0
-        )
+        stby = 0.0
+        if standby is not None:
+            lives = (residual_life(standby.value("oracle_waits", e, "hist")) for e in STANDBY_IO)
+            stby = max((r for r in lives if r is not None), default=0.0)
         part = "standby" if stby >= 0.5 * res["remote"] else "network"
     return min(excess, max(res.values())), part
 
