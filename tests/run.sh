@@ -18,5 +18,7 @@ PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
 .venv/bin/pip install -q -e '.[test]'
+# flush the install's dirty pages now, not under the lab's timed O_DSYNC redo writes
+sync
 
 exec .venv/bin/python -m pytest "$@"
