@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from sgmon.engine import check_interval
 from sgmon.hosts import HostInfo
 from sgmon.model import Frame, Schema
 from sgmon.sim import SimPair
@@ -39,15 +40,19 @@ class SimSource:
         """Declared fields of the simulated host."""
         return self.pair.schema(host)
 
+    def set_interval(self, seconds: float) -> None:
+        """Sample the simulation every ``seconds`` of simulated time (the dashboard's +/-)."""
+        self.pair.interval = self.interval = check_interval(seconds)
+
     def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
         """Emit both hosts' frames each (scaled) interval until stopped or the duration ends."""
-        pace = self.interval / self.speed
-        next_at = time.monotonic() + pace
+        next_at = time.monotonic() + self.interval / self.speed
         while not stop.is_set():
             if self.duration is not None and self.pair.t >= self.duration - 1e-9:
                 return
             if stop.wait(max(0.0, next_at - time.monotonic())):
                 return
+            pace = self.interval / self.speed
             next_at = max(next_at + pace, time.monotonic() - pace)
             primary, standby = self.pair.step()
             emit(primary)

@@ -40,12 +40,17 @@ from sgmon.tui.timeline import Timeline
 
 INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 """The steps of the +/- keys, seconds."""
-MIN_SIZE = (60, 16)
-"""Below this the dashboard shows a message instead of a crushed layout."""
+MIN_SIZE = (60, 20)
+"""Below this the dashboard shows one line saying so instead of a crushed layout: the compact
+form needs a title line per panel of the one pane, the findings and the key line."""
 REDRAW_DELAY = 0.05
 """Seconds a redraw waits after a frame for the other host's frame of the same tick."""
 STACK_BELOW = 140
-COMPACT_BELOW = 100
+"""Narrower than this, the panes are stacked (side by side their tables would be cut)."""
+COMPACT_BELOW = (100, 30)
+"""Narrower or shorter than this, one pane: the host of the top finding, or the one `s` chose."""
+SIDE_FINDINGS_FROM = 200
+"""From this width the findings are a column right of the panes, which get the full height."""
 
 
 class FramesArrived(Message):
@@ -115,6 +120,7 @@ class SgmonApp(App[int]):
         self._cpu_mark = (time.monotonic(), time.process_time())
         self._self_cpu: float | None = None
         self._slots: list[str | None] = [None, None]
+        self._swapped = False
         self._drawing = False
         self._redraw_due = False
         self._quiet: tuple[bool, ...] = ()
@@ -198,14 +204,13 @@ class SgmonApp(App[int]):
         screen = self.main
         screen.set_class(small, "-toosmall")
         screen.set_class(width < STACK_BELOW, "-stacked")
-        screen.set_class(width < COMPACT_BELOW or height < 30, "-compact")
+        screen.set_class(width < COMPACT_BELOW[0] or height < COMPACT_BELOW[1], "-compact")
+        screen.set_class(width >= SIDE_FINDINGS_FROM, "-wide")
         for pane in self.main.query(HostPane):
             self.call_after_refresh(pane.catch_up)
         if small:
             self.main.query_one("#toosmall", Static).update(
-                f"Terminal {width}x{height} is too small for sgmon: make it at least "
-                f"{MIN_SIZE[0]}x{MIN_SIZE[1]} (80x24 or more is comfortable), or use "
-                "`sgmon status` for one line."
+                f"sgmon needs {MIN_SIZE[0]}x{MIN_SIZE[1]}, this terminal is {width}x{height}"
             )
 
     # ---- view ----------------------------------------------------------------------------
@@ -248,7 +253,8 @@ class SgmonApp(App[int]):
         times = self.timeline.window(axis, at)
         state = self.feed.state_at(at) if at is not None else None
         hosts = self.timeline.hosts()
-        self._assign(hosts)
+        findings = list(getattr(state, "findings", None) or [])
+        self._assign(hosts, findings[0].host if findings else None)
         by_name = {h.name: h for h in hosts}
         for i, pane in enumerate(self.main.query(HostPane)):
             name = self._slots[i]
@@ -272,17 +278,24 @@ class SgmonApp(App[int]):
             else:
                 note = f"at {clock(view.frame.time)}"
             pane.set_class(view.stale_since is not None, "-stale")
-            pane.show(view, note)
+            cited = tuple(s[1:] for f in findings for s in f.series if s[0] == name)
+            pane.show(view, note, cited)
         self._show_findings(state)
         self._show_header(hosts, at, axis[-1] if axis else None)
 
-    def _assign(self, hosts: list[HostInfo]) -> None:
-        """Fill the two pane slots with the first hosts (primary left when roles are known)."""
+    def _assign(self, hosts: list[HostInfo], top: str | None) -> None:
+        """Fill the two pane slots with the first hosts (primary left when roles are known).
+
+        The one-pane view shows the host of the top finding, until `s` picks one by hand.
+        """
         names = [h.name for h in sorted(hosts, key=lambda h: h.role != "primary")]
         for i in range(2):
             if self._slots[i] not in names:
                 free = [n for n in names if n not in self._slots]
                 self._slots[i] = free[0] if free else None
+        one_pane = self.main.has_class("-compact")
+        if one_pane and not self._swapped and top in names and self._slots[0] != top:
+            self._slots.reverse()
 
     def _show_findings(self, state: Any) -> None:
         findings = list(getattr(state, "findings", []) or []) if state is not None else []
@@ -407,25 +420,50 @@ class SgmonApp(App[int]):
         box.focus()
 
     def action_escape(self) -> None:
-        """Close the filter (clearing it), un-zoom, or leave the findings."""
+        """Close the filter line (clearing it), un-zoom, clear an applied filter, or leave the
+        findings: the nearest thing first, as Esc does in top, htop and k9s."""
         if isinstance(self.focused, Input):
             self.filter = ""
             self._close_filter()
-        elif self.main.maximized is not None:
-            self.main.minimize()
+        elif self.zoomed is not None:
+            self.action_zoom()
+        elif self.filter:
+            self.filter = ""
         else:
             self.set_focus(None)
 
+    @property
+    def zoomed(self) -> Panel | FindingsPanel | None:
+        """The panel shown alone under the header (z), if any."""
+        if self.main.has_class("-zoom-findings"):
+            return self.main.query_one(FindingsPanel)
+        return next((p.zoomed for p in self.main.query(HostPane) if p.zoomed), None)
+
     def action_zoom(self) -> None:
-        """Zoom the focused panel to the whole screen, or back."""
-        if self.main.maximized is not None:
-            self.main.minimize()
+        """Show the focused panel alone under the header (host and time stay), or go back."""
+        screen = self.main
+        if self.zoomed is not None:
+            screen.remove_class("-zoom", "-zoom-findings")
+            for pane in screen.query(HostPane):
+                pane.remove_class("-zoomed")
+                if pane.zoomed is not None:
+                    pane.zoomed.zoomed = False
+                pane.zoomed = None
+            self.redraw()
             return
         target = self.focused
-        if not isinstance(target, Panel | FindingsPanel):
-            target = self.main.query(Panel).first()
+        if isinstance(target, FindingsPanel):
+            screen.add_class("-zoom-findings")
+            return
+        if not isinstance(target, Panel):
+            target = screen.query(Panel).first()
             target.focus()
-        self.main.maximize(target, container=False)
+        pane = target.parent
+        assert isinstance(pane, HostPane)
+        pane.zoomed, target.zoomed = target, True
+        pane.add_class("-zoomed")
+        screen.add_class("-zoom")
+        self.redraw()
 
     def action_next_theme(self) -> None:
         """Cycle through the themes."""
@@ -448,14 +486,13 @@ class SgmonApp(App[int]):
         if changed:
             self.notify(f"interval {new:g}s", timeout=1.5)
         else:
-            self.notify(
-                "this source's interval is fixed (a recording or a remote agent)", timeout=2
-            )
+            self.notify("a recording or a remote agent keeps its own interval", timeout=2)
         self.redraw()
 
     def action_switch_host(self) -> None:
         """Swap the hosts of the two panes (the compact view shows the first one only)."""
         self._slots.reverse()
+        self._swapped = True
         self.redraw()
 
     def action_export(self) -> None:

@@ -21,12 +21,14 @@ KEYS = (
     ("home  end", "oldest instant kept / back to live"),
     ("tab  shift+tab", "move focus between panels and the findings"),
     ("f", "go to the findings; ↑ ↓ picks one and marks its series in both panes"),
-    ("/", "filter devices, interfaces and sockets by name (Esc clears)"),
-    ("z", "zoom the focused panel (all rows, wider sparklines); again to go back"),
+    ("/", "filter devices, interfaces and sockets by name (Enter applies)"),
+    ("esc", "close the filter line, leave zoom, clear the filter, leave the findings"),
+    ("z", "zoom the focused panel under the header (all rows); z or esc goes back"),
     ("s", "swap the panes' hosts (the host switch of the one-pane view)"),
-    ("+  -", "sample less / more often (1s, 2s, 5s ... / 500ms, 200ms, 100ms)"),
+    ("+  -", "sample less / more often (1s, 2s, 5s ... / 500ms, 200ms, 100ms), demo too"),
     ("t", "next theme: dark, light, high-contrast; ~/.config/sgmon/themes/*.toml"),
     ("e", "save the screen as SVG in the current directory"),
+    ("ctrl+p", "command palette: the commands by name"),
     ("?", "this help; any key closes it"),
 )
 

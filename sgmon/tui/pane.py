@@ -1,10 +1,23 @@
-"""One host's pane: its panels, top to bottom in the order of the commit path's story."""
+"""One host's pane: its panels, top to bottom in the order of the commit path's story.
+
+The pane fits its panels to its height rather than scrolling the evidence away: the panels that
+the findings cite get their lines first (in the order of the findings' rank), then the others in
+the order of ``FIRST``; a panel given fewer lines than it has keeps its first ones (titles and
+worst rows come first) and says how many it hides, and the panels left without room are named
+on one line at the bottom, so the reader knows what a taller terminal or `z` would show.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.events import Resize
+from textual.widgets import Static
 
+from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.budget import BudgetPanel
 from sgmon.tui.panels.cpu import CpuPanel
@@ -16,7 +29,7 @@ from sgmon.tui.panels.interfaces import InterfacesPanel
 from sgmon.tui.panels.paging import PagingPanel
 from sgmon.tui.panels.sockets import SocketsPanel
 from sgmon.tui.panels.waits import WaitsPanel
-from sgmon.tui.view import PaneView
+from sgmon.tui.view import PaneView, SeriesKey
 
 PANELS: tuple[type[Panel], ...] = (
     BudgetPanel,
@@ -31,37 +44,120 @@ PANELS: tuple[type[Panel], ...] = (
     InterfacesPanel,
 )
 """The answer first (where commit time goes), then the evidence, then the host's resources."""
+FIRST: tuple[type[Panel], ...] = (
+    BudgetPanel,
+    WaitsPanel,
+    HistogramPanel,
+    SocketsPanel,
+    DataGuardPanel,
+    DisksPanel,
+    CpuPanel,
+    PagingPanel,
+    InterfacesPanel,
+    HeatmapPanel,
+)
+"""Who gets lines first when no finding says otherwise: the heatmap repeats the histogram over
+time in thirteen lines, so it gives way first."""
+
+
+def citing_panel(collector: str, field: str) -> type[Panel] | None:
+    """The panel that shows a series a finding cites (the histogram shows the buckets)."""
+    if collector == "oracle_waits" and field == "hist":
+        return HistogramPanel
+    return next((c for c in PANELS if c.needs == collector and c is not HeatmapPanel), None)
+
+
+def allot(sizes: Sequence[int], order: Iterable[int], height: int) -> list[int]:
+    """Lines per panel (0: folded into the pane's last line), in ``order`` each up to its size.
+
+    A panel gets at least three lines (its title, a table's header and its first row) or none;
+    when anything is folded, one line is kept for naming what was.
+    """
+    if sum(sizes) <= height:
+        return list(sizes)
+    given = [0] * len(sizes)
+    left = height - 1
+    for i in order:
+        take = min(sizes[i], left)
+        if take >= min(3, sizes[i]):
+            given[i] = take
+            left -= take
+    return given
 
 
 class HostPane(VerticalScroll, can_focus=False):
-    """A scrolling column of panels for one host; its border names the host and its liveness."""
+    """A column of panels for one host; its border names the host and its liveness."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.cited: tuple[SeriesKey, ...] = ()
+        """Series the findings cite on this host, the top finding's first."""
+        self.zoomed: Panel | None = None
+        """The panel shown alone (z), if any."""
 
     def compose(self) -> ComposeResult:
         """One widget per panel."""
         for cls in PANELS:
             yield cls(classes="panel")
+        yield Static(classes="folded")
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         """Scrolled: draw the panels that came into sight with their newest view."""
         super().watch_scroll_y(old, new)
         self.call_after_refresh(self.catch_up)
 
+    def on_resize(self, _: Resize) -> None:
+        """Taller or shorter: share the lines again."""
+        self.call_after_refresh(self.catch_up)
+
     def catch_up(self) -> None:
-        """Draw every panel in sight that has a newer view than the one on screen."""
+        """Share the height out again and draw every panel in sight that has a newer view."""
+        self.fit()
         for panel in self.query(Panel):
             if panel.in_sight():
                 panel.draw()
 
-    def show(self, view: PaneView, subtitle: str = "") -> None:
-        """Show one instant in every panel."""
+    def show(self, view: PaneView, subtitle: str = "", cited: tuple[SeriesKey, ...] = ()) -> None:
+        """Show one instant in every panel, the cited ones first to get their lines."""
         self.border_title = f"{(view.role or 'host').upper()}  {view.host}"
         self.border_subtitle = subtitle
+        self.cited = cited
         present = view.frame.collectors if view.frame is not None else None
         for panel in self.query(Panel):
-            shown = present is None or not panel.needs or panel.needs in present
-            if panel.display != shown:
-                panel.display = shown
-            panel.show(view)
+            panel.present = (present is None or not panel.needs or panel.needs in present) and (
+                self.zoomed is None or panel is self.zoomed
+            )
+            panel.view = view
+        self.catch_up()
+
+    def fit(self) -> None:
+        """Give each panel its lines (all of them when zoomed or not laid out yet)."""
+        panels = [p for p in self.query(Panel) if p.present]
+        height = self.scrollable_content_region.height
+        given: list[int | None] = [None] * len(panels)
+        if self.zoomed is None and height > 0:
+            cls = [type(p) for p in panels]
+            ranked: list[type[Panel]] = []
+            for collector, _, field in self.cited:
+                c = citing_panel(collector, field)
+                if c is not None and c in cls and c not in ranked:
+                    ranked.append(c)
+            ranked += [c for c in FIRST if c in cls and c not in ranked]
+            sizes = [len(p.full()) for p in panels]
+            given = list(allot(sizes, (cls.index(c) for c in ranked), height))
+        folded: list[str] = []
+        for p, n in zip(panels, given, strict=True):
+            p.limit = n
+            if n == 0:
+                folded.append(p.full()[0].text.split("  ")[0].strip())
+        for p in self.query(Panel):
+            shown = p.present and p.limit != 0
+            if p.display != shown:
+                p.display = shown
+        line = self.query_one(".folded", Static)
+        if line.display != bool(folded):
+            line.display = bool(folded)
+        if folded and panels and panels[0].view is not None:
+            muted = panels[0].view.palette.muted
+            names = fit("▸ " + " · ".join(folded), self.scrollable_content_region.width)
+            line.update(Text(names, muted))

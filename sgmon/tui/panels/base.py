@@ -43,7 +43,11 @@ def _strip(console: Console, text: Text, width: int) -> Strip:
 
 
 class Panel(Widget, can_focus=True):
-    """Shows ``render_view(view, width)``; an equal view at the same width costs no redraw."""
+    """Shows ``render_view(view, width)``; an equal view at the same width costs no redraw.
+
+    Its pane may give it fewer lines than it has (``limit``): the first lines stay, as every
+    panel puts its title and its worst rows first, and the title says how many are hidden.
+    """
 
     DEFAULT_CSS = """
     Panel {
@@ -56,12 +60,21 @@ class Panel(Widget, can_focus=True):
     needs: str = ""
     """The collector the panel is about: hidden for a host that has no such collector at all
     (a host without a database shows its OS panels only)."""
+    filters: str = ""
+    """The collector whose instances the filter (/) selects, when the panel lists them."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.view: PaneView | None = None
         """The newest view given (drawn as soon as the panel is scrolled into sight)."""
-        self._drawn: tuple[PaneView | None, int] = (None, 0)
+        self.limit: int | None = None
+        """Lines the pane gives this panel (None: all it has)."""
+        self.zoomed = False
+        """Shown alone over its pane's whole area (z)."""
+        self.present = True
+        """Whether its host has its collector (and no other panel is zoomed)."""
+        self._drawn: tuple[PaneView | None, int, int | None] = (None, 0, None)
+        self._full: tuple[PaneView | None, int, list[Strip]] = (None, 0, [])
         self._strips: list[Strip] = []
         self._styled: list[Strip] | None = None
 
@@ -75,13 +88,40 @@ class Panel(Widget, can_focus=True):
         if self.in_sight():
             self.draw()
 
+    @property
+    def _width(self) -> int:
+        """Its own width, or its pane's while it is folded away (to count its lines)."""
+        pane = self.parent
+        own = self.content_region.width
+        if not own and isinstance(pane, Widget):
+            own = pane.scrollable_content_region.width
+        return own or 60
+
+    def full(self) -> list[Strip]:
+        """Every line of the newest view at the current width (rendered once per view)."""
+        width = self._width
+        if self.view is None:
+            return []
+        if self._full[:2] != (self.view, width):
+            lines = filtered(self.view, self.filters, type(self).render_view(self.view, width))
+            self._full = (self.view, width, to_strips(self.app.console, lines, width))
+        return self._full[2]
+
     def draw(self) -> None:
-        """Render the newest view at the current width, unless that is what is on screen."""
-        width = self.content_region.width or 60
-        if self.view is None or self._drawn == (self.view, width):
+        """Show the newest view at the current width within the limit, unless already shown."""
+        width = self._width
+        limit = None if self.zoomed else self.limit
+        if self.view is None or self._drawn == (self.view, width, limit):
             return
-        self._drawn = (self.view, width)
-        self._strips = to_strips(self.app.console, type(self).render_view(self.view, width), width)
+        self._drawn = (self.view, width, limit)
+        strips = self.full()
+        if limit is not None and len(strips) > max(1, limit):
+            kept = max(1, limit)
+            note = Text(f"  +{len(strips) - kept} lines (z)", style=self.view.palette.muted)
+            head = strips[0].crop(0, max(0, width - note.cell_len))
+            tail = to_strips(self.app.console, note, note.cell_len)[0]
+            strips = [Strip.join([head, tail]).adjust_cell_length(width), *strips[1:kept]]
+        self._strips = strips
         self._styled = None
         if self.styles.height is None or self.styles.height.value != len(self._strips):
             self.styles.height = max(1, len(self._strips))
@@ -90,10 +130,10 @@ class Panel(Widget, can_focus=True):
     def in_sight(self) -> bool:
         """Whether any line of the panel is inside its pane's scroll window (or it is zoomed).
 
-        Panels scrolled out of sight are not drawn: at 160x48 that is a third of them.
+        Panels scrolled out of sight are not drawn.
         """
         pane = self.parent
-        if not isinstance(pane, Widget) or self.screen.maximized is self:
+        if not isinstance(pane, Widget) or self.zoomed:
             return True
         if not pane.display:
             return False
@@ -125,6 +165,23 @@ class Panel(Widget, can_focus=True):
         """Wider or narrower (zoom, terminal resize): draw again at the new width."""
         if event.size.width != self._drawn[1] and self.in_sight():
             self.draw()
+
+
+def filtered(view: PaneView, collector: str, renderable: RenderableType) -> RenderableType:
+    """A listing panel under a filter says so in its title, and says when nothing matches."""
+    if not (collector and view.filter and isinstance(renderable, Group)):
+        return renderable
+    parts = list(renderable.renderables)
+    if not parts or not isinstance(parts[0], Text):
+        return renderable
+    p = view.palette
+    head = parts[0].copy()
+    head.append(f"  (filtered '{view.filter}')", style=p.sev("warn"))
+    names = [n for n in view.rows(collector) if n != "host"]
+    if names and not any(view.matches(n) for n in names):
+        note = f"  nothing matches '{view.filter}' ({len(names)} hidden; Esc clears the filter)"
+        return Group(head, Text(note, style=p.sev("warn")), *parts[1:])
+    return Group(head, *parts[1:])
 
 
 def table_with_spark(

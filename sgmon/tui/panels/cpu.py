@@ -1,22 +1,32 @@
-"""CPU: mpstat-style shares for all CPUs, run queue and load, and busy % over the shared axis."""
+"""CPU: mpstat-style shares for all CPUs, run queue and load, the busiest CPUs, busy % over time."""
 
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.text import Text
 
-from sgmon.tui.draw import pairs, spark_row, title
+from sgmon.tui.draw import grid, pairs, spark_row, title
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
 SHOWN = (("usr", "usr"), ("sys", "sys"), ("iowait", "iow"), ("steal", "stl"), ("idle", "idle"))
+TOP = 4
+"""CPUs listed, busiest first (all of them when the panel is zoomed or wide)."""
+
+
+def busiest(view: PaneView) -> list[str]:
+    """Per-CPU rows by busy share (100 - idle), the busiest first, as top's `1` view sorts."""
+    rows = view.rows("cpu")
+    cpus = [k for k in rows if k != "all"]
+    return sorted(cpus, key=lambda k: (float(rows[k].get("idle") or 0.0), k))
 
 
 def render_cpu(view: PaneView, width: int) -> RenderableType:
-    """Title with the CPU count, a line of shares, and busy % (100 - idle) as a sparkline."""
+    """Title with the CPU count, a line of shares, busy % (100 - idle) as a sparkline, then the
+    busiest CPUs: one hot CPU (LGWR spinning) hides in an average over many."""
     p = view.palette
-    rows = view.rows("cpu")
-    ncpu = sum(1 for k in rows if k.startswith("cpu"))
-    head = title(p, "CPU", f"{ncpu} cpus" if ncpu else "")
+    cpus = busiest(view)
+    head = title(p, "CPU", f"{len(cpus)} cpus" if cpus else "")
     problem = view.collector_problem("cpu")
     if problem is not None:
         return Group(head, problem)
@@ -36,11 +46,14 @@ def render_cpu(view: PaneView, width: int) -> RenderableType:
         top=100.0,
         highlighted=("cpu", "all", "idle") in view.highlight,
     )
-    return Group(head, pairs(p, items), spark)
+    shown = cpus if width > 110 else cpus[:TOP]
+    rows = [[Text(c), *(view.cell("cpu", c, f) for f, _ in SHOWN)] for c in shown]
+    table = grid(p, ["busiest", *(lab for _, lab in SHOWN)], rows) if rows else []
+    return Group(head, pairs(p, items), spark, *table)
 
 
 class CpuPanel(Panel):
-    """CPU shares, run queue, load and a busy % sparkline."""
+    """CPU shares, run queue, load, a busy % sparkline and the busiest CPUs."""
 
     render_view = staticmethod(render_cpu)
     needs = "cpu"

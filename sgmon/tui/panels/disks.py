@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.tui.draw import title
+from sgmon.tui.draw import AXIS_LEFT, title
+from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel, table_with_spark
 from sgmon.tui.view import PaneView
 
@@ -49,15 +50,13 @@ def render_disks(view: PaneView, width: int) -> RenderableType:
     p = view.palette
     devs = ordered(view, None if width > 110 else TOP)
     rows = view.rows("disk")
-    note = f"{len(devs)}/{len(rows)} by await" + (
-        f", filter '{view.filter}'" if view.filter else ""
-    )
+    note = f"{len(devs)}/{len(rows)} by await, graph w_await"
     head = title(p, "DISKS", note)
     problem = view.collector_problem("disk")
     if problem is not None:
         return Group(head, problem)
-    leads = [Text(("*" if d in view.pinned else " ") + d[:12]) for d in devs]
-    spark = ("w_await", f"{devs[0][:4]} w_aw" if devs else "")
+    leads = [Text(("*" if d in view.pinned else " ") + fit(d, 12, "middle")) for d in devs]
+    spark = ("w_await", fit(devs[0], AXIS_LEFT - 1, "middle") if devs else "")
     return table_with_spark(view, head, "disk", devs, leads, COLUMNS, spark, width)
 
 
@@ -66,3 +65,4 @@ class DisksPanel(Panel):
 
     render_view = staticmethod(render_disks)
     needs = "disk"
+    filters = "disk"

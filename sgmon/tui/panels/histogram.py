@@ -14,6 +14,7 @@ from rich.text import Text
 
 from sgmon.model import Frame
 from sgmon.tui.draw import grid, title
+from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.waits import events
 from sgmon.tui.view import PaneView
@@ -90,7 +91,7 @@ def render_histogram(view: PaneView, width: int) -> RenderableType:
             if lit and s > 0:
                 txt.stylize(p.highlight)
             cells.append(txt)
-        rows_out.append([Text(e[:18]), *cells])
+        rows_out.append([Text(fit(e, 18)), *cells])
     if not rows_out:
         return Group(head, Text("  no waits with histograms this interval", style=p.muted))
     return Group(head, *grid(p, ["event", *HEADERS], rows_out))

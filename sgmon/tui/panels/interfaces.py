@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from sgmon.tui.draw import grid, title
+from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
@@ -35,7 +36,10 @@ def render_interfaces(view: PaneView, width: int) -> RenderableType:
     problem = view.collector_problem("netdev")
     if problem is not None:
         return Group(head, problem)
-    rows_out = [[Text(n[:12]), *(view.cell("netdev", n, f) for f, _ in COLUMNS)] for n in shown]
+    rows_out = [
+        [Text(fit(n, 12, "middle")), *(view.cell("netdev", n, f) for f, _ in COLUMNS)]
+        for n in shown
+    ]
     return Group(head, *grid(p, ["iface", *(lab for _, lab in COLUMNS)], rows_out))
 
 
@@ -44,3 +48,4 @@ class InterfacesPanel(Panel):
 
     render_view = staticmethod(render_interfaces)
     needs = "netdev"
+    filters = "netdev"

@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from sgmon.tui.draw import grid, pairs, spark_row, title
+from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
@@ -42,7 +43,7 @@ def render_sockets(view: PaneView, width: int) -> RenderableType:
         peer = str(view.value("tcp", n, "peer") or n.partition(">")[2])
         proc = str(view.value("tcp", n, "process") or "")
         cells = [view.cell("tcp", n, f) for f, _ in COLUMNS]
-        rows_out.append([Text(peer[:21]), *cells, Text(proc[:14])])
+        rows_out.append([Text(fit(peer, 21, "middle")), *cells, Text(fit(proc, 14))])
     headers = ["peer", *(lab for _, lab in COLUMNS), "process"]
     parts: list[RenderableType] = [head, *grid(p, headers, rows_out, right_from=1)]
     host = pairs(
@@ -74,3 +75,4 @@ class SocketsPanel(Panel):
 
     render_view = staticmethod(render_sockets)
     needs = "tcp"
+    filters = "tcp"

@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from sgmon.tui.draw import title
+from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel, table_with_spark
 from sgmon.tui.view import PaneView
 
@@ -50,8 +51,8 @@ def render_waits(view: PaneView, width: int) -> RenderableType:
         return Group(head, problem)
     names = events(view)
     shown = names if width > 110 else names[:TOP]
-    leads = [Text(e[:23]) for e in shown]
-    spark = ("p99", f"{SHORT.get(names[0], names[0][:5])} p99" if names else "")
+    leads = [Text(fit(e, 23)) for e in shown]
+    spark = ("p99", f"{SHORT.get(names[0]) or fit(names[0], 5)} p99" if names else "")
     return table_with_spark(view, head, "oracle_waits", shown, leads, COLUMNS, spark, width)
 
 
