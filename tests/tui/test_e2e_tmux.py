@@ -6,61 +6,18 @@ the captured pane: both host panes, the scenario's finding, pause, and one curso
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
+from tmuxkit import Tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 PANE_TIME = re.compile(r"at (\d\d:\d\d:\d\d)")
-
-
-class Tmux:
-    """One private tmux server with one session."""
-
-    def __init__(self) -> None:
-        self.socket = f"sgmon-e2e-{os.getpid()}"
-        self.session = "demo"
-
-    def run(self, *args: str) -> str:
-        out = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10
-        )
-        return out.stdout
-
-    def start(self, command: str) -> None:
-        env = {**os.environ, "TERM": "xterm-256color", "TZ": "UTC"}
-        subprocess.run(
-            ["tmux", "-L", self.socket, "new-session", "-d", "-s", self.session,
-             "-x", "160", "-y", "48", command],
-            check=True, env=env, timeout=10,
-        )  # fmt: skip
-
-    def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", self.session)
-
-    def keys(self, *keys: str) -> None:
-        self.run("send-keys", "-t", self.session, *keys)
-
-    def wait_for(self, check: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
-        """Poll the screen until ``check`` holds; fail with the last screen otherwise."""
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if check(screen):
-                return screen
-            time.sleep(0.2)
-        pytest.fail(f"waited {timeout:.0f}s for {what}; the screen was:\n{screen}")
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
 
 
 @pytest.fixture
