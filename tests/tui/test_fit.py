@@ -1,0 +1,26 @@
+"""Labels fit with an ellipsis that keeps them apart; panes give their lines to the evidence."""
+
+from __future__ import annotations
+
+from sgmon.tui.fit import fit
+from sgmon.tui.pane import allot
+
+
+def test_labels_are_cut_with_an_ellipsis_and_stay_apart() -> None:
+    assert fit("Redo Transport MISC", 18) == "Redo Transport MI…"
+    assert fit("log file sync", 18) == "log file sync"
+    cut = [fit(d, 6, "middle") for d in ("nvme0n1", "nvme1n1")]
+    assert cut == ["nv…0n1", "nv…1n1"]
+    assert all(len(c) == 6 for c in cut)
+    assert fit("abc", 1) == "…" and fit("abc", 0) == ""
+
+
+def test_cited_panels_get_their_lines_first_and_the_rest_fold() -> None:
+    sizes = [4, 8, 7, 13, 6]
+    assert allot(sizes, range(5), 100) == sizes  # room for all: all of every panel
+    # one line short of the cited panel (index 3): its first 12, and one names the folded rest
+    assert allot(sizes, [3, 0, 1, 2, 4], 13) == [0, 0, 0, 12, 0]
+    given = allot(sizes, [3, 0, 1, 2, 4], 19)
+    assert given == [4, 0, 0, 13, 0]  # 13 + 4, the 18th line left names the folded ones
+    assert allot(sizes, [1, 0], 5) == [0, 4, 0, 0, 0]  # a part, title first, of the cited one
+    assert allot(sizes, [1, 0], 3) == [0, 0, 0, 0, 0]  # two lines would be a bare header
