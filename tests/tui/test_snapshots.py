@@ -42,3 +42,13 @@ def test_compact_80x24_high_contrast(snap_compare) -> None:
 def test_help_screen(snap_compare) -> None:
     app, run_before = fed(ticks=5, keys=("question_mark",))
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_wide_220x60_findings_in_a_column(snap_compare) -> None:
+    app, run_before = fed()
+    assert snap_compare(app, terminal_size=(220, 60), run_before=run_before)
+
+
+def test_zoom_keeps_the_header(snap_compare) -> None:
+    app, run_before = fed(keys=("tab", "tab", "z"))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
