@@ -44,18 +44,7 @@ PANELS: tuple[type[Panel], ...] = (
     InterfacesPanel,
 )
 """The answer first (where commit time goes), then the evidence, then the host's resources."""
-FIRST: tuple[type[Panel], ...] = (
-    BudgetPanel,
-    WaitsPanel,
-    HistogramPanel,
-    SocketsPanel,
-    DataGuardPanel,
-    DisksPanel,
-    CpuPanel,
-    PagingPanel,
-    InterfacesPanel,
-    HeatmapPanel,
-)
+FIRST: tuple[type[Panel], ...] = (*(c for c in PANELS if c is not HeatmapPanel), HeatmapPanel)
 """Who gets lines first when no finding says otherwise: the heatmap repeats the histogram over
 time in thirteen lines, so it gives way first."""
 

@@ -54,7 +54,6 @@ class Panel(Widget, can_focus=True):
         height: 1;
     }
     """
-    ALLOW_MAXIMIZE = True
     render_view: Render
     """The panel's pure render function (set by each subclass)."""
     needs: str = ""
@@ -66,7 +65,7 @@ class Panel(Widget, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.view: PaneView | None = None
-        """The newest view given (drawn as soon as the panel is scrolled into sight)."""
+        """The newest view given by the pane (drawn when in sight)."""
         self.limit: int | None = None
         """Lines the pane gives this panel (None: all it has)."""
         self.zoomed = False
@@ -77,16 +76,6 @@ class Panel(Widget, can_focus=True):
         self._full: tuple[PaneView | None, int, list[Strip]] = (None, 0, [])
         self._strips: list[Strip] = []
         self._styled: list[Strip] | None = None
-
-    def show(self, view: PaneView) -> None:
-        """Take a new view; draw it now if the panel is in sight, else when it scrolls in.
-
-        An equal view at the same width costs a comparison, not a redraw: views compare field
-        by field and frames by identity first (a paused pane, a host that sent nothing new).
-        """
-        self.view = view
-        if self.in_sight():
-            self.draw()
 
     @property
     def _width(self) -> int:
@@ -108,7 +97,11 @@ class Panel(Widget, can_focus=True):
         return self._full[2]
 
     def draw(self) -> None:
-        """Show the newest view at the current width within the limit, unless already shown."""
+        """Show the newest view at the current width within the limit, unless already shown.
+
+        An equal view at the same width costs a comparison, not a redraw: views compare field
+        by field and frames by identity first (a paused pane, a host that sent nothing new).
+        """
         width = self._width
         limit = None if self.zoomed else self.limit
         if self.view is None or self._drawn == (self.view, width, limit):
