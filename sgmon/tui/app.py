@@ -49,8 +49,9 @@ STACK_BELOW = 140
 """Narrower than this, the panes are stacked (side by side their tables would be cut)."""
 COMPACT_BELOW = (100, 30)
 """Narrower or shorter than this, one pane: the host of the top finding, or the one `s` chose."""
-SIDE_FINDINGS_FROM = 200
-"""From this width the findings are a column right of the panes, which get the full height."""
+SIDE_FINDINGS_FROM = 210
+"""From this width the findings are a column right of the panes, which get the full height (the
+panes keep the 70 columns their widest table needs)."""
 
 
 class FramesArrived(Message):
@@ -456,7 +457,7 @@ class SgmonApp(App[int]):
             screen.add_class("-zoom-findings")
             return
         if not isinstance(target, Panel):
-            target = screen.query(Panel).first()
+            target = next(p for p in screen.query(Panel) if p.display)
             target.focus()
         pane = target.parent
         assert isinstance(pane, HostPane)
