@@ -83,6 +83,7 @@ class HostPane(VerticalScroll, can_focus=False):
         """Series the findings cite on this host, the top finding's first."""
         self.zoomed: Panel | None = None
         """The panel shown alone (z), if any."""
+        self._folded = Text()
 
     def compose(self) -> ComposeResult:
         """One widget per panel."""
@@ -132,13 +133,13 @@ class HostPane(VerticalScroll, can_focus=False):
                 if c is not None and c in cls and c not in ranked:
                     ranked.append(c)
             ranked += [c for c in FIRST if c in cls and c not in ranked]
-            sizes = [len(p.full()) for p in panels]
+            sizes = [p.lines_needed() for p in panels]
             given = list(allot(sizes, (cls.index(c) for c in ranked), height))
         folded: list[str] = []
         for p, n in zip(panels, given, strict=True):
             p.limit = n
             if n == 0:
-                folded.append(p.full()[0].text.split("  ")[0].strip())
+                folded.append(p.heading)
         for p in self.query(Panel):
             shown = p.present and p.limit != 0
             if p.display != shown:
@@ -148,5 +149,9 @@ class HostPane(VerticalScroll, can_focus=False):
             line.display = bool(folded)
         if folded and panels and panels[0].view is not None:
             muted = panels[0].view.palette.muted
-            names = fit("▸ " + " · ".join(folded), self.scrollable_content_region.width)
-            line.update(Text(names, muted))
+            names = Text(
+                fit("▸ " + " · ".join(folded), self.scrollable_content_region.width), muted
+            )
+            if names != self._folded:
+                self._folded = names
+                line.update(names)

@@ -96,6 +96,19 @@ class Panel(Widget, can_focus=True):
             self._full = (self.view, width, to_strips(self.app.console, lines, width))
         return self._full[2]
 
+    def lines_needed(self) -> int:
+        """Lines the newest view has; while folded away, those of its last render, so that a
+        panel nobody sees costs nothing per tick (a row count rarely changes)."""
+        if not self.display and self._full[1] == self._width and self._full[2]:
+            return len(self._full[2])
+        return len(self.full())
+
+    @property
+    def heading(self) -> str:
+        """The panel's name, as its last render begins (the pane names folded panels so)."""
+        strips = self._full[2] or self.full()
+        return strips[0].text.split("  ")[0].strip() if strips else ""
+
     def draw(self) -> None:
         """Show the newest view at the current width within the limit, unless already shown.
 
