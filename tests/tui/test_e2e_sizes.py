@@ -66,7 +66,9 @@ CASES = {
         (r"\b{dev} .* {aw} +{queue} +{svctm} ", rf"RFS write +{NUM} +{NUM} +{NUM} +{NUM}"),
     ),
     "log-switch-storm": Cited(
-        "PRIMARY", r"<- log switch", (rf"thread_1 +seq {NUM} +switches {NUM}",)
+        "PRIMARY",
+        r"<- log switch",
+        (rf"thread_1 .*switches\S* ({NUM}|-) ",),  # - until the view has a rate
     ),
     "healthy": Cited(  # the title's numbers are the analysis' budget, smoothed over ticks
         "PRIMARY",
