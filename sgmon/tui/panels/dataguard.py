@@ -76,7 +76,7 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
     events = [e for f in view.window if f is not None for e in f.events if e.kind in EVENT_KINDS]
     for e in events[-3:]:
         stamp = time.strftime("%H:%M:%S", time.localtime(e.time))
-        parts.append(Text(f" {stamp} {e.text}"[: max(20, width)], style=p.muted))
+        parts.append(Text(fit(f" {stamp} {e.text}", max(20, width)), style=p.muted))
     return Group(*parts)
 
 
