@@ -122,6 +122,11 @@ def test_the_other_keys(demo: Tmux) -> None:
     demo.keys("Down")
     screen = demo.screen()
     assert " LIVE " in screen
+    demo.keys("z")  # the findings alone, under the header
+    screen = demo.wait_for(lambda s: "PRIMARY  primary" not in s, "the findings zoomed")
+    assert "FINDINGS" in screen and re.search(r"LIVE \d\d:\d\d:\d\d", screen.splitlines()[0])
+    demo.keys("Escape")
+    demo.wait_for(lambda s: "PRIMARY  primary" in s, "Esc to unzoom the findings")
     demo.keys("C-p")
     demo.wait_for(lambda s: "Search for commands" in s, "the command palette")
     demo.keys("Escape")
