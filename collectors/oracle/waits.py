@@ -5,9 +5,11 @@ Instances: exact Oracle event names (``log file sync``, ``log file parallel writ
 ``queries.EVENTS_12C``/``EVENTS_11G`` plus every ``RFS%`` event plus the config's ``events``).
 Counts and times come from V$SYSTEM_EVENT (``time_waited_micro``, never the centisecond columns);
 the histogram is the delta of the cumulative V$EVENT_HISTOGRAM_MICRO buckets (12.1+) or
-V$EVENT_HISTOGRAM (11.2), with bounds converted to ms.  A bucket bound b holds waits in [b/2, b).
-Percentiles are read from the interval's buckets (seed 000, Table 5: averages lie), so p99 = 256
-means "99% of this interval's waits took less than 256 ms".
+V$EVENT_HISTOGRAM (11.2), with bounds converted to ms (1024 us -> 1.024).  A bucket bound b
+holds waits in [b/2, b).
+Percentiles are read from the interval's buckets (seed 000, Table 5: averages lie) and given as
+the name Oracle gives their bucket (``sgmon.buckets``), so p99 = 256 means "99% of this
+interval's waits took less than 256 ms" on 11.2's milli view and 12.1+'s micro view alike.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from __future__ import annotations
 from collectors.oracle import queries
 from collectors.oracle.base import OracleCollector
 from collectors.oracle.session import Session
+from sgmon import buckets
 from sgmon.model import Field, Kind, Rows, Value
-from sgmon.rates import counter_delta, histogram_delta, percentile_from_buckets
+from sgmon.rates import counter_delta, histogram_delta
 
 G, R, H = Kind.GAUGE, Kind.RATE, Kind.HISTOGRAM
 
@@ -25,10 +28,10 @@ FIELDS = (
     Field("time_waited", "ms/s", R, "milliseconds waited per second, all sessions"),
     Field("avg", "ms", G, "average wait of the interval (skewed by commit batching)"),
     Field("hist", "ms", H, "waits of the interval per bucket [[upper_ms, count]]; [b/2, b)"),
-    Field("p50", "ms", G, "median wait, upper bound of its bucket"),
-    Field("p90", "ms", G, "90th percentile wait, upper bound of its bucket"),
-    Field("p99", "ms", G, "99th percentile wait, upper bound of its bucket"),
-    Field("max_bucket", "ms", G, "upper bound of the highest bucket hit in the interval"),
+    Field("p50", "ms", G, "median wait: under this bucket bound (Oracle's name: 256 = <256ms)"),
+    Field("p90", "ms", G, "90th percentile wait: under this bucket bound (Oracle's name)"),
+    Field("p99", "ms", G, "99th percentile wait: under this bucket bound (Oracle's name)"),
+    Field("max_bucket", "ms", G, "the highest bucket hit in the interval (Oracle's name)"),
 )
 
 
@@ -55,9 +58,9 @@ class OracleWaitsCollector(OracleCollector):
                 row["hist"] = []
             for event, bound, count in hist:
                 row = rows.setdefault(event, {"waits": None, "time_waited": None, "hist": None})
-                buckets = row["hist"] if isinstance(row["hist"], list) else []
-                buckets.append([round(bound * unit_ms, 6), count])
-                row["hist"] = buckets
+                kept = row["hist"] if isinstance(row["hist"], list) else []
+                kept.append([round(bound * unit_ms, 6), count])
+                row["hist"] = kept
         return rows
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
@@ -81,13 +84,9 @@ class OracleWaitsCollector(OracleCollector):
 
 def percentiles(hist: list[list] | None) -> dict[str, Value]:
     """p50/p90/p99 and the highest bucket hit, from interval buckets (None when no waits)."""
-    top = None
-    for bound, count in hist or ():
-        if count:
-            top = bound
     return {
-        "p50": percentile_from_buckets(hist, 0.50),
-        "p90": percentile_from_buckets(hist, 0.90),
-        "p99": percentile_from_buckets(hist, 0.99),
-        "max_bucket": top,
+        "p50": buckets.percentile(hist, 0.50),
+        "p90": buckets.percentile(hist, 0.90),
+        "p99": buckets.percentile(hist, 0.99),
+        "max_bucket": buckets.highest(hist),
     }

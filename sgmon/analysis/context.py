@@ -6,6 +6,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from sgmon import buckets
 from sgmon.analysis.correlate import Link
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.results import Budget, Outlier, SeriesKey
@@ -103,4 +104,6 @@ def label(key: SeriesKey, value: float | None) -> str:
     meta = field_meta(coll, name)
     unit = f" {meta.unit}" if meta and meta.unit else ""
     what = f"{inst} {name}" if coll == "oracle_waits" else name.replace("_", " ")
+    if value is not None and buckets.is_bucket_field(coll, name):
+        return f"{what} {buckets.quantile_text(value)}"
     return f"{what} {fmt_num(value)}{unit}"

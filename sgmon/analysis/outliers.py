@@ -14,6 +14,7 @@ user runs sgmon for and is ``warn``.  ``warn``/``crit`` elsewhere come from the 
 
 from __future__ import annotations
 
+from sgmon import buckets
 from sgmon.analysis.baseline import Series
 from sgmon.analysis.results import RANK, Outlier, SeriesKey
 from sgmon.analysis.thresholds import WAIT_WARN_MS, Limit, Thresholds, field_meta
@@ -191,7 +192,7 @@ class OutlierTracker:
                         if sev:
                             bound = lim.crit if sev == "crit" else lim.warn
                             op = ">=" if lim.higher_is_worse else "<="
-                            why = f"{name} {_show(v, unit)} {op} {fmt_num(bound)} ({lim.source})"
+                            why = _why(coll, name, v, unit, op, bound, lim.source)
                     ser = latch.series
                     if ser is not None:
                         base = latch.baseline = ser.median
@@ -241,6 +242,15 @@ class OutlierTracker:
             k: Outlier(*k, latch.severity, latch.value, latch.baseline, latch.reason)  # type: ignore[arg-type]
             for k, latch in opened.items()
         }
+
+
+def _why(coll: str, name: str, v: float, unit: str, op: str, bound, source: str) -> str:
+    """Why a static limit graded a value: ``p99 in the 128-256 ms bucket, at or past 128-256 ms``
+    for a bucket name (``sgmon.buckets``), ``w_await 40 ms >= 20`` for a plain number."""
+    if buckets.is_bucket_field(coll, name) and bound is not None:
+        here, limit = buckets.span_of(v), buckets.span_of(float(bound))
+        return f"{name} in the {here} bucket, at or past {limit} ({source})"
+    return f"{name} {_show(v, unit)} {op} {fmt_num(bound)} ({source})"
 
 
 def _show(v: float, unit: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import Context, HostView
@@ -50,6 +51,8 @@ def describe(o: Outlier) -> str:
     """``standby disk sdb w_await 40 ms`` for a chain link."""
     meta = field_meta(o.collector, o.field)
     unit = f" {meta.unit}" if meta and meta.unit and not isinstance(o.value, str) else ""
+    if isinstance(o.value, int | float) and buckets.is_bucket_field(o.collector, o.field):
+        return f"{o.host} {o.collector} {o.instance} {o.field} {buckets.quantile_text(o.value)}"
     value = o.value if isinstance(o.value, str) else fmt_num(o.value)
     return f"{o.host} {o.collector} {o.instance} {o.field} {value}{unit}"
 
@@ -198,11 +201,10 @@ def standby_io(ctx: Context) -> Iterable[Finding]:
         ]
         for event in STANDBY_EVENTS:
             avg = _num(view.frame.value("oracle_waits", event, "avg"))
+            p99 = _num(view.frame.value("oracle_waits", event, "p99"))
             if avg is not None:
-                ev.append(
-                    f"standby {event} avg {fmt_num(avg)} ms, p99 "
-                    f"{fmt_num(_num(view.frame.value('oracle_waits', event, 'p99')))} ms"
-                )
+                tail = f", p99 {buckets.quantile_text(p99)}" if p99 is not None else ""
+                ev.append(f"standby {event} avg {fmt_num(avg)} ms{tail}")
         p = ctx.primary
         if p is not None and ctx.outlier((p.name, "oracle_redo", "db", "redo_size_lwd")):
             ev.append(

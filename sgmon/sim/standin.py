@@ -33,6 +33,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 from collectors.oracle.queries import parse_version
+from sgmon import buckets
 
 _ids = itertools.count()
 
@@ -241,14 +242,13 @@ class StandIn:
     ) -> None:
         """Set one event's cumulative totals and buckets (bucket bound, cumulative count).
 
-        ``milli`` defaults to ``micro`` regrouped (bound_us / 1000 rounded up to a power of two).
+        ``milli`` defaults to ``micro`` regrouped as Oracle names the buckets (1024 us is "1
+        millisecond", everything below it falls in the 1 ms bucket; ``sgmon.buckets``).
         """
         if milli is None and micro is not None:
             regroup: dict[int, int] = {}
             for bound, count in micro:
-                m = 1
-                while m * 1000 < bound:
-                    m <<= 1
+                m = max(1, round(buckets.nominal(bound / 1000.0) or 1))
                 regroup[m] = regroup.get(m, 0) + count
             milli = sorted(regroup.items())
         with self._lock:

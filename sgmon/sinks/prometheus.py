@@ -15,7 +15,9 @@ field's meaning, labels are ``host``, ``role``, ``instance``.
   per-second value back, and a missed scrape loses nothing, which an exported per-second gauge
   would.  The unit in the name is the counted unit (``/s`` dropped: ``ms/s`` -> ``_ms``).
 - Histogram fields (Oracle's wait-event buckets) are real Prometheus histograms: each interval's
-  bucket counts are accumulated, ``le`` in seconds (``ms`` bounds / 1000), cumulative over
+  bucket counts are accumulated, ``le`` in seconds at the bucket's exact bound on the micro scale
+  (``sgmon.buckets``: Oracle's "<256ms" bucket ends at 262.144 ms, so ``le="0.262144"``, and an
+  11.2 milli bucket folds onto the same ``le``, so a mixed fleet aggregates), cumulative over
   buckets, ``+Inf`` holding everything.  ``_sum`` uses the collector's ``avg`` field times the
   interval's count where there is one (exact for V$ waits), otherwise each bucket's midpoint
   (Oracle buckets are ``[b/2, b)``).
@@ -40,6 +42,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.utils import floatToGoString
 
+from sgmon import buckets as bucket_scale
 from sgmon.model import Field, Frame, Kind, Schema, Status, column_name
 from sgmon.rates import bucket_midpoints
 
@@ -98,7 +101,7 @@ class FrameCollector:
         total = 0.0
         mid = 0.0
         for (bound, count), m in zip(buckets, bucket_midpoints(buckets), strict=True):
-            b = float("inf") if bound is None else float(bound) * scale
+            b = float("inf") if bound is None else _le(f, float(bound)) * scale
             acc[b] = acc.get(b, 0.0) + (count or 0)
             total += count or 0
             mid += (count or 0) * m * scale
@@ -182,6 +185,13 @@ class FrameCollector:
                         ),
                     )
                     fam.add_metric([*base, *vals.values()], 1.0)
+
+
+def _le(f: Field, bound: float) -> float:
+    """A bucket's ``le`` in the field's unit: the exact bound of an Oracle ms bucket."""
+    if f.unit == "ms":
+        return bucket_scale.exact_ms(bucket_scale.exponent(bound))
+    return bound
 
 
 def _help(f: Field, extra: str = "") -> str:

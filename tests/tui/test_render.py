@@ -6,6 +6,7 @@ import pytest
 from tuikit import START
 
 import themes
+from sgmon import buckets
 from sgmon.analysis.results import Budget
 from sgmon.model import CollectorResult, Field, Frame, Kind, Status
 from sgmon.sim import SimPair
@@ -14,7 +15,6 @@ from sgmon.tui.palette import Palette
 from sgmon.tui.panels.budget import legs, render_budget
 from sgmon.tui.panels.disks import ordered, render_disks
 from sgmon.tui.panels.heatmap import render_heatmap
-from sgmon.tui.panels.histogram import column_of, shares
 from sgmon.tui.panels.sockets import render_sockets
 from sgmon.tui.panels.waits import render_waits
 from sgmon.tui.view import PaneView
@@ -36,11 +36,11 @@ def view(f: Frame | None, window: tuple = (), **kw) -> PaneView:
 
 
 def test_histogram_columns_fold_buckets_like_awr() -> None:
-    assert [column_of(b) for b in (0.5, 1, 2, 3, 256, 512, None)] == [0, 0, 1, 2, 8, 9, 9]
-    sh = shares([[1, 50], [2, 25], [256, 20], [None, 5]])
+    assert [buckets.column(b) for b in (0.5, 1, 2, 3, 256, 512, None)] == [0, 0, 1, 2, 8, 9, 9]
+    sh = buckets.shares([[1, 50], [2, 25], [256, 20], [None, 5]])
     assert sh is not None
     assert sh[0] == 0.5 and sh[1] == 0.25 and sh[8] == 0.2 and sh[9] == 0.05
-    assert shares([[1, 0], [None, 0]]) is None
+    assert buckets.shares([[1, 0], [None, 0]]) is None
 
 
 def test_disks_pin_redo_devices_then_sort_by_await() -> None:

@@ -14,15 +14,21 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
+from sgmon import buckets
 from sgmon.tui.draw import AXIS_LEFT, runs, title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
-from sgmon.tui.panels.histogram import LIMITS, frame_shares
+from sgmon.tui.panels.histogram import frame_shares
 from sgmon.tui.view import PaneView
 
 EVENTS = ("log file sync", "SYNC Remote Write", "RFS write")
 """Heatmaps drawn, the first two present (the standby has RFS write but no log file sync)."""
-ROW_LABELS = (">128 ms", "≤128", "≤32", "≤8", "≤2")
+NB = len(buckets.HEADERS)
+ROW_LABELS = (
+    f"≥{buckets.HEADERS[NB - 3][1:]} ms",  # the top two columns: 128 ms and more
+    *(buckets.HEADERS[NB - 1 - 2 * r] for r in range(1, NB // 2)),
+)
+"""Each line holds two columns (upper half block: the higher); labelled by its upper bound."""
 
 
 def grid(view: PaneView, event: str) -> list[list[float] | None]:
@@ -36,7 +42,7 @@ def render_event(view: PaneView, event: str, width: int) -> list[Text]:
     n = max(1, width - AXIS_LEFT)
     cols = grid(view, event)[-n:]
     cols = [None] * (n - len(cols)) + cols
-    nb = len(LIMITS) + 1
+    nb = NB
     lines = []
     for r, label in enumerate(ROW_LABELS):
         hi, lo = nb - 1 - 2 * r, nb - 2 - 2 * r

@@ -45,7 +45,7 @@ def events(view: PaneView) -> list[str]:
 def render_waits(view: PaneView, width: int) -> RenderableType:
     """The events table, then the first event's p99 on the shared time axis."""
     p = view.palette
-    head = title(p, "WAIT EVENTS", "ms, percentiles from this interval's buckets")
+    head = title(p, "WAIT EVENTS", "ms; p50 p99 max: under that bucket bound, as % OF WAITS")
     problem = view.collector_problem("oracle_waits")
     if problem is not None:
         return Group(head, problem)
