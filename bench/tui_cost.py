@@ -1,29 +1,41 @@
-"""What the dashboard costs and how fast it answers, measured on the real app in a real tmux.
+"""What the dashboard costs and how fast it answers, beside the monitors a DBA already runs.
 
-Three numbers against the issue's targets:
+One run, several rounds.  In each round every contender runs live in its own 160x48 window of one
+private tmux server, over the same window of time:
 
-* CPU % of one core at 1 Hz for two hosts: ``sgmon demo`` (the simulated pair at real speed) in
-  a 160x48 tmux pane, user+system from /proc/PID/stat over a window after a warm-up.  The same
-  simulated pair and analysis run headless in this process over the same window, so the
-  dashboard's own share (drawing, layout, terminal output) is the difference.
-* First frame: launch to the first screen that shows wait-event numbers (tmux polled every 20 ms).
-* Key press: `p` sent with tmux send-keys until the header changes (PAUSED / LIVE), repeated.
+* ``sgmon demo`` (the simulated pair at real speed, 1 Hz, two hosts) and ``sgmon`` on this host
+  with no config (the local collectors included);
+* the peers: ``htop -d 10``, ``atop 1``, ``btop`` and ``glances -t 1`` (with
+  ``--disable-check-update`` and its network-reaching plugins off), each where installed.
 
-Usage: python bench/tui_cost.py [--seconds 30] [--keys 10]
+Measured: CPU % of one core (user+system from /proc/PID/stat over the window, after a warm-up),
+resident memory at the end, the first full frame after launch (sgmon: both panes showing wait
+events), and for ``sgmon demo`` the key press to redraw (``p`` sent with tmux send-keys until the
+header says PAUSED / LIVE).  The simulated pair and its analysis also run headless in this
+process over a window of the same length, so the demo's drawing share is the difference.
+
+Usage: python bench/tui_cost.py [--rounds 3] [--seconds 30] [--keys 20] [--glances PATH]
+Peers: apt-get install htop atop btop; glances from PyPI in a separate venv (bench only).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 TICK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
 SOCKET = f"sgmon-bench-{os.getpid()}"
+SIZE = ("160", "48")
 
 
 def tmux(*args: str) -> str:
@@ -31,15 +43,15 @@ def tmux(*args: str) -> str:
     return out.stdout
 
 
-def screen() -> str:
-    return tmux("capture-pane", "-p", "-t", "bench")
+def screen(win: str) -> str:
+    return tmux("capture-pane", "-p", "-t", win)
 
 
-def wait_for(check, timeout: float, step: float = 0.02) -> float | None:
+def wait_for(win: str, check: Callable[[str], bool], timeout: float, step: float = 0.02):
     """Seconds until ``check(screen)`` holds, or None after ``timeout``."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if check(screen()):
+        if check(screen(win)):
             return time.monotonic() - t0
         time.sleep(step)
     return None
@@ -51,21 +63,77 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def app_pid() -> int:
-    """The sgmon process in the pane (the pane's process, or its child if a shell is between)."""
-    pid = int(tmux("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
-    for _ in range(50):
-        if b"sgmon" in Path(f"/proc/{pid}/cmdline").read_bytes():
+def rss_mb(pid: int) -> float:
+    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE / 1e6
+
+
+def pane_process(win: str, marker: bytes) -> int:
+    """The contender's process: the pane's process or the first descendant naming ``marker``."""
+    pid = int(tmux("display-message", "-p", "-t", win, "#{pane_pid}").strip())
+    for _ in range(100):
+        if marker in Path(f"/proc/{pid}/cmdline").read_bytes():
             return pid
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         if children:
             pid = int(children[0])
         time.sleep(0.05)
-    raise RuntimeError("sgmon process not found in the tmux pane")
+    raise RuntimeError(f"{marker!r} not found in tmux window {win}")
+
+
+def both_panes(s: str) -> bool:
+    return s.count("waits/s") >= 2 or ("PRIMARY" in s and "STANDBY" in s and "waits/s" in s)
+
+
+@dataclass
+class Contender:
+    name: str
+    command: str
+    marker: bytes
+    ready: Callable[[str], bool]
+    cwd: str | None = None
+    cpu: list[float] = field(default_factory=list)
+    rss: list[float] = field(default_factory=list)
+    first: list[float] = field(default_factory=list)
+
+
+def contenders(glances: str | None, home: str) -> list[Contender]:
+    py = sys.executable
+    out = [
+        Contender(
+            "sgmon demo (sim + analysis + drawing)",
+            f"{py} -m sgmon demo --scenario rto-stall --onset 15s",
+            b"sgmon",
+            both_panes,
+        ),
+        Contender(
+            "sgmon, this host, no config",
+            f"{py} -m sgmon",
+            b"sgmon",
+            lambda s: "idle" in s and "DISKS" in s,
+            home,
+        ),
+    ]
+    if shutil.which("htop"):
+        out.append(Contender("htop -d 10", "htop -d 10", b"htop", lambda s: "Load average" in s))
+    if shutil.which("atop"):
+        out.append(Contender("atop 1", "atop 1", b"atop", lambda s: "ATOP" in s))
+    if shutil.which("btop"):
+        out.append(Contender("btop", "btop", b"btop", lambda s: "cpu" in s.lower()))
+    if glances:
+        off = "cloud,ip,ports,docker,wifi,folders,raid,smart,sensors,gpu,containers"
+        out.append(
+            Contender(
+                "glances -t 1",
+                f"{glances} -t 1 --disable-check-update --disable-plugin {off}",
+                b"glances",
+                lambda s: "CPU" in s and "MEM" in s,
+            )
+        )
+    return out
 
 
 def headless_cpu(seconds: float) -> float:
-    """CPU % of the simulated pair plus the analysis without any drawing, same window."""
+    """CPU % of the simulated pair plus the analysis without any drawing."""
     from sgmon.analysis import Analyzer
     from sgmon.hosts.sim import SimSource
     from sgmon.monitor import Monitor
@@ -73,7 +141,7 @@ def headless_cpu(seconds: float) -> float:
     analyzer = Analyzer()
     monitor = Monitor([SimSource("rto-stall", onset=15.0)], sinks=[analyzer.feed])
     monitor.start()
-    time.sleep(3.0)
+    time.sleep(5.0)
     c0, t0 = time.process_time(), time.monotonic()
     time.sleep(seconds)
     used = time.process_time() - c0
@@ -82,68 +150,121 @@ def headless_cpu(seconds: float) -> float:
     return used / elapsed * 100.0
 
 
-def row(measure: str, value: str, target: str, ratio: float | None) -> None:
-    """One markdown table row."""
-    print(f"| {measure} | {value} | {target} | {'-' if ratio is None else f'{ratio:.2f}'} |")
+def key_latencies(win: str, n: int) -> list[float]:
+    """Milliseconds from a ``p`` to the header that answers it."""
+    out = []
+    for i in range(n):
+        want = "PAUSED" if i % 2 == 0 else "LIVE"
+        sent = time.monotonic()
+        tmux("send-keys", "-t", win, "p")
+        took = wait_for(win, lambda s, w=want: s.lstrip().startswith(w), 5.0, step=0.002)
+        if took is not None:
+            out.append((time.monotonic() - sent) * 1000.0)
+        time.sleep(0.3)
+    return out
+
+
+def one_round(cs: list[Contender], seconds: float, keys: int, env: dict) -> list[float]:
+    """Launch each contender alone (so its start is not contended), then measure all at once."""
+    pids = []
+    tmux("new-session", "-d", "-s", "idle", "-x", SIZE[0], "-y", SIZE[1], "sleep 3600")
+    try:
+        for i, c in enumerate(cs):
+            win = f"c{i}"
+            launched = time.monotonic()
+            subprocess.run(
+                ["tmux", "-L", SOCKET, "new-window", "-d", "-n", win, "-c", c.cwd or os.getcwd()]
+                + ["-t", "idle", c.command],
+                check=True,
+                env=env,
+            )
+            target = f"idle:{win}"
+            seen = wait_for(target, c.ready, 30.0)
+            if seen is not None:
+                c.first.append(time.monotonic() - launched)
+            pids.append(pane_process(target, c.marker))
+        time.sleep(5.0)  # warm-up: imports, first layouts, histories filling
+        c0 = [cpu_seconds(p) for p in pids]
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        dt = time.monotonic() - t0
+        for c, p, before in zip(cs, pids, c0, strict=True):
+            c.cpu.append((cpu_seconds(p) - before) / dt * 100.0)
+            c.rss.append(rss_mb(p))
+        return key_latencies("idle:c0", keys)
+    finally:
+        tmux("kill-server")
+
+
+def mmm(xs: list[float], fmt: str = "{:.2f}") -> str:
+    if not xs:
+        return "-"
+    return " / ".join(fmt.format(v) for v in (min(xs), statistics.median(xs), max(xs)))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=30.0, help="CPU window after warm-up")
-    ap.add_argument("--keys", type=int, default=10, help="key presses to time")
+    ap.add_argument("--keys", type=int, default=20, help="key presses to time per round")
+    ap.add_argument("--glances", default=shutil.which("glances"), help="glances executable")
     args = ap.parse_args()
 
     env = {**os.environ, "TERM": "xterm-256color"}
-    cmd = f"{sys.executable} -m sgmon demo --scenario rto-stall --onset 15s"
-    launched = time.monotonic()
-    subprocess.run(
-        ["tmux", "-L", SOCKET, "new-session", "-d", "-s", "bench", "-x", "160", "-y", "48", cmd],
-        check=True,
-        env=env,
-    )
-    try:
-        first = wait_for(lambda s: "log file sync" in s and "waits/s" in s, 20.0)
-        first_frame = None if first is None else time.monotonic() - launched
-        pid = app_pid()
-        time.sleep(5.0)  # warm-up: imports, first layout, history filling
-        c0, t0 = cpu_seconds(pid), time.monotonic()
-        time.sleep(args.seconds)
-        total = (cpu_seconds(pid) - c0) / (time.monotonic() - t0) * 100.0
+    with tempfile.TemporaryDirectory() as home:
+        env["XDG_CONFIG_HOME"] = home  # `sgmon` alone: no config found, this host only
+        cs = contenders(args.glances, home)
+        keys: list[float] = []
+        for _ in range(args.rounds):
+            keys += one_round(cs, args.seconds, args.keys, env)
+    sim = [headless_cpu(args.seconds) for _ in range(args.rounds)]
 
-        latencies = []
-        for i in range(args.keys):
-            want = "PAUSED" if i % 2 == 0 else "LIVE"
-            sent = time.monotonic()
-            tmux("send-keys", "-t", "bench", "p")
-            took = wait_for(lambda s, w=want: s.lstrip().startswith(w), 5.0, step=0.005)
-            if took is not None:
-                latencies.append((time.monotonic() - sent) * 1000.0)
-            time.sleep(0.3)
-    finally:
-        tmux("kill-server")
-
-    sim_only = headless_cpu(args.seconds)
-    ui = total - sim_only
-
-    print(
-        f"## tui_cost {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cpus"
-    )
-    print(f"command: {cmd} (160x48 tmux), window {args.seconds:.0f}s after 5s warm-up")
-    print("| measure | value | target | value / target |")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(f"## tui_cost {when}, {os.cpu_count()} cpus, {args.rounds} rounds")
+    print(f"{SIZE[0]}x{SIZE[1]} tmux windows, all live at once; CPU window {args.seconds:.0f} s")
+    print("after 5 s warm-up; min / median / max over rounds\n")
+    print("| contender | CPU % of a core | RSS MB | first full frame s |")
     print("|---|---|---|---|")
-    row("CPU, whole process (sim + analysis + dashboard)", f"{total:.1f} %", "5 %", total / 5)
-    row("CPU, sim + analysis headless (same window)", f"{sim_only:.1f} %", "-", None)
-    row("CPU, the dashboard's own share (difference)", f"{ui:.1f} %", "5 %", ui / 5)
-    if first_frame is None:
-        row("first frame after launch", "not seen in 20 s", "2 s", None)
-    else:
-        row("first frame after launch", f"{first_frame:.2f} s", "2 s", first_frame / 2)
-    if latencies:
-        med, worst = statistics.median(latencies), max(latencies)
-        row(
-            f"key press to screen, median of {len(latencies)}", f"{med:.0f} ms", "100 ms", med / 100
-        )
-        row("key press to screen, worst", f"{worst:.0f} ms", "100 ms", worst / 100)
+    for c in cs:
+        print(f"| {c.name} | {mmm(c.cpu)} | {mmm(c.rss, '{:.0f}')} | {mmm(c.first)} |")
+    print(f"| sim + analysis headless (no drawing) | {mmm(sim)} | - | - |")
+    demo = cs[0]
+    drawing = [d - s for d, s in zip(demo.cpu, sim, strict=True)]
+    print(f"| sgmon demo, drawing share (difference) | {mmm(drawing)} | - | - |")
+
+    byname = {c.name.split()[0]: statistics.median(c.cpu) for c in cs[2:] if c.cpu}
+    if keys:
+        keys.sort()
+        p95 = keys[min(len(keys) - 1, int(0.95 * len(keys)))]
+        print(f"\nkey press to redraw, {len(keys)} presses: median {statistics.median(keys):.0f} ms,")
+        print(f"p95 {p95:.0f} ms, worst {keys[-1]:.0f} ms")
+    print("\n| target | measured (median) | verdict |")
+    print("|---|---|---|")
+
+    def verdict(name: str, value: float | None, limit: float | None, unit: str = "") -> None:
+        if value is None or limit is None:
+            print(f"| {name} | - | not measured |")
+            return
+        ok = "met" if value <= limit else "**not met**"
+        print(f"| {name} | {value:.2f}{unit} (limit {limit:.2f}{unit}) | {ok} |")
+
+    draw = statistics.median(drawing)
+    demo_cpu = statistics.median(demo.cpu)
+    peers = byname.get("htop", 0) + byname.get("glances", 0) if "glances" in byname else None
+    verdict("demo process <= htop -d 10 + glances -t 1 (issue 13)", demo_cpu, peers, " %")
+    verdict("demo process < 3 % of a core (issue 13)", demo_cpu, 3.0, " %")
+    verdict("drawing <= 1.5 % of a core (issue 18)", draw, 1.5, " %")
+    atop = 2 * byname["atop"] if "atop" in byname else None
+    verdict("drawing <= 2x atop (issue 18)", draw, atop, " %")
+    verdict("local dashboard <= 2 % of a core (issue 18)", statistics.median(cs[1].cpu), 2.0, " %")
+    verdict("demo RSS <= 40 MB (issue 18)", statistics.median(demo.rss), 40.0, " MB")
+    if demo.first:
+        first = statistics.median(demo.first)
+        verdict("first full frame <= 1.5 s (issue 13)", first, 1.5, " s")
+        verdict("first full frame <= 0.5 s (issue 18)", first, 0.5, " s")
+    if keys:
+        verdict("key press median <= 20 ms (issue 13)", statistics.median(keys), 20.0, " ms")
+        verdict("key press worst <= 50 ms (issues 13, 18)", keys[-1], 50.0, " ms")
     return 0
 
 
