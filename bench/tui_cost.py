@@ -172,9 +172,9 @@ def one_round(cs: list[Contender], seconds: float, keys: int, env: dict) -> list
         for i, c in enumerate(cs):
             win = f"c{i}"
             launched = time.monotonic()
+            where = ["-c", c.cwd or os.getcwd(), "-t", "idle"]
             subprocess.run(
-                ["tmux", "-L", SOCKET, "new-window", "-d", "-n", win, "-c", c.cwd or os.getcwd()]
-                + ["-t", "idle", c.command],
+                ["tmux", "-L", SOCKET, "new-window", "-d", "-n", win, *where, c.command],
                 check=True,
                 env=env,
             )
@@ -236,7 +236,8 @@ def main() -> int:
     if keys:
         keys.sort()
         p95 = keys[min(len(keys) - 1, int(0.95 * len(keys)))]
-        print(f"\nkey press to redraw, {len(keys)} presses: median {statistics.median(keys):.0f} ms,")
+        med = statistics.median(keys)
+        print(f"\nkey press to redraw, {len(keys)} presses: median {med:.0f} ms,")
         print(f"p95 {p95:.0f} ms, worst {keys[-1]:.0f} ms")
     print("\n| target | measured (median) | verdict |")
     print("|---|---|---|")
