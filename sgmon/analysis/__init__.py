@@ -22,7 +22,7 @@ import threading
 from collections import deque
 
 from sgmon.analysis.budget import commit_budget
-from sgmon.analysis.context import Chain, Context, HostView, label
+from sgmon.analysis.context import PEAK_TICKS, Chain, Context, HostView, label
 from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import COMMIT_EVENTS, OutlierTracker
@@ -83,7 +83,7 @@ class Analyzer:
         self._ticks: dict[str, int] = {}
         self._budget_time = 0.0
         self._trigger: SeriesKey | None = None
-        self._linked: dict[SeriesKey, float] = {}
+        self._linked: dict[SeriesKey, tuple[float, int, int]] = {}
         self._ranked: tuple[tuple, bool, list[Link]] | None = None  # (keys, reused, links)
         self._opened: deque[Finding] = deque(maxlen=1000)
         self._closed: deque[Finding] = deque(maxlen=1000)
@@ -174,12 +174,12 @@ class Analyzer:
             # same incident, same outliers as last tick: keep the ranking one tick (each link
             # already keeps its best r), refresh the outliers it points at
             current = {o.key: o for o, _, _ in candidates}
-            links = [Link(current[lk.outlier.key], lk.r, lk.lag) for lk in prev[2]]
+            links = [Link(current[lk.outlier.key], lk.r, lk.lag, lk.n) for lk in prev[2]]
             self._ranked = (keys, True, links)
         else:
             links = rank(series, candidates, max_lag, self._linked)
             self._ranked = (keys, False, links)
-        peak = max(series.recent(10), default=None)
+        peak = max(series.recent(PEAK_TICKS), default=None)
         return Chain(trigger, label(trigger.key, peak), links)
 
     def state(self) -> AnalysisState:

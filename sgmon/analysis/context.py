@@ -98,6 +98,10 @@ class Context:
         return view.outliers.get(key) if view else None
 
 
+PEAK_TICKS = 10
+"""A chain's title shows its trigger's highest value over this many ticks (a steady title)."""
+
+
 def label(key: SeriesKey, value: float | None) -> str:
     """``SYNC Remote Write p99 212 ms`` / ``redo synch time 12 ms`` for a commit-path series."""
     _, coll, inst, name = key
@@ -107,3 +111,17 @@ def label(key: SeriesKey, value: float | None) -> str:
     if value is not None and buckets.is_bucket_field(coll, name):
         return f"{what} {buckets.quantile_text(value)}"
     return f"{what} {fmt_num(value)}{unit}"
+
+
+def now(o: Outlier) -> str:
+    """An outlier as evidence, at the value it has this tick, so that lines of one finding
+    agree with each other (its ``reason`` was written when it opened or last rose)."""
+    value = o.value if isinstance(o.value, int | float) else None
+    named = o.instance not in ("all", "db", "host") and o.collector != "oracle_waits"
+    text = f"{o.host} {o.instance + ' ' if named else ''}{label(o.key, value)}"
+    if o.baseline is not None and value is not None:
+        _, coll, _, name = o.key
+        if buckets.is_bucket_field(coll, name):
+            return f"{text} (baseline {buckets.quantile_text(o.baseline)})"
+        return f"{text} (baseline {fmt_num(o.baseline)})"
+    return text

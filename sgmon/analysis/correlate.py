@@ -33,6 +33,14 @@ class Link:
     outlier: Outlier
     r: float
     lag: int  # ticks the candidate is shifted by (positive: it lags the trigger)
+    n: int = 0  # ticks the r was computed over (0: no points, e.g. a text state)
+
+    def strength(self) -> str:
+        """``r=0.94 n=40`` (``lag +1`` when shifted): a correlation is only as good as its
+        points, and a lag says the two hosts' ticks were lined up by shifting one."""
+        if not self.n:
+            return f"r={self.r:.2f}"
+        return f"r={self.r:.2f} n={self.n}" + (f" lag {self.lag:+d}" if self.lag else "")
 
 
 def pearson(xs: list[float], ys: list[float]) -> float | None:
@@ -64,8 +72,9 @@ def best_lag(
     cand: list[float | None],
     max_lag: int,
     zx: list[float] | None = None,
-) -> tuple[float, int] | None:
-    """Highest correlation over lags -max_lag..max_lag, with the lag that gave it.
+) -> tuple[float, int, int] | None:
+    """Highest correlation over lags -max_lag..max_lag, with the lag that gave it and the
+    number of ticks it was computed over.
 
     ``cand`` covers ``max_lag`` more ticks than ``trigger`` on each side.  Without gaps (the
     usual case) both sides are standardised once and each lag is a dot product over the ticks
@@ -84,7 +93,7 @@ def best_lag(
         zy = zscores(head + known)  # type: ignore[arg-type]
         if zx is None or zy is None:
             return None
-        best: tuple[float, int] | None = None
+        best: tuple[float, int, int] | None = None
         for lag in lags:
             ys = zy[max_lag + lag : max_lag + lag + n]
             m = len(ys)
@@ -92,7 +101,7 @@ def best_lag(
                 continue
             r = max(-1.0, min(1.0, sum(map(mul, zx, ys)) / m))
             if best is None or r > best[0] + 1e-9:
-                best = (r, lag)
+                best = (r, lag, m)
         return best
     best = None
     for lag in lags:
@@ -102,7 +111,7 @@ def best_lag(
         ]
         r = pearson([p[0] for p in pairs], [p[1] for p in pairs])
         if r is not None and (best is None or r > best[0] + 1e-9):
-            best = (r, lag)
+            best = (r, lag, len(pairs))
     return best
 
 
@@ -133,15 +142,15 @@ def rank(
     trigger: Series,
     candidates: Iterable[tuple[Outlier, Series | None, bool]],
     max_lag: int,
-    memory: dict[SeriesKey, float] | None = None,
+    memory: dict[SeriesKey, tuple[float, int, int]] | None = None,
 ) -> list[Link]:
     """Candidates ordered by how well they line up with the trigger (best first).
 
     ``candidates`` are (outlier, its points, higher_is_worse).  A candidate without points
     (a text state such as a destination error) gets r = 0 and sorts after the correlated ones.
-    With ``memory`` (kept by the caller for one incident) a candidate keeps the best r it
-    reached while it stays an outlier: a step whose start has scrolled out of the window still
-    explains the level it left behind.
+    With ``memory`` (kept by the caller for one incident) a candidate keeps the best link it
+    reached while it stays an outlier (its r, lag and points): a step whose start has scrolled
+    out of the window still explains the level it left behind.
     """
     if not trigger.ticks:
         return []
@@ -150,7 +159,7 @@ def rank(
     trig = trigger.span(first, end)
     zx = zscores(trig) if None not in trig else None  # type: ignore[arg-type]  # once per tick
     links: list[Link] = []
-    kept: dict[SeriesKey, float] = {}
+    kept: dict[SeriesKey, tuple[float, int, int]] = {}
     for outlier, series, up in candidates:
         got = None
         if series is not None:
@@ -158,10 +167,10 @@ def rank(
             if not up:
                 cand = [None if v is None else -v for v in cand]
             got = best_lag(trig, cand, max_lag, zx)
-        r, lag = got if got else (0.0, 0)
+        got = got or (0.0, 0, 0)
         if memory is not None:
-            r = kept[outlier.key] = max(r, memory.get(outlier.key, r))
-        links.append(Link(outlier, r, lag))
+            got = kept[outlier.key] = max(got, memory.get(outlier.key, got))
+        links.append(Link(outlier, *got))
     if memory is not None:
         memory.clear()
         memory.update(kept)

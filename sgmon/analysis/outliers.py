@@ -17,7 +17,7 @@ from __future__ import annotations
 from sgmon import buckets
 from sgmon.analysis.baseline import Series
 from sgmon.analysis.results import RANK, Outlier, SeriesKey
-from sgmon.analysis.thresholds import WAIT_WARN_MS, Limit, Thresholds, field_meta
+from sgmon.analysis.thresholds import WAIT_WARN_MS, Limit, Thresholds, field_meta, idle_rto
 from sgmon.model import Frame, Kind
 from sgmon.units import fmt_num
 
@@ -181,9 +181,7 @@ class OutlierTracker:
                     sev = None
                     why = ""
                     lim = latch.limit
-                    if lim is not None and not (
-                        name == "rto" and coll == "tcp" and not row.get("retransmits")
-                    ):  # seed 001: an rto of 200 ms only costs time when a segment is resent
+                    if lim is not None and not idle_rto(coll, name, row):
                         sev = lim.grade(v)
                         if level and latch.severity is None:  # one busy second is not saturation
                             latch.pending = latch.pending + 1 if sev else 0
@@ -218,10 +216,8 @@ class OutlierTracker:
                             bsev = "warn" if held else "info"
                             if sev is None or RANK[bsev] > RANK[sev]:
                                 sev = bsev
-                                why = (
-                                    f"{name} {_show(v, unit)} vs baseline {_show(base, unit)}: "
-                                    "sudden departure"
-                                )
+                                show = _shown(coll, name, unit)
+                                why = f"{name} {show(v)} vs baseline {show(base)}: sudden departure"
                         else:
                             latch.streak = 0
                         ser.push(tick, v)
@@ -239,7 +235,7 @@ class OutlierTracker:
                 del latches[key]
             self.thresholds.forget({k[1:] for k in gone})
         return {
-            k: Outlier(*k, latch.severity, latch.value, latch.baseline, latch.reason)  # type: ignore[arg-type]
+            k: Outlier(*k, latch.severity, latch.value, latch.baseline, latch.reason, latch.quiet)  # type: ignore[arg-type]
             for k, latch in opened.items()
         }
 
@@ -251,6 +247,13 @@ def _why(coll: str, name: str, v: float, unit: str, op: str, bound, source: str)
         here, limit = buckets.span_of(v), buckets.span_of(float(bound))
         return f"{name} in the {here} bucket, at or past {limit} ({source})"
     return f"{name} {_show(v, unit)} {op} {fmt_num(bound)} ({source})"
+
+
+def _shown(coll: str, name: str, unit: str):
+    """How a field's values read in reasons: a bucket name as ``<256 ms``, others with units."""
+    if buckets.is_bucket_field(coll, name):
+        return buckets.quantile_text
+    return lambda v: _show(v, unit)
 
 
 def _show(v: float, unit: str) -> str:

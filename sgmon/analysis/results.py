@@ -39,6 +39,8 @@ class Outlier:
     value: float | str | None
     baseline: float | None
     reason: str
+    quiet: int = 0
+    """Ticks in a row it has been back in line while still open (it closes at ``OFF_TICKS``)."""
 
     @property
     def key(self) -> SeriesKey:

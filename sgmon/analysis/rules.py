@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
-from sgmon.analysis.context import Context, HostView
+from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
 from sgmon.analysis.correlate import Link, overlap
 from sgmon.analysis.outliers import COMMIT_EVENTS
 from sgmon.analysis.results import RANK, Finding, Outlier, SeriesKey, worst
@@ -82,19 +82,26 @@ def make(
     (0-1, budget evidence) ranks it among equals.
     """
     link = ctx.link(series) if explains else None
-    score, name = (link.r, "r") if link else (None, "")
+    score, strength = (link.r, link.strength()) if link else (None, "")
     if overlap is not None and (score is None or overlap > score):
-        score, name = overlap, "overlap"
+        score, strength = overlap, f"overlap={overlap:.2f}"
     severity, title = base, f"{cause} ({where}): {conclusion}"
     if ctx.chain is not None and score is not None:
-        title = f"{ctx.chain.label} <- {cause} ({where}, {name}={score:.2f}): {conclusion}"
+        title = f"{ctx.chain.label} <- {cause} ({where}, {strength}): {conclusion}"
         if score >= R_MIN:  # a cause is as severe as the symptom it explains
             severity = worst((base, ctx.chain.trigger.severity)) or base
-            evidence = [*evidence, f"lines up with {ctx.chain.label}: {ctx.chain.trigger.reason}"]
+            evidence = [*evidence, f"lines up with {ctx.chain.label}: {chain_peak(ctx)}"]
             ctx.explained = ctx.explained or weight >= INFERRED
     rank = RANK[severity] * 10 + weight + (score or 0.0) + bonus
     key = f"{rule}:{host}:{subject}"
     return Finding(key, severity, host, title, evidence, series, rule, seed, ctx.now, None, rank)
+
+
+def chain_peak(ctx: Context) -> str:
+    """What the chain's title value is: the trigger's highest of the last ticks, beside its
+    value now and baseline (one instant, so the lines of a finding agree)."""
+    assert ctx.chain is not None
+    return f"the highest of the last {PEAK_TICKS} ticks; now {now(ctx.chain.trigger)}"
 
 
 def rto_stall(ctx: Context) -> Iterable[Finding]:
@@ -168,6 +175,11 @@ def rto_stall(ctx: Context) -> Iterable[Finding]:
             )
 
 
+STANDBY_IO_SUBJECT = "io"
+"""One finding per standby for its I/O, whether inferred below iostat's view or seen saturated:
+the same cause, so an onset first inferred becomes the seen diagnosis, not a second finding."""
+
+
 def standby_io(ctx: Context) -> Iterable[Finding]:
     """Seed 003: await far above svctm with a deep queue on the standby's redo device."""
     for h, view in ctx.hosts.items():
@@ -222,7 +234,7 @@ def standby_io(ctx: Context) -> Iterable[Finding]:
             "standby_io",
             "003",
             h,
-            dev,
+            STANDBY_IO_SUBJECT,
             "warn",
             f"{h} disk {dev} await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, "
             f"queue {fmt_num(aqu)}",
@@ -241,13 +253,17 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Finding]:
     b, h = ctx.budget, view.name
     if ctx.chain is None or b is None or not b.remote_write_ms or b.standby_io_ms is None:
         return
+    if switching(ctx) or busiest_disk(view)[1] >= DEEP_QUEUE:
+        # a switch storm explains the standby's slow writes (log_switches says so, one cause
+        # one finding), and a deep queue on any standby device is in iostat's view, not below
+        return
     if b.standby_io_ms < 0.5 * b.remote_write_ms:
         return
     keys = [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
-    hits = [o for k in keys if (o := ctx.outlier(k))]
+    hits = [o for k in keys if (o := ctx.outlier(k)) and not o.quiet]  # out of line this tick
     if not hits:
         return
-    ev = [o.reason for o in hits]
+    ev = [now(o) for o in hits]
     ev.append(f"budget: {describe_budget(b)}")
     ev.append(
         "iostat shows no deep queue on the standby's devices: the I/O is held above them "
@@ -259,7 +275,7 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Finding]:
         "standby_io",
         "003",
         h,
-        "rfs",
+        STANDBY_IO_SUBJECT,
         "warn",
         f"{h} {hits[0].instance} {hits[0].field} {fmt_num(_num(hits[0].value))} ms",
         h,
@@ -268,6 +284,26 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Finding]:
         keys,
         INFERRED,
     )
+
+
+def switching(ctx: Context) -> bool:
+    """Whether a log switch explains a remote-write spike now: one in the last ``RECENT`` ticks
+    (seed 000, Figure 3), or switches more often than Table 2's sizing allows."""
+    p = ctx.primary
+    t = p.switches if p is not None else ()
+    if t and ctx.now - t[-1] <= RECENT * ctx.interval:
+        return True
+    return len(t) > 1 and max(t[-1] - t[-2], ctx.now - t[-1]) < GUIDE_S
+
+
+def busiest_disk(view: HostView) -> tuple[str, float, float | None]:
+    """(device, aqu-sz, %util) of the host's device with the deepest queue now."""
+    best = ("", 0.0, None)
+    for dev, row in view.frame.rows("disk").items():
+        aqu = _num(row.get("aqu_sz"))
+        if aqu is not None and aqu > best[1]:
+            best = (dev, aqu, _num(row.get("util")))
+    return best
 
 
 def log_switches(ctx: Context) -> Iterable[Finding]:
@@ -330,6 +366,7 @@ def log_switches(ctx: Context) -> Iterable[Finding]:
             )
             tail = f"redo logs too small, Table 2 wants {want}"
         ev.append(spike)
+        ev += standby_after_switches(ctx)
         yield make(
             ctx,
             "log_switches",
@@ -345,6 +382,27 @@ def log_switches(ctx: Context) -> Iterable[Finding]:
             CAUSE,
             hit,
         )
+
+
+def standby_after_switches(ctx: Context) -> list[str]:
+    """The standby's side of a switch storm, now: the RFS writes and the busiest device (the
+    checkpoint each switch forces), as evidence of the one cause rather than a second one."""
+    out = []
+    for view in ctx.hosts.values():
+        if view.role != "standby":
+            continue
+        parts = []
+        for event in STANDBY_EVENTS:
+            p99 = _num(view.frame.value("oracle_waits", event, "p99"))
+            if p99 is not None:
+                parts.append(f"{event} p99 {buckets.quantile_text(p99)}")
+                break
+        dev, aqu, util = busiest_disk(view)
+        if dev and aqu >= 1:
+            parts.append(f"{dev} aqu-sz {fmt_num(aqu)}, %util {fmt_num(util)}")
+        if parts:
+            out.append(f"{view.name} now: {'; '.join(parts)} (switch checkpoints, seed 000)")
+    return out
 
 
 def cpu_starvation(ctx: Context) -> Iterable[Finding]:
@@ -650,7 +708,7 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
     ev = [c.trigger.reason]
     if ctx.budget is not None:
         ev.append(f"budget: {describe_budget(ctx.budget)}")
-    ev += [f"lines up: {describe(lk.outlier)} (r={lk.r:.2f}, lag {lk.lag})" for lk in top]
+    ev += [f"lines up: {describe(lk.outlier)} ({lk.strength()})" for lk in top]
     if top:
         title = f"{c.label} <- {describe(top[0].outlier)} (r={top[0].r:.2f}): commit path degraded"
     else:

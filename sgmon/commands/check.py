@@ -21,6 +21,7 @@ from sgmon.units import fmt_num, parse_duration
 
 if TYPE_CHECKING:
     from sgmon.analysis import AnalysisState, Analyzer
+    from sgmon.analysis.results import Outlier
     from sgmon.config import Config
     from sgmon.model import Frame
 
@@ -147,6 +148,15 @@ def _clock(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S")
 
 
+def _outlier_now(o: Outlier) -> str:
+    """An open outlier at its value now; one back in line says so beside why it opened."""
+    from sgmon.analysis.context import now
+
+    if o.quiet:
+        return f"{now(o)}: back in line {o.quiet} tick(s), opened as {o.reason}"
+    return f"{now(o)}: {o.reason}"
+
+
 def report(state: AnalysisState, hosts: list[str], seconds: float) -> str:
     """The text report: findings (worst first) with evidence, the commit budget, outliers."""
     from sgmon.analysis.budget import describe
@@ -167,7 +177,5 @@ def report(state: AnalysisState, hosts: list[str], seconds: float) -> str:
     if bad:
         lines.append(f"outliers now: {len(bad)} above info")
         bad.sort(key=lambda o: (o.severity != "crit", o.host, o.collector, o.instance))
-        lines += [
-            f"  {o.severity:<4} {o.host} {o.collector} {o.instance}: {o.reason}" for o in bad[:12]
-        ]
+        lines += [f"  {o.severity:<4} {_outlier_now(o)}" for o in bad[:12]]
     return "\n".join(lines)

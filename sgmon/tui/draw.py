@@ -35,6 +35,12 @@ def pairs(palette: Palette, items: Sequence[tuple[str, Text]]) -> Text:
     return out
 
 
+FLAT = 1.5
+"""A linear series whose largest value is within this factor of its smallest draws flat."""
+FLAT_LOG = 2.0
+"""The same on a log scale: one power-of-two bucket (a p99 between 1 and 2 ms) is flat."""
+
+
 def sparkline(
     palette: Palette,
     values: Sequence[float | None],
@@ -49,12 +55,16 @@ def sparkline(
     2 ms to 260 ms step into the bottom row).
 
     Every pane draws over the same time axis, so the n-th column is the same instant in both;
-    unknown values are blanks, and the scale starts at zero so small wobbles stay small.
+    unknown values are blanks, and the scale starts at zero so small wobbles stay small.  A flat
+    series (its largest value within ``FLAT`` of its smallest, one power-of-two bucket on a log
+    scale) draws as a flat line on the bottom row: a steady 1 ms is not a full-height alarm.
     """
     vals = list(values)[-width:] if width > 0 else []
     vals = [None] * (width - len(vals)) + vals
     known = [v for v in vals if v is not None]
     peak = max([top or 0.0, *known]) if known else 0.0
+    if known and top is None and max(known) <= min(known) * (FLAT_LOG if log else FLAT):
+        peak = 0.0  # every value on the bottom row
     cells: list[tuple[str, Style | None]] = []
     for v in vals:
         if v is None:

@@ -23,3 +23,13 @@ def fit(label: str, width: int, cut: Literal["end", "middle"] = "end") -> str:
         return label[:keep] + ELLIPSIS
     head = keep // 2
     return label[:head] + ELLIPSIS + label[len(label) - (keep - head) :]
+
+
+def fit_words(text: str, width: int) -> str:
+    """Prose in at most ``width`` cells, cut after a whole word with an ellipsis (findings'
+    evidence: a reader must never see half a word and take it for the value)."""
+    if len(text) <= width:
+        return text
+    cut = text[: max(0, width - 1)]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip(" ·,;") + ELLIPSIS

@@ -21,6 +21,7 @@ KEYS = (
     ("home  end", "oldest instant kept / back to live"),
     ("tab  shift+tab", "move focus between panels and the findings"),
     ("f", "go to the findings; ↑ ↓ picks one and marks its series in both panes"),
+    ("enter", "in the findings: all of the picked finding's evidence, or back to one line"),
     ("/", "filter devices, interfaces and sockets by name (Enter applies)"),
     ("esc", "close the filter line, leave zoom, clear the filter, leave the findings"),
     ("z", "zoom the focused panel under the header (all rows); z or esc goes back"),
@@ -57,7 +58,12 @@ def render_help(palette: Palette) -> Group:
         " share of the interval's waits in the bucket (rows) at that time (columns)",
         style=palette.muted,
     )
-    legend += [marked, heat]
+    lingering = Text(" italic", style=palette.lingering)
+    lingering.append(
+        " an outlier still open (it closes after 5 quiet ticks) whose value is back in line",
+        style=palette.muted,
+    )
+    legend += [marked, lingering, heat]
     return Group(Text("sgmon keys\n", style=palette.title), *keys, *legend)
 
 

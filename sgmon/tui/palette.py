@@ -63,6 +63,12 @@ class Palette:
         return Style(bgcolor=self.var("highlight"), underline=True)
 
     @cached_property
+    def lingering(self) -> Style:
+        """A value whose outlier is still open but which is back in line now: italic, a lesser
+        mark than any severity colour (the colour itself says what the value is now)."""
+        return Style(italic=True)
+
+    @cached_property
     def spark(self) -> Style:
         """Sparkline bars of values that are not outliers."""
         return Style(color=self.var("spark"))

@@ -103,12 +103,15 @@ class Timeline:
         by_time = {f.time: f for f in frames}
         frame = frame_at(frames, at) if at is not None else None
         outliers: dict[tuple[str, str, str], tuple[str, str]] = {}
+        lingering: set[tuple[str, str, str]] = set()
         budget = None
         highlight: frozenset = frozenset()
         if state is not None:
             for key, o in state.outliers.items():
                 if key[0] == host.name:
                     outliers[key[1:]] = (o.severity, o.reason)
+                    if o.quiet:
+                        lingering.add(key[1:])
             budget = state.budget.get(host.name)
             chosen = next((f for f in state.findings if f.key == finding), None)
             if chosen is not None:
@@ -124,6 +127,7 @@ class Timeline:
             fields=self.fields(host.name),
             outliers=outliers,
             highlight=highlight,
+            lingering=frozenset(lingering),
             budget=budget,
             pinned=tuple(pinned),
             filter=filter,

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
+from sgmon.analysis.thresholds import idle_rto
 from sgmon.model import Field, Frame, Status, Value
 from sgmon.tui.palette import Palette, worst
 from sgmon.units import fmt_num
@@ -43,6 +44,8 @@ class PaneView:
     """Series the analysis flags at the cursor -> (severity, reason)."""
     highlight: frozenset[SeriesKey] = frozenset()
     """Series named by the selected finding."""
+    lingering: frozenset[SeriesKey] = frozenset()
+    """Flagged series whose outlier is still open but whose value is back in line now."""
     budget: Any = None
     """The analysis' commit-time Budget for this host at the cursor, when there is one."""
     pinned: tuple[str, ...] = ()
@@ -82,9 +85,21 @@ class PaneView:
         return not self.filter or self.filter.lower() in name.lower()
 
     def severity(self, collector: str, instance: str, name: str, value: Value) -> str:
-        """Severity of a value: the analysis' outlier if flagged, else the static thresholds."""
-        flagged = self.outliers.get((collector, instance, name))
-        return worst(flagged[0] if flagged else None, self.static_severity(collector, name, value))
+        """Severity of the value now: its static thresholds, raised by the analysis while the
+        series is out of line this very tick.  An outlier still open but quiet now (it closes
+        after a few quiet ticks) does not colour the value; ``lingers`` marks it instead."""
+        key = (collector, instance, name)
+        flagged = self.outliers.get(key)
+        now = flagged[0] if flagged and key not in self.lingering else None
+        if idle_rto(
+            collector, name, self.frame.rows(collector).get(instance, {}) if self.frame else {}
+        ):
+            return worst(now, "ok")
+        return worst(now, self.static_severity(collector, name, value))
+
+    def lingers(self, collector: str, instance: str, name: str) -> bool:
+        """Whether the series had an outlier that is still open but quiet at this instant."""
+        return (collector, instance, name) in self.lingering
 
     def static_severity(self, collector: str, name: str, value: Value) -> str:
         """warn/crit from the field's thresholds (config overrides first)."""
@@ -126,6 +141,8 @@ class PaneView:
             text.stylize(self.palette.muted)
             return text
         text.stylize(self.palette.sev(self.severity(collector, instance, name, v)))
+        if self.lingers(collector, instance, name):
+            text.stylize(self.palette.lingering)
         if (collector, instance, name) in self.highlight:
             text.stylize(self.palette.highlight)
         return text

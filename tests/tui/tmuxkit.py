@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import time
@@ -10,11 +11,16 @@ from collections.abc import Callable
 import pytest
 
 
+_SERVERS = itertools.count()
+
+
 class Tmux:
     """One private tmux server with one session."""
 
     def __init__(self, name: str = "e2e") -> None:
-        self.socket = f"sgmon-{name}-{os.getpid()}"
+        # a socket of its own per server: a test's new server must not meet the previous
+        # test's server still exiting on the same socket ("server exited unexpectedly")
+        self.socket = f"sgmon-{name}-{os.getpid()}-{next(_SERVERS)}"
         self.session = "demo"
 
     def run(self, *args: str) -> str:

@@ -9,9 +9,11 @@ overhead; the local write is marked on the same scale.
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.text import Text
 
 from sgmon.tui.draw import title
+from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 from sgmon.units import fmt_num
@@ -57,21 +59,40 @@ def render_budget(view: PaneView, width: int) -> RenderableType:
     segs = legs(b)
     total = max(lfs, sum(s[2] for s in segs))
     bar_w = max(10, width - 2)
+    top = max(range(len(segs)), key=lambda i: segs[i][2]) if segs else -1
     bar = Text(" ")
     used = 0
     for i, (_, leg, ms) in enumerate(segs):
         n = bar_w - used if i == len(segs) - 1 else round(ms / total * bar_w)
-        bar.append("█" * max(0, n), style=p.leg(leg))
+        # the dominant part in full blocks, the rest in a lighter shade: the cause stands out
+        bar.append(("█" if i == top else "▒") * max(0, n), style=p.leg(leg))
         used += max(0, n)
     legend = Text(" ")
-    for label, leg, ms in segs:
+    for i, (label, leg, ms) in enumerate(segs):
         legend.append("■ ", style=p.leg(leg))
-        legend.append(f"{label} {fmt_num(ms)}  ", style=p.muted)
+        style = p.leg(leg) + Style(bold=True) if i == top else p.muted
+        legend.append(f"{label} {fmt_num(ms)}  ", style=style)
     local = float(getattr(b, "local_write_ms", 0.0) or 0.0)
-    mark = Text(" local write ", style=p.muted)
-    mark.append(f"{fmt_num(local)} ms ", style=p.leg("local"))
-    mark.append("│" if local else "", style=p.leg("local"))
+    mark = local_mark(p, local, total, bar_w)
     return Group(head, bar, legend, mark)
+
+
+def local_mark(p: Palette, local: float, total: float, bar_w: int) -> Text:
+    """The local write as a tick under the bar at its place on the bar's scale, labelled on the
+    side with room (it runs in parallel with the remote write, so it is not a segment)."""
+    col = min(bar_w - 1, max(0, round(local / total * bar_w) - 1)) if total > 0 else 0
+    label = f"local write {fmt_num(local)} ms"
+    line = Text(" " * (1 + col))
+    if local <= 0:
+        return Text(" " + label, style=p.muted)
+    if col + 2 + len(label) <= bar_w:
+        line.append("│", style=p.leg("local"))
+        line.append(" " + label, style=p.muted)
+        return line
+    line = Text(" " * max(1, col - len(label)))
+    line.append(label + " ", style=p.muted)
+    line.append("│", style=p.leg("local"))
+    return line
 
 
 class BudgetPanel(Panel):

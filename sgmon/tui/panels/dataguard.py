@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.text import Text
 
-from sgmon.tui.draw import pairs, title
+from sgmon.tui.draw import AXIS_LEFT, pairs, runs, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
@@ -61,23 +62,57 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
         if err:
             line.append(f"  {err}", style=p.sev("crit"))
         parts.append(line)
-    for inst in sorted(k for k in rows if k.startswith("thread_")):
+    threads = sorted(k for k in rows if k.startswith("thread_"))
+    for inst in threads:
         parts.append(
             Text(f" {inst} ", style=p.muted)
             + pairs(
                 p,
                 [
                     ("seq", view.cell("oracle_dg", inst, "sequence")),
-                    ("switches", view.cell("oracle_dg", inst, "log_switches")),
+                    ("switches/min", per_minute(view, inst)),
                     ("srl in use", view.cell("oracle_dg", inst, "srl_in_use")),
                 ],
             )
         )
+    if threads:
+        parts.append(switch_marks(view, threads, width))
     events = [e for f in view.window if f is not None for e in f.events if e.kind in EVENT_KINDS]
     for e in events[-3:]:
         stamp = time.strftime("%H:%M:%S", time.localtime(e.time))
         parts.append(Text(fit(f" {stamp} {e.text}", max(20, width)), style=p.muted))
     return Group(*parts)
+
+
+def per_minute(view: PaneView, inst: str) -> Text:
+    """Log switches of one thread over the minute that ends at the cursor: a switch every 5 s
+    is 12 a minute, where a per-interval count reads 0 four ticks in five."""
+    end = view.frame.time if view.frame is not None else None
+    n, seen = 0.0, False
+    for f in view.window:
+        if f is None or end is None or not end - 60 < f.time <= end:
+            continue
+        v = f.value("oracle_dg", inst, "log_switches")
+        if isinstance(v, int | float):
+            n, seen = n + v, True
+    if not seen:
+        return Text("-", style=view.palette.muted)
+    return view.cell("oracle_dg", inst, "log_switches", value=n)
+
+
+def switch_marks(view: PaneView, threads: list[str], width: int) -> Text:
+    """A mark on the shared time axis at each interval with a log switch (any thread), so a
+    switch lines up with the remote-write spikes in the sparklines and heatmap above."""
+    p = view.palette
+    n = max(1, width - AXIS_LEFT)
+    cells: list[tuple[str, Style | None]] = []
+    for f in view.window[-n:]:
+        hit = f is not None and any(
+            (f.value("oracle_dg", t, "log_switches") or 0) > 0 for t in threads
+        )
+        cells.append(("│", p.sev("warn")) if hit else ("·" if f is not None else " ", p.muted))
+    cells = [(" ", None)] * (n - len(cells)) + cells
+    return Text(f"{'switches':>{AXIS_LEFT - 1}} ", style=p.muted) + runs(cells)
 
 
 class DataGuardPanel(Panel):

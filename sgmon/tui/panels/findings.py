@@ -15,11 +15,13 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
 
 
-def render_finding(f: Any, palette: Palette, width: int = 160) -> Text:
-    """Severity, host, title and the first evidence, on one or two lines."""
+def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = False) -> Text:
+    """Severity, host and title (wrapped whole), then the evidence: its first line cut after a
+    whole word, or every item on its own wrapped line when ``full`` (Enter on the finding)."""
     sev = str(getattr(f, "severity", "info"))
     out = Text(f"{sev.upper():<4} ", style=palette.sev(sev))
     out.append(f"{getattr(f, 'host', '') or 'both'}: ", style=palette.muted)
@@ -28,9 +30,16 @@ def render_finding(f: Any, palette: Palette, width: int = 160) -> Text:
         out.append(
             f"  (ended {time.strftime('%H:%M:%S', time.localtime(f.end))})", style=palette.muted
         )
-    evidence = list(getattr(f, "evidence", []) or [])
-    if evidence:
-        out.append("\n     " + " · ".join(evidence)[: max(20, width - 6)], style=palette.muted)
+    evidence = [str(e) for e in getattr(f, "evidence", []) or []]
+    if not evidence:
+        return out
+    if full:
+        for item in evidence:
+            out.append("\n     " + item, style=palette.muted)
+        return out
+    more = "  (Enter: all)" if len(" · ".join(evidence)) > width - 6 else ""
+    line = fit_words(" · ".join(evidence), max(20, width - 6 - len(more)))
+    out.append("\n     " + line + more, style=palette.muted)
     return out
 
 
@@ -48,6 +57,9 @@ class FindingsPanel(OptionList):
         super().__init__(id=id)
         self._shown: tuple = ((), None, None, 0, ())
         self._keys: list[str] = []
+        self.expanded: set[str] = set()
+        """Keys of the findings shown with all their evidence (Enter toggles)."""
+        self._last: tuple[Sequence[Any], Palette | None, str] = ((), None, "")
 
     def show(self, findings: Sequence[Any], palette: Palette, note: str = "") -> None:
         """Show the findings, keeping the highlighted one where it still is.
@@ -55,9 +67,10 @@ class FindingsPanel(OptionList):
         When only their evidence changed (counts that move every tick), the rows are rewritten
         in place: rebuilding the list would relayout the whole screen each second.
         """
+        self._last = (findings, palette, note)
         width = self.content_region.width or 120
-        rows = tuple((f.key, f.severity, f.title, f.end) for f in findings)
-        texts = [render_finding(f, palette, width) for f in findings]
+        rows = tuple((f.key, f.severity, f.title, f.end, f.key in self.expanded) for f in findings)
+        texts = [render_finding(f, palette, width, f.key in self.expanded) for f in findings]
         plain = tuple(t.plain for t in texts)
         if (rows, palette, note, width) == self._shown[:4]:
             for i, (old, new) in enumerate(zip(self._shown[4], plain, strict=True)):
@@ -81,6 +94,17 @@ class FindingsPanel(OptionList):
         """Key of the highlighted finding, if any."""
         i = self.highlighted
         return self._keys[i] if i is not None and i < len(self._keys) else None
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter: show the finding's whole evidence, or fold it back to one line."""
+        event.stop()
+        key = self.highlighted_key()
+        if key is None:
+            return
+        self.expanded ^= {key}
+        findings, palette, note = self._last
+        if palette is not None:
+            self.show(findings, palette, note)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         """Tell the app which finding to mark."""
