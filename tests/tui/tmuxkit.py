@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 import pytest
 
-
 _SERVERS = itertools.count()
 
 
