@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from sgmon.analysis.adaptive_sync import adaptive_sync
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import Context, HostView
@@ -669,6 +670,7 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
 
 
 CAUSES: tuple[Rule, ...] = (
+    adaptive_sync,
     rto_stall,
     standby_io,
     log_switches,
