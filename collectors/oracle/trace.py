@@ -46,6 +46,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from collectors.oracle.errors import OracleError
+from collectors.oracle.session import Session, acquire, release
+from collectors.oracle.tracedb import Layout, layout
 from collectors.oracle.tracefiles import Finder, Follower, trace_name
 from collectors.oracle.tracetime import ZoneError, host_zone, parse_ts, process_zone, zone_named
 from sgmon.collector import Collector, Unavailable
@@ -254,6 +257,8 @@ class OracleTraceCollector(Collector):
         self._transits: OrderedDict[Key, Transit] = OrderedDict()
         self._told: set[str] = set()  # unreadable files already said
         self._zone: _dt.tzinfo | None = None
+        self.session: Session | None = None
+        self._was_connected = False
         self._slow_total = 0
         self._broadcast_total = 0
         self._polling: float | None = None
@@ -275,6 +280,11 @@ class OracleTraceCollector(Collector):
                 self._zone = zone_named(str(self.options["timezone"]))
             except ZoneError as e:
                 raise Unavailable(f"[collectors.oracle_trace] {e}") from None
+        if any(self.options.get(k) is not None for k in ("db", "connect", "session")):
+            try:
+                self.session = acquire(self.options)
+            except OracleError:
+                self.session = None  # the other database collectors say why
         start = bool(self.options.get("from_start", False))
         for kind, path in paths.items():
             self._finders[kind] = Finder(kind, str(path))
@@ -288,10 +298,19 @@ class OracleTraceCollector(Collector):
             Follower(path, from_start), TraceParser(self._transits, zone), self.clock()
         )
 
-    def _rescan(self, kind: str, from_start: bool = True) -> None:
-        """Move each group to its newest file: what is left of the old one is read first."""
+    def _current(self, kind: str, lay: Layout | None) -> dict[str, str]:
+        """The database's own names for the current files when it is connected, else a glob."""
+        finder = self._finders[kind]
+        if lay is not None and finder.dynamic and finder.sid in ("*", lay.sid):
+            found = lay.files(kind)
+            if found:
+                return found
+        return finder.current()
+
+    def _rescan(self, kind: str, from_start: bool = True, lay: Layout | None = None) -> None:
+        """Move each group to its current file: what is left of the old one is read first."""
         files = self._files[kind]
-        for group, path in self._finders[kind].current().items():
+        for group, path in self._current(kind, lay).items():
             old = files.get(group)
             if old is not None and old.follower.path == path:
                 continue
@@ -313,6 +332,9 @@ class OracleTraceCollector(Collector):
     def sample(self) -> Rows:
         """Read what the traces gained since the last tick."""
         now = self.clock()
+        connected = self.session is not None and self.session.connected
+        fresh, self._was_connected = connected and not self._was_connected, connected
+        lay: Layout | None = None
         for kind, files in self._files.items():
             for f in list(files.values()):
                 lines = f.follower.lines()
@@ -322,8 +344,11 @@ class OracleTraceCollector(Collector):
                 if lines:
                     f.quiet_since = now
                     f.parser.feed(lines)
-            if any(now - f.quiet_since >= self.rescan_s for f in files.values()) or not files:
-                self._rescan(kind)
+            quiet = any(now - f.quiet_since >= self.rescan_s for f in files.values())
+            if quiet or fresh or not files:
+                if lay is None and self.session is not None:  # at each connect, when quiet
+                    lay = layout(self.session)
+                self._rescan(kind, lay=lay)
                 for f in files.values():
                     f.quiet_since = now
         rows: Rows = {}
@@ -402,7 +427,10 @@ class OracleTraceCollector(Collector):
         }
 
     def close(self) -> None:
-        """Close the followed files."""
+        """Close the followed files and leave the shared session."""
         for files in self._files.values():
             for f in files.values():
                 f.follower.close()
+        if self.session is not None:
+            release(self.session)
+            self.session = None

@@ -63,6 +63,11 @@ class Finder:
             self.sid = name.sid if name else ""
             self._fixed = name is None or not PROCESSES[kind].fullmatch(name.proc)
 
+    @property
+    def dynamic(self) -> bool:
+        """Whether the path names a process (so its current file may be another one)."""
+        return not self._fixed
+
     def current(self) -> dict[str, str]:
         """Group -> the newest file of that group (a path that names no process: itself)."""
         if self._fixed:

@@ -89,6 +89,13 @@ KEYS = {
 }
 USEC_STATS = ("redo write time (usec)", "redo synch time (usec)")
 
+# -- trace files (the oracle_trace reader): the trace directory and each process's OS pid, which
+# names its trace (<sid>_<pname>_<spid>.trc); a respawned process has a new spid
+VIEWS["v$diag_info"] = ("name", "value")
+VIEWS["v$process"] = ("pid", "pname", "spid")
+KEYS["v$diag_info"] = ("name",)
+KEYS["v$process"] = ("pname",)
+
 
 def _now_text(when: float | None = None) -> str:
     t = _dt.datetime.now() if when is None else _dt.datetime.fromtimestamp(when)
@@ -400,6 +407,20 @@ class StandIn:
                 self._db.execute(f"DELETE FROM {_q('v$event_histogram_micro')}")
             self._db.execute(f"DELETE FROM {_q('v$redo_dest_resp_histogram')}")
         self.set_instance(startup)
+
+    # -- trace files ---------------------------------------------------------------------------
+
+    def set_trace_dir(self, path: str) -> None:
+        """V$DIAG_INFO's ``Diag Trace`` row: where the background processes write their traces."""
+        with self._lock:
+            self._upsert("v$diag_info", [{"name": "Diag Trace", "value": path}])
+
+    def set_process(self, pname: str, spid: int) -> None:
+        """A background process (``LGWR``, ``LG00``, ``NSS2``) and its OS pid; called again with
+        another pid, it is the process respawned (its trace is a new file)."""
+        with self._lock:
+            n = self._db.execute(f"SELECT COUNT(*) FROM {_q('v$process')}").fetchone()[0]
+            self._upsert("v$process", [{"pid": n + 1, "pname": pname, "spid": str(spid)}])
 
 
 def _q(ident: str) -> str:

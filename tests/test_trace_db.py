@@ -1,0 +1,52 @@
+"""The trace reader asks the database which files are current (V$DIAG_INFO + V$PROCESS on the
+stand-in) at each connect and when a followed file goes quiet, without connecting itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collectors.oracle.session import Session
+from collectors.oracle.trace import OracleTraceCollector
+from sgmon.sim.standin import StandIn
+
+
+def _warn(path: Path, ms: int) -> None:
+    with path.open("a") as f:
+        f.write(f"*** 2015-03-10 14:09:08.402\nWarning: log write elapsed time {ms}ms, size 1KB\n")
+
+
+def test_the_database_names_files_that_do_not_exist_yet(tmp_path):
+    db = StandIn(":memory:")
+    db.set_trace_dir(str(tmp_path))
+    db.set_process("LGWR", 200)  # restarted since the config was written: LGWR is pid 200 now
+    db.set_process("PMON", 199)
+    old = tmp_path / "sgmon_lgwr_100.trc"  # the configured file, from before the restart
+    old.write_text("")
+    now = [0.0]
+    session = Session(connect=db.connect)
+    c = OracleTraceCollector(
+        {"lgwr": str(old), "session": session, "timezone": "UTC", "clock": lambda: now[0]}
+    )
+    c.open()
+    c.sample()
+    assert not [e for e in c.take_events() if e.kind == "note"]  # not connected: nothing asked
+    session.refresh()  # another database collector of the host connects
+    c.sample()
+    notes = [e.text for e in c.take_events() if e.kind == "note"]
+    new = tmp_path / "sgmon_lgwr_200.trc"  # LGWR writes its trace only when it has to warn
+    assert notes == [f"{old} abandoned for {new} (a new process)"]
+    _warn(new, 640)
+    c.sample()
+    assert [e.value for e in c.take_events()] == [640.0]
+    db.set_process("LGWR", 300)  # respawned again; its file stays quiet until it warns
+    db.set_process("LG00", 301)
+    now[0] += 10.0  # quiet for longer than rescan_s: the database is asked again
+    c.sample()
+    notes = [e.text for e in c.take_events() if e.kind == "note"]
+    assert notes == [f"{new} abandoned for {tmp_path / 'sgmon_lgwr_300.trc'} (a new process)"]
+    _warn(tmp_path / "sgmon_lg00_301.trc", 650)
+    c.sample()
+    assert [e.value for e in c.take_events()] == [650.0]
+    c.close()
+    session.close()
+    db.close()
