@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import shutil
+import subprocess
 import time
 import zoneinfo
 from pathlib import Path
@@ -215,3 +216,16 @@ def test_msgid_split_matches_on_thread_and_msgid(tmp_path):
         "msgid 117468 thrd 2 seq 1311: 138 ms = 137 ms network + 1 ms RFS (RFS write 0.2 ms)",
     ]
     assert rows["remote"]["splits"] == 2
+
+
+def test_11g_stamps_take_the_traced_process_tz(tmp_path, other_tz):
+    """The instance was started with TZ=America/Chicago: its processes carry it, sgmon does not."""
+    proc = subprocess.Popen(["sleep", "60"], env={"TZ": "America/Chicago"})
+    try:
+        trc = tmp_path / f"oravm1_lgwr_{proc.pid}.trc"
+        trc.write_text(V11.read_text())
+        _, events = _read_whole(trc)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert events[1].time == pytest.approx(_epoch("2015-03-10 14:09:08.402", "America/Chicago"))
