@@ -3,6 +3,7 @@ stand-in) at each connect and when a followed file goes quiet, without connectin
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from collectors.oracle.session import Session
@@ -47,6 +48,36 @@ def test_the_database_names_files_that_do_not_exist_yet(tmp_path):
     _warn(tmp_path / "sgmon_lg00_301.trc", 650)
     c.sample()
     assert [e.value for e in c.take_events()] == [650.0]
+    c.close()
+    session.close()
+    db.close()
+
+
+def test_every_rfs_the_standby_runs_is_followed(tmp_path):
+    """The standby runs one RFS per connected client: the one serving SYNC need not be the one
+    whose trace changed last, so all of them are read."""
+    from test_trace_reader import NSS, RFS
+
+    db = StandIn(":memory:", role="PHYSICAL STANDBY")
+    db.set_trace_dir(str(tmp_path))
+    db.set_process("RFS", 500, pid=20)  # serves the primary's NSS
+    db.set_process("RFS", 501, pid=21)  # an archiver's connection, busier
+    session = Session(connect=db.connect)
+    session.refresh()
+    sync, arch = tmp_path / "sgmon_rfs_500.trc", tmp_path / "sgmon_rfs_501.trc"
+    nss = tmp_path / "PROD_nss2_77.trc"
+    for p in (sync, arch, nss):
+        p.write_text("")
+    opts = {"rfs": str(sync), "nss": str(nss), "session": session, "timezone": "UTC"}
+    c = OracleTraceCollector(opts)
+    c.open()
+    c.sample()
+    sync.write_text(RFS)
+    arch.write_text("...\n")
+    st = sync.stat()
+    os.utime(arch, (st.st_atime + 10, st.st_mtime + 10))
+    nss.write_text(NSS)
+    assert c.sample()["remote"]["splits"] == 2
     c.close()
     session.close()
     db.close()

@@ -310,15 +310,16 @@ class OracleTraceCollector(Collector):
     def _rescan(self, kind: str, from_start: bool = True, lay: Layout | None = None) -> None:
         """Move each group to its current file: what is left of the old one is read first."""
         files = self._files[kind]
-        for group, path in self._current(kind, lay).items():
+        current = self._current(kind, lay)
+        for group in [g for g in files if g not in current]:  # e.g. an RFS whose client left
+            self._retire(files.pop(group))
+        for group, path in current.items():
             old = files.get(group)
             if old is not None and old.follower.path == path:
                 continue
             files[group] = self._follow(path, from_start)
             if old is not None:
-                old.parser.feed(old.follower.rest())
-                self._take(old.parser)
-                old.follower.close()
+                self._retire(old)
                 self.emit_event(
                     Event(
                         self.clock(),
@@ -328,6 +329,12 @@ class OracleTraceCollector(Collector):
                         f"{old.follower.path} abandoned for {path} (a new process)",
                     )
                 )
+
+    def _retire(self, old: _Followed) -> None:
+        """Read what the old file still holds, so nothing written before the switch is lost."""
+        old.parser.feed(old.follower.rest())
+        self._take(old.parser)
+        old.follower.close()
 
     def sample(self) -> Rows:
         """Read what the traces gained since the last tick."""

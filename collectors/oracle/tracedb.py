@@ -34,13 +34,15 @@ class Layout:
         self.processes = processes
 
     def files(self, kind: str) -> dict[str, str]:
-        """Group -> trace path of every process of this kind (LGWR and the LGnn for ``lgwr``)."""
+        """Group -> trace path of every process of this kind (LGWR and the LGnn for ``lgwr``;
+        every RFS, one per connected client, for ``rfs``)."""
         out: dict[str, str] = {}
         for pname, spid in self.processes:
             proc = pname.lower()
             if PROCESSES[kind].fullmatch(proc):
                 name = TraceName(self.sid, proc, spid)
-                out[name.group] = os.path.join(self.trace_dir, f"{self.sid}_{proc}_{spid}.trc")
+                group = f"{name.group}_{spid}" if kind == "rfs" else name.group
+                out[group] = os.path.join(self.trace_dir, f"{self.sid}_{proc}_{spid}.trc")
         return out
 
 

@@ -94,7 +94,7 @@ USEC_STATS = ("redo write time (usec)", "redo synch time (usec)")
 VIEWS["v$diag_info"] = ("name", "value")
 VIEWS["v$process"] = ("pid", "pname", "spid")
 KEYS["v$diag_info"] = ("name",)
-KEYS["v$process"] = ("pname",)
+KEYS["v$process"] = ("pid",)
 
 
 def _now_text(when: float | None = None) -> str:
@@ -415,12 +415,18 @@ class StandIn:
         with self._lock:
             self._upsert("v$diag_info", [{"name": "Diag Trace", "value": path}])
 
-    def set_process(self, pname: str, spid: int) -> None:
-        """A background process (``LGWR``, ``LG00``, ``NSS2``) and its OS pid; called again with
-        another pid, it is the process respawned (its trace is a new file)."""
+    def set_process(self, pname: str, spid: int, pid: int | None = None) -> None:
+        """A background process (``LGWR``, ``LG00``, ``NSS2``, ``RFS``) and its OS pid.  Without
+        ``pid`` (Oracle's process number) it replaces the process of that name, a respawn (its
+        trace is a new file); with one it adds another of the name (an RFS per client)."""
         with self._lock:
-            n = self._db.execute(f"SELECT COUNT(*) FROM {_q('v$process')}").fetchone()[0]
-            self._upsert("v$process", [{"pid": n + 1, "pname": pname, "spid": str(spid)}])
+            if pid is None:
+                row = self._db.execute(
+                    f"SELECT pid FROM {_q('v$process')} WHERE pname = ?", (pname,)
+                ).fetchone()
+                n = self._db.execute(f"SELECT COUNT(*) FROM {_q('v$process')}").fetchone()[0]
+                pid = row[0] if row else n + 1
+            self._upsert("v$process", [{"pid": pid, "pname": pname, "spid": str(spid)}])
 
 
 def _q(ident: str) -> str:
