@@ -41,7 +41,7 @@ def test_the_database_names_files_that_do_not_exist_yet(tmp_path):
     assert [e.value for e in c.take_events()] == [640.0]
     db.set_process("LGWR", 300)  # respawned again; its file stays quiet until it warns
     db.set_process("LG00", 301)
-    now[0] += 10.0  # quiet for longer than rescan_s: the database is asked again
+    now[0] += 60.0  # quiet for longer than rescan_s (30 s): the database is asked again
     c.sample()
     notes = [e.text for e in c.take_events() if e.kind == "note"]
     assert notes == [f"{new} abandoned for {tmp_path / 'sgmon_lgwr_300.trc'} (a new process)"]

@@ -12,7 +12,6 @@ followed file has been quiet for a while (``rescan_s``), which costs one directo
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from dataclasses import dataclass
@@ -62,6 +61,8 @@ class Finder:
             name = trace_name(spec)
             self.sid = name.sid if name else ""
             self._fixed = name is None or not PROCESSES[kind].fullmatch(name.proc)
+        sid = ".+" if self.sid == "*" else re.escape(self.sid)
+        self._want = re.compile(rf"{sid}_(?:{PROCESSES[kind].pattern})_\d+\.trc")
 
     @property
     def dynamic(self) -> bool:
@@ -73,17 +74,21 @@ class Finder:
         if self._fixed:
             return {self.spec: self.spec}
         newest: dict[str, tuple[float, str]] = {}
-        for path in glob.glob(os.path.join(glob.escape(self.dir), f"{self.sid}_*_*.trc")):
-            name = trace_name(path)
-            if name is None or not PROCESSES[self.kind].fullmatch(name.proc):
-                continue
-            try:
-                mtime = os.stat(path).st_mtime
-            except OSError:
-                continue
-            best = newest.get(name.group)
-            if best is None or (mtime, path) > best:
-                newest[name.group] = (mtime, path)
+        try:
+            with os.scandir(self.dir) as entries:  # one listing, a stat only for our processes
+                for e in entries:
+                    name = trace_name(e.name) if self._want.fullmatch(e.name) else None
+                    if name is None:
+                        continue
+                    try:
+                        mtime = e.stat().st_mtime
+                    except OSError:
+                        continue
+                    best = newest.get(name.group)
+                    if best is None or (mtime, e.path) > best:
+                        newest[name.group] = (mtime, e.path)
+        except OSError:
+            pass  # no directory (yet): the configured file is waited for below
         if not newest and self.sid != "*" and not os.path.isdir(self.spec):
             return {self.spec: self.spec}  # nothing there yet: wait for the configured file
         return {g: p for g, (_, p) in newest.items()}
