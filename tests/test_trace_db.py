@@ -81,3 +81,26 @@ def test_every_rfs_the_standby_runs_is_followed(tmp_path):
     c.close()
     session.close()
     db.close()
+
+
+def test_a_live_process_file_untouched_since_we_started_holds_no_news(tmp_path):
+    db = StandIn(":memory:")
+    db.set_trace_dir(str(tmp_path))
+    db.set_process("LGWR", 200)  # up for days; its trace was last written then
+    live, dead = tmp_path / "sgmon_lgwr_200.trc", tmp_path / "sgmon_lgwr_100.trc"
+    _warn(live, 999)
+    st = live.stat()
+    os.utime(live, (st.st_atime - 86400, st.st_mtime - 86400))
+    dead.write_text("")  # a dead process's file, written more recently (copied, touched)
+    session = Session(connect=db.connect)
+    c = OracleTraceCollector({"lgwr": str(tmp_path), "session": session, "timezone": "UTC"})
+    c.open()
+    session.refresh()
+    c.sample()
+    assert [e.kind for e in c.take_events()] == ["note"]  # the switch, not a days-old warning
+    _warn(live, 640)
+    c.sample()
+    assert [e.value for e in c.take_events()] == [640.0]
+    c.close()
+    session.close()
+    db.close()

@@ -41,7 +41,9 @@ event, each split a ``remote_write_split`` event.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import os
 import re
 import time
 from collections import OrderedDict
@@ -260,6 +262,7 @@ class OracleTraceCollector(Collector):
         self._zone: _dt.tzinfo | None = None
         self.session: Session | None = None
         self._was_connected = False
+        self._opened = 0.0  # wall time of open(), against file mtimes
         self._slow_total = 0
         self._broadcast_total = 0
         self._polling: float | None = None
@@ -287,12 +290,19 @@ class OracleTraceCollector(Collector):
             except OracleError:
                 self.session = None  # the other database collectors say why
         start = bool(self.options.get("from_start", False))
+        self._opened = time.time()
         for kind, path in paths.items():
             self._finders[kind] = Finder(kind, str(path))
             self._files[kind] = {}
             self._rescan(kind, from_start=start)
 
-    def _follow(self, path: str, from_start: bool) -> _Followed:
+    def _follow(self, path: str, from_start: bool | None) -> _Followed:
+        """``from_start`` None (a file found later): read whole, unless nothing was written to it
+        since we opened (a process's trace from days ago holds no news)."""
+        if from_start is None:
+            from_start = True  # not there yet: whatever it gets is news
+            with contextlib.suppress(OSError):
+                from_start = os.stat(path).st_mtime >= self._opened
         name = trace_name(path)
         zone = self._zone or (name and process_zone(name.pid)) or host_zone()
         return _Followed(
@@ -308,7 +318,7 @@ class OracleTraceCollector(Collector):
                 return found
         return finder.current()
 
-    def _rescan(self, kind: str, from_start: bool = True, lay: Layout | None = None) -> None:
+    def _rescan(self, kind: str, from_start: bool | None = None, lay: Layout | None = None) -> None:
         """Move each group to its current file: what is left of the old one is read first."""
         files = self._files[kind]
         current = self._current(kind, lay)
