@@ -1,27 +1,47 @@
-"""`oracle_trace`: slow LGWR writes from the LGWR trace, and long remote writes split into network
-and RFS time by matching msgid across the NSS and RFS event 16410 traces (seed 000, "Diagnosing
-High Log File SYNC Waits", done by hand there).
+"""`oracle_trace`: slow LGWR writes and the lines that explain log file sync, from the LGWR and
+LGnn traces, and long remote writes split into network and RFS time by matching thread and msgid
+across the NSS and RFS event 16410 traces (seed 000, "Diagnosing High Log File SYNC Waits", done
+by hand there).
 
-Options: ``lgwr`` (path of the primary's LGWR trace), ``nss`` and ``rfs`` (the primary's NSSn and
-the standby's RFS traces with event 16410 level 16 and, for the RFS write time, 10046 level 12),
-``threshold_ms`` (remote writes at least this long are split; default 50).  Files are followed
-like ``tail -F``: from their end when the collector opens, across rotation (a new inode) and
-truncation, with a partial last line kept until its newline arrives; unrelated lines are skipped.
+Options: ``lgwr`` (the primary's LGWR trace, or its trace directory), ``nss`` and ``rfs`` (the NSSn
+and RFS traces with event 16410 level 16 and, for the RFS write time, 10046 level 12),
+``threshold_ms`` (remote writes at least this long are split; default 50), ``timezone`` (the
+instance's zone for 11.2's offset-less stamps, see tracetime.py), ``rescan_s`` (how long a file may
+stay quiet before the current files are looked for again; default 30: one listing of a 20,000-file
+trace directory takes 15 ms).  A path is where to look, not the file (tracefiles.py): a restart or
+respawn starts a new ``<sid>_<proc>_<pid>.trc`` and the reader moves to it, saying so.  Files are
+followed like ``tail -F``: from their end when the collector opens, across rotation, segmentation (a
+new inode) and truncation, with a partial last line kept until its newline arrives; lines we do not
+know are skipped, a file we cannot read is one note, once.  Only file access is needed, no database
+login.
+
+Besides the slow writes, the LGWR-path traces say when adaptive log file sync switches between
+post/wait and polling (``Log file sync switching to polling`` / ``... to post/wait``): polling
+changes the whole log file sync distribution, so the switch is an event and the ``polling`` field
+of the ``lgwr`` row, which sgmon.analysis.adaptive_sync reads so that SYNC transport is not blamed
+for it.  ``Warning: log write broadcast wait time`` (RAC) and ``Adaptive scalable LGWR
+enabling/disabling workers`` are events too.
 
 How the traces time a remote write (seed 000): NSS prints "Client sending ... msgid=N" with its
 timestamp on the ``***`` line *below* it, and "Client received ... response ... msgid=N" with the
 timestamp *above* it; RFS prints "Server received ... msgid=N" and "Server finished processing
 ... msgid=N", each with the timestamp below, and its ``WAIT ... nam='RFS write' ela= us`` lines in
-between.  Network time = NSS round trip - RFS processing time.  The two hosts' clocks differ a
-little, so a negative network share is shown as 0.
+between.  Each message names its redo thread (``thrd=``) and msgid; msgids are counted per
+thread, so a write is matched on both.  Network time = NSS round trip - RFS processing time.  The
+two hosts' clocks differ a little, so a negative network share is shown as 0.
 
-Rows: ``lgwr`` (slow writes in the interval, longest of them) and ``remote`` (writes split, their
-largest network and RFS shares).  Each slow write is a ``lgwr_slow_write`` event, each split a
-``remote_write_split`` event.
+The RFS trace is written on the standby: the primary's sgmon does not read it across hosts.  Run
+``sgmon agent`` on the standby with ``rfs`` set in its own sgmon.toml and the NSS trace of the
+primary copied or mounted there (``nss``), or point ``rfs`` at a copy of the standby's trace.
+
+Rows: ``lgwr`` (slow writes in the interval, longest of them, polling or not) and ``remote``
+(writes split, their largest network and RFS shares).  Each slow write is a ``lgwr_slow_write``
+event, each split a ``remote_write_split`` event.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import re
@@ -29,6 +49,11 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from collectors.oracle.errors import OracleError
+from collectors.oracle.session import Session, acquire, release
+from collectors.oracle.tracedb import Layout, layout
+from collectors.oracle.tracefiles import Finder, Follower, trace_name
+from collectors.oracle.tracetime import ZoneError, host_zone, parse_ts, process_zone, zone_named
 from sgmon.collector import Collector, Unavailable
 from sgmon.model import Event, Field, Kind, Rows, Value
 
@@ -37,13 +62,22 @@ G, D = Kind.GAUGE, Kind.DELTA
 FIELDS = (
     Field("slow_writes", "count", D, "lgwr: 'Warning: log write elapsed time' lines", warn=1),
     Field("max_write", "ms", G, "lgwr: longest slow write of the interval", warn=100, crit=500),
+    Field("polling", "", G, "lgwr: 1 while adaptive log file sync polls, 0 in post/wait"),
+    Field("broadcast_waits", "count", D, "lgwr: RAC 'log write broadcast wait time' lines"),
+    Field("max_broadcast", "ms", G, "lgwr: longest broadcast wait of the interval"),
     Field("splits", "count", D, "remote: long remote writes matched across NSS and RFS"),
     Field("max_network", "ms", G, "remote: largest network share of a long remote write"),
     Field("max_rfs", "ms", G, "remote: largest RFS share (standby SRL write) of one"),
 )
 
-_TS = re.compile(r"^\*\*\* (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?)")
+# 11.2 "*** 2015-03-10 14:08:53.050", 12.2+ "*** 2023-01-29T01:00:52.031166-06:00 (CDB$ROOT(1))"
+_TS = re.compile(
+    r"^\*\*\* (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)?)"
+)
 _SLOW = re.compile(r"Warning: log write elapsed time (\d+)ms, size (\d+)KB")
+_BROADCAST = re.compile(r"Warning: log write broadcast wait time (\d+)ms")
+_MODE = re.compile(r"Log file sync switching to (polling|post/wait)")
+_WORKERS = re.compile(r"Adaptive scalable LGWR (enabling|disabling) workers")
 _MSGID = re.compile(r"msgid=(\d+)")
 _THRD = re.compile(r"thrd=(\d+)")
 _SEQ = re.compile(r"seq=(\d+)")
@@ -55,72 +89,7 @@ _MESSAGES = (
     ("Server received SQLNET data", "rfs_recv", "below"),
     ("Server finished processing SQLNET data", "rfs_done", "below"),
 )
-MAX_PENDING = 20000  # unmatched msgids kept (oldest dropped)
-MAX_READ = 4 << 20  # bytes read from one file per tick
-
-
-def parse_ts(text: str) -> float:
-    """A trace timestamp (the database host's local time) -> epoch seconds."""
-    return _dt.datetime.fromisoformat(text.replace(" ", "T", 1)).timestamp()
-
-
-class Follower:
-    """``tail -F`` of one file: complete new lines since the last call, across rotation."""
-
-    def __init__(self, path: str, from_start: bool = False) -> None:
-        self.path = path
-        self._f = None
-        self._ino: int | None = None
-        self._partial = b""
-        self._from_start = from_start
-        if os.path.exists(path):
-            self._open()
-
-    def _open(self) -> None:
-        self._f = open(self.path, "rb")  # noqa: SIM115 - kept open across calls
-        self._ino = os.fstat(self._f.fileno()).st_ino
-        if not self._from_start:
-            self._f.seek(0, os.SEEK_END)
-        self._from_start = True  # a file that appears (or reappears) later is read whole
-
-    def lines(self) -> list[str]:
-        """New complete lines (a partial last line waits for its newline)."""
-        data = b""
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            st = None
-        if self._f is not None and (st is None or st.st_ino != self._ino):
-            data = self._partial + self._f.read()  # the rotated file's tail, then the new file
-            if data and not data.endswith(b"\n"):
-                data += b"\n"  # a line cut by the rotation ends there
-            self._partial = b""
-            self._close()
-        elif self._f is not None and st is not None and st.st_size < self._f.tell():
-            self._close()  # truncated in place: start again
-            self._partial = b""
-            self._from_start = True
-        if self._f is None and st is not None:
-            self._open()
-        if self._f is not None:
-            data += self._f.read(MAX_READ)  # a huge backlog is read over several ticks
-        if not data:
-            return []
-        data = self._partial + data
-        *complete, self._partial = data.split(b"\n")
-        if len(self._partial) > MAX_READ:  # no newline for megabytes: not a trace line
-            self._partial = b""
-        return [line.decode("utf-8", "replace").rstrip("\r") for line in complete]
-
-    def _close(self) -> None:
-        if self._f is not None:
-            self._f.close()
-        self._f = None
-        self._ino = None
-
-    def close(self) -> None:
-        """Release the file."""
-        self._close()
+MAX_PENDING = 20000  # unmatched writes kept (oldest dropped)
 
 
 @dataclass(slots=True)
@@ -128,6 +97,9 @@ class _Msg:
     kind: str
     text: str
     where: str
+
+
+Key = tuple[int | None, int]  # (redo thread, msgid): msgids are per thread
 
 
 @dataclass(slots=True)
@@ -144,16 +116,27 @@ class Transit:
     rfs_write_us: float = 0.0
 
 
-class TraceParser:
-    """Turns 16410/10046 trace lines into msgid timestamps; one parser per file."""
+@dataclass(slots=True)
+class Line:
+    """A line that explains log file sync: (time, kind, value)."""
 
-    def __init__(self, transits: OrderedDict[int, Transit]) -> None:
+    when: float | None
+    kind: str  # slow, broadcast, mode, workers
+    value: float
+    text: str
+
+
+class TraceParser:
+    """Turns LGWR and 16410/10046 trace lines into events and transits; one parser per file."""
+
+    def __init__(self, transits: OrderedDict[Key, Transit], zone: _dt.tzinfo) -> None:
         self.transits = transits
+        self.zone = zone
         self._last_ts: float | None = None
         self._open: _Msg | None = None  # a message whose msgid is on a following line
-        self._below: list[tuple[int, str]] = []  # msgids waiting for the *** line below them
-        self._current: int | None = None  # the RFS message being processed (for RFS write ela)
-        self.slow: list[tuple[float | None, int, int]] = []  # (time, ms, KB) of LGWR warnings
+        self._below: list[tuple[Key, str]] = []  # writes waiting for the *** line below them
+        self._current: Key | None = None  # the RFS message being processed (for RFS write ela)
+        self.found: list[Line] = []  # LGWR-path lines not yet taken
 
     def feed(self, lines: list[str]) -> None:
         """Consume lines in file order."""
@@ -164,16 +147,14 @@ class TraceParser:
         m = _TS.match(line)
         if m:
             try:
-                self._last_ts = parse_ts(m.group(1))
+                self._last_ts = parse_ts(m.group(1), self.zone)
             except ValueError:
                 return
-            for msgid, kind in self._below:
-                setattr(self._transit(msgid), kind, self._last_ts)
+            for key, kind in self._below:
+                setattr(self._transit(key), kind, self._last_ts)
             self._below.clear()
             return
-        m = _SLOW.search(line)
-        if m:
-            self.slow.append((self._last_ts, int(m.group(1)), int(m.group(2))))
+        if self._lgwr_line(line):
             return
         m = _RFS_WRITE.search(line)
         if m and self._current is not None:
@@ -194,23 +175,43 @@ class TraceParser:
                 self._open = None
             return
         self._open = None
-        t = self._transit(int(idm.group(1)))
         thrd, seq = _THRD.search(msg.text), _SEQ.search(msg.text)
-        t.thread = int(thrd.group(1)) if thrd else t.thread
+        key = (int(thrd.group(1)) if thrd else None, int(idm.group(1)))
+        t = self._transit(key)
         t.seq = int(seq.group(1)) if seq else t.seq
         if msg.kind == "rfs_recv":
-            self._current = t.msgid
+            self._current = key
         elif msg.kind == "rfs_done":
             self._current = None
         if msg.where == "above":
             setattr(t, msg.kind, self._last_ts)
         else:
-            self._below.append((t.msgid, msg.kind))
+            self._below.append((key, msg.kind))
 
-    def _transit(self, msgid: int) -> Transit:
-        t = self.transits.get(msgid)
+    def _lgwr_line(self, line: str) -> bool:
+        """The LGWR-path lines: slow writes, broadcast waits, sync mode and worker changes."""
+        if m := _SLOW.search(line):
+            ms, kb = int(m.group(1)), int(m.group(2))
+            self.found.append(Line(self._last_ts, "slow", ms, f"log write {ms} ms, {kb} KB"))
+        elif m := _BROADCAST.search(line):
+            ms = int(m.group(1))
+            self.found.append(Line(self._last_ts, "broadcast", ms, f"broadcast wait {ms} ms"))
+        elif m := _MODE.search(line):
+            polling = m.group(1) == "polling"
+            self.found.append(
+                Line(self._last_ts, "mode", float(polling), f"log file sync {m.group(1)}")
+            )
+        elif m := _WORKERS.search(line):
+            on = m.group(1) == "enabling"
+            self.found.append(Line(self._last_ts, "workers", float(on), f"LGWR workers {m[1]}"))
+        else:
+            return False
+        return True
+
+    def _transit(self, key: Key) -> Transit:
+        t = self.transits.get(key)
         if t is None:
-            t = self.transits[msgid] = Transit(msgid)
+            t = self.transits[key] = Transit(key[1], key[0])
             while len(self.transits) > MAX_PENDING:
                 self.transits.popitem(last=False)
         return t
@@ -226,8 +227,23 @@ def split(t: Transit) -> tuple[float, float, float] | None:
     return total, max(0.0, total - rfs), rfs
 
 
+_EVENT = {  # Line.kind -> event kind
+    "slow": "lgwr_slow_write",
+    "broadcast": "lgwr_broadcast_wait",
+    "mode": "log_file_sync_mode",
+    "workers": "lgwr_workers",
+}
+
+
+@dataclass(slots=True)
+class _Followed:
+    follower: Follower
+    parser: TraceParser
+    quiet_since: float
+
+
 class OracleTraceCollector(Collector):
-    """Slow LGWR writes and NSS/RFS remote-write splits, from trace files."""
+    """LGWR-path trace lines and NSS/RFS remote-write splits, from trace files."""
 
     name = "oracle_trace"
     description = "LGWR slow-write warnings and NSS/RFS msgid splits from trace files"
@@ -238,63 +254,172 @@ class OracleTraceCollector(Collector):
     def __init__(self, options=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(options)
         self.threshold_ms = float(self.options.get("threshold_ms", 50.0))
-        self._files: dict[str, Follower] = {}
-        self._parsers: dict[str, TraceParser] = {}
-        self._transits: OrderedDict[int, Transit] = OrderedDict()
+        self.rescan_s = float(self.options.get("rescan_s", 30.0))
+        self._finders: dict[str, Finder] = {}
+        self._files: dict[str, dict[str, _Followed]] = {}  # kind -> group -> followed file
+        self._transits: OrderedDict[Key, Transit] = OrderedDict()
+        self._told: set[str] = set()  # unreadable files already said
+        self._zone: _dt.tzinfo | None = None
+        self.session: Session | None = None
+        self._was_connected = False
+        self._opened = 0.0  # wall time of open(), against file mtimes
         self._slow_total = 0
+        self._broadcast_total = 0
+        self._polling: float | None = None
+        self._max_write: float | None = None
+        self._max_broadcast: float | None = None
         self._split_total = 0
         self.clock = self.options.get("clock") or time.time
 
     def open(self) -> None:
-        """Start following the configured traces from their current end."""
+        """Find the current traces and follow them from their current end."""
         paths = {k: self.options.get(k) for k in ("lgwr", "nss", "rfs") if self.options.get(k)}
         if not paths:
             raise Unavailable(
                 "no trace files configured: set [collectors.oracle_trace] lgwr = "
                 '"<diag>/trace/<SID>_lgwr_<pid>.trc" (and nss, rfs for the msgid split)'
             )
+        if self.options.get("timezone"):
+            try:
+                self._zone = zone_named(str(self.options["timezone"]))
+            except ZoneError as e:
+                raise Unavailable(f"[collectors.oracle_trace] {e}") from None
+        if any(self.options.get(k) is not None for k in ("db", "connect", "session")):
+            try:
+                self.session = acquire(self.options)
+            except OracleError:
+                self.session = None  # the other database collectors say why
         start = bool(self.options.get("from_start", False))
+        self._opened = time.time()
         for kind, path in paths.items():
-            self._files[kind] = Follower(str(path), from_start=start)
-            self._parsers[kind] = TraceParser(self._transits)
+            self._finders[kind] = Finder(kind, str(path))
+            self._files[kind] = {}
+            self._rescan(kind, from_start=start)
+
+    def _follow(self, path: str, from_start: bool | None) -> _Followed:
+        """``from_start`` None (a file found later): read whole, unless nothing was written to it
+        since we opened (a process's trace from days ago holds no news)."""
+        if from_start is None:
+            from_start = True  # not there yet: whatever it gets is news
+            with contextlib.suppress(OSError):
+                from_start = os.stat(path).st_mtime >= self._opened
+        name = trace_name(path)
+        zone = self._zone or (name and process_zone(name.pid)) or host_zone()
+        return _Followed(
+            Follower(path, from_start), TraceParser(self._transits, zone), self.clock()
+        )
+
+    def _current(self, kind: str, lay: Layout | None) -> dict[str, str]:
+        """The database's own names for the current files when it is connected, else a glob."""
+        finder = self._finders[kind]
+        if lay is not None and finder.dynamic and finder.sid in ("*", lay.sid):
+            found = lay.files(kind)
+            if found:
+                return found
+        return finder.current()
+
+    def _rescan(self, kind: str, from_start: bool | None = None, lay: Layout | None = None) -> None:
+        """Move each group to its current file: what is left of the old one is read first."""
+        files = self._files[kind]
+        current = self._current(kind, lay)
+        for group in [g for g in files if g not in current]:  # e.g. an RFS whose client left
+            self._retire(files.pop(group))
+        for group, path in current.items():
+            old = files.get(group)
+            if old is not None and old.follower.path == path:
+                continue
+            files[group] = self._follow(path, from_start)
+            if old is not None:
+                self._retire(old)
+                self.emit_event(
+                    Event(
+                        self.clock(),
+                        self.name,
+                        "note",
+                        kind,
+                        f"{old.follower.path} abandoned for {path} (a new process)",
+                    )
+                )
+
+    def _retire(self, old: _Followed) -> None:
+        """Read what the old file still holds, so nothing written before the switch is lost."""
+        old.parser.feed(old.follower.rest())
+        self._take(old.parser)
+        old.follower.close()
 
     def sample(self) -> Rows:
         """Read what the traces gained since the last tick."""
-        for kind, f in self._files.items():
-            self._parsers[kind].feed(f.lines())
-        lgwr: dict[str, Value] = {"slow_writes": None, "max_write": None}
-        if "lgwr" in self._parsers:
-            slow = self._parsers["lgwr"].slow
-            self._slow_total += len(slow)
-            for when, ms, kb in slow:
-                self.emit_event(
-                    Event(
-                        when if when is not None else self.clock(),
-                        self.name,
-                        "lgwr_slow_write",
-                        "lgwr",
-                        f"log write {ms} ms, {kb} KB",
-                        float(ms),
-                    )
-                )
-            lgwr = {
-                "slow_writes": self._slow_total,
-                "max_write": max((ms for _, ms, _ in slow), default=None),
-            }
-            slow.clear()
-        rows: Rows = {"lgwr": lgwr}
-        if "nss" in self._parsers and "rfs" in self._parsers:
+        now = self.clock()
+        connected = self.session is not None and self.session.connected
+        fresh, self._was_connected = connected and not self._was_connected, connected
+        lay: Layout | None = None
+        for kind, files in self._files.items():
+            for f in list(files.values()):
+                lines = f.follower.lines()
+                if f.follower.error and f.follower.path not in self._told:
+                    self._told.add(f.follower.path)
+                    self.emit_event(Event(now, self.name, "note", kind, f.follower.error))
+                if lines:
+                    f.quiet_since = now
+                    f.parser.feed(lines)
+            quiet = any(now - f.quiet_since >= self.rescan_s for f in files.values())
+            if quiet or fresh or not files:
+                if lay is None and self.session is not None:  # at each connect, when quiet
+                    lay = layout(self.session)
+                self._rescan(kind, lay=lay)
+                for f in files.values():
+                    f.quiet_since = now
+        rows: Rows = {}
+        if "lgwr" in self._files:
+            rows["lgwr"] = self._lgwr()
+        if "nss" in self._files and "rfs" in self._files:
             rows["remote"] = self._splits()
         return rows
+
+    def _take(self, parser: TraceParser) -> None:
+        """Turn a parser's LGWR-path lines into events and the row's running state."""
+        for ln in parser.found:
+            self.emit_event(
+                Event(
+                    ln.when if ln.when is not None else self.clock(),
+                    self.name,
+                    _EVENT[ln.kind],
+                    "lgwr",
+                    ln.text,
+                    ln.value,
+                )
+            )
+            if ln.kind == "slow":
+                self._slow_total += 1
+                self._max_write = max(self._max_write or 0, ln.value)
+            elif ln.kind == "broadcast":
+                self._broadcast_total += 1
+                self._max_broadcast = max(self._max_broadcast or 0, ln.value)
+            elif ln.kind == "mode":
+                self._polling = ln.value
+        parser.found.clear()
+
+    def _lgwr(self) -> dict[str, Value]:
+        for f in self._files["lgwr"].values():
+            self._take(f.parser)
+        row: dict[str, Value] = {
+            "slow_writes": self._slow_total,
+            "max_write": self._max_write,
+            "polling": self._polling,
+            "broadcast_waits": self._broadcast_total,
+            "max_broadcast": self._max_broadcast,
+        }
+        self._max_write = self._max_broadcast = None  # maxima are per interval
+        return row
 
     def _splits(self) -> dict[str, Value]:
         net_max: float | None = None
         rfs_max: float | None = None
-        for msgid, t in list(self._transits.items()):
+        for key, t in list(self._transits.items()):
             parts = split(t)
             if parts is None:
                 continue
-            del self._transits[msgid]
+            del self._transits[key]
             total, net, rfs = parts
             if total < self.threshold_ms:
                 continue
@@ -307,7 +432,7 @@ class OracleTraceCollector(Collector):
                     self.name,
                     "remote_write_split",
                     f"thread_{t.thread}" if t.thread is not None else "remote",
-                    f"msgid {msgid} thrd {t.thread} seq {t.seq}: {total:.0f} ms = "
+                    f"msgid {t.msgid} thrd {t.thread} seq {t.seq}: {total:.0f} ms = "
                     f"{net:.0f} ms network + {rfs:.0f} ms RFS"
                     + (f" (RFS write {t.rfs_write_us / 1000:.1f} ms)" if t.rfs_write_us else ""),
                     round(total, 3),
@@ -320,6 +445,10 @@ class OracleTraceCollector(Collector):
         }
 
     def close(self) -> None:
-        """Close the followed files."""
-        for f in self._files.values():
-            f.close()
+        """Close the followed files and leave the shared session."""
+        for files in self._files.values():
+            for f in files.values():
+                f.follower.close()
+        if self.session is not None:
+            release(self.session)
+            self.session = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from sgmon import buckets
+from sgmon.analysis.adaptive_sync import adaptive_sync
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
@@ -729,6 +730,7 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
 
 
 CAUSES: tuple[Rule, ...] = (
+    adaptive_sync,
     rto_stall,
     standby_io,
     log_switches,

@@ -28,18 +28,20 @@ class _Missing(Collector):
 def make_collectors(config: Config, host: HostConfig | None) -> list[Collector]:
     """Instantiate the local collectors with their options (ConfigError propagates).
 
-    The database collectors (``oracle_*``) run where the host has a database (the trace reader
-    only when [collectors.oracle_trace] names the trace files); any other runs
+    The database collectors (``oracle_*``) run where the host has a database; the trace reader
+    runs when [collectors.oracle_trace] names the trace files, with or without a database login
+    (reading a trace needs file access only); any other runs
     when it is enabled by default or named in the config's [collectors] table, unless that
     table says ``enabled = false``.
     """
     has_db = host is not None and host.db is not None
     out: list[Collector] = []
     for name in registry.names():
-        if name.startswith("oracle_") and not has_db:
+        if name == "oracle_trace":
+            if not config.collectors.get(name):
+                continue  # needs the trace paths; unconfigured it would only say so every tick
+        elif name.startswith("oracle_") and not has_db:
             continue
-        if name == "oracle_trace" and not config.collectors.get(name):
-            continue  # needs the trace paths; unconfigured it would only say so every tick
         if config.collectors.get(name, {}).get("enabled") is False:
             continue
         try:

@@ -90,6 +90,13 @@ KEYS = {
 }
 USEC_STATS = ("redo write time (usec)", "redo synch time (usec)")
 
+# -- trace files (the oracle_trace reader): the trace directory and each process's OS pid, which
+# names its trace (<sid>_<pname>_<spid>.trc); a respawned process has a new spid
+VIEWS["v$diag_info"] = ("name", "value")
+VIEWS["v$process"] = ("pid", "pname", "spid")
+KEYS["v$diag_info"] = ("name",)
+KEYS["v$process"] = ("pid",)
+
 
 def _now_text(when: float | None = None) -> str:
     t = _dt.datetime.now() if when is None else _dt.datetime.fromtimestamp(when)
@@ -400,6 +407,26 @@ class StandIn:
                 self._db.execute(f"DELETE FROM {_q('v$event_histogram_micro')}")
             self._db.execute(f"DELETE FROM {_q('v$redo_dest_resp_histogram')}")
         self.set_instance(startup)
+
+    # -- trace files ---------------------------------------------------------------------------
+
+    def set_trace_dir(self, path: str) -> None:
+        """V$DIAG_INFO's ``Diag Trace`` row: where the background processes write their traces."""
+        with self._lock:
+            self._upsert("v$diag_info", [{"name": "Diag Trace", "value": path}])
+
+    def set_process(self, pname: str, spid: int, pid: int | None = None) -> None:
+        """A background process (``LGWR``, ``LG00``, ``NSS2``, ``RFS``) and its OS pid.  Without
+        ``pid`` (Oracle's process number) it replaces the process of that name, a respawn (its
+        trace is a new file); with one it adds another of the name (an RFS per client)."""
+        with self._lock:
+            if pid is None:
+                row = self._db.execute(
+                    f"SELECT pid FROM {_q('v$process')} WHERE pname = ?", (pname,)
+                ).fetchone()
+                n = self._db.execute(f"SELECT COUNT(*) FROM {_q('v$process')}").fetchone()[0]
+                pid = row[0] if row else n + 1
+            self._upsert("v$process", [{"pid": pid, "pname": pname, "spid": str(spid)}])
 
 
 def _q(ident: str) -> str:

@@ -17,8 +17,9 @@ FLAG = 67111042  # as in seed 000's example lines
 
 
 def stamp(epoch: float) -> str:
-    """``2014-12-02 08:46:34.598``: a trace timestamp in the host's local time."""
-    return _dt.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    """``2023-01-29T01:00:52.031166-06:00``: a 12.2+ trace timestamp, with its offset (the
+    simulated pair is 19c), so the reader needs no zone for it."""
+    return _dt.datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="microseconds")
 
 
 class TraceWriter:

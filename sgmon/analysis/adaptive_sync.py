@@ -1,0 +1,65 @@
+"""Adaptive log file sync: when LGWR switches the foregrounds to polling, log file sync measures
+their poll sleeps, and its whole distribution moves with no change on the redo path.
+
+The switch is only visible in the LGWR/LGnn trace (``Log file sync switching to polling`` /
+``... to post/wait``, e.g. the 12.2 LG00 trace of jkstill/lgwr-trace-parse), which the
+``oracle_trace`` collector turns into its ``polling`` field.  While it is on and log file sync is
+degraded but the transport's own waits are not, SYNC transport is not the cause: this rule says
+so and keeps the generic commit chain from naming whatever happens to line up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sgmon.analysis.context import Context
+from sgmon.analysis.outliers import COMMIT_EVENTS
+from sgmon.analysis.results import Finding
+from sgmon.units import fmt_num
+
+
+def adaptive_sync(ctx: Context) -> Iterable[Finding]:
+    """log file sync degraded while polling, with the transport waits in line."""
+    from sgmon.analysis.rules import CAUSE, make  # rules.py lists this rule: imported late
+
+    p, c = ctx.primary, ctx.chain
+    if p is None or c is None or c.trigger.instance != COMMIT_EVENTS[0]:
+        return
+    if p.frame.value("oracle_trace", "lgwr", "polling") != 1.0:
+        return
+    remote = [
+        o
+        for e in COMMIT_EVENTS[1:]
+        for f in ("avg", "p90", "p99")
+        if (o := ctx.outlier((p.name, "oracle_waits", e, f)))
+    ]
+    if remote:
+        return  # the transport is slow as well: the transport rules speak
+    lfpw = p.frame.value("oracle_waits", "log file parallel write", "avg")
+    ev = [
+        c.trigger.reason,
+        "LGWR trace: Log file sync switching to polling (adaptive log file sync)",
+        "SYNC Remote Write and the other transport waits are in line with their baseline",
+    ]
+    if isinstance(lfpw, int | float):
+        ev.append(f"log file parallel write avg {fmt_num(lfpw)} ms")
+    ev.append(
+        "polling foregrounds sleep between checks, so log file sync includes the poll interval; "
+        "it ends when the trace says 'switching to post/wait'"
+    )
+    ctx.explained = True
+    yield make(
+        ctx,
+        "adaptive_sync",
+        "trace",
+        p.name,
+        "lgwr",
+        "info",
+        "log file sync in polling mode",
+        p.name,
+        "adaptive log file sync polls: not SYNC transport",
+        ev,
+        [c.trigger.key, (p.name, "oracle_trace", "lgwr", "polling")],
+        CAUSE,
+        explains=False,
+    )
