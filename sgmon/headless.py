@@ -30,8 +30,38 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--simulate", metavar="SCENARIO", help="the simulated pair instead of the hosts"
     )
-    parser.add_argument("--seed", type=int, default=0, help="simulation seed")
-    parser.add_argument("--speed", type=float, default=1.0, help="simulation speed factor")
+    add_sim_options(parser)
+
+
+def add_sim_options(parser: argparse.ArgumentParser, speed: bool = True) -> None:
+    """``--seed``, ``--onset`` and ``--speed`` of the simulated pair: one definition for demo,
+    record, agent, serve and check (check runs simulated time as fast as it goes: no speed)."""
+    from sgmon.sim.scenarios import DEFAULT_ONSET
+
+    parser.add_argument("--seed", type=int, default=0, help="simulation seed (same seed, same run)")
+    parser.add_argument(
+        "--onset",
+        metavar="S",
+        default=f"{DEFAULT_ONSET:g}s",
+        help="simulated time before the scenario's fault starts; the analysis learns the healthy "
+        f"baseline first (default {DEFAULT_ONSET:g}s)",
+    )
+    if speed:
+        parser.add_argument(
+            "--speed",
+            type=float,
+            default=1.0,
+            metavar="X",
+            help="simulated seconds per real second",
+        )
+
+
+def sim_onset(args: argparse.Namespace) -> float:
+    """``--onset`` in seconds, or one line on stderr and exit 2."""
+    onset = _duration(args.onset, "--onset")
+    if onset is None or onset < 0:
+        raise UsageError(f"--onset {args.onset}: use a duration such as 30s or 2m")
+    return onset
 
 
 def _duration(text: str | None, what: str) -> float | None:
@@ -63,11 +93,7 @@ def load_sources(args: argparse.Namespace, local_only: bool = False, role: str =
     config = load_config(args.config)
     if local_only:
         config = dataclasses.replace(config, hosts=tuple(h for h in config.hosts if not h.ssh))
-    interval = _duration(args.interval, "--interval") or config.interval
-    try:
-        check_interval(interval)
-    except ValueError as e:
-        raise UsageError(f"--interval: {e}") from None
+    interval = checked_interval(args.interval, config.interval)
     duration = _duration(args.duration, "--duration")
     if args.simulate:
         _check_scenario(args.simulate)
@@ -81,9 +107,22 @@ def load_sources(args: argparse.Namespace, local_only: bool = False, role: str =
         duration=duration,
         interval=interval,
         role=role,
+        onset=sim_onset(args) if args.simulate else None,
     )
     wall = duration / args.speed if duration and args.simulate and args.speed > 0 else duration
     return Loaded(config, sources, interval, wall)
+
+
+def checked_interval(text: str | None, default: float) -> float:
+    """``--interval`` as every command takes it (0.1 s to 60 s), the config's when not given;
+    ``0`` is refused, not taken for "not given"."""
+    interval = _duration(text, "--interval")
+    if interval is None:
+        interval = default
+    try:
+        return check_interval(interval)
+    except ValueError as e:
+        raise UsageError(f"--interval {text or interval}: {e}") from None
 
 
 def _check_scenario(name: str) -> None:

@@ -56,3 +56,37 @@ def fmt_num(v: float | int | None, width: int = 0) -> str:
     else:
         s = str(v)
     return s.rjust(width) if width else s
+
+
+def parse_instant(text: str, reference: float, utc: bool = True) -> float:
+    """An instant a person types: ``2026-11-24T10:31:02`` (ISO, with or without an offset),
+    ``10:31:02`` or ``10:31`` on the day of ``reference``, or ``+5m`` / ``-30s`` from it.
+
+    Clock times are UTC with ``utc`` (what recordings and replay print) or the local zone (what
+    the dashboard shows).  ValueError says what to type.
+    """
+    from datetime import UTC, datetime
+
+    s = text.strip()
+    if s[:1] in "+-" and len(s) > 1:
+        sign = -1.0 if s[0] == "-" else 1.0
+        return reference + sign * parse_duration(s[1:])
+    zone = UTC if utc else None
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        dt = None
+    if dt is not None and ("-" in s[:10] or "T" in s):
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=zone) if zone else dt.astimezone()
+        return dt.timestamp()
+    for pattern in ("%H:%M:%S", "%H:%M"):
+        try:
+            hms = datetime.strptime(s, pattern)
+        except ValueError:
+            continue
+        day = datetime.fromtimestamp(reference, zone) if zone else datetime.fromtimestamp(reference)
+        at = day.replace(hour=hms.hour, minute=hms.minute, second=hms.second, microsecond=0)
+        return at.timestamp()
+    where = "UTC" if utc else "local time"
+    raise ValueError(f"{text!r}: use 10:31:02 ({where}), 2026-11-24T10:31:02+00:00, or +5m / -30s")

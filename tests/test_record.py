@@ -250,6 +250,8 @@ def test_sigterm_closes_cleanly_and_replay_summary(tmp_path):
     for f in arch.rglob("*.csv"):
         assert f.read_bytes().endswith(b"\n")
     r = _cli("replay", str(arch), "--summary")
+    assert r.returncode == 0 and "findings" in r.stdout and len(r.stdout.splitlines()) <= 24
+    r = _cli("replay", str(arch), "--fields")
     assert r.returncode == 0 and "cpu" in r.stdout and "min" in r.stdout
     first = ReplaySource(arch, speed=0)
     host = first.hosts[0].name

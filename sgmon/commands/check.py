@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sgmon.cli import Unreachable, UsageError
+from sgmon.headless import add_sim_options, sim_onset
 from sgmon.units import fmt_num, parse_duration
 
 if TYPE_CHECKING:
@@ -40,14 +41,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--seconds",
         metavar="N",
-        help="sample the configured hosts this long (default 10s; 90s with --simulate)",
+        help="sample the configured hosts this long (default 10s; with --simulate the onset "
+        "plus 60s of simulated time)",
     )
     src.add_argument("--from", dest="source_dir", metavar="DIR", help="analyse a recording")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     parser.add_argument(
         "--simulate", metavar="SCENARIO", help="the simulated pair, in simulated time"
     )
-    parser.add_argument("--seed", type=int, default=0, help="simulation seed")
+    add_sim_options(parser, speed=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +68,17 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     analyzer = Analyzer(config)
     if args.simulate:
-        hosts, span = _simulate(analyzer, args.simulate, args.seed, seconds or 90.0, config)
+        onset = sim_onset(args)
+        hosts, span = _simulate(
+            analyzer, args.simulate, args.seed, seconds or onset + 60.0, config, onset
+        )
+        if span <= onset and args.simulate != "healthy":
+            print(
+                f"sgmon: the run ended at {fmt_num(span)} s, before {args.simulate}'s fault "
+                f"starts at --onset {fmt_num(onset)} s: only the healthy baseline was seen; "
+                "give more --seconds or an earlier --onset",
+                file=sys.stderr,
+            )
     elif args.source_dir:
         hosts, span = _replay(analyzer, args.source_dir)
     else:
@@ -84,13 +96,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _simulate(
-    analyzer: Analyzer, scenario: str, seed: int, seconds: float, config: Config
+    analyzer: Analyzer, scenario: str, seed: int, seconds: float, config: Config, onset: float
 ) -> tuple[list[str], float]:
     from sgmon.sim import SCENARIOS, SimPair
 
     if scenario not in SCENARIOS:
         raise UsageError(f"--simulate {scenario!r}: use one of {', '.join(SCENARIOS)}")
-    pair = SimPair(scenario, seed=seed, interval=config.interval)
+    pair = SimPair(scenario, seed=seed, interval=config.interval, onset=onset)
     try:
         while pair.t < seconds - 1e-9:
             for frame in pair.step():

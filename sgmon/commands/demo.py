@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from sgmon.headless import add_sim_options, checked_interval, sim_onset
+
 DEFAULT_SCENARIO = "rto-stall"
 
 
@@ -18,17 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scenario", default=DEFAULT_SCENARIO, metavar="NAME", help="what goes wrong (see --list)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (same seed, same run)")
-    parser.add_argument(
-        "--speed", type=float, default=1.0, metavar="X", help="simulated seconds per real second"
-    )
+    add_sim_options(parser)
     parser.add_argument("--interval", metavar="S", default="1s", help="simulated sample interval")
-    parser.add_argument(
-        "--onset",
-        metavar="S",
-        default="30s",
-        help="simulated time before the fault starts (the analysis learns the baseline first)",
-    )
     parser.add_argument("--list", action="store_true", help="name the scenarios and exit")
 
 
@@ -48,12 +41,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.speed > 0:
         raise UsageError(f"--speed {args.speed:g}: use a positive number such as 1, 5 or 0.5")
     from sgmon.config import Config
-    from sgmon.engine import check_interval
     from sgmon.hosts.sim import SimSource
-    from sgmon.units import parse_duration
 
-    interval = check_interval(parse_duration(args.interval))
-    onset = parse_duration(args.onset)
+    interval = checked_interval(args.interval, 1.0)
+    onset = sim_onset(args)
     config = Config(name=f"demo {args.scenario}", interval=interval)
     source = SimSource(
         args.scenario, seed=args.seed, interval=interval, speed=args.speed, onset=onset

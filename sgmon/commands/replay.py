@@ -12,8 +12,20 @@ from sgmon.cli import UsageError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Archive directory and what to show."""
     parser.add_argument("dir", help="an archive written by sgmon record --dir")
-    parser.add_argument("--summary", action="store_true", help="min/median/p99/max, outliers")
+    parser.add_argument(
+        "--summary", action="store_true", help="one row per finding and outlier episode"
+    )
+    parser.add_argument(
+        "--fields", action="store_true", help="min/median/p99/max of every field, per host"
+    )
     parser.add_argument("--at", metavar="TIME", help="print the tick at TIME (ISO or HH:MM:SS)")
+    parser.add_argument(
+        "--from",
+        dest="start",
+        metavar="TIME",
+        help="start playback at TIME (10:31:02 UTC, ISO, or +5m from the first tick); the ticks "
+        "before it load at once so the history and the analysis have them",
+    )
     parser.add_argument("--speed", type=float, default=1.0, help="playback speed (dashboard)")
 
 
@@ -29,17 +41,28 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if not any(frames.values()):
         raise UsageError(f"{args.dir} holds no recorded ticks")
+    first = min(fl[0].time for fl in frames.values() if fl)
+    last = max(fl[-1].time for fl in frames.values() if fl)
+    if args.start:
+        src.start = _instant("--from", args.start, first)
+        if src.start > last:
+            raise UsageError(
+                f"--from {args.start}: after the recording's last tick ({_iso(last)} UTC)"
+            )
     code = 0
     if args.at:
         print_at(src, frames, args.at)
-    elif args.summary:
-        print_summary(src, frames)
+    elif args.summary or args.fields:
+        if args.summary:
+            print_summary(src, frames, src.start)
+        if args.fields:
+            print_fields(src, frames)
     else:
         try:
             from sgmon.tui.app import run_dashboard
         except ImportError as e:
             print(f"sgmon: dashboard not available ({e}); showing --summary", file=sys.stderr)
-            print_summary(src, frames)
+            print_summary(src, frames, src.start)
         else:
             code = run_dashboard(sources=[src], config=None, title=f"replay {args.dir}")
     if src.skipped:
@@ -56,21 +79,74 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[i]
 
 
-def print_summary(src, frames) -> None:
-    """Per collector and field: min, median, p99, max (with where the max was); then outliers."""
-    from sgmon.model import Kind
+SCREEN = 24
+"""``--summary`` fits one terminal screen; ``--fields`` has every field's statistics."""
+GAP_TICKS = 5
+"""Threshold crossings of one series less than this many ticks apart are one episode."""
+
+
+def print_summary(src, frames, start: float | None = None) -> None:
+    """One row per event: the analysis' findings, then each series' outlier episodes (worst
+    first), within one screen; ``start`` leaves out what ended before it."""
     from sgmon.sinks.statefile import grade
+    from sgmon.units import fmt_num
+
+    live = {h: fl for h, fl in frames.items() if fl}
+    first = min(fl[0].time for fl in live.values())
+    last = max(fl[-1].time for fl in live.values())
+    hosts = ", ".join(f"{h} ({fl[0].role or 'no role'}, {len(fl)} ticks)" for h, fl in live.items())
+    lines = [f"== {hosts}: {_iso(first)} .. {_hms(last)} UTC"]
+    found = [f for f in _findings(frames) if start is None or (f.end or last) >= start]
+    lines.append(f"findings ({len(found)}):" if found else "findings: none")
+    for f in found:
+        span = f"{_hms(f.start)}-{_hms(f.end) if f.end else 'end'}"
+        lines.append(f"  {span:<17} {f.severity.upper():<4} {f.host}: {f.title}")
+    episodes = []
+    for host, fl in live.items():
+        interval = src.interval or 1.0
+        for run in _outlier_runs(fl, src.schema(host), grade, GAP_TICKS * interval):
+            if start is None or run[1] >= start:
+                episodes.append((host, *run))
+    episodes.sort(key=lambda e: (e[7] != "crit", e[1], e[0]))
+    room = max(3, SCREEN - len(lines) - 2)
+    lines.append(
+        f"outlier episodes ({len(episodes)}, worst first):" if episodes else "outliers: none"
+    )
+    for host, t0, t1, c, inst, col, peak, sev in episodes[:room]:
+        span = _hms(t0) if t0 == t1 else f"{_hms(t0)}-{_hms(t1)}"
+        lines.append(f"  {span:<17} {sev:<4} {host} {c} {inst} {col} peak {fmt_num(peak)}")
+    if len(episodes) > room:
+        lines.append(f"  ... {len(episodes) - room} more; --fields for every field's statistics")
+    print("\n".join(lines))
+
+
+def _findings(frames) -> list:
+    """The analysis' findings over the whole recording, each once with its start and end."""
+    from sgmon.analysis import Analyzer  # part of sgmon; imported here to keep --help quick
+
+    merged = sorted((f for fl in frames.values() for f in fl), key=lambda f: (f.time, f.host))
+    analyzer = Analyzer()
+    rows: dict[tuple[str, float], object] = {}
+    for fr in merged:
+        analyzer.feed(fr)
+        opened, closed = analyzer.changes()
+        for f in (*opened, *closed):
+            rows[(f.key, f.start)] = f
+    for f in analyzer.state().findings:  # as they stand at the end (a finding rises as it goes)
+        rows[(f.key, f.start)] = f
+    return sorted(rows.values(), key=lambda f: (f.start, f.key))
+
+
+def print_fields(src, frames) -> None:
+    """Per collector and field: min, median, p99, max (with where the max was)."""
+    from sgmon.model import Kind
     from sgmon.units import fmt_num
 
     for host, fl in frames.items():
         if not fl:
             continue
-        print(
-            f"== {host} ({fl[0].role or 'no role'}): {len(fl)} ticks, "
-            f"{_iso(fl[0].time)} .. {_iso(fl[-1].time)} UTC"
-        )
-        schema = src.schema(host)
-        for c, fields in schema.items():
+        print(f"== {host} ({fl[0].role or 'no role'}): {len(fl)} ticks")
+        for c, fields in src.schema(host).items():
             printed = False
             for f in fields:
                 if f.kind in (Kind.TEXT, Kind.HISTOGRAM):
@@ -95,58 +171,33 @@ def print_summary(src, frames) -> None:
                     f"    {f.column:<22} min {q[0]:>7}  med {q[1]:>7}  p99 {q[2]:>7}"
                     f"  max {fmt_num(vals[-1]):>7}  ({worst[1]} {_hms(worst[2])})"
                 )
-        runs = _outlier_runs(fl, schema, grade)
-        print(f"  outliers ({len(runs)}):" if runs else "  outliers: none above the thresholds")
-        for start, end, c, inst, col, peak, sev in runs[:40]:
-            span = _hms(start) if start == end else f"{_hms(start)}-{_hms(end)}"
-            print(f"    {span:<17} {sev:<4} {c} {inst} {col} peak {fmt_num(peak)}")
-        if len(runs) > 40:
-            print(f"    ... {len(runs) - 40} more")
-    print_findings(frames)
 
 
-def print_findings(frames) -> None:
-    """The analysis' findings over the whole recording, in the order they opened."""
-    from sgmon.analysis import Analyzer  # part of sgmon; imported here to keep --help quick
+def _outlier_runs(fl, schema, grade, gap: float):
+    """Threshold crossings merged into episodes (crossings less than ``gap`` s apart are one),
+    as [start, end, collector, instance, column, peak, severity]."""
+    from sgmon.analysis.thresholds import idle_rto
 
-    merged = sorted((f for fl in frames.values() for f in fl), key=lambda f: (f.time, f.host))
-    analyzer = Analyzer()
-    opened = []
-    for f in merged:
-        analyzer.feed(f)
-        opened.extend(analyzer.changes()[0])
-    print(f"== findings ({len(opened)})" if opened else "== findings: none")
-    for x in opened[:30]:
-        print(f"  {_hms(x.start)} {x.severity:<4} {x.host}: {x.title}")
-        for line in x.evidence[:2]:
-            print(f"      {line}")
-    if len(opened) > 30:
-        print(f"  ... {len(opened) - 30} more")
-
-
-def _outlier_runs(fl, schema, grade):
-    """Threshold crossings merged into runs of consecutive ticks, in time order."""
     open_runs: dict[tuple, list] = {}
     done: list[list] = []
     for fr in fl:
-        seen = set()
         for c, fields in schema.items():
             for inst, row in fr.rows(c).items():
                 for f in fields:
                     sev = grade(f, row.get(f.name))
-                    if sev == "ok":
+                    if sev == "ok" or idle_rto(c, f.name, row):
                         continue
                     key = (c, inst, f.column)
-                    seen.add(key)
                     v = float(row[f.name])
                     r = open_runs.get(key)
+                    if r is not None and fr.time - r[1] > gap:
+                        done.append(open_runs.pop(key))
+                        r = None
                     if r is None:
                         open_runs[key] = [fr.time, fr.time, c, inst, f.column, v, sev]
                     else:
                         r[1], r[5] = fr.time, max(r[5], v)
                         r[6] = "crit" if "crit" in (r[6], sev) else sev
-        for key in [k for k in open_runs if k not in seen]:
-            done.append(open_runs.pop(key))
     done.extend(open_runs.values())
     return sorted(done, key=lambda r: r[0])
 
@@ -155,23 +206,14 @@ def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _parse_at(text: str, first: float) -> float:
-    from sgmon.archive import parse_time
+def _instant(option: str, text: str, first: float) -> float:
+    """A time typed on the command line (UTC clock, ISO, or an offset from the first tick)."""
+    from sgmon.units import parse_instant
 
     try:
-        return parse_time(text)
-    except ValueError:
-        pass
-    try:
-        hms = datetime.strptime(text, "%H:%M:%S" if text.count(":") == 2 else "%H:%M")
-    except ValueError:
-        raise UsageError(
-            f"--at {text!r}: use 2026-11-21T14:02:11+00:00 or 14:02:11 (UTC)"
-        ) from None
-    day = datetime.fromtimestamp(first, UTC)
-    return day.replace(
-        hour=hms.hour, minute=hms.minute, second=hms.second, microsecond=0
-    ).timestamp()
+        return parse_instant(text, first)
+    except ValueError as e:
+        raise UsageError(f"{option} {e}") from None
 
 
 def print_at(src, frames, text: str) -> None:
@@ -179,7 +221,7 @@ def print_at(src, frames, text: str) -> None:
     from sgmon.units import fmt_num
 
     first = min(fl[0].time for fl in frames.values() if fl)
-    t = _parse_at(text, first)
+    t = _instant("--at", text, first)
     for host, fl in frames.items():
         before = [f for f in fl if f.time <= t + 1e-6]
         if not before:

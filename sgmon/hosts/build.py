@@ -90,6 +90,7 @@ def sources_from_config(
     duration: float | None = None,
     interval: float | None = None,
     role: str = "",
+    onset: float | None = None,
 ) -> list[Source]:
     """Sources for the configured hosts, or the simulated pair when ``simulate`` names a scenario.
 
@@ -99,8 +100,10 @@ def sources_from_config(
     interval = interval or config.interval
     if simulate:
         from sgmon.hosts.sim import SimSource
+        from sgmon.sim import DEFAULT_ONSET
 
-        return [SimSource(simulate, seed=seed, interval=interval, speed=speed, duration=duration)]
+        start = DEFAULT_ONSET if onset is None else onset
+        return [SimSource(simulate, seed, interval, speed, duration=duration, onset=start)]
     from sgmon.hosts.local import LocalSource
 
     hosts = config.hosts or (HostConfig(name=socket.gethostname()),)

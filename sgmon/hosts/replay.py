@@ -47,8 +47,13 @@ def _read_lines(path: Path) -> tuple[list[str], int]:
 class ReplaySource:
     """Plays an archive back; ``speed`` 1 is real time, 0 as fast as the sinks take it."""
 
-    def __init__(self, directory: str | Path, speed: float = 1.0) -> None:
+    def __init__(
+        self, directory: str | Path, speed: float = 1.0, start: float | None = None
+    ) -> None:
         self.root = Path(directory)
+        self.start = start
+        """Ticks before this instant are played at once (history and analysis need them), so
+        paced playback begins there (``replay --from``)."""
         if not self.root.is_dir():
             raise ArchiveError(f"{self.root} is not a directory; name an sgmon record --dir")
         meta = read_meta(self.root)
@@ -169,7 +174,8 @@ class ReplaySource:
         for f in merged:
             if stop.is_set():
                 return
-            pause = 0.0 if prev is None or self.speed <= 0 else max(0.0, f.time - prev)
+            early = self.start is not None and f.time < self.start
+            pause = 0.0 if prev is None or self.speed <= 0 or early else max(0.0, f.time - prev)
             if pause and stop.wait(min(pause, 5 * self.interval) / self.speed):
                 return
             prev = f.time

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from sgmon.engine import check_interval
 from sgmon.hosts import HostInfo
 from sgmon.model import Frame, Schema
-from sgmon.sim import SimPair
+from sgmon.sim import DEFAULT_ONSET, SimPair
 
 
 class SimSource:
@@ -26,7 +26,7 @@ class SimSource:
         interval: float = 1.0,
         speed: float = 1.0,
         duration: float | None = None,
-        onset: float = 60.0,
+        onset: float = DEFAULT_ONSET,
     ) -> None:
         if speed <= 0:
             raise ValueError(f"speed {speed:g}: use a positive factor such as 1, 10 or 0.5")

@@ -12,7 +12,21 @@ collectors each host has.  ``SimPair.close()`` removes the stand-ins and the tra
 
 from __future__ import annotations
 
-from sgmon.sim.pair import SimPair
-from sgmon.sim.scenarios import SCENARIOS
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["SCENARIOS", "SimPair"]
+from sgmon.sim.scenarios import DEFAULT_ONSET, SCENARIOS
+
+if TYPE_CHECKING:
+    from sgmon.sim.pair import SimPair
+
+__all__ = ["DEFAULT_ONSET", "SCENARIOS", "SimPair"]
+
+
+def __getattr__(name: str) -> Any:
+    """``SimPair`` on first use: the scenario names and defaults, which every command's argument
+    checks read, must not pull in the stand-in database and the collectors."""
+    if name == "SimPair":
+        from sgmon.sim.pair import SimPair
+
+        return SimPair
+    raise AttributeError(name)

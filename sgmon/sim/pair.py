@@ -23,7 +23,7 @@ from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
 from sgmon.registry import load
 from sgmon.sim.hostos import HostOS
 from sgmon.sim.model import CommitModel
-from sgmon.sim.scenarios import SCENARIOS, conditions
+from sgmon.sim.scenarios import DEFAULT_ONSET, SCENARIOS, conditions
 from sgmon.sim.standin import StandIn
 from sgmon.sim.traces import TraceWriter
 
@@ -45,7 +45,7 @@ class SimPair:
         seed: int = 0,
         interval: float = 1.0,
         start: float | None = None,
-        onset: float = 60.0,
+        onset: float = DEFAULT_ONSET,
     ) -> None:
         if scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")

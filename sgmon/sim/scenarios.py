@@ -42,6 +42,10 @@ class Conditions:
 
 HEALTHY = Conditions()
 
+DEFAULT_ONSET = 30.0
+"""Simulated seconds before a scenario's fault starts, in every command: the analysis learns
+the healthy baseline first, and a 30 s run sees nothing but that."""
+
 SCENARIOS: dict[str, str] = {
     "healthy": "SYNC AFFIRM pair at 0.3 ms RTT, sub-millisecond local and remote writes",
     "rto-stall": "rare TCP tail losses on the DG socket, retransmitted after a 200 ms RTO "

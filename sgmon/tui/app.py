@@ -37,6 +37,7 @@ from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.findings import FindingsPanel
 from sgmon.tui.panels.header import Header, HeaderView, clock
 from sgmon.tui.timeline import Timeline
+from sgmon.units import parse_instant
 
 INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 """The steps of the +/- keys, seconds."""
@@ -52,6 +53,10 @@ COMPACT_BELOW = (100, 30)
 SIDE_FINDINGS_FROM = 210
 """From this width the findings are a column right of the panes, which get the full height (the
 panes keep the 70 columns their widest table needs)."""
+
+
+FILTER_HINT = "filter devices, interfaces, sockets (Enter, Esc clears)"
+GOTO_HINT = "go to 10:31:02 (local, as shown), 2026-11-24T10:31:02, or -5m / +30s (Enter, Esc)"
 
 
 class FramesArrived(Message):
@@ -77,6 +82,7 @@ class SgmonApp(App[int]):
         Binding("end", "jump(-1)", "live", priority=True),
         Binding("f", "findings", "findings"),
         Binding("slash", "filter", "filter", key_display="/"),
+        Binding("g", "goto", "go to", show=False),
         Binding("z", "zoom", "zoom"),
         Binding("t", "next_theme", "theme"),
         Binding("plus,equals_sign", "interval(1)", "slower", key_display="+", show=False),
@@ -123,6 +129,8 @@ class SgmonApp(App[int]):
         self._slots: list[str | None] = [None, None]
         self._swapped = False
         self._drawing = False
+        self._prompt = "filter"
+        """What the line under the panes asks for: a filter, or a time to go to (g)."""
         self._redraw_due = False
         self._quiet: tuple[bool, ...] = ()
         self._palettes: dict[str, Palette] = {}
@@ -162,9 +170,7 @@ class SgmonApp(App[int]):
         findings.border_title = "FINDINGS  (f)"
         yield findings
         yield Static(id="toosmall")
-        yield Input(
-            placeholder="filter devices, interfaces, sockets (Enter, Esc clears)", id="filter"
-        )
+        yield Input(placeholder=FILTER_HINT, id="filter")
         yield Footer()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -359,9 +365,28 @@ class SgmonApp(App[int]):
         self.finding = event.key
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Apply the filter and go back to the panes."""
+        """Apply the filter, or go to the time typed, and go back to the panes."""
+        if self._prompt == "goto":
+            self._close_filter()
+            self.go_to(event.value)
+            return
         self.filter = event.value.strip()
         self._close_filter()
+
+    def go_to(self, text: str) -> None:
+        """Put the cursor on the instant typed (local clock as shown, ISO, or -5m / +30s from
+        the cursor), or the nearest kept instant before it; paused, as a step is."""
+        axis = self.axis()
+        if not axis or not text.strip():
+            return
+        try:
+            t = parse_instant(text, self._at(axis) or axis[-1], utc=False)
+        except ValueError as e:
+            self.notify(f"go to {e}", severity="error")
+            return
+        i = max(0, bisect.bisect_right(axis, t + 1e-6) - 1)
+        self.paused, self.cursor = True, axis[i]
+        self.redraw()
 
     def _close_filter(self) -> None:
         self.main.remove_class("-filtering")
@@ -415,16 +440,25 @@ class SgmonApp(App[int]):
 
     def action_filter(self) -> None:
         """Show the filter line."""
+        self._open_prompt("filter", self.filter, FILTER_HINT)
+
+    def action_goto(self) -> None:
+        """Ask for a time to put the cursor on (the line the filter uses)."""
+        self._open_prompt("goto", "", GOTO_HINT)
+
+    def _open_prompt(self, mode: str, value: str, hint: str) -> None:
+        self._prompt = mode
         self.main.add_class("-filtering")
         box = self.main.query_one("#filter", Input)
-        box.value = self.filter
+        box.placeholder, box.value = hint, value
         box.focus()
 
     def action_escape(self) -> None:
         """Close the filter line (clearing it), un-zoom, clear an applied filter, or leave the
         findings: the nearest thing first, as Esc does in top, htop and k9s."""
         if isinstance(self.focused, Input):
-            self.filter = ""
+            if self._prompt == "filter":
+                self.filter = ""
             self._close_filter()
         elif self.zoomed is not None:
             self.action_zoom()

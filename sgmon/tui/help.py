@@ -19,6 +19,7 @@ KEYS = (
     ("space  p", "pause / resume live (collection goes on while paused)"),
     ("← →  [ ]", "move the time cursor one interval; both panes show that instant"),
     ("home  end", "oldest instant kept / back to live"),
+    ("g", "go to a time: 10:31:02 (as shown), ISO, or -5m / +30s from the cursor"),
     ("tab  shift+tab", "move focus between panels and the findings"),
     ("f", "go to the findings; ↑ ↓ picks one and marks its series in both panes"),
     ("enter", "in the findings: all of the picked finding's evidence, or back to one line"),

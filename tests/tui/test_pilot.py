@@ -204,3 +204,22 @@ async def test_errors_printed_by_sources_become_notifications() -> None:
         print("sgmon: source standby stopped: ssh: connection refused", file=sys.stderr)
         await pilot.pause(0.2)
         assert any("connection refused" in n.message for n in app._notifications)
+
+
+async def test_g_goes_to_a_typed_time_in_both_panes() -> None:
+    """``g`` then a clock time as the panes show it (or an offset) puts the one cursor there."""
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 50)
+        await until(pilot, lambda: drawn(app))
+        axis = app.axis()
+        await pilot.press("g", *clock(axis[10]), "enter")
+        assert app.paused and app.cursor == axis[10]
+        assert pane_times(app) == [{axis[10]}, {axis[10]}]
+        assert "PAUSED" in header(app)
+        await pilot.press("g", "minus", "5", "s", "enter")  # an offset from the cursor
+        assert app.cursor == axis[5]
+        await pilot.press("g", "x", "enter")  # nonsense: the cursor stays, the filter too
+        assert app.cursor == axis[5] and app.filter == ""
+        await pilot.press("g", "escape")  # Esc on the go-to line keeps an applied filter
+        assert app.cursor == axis[5]
