@@ -3,13 +3,20 @@
 Instances:
 
 * ``db``: role, protection mode and level, open mode, version, db_unique_name; on a standby the
-  transport and apply lag (V$DATAGUARD_STATS, seconds) with the datum time they were computed from
-  (a datum that stops changing means the standby receives nothing).
+  transport and apply lag (V$DATAGUARD_STATS, seconds) with the datum time they were computed
+  from.  Two things make a standby that receives nothing visible, because its lag does not grow:
+  when transport stops, TRANSPORT LAG's VALUE is NULL (DGMGRL prints "Transport Lag: (unknown)"),
+  which sets ``lag_unknown``; and DATUM_TIME stops moving ("an unchanging value ... indicates that
+  the standby database is not receiving data", Oracle Database Reference), which ``datum_age``
+  measures as TIME_COMPUTED - DATUM_TIME, both the standby's own clock.  Also on a standby: redo
+  apply's state (MRP0 in V$DATAGUARD_PROCESS from 12.2, V$MANAGED_STANDBY before; "not running"
+  when there is no MRP) and the gaps of V$ARCHIVE_GAP.
 * ``dest_<N>`` (primary): each remote destination's target, transmit mode (SYNC/ASYNC), affirm,
   net_timeout, status, error and gap status (V$ARCHIVE_DEST + V$ARCHIVE_DEST_STATUS), and the
   interval's SYNC response-time histogram (V$REDO_DEST_RESP_HISTOGRAM, 1-second buckets: it only
   shows stalls; latency is in oracle_waits).
-* ``thread_<N>``: log switches in the interval (V$LOG_HISTORY's highest sequence), the sequence,
+* ``thread_<N>``: log switches in the interval (V$LOG_HISTORY's highest sequence in the current
+  incarnation, so a RESETLOGS restarts the count instead of freezing it), the sequence,
   and on a standby the standby redo logs in use.  Each switch on the primary is also a
   ``log_switch`` event (the standby's history only echoes them).
 """
@@ -17,6 +24,7 @@ Instances:
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from collectors.oracle.base import OracleCollector
 from collectors.oracle.session import Session, role_of
@@ -35,6 +43,19 @@ FIELDS = (
     Field("transport_lag", "s", G, "standby: redo not yet received (V$DATAGUARD_STATS)", 1, 10),
     Field("apply_lag", "s", G, "standby: redo received, not yet applied (V$DATAGUARD_STATS)"),
     Field("lag_datum", "", T, "standby: when the data the lags are computed from arrived"),
+    Field(
+        "lag_unknown", "", G, "standby: 1 when TRANSPORT LAG has no value (transport stopped)", 1, 1
+    ),
+    Field(
+        "datum_age",
+        "s",
+        G,
+        "standby: TIME_COMPUTED - DATUM_TIME; grows when nothing arrives",
+        60,
+        300,
+    ),
+    Field("apply_state", "", T, "standby: MRP0's action or status; 'not running' without MRP"),
+    Field("archive_gap", "", T, "standby: missing log sequences (V$ARCHIVE_GAP), thread:low-high"),
     Field("target", "", T, "destination: DB_UNIQUE_NAME of the target"),
     Field("transmit_mode", "", T, "destination: SYNC, ASYNC or PARALLELSYNC"),
     Field("affirm", "", T, "destination: YES (SYNC AFFIRM) or NO (FASTSYNC / ASYNC)"),
@@ -66,6 +87,26 @@ def parse_lag(value: str | None) -> float | None:
     return -total if sign == "-" else float(total)
 
 
+_STAMPS = ("%m/%d/%Y %H:%M:%S", "%d-%b-%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S")
+"""TIME_COMPUTED / DATUM_TIME as 11g+ print them, as 10g did, and as ISO."""
+
+
+def _stamp(text: object) -> datetime | None:
+    for fmt in _STAMPS:
+        try:
+            return datetime.strptime(str(text).strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def datum_age(computed: object, datum: object) -> float | None:
+    """Seconds between when a lag was computed and when its datum arrived (both the standby's
+    local time, so no clock of sgmon's enters); None when either is missing or unreadable."""
+    a, b = _stamp(computed), _stamp(datum)
+    return None if a is None or b is None else max(0.0, (a - b).total_seconds())
+
+
 class OracleDgCollector(OracleCollector):
     """Data Guard role, destinations, response histogram, lags and log switches."""
 
@@ -93,16 +134,31 @@ class OracleDgCollector(OracleCollector):
                 db_unique_name=name,
             )
         if s.role == "standby":
-            for name, value, _unit, _computed, datum in s.query("dg_stats") or ():
-                key = "transport_lag" if str(name).lower() == "transport lag" else "apply_lag"
-                db[key] = parse_lag(value)
-                if key == "transport_lag":
-                    db["lag_datum"] = datum
+            self._standby(s, db)
         rows["db"] = db
         if s.role == "primary":
             self._dests(s, rows)
         self._threads(s, rows)
         return rows
+
+    def _standby(self, s: Session, db: dict[str, Value]) -> None:
+        """Lags, whether they are known and how old their datum is, apply and gaps."""
+        for name, value, _unit, computed, datum in s.query("dg_stats") or ():
+            key = "transport_lag" if str(name).lower() == "transport lag" else "apply_lag"
+            db[key] = parse_lag(value)
+            if key == "transport_lag":
+                db["lag_datum"] = datum
+                db["lag_unknown"] = 0 if db[key] is not None else 1
+                age = datum_age(computed, datum)
+                db["datum_age"] = age
+        apply = s.query("apply")
+        if apply is not None:
+            states = [str(state or "") for _name, state in apply]
+            running = [x for x in states if x.upper() == "APPLYING_LOG"]
+            db["apply_state"] = (running or states or ["not running"])[0]
+        gaps = s.query("archive_gap")
+        if gaps is not None:
+            db["archive_gap"] = " ".join(f"{t}:{lo}-{hi}" for t, lo, hi in gaps)
 
     def _dests(self, s: Session, rows: Rows) -> None:
         for dest_id, status, target, mode, affirm, timeout, uname, err, _st, gap, err2 in (

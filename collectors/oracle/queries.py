@@ -115,7 +115,19 @@ QUERIES: dict[str, dict[Version, str]] = {
         " WHERE LOWER(name) IN ('transport lag', 'apply lag')",
     },
     "log_history": {
-        (0,): 'SELECT "THREAD#", MAX("SEQUENCE#") FROM v$log_history GROUP BY "THREAD#"'
+        # the current incarnation only: after a RESETLOGS (failover, flashback) sequences start
+        # again at 1, and MAX over every incarnation would freeze at the old one's last
+        (0,): 'SELECT "THREAD#", MAX("SEQUENCE#") FROM v$log_history'
+        ' WHERE "RESETLOGS_CHANGE#" = (SELECT "RESETLOGS_CHANGE#" FROM v$database)'
+        ' GROUP BY "THREAD#" ORDER BY "THREAD#"',
+    },
+    "apply": {
+        # MRP0: absent, or not APPLYING_LOG, means the standby receives but does not apply
+        (0,): "SELECT process, status FROM v$managed_standby WHERE process LIKE 'MRP%'",
+        (12, 2): "SELECT name, action FROM v$dataguard_process WHERE name LIKE 'MRP%'",
+    },
+    "archive_gap": {
+        (0,): 'SELECT "THREAD#", "LOW_SEQUENCE#", "HIGH_SEQUENCE#" FROM v$archive_gap'
         ' ORDER BY "THREAD#"',
     },
     "standby_log": {

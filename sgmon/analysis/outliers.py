@@ -132,7 +132,7 @@ class OutlierTracker:
     def _plan(self, collector: str, name: str) -> _Plan | None:
         meta = field_meta(collector, name)
         watched = name in WATCH.get(collector, ())
-        text = collector == "oracle_dg" and name in ("status", "error", "gap_status")
+        text = collector == "oracle_dg" and name in TEXT_STATES
         if not (watched or text or self.thresholds.may_limit(collector, name)):
             return None
         unit = meta.unit if meta else ""
@@ -263,6 +263,10 @@ def _show(v: float, unit: str) -> str:
     return f"{fmt_num(v)}{unit}" if unit == "%" else f"{fmt_num(v)} {unit}"
 
 
+TEXT_STATES = ("status", "error", "gap_status", "apply_state", "archive_gap")
+"""oracle_dg text fields whose value alone is a state (never a baseline)."""
+
+
 def _text_grade(collector: str, name: str, value: str) -> tuple[str | None, str]:
     """Destination states that are bad whatever their history (oracle-views §5.4, §5.5)."""
     if collector != "oracle_dg":
@@ -274,6 +278,11 @@ def _text_grade(collector: str, name: str, value: str) -> tuple[str | None, str]
         return "crit", f"destination error {value}"
     if name == "gap_status" and v not in ("", "NO GAP"):
         return "warn", f"destination gap status {value}"
+    if name == "archive_gap" and v:
+        return "crit", f"archive gap {value}: logs missing on the standby (V$ARCHIVE_GAP)"
+    if name == "apply_state" and v != "APPLYING_LOG":
+        sev = "crit" if v in ("NOT RUNNING", "WAIT_FOR_GAP", "ERROR") else "warn"
+        return sev, f"redo apply (MRP0) {value.lower() if v == 'NOT RUNNING' else value}"
     return None, ""
 
 

@@ -667,22 +667,51 @@ def fast_sync(ctx: Context) -> Iterable[Finding]:
     )
 
 
+DG_STATES = (
+    "status",
+    "error",
+    "gap_status",
+    "transport_lag",
+    "lag_unknown",
+    "datum_age",
+    "apply_state",
+    "archive_gap",
+)
+"""oracle_dg fields whose outliers are Data Guard state findings."""
+
+
+def _dg_reason(o: Outlier) -> str:
+    """A state outlier in words: an unknown lag says what DGMGRL says."""
+    if o.field == "lag_unknown":
+        return "transport lag unknown (V$DATAGUARD_STATS has no value; DGMGRL: '(unknown)')"
+    if o.field == "datum_age":
+        return f"lag datum {fmt_num(_num(o.value))} s old: nothing received since (DATUM_TIME)"
+    return o.reason
+
+
 def dg_state(ctx: Context) -> Iterable[Finding]:
     """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
     for h, view in ctx.hosts.items():
         for inst, row in view.frame.rows("oracle_dg").items():
             hits = [
                 o
-                for f in ("status", "error", "gap_status", "transport_lag")
+                for f in DG_STATES
                 if (o := ctx.outlier((h, "oracle_dg", inst, f))) and o.severity != "info"
             ]
             if not hits:
                 continue
             sev = "crit" if any(o.severity == "crit" for o in hits) else "warn"
-            what = "; ".join(o.reason for o in hits)
+            what = "; ".join(_dg_reason(o) for o in hits)
             target = row.get("target") or inst
+            fields = {o.field for o in hits}
             concl = (
-                "standby is behind" if inst == "db" else "SYNC destination not protecting commits"
+                "SYNC destination not protecting commits"
+                if inst != "db"
+                else "the standby receives no redo"
+                if fields & {"lag_unknown", "datum_age"}
+                else "redo apply is not running"
+                if fields == {"apply_state"}
+                else "standby is behind"
             )
             yield make(
                 ctx,
@@ -694,7 +723,7 @@ def dg_state(ctx: Context) -> Iterable[Finding]:
                 f"{target}: {what}",
                 h,
                 concl,
-                [o.reason for o in hits],
+                [_dg_reason(o) for o in hits],
                 [o.key for o in hits],
                 CAUSE,
             )

@@ -47,6 +47,7 @@ VIEWS: dict[str, tuple[str, ...]] = {
         "open_mode",
         "db_unique_name",
         "switchover_status",
+        "RESETLOGS_CHANGE#",
     ),
     "v$system_event": (
         "event",
@@ -74,7 +75,10 @@ VIEWS: dict[str, tuple[str, ...]] = {
     "v$archive_dest_status": ("dest_id", "status", "type", "gap_status", "error", "synchronized"),
     "v$redo_dest_resp_histogram": ("dest_id", "time", "duration", "frequency"),
     "v$dataguard_stats": ("name", "value", "unit", "time_computed", "datum_time"),
-    "v$log_history": ("RECID", "THREAD#", "SEQUENCE#", "first_time"),
+    "v$log_history": ("RECID", "THREAD#", "SEQUENCE#", "first_time", "RESETLOGS_CHANGE#"),
+    "v$managed_standby": ("process", "pid", "status", "THREAD#", "SEQUENCE#"),
+    "v$dataguard_process": ("name", "pid", "role", "action"),
+    "v$archive_gap": ("THREAD#", "LOW_SEQUENCE#", "HIGH_SEQUENCE#"),
     "v$standby_log": ("GROUP#", "THREAD#", "SEQUENCE#", "bytes", "used", "status"),
 }
 KEYS = {
@@ -87,6 +91,9 @@ KEYS = {
     "v$redo_dest_resp_histogram": ("dest_id", "duration"),
     "v$dataguard_stats": ("name",),
     "v$standby_log": ("GROUP#",),
+    "v$managed_standby": ("process",),
+    "v$dataguard_process": ("name",),
+    "v$archive_gap": ("THREAD#",),
 }
 USEC_STATS = ("redo write time (usec)", "redo synch time (usec)")
 
@@ -145,10 +152,13 @@ class StandIn:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._buckets: dict[str, Buckets] = {}
         self._seq: dict[int, int] = {}
+        self._resetlogs = 1
         self._dropped: set[str] = set()
         self._create()
         self.set_instance(startup)
         self.set_database(database_role=role, db_unique_name=db_unique_name)
+        if "STANDBY" in role.upper():
+            self.set_apply("APPLYING_LOG")  # a healthy standby applies what it receives
 
     def connect(self) -> sqlite3.Connection:
         """A new DB-API connection to this stand-in (what the collector's session is given)."""
@@ -167,6 +177,10 @@ class StandIn:
             return ()
         if view == "v$event_histogram_micro" and self.version < (12, 1):
             return ()
+        if view == "v$dataguard_process" and self.version < (12, 2):
+            return ()
+        if view == "v$managed_standby" and self.version >= (21,):
+            return ()  # deprecated in 12.2, desupported in 21c
         if view == "v$instance" and self.version >= (18,):
             cols = (*cols, "version_full")
         return cols
@@ -234,6 +248,7 @@ class StandIn:
             "open_mode": "READ WRITE" if role == "PRIMARY" else "MOUNTED",
             "db_unique_name": "PROD",
             "switchover_status": "TO STANDBY" if role == "PRIMARY" else "NOT ALLOWED",
+            "RESETLOGS_CHANGE#": self._resetlogs,
         }
         values.update(cols)
         with self._lock:
@@ -350,10 +365,20 @@ class StandIn:
             )
 
     def set_dg_stats(
-        self, transport_lag: float | None, apply_lag: float | None, datum_time: str = ""
+        self,
+        transport_lag: float | None,
+        apply_lag: float | None,
+        datum_time: str = "",
+        computed: str | None = None,
+        upper: bool = False,
     ) -> None:
-        """V$DATAGUARD_STATS lags (seconds, shown as Oracle's interval text)."""
-        upper = self.version < (23,)
+        """V$DATAGUARD_STATS lags (seconds, shown as Oracle's interval text).
+
+        As real standbys show it: names in lower case ("transport lag", as SQL*Plus prints them
+        from 10.2 to 19c; ``upper`` for the upper case the reference pages write), a lag of None
+        is a NULL VALUE (transport stopped), and ``computed`` (TIME_COMPUTED, default: the datum
+        time) moves on while a ``datum_time`` that stays put says nothing arrives.
+        """
         rows = []
         for name, lag in (("transport lag", transport_lag), ("apply lag", apply_lag)):
             rows.append(
@@ -361,7 +386,7 @@ class StandIn:
                     "name": name.upper() if upper else name,
                     "value": _interval(lag),
                     "unit": "day(2) to second(0) interval",
-                    "time_computed": datum_time,
+                    "time_computed": datum_time if computed is None else computed,
                     "datum_time": datum_time,
                 }
             )
@@ -375,9 +400,53 @@ class StandIn:
         with self._lock:
             self._upsert(
                 "v$log_history",
-                [{"THREAD#": thread, "SEQUENCE#": seq, "first_time": _now_text(when)}],
+                [
+                    {
+                        "RECID": self._recid(),
+                        "THREAD#": thread,
+                        "SEQUENCE#": seq,
+                        "first_time": _now_text(when),
+                        "RESETLOGS_CHANGE#": self._resetlogs,
+                    }
+                ],
             )
         return seq
+
+    def _recid(self) -> int:
+        return int(self._db.execute('SELECT COUNT(*) FROM "v$log_history"').fetchone()[0]) + 1
+
+    def resetlogs(self, change: int | None = None) -> None:
+        """OPEN RESETLOGS (a failover, a flashback): a new incarnation whose sequences start at 1
+        again; the old incarnation's history stays in V$LOG_HISTORY, as on a real database."""
+        self._resetlogs = change if change is not None else self._resetlogs + 1_000_000
+        self._seq.clear()
+        with self._lock:
+            self._single("v$database", {"RESETLOGS_CHANGE#": self._resetlogs})
+
+    def set_apply(self, state: str | None) -> None:
+        """MRP0's state (APPLYING_LOG, WAIT_FOR_LOG ...), or None for no MRP at all: in
+        V$DATAGUARD_PROCESS from 12.2, in V$MANAGED_STANDBY before 21c."""
+        with self._lock:
+            for view in ("v$dataguard_process", "v$managed_standby"):
+                if self.columns(view):
+                    self._db.execute(f"DELETE FROM {_q(view)}")
+            if state is None:
+                return
+            if self.columns("v$dataguard_process"):
+                row = {"name": "MRP0", "pid": 4242, "role": "managed recovery", "action": state}
+                self._upsert("v$dataguard_process", [row])
+            if self.columns("v$managed_standby"):
+                row = {"process": "MRP0", "pid": 4242, "status": state, "THREAD#": 1}
+                self._upsert("v$managed_standby", [row])
+
+    def set_gap(self, gaps: Iterable[tuple[int, int, int]] = ()) -> None:
+        """V$ARCHIVE_GAP rows (thread, low sequence, high sequence); none: no gap."""
+        with self._lock:
+            self._db.execute(f"DELETE FROM {_q('v$archive_gap')}")
+            self._upsert(
+                "v$archive_gap",
+                ({"THREAD#": t, "LOW_SEQUENCE#": lo, "HIGH_SEQUENCE#": hi} for t, lo, hi in gaps),
+            )
 
     def set_standby_logs(self, thread: int = 1, active: int = 1, groups: int = 4) -> None:
         """V$STANDBY_LOG: ``groups`` groups for the thread, ``active`` of them ACTIVE."""

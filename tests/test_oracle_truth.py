@@ -1,0 +1,134 @@
+"""What real databases do in the outages sgmon is for, served by the stand-in as they do it.
+
+A standby whose transport stopped shows a NULL transport lag (DGMGRL: "Transport Lag:
+(unknown)"), not a growing one, and a DATUM_TIME that stops moving (Oracle Database Reference,
+V$DATAGUARD_STATS); redo apply can stop (no MRP0, or MRP0 not APPLYING_LOG); logs can go
+missing (V$ARCHIVE_GAP); a failover or flashback opens RESETLOGS and sequences start again at 1.
+Each behaviour runs through the real oracle_dg collector's SQL against the stand-in, and the
+state reaches the analysis as a finding that says what happened.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from collectors.oracle.dg import OracleDgCollector
+from collectors.oracle.session import Session
+from sgmon.analysis import Analyzer
+from sgmon.model import CollectorResult, Frame, Status
+from sgmon.sim.standin import StandIn
+
+T0 = 1_800_000_000.0
+
+
+def _dg(version: str = "19.21.0.0.0", role: str = "PHYSICAL STANDBY"):
+    db = StandIn(version=version, role=role, db_unique_name="STBY")
+    c = OracleDgCollector({"session": Session(connect=db.connect)})
+    c.open()
+    return db, c
+
+
+def _stamp(t: float) -> str:
+    return time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(t))
+
+
+def _findings(db: StandIn, c: OracleDgCollector, step, ticks: int = 8) -> list:
+    """Feed ``ticks`` frames of the standby's oracle_dg rows to the analysis; ``step(i)`` sets
+    the stand-in's state before tick i.  Returns the findings opened."""
+    analyzer = Analyzer()
+    prev = None
+    opened = []
+    for i in range(ticks):
+        step(i)
+        raw = c.sample()
+        rows = c.derive(prev, raw, 1.0)
+        prev = raw
+        res = {"oracle_dg": CollectorResult(Status.OK, rows)}
+        analyzer.feed(Frame("stby", T0 + i, i, 1.0, res, role="standby"))
+        opened += analyzer.changes()[0]
+    return opened
+
+
+def test_a_null_transport_lag_is_unknown_and_an_alarm() -> None:
+    db, c = _dg()
+
+    def step(i: int) -> None:
+        now = T0 + i
+        # healthy for 3 ticks, then transport stops: VALUE goes NULL, the datum stays put
+        lag = 0.0 if i < 3 else None
+        db.set_dg_stats(lag, 0.0, datum_time=_stamp(min(now, T0 + 2)), computed=_stamp(now))
+
+    found = _findings(db, c, step)
+    row = c.derive(None, c.sample(), 1.0)["db"]
+    assert row["transport_lag"] is None and row["lag_unknown"] == 1
+    dg = [f for f in found if f.rule == "dg_state"]
+    assert dg, found
+    assert dg[0].severity == "crit"
+    assert "receives no redo" in dg[0].title and "unknown" in dg[0].title
+
+
+def test_a_datum_that_stops_moving_is_an_alarm_though_the_lag_reads_zero() -> None:
+    db, c = _dg()
+
+    def step(i: int) -> None:
+        # the lag keeps reading 0 but its datum froze at T0: nothing has arrived since
+        db.set_dg_stats(0.0, 0.0, datum_time=_stamp(T0), computed=_stamp(T0 + 70 * i))
+
+    found = _findings(db, c, step)
+    row = c.derive(None, c.sample(), 1.0)["db"]
+    assert row["datum_age"] == 70 * 7
+    dg = [f for f in found if f.rule == "dg_state"]
+    assert dg and "receives no redo" in dg[0].title and "DATUM_TIME" in " ".join(dg[0].evidence)
+
+
+def test_datum_age_reads_the_stamp_formats_oracle_prints() -> None:
+    from collectors.oracle.dg import datum_age
+
+    assert datum_age("11/24/2026 10:00:30", "11/24/2026 10:00:00") == 30.0
+    assert datum_age("24-JUL-2007 15:31:13", "24-JUL-2007 15:31:03") == 10.0  # 10.2's format
+    assert datum_age("", "11/24/2026 10:00:00") is None
+
+
+@pytest.mark.parametrize("version", ["11.2.0.4.0", "19.21.0.0.0"])
+@pytest.mark.parametrize(("state", "severity"), [(None, "crit"), ("WAIT_FOR_GAP", "crit")])
+def test_redo_apply_not_running_is_a_finding(version: str, state, severity: str) -> None:
+    """MRP0 from V$MANAGED_STANDBY before 12.2, V$DATAGUARD_PROCESS after."""
+    db, c = _dg(version)
+    assert c.derive(None, c.sample(), 1.0)["db"]["apply_state"] == "APPLYING_LOG"
+
+    def step(i: int) -> None:
+        db.set_dg_stats(0.0, 0.0)
+        db.set_apply("APPLYING_LOG" if i < 3 else state)
+
+    found = [f for f in _findings(db, c, step) if f.rule == "dg_state"]
+    assert found and found[0].severity == severity
+    assert "redo apply" in found[0].title
+
+
+def test_an_archive_gap_is_critical() -> None:
+    db, c = _dg()
+
+    def step(i: int) -> None:
+        db.set_gap([(1, 120, 125)] if i >= 2 else [])
+
+    found = [f for f in _findings(db, c, step) if f.rule == "dg_state"]
+    assert found and found[0].severity == "crit" and "1:120-125" in found[0].title
+
+
+def test_log_switches_survive_resetlogs() -> None:
+    """After OPEN RESETLOGS the old incarnation's history stays; sequences restart at 1."""
+    db, c = _dg(role="PRIMARY")
+    for _ in range(50):
+        db.log_switch(1)
+    first = c.sample()
+    db.resetlogs()
+    db.log_switch(1)
+    second = c.sample()
+    assert second["thread_1"]["sequence"] == 1  # not 50: the current incarnation only
+    for _ in range(3):
+        db.log_switch(1)
+    third = c.sample()
+    assert c.derive(second, third, 1.0)["thread_1"]["log_switches"] == 3
+    assert c.derive(first, second, 1.0)["thread_1"]["log_switches"] is None  # the reset itself
