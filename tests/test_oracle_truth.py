@@ -132,3 +132,65 @@ def test_log_switches_survive_resetlogs() -> None:
     third = c.sample()
     assert c.derive(second, third, 1.0)["thread_1"]["log_switches"] == 3
     assert c.derive(first, second, 1.0)["thread_1"]["log_switches"] is None  # the reset itself
+
+
+def test_a_connect_that_hangs_is_bounded_and_holds_no_lock() -> None:
+    """A standby that accepts TCP and never answers (python-oracledb's tcp_connect_timeout does
+    not cover it) must not hold the session's lock, nor a caller past the connect timeout."""
+    import threading
+
+    from collectors.oracle.errors import OracleError
+    from collectors.oracle.session import Session
+
+    release = threading.Event()
+    closed = threading.Event()
+
+    class Late:
+        def close(self) -> None:
+            closed.set()
+
+    def hang() -> Late:
+        release.wait(30)
+        return Late()
+
+    s = Session(connect=hang)
+    s.connect_timeout = 1.0
+    errors: list[str] = []
+
+    def call() -> None:
+        try:
+            s.query("database")
+        except OracleError as e:
+            errors.append(str(e))
+
+    caller = threading.Thread(target=call, daemon=True)
+    notes = threading.Thread(target=s.take_notes, daemon=True)  # takes the session's lock
+    try:
+        caller.start()
+        notes.start()
+        notes.join(0.8)
+        assert not notes.is_alive(), "the lock was held while connecting"
+        caller.join(10)
+        assert not caller.is_alive() and errors and "no answer to the connect" in errors[0]
+    finally:
+        release.set()
+    assert closed.wait(10)  # the connection that came too late is closed, not leaked
+
+
+def test_thick_mode_dsns_carry_their_own_connect_timeouts() -> None:
+    from collectors.oracle.session import timed_dsn
+
+    assert timed_dsn("stby1:1521/PRODSTBY", 5) == (
+        "stby1:1521/PRODSTBY?connect_timeout=5&transport_connect_timeout=5"
+    )
+    assert timed_dsn("h/S?expire_time=1", 4).endswith(
+        "&connect_timeout=4&transport_connect_timeout=4"
+    )
+    desc = (
+        "(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=h)(PORT=1521))(CONNECT_DATA=(SERVICE_NAME=S)))"
+    )
+    assert timed_dsn(desc, 3).startswith(
+        "(DESCRIPTION=(CONNECT_TIMEOUT=3)(TRANSPORT_CONNECT_TIMEOUT=3)(ADDRESS="
+    )
+    assert timed_dsn("PRODSTBY", 3) == "PRODSTBY"  # a TNS alias: its tnsnames.ora decides
+    assert timed_dsn("h/S?connect_timeout=9", 3) == "h/S?connect_timeout=9"

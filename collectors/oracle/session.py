@@ -50,6 +50,7 @@ from sgmon.config import DbConfig
 
 log = logging.getLogger("sgmon.oracle")
 
+CONNECT_TIMEOUT = 5.0
 BACKOFF_MIN = 1.0
 BACKOFF_MAX = 60.0
 _thick_ready = False
@@ -77,6 +78,8 @@ class Session:
         self._next_attempt = 0.0
         self._backoff = BACKOFF_MIN
         self._last_error = ""
+        self._connecting = False
+        self._connected = threading.Condition(self._lock)
         self._fatal: OracleError | None = None
         self._texts: dict[str, list[str]] = {}  # query -> its texts, the one in use first
         self._skipped: set[str] = set()
@@ -90,6 +93,8 @@ class Session:
         self.role = ""
         self.statements = 0
         """Statements executed so far (the bench divides it by ticks)."""
+        self.connect_timeout = max(CONNECT_TIMEOUT, 2 * (db.call_timeout if db else 2.0))
+        """Seconds a connect may take before it counts as failed (and is retried with backoff)."""
         self.where = Where(
             dsn=db.dsn if db else "stand-in",
             user=db.user if db else "",
@@ -107,6 +112,7 @@ class Session:
 
     def refresh(self) -> None:
         """Connect if needed and check the startup time, at most once per tick for all callers."""
+        self._connect_unlocked()
         with self._lock:
             self._ensure()
             now = self._clock()
@@ -120,6 +126,7 @@ class Session:
     def query(self, name: str) -> list[tuple] | None:
         """Rows of one named query; None when the query does not exist on this version or its
         view cannot be read (noted once)."""
+        self._connect_unlocked()
         with self._lock:
             self._ensure()
             return self._run(name)
@@ -151,35 +158,80 @@ class Session:
     # -- connection ----------------------------------------------------------------------------
 
     def _ensure(self) -> None:
+        """Under the lock: a usable connection, or the error that says why there is none."""
         if self._fatal is not None:
             raise self._fatal
         if self._conn is not None:
             return
         now = self._clock()
+        if self._connecting:
+            raise OracleError(f"connecting to {self.where.dsn} (up to {self.connect_timeout:g}s)")
         if now < self._next_attempt:
             raise OracleError(
                 f"{self._last_error} (next attempt in {self._next_attempt - now:.0f}s)"
             )
+        raise OracleError(self._last_error or f"not connected to {self.where.dsn}")
+
+    def _connect_unlocked(self) -> None:
+        """Connect when due, without holding the lock while the network is slow: the host's
+        other collectors (and this database's other callers) answer "connecting" at once
+        instead of queueing behind a standby that does not answer; and the connect itself is
+        bounded by ``connect_timeout`` whatever the driver does (python-oracledb's
+        tcp_connect_timeout covers the TCP handshake only, and thick mode may ignore it)."""
+        with self._lock:
+            if self._connecting:  # another caller connects: wait for it, as long as it may take
+                self._connected.wait_for(lambda: not self._connecting, self.connect_timeout)
+            due = self._conn is None and self._fatal is None and not self._connecting
+            if not due or self._clock() < self._next_attempt:
+                return
+            self._connecting = True
+        conn: Any = None
         try:
-            conn = self._open()
+            conn = bounded(self._open, self.connect_timeout, self._close_late)
         except OracleError as e:
-            if e.fatal:
-                self._fatal = e
-            raise
+            with self._lock:
+                self._done_connecting()
+                if e.fatal:
+                    self._fatal = e
+                else:
+                    self._retry_later(str(e))
+            return
         except Exception as e:
-            self._failed(e)
-        self._conn = conn
+            with self._lock:
+                self._done_connecting()
+                try:
+                    self._failed(e)
+                except OracleError:
+                    return
+        with self._lock:
+            self._done_connecting()
+            self._conn = conn
+            try:
+                self._identify()
+            except OracleError as e:  # a half-identified connection is not used: retry later
+                if e.fatal:
+                    self._fatal = e
+                self._retry_later(str(e))
+                return
+            except Exception as e:
+                try:
+                    self._failed(e)
+                except OracleError:
+                    return
+            self._backoff = BACKOFF_MIN
+            self._last_error = ""
+
+    def _done_connecting(self) -> None:
+        self._connecting = False
+        self._connected.notify_all()
+
+    @staticmethod
+    def _close_late(conn: Any) -> None:
+        """A connect that answered after its time was up: nobody waits for it any more."""
         try:
-            self._identify()
-        except OracleError as e:  # a half-identified connection is not used: start again later
-            if e.fatal:
-                self._fatal = e
-            self._retry_later(str(e))
-            raise
-        except Exception as e:
-            self._failed(e)
-        self._backoff = BACKOFF_MIN
-        self._last_error = ""
+            conn.close()
+        except Exception as e:  # a late, half-made connection may fail to close; nothing to do
+            log.debug("late close: %s", type(e).__name__)
 
     def _open(self) -> Any:
         if self._connect is not None:
@@ -192,8 +244,9 @@ class Session:
         if (db.thick or db.wallet_dir) and not _thick_ready:
             oracledb.init_oracle_client()
             _thick_ready = True
+        thick = db.thick or bool(db.wallet_dir)
         kwargs: dict[str, Any] = {
-            "dsn": db.dsn,
+            "dsn": timed_dsn(db.dsn, self.connect_timeout) if thick else db.dsn,
             "tcp_connect_timeout": max(2.0, db.call_timeout),
             "expire_time": 1,
         }
@@ -444,3 +497,55 @@ def release(session: Session) -> None:
                 else:
                     _shared[key] = (s, n - 1)
                 return
+
+
+def timed_dsn(dsn: str, seconds: float) -> str:
+    """A DSN that carries its own connect timeouts, in the forms the Oracle Client libraries of
+    thick mode honour: Easy Connect ``?connect_timeout=..&transport_connect_timeout=..`` (19c
+    client and later), or CONNECT_TIMEOUT / TRANSPORT_CONNECT_TIMEOUT in a full descriptor.
+    A DSN that already sets them, or a TNS alias (the timeouts belong in its tnsnames.ora), is
+    left alone."""
+    t = max(1, round(seconds))
+    low = dsn.lower()
+    if "connect_timeout" in low:
+        return dsn
+    if dsn.lstrip().startswith("("):
+        return re.sub(
+            r"\(\s*description\s*=",
+            lambda m: f"{m.group(0)}(CONNECT_TIMEOUT={t})(TRANSPORT_CONNECT_TIMEOUT={t})",
+            dsn,
+            count=1,
+            flags=re.IGNORECASE,
+        )
+    if "/" not in dsn and ":" not in dsn:
+        return dsn  # a TNS alias
+    joiner = "&" if "?" in dsn else "?"
+    return f"{dsn}{joiner}connect_timeout={t}&transport_connect_timeout={t}"
+
+
+def bounded(fn: Callable[[], Any], seconds: float, late: Callable[[Any], None]) -> Any:
+    """``fn()`` in a thread, waited for at most ``seconds``: past that, OracleError (retried
+    later) and the thread is left to finish; what it returns then goes to ``late``."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    gave_up = threading.Event()
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # handed to the caller below
+            box["error"] = e
+        finally:
+            done.set()
+            if gave_up.is_set() and "value" in box:
+                late(box["value"])
+
+    threading.Thread(target=work, name="sgmon-oracle-connect", daemon=True).start()
+    if not done.wait(seconds):
+        gave_up.set()
+        if done.is_set() and "value" in box:  # finished in the instant we gave up
+            return box["value"]
+        raise OracleError(f"no answer to the connect within {seconds:g}s; retrying with backoff")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
