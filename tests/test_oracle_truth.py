@@ -194,3 +194,21 @@ def test_thick_mode_dsns_carry_their_own_connect_timeouts() -> None:
     )
     assert timed_dsn("PRODSTBY", 3) == "PRODSTBY"  # a TNS alias: its tnsnames.ora decides
     assert timed_dsn("h/S?connect_timeout=9", 3) == "h/S?connect_timeout=9"
+
+
+@pytest.mark.parametrize(("container", "refused"), [((3, "PDB1"), True), ((1, "CDB$ROOT"), False)])
+def test_a_session_in_a_pdb_is_refused_with_what_to_do(container, refused: bool) -> None:
+    from collectors.oracle.errors import OracleError
+    from collectors.oracle.session import Session
+
+    db = StandIn(version="19.21.0.0.0", container=container)
+    s = Session(connect=db.connect)
+    if not refused:
+        assert s.query("database")
+        return
+    with pytest.raises(OracleError) as e:
+        s.query("database")
+    assert e.value.fatal and "pluggable database PDB1" in str(e.value) and "CDB$ROOT" in str(e)
+    assert "\n" not in str(e.value)
+    with pytest.raises(OracleError):  # fatal: no reconnect loop
+        s.query("database")

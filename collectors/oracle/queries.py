@@ -78,6 +78,12 @@ QUERIES: dict[str, dict[Version, str]] = {
     "version_full": {
         (18, 0): "SELECT version_full FROM v$instance",
     },
+    # the container the session is in: a PDB sees its own statistics while LGWR and NSS wait in
+    # the root (CON_ID 0: not a CDB, 1: the root, 2 and up: a PDB)
+    "container": {
+        (12, 1): "SELECT SYS_CONTEXT('USERENV', 'CON_ID'), SYS_CONTEXT('USERENV', 'CON_NAME')"
+        " FROM dual",
+    },
     # run every tick (restart detection), one row
     "startup": {
         (0,): "SELECT startup_time FROM v$instance",

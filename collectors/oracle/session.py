@@ -317,6 +317,7 @@ class Session:
             if rows and rows[0][0]:
                 self.version_text = str(rows[0][0])
                 self.version = queries.parse_version(self.version_text)
+        self._check_container()
         rows = self._run("database")
         if rows:
             self.role = role_of(rows[0][0])
@@ -327,6 +328,22 @@ class Session:
                 )
         self._see_startup(startup)
         self._checked_at = self._clock()
+
+    def _check_container(self) -> None:
+        """Refuse a session inside a pluggable database: there the system statistics and wait
+        histograms can be the PDB's own share, while LGWR's and NSS's waits are the root's, so
+        the commit path would read short.  Retrying cannot fix it: it is fatal, with the fix."""
+        rows = self._run("container") if self.available("container") else None
+        if not rows:
+            return
+        con_id, name = rows[0]
+        if con_id is not None and int(con_id) > 1:
+            raise OracleError(
+                f"{self.where.dsn} opens pluggable database {name}, where LGWR and NSS waits are "
+                "not counted: connect to the CDB root's service (CDB$ROOT) with a common user "
+                "such as C##SGMON",
+                fatal=True,
+            )
 
     def _see_startup(self, startup: Any) -> None:
         if self._startup is not None and startup != self._startup:

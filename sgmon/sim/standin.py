@@ -139,7 +139,11 @@ class StandIn:
         role: str = "PRIMARY",
         db_unique_name: str = "PROD",
         startup: float | None = None,
+        container: tuple[int, str] = (0, "PROD"),
     ) -> None:
+        self.container = container
+        """SYS_CONTEXT('USERENV', 'CON_ID' / 'CON_NAME') of its sessions: (0, name) a non-CDB,
+        (1, 'CDB$ROOT') the root, (3, 'PDB1') a session opened on a PDB's service."""
         self.version_text = version
         self.version = parse_version(version)
         if path == ":memory:":
@@ -161,8 +165,16 @@ class StandIn:
             self.set_apply("APPLYING_LOG")  # a healthy standby applies what it receives
 
     def connect(self) -> sqlite3.Connection:
-        """A new DB-API connection to this stand-in (what the collector's session is given)."""
-        return sqlite3.connect(self._uri, uri=True, check_same_thread=False, isolation_level=None)
+        """A new DB-API connection to this stand-in (what the collector's session is given),
+        with Oracle's DUAL and SYS_CONTEXT('USERENV', ...) for the container check."""
+        conn = sqlite3.connect(self._uri, uri=True, check_same_thread=False, isolation_level=None)
+        conn.create_function("SYS_CONTEXT", 2, self._sys_context, deterministic=False)
+        return conn
+
+    def _sys_context(self, namespace: str, name: str) -> object:
+        if str(namespace).upper() != "USERENV":
+            return None
+        return {"CON_ID": self.container[0], "CON_NAME": self.container[1]}.get(str(name).upper())
 
     def close(self) -> None:
         """Drop the keeper connection (an in-memory stand-in then disappears)."""
@@ -187,6 +199,9 @@ class StandIn:
 
     def _create(self) -> None:
         with self._lock:
+            self._db.execute('CREATE TABLE IF NOT EXISTS "dual" ("DUMMY")')
+            if not self._db.execute('SELECT COUNT(*) FROM "dual"').fetchone()[0]:
+                self._db.execute("INSERT INTO \"dual\" VALUES ('X')")
             for view in VIEWS:
                 cols = self.columns(view)
                 if not cols:
