@@ -21,11 +21,13 @@ standby is away does not walk all its sockets every second.
 Which end's port counts (``direction``): a primary's Data Guard sockets are the connections it
 opened to the standby's listener (remote port in ``ports``), while its own listener port carries
 every client connection of the database; a standby's are the connections its listener accepted
-(local port).  ``auto`` (the default) takes "out" on a host whose configured role is primary,
-"in" on a standby, and "both" where the role is unknown or ``peers`` is set (the peer filter then
-keeps the clients out, and a gap fetch the other way shows too).  After a switchover, swap the
-roles in the config, or set ``direction = "both"``, as a cascading standby or a far sync instance
-(which also sends redo on) needs.
+(local port).  ``auto`` (the default) takes "out" on a primary, "in" on a standby, and "both"
+where the role is unknown or ``peers`` is set (the peer filter then keeps the clients out, and a
+gap fetch the other way shows too).  The role is the host's database's own (V$DATABASE, as the
+oracle_dg collector last read it, ``collectors.roles``) where it has one, else the configured
+one: after a switchover the direction follows at the next tick, with a ``role`` event saying so.
+A cascading standby or a far sync instance (which also sends redo on) needs ``direction =
+"both"``.
 
 Options: ``ports`` (list of port numbers, default [1521]), ``peers`` (addresses or CIDR networks,
 default all), ``direction`` (auto, out, in, both; see above), ``rediscover`` (seconds between
@@ -48,6 +50,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from collectors import roles
 from collectors.inet_diag import (
     CONNECTED,
     DIRECTIONS,
@@ -60,7 +63,7 @@ from collectors.inet_diag import (
 from collectors.procfile import ProcFile
 from collectors.rtnl import RTAX_RTO_MIN, Rtnl
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
-from sgmon.model import Field, Kind, Rows, Value
+from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import counter_delta, counter_rate
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
@@ -280,6 +283,9 @@ class TcpCollector(Collector):
         self.direction = _direction(
             self.options.get("direction", "auto"), self.options.get("role"), self.peers
         )
+        self._auto = self.options.get("direction", "auto") == "auto" and not self.peers
+        self._role = str(self.options.get("role") or "")
+        """The role the direction follows: the config's, then the database's (``roles``)."""
         self.rediscover = _seconds(self.options.get("rediscover", 10.0), "rediscover")
         self._known: list[DiagSock] = []
         self._labels: list[tuple[str, str, str, str]] = []  # the known sockets' _names
@@ -325,6 +331,7 @@ class TcpCollector(Collector):
         once, with the interval's counters, rather than a dict here and a copy there."""
         assert self._diag is not None, "open() first"
         now = time.monotonic()
+        self._follow_role()
         host = self._host_counters(now)
         found = self._sockets(now, _opens(host))
         owners = self._owners.resolve(self._inodes)
@@ -382,6 +389,28 @@ class TcpCollector(Collector):
                 "rto_min": rto_min,
             }
         return out
+
+    def _follow_role(self) -> None:
+        """``auto``: after a switchover, take the other end as the database's role now says,
+        without a restart, and say so (an event) when it differs from the config."""
+        if not self._auto:
+            return
+        role = roles.of(str(self.options.get("host") or ""))
+        if role is None or role == self._role:
+            return
+        configured = str(self.options.get("role") or "none")
+        self._role, self.direction = role, BY_ROLE.get(role, "both")
+        self._known, self._next_dump, self._opens_at_dump = [], 0.0, None  # dump again now
+        self.emit_event(
+            Event(
+                time.time(),
+                self.name,
+                "role",
+                "host",
+                f"the database is {role} (config: {configured}): DG sockets now taken "
+                f"{'outbound' if self.direction == 'out' else 'inbound'}",
+            )
+        )
 
     def _sockets(self, now: float, opens: int | None) -> list[tuple]:
         """The DG sockets' FIGURES: exact lookups of the known ones, or a kernel-filtered dump

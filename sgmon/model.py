@@ -264,3 +264,14 @@ def schema_to_dict(schema: Schema) -> dict[str, list[dict[str, Any]]]:
 def schema_from_dict(d: Mapping[str, Any]) -> Schema:
     """Inverse of ``schema_to_dict``."""
     return {name: tuple(Field.from_dict(f) for f in fields) for name, fields in d.items()}
+
+
+def data_guard_role(frame: Frame | None, configured: str = "") -> str:
+    """A host's Data Guard role: its database's own (V$DATABASE via oracle_dg), which follows a
+    switchover at once, else the frame's (the configured one), else ``configured``."""
+    if frame is None:
+        return configured
+    db = str(frame.value("oracle_dg", "db", "role") or "").lower()
+    if db in ("primary", "standby"):
+        return db
+    return frame.role if frame.role in ("primary", "standby") else configured

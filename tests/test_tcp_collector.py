@@ -85,6 +85,30 @@ def test_the_role_picks_which_end_is_a_dg_socket(listener, options: dict, ends: 
         coll.close()
 
 
+def test_after_a_switchover_the_direction_follows_the_database(listener) -> None:
+    """Configured primary, but V$DATABASE (through oracle_dg, ``collectors.roles``) says
+    standby: the next tick takes the inbound end, with an event that says why."""
+    from collectors import roles
+
+    host = f"switched-{os.getpid()}"
+    coll = TcpCollector({"ports": [PORT], "role": "primary", "host": host})
+    coll.open()
+    client, accepted = _pair(listener)
+    try:
+        (la, lp), (pa, pp) = client.getsockname(), client.getpeername()
+        assert set(coll.sample()) - {"host"} == {f"{la}:{lp}>{pa}:{pp}"}  # outbound: primary
+        roles.observe(host, "standby")
+        assert set(coll.sample()) - {"host"} == {f"{pa}:{pp}>{la}:{lp}"}  # inbound: standby
+        events = coll.take_events()
+        assert [e.kind for e in events] == ["role"]
+        assert "the database is standby (config: primary)" in events[0].text
+        assert not coll.take_events() and set(coll.sample()) - {"host"} == {f"{pa}:{pp}>{la}:{lp}"}
+    finally:
+        client.close()
+        accepted.close()
+        coll.close()
+
+
 def test_known_sockets_are_looked_up_and_a_vanished_one_forces_a_dump(listener) -> None:
     coll = TcpCollector({"ports": [PORT], "rediscover": 3600})
     coll.open()

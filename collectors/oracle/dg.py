@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from collectors import roles
 from collectors.oracle.base import OracleCollector
 from collectors.oracle.session import Session, role_of
 from sgmon.model import Event, Field, Kind, Rows, Value
@@ -126,6 +127,7 @@ class OracleDgCollector(OracleCollector):
         db: dict[str, Value] = {"version": s.version_text}
         for role, pmode, plevel, omode, name in s.query("database") or ():
             s.role = role_of(role)
+            roles.observe(str(self.options.get("host") or ""), s.role)
             db.update(
                 role=s.role,
                 protection_mode=pmode,

@@ -38,7 +38,7 @@ from sgmon.analysis.results import (
 from sgmon.analysis.rules import evaluate
 from sgmon.analysis.thresholds import Thresholds, field_meta
 from sgmon.config import Config
-from sgmon.model import Frame
+from sgmon.model import Frame, data_guard_role
 
 __all__ = [
     "SEVERITIES",
@@ -104,7 +104,7 @@ class Analyzer:
         if view is None:
             view = HostView(frame.host, "", frame, devices=self._devices.get(frame.host, ()))
             self._views[frame.host] = view
-        view.frame, view.role = frame, _role(frame, view.role)
+        view.frame, view.role = frame, data_guard_role(frame, view.role)
         view.ncpu = ncpu or view.ncpu
         interval = frame.interval if frame.interval > 0 else 1.0
         self.book.hold = max(HOLD_S, HOLD_TICKS * interval)
@@ -197,16 +197,6 @@ class Analyzer:
             self._opened.clear()
             self._closed.clear()
             return opened, closed
-
-
-def _role(frame: Frame, known: str) -> str:
-    """The host's Data Guard role: the frame's, the database's, or what was known before."""
-    if frame.role in ("primary", "standby"):
-        return frame.role
-    db = str(frame.value("oracle_dg", "db", "role") or "").lower()
-    if db in ("primary", "standby"):
-        return db
-    return known
 
 
 def _note_switches(view: HostView, frame: Frame) -> None:

@@ -300,6 +300,9 @@ class SgmonApp(App[int]):
             if self._slots[i] not in names:
                 free = [n for n in names if n not in self._slots]
                 self._slots[i] = free[0] if free else None
+        primary = next((h.name for h in hosts if h.role == "primary"), None)
+        if not self._swapped and primary in self._slots[1:]:  # a switchover: primary left again
+            self._slots.reverse()
         one_pane = self.main.has_class("-compact")
         if one_pane and not self._swapped and top in names and self._slots[0] != top:
             self._slots.reverse()

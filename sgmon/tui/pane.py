@@ -109,7 +109,9 @@ class HostPane(VerticalScroll, can_focus=False):
 
     def show(self, view: PaneView, subtitle: str = "", cited: tuple[SeriesKey, ...] = ()) -> None:
         """Show one instant in every panel, the cited ones first to get their lines."""
-        self.border_title = f"{(view.role or 'host').upper()}  {view.host}"
+        self.border_title = f"{(view.role or 'host').upper()}  {view.host}" + (
+            f"  {view.role_note}" if view.role_note else ""
+        )
         self.border_subtitle = subtitle
         self.cited = cited
         present = view.frame.collectors if view.frame is not None else None

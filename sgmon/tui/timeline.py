@@ -11,7 +11,7 @@ from typing import Any
 
 from sgmon.config import Config
 from sgmon.hosts import HostInfo
-from sgmon.model import Field
+from sgmon.model import Field, data_guard_role
 from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
@@ -34,13 +34,28 @@ class Timeline:
 
     def hosts(self) -> list[HostInfo]:
         """Hosts of the sources, then any others that sent frames (tests, replays)."""
-        known = list(self.monitor.hosts)
-        names = {h.name for h in known}
+        configured = list(self.monitor.hosts)
+        names = {h.name for h in configured}
         for name in self.history.hosts():
             if name not in names:
                 latest = self.history.latest(name)
-                known.append(HostInfo(name, latest.role if latest else ""))
-        return known
+                configured.append(HostInfo(name, latest.role if latest else ""))
+        # the database's own role wins: after a switchover the panes swap without a restart
+        return [
+            HostInfo(h.name, data_guard_role(self.history.latest(h.name), h.role))
+            for h in configured
+        ]
+
+    def role_note(self, host: HostInfo) -> str:
+        """Said on the pane when the database's role is not the one the config gives."""
+        latest = self.history.latest(host.name)
+        configured = next(
+            (h.role for h in self.monitor.hosts if h.name == host.name),
+            latest.role if latest is not None else "",
+        )
+        if configured and host.role and configured != host.role:
+            return f"(database says {host.role}, config {configured})"
+        return ""
 
     def axis(self) -> list[float]:
         """Every instant any host has a frame for, oldest first: the one shared time axis."""
@@ -121,6 +136,7 @@ class Timeline:
         return PaneView(
             host=host.name,
             role=host.role or (frame.role if frame else ""),
+            role_note=self.role_note(host),
             palette=palette,
             frame=frame,
             window=tuple(by_time.get(t) for t in times),

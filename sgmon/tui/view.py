@@ -44,6 +44,8 @@ class PaneView:
     """Series the analysis flags at the cursor -> (severity, reason)."""
     highlight: frozenset[SeriesKey] = frozenset()
     """Series named by the selected finding."""
+    role_note: str = ""
+    """Said beside the role when the database's role is not the configured one (a switchover)."""
     lingering: frozenset[SeriesKey] = frozenset()
     """Flagged series whose outlier is still open but whose value is back in line now."""
     budget: Any = None

@@ -223,3 +223,25 @@ async def test_g_goes_to_a_typed_time_in_both_panes() -> None:
         assert app.cursor == axis[5] and app.filter == ""
         await pilot.press("g", "escape")  # Esc on the go-to line keeps an applied filter
         assert app.cursor == axis[5]
+
+
+async def test_a_switchover_swaps_the_panes_and_says_the_config_disagrees() -> None:
+    """The roles come from V$DATABASE: after a switchover the new primary moves left without a
+    restart, and each pane says its database's role differs from its configured one."""
+    app, pair = make_app("healthy")
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 5)
+        await until(pilot, lambda: drawn(app))
+        left, right = app.query(HostPane)
+        assert left.border_title.startswith("PRIMARY  primary")
+        pair.dbs["primary"].set_database(database_role="PHYSICAL STANDBY")
+        pair.dbs["standby"].set_database(database_role="PRIMARY")
+        feed(app, pair, 2)
+        await until(
+            pilot,
+            lambda: str(app.query(HostPane).first().border_title).startswith("PRIMARY  standby"),
+        )
+        left, right = app.query(HostPane)
+        assert "database says primary, config standby" in str(left.border_title)
+        assert str(right.border_title).startswith("STANDBY  primary")
+        assert "database says standby, config primary" in str(right.border_title)
