@@ -212,3 +212,75 @@ def test_a_session_in_a_pdb_is_refused_with_what_to_do(container, refused: bool)
     assert "\n" not in str(e.value)
     with pytest.raises(OracleError):  # fatal: no reconnect loop
         s.query("database")
+
+
+def _primary_frames(ticks: int, rows_at) -> list:
+    """Findings over primary frames whose oracle_* rows ``rows_at(i)`` gives."""
+    analyzer = Analyzer()
+    opened = []
+    for i in range(ticks):
+        res = {c: CollectorResult(Status.OK, rows) for c, rows in rows_at(i).items()}
+        analyzer.feed(Frame("prim", T0 + i, i, 1.0, res, role="primary"))
+        opened += analyzer.changes()[0]
+    return opened
+
+
+@pytest.mark.parametrize(
+    ("event", "says"),
+    [
+        ("log file switch (checkpoint incomplete)", "too few or too small redo logs"),
+        ("log file switch (archiving needed)", "archiver"),
+        ("log buffer space", "LGWR does not free the log buffer"),
+    ],
+)
+def test_sessions_stalled_on_log_space_are_named_for_what_holds_them(event: str, says: str):
+    def rows(i: int) -> dict:
+        spent = 250.0 if i >= 4 else 0.0
+        return {"oracle_waits": {event: {"waits": 5.0, "time_waited": spent, "avg": 50.0}}}
+
+    found = [f for f in _primary_frames(8, rows) if f.rule == "log_space"]
+    assert found and found[0].severity == "warn" and event in found[0].title
+    assert any(says in e for e in found[0].evidence)
+
+
+def test_commits_that_poll_are_adaptive_sync_from_the_statistics_alone() -> None:
+    """No LGWR trace configured: V$SYSSTAT's redo synch polls say the foregrounds poll."""
+
+    def rows(i: int) -> dict:
+        lfs = 2.0 if i < 30 else 12.0
+        waits = {
+            "log file sync": {"waits": 900.0, "avg": lfs, "p90": lfs, "p99": lfs * 2},
+            "SYNC Remote Write": {"waits": 700.0, "avg": 0.8, "p90": 1.0, "p99": 2.0},
+            "log file parallel write": {"waits": 700.0, "avg": 0.5, "p90": 1.0, "p99": 1.0},
+        }
+        redo = {"db": {"redo_synch_polls": 850.0 if i >= 30 else 0.0, "user_commits": 900.0}}
+        return {"oracle_waits": waits, "oracle_redo": redo}
+
+    found = [f for f in _primary_frames(40, rows) if f.rule == "adaptive_sync"]
+    assert found and any("redo synch polls 850/s" in e for e in found[0].evidence)
+
+
+@pytest.mark.parametrize("version", ["11.2.0.4.0", "19.21.0.0.0"])
+def test_redo_synch_polls_and_overhead_from_v_sysstat(version: str) -> None:
+    from collectors.oracle.redo import OracleRedoCollector
+
+    db = StandIn(version=version)
+    c = OracleRedoCollector({"session": Session(connect=db.connect)})
+    c.open()
+    base = {"redo synch writes": 1000, "redo synch polls": 0, "redo synch poll writes": 0}
+    db.publish_stats({**base, "redo synch time overhead (usec)": 0})
+    first = c.sample()
+    db.publish_stats(
+        {
+            "redo synch writes": 1600,
+            "redo synch polls": 480,
+            "redo synch poll writes": 300,
+            "redo synch time overhead (usec)": 90_000,
+        }
+    )
+    row = c.derive(first, c.sample(), 2.0)["db"]
+    assert row["redo_synch_polls"] == 240.0 and row["redo_synch_poll_writes"] == 150.0
+    if version.startswith("11"):
+        assert row["redo_synch_overhead"] is None  # no (usec) statistics before 12.1
+    else:
+        assert row["redo_synch_overhead"] == 0.15  # 90 ms over 600 commit waits

@@ -37,7 +37,21 @@ EVENTS_12C = (
     "Redo Writer Remote Sync Notify",
     "Remote SYNC Ping",
     "Standby redo I/O",
+    # scalable LGWR (12c): LGWR waiting for its LGnn workers, which a CPU shortage stretches
+    "LGWR any worker group",
+    "LGWR all worker groups",
+    "LGWR worker group ordering",
+    "LGWR intra group sync",
+    "LGWR intra group IO completion",
 )
+LOG_SPACE = (
+    "log buffer space",
+    "log file switch completion",
+    "log file switch (checkpoint incomplete)",
+    "log file switch (archiving needed)",
+    "log file switch (private strand flush incomplete)",
+)
+"""Sessions stalled before they can commit: LGWR behind, or a log switch waiting (all versions)."""
 # seed 000 Table 3 (11.2)
 EVENTS_11G = (
     "log file sync",
@@ -68,6 +82,10 @@ SYSSTATS = (
     "user rollbacks",
     "redo size for lost write detection",
     "physical reads cache",
+    # adaptive log file sync: commits that poll instead of being posted, and the overhead
+    "redo synch polls",
+    "redo synch poll writes",
+    "redo synch time overhead (usec)",
 )
 
 QUERIES: dict[str, dict[Version, str]] = {
@@ -173,8 +191,9 @@ def histogram_unit_us(text: str) -> int:
 
 
 def default_events(version: Version) -> tuple[str, ...]:
-    """The built-in event list for a version (LNS names before 12.1, NSS/TT names after)."""
-    return EVENTS_12C if version >= (12, 1) else EVENTS_11G
+    """The built-in event list for a version (LNS names before 12.1, NSS/TT names and the LGWR
+    worker events after), with the log space and log switch stalls of every version."""
+    return (*(EVENTS_12C if version >= (12, 1) else EVENTS_11G), *LOG_SPACE)
 
 
 def literal_list(values: Iterable[str]) -> str:

@@ -3,7 +3,10 @@
 Times use the ``(usec)`` statistics where the version has them and the centisecond ones
 otherwise (11.2).  ``redo_write_size`` is the average LGWR write (redo size / redo writes, the
 size ``oratcptest -mode=sync`` should use); ``redo_size_lwd`` and ``phys_reads_cache`` show the
-DB_LOST_WRITE_PROTECT load that capped the standby's IOPS in seed 003.
+DB_LOST_WRITE_PROTECT load that capped the standby's IOPS in seed 003.  ``redo_synch_polls`` (and
+poll writes) show adaptive log file sync polling: log file sync then includes the poll sleeps;
+``redo_synch_overhead`` ('redo synch time overhead (usec)') is the commit's wait beyond the write
+itself, the budget's LGWR overhead leg as the database measures it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ FIELDS = (
     Field("user_rollbacks", "/s", R, "user rollbacks per second"),
     Field("redo_size_lwd", "B/s", R, "redo for lost write detection per second (seed 003)"),
     Field("phys_reads_cache", "/s", R, "physical reads into the buffer cache per second"),
+    Field("redo_synch_polls", "/s", R, "commits that polled for LGWR, not posted (adaptive sync)"),
+    Field("redo_synch_poll_writes", "/s", R, "redo synch writes that used polling per second"),
+    Field("redo_synch_overhead", "ms", G, "average post/poll overhead per commit wait (12.1+)"),
 )
 
 # field -> (statistic, multiplier to the field's unit), first available wins
@@ -39,6 +45,9 @@ SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
     "user_rollbacks": (("user rollbacks", 1.0),),
     "redo_size_lwd": (("redo size for lost write detection", 1.0),),
     "phys_reads_cache": (("physical reads cache", 1.0),),
+    "redo_synch_polls": (("redo synch polls", 1.0),),
+    "redo_synch_poll_writes": (("redo synch poll writes", 1.0),),
+    "redo_synch_overhead": (("redo synch time overhead (usec)", 0.001),),
 }
 
 
@@ -75,8 +84,11 @@ class OracleRedoCollector(OracleCollector):
         out["db"]["redo_write_size"] = (
             round(size / writes / 1024, 3) if size is not None and writes else None
         )
-        stime, swrites = delta("redo_synch_time"), delta("redo_synch_writes")
-        out["db"]["redo_synch_time"] = (
-            round(stime / swrites, 4) if stime is not None and swrites else None
-        )
+        swrites = delta("redo_synch_writes")
+        for name in ("redo_synch_time", "redo_synch_overhead"):  # per commit wait, not per second
+            total = delta(name)
+            if name in raw:
+                out["db"][name] = (
+                    round(total / swrites, 4) if total is not None and swrites else None
+                )
         return out

@@ -1,9 +1,10 @@
 """Adaptive log file sync: when LGWR switches the foregrounds to polling, log file sync measures
 their poll sleeps, and its whole distribution moves with no change on the redo path.
 
-The switch is only visible in the LGWR/LGnn trace (``Log file sync switching to polling`` /
-``... to post/wait``, e.g. the 12.2 LG00 trace of jkstill/lgwr-trace-parse), which the
-``oracle_trace`` collector turns into its ``polling`` field.  While it is on and log file sync is
+The switch shows in the LGWR/LGnn trace (``Log file sync switching to polling`` / ``... to
+post/wait``, e.g. the 12.2 LG00 trace of jkstill/lgwr-trace-parse), which the ``oracle_trace``
+collector turns into its ``polling`` field, and without a trace in V$SYSSTAT's ``redo synch
+polls`` (``oracle_redo``), which count only while commits poll.  While it is on and log file sync is
 degraded but the transport's own waits are not, SYNC transport is not the cause: this rule says
 so and keeps the generic commit chain from naming whatever happens to line up.
 """
@@ -25,7 +26,10 @@ def adaptive_sync(ctx: Context) -> Iterable[Finding]:
     p, c = ctx.primary, ctx.chain
     if p is None or c is None or c.trigger.instance != COMMIT_EVENTS[0]:
         return
-    if p.frame.value("oracle_trace", "lgwr", "polling") != 1.0:
+    traced = p.frame.value("oracle_trace", "lgwr", "polling") == 1.0
+    polls = p.frame.value("oracle_redo", "db", "redo_synch_polls")
+    counted = isinstance(polls, int | float) and polls > 0
+    if not (traced or counted):
         return
     remote = [
         o
@@ -38,7 +42,9 @@ def adaptive_sync(ctx: Context) -> Iterable[Finding]:
     lfpw = p.frame.value("oracle_waits", "log file parallel write", "avg")
     ev = [
         c.trigger.reason,
-        "LGWR trace: Log file sync switching to polling (adaptive log file sync)",
+        "LGWR trace: Log file sync switching to polling (adaptive log file sync)"
+        if traced
+        else f"V$SYSSTAT redo synch polls {fmt_num(polls)}/s: commits poll for LGWR",
         "SYNC Remote Write and the other transport waits are in line with their baseline",
     ]
     if isinstance(lfpw, int | float):

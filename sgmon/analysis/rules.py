@@ -20,6 +20,7 @@ from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
 from sgmon.analysis.correlate import Link, overlap
+from sgmon.analysis.logspace import log_space
 from sgmon.analysis.outliers import COMMIT_EVENTS
 from sgmon.analysis.results import RANK, Finding, Outlier, SeriesKey, worst
 from sgmon.analysis.thresholds import field_meta
@@ -432,6 +433,12 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
                 f"{fmt_num(b.overhead_ms)} ms of log file sync {fmt_num(b.lfs_ms)} ms is "
                 "outside the local and remote writes: LGWR waiting for CPU and posting"
             )
+        workers = _num(view.frame.value("oracle_waits", "LGWR any worker group", "time_waited"))
+        if who == "LGWR" and workers:
+            ev.append(
+                f"LGWR any worker group {fmt_num(workers)} ms/s: LGWR waits for its LGnn "
+                "workers, which wait in the run queue once woken"
+            )
         # Where the time goes says which host's CPU the commits wait for: LGWR's overhead on
         # the primary, the remote write on the standby (two hosts may share one busy kernel).
         explains = who != "RFS" or remote is None or remote >= 0.5
@@ -768,6 +775,7 @@ CAUSES: tuple[Rule, ...] = (
     nic,
     network_latency,
     dg_state,
+    log_space,
 )
 ADVICE_RULES: tuple[Rule, ...] = (socket_buffers, fast_sync)
 

@@ -95,7 +95,11 @@ KEYS = {
     "v$dataguard_process": ("name",),
     "v$archive_gap": ("THREAD#",),
 }
-USEC_STATS = ("redo write time (usec)", "redo synch time (usec)")
+USEC_STATS = (
+    "redo write time (usec)",
+    "redo synch time (usec)",
+    "redo synch time overhead (usec)",
+)
 
 # -- trace files (the oracle_trace reader): the trace directory and each process's OS pid, which
 # names its trace (<sid>_<pname>_<spid>.trc); a respawned process has a new spid
