@@ -97,10 +97,13 @@ def test_version_full_preferred_over_base_release():
     assert s.version == (19, 21, 0, 0, 0)
 
 
-@pytest.mark.parametrize("version", ["19.21.0.0.0", "23.5.0.24.7"])
-def test_standby_lags_whatever_the_name_case(version):
+@pytest.mark.parametrize("upper", [False, True])  # SQL*Plus shows lower; the reference, upper
+@pytest.mark.parametrize("version", ["11.2.0.4.0", "19.21.0.0.0", "23.5.0.24.7"])
+def test_standby_lags_whatever_the_name_case(version, upper):
     db, _s, (_, _, dg) = _pair(version, role="PHYSICAL STANDBY")
-    db.set_dg_stats(transport_lag=2.0, apply_lag=3725.0, datum_time="11/21/2026 15:00:01")
+    db.set_dg_stats(
+        transport_lag=2.0, apply_lag=3725.0, datum_time="11/21/2026 15:00:01", upper=upper
+    )
     row = dg.derive(None, dg.sample(), 1.0)["db"]
     assert row["role"] == "standby"
     assert row["transport_lag"] == 2.0
