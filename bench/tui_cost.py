@@ -35,6 +35,8 @@ from pathlib import Path
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SOCKET = f"sgmon-bench-{os.getpid()}"
+"""The tmux server's socket; each round gets its own (a new server must not meet the last one
+still exiting on the same socket)."""
 SIZE = ("160", "48")
 
 
@@ -166,6 +168,8 @@ def key_latencies(win: str, n: int) -> list[float]:
 
 def one_round(cs: list[Contender], seconds: float, keys: int, env: dict) -> list[float]:
     """Launch each contender alone (so its start is not contended), then measure all at once."""
+    global SOCKET
+    SOCKET = f"sgmon-bench-{os.getpid()}-{time.monotonic_ns()}"
     pids = []
     tmux("new-session", "-d", "-s", "idle", "-x", SIZE[0], "-y", SIZE[1], "sleep 3600")
     try:

@@ -118,7 +118,10 @@ def now(o: Outlier) -> str:
     agree with each other (its ``reason`` was written when it opened or last rose)."""
     value = o.value if isinstance(o.value, int | float) else None
     named = o.instance not in ("all", "db", "host") and o.collector != "oracle_waits"
-    text = f"{o.host} {o.instance + ' ' if named else ''}{label(o.key, value)}"
+    where = f"{o.host} {o.instance + ' ' if named else ''}"
+    if isinstance(o.value, str):  # a state (a destination's status): the text is the value
+        return f"{where}{o.field.replace('_', ' ')} {o.value or '-'}"
+    text = f"{where}{label(o.key, value)}"
     if o.baseline is not None and value is not None:
         _, coll, _, name = o.key
         if buckets.is_bucket_field(coll, name):

@@ -90,6 +90,8 @@ class CommitModel:
         self._next_switch: float | None = None
         self._last_switch = -1e9
         self.apply_lag = 0.0
+        self._datum = ""
+        self._stopped = False
         self.sequence = 1
         self._msgid = 100000
         self.wall: Callable[[float], float] = lambda t: t
@@ -174,10 +176,12 @@ class CommitModel:
         if c.switch_spike_ms and 0.0 <= since < 1.5:
             rfs += c.switch_spike_ms * math.exp(-since / 0.4) * (0.5 + rng.random())
         wire = c.rtt_ms * (0.9 + 0.2 * rng.random()) + size * 8 / (c.link_mbit * 1e3)
-        lost = rng.random() < p_loss
-        remote = wire + rfs + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
         ev = self.events
         ev["log file parallel write"].add(local * 1000)
+        if c.transport_stopped:  # the destination is in error: LGWR writes locally only
+            return local, 0.0, 0.0, 0, 0.0
+        lost = rng.random() < p_loss
+        remote = wire + rfs + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
         ev["SYNC Remote Write"].add(remote * 1000)
         ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
         ev["Redo Writer Remote Sync Complete"].add(rng.expovariate(1 / 0.006) * 1000)
@@ -220,5 +224,14 @@ class CommitModel:
         self.primary.publish_stats({k: round(v) for k, v in self.stats.items()})
         self.standby.publish_stats({k: round(v) for k, v in self.standby_stats.items()})
         self.primary.publish_resp_hist(2, self.resp)
-        datum = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.wall(now)))
-        self.standby.set_dg_stats(0.0, round(self.apply_lag), datum_time=datum)
+        stamp = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.wall(now)))
+        if not c.transport_stopped:
+            self._datum = stamp
+            self.standby.set_dg_stats(0.0, round(self.apply_lag), datum_time=stamp)
+        elif not self._stopped:  # what a real pair shows once the standby receives nothing
+            self._stopped = True
+            self.primary.set_dest(2, status="ERROR", error="ORA-03135: connection lost contact")
+            self.primary.set_database(protection_level="RESYNCHRONIZATION")
+        if c.transport_stopped:
+            # V$DATAGUARD_STATS: a NULL transport lag, and a datum that no longer moves
+            self.standby.set_dg_stats(None, round(self.apply_lag), self._datum, computed=stamp)

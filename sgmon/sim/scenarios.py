@@ -38,6 +38,7 @@ class Conditions:
     standby_queue: float = 0.0  # target aqu-sz on the capped volume
     lwd_per_read: float = 0.0  # redo bytes for lost write detection per cache read
     reads_cache: float = 450.0  # physical reads cache per second (primary)
+    transport_stopped: bool = False  # the standby receives nothing: its lag goes unknown
 
 
 HEALTHY = Conditions()
@@ -58,6 +59,8 @@ SCENARIOS: dict[str, str] = {
     "outliers after each switch",
     "primary-cpu-starved": "the primary's CPUs are saturated: LGWR and the foregrounds wait for "
     "CPU, log file sync rises while the writes stay fast",
+    "transport-stopped": "the standby stops receiving: its transport lag goes unknown (NULL), "
+    "the lag's datum stops moving, the primary's destination errors and the protection drops",
 }
 
 _FAULTS: dict[str, Conditions] = {
@@ -77,6 +80,7 @@ _FAULTS: dict[str, Conditions] = {
     "primary-cpu-starved": replace(
         HEALTHY, cpu_busy=0.995, runq_extra=38.0, lgwr_cpu_ms=6.0, fg_cpu_ms=4.0
     ),
+    "transport-stopped": replace(HEALTHY, transport_stopped=True),
 }
 
 

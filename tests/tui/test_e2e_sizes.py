@@ -70,6 +70,11 @@ CASES = {
         r"<- log switch",
         (rf"thread_1 .*switches\S* ({NUM}|-) ",),  # - until the view has a rate
     ),
+    "transport-stopped": Cited(
+        "PRIMARY",
+        r"destination status ERROR",
+        (r"dest_2 +STBY +SYNC +YES +ERROR",),
+    ),
     "healthy": Cited(  # the title's numbers are the analysis' budget, smoothed over ticks
         "PRIMARY",
         r"SYNC Remote Write .* consider Fast Sync",

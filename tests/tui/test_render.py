@@ -134,3 +134,23 @@ def test_collector_problem_is_one_line_not_a_table() -> None:
     )
     lines = text(render_waits(view(f), 78))
     assert lines[1].strip() == "oracle_waits error: ORA-01017: invalid login"
+
+
+def test_a_stopped_transport_reads_unknown_not_blank() -> None:
+    """V$DATAGUARD_STATS with a NULL lag: DGMGRL says '(unknown)', and so does the panel, with
+    the age of the datum once it is past its threshold."""
+    from sgmon.tui.panels.dataguard import render_dataguard
+
+    fields = {("oracle_dg", "datum_age"): Field("datum_age", "s", Kind.GAUGE, "", warn=60)}
+    row = {"role": "standby", "transport_lag": None, "lag_unknown": 1, "datum_age": 95.0}
+    v = view(frame({"db": row}, collector="oracle_dg"), fields=fields)
+    shown = "\n".join(text(render_dataguard(v, 100)))
+    assert "transport lag s unknown datum 95 s old" in shown
+    quiet = view(
+        frame(
+            {"db": {**row, "lag_unknown": 0, "transport_lag": 0.0, "datum_age": 1.0}},
+            collector="oracle_dg",
+        ),
+        fields=fields,
+    )
+    assert "transport lag s 0 " in "\n".join(text(render_dataguard(quiet, 100)))

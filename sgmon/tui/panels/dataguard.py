@@ -21,6 +21,22 @@ def _text(view: PaneView, instance: str, name: str) -> str:
     return "" if v is None else str(v)
 
 
+def transport_lag(view: PaneView) -> Text:
+    """The standby's transport lag, or ``unknown`` (as DGMGRL says) when V$DATAGUARD_STATS has
+    no value, and how old its datum is once that is past its threshold: a stopped transport
+    shows no growing lag, so a blank here would read as healthy."""
+    if view.value("oracle_dg", "db", "lag_unknown") == 1:
+        text = Text("unknown", style=view.palette.sev("crit"))
+    else:
+        text = view.cell("oracle_dg", "db", "transport_lag")
+    age = view.value("oracle_dg", "db", "datum_age")
+    if isinstance(age, int | float) and view.severity("oracle_dg", "db", "datum_age", age) != "ok":
+        text.append(" datum ", style=view.palette.muted)
+        text.append_text(view.cell("oracle_dg", "db", "datum_age"))
+        text.append(" s old", style=view.palette.muted)
+    return text
+
+
 def render_dataguard(view: PaneView, width: int) -> RenderableType:
     """Role line, lags, one line per destination and per redo thread, then recent events."""
     p = view.palette
@@ -38,7 +54,7 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
         pairs(
             p,
             [
-                ("transport lag s", view.cell("oracle_dg", "db", "transport_lag")),
+                ("transport lag s", transport_lag(view)),
                 ("apply lag s", view.cell("oracle_dg", "db", "apply_lag")),
                 ("open", Text(_text(view, "db", "open_mode"))),
             ],
