@@ -21,6 +21,8 @@ CAUSE = {
     "standby-iops-cap": ("standby_io", "standby"),
     "log-switch-storm": ("log_switches", "primary"),
     "primary-cpu-starved": ("cpu_starvation", "primary"),
+    # the primary's destination errors first; the standby's unknown lag is its own finding
+    "transport-stopped": ("dg_state", "primary"),
 }
 
 
