@@ -23,6 +23,7 @@ from sgmon import registry
 from sgmon.engine import Engine
 from sgmon.lab.proc import bind_to_parent
 from sgmon.model import Frame, schema_to_dict
+from sgmon.sim.standin import open_session
 
 OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp")
 DB_COLLECTORS = ("oracle_waits", "oracle_redo", "oracle_dg")
@@ -33,9 +34,7 @@ def collectors(a: argparse.Namespace) -> list:
     reading the host's V$ stand-in."""
 
     def connect() -> sqlite3.Connection:
-        return sqlite3.connect(
-            f"file:{a.standin}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
-        )
+        return open_session(f"file:{a.standin}", read_only=True)
 
     options: dict[str, dict[str, Any]] = {
         "disk": {"include": [a.device], "pinned": [a.device]},

@@ -171,14 +171,7 @@ class StandIn:
     def connect(self) -> sqlite3.Connection:
         """A new DB-API connection to this stand-in (what the collector's session is given),
         with Oracle's DUAL and SYS_CONTEXT('USERENV', ...) for the container check."""
-        conn = sqlite3.connect(self._uri, uri=True, check_same_thread=False, isolation_level=None)
-        conn.create_function("SYS_CONTEXT", 2, self._sys_context, deterministic=False)
-        return conn
-
-    def _sys_context(self, namespace: str, name: str) -> object:
-        if str(namespace).upper() != "USERENV":
-            return None
-        return {"CON_ID": self.container[0], "CON_NAME": self.container[1]}.get(str(name).upper())
+        return open_session(self._uri, self.container)
 
     def close(self) -> None:
         """Drop the keeper connection (an in-memory stand-in then disappears)."""
@@ -533,3 +526,21 @@ def _interval(seconds: float | None) -> str | None:
     h, s = divmod(s, 3600)
     m, s = divmod(s, 60)
     return f"+{d:02d} {h:02d}:{m:02d}:{s:02d}"
+
+
+def open_session(
+    uri: str, container: tuple[int, str] = (0, "PROD"), read_only: bool = False
+) -> sqlite3.Connection:
+    """A DB-API connection to a stand-in by its SQLite URI (``file:/path``), as a collector's
+    session opens one: with SYS_CONTEXT('USERENV', 'CON_ID' / 'CON_NAME') answering for the
+    ``container`` (a non-CDB by default).  ``read_only``: a reader in another process (the lab)."""
+    if read_only:
+        uri += ("&" if "?" in uri else "?") + "mode=ro"
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+    names = {"CON_ID": container[0], "CON_NAME": container[1]}
+
+    def sys_context(namespace: str, name: str) -> object:
+        return names.get(str(name).upper()) if str(namespace).upper() == "USERENV" else None
+
+    conn.create_function("SYS_CONTEXT", 2, sys_context)
+    return conn
