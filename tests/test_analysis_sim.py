@@ -101,3 +101,27 @@ def test_runs_are_deterministic_under_a_seed() -> None:
         ]
 
     assert trace(11) == trace(11)
+
+
+def test_an_arrow_is_drawn_only_for_a_cause_that_lines_up() -> None:
+    """ "log file sync ... <- X (r=0.00)" contradicted itself: a cause is drawn as the symptom's
+    cause only once it lines up (r or overlap at least R_MIN), from the first tick it shows."""
+    import re
+
+    from sgmon.analysis.rules import R_MIN
+
+    pair = SimPair("rto-stall", seed=3, start=START, onset=5.0)
+    a = Analyzer()
+    titles: set[str] = set()
+    try:
+        while pair.t < 40:
+            for f in pair.step():
+                a.feed(f)
+            titles |= {f.title for f in a.state().findings}
+    finally:
+        pair.close()
+    arrows = [t for t in titles if " <- " in t]
+    assert arrows, titles
+    for t in arrows:
+        m = re.search(r"\b(?:r|overlap)=(-?[\d.]+)", t)
+        assert m and float(m.group(1)) >= R_MIN, t

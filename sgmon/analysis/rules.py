@@ -88,12 +88,13 @@ def make(
     if overlap is not None and (score is None or overlap > score):
         score, strength = overlap, f"overlap={overlap:.2f}"
     severity, title = base, f"{cause} ({where}): {conclusion}"
-    if ctx.chain is not None and score is not None:
+    if ctx.chain is not None and score is not None and score >= R_MIN:
+        # only a cause that lines up is drawn as the symptom's cause ("<-"), and it is as
+        # severe as the symptom it explains; "r=0.00" under an arrow would contradict itself
         title = f"{ctx.chain.label} <- {cause} ({where}, {strength}): {conclusion}"
-        if score >= R_MIN:  # a cause is as severe as the symptom it explains
-            severity = worst((base, ctx.chain.trigger.severity)) or base
-            evidence = [*evidence, f"lines up with {ctx.chain.label}: {chain_peak(ctx)}"]
-            ctx.explained = ctx.explained or weight >= INFERRED
+        severity = worst((base, ctx.chain.trigger.severity)) or base
+        evidence = [*evidence, f"lines up with {ctx.chain.label}: {chain_peak(ctx)}"]
+        ctx.explained = ctx.explained or weight >= INFERRED
     rank = RANK[severity] * 10 + weight + (score or 0.0) + bonus
     key = f"{rule}:{host}:{subject}"
     return Finding(key, severity, host, title, evidence, series, rule, seed, ctx.now, None, rank)
