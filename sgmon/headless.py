@@ -18,6 +18,7 @@ from sgmon.cli import UsageError
 from sgmon.config import Config, load_config
 from sgmon.engine import check_interval
 from sgmon.hosts import Source
+from sgmon.judgement import Judge
 from sgmon.model import Schema
 from sgmon.units import parse_duration
 
@@ -137,17 +138,19 @@ def _check_scenario(name: str) -> None:
 def run_until_stopped(
     sources: Iterable[Source],
     sinks: list[Callable],
+    judge: Judge,
     duration: float | None = None,
     stop: threading.Event | None = None,
 ):
-    """Run a Monitor with the sinks until the duration, the end of the sources, or a signal.
+    """Run a Monitor, judging each frame with ``judge`` for the sinks, until the duration, the
+    end of the sources, or a signal.
 
     Returns the stopped Monitor.  SIGTERM and SIGINT end it cleanly.
     """
     from sgmon.monitor import Monitor
 
     stop = stop or threading.Event()
-    mon = Monitor(sources, sinks=sinks, history=2)
+    mon = Monitor(sources, sinks=sinks, history=2, judge=judge)
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         mon.start()

@@ -1,4 +1,4 @@
-"""Runs sources and fans their frames out to sinks, keeping a bounded history per host.
+"""Runs sources, judges their frames once and fans them out to sinks, with a bounded history.
 
 One thread per source (a slow remote host never holds up the local one); frames go through one
 queue to one dispatcher thread, so sinks are called in order, one frame at a time, and need no
@@ -16,9 +16,11 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
 from sgmon.hosts import HostInfo, Source
+from sgmon.judgement import Judge, Judgement
 from sgmon.model import Frame, Schema, Value
 
-Sink = Callable[[Frame], None]
+Sink = Callable[[Frame, Judgement], None]
+"""Called with each frame and the Judge's verdict on it; a sink reads both and grades nothing."""
 
 
 def frame_at(frames: Sequence[Frame], time: float) -> Frame | None:
@@ -74,10 +76,17 @@ class Monitor:
     """Sources in, frames out to sinks and history."""
 
     def __init__(
-        self, sources: Iterable[Source], sinks: Iterable[Sink] = (), history: int = 900
+        self,
+        sources: Iterable[Source],
+        sinks: Iterable[Sink] = (),
+        history: int = 900,
+        judge: Judge | None = None,
     ) -> None:
         self.sources = list(sources)
         self.sinks: list[Sink] = list(sinks)
+        self.judge = judge or Judge(schema_of=self.schema, analysis=False)
+        """Judges every frame once, before any sink sees it (grades only, unless given one
+        that runs the analysis)."""
         self.history = History(history)
         self._queue: queue.Queue[Frame | None] = queue.Queue(maxsize=10_000)
         self._stop = threading.Event()
@@ -138,9 +147,10 @@ class Monitor:
                     return
                 continue
             self.history.add(frame)
+            judgement = self.judge(frame)
             for sink in list(self.sinks):
                 try:
-                    sink(frame)
+                    sink(frame, judgement)
                 except Exception as e:
                     name = getattr(sink, "__name__", type(sink).__name__)
                     print(f"sgmon: output {name} disabled: {e}", file=sys.stderr)

@@ -457,7 +457,7 @@ def test_series_that_stop_reporting_are_forgotten() -> None:
         a.feed(frame("p", t, tcp=moved))
     assert a.tracker.series(old) is None
     assert a.tracker.series(("p", "tcp", "10.0.0.1:40002>10.0.0.2:1521", "rtt")) is not None
-    cached = {k[1] for k in a.tracker.thresholds._cache if k[0] == "tcp"}
+    cached = {k[2] for k in a.grader._limits if k[1] == "tcp"}
     assert cached == {"10.0.0.1:40002>10.0.0.2:1521"}  # nor their cached limits
 
 

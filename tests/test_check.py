@@ -11,6 +11,7 @@ from pathlib import Path
 from sgmon.archive import parse_time
 from sgmon.model import CollectorResult, Frame, Status
 from sgmon.sim import SimPair
+from sgmon.judgement import Judge
 from sgmon.sinks.findings import COLUMNS, FindingsLog
 
 
@@ -85,10 +86,11 @@ def _read(path: Path) -> list[dict[str, str]]:
 def test_findings_log_writes_open_rows(tmp_path: Path) -> None:
     log = FindingsLog(tmp_path)
     pair = SimPair("rto-stall", seed=4, start=1_800_000_000.0)
+    judge = Judge(schema_of=pair.schema, live=False)
     try:
         while pair.t < pair.onset + 15:
             for f in pair.step():
-                log(f)
+                log(f, judge(f))
     finally:
         pair.close()
         log.close()
@@ -106,16 +108,19 @@ def test_findings_log_writes_close_rows(tmp_path: Path) -> None:
             "p", 1_800_000_000.0 + t, int(t), 1.0, {"netdev": CollectorResult(Status.OK, rows=rows)}
         )
 
-    log = FindingsLog(tmp_path)
+    log, judge = FindingsLog(tmp_path), Judge(live=False)
     for t in range(40):
-        log(frame(t, 5.0 if 5 <= t < 10 else 0.0))
+        f = frame(t, 5.0 if 5 <= t < 10 else 0.0)
+        log(f, judge(f))
     log.close()
     rows = _read(tmp_path / "p" / "findings.csv")
     assert [r["event"] for r in rows] == ["open", "close"]
     assert rows[0]["rule"] == rows[1]["rule"] == "nic"
     assert parse_time(rows[1]["end"]) > parse_time(rows[1]["start"])
     again = FindingsLog(tmp_path)  # a restarted recorder appends under the same header
+    judge = Judge(live=False)
     for t in range(40, 50):
-        again(frame(t, 5.0))
+        f = frame(t, 5.0)
+        again(f, judge(f))
     again.close()
     assert [r["event"] for r in _read(tmp_path / "p" / "findings.csv")] == ["open", "close", "open"]

@@ -44,10 +44,10 @@ def test_frames_reach_sinks_in_order_and_a_failing_sink_is_dropped(capsys) -> No
     b = ListSource("b", [frame("b", t, 10 * t) for t in range(1, 4)])
     seen: list[tuple[str, float]] = []
 
-    def bad_sink(f: Frame) -> None:
+    def bad_sink(f: Frame, _) -> None:
         raise OSError("disk full")
 
-    mon = Monitor([a, b], sinks=[bad_sink, lambda f: seen.append((f.host, f.time))])
+    mon = Monitor([a, b], sinks=[bad_sink, lambda f, _: seen.append((f.host, f.time))])
     mon.start()
     assert mon.wait(5)
     mon.stop()

@@ -17,6 +17,7 @@ import pytest
 from sgmon.collector import Collector
 from sgmon.engine import Engine
 from sgmon.hosts.sim import SimSource
+from sgmon.judgement import RANK, Judge
 from sgmon.model import Kind
 from sgmon.sinks.prometheus import FrameCollector, counter_column, metric_name
 
@@ -130,11 +131,18 @@ def test_stale_collector_and_silent_host_report_success_zero():
     finally:
         eng.close()
     col = FrameCollector(lambda h: eng.schema())
-    col(frame)
+    judgement = Judge(schema_of=lambda h: eng.schema(), analysis=False)(frame)
+    col(frame, judgement)
     fams = {f.name: f for f in col.collect()}
     ok = {s.labels["collector"]: s.value for s in fams["sgmon_collector_success"].samples}
     assert ok == {"cpu": 1.0, "hang": 0.0}
     assert "sgmon_cpu_usr_pct" in fams
+    # the grades are the Judge's, the ones the dashboard and the status line show
+    grades = {
+        (g.labels["instance"], g.labels["field"]): g.value for g in fams["sgmon_grade"].samples
+    }
+    assert grades[("all", "idle")] == RANK[judgement.grade("cpu", "all", "idle")]
+    assert ("all", "usr") not in grades  # no limit, no grade
     time.sleep(3 * 0.2 + 1.2)  # nothing new from the host for more than 3 intervals
     fams = {f.name: f for f in col.collect()}
     assert all(s.value == 0.0 for s in fams["sgmon_collector_success"].samples)
@@ -143,7 +151,7 @@ def test_stale_collector_and_silent_host_report_success_zero():
 
 def _possible_names() -> set[str]:
     src = SimSource("healthy")
-    names = {"sgmon_collector_success", "sgmon_collector_duration_seconds"}
+    names = {"sgmon_collector_success", "sgmon_collector_duration_seconds", "sgmon_grade"}
     for h in src.hosts:
         for c, fields in src.schema(h.name).items():
             names.add(metric_name(c, "info"))

@@ -9,7 +9,8 @@ import sys
 import time
 
 from sgmon.hosts.sim import SimSource
-from sgmon.sinks.statefile import StatePublisher, grade
+from sgmon.judgement import Grader, Judge
+from sgmon.sinks.statefile import StatePublisher
 
 FORBIDDEN = ("textual", "rich", "psutil", "pyroute2", "oracledb", "prometheus_client")
 
@@ -46,10 +47,11 @@ def test_missing_and_garbage_state_give_a_dim_notice(tmp_path):
 
 def test_line_from_the_simulated_pair_and_staleness(tmp_path):
     src = SimSource("rto-stall", onset=3.0)
-    pub = StatePublisher(src.schema, tmp_path)
+    pub = StatePublisher(tmp_path)
+    judge = Judge(schema_of=src.schema, live=False)
     for _ in range(15):  # past the onset of the 200 ms RTO retransmissions
         for frame in src.pair.step():
-            pub(frame)
+            pub(frame, judge(frame))
     src.close()
     plain = _status(tmp_path).stdout.strip()
     assert plain.startswith("P lfs ") and " | S " in plain, plain
@@ -71,15 +73,21 @@ def test_line_from_the_simulated_pair_and_staleness(tmp_path):
     assert not path.exists()
 
 
-def test_grade_follows_the_declared_thresholds():
-    from sgmon import registry
-
-    disk = registry.load("disk")
-    aqu = disk.field("aqu_sz")
-    assert [grade(aqu, v) for v in (0.2, 1, 9)] == ["ok", "warn", "crit"]
-    idle = registry.load("cpu").field("idle")
-    assert grade(idle, 99.0) == "ok"
-    assert grade(None, 5) == "ok" and grade(aqu, None) == "ok"
+def test_grade_follows_the_declared_thresholds_and_the_config():
+    grader = Grader()
+    assert [grader.grade("h", "disk", "sda", "aqu_sz", v) for v in (0.2, 1, 9)] == [
+        "ok",
+        "warn",
+        "crit",
+    ]
+    assert grader.grade("h", "cpu", "all", "idle", 99.0) == "ok"
+    assert grader.grade("h", "cpu", "all", "idle", 0.5) == "crit"  # lower is worse
+    assert grader.grade("h", "nosuch", "x", "y", 5) == "ok"
+    assert grader.grade("h", "disk", "sda", "aqu_sz", None) == "ok"
+    # the config's [thresholds] move the status line's grade as they move the dashboard's
+    raised = Grader({"disk.aqu_sz": {"warn": 5}})
+    assert raised.grade("h", "disk", "sda", "aqu_sz", 3) == "ok"
+    assert raised.grade("h", "disk", "sda", "aqu_sz", 6) == "warn"
 
 
 def test_status_reads_a_running_recorder(tmp_path):

@@ -4,7 +4,7 @@ Feed it every frame of every host (``Analyzer.feed`` is a sink: ``callable(frame
 ``state()`` whenever you draw.  Per frame it
 
 1. judges the host's series against the seed thresholds and their own robust baseline, with
-   hysteresis (outliers.py, thresholds.py, baseline.py);
+   hysteresis (outliers.py, baseline.py; the limits are ``sgmon.judgement``'s);
 2. splits the primary's average log file sync into local write, remote write (standby I/O and
    network) and LGWR overhead (budget.py);
 3. when the commit path is degraded on the primary, ranks the outliers of both hosts by how well
@@ -25,30 +25,15 @@ from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.context import PEAK_TICKS, Chain, Context, HostView, label
 from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
-from sgmon.analysis.outliers import COMMIT_EVENTS, OutlierTracker
-from sgmon.analysis.results import (
-    SEVERITIES,
-    AnalysisState,
-    Budget,
-    Finding,
-    Outlier,
-    SeriesKey,
-    worst,
-)
+from sgmon.analysis.outliers import OutlierTracker
+from sgmon.analysis.results import AnalysisState, Budget, Finding, Outlier, SeriesKey
 from sgmon.analysis.rules import evaluate
-from sgmon.analysis.thresholds import Thresholds, field_meta
 from sgmon.config import Config
+from sgmon.events import COMMIT_EVENTS
+from sgmon.judgement import Grader, cpu_count
 from sgmon.model import Frame, data_guard_role
 
-__all__ = [
-    "SEVERITIES",
-    "AnalysisState",
-    "Analyzer",
-    "Budget",
-    "Finding",
-    "Outlier",
-    "worst",
-]
+__all__ = ["AnalysisState", "Analyzer", "Budget", "Finding", "Outlier"]
 
 # The series a chain starts from, most specific first: the remote write explains more than
 # log file sync does.
@@ -68,10 +53,12 @@ HOLD_S, HOLD_TICKS = 10.0, 3  # a finding closes when not asserted for this long
 class Analyzer:
     """Outliers, correlation, budget and findings over the frames of one or two hosts."""
 
-    def __init__(self, config: Config | None = None) -> None:
+    def __init__(self, config: Config | None = None, grader: Grader | None = None) -> None:
         self.config = config or Config()
-        self.thresholds = Thresholds(self.config.thresholds)
-        self.tracker = OutlierTracker(self.thresholds)
+        self.grader = grader or Grader(self.config.thresholds)
+        """Limits and field declarations: the Judge's, so the analysis and the sinks grade
+        alike (without one, the local collector classes' declarations)."""
+        self.tracker = OutlierTracker(self.grader)
         self.book = FindingBook()
         self.skew = 0.0
         """Estimated clock skew between the hosts, seconds (set it when it is known)."""
@@ -100,7 +87,7 @@ class Analyzer:
 
     def _feed(self, frame: Frame) -> None:
         view = self._views.get(frame.host)
-        ncpu = sum(1 for i in frame.rows("cpu") if i != "all")
+        ncpu = cpu_count(frame)
         if view is None:
             view = HostView(frame.host, "", frame, devices=self._devices.get(frame.host, ()))
             self._views[frame.host] = view
@@ -115,7 +102,7 @@ class Analyzer:
         self._ticks[frame.host] = tick
         if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):
             return  # another host has yet to report this tick: judge once, when it has
-        ctx = Context(self._time, self._views, self.tracker, self.thresholds, self.config)
+        ctx = Context(self._time, self._views, self.tracker, self.grader, self.config)
         primary, standby = ctx.primary, ctx.standby
         if primary is not None and primary.frame.time != self._budget_time:
             self._budget_time = primary.frame.time
@@ -164,7 +151,7 @@ class Analyzer:
             for key, o in view.outliers.items():
                 if view is p and key[1:] in trigger_paths:
                     continue
-                meta = field_meta(key[1], key[3])
+                meta = self.grader.meta(key[0], key[1], key[3])
                 candidates.append(
                     (o, self.tracker.series(key), meta.higher_is_worse if meta else True)
                 )
@@ -180,7 +167,7 @@ class Analyzer:
             links = rank(series, candidates, max_lag, self._linked)
             self._ranked = (keys, False, links)
         peak = max(series.recent(PEAK_TICKS), default=None)
-        return Chain(trigger, label(trigger.key, peak), links)
+        return Chain(trigger, label(trigger, peak), links)
 
     def state(self) -> AnalysisState:
         """A snapshot: open outliers of every host, ranked findings, the latest budgets."""

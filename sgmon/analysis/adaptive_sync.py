@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sgmon.analysis.context import Context
-from sgmon.analysis.outliers import COMMIT_EVENTS
 from sgmon.analysis.results import Finding
+from sgmon.events import COMMIT_EVENTS, LOCAL_WRITE
 from sgmon.units import fmt_num
 
 
@@ -39,7 +39,7 @@ def adaptive_sync(ctx: Context) -> Iterable[Finding]:
     ]
     if remote:
         return  # the transport is slow as well: the transport rules speak
-    lfpw = p.frame.value("oracle_waits", "log file parallel write", "avg")
+    lfpw = p.frame.value("oracle_waits", LOCAL_WRITE, "avg")
     ev = [
         c.trigger.reason,
         "LGWR trace: Log file sync switching to polling (adaptive log file sync)"

@@ -23,15 +23,16 @@ from __future__ import annotations
 
 import re
 
+from sgmon import events
 from sgmon.analysis.results import Budget
 from sgmon.model import Frame, Rows
 from sgmon.rates import bucket_midpoints
 from sgmon.units import fmt_num
 
-LFS = "log file sync"
-LOCAL = "log file parallel write"
-REMOTE = ("SYNC Remote Write", "LNS wait on SENDREQ")
-STANDBY_IO = ("RFS write", "RFS random i/o")
+LFS = events.LOG_FILE_SYNC
+LOCAL = events.LOCAL_WRITE
+REMOTE = events.REMOTE_WRITES
+STANDBY_IO = events.STANDBY_WRITES
 
 
 def _avg(waits: Rows, event: str) -> float | None:

@@ -10,8 +10,8 @@ from sgmon import buckets
 from sgmon.analysis.correlate import Link
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.results import Budget, Outlier, SeriesKey
-from sgmon.analysis.thresholds import Thresholds, field_meta
 from sgmon.config import Config
+from sgmon.judgement import Grader
 from sgmon.model import Frame
 from sgmon.units import fmt_num
 
@@ -47,7 +47,7 @@ class Context:
     now: float
     hosts: dict[str, HostView]
     tracker: OutlierTracker
-    thresholds: Thresholds
+    grader: Grader
     config: Config
     budget: Budget | None = None
     chain: Chain | None = None
@@ -102,11 +102,10 @@ PEAK_TICKS = 10
 """A chain's title shows its trigger's highest value over this many ticks (a steady title)."""
 
 
-def label(key: SeriesKey, value: float | None) -> str:
+def label(o: Outlier, value: float | None) -> str:
     """``SYNC Remote Write p99 212 ms`` / ``redo synch time 12 ms`` for a commit-path series."""
-    _, coll, inst, name = key
-    meta = field_meta(coll, name)
-    unit = f" {meta.unit}" if meta and meta.unit else ""
+    coll, inst, name = o.collector, o.instance, o.field
+    unit = f" {o.unit}" if o.unit else ""
     what = f"{inst} {name}" if coll == "oracle_waits" else name.replace("_", " ")
     if value is not None and buckets.is_bucket_field(coll, name):
         return f"{what} {buckets.quantile_text(value)}"
@@ -121,7 +120,7 @@ def now(o: Outlier) -> str:
     where = f"{o.host} {o.instance + ' ' if named else ''}"
     if isinstance(o.value, str):  # a state (a destination's status): the text is the value
         return f"{where}{o.field.replace('_', ' ')} {o.value or '-'}"
-    text = f"{where}{label(o.key, value)}"
+    text = f"{where}{label(o, value)}"
     if o.baseline is not None and value is not None:
         _, coll, _, name = o.key
         if buckets.is_bucket_field(coll, name):

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from operator import mul
 
 from sgmon.analysis.baseline import Series
-from sgmon.analysis.results import RANK, Outlier, SeriesKey
+from sgmon.analysis.results import Outlier, SeriesKey
+from sgmon.judgement import RANK
 
 WINDOW = 40
 MIN_PAIRS = 8

@@ -14,7 +14,8 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import replace
 
-from sgmon.analysis.results import RANK, Finding
+from sgmon.analysis.results import Finding
+from sgmon.judgement import RANK
 
 
 class FindingBook:

@@ -16,8 +16,16 @@ from __future__ import annotations
 
 from sgmon import buckets
 from sgmon.analysis.baseline import Series
-from sgmon.analysis.results import RANK, Outlier, SeriesKey
-from sgmon.analysis.thresholds import WAIT_WARN_MS, Limit, Thresholds, field_meta, idle_rto
+from sgmon.analysis.results import Outlier, SeriesKey
+from sgmon.events import COMMIT_EVENTS
+from sgmon.judgement import (
+    RANK,
+    WAIT_WARN_MS,
+    Grader,
+    Limit,
+    idle_rto,
+    text_grade,
+)
 from sgmon.model import Frame, Kind
 from sgmon.units import fmt_num
 
@@ -34,7 +42,6 @@ BIG = 8.0
 stall against a 2 ms baseline); a smaller one must hold two ticks, so one I/O hiccup on a
 healthy pair stays info."""
 
-COMMIT_EVENTS = ("log file sync", "SYNC Remote Write", "Redo Transport MISC", "LNS wait on SENDREQ")
 COMMIT_PATH: frozenset[tuple[str, str, str]] = frozenset(
     {("oracle_waits", e, f) for e in COMMIT_EVENTS for f in ("p90", "p99", "avg")}
     | {("oracle_redo", "db", "redo_synch_time")}
@@ -117,23 +124,22 @@ LEVELS = frozenset({"cpu", "paging", "disk", "netdev"})
 class OutlierTracker:
     """Per-host series state; ``update(frame)`` returns that host's open outliers."""
 
-    def __init__(self, thresholds: Thresholds, window: int = 120) -> None:
-        self.thresholds = thresholds
+    def __init__(self, grader: Grader, window: int = 120) -> None:
+        self.grader = grader
         self.window = window
         self._latches: dict[SeriesKey, _Latch] = {}
         self._open: dict[str, dict[SeriesKey, _Latch]] = {}
-        self._plans: dict[str, dict[str, _Plan | None]] = {}
+        self._plans: dict[tuple[str, str], dict[str, _Plan | None]] = {}
 
     def series(self, key: SeriesKey) -> Series | None:
         """The recent points of one watched series (for correlation and rules)."""
         latch = self._latches.get(key)
         return latch.series if latch else None
 
-    def _plan(self, collector: str, name: str) -> _Plan | None:
-        meta = field_meta(collector, name)
+    def _plan(self, host: str, collector: str, name: str) -> _Plan | None:
+        meta = self.grader.meta(host, collector, name)
         watched = name in WATCH.get(collector, ())
-        text = collector == "oracle_dg" and name in TEXT_STATES
-        if not (watched or text or self.thresholds.may_limit(collector, name)):
+        if not (watched or self.grader.may_limit(host, collector, name)):
             return None
         unit = meta.unit if meta else ""
         up = meta.higher_is_worse if meta else True
@@ -147,7 +153,7 @@ class OutlierTracker:
         latches = self._latches
         opened = self._open.setdefault(host, {})
         for coll, res in frame.collectors.items():
-            plans = self._plans.setdefault(coll, {})
+            plans = self._plans.setdefault((host, coll), {})
             for inst, row in res.rows.items():
                 if coll == "cpu" and inst != "all":
                     continue  # one busy CPU is normal; the all row says whether all are busy
@@ -155,13 +161,13 @@ class OutlierTracker:
                     try:
                         plan = plans[name]
                     except KeyError:
-                        plan = plans[name] = self._plan(coll, name)
+                        plan = plans[name] = self._plan(host, coll, name)
                     if plan is None or v is None:
                         continue
                     key = (host, coll, inst, name)
                     latch = latches.get(key)
                     if type(v) is str:
-                        sev, why = _text_grade(coll, name, v)
+                        sev, why = text_grade(coll, name, v)
                         if sev is None and latch is None:
                             continue
                         if latch is None:
@@ -176,7 +182,7 @@ class OutlierTracker:
                         ser = Series(self.window, phase=len(latches)) if watched else None
                         latch = latches[key] = _Latch(key, ser)
                     if latch.ncpu != ncpu:
-                        latch.limit = self.thresholds.limit(coll, inst, name, ncpu)
+                        latch.limit = self.grader.limit(host, coll, inst, name, ncpu)
                         latch.ncpu = ncpu
                     sev = None
                     why = ""
@@ -233,11 +239,20 @@ class OutlierTracker:
             ]
             for key in gone:
                 del latches[key]
-            self.thresholds.forget({k[1:] for k in gone})
-        return {
-            k: Outlier(*k, latch.severity, latch.value, latch.baseline, latch.reason, latch.quiet)  # type: ignore[arg-type]
-            for k, latch in opened.items()
-        }
+            self.grader.forget(set(gone))
+        return {k: self._outlier(latch) for k, latch in opened.items()}
+
+    def _outlier(self, latch: _Latch) -> Outlier:
+        meta = self.grader.meta(*latch.key[:2], latch.key[3])
+        return Outlier(
+            *latch.key,
+            latch.severity or "info",
+            latch.value,
+            latch.baseline,
+            latch.reason,
+            latch.quiet,
+            meta.unit if meta else "",
+        )
 
 
 def _why(coll: str, name: str, v: float, unit: str, op: str, bound, source: str) -> str:
@@ -261,29 +276,6 @@ def _show(v: float, unit: str) -> str:
     if unit in ("", "count", "segs"):
         return fmt_num(v)
     return f"{fmt_num(v)}{unit}" if unit == "%" else f"{fmt_num(v)} {unit}"
-
-
-TEXT_STATES = ("status", "error", "gap_status", "apply_state", "archive_gap")
-"""oracle_dg text fields whose value alone is a state (never a baseline)."""
-
-
-def _text_grade(collector: str, name: str, value: str) -> tuple[str | None, str]:
-    """Destination states that are bad whatever their history (oracle-views §5.4, §5.5)."""
-    if collector != "oracle_dg":
-        return None, ""
-    v = value.strip().upper()
-    if name == "status" and v in ("ERROR", "DISABLED", "BAD PARAM", "ALTERNATE"):
-        return "crit", f"destination status {value}"
-    if name == "error" and v:
-        return "crit", f"destination error {value}"
-    if name == "gap_status" and v not in ("", "NO GAP"):
-        return "warn", f"destination gap status {value}"
-    if name == "archive_gap" and v:
-        return "crit", f"archive gap {value}: logs missing on the standby (V$ARCHIVE_GAP)"
-    if name == "apply_state" and v != "APPLYING_LOG":
-        sev = "crit" if v in ("NOT RUNNING", "WAIT_FOR_GAP", "ERROR") else "warn"
-        return sev, f"redo apply (MRP0) {value.lower() if v == 'NOT RUNNING' else value}"
-    return None, ""
 
 
 def _tail(hist: object, value: float) -> float:

@@ -1,30 +1,19 @@
 """What the analysis hands to its consumers: outliers, findings, the commit-time budget.
 
 Plain dataclasses with ``to_dict`` so the dashboard, the status line, the recorder's findings log,
-the exporter and ``sgmon check --format json`` all read the same thing.  Severities are the
-strings ``"info" < "warn" < "crit"``.
+the exporter and ``sgmon check --format json`` all read the same thing.  Severities are those of
+``sgmon.judgement.SEVERITIES``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sgmon.judgement import worst
+
 SeriesKey = tuple[str, str, str, str]
 """(host, collector, instance, field)."""
-
-SEVERITIES = ("info", "warn", "crit")
-RANK = {"info": 1, "warn": 2, "crit": 3}
-
-
-def worst(severities: Iterable[str | None]) -> str | None:
-    """The highest severity of several, None when there is none."""
-    best: str | None = None
-    for s in severities:
-        if s is not None and (best is None or RANK[s] > RANK[best]):
-            best = s
-    return best
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +30,8 @@ class Outlier:
     reason: str
     quiet: int = 0
     """Ticks in a row it has been back in line while still open (it closes at ``OFF_TICKS``)."""
+    unit: str = ""
+    """The field's declared unit, for the evidence text."""
 
     @property
     def key(self) -> SeriesKey:

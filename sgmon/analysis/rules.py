@@ -21,9 +21,9 @@ from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
 from sgmon.analysis.correlate import Link, overlap
 from sgmon.analysis.logspace import log_space
-from sgmon.analysis.outliers import COMMIT_EVENTS
-from sgmon.analysis.results import RANK, Finding, Outlier, SeriesKey, worst
-from sgmon.analysis.thresholds import field_meta
+from sgmon.analysis.results import Finding, Outlier, SeriesKey
+from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
+from sgmon.judgement import RANK, worst
 from sgmon.units import fmt_num
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
@@ -51,8 +51,7 @@ def _mean(vals: Iterable[float | None]) -> float | None:
 
 def describe(o: Outlier) -> str:
     """``standby disk sdb w_await 40 ms`` for a chain link."""
-    meta = field_meta(o.collector, o.field)
-    unit = f" {meta.unit}" if meta and meta.unit and not isinstance(o.value, str) else ""
+    unit = f" {o.unit}" if o.unit and not isinstance(o.value, str) else ""
     if isinstance(o.value, int | float) and buckets.is_bucket_field(o.collector, o.field):
         return f"{o.host} {o.collector} {o.instance} {o.field} {buckets.quantile_text(o.value)}"
     value = o.value if isinstance(o.value, str) else fmt_num(o.value)
@@ -124,7 +123,7 @@ def rto_stall(ctx: Context) -> Iterable[Finding]:
         rto = min((r for r in rtos if r is not None), default=None)
         if rto is None:
             continue
-        lim = ctx.thresholds.limit("tcp", inst, "rto")
+        lim = ctx.grader.limit(h, "tcp", inst, "rto")
         stall = lim.warn if lim and lim.warn else 200.0
         rto_min = _num(row.get("rto_min"))
         peer = str(row.get("peer") or "PEER").rsplit(":", 1)[0]
@@ -201,7 +200,7 @@ def standby_io(ctx: Context) -> Iterable[Finding]:
             if aqu is None or aw is None or aqu < DEEP_QUEUE:
                 continue
             svctm = _num(row.get("svctm"))
-            lim = ctx.thresholds.limit("disk", dev, "w_await")
+            lim = ctx.grader.limit(view.name, "disk", dev, "w_await")
             if (svctm and aw < AWAIT_RATIO * svctm) or aw < (lim.warn if lim and lim.warn else 10):
                 continue
             if best is None or aqu > best[0]:
@@ -413,8 +412,8 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
     for h, view in ctx.hosts.items():
         row = view.frame.rows("cpu").get("all", {})
         idle, runq = _num(row.get("idle")), _num(row.get("runq_sz"))
-        idle_lim = ctx.thresholds.limit("cpu", "all", "idle", view.ncpu)
-        runq_lim = ctx.thresholds.limit("cpu", "all", "runq_sz", view.ncpu)
+        idle_lim = ctx.grader.limit(h, "cpu", "all", "idle", view.ncpu)
+        runq_lim = ctx.grader.limit(h, "cpu", "all", "runq_sz", view.ncpu)
         busy = idle is not None and idle_lim is not None and idle_lim.grade(idle) is not None
         queued = runq is not None and runq_lim is not None and runq_lim.grade(runq) is not None
         if not (busy or (queued and idle is not None and idle < QUEUED_IDLE)):
@@ -475,7 +474,7 @@ def memory(ctx: Context) -> Iterable[Finding]:
         used = _num(row.get("memused"))
         scan = sum(v for v in (_num(row.get("pgscank")), _num(row.get("pgscand"))) if v)
         swap = sum(v for v in (_num(row.get("pswpin")), _num(row.get("pswpout"))) if v)
-        lim = ctx.thresholds.limit("paging", "all", "memused")
+        lim = ctx.grader.limit(h, "paging", "all", "memused")
         near_full = used is not None and lim is not None and lim.grade(used) is not None
         if not ((near_full and scan >= 200) or swap >= 1):
             continue
@@ -546,7 +545,7 @@ def network_latency(ctx: Context) -> Iterable[Finding]:
             if inst == "host":
                 continue
             rtt = _mean(ctx.recent((h, "tcp", inst, "rtt"), RECENT))
-            lim = ctx.thresholds.limit("tcp", inst, "rtt")
+            lim = ctx.grader.limit(h, "tcp", inst, "rtt")
             sev = lim.grade(rtt) if rtt is not None and lim is not None else None
             if sev is not None and (worst is None or rtt > worst[0]):
                 worst = (rtt, inst, lim, sev)
@@ -655,7 +654,7 @@ def fast_sync(ctx: Context) -> Iterable[Finding]:
         "seed 000: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
         "from the commit; a tiny exposure remains if both sites fail within milliseconds",
     ]
-    keys = [(p.name, "oracle_waits", "SYNC Remote Write", f) for f in ("avg", "p99")]
+    keys = [(p.name, "oracle_waits", SYNC_REMOTE_WRITE, f) for f in ("avg", "p99")]
     remote_hurts = ctx.chain is not None and ctx.chain.trigger.instance in COMMIT_EVENTS[1:]
     base = "warn" if remote_hurts else "info"
     yield make(

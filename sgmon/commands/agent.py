@@ -54,7 +54,7 @@ class _Out:
             except OSError:  # EPIPE: nobody reads any more
                 self.stop.set()
 
-    def __call__(self, frame) -> None:
+    def __call__(self, frame, _judgement) -> None:
         self.line(frame.to_json())
 
 
@@ -71,10 +71,11 @@ def _answer_pings(out: _Out) -> None:
 def run(args: argparse.Namespace) -> int:
     """Stream until stdout closes, the duration passes, or SIGTERM/SIGINT."""
     from sgmon import __version__
+    from sgmon.judgement import judge_for
     from sgmon.model import FRAME_VERSION, schema_to_dict
     from sgmon.sinks.statefile import StatePublisher
 
-    _, sources, interval, duration = load_sources(args, local_only=True, role=args.role or "")
+    config, sources, interval, duration = load_sources(args, local_only=True, role=args.role or "")
     schema_of = schema_lookup(sources)
     hosts = [h for s in sources for h in s.hosts]
     stop = threading.Event()
@@ -95,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     threading.Thread(target=_answer_pings, args=(out,), daemon=True).start()
-    run_until_stopped(sources, [out, StatePublisher(schema_of)], duration, stop)
+    # the agent grades for the host's own status line; the analysis runs where the hosts meet
+    judge = judge_for(config, sources, analysis=False)
+    run_until_stopped(sources, [out, StatePublisher()], judge, duration, stop)
     if stop.is_set():  # stdout may be gone: keep the interpreter's final flush quiet
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 
 from sgmon.cli import Unreachable, UsageError
 from sgmon.headless import add_sim_options, sim_onset
+from sgmon.judgement import Judge, Judgement, judge_for
 from sgmon.units import fmt_num, parse_duration
 
 if TYPE_CHECKING:
-    from sgmon.analysis import AnalysisState, Analyzer
+    from sgmon.analysis import AnalysisState
     from sgmon.analysis.results import Outlier
     from sgmon.config import Config
     from sgmon.model import Frame
@@ -54,7 +55,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Collect, analyse, report; the exit code is the worst severity seen."""
-    from sgmon.analysis import Analyzer
     from sgmon.config import load_config
 
     if args.simulate and args.source_dir:
@@ -66,11 +66,10 @@ def run(args: argparse.Namespace) -> int:
     if seconds is not None and seconds <= 0:
         raise UsageError(f"--seconds {args.seconds}: use a positive duration such as 10s or 2m")
     config = load_config(args.config)
-    analyzer = Analyzer(config)
     if args.simulate:
         onset = sim_onset(args)
-        hosts, span = _simulate(
-            analyzer, args.simulate, args.seed, seconds or onset + 60.0, config, onset
+        judge, hosts, span = _simulate(
+            args.simulate, args.seed, seconds or onset + 60.0, config, onset
         )
         if span <= onset and args.simulate != "healthy":
             print(
@@ -80,10 +79,12 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     elif args.source_dir:
-        hosts, span = _replay(analyzer, args.source_dir)
+        judge, hosts, span = _replay(config, args.source_dir)
     else:
-        hosts, span = _live(analyzer, config, seconds or 10.0)
-    state = analyzer.state()
+        judge, hosts, span = _live(config, seconds or 10.0)
+    if judge.analyzer is None:
+        raise UsageError(f"no findings: {judge.note}")
+    state = judge.analyzer.state()
     worst = state.worst(active_only=False)
     code = EXIT[worst]
     if args.format == "json":
@@ -96,23 +97,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _simulate(
-    analyzer: Analyzer, scenario: str, seed: int, seconds: float, config: Config, onset: float
-) -> tuple[list[str], float]:
+    scenario: str, seed: int, seconds: float, config: Config, onset: float
+) -> tuple[Judge, list[str], float]:
     from sgmon.sim import SCENARIOS, SimPair
 
     if scenario not in SCENARIOS:
         raise UsageError(f"--simulate {scenario!r}: use one of {', '.join(SCENARIOS)}")
     pair = SimPair(scenario, seed=seed, interval=config.interval, onset=onset)
+    judge = Judge(config, pair.schema, live=False)  # simulated time runs as fast as it goes
     try:
         while pair.t < seconds - 1e-9:
             for frame in pair.step():
-                analyzer.feed(frame)
+                judge(frame)
     finally:
         pair.close()
-    return ["primary", "standby"], pair.t
+    return judge, ["primary", "standby"], pair.t
 
 
-def _replay(analyzer: Analyzer, directory: str) -> tuple[list[str], float]:
+def _replay(config: Config, directory: str) -> tuple[Judge, list[str], float]:
     from sgmon.archive import ArchiveError
     from sgmon.hosts.replay import ReplaySource
 
@@ -122,9 +124,11 @@ def _replay(analyzer: Analyzer, directory: str) -> tuple[list[str], float]:
         raise UsageError(str(e)) from None
     times: list[float] = []
 
+    judge = judge_for(config, [source])
+
     def feed(frame: Frame) -> None:
         times.append(frame.time)
-        analyzer.feed(frame)
+        judge(frame)
 
     try:
         source.run(feed, threading.Event())
@@ -132,10 +136,10 @@ def _replay(analyzer: Analyzer, directory: str) -> tuple[list[str], float]:
         source.close()
     if not times:
         raise UsageError(f"{directory}: the recording holds no frames")
-    return [h.name for h in source.hosts], max(times) - min(times)
+    return judge, [h.name for h in source.hosts], max(times) - min(times)
 
 
-def _live(analyzer: Analyzer, config: Config, seconds: float) -> tuple[list[str], float]:
+def _live(config: Config, seconds: float) -> tuple[Judge, list[str], float]:
     from sgmon.headless import run_until_stopped
     from sgmon.hosts.build import sources_from_config
 
@@ -143,17 +147,17 @@ def _live(analyzer: Analyzer, config: Config, seconds: float) -> tuple[list[str]
     hosts = [h.name for s in sources for h in s.hosts]
     seen: set[str] = set()
 
-    def feed(frame: Frame) -> None:
+    def feed(frame: Frame, _: Judgement) -> None:
         seen.add(frame.host)
-        analyzer.feed(frame)
 
-    run_until_stopped(sources, [feed], seconds)
+    judge = judge_for(config, sources)
+    run_until_stopped(sources, [feed], judge, seconds)
     if not seen:
         raise Unreachable(f"no frames from {', '.join(hosts)} in {seconds:g}s; check the hosts")
     missing = [h for h in hosts if h not in seen]
     if missing:
         print(f"sgmon: no frames from {', '.join(missing)}; judged without it", file=sys.stderr)
-    return hosts, seconds
+    return judge, hosts, seconds
 
 
 def _clock(t: float) -> str:

@@ -62,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, duration: float, interval: float, steps: list) -> int:
-    from sgmon.analysis import Analyzer
     from sgmon.lab import schedule
     from sgmon.lab.kernel import LabUnavailable
     from sgmon.lab.run import Lab, LabFailed, LabOptions
     from sgmon.lab.status import line
+    from sgmon.judgement import judge_for
     from sgmon.monitor import Monitor
 
     # Ctrl-C and SIGTERM clean up alike, even when started in the background (SIGINT ignored).
@@ -78,23 +78,22 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
     except LabUnavailable as e:
         raise UsageError(f"the lab cannot run here: {e}") from None
     try:
-        analyzer = Analyzer(lab.config())
         source = lab.source(interval)
-        sinks = [analyzer]
+        sinks: list = []
         if args.record:
             from sgmon.sinks.csvarchive import ArchiveWriter
 
             sinks.append(ArchiveWriter(Path(args.record), source.schema, interval))
         latest: dict[str, object] = {}
 
-        def show(frame) -> None:
+        def show(frame, judgement) -> None:
             latest[frame.host] = frame
             if frame.host == "primary":
                 active = [n for n, f in lab.faults.items() if f.active]
-                print(line(frame, latest.get("standby"), analyzer.state(), active), flush=True)
+                print(line(frame, latest.get("standby"), judgement.state, active), flush=True)
 
         sinks.append(show)
-        monitor = Monitor([source], sinks)
+        monitor = Monitor([source], sinks, judge=judge_for(lab.config(), [source]))
         if sys.stdin.isatty():
             threading.Thread(target=_keys, args=(lab,), daemon=True).start()
         print(

@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns."""
     from sgmon.archive import ArchiveError
+    from sgmon.judgement import judge_for
     from sgmon.sinks.csvarchive import ArchiveWriter
     from sgmon.sinks.findings import FindingsLog
     from sgmon.sinks.statefile import StatePublisher
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
     run_until_stopped(
         sources,
-        [writer, FindingsLog(args.dir, config), StatePublisher(schema_of)],
+        [writer, FindingsLog(args.dir), StatePublisher()],
+        judge_for(config, sources),
         duration,
     )
     if not args.quiet:

@@ -27,13 +27,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "before it load at once so the history and the analysis have them",
     )
     parser.add_argument("--speed", type=float, default=1.0, help="playback speed (dashboard)")
+    parser.add_argument(
+        "--config", metavar="F", help="sgmon.toml whose [thresholds] and hosts judge the recording"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the archive and show it."""
     from sgmon.archive import ArchiveError
+    from sgmon.config import load_config
     from sgmon.hosts.replay import ReplaySource
 
+    config = load_config(args.config)
     try:
         src = ReplaySource(args.dir, speed=args.speed)
         frames = {h.name: src.frames(h.name) for h in src.hosts}
@@ -54,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         print_at(src, frames, args.at)
     elif args.summary or args.fields:
         if args.summary:
-            print_summary(src, frames, src.start)
+            print_summary(src, frames, config, src.start)
         if args.fields:
             print_fields(src, frames)
     else:
@@ -62,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
             from sgmon.tui.app import run_dashboard
         except ImportError as e:
             print(f"sgmon: dashboard not available ({e}); showing --summary", file=sys.stderr)
-            print_summary(src, frames, src.start)
+            print_summary(src, frames, config, src.start)
         else:
-            code = run_dashboard(sources=[src], config=None, title=f"replay {args.dir}")
+            code = run_dashboard(sources=[src], config=config, title=f"replay {args.dir}")
     if src.skipped:
         print(f"sgmon: {src.skipped} torn or malformed row(s) skipped", file=sys.stderr)
     return code
@@ -85,10 +90,10 @@ GAP_TICKS = 5
 """Threshold crossings of one series less than this many ticks apart are one episode."""
 
 
-def print_summary(src, frames, start: float | None = None) -> None:
-    """One row per event: the analysis' findings, then each series' outlier episodes (worst
-    first), within one screen; ``start`` leaves out what ended before it."""
-    from sgmon.sinks.statefile import grade
+def print_summary(src, frames, config, start: float | None = None) -> None:
+    """One row per event: the findings, then each series' outlier episodes (worst first), within
+    one screen; ``start`` leaves out what ended before it.  The frames are judged as the
+    recorder and the dashboard judge them (``sgmon.judgement``)."""
     from sgmon.units import fmt_num
 
     live = {h: fl for h, fl in frames.items() if fl}
@@ -96,17 +101,13 @@ def print_summary(src, frames, start: float | None = None) -> None:
     last = max(fl[-1].time for fl in live.values())
     hosts = ", ".join(f"{h} ({fl[0].role or 'no role'}, {len(fl)} ticks)" for h, fl in live.items())
     lines = [f"== {hosts}: {_iso(first)} .. {_hms(last)} UTC"]
-    found = [f for f in _findings(frames) if start is None or (f.end or last) >= start]
+    found, runs = _judged(src, live, config, GAP_TICKS * (src.interval or 1.0))
+    found = [f for f in found if start is None or (f.end or last) >= start]
     lines.append(f"findings ({len(found)}):" if found else "findings: none")
     for f in found:
         span = f"{_hms(f.start)}-{_hms(f.end) if f.end else 'end'}"
         lines.append(f"  {span:<17} {f.severity.upper():<4} {f.host}: {f.title}")
-    episodes = []
-    for host, fl in live.items():
-        interval = src.interval or 1.0
-        for run in _outlier_runs(fl, src.schema(host), grade, GAP_TICKS * interval):
-            if start is None or run[1] >= start:
-                episodes.append((host, *run))
+    episodes = [r for r in runs if start is None or r[2] >= start]
     episodes.sort(key=lambda e: (e[7] != "crit", e[1], e[0]))
     room = max(3, SCREEN - len(lines) - 2)
     lines.append(
@@ -120,21 +121,56 @@ def print_summary(src, frames, start: float | None = None) -> None:
     print("\n".join(lines))
 
 
-def _findings(frames) -> list:
-    """The analysis' findings over the whole recording, each once with its start and end."""
-    from sgmon.analysis import Analyzer  # part of sgmon; imported here to keep --help quick
+def _judged(src, frames, config, gap: float) -> tuple[list, list]:
+    """Judge the whole recording in time order: its findings, each once with its start and end,
+    and the cells graded warn or crit merged into episodes (grades less than ``gap`` s apart are
+    one), as [host, start, end, collector, instance, column, peak, severity]."""
+    from sgmon.judgement import judge_for
 
+    judge = judge_for(config, [src])
     merged = sorted((f for fl in frames.values() for f in fl), key=lambda f: (f.time, f.host))
-    analyzer = Analyzer()
-    rows: dict[tuple[str, float], object] = {}
+    found: dict[tuple[str, float], object] = {}
+    open_runs: dict[tuple, list] = {}
+    done: list[list] = []
     for fr in merged:
-        analyzer.feed(fr)
-        opened, closed = analyzer.changes()
-        for f in (*opened, *closed):
-            rows[(f.key, f.start)] = f
-    for f in analyzer.state().findings:  # as they stand at the end (a finding rises as it goes)
-        rows[(f.key, f.start)] = f
-    return sorted(rows.values(), key=lambda f: (f.start, f.key))
+        j = judge(fr)
+        for f in (*j.opened, *j.closed):
+            found[(f.key, f.start)] = f
+        for c, inst, name, v in _graded_cells(j):
+            sev = j.grade(c, inst, name)
+            if sev not in ("warn", "crit"):
+                continue
+            key = (fr.host, c, inst, name)
+            r = open_runs.get(key)
+            if r is not None and fr.time - r[2] > gap:
+                done.append(open_runs.pop(key))
+                r = None
+            if r is None:
+                column = next(
+                    (f.column for f in src.schema(fr.host).get(c, ()) if f.name == name), name
+                )
+                open_runs[key] = [fr.host, fr.time, fr.time, c, inst, column, v, sev]
+            else:
+                r[2], r[6] = fr.time, max(r[6], v)
+                r[7] = "crit" if "crit" in (r[7], sev) else sev
+    if judge.analyzer is not None:  # as they stand at the end (a finding rises as it goes)
+        for f in judge.analyzer.state().findings:
+            found[(f.key, f.start)] = f
+    done.extend(open_runs.values())
+    return sorted(found.values(), key=lambda f: (f.start, f.key)), done
+
+
+def _graded_cells(j):
+    """(collector, instance, field, value) of the numeric cells that can grade above ok: those
+    with a limit and those the analysis has an open outlier on."""
+    frame, grader = j.frame, j.grader
+    for c, res in frame.collectors.items():
+        for inst, row in res.rows.items():
+            for name, v in row.items():
+                if type(v) in (int, float) and (
+                    grader.may_limit(frame.host, c, name) or j.outlier(c, inst, name) is not None
+                ):
+                    yield c, inst, name, float(v)
 
 
 def print_fields(src, frames) -> None:
@@ -171,35 +207,6 @@ def print_fields(src, frames) -> None:
                     f"    {f.column:<22} min {q[0]:>7}  med {q[1]:>7}  p99 {q[2]:>7}"
                     f"  max {fmt_num(vals[-1]):>7}  ({worst[1]} {_hms(worst[2])})"
                 )
-
-
-def _outlier_runs(fl, schema, grade, gap: float):
-    """Threshold crossings merged into episodes (crossings less than ``gap`` s apart are one),
-    as [start, end, collector, instance, column, peak, severity]."""
-    from sgmon.analysis.thresholds import idle_rto
-
-    open_runs: dict[tuple, list] = {}
-    done: list[list] = []
-    for fr in fl:
-        for c, fields in schema.items():
-            for inst, row in fr.rows(c).items():
-                for f in fields:
-                    sev = grade(f, row.get(f.name))
-                    if sev == "ok" or idle_rto(c, f.name, row):
-                        continue
-                    key = (c, inst, f.column)
-                    v = float(row[f.name])
-                    r = open_runs.get(key)
-                    if r is not None and fr.time - r[1] > gap:
-                        done.append(open_runs.pop(key))
-                        r = None
-                    if r is None:
-                        open_runs[key] = [fr.time, fr.time, c, inst, f.column, v, sev]
-                    else:
-                        r[1], r[5] = fr.time, max(r[5], v)
-                        r[6] = "crit" if "crit" in (r[6], sev) else sev
-    done.extend(open_runs.values())
-    return sorted(done, key=lambda r: r[0])
 
 
 def _iso(t: float) -> str:

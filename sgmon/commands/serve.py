@@ -33,11 +33,12 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until --duration, SIGTERM or SIGINT."""
+    from sgmon.judgement import judge_for
     from sgmon.sinks.prometheus import Exporter
     from sgmon.sinks.statefile import StatePublisher
 
     addr, port = parse_listen(args.listen)
-    _, sources, _, duration = load_sources(args)
+    config, sources, _, duration = load_sources(args)
     schema_of = schema_lookup(sources)
     try:
         exporter = Exporter(schema_of, addr, port)
@@ -48,5 +49,6 @@ def run(args: argparse.Namespace) -> int:
             f"--listen {args.listen}: {e.strerror or e}; choose another port with --listen"
         ) from None
     print(f"sgmon: serving metrics on http://{args.listen}/metrics", file=sys.stderr, flush=True)
-    run_until_stopped(sources, [exporter, StatePublisher(schema_of)], duration)
+    judge = judge_for(config, sources, analysis=False)  # fleets alert on the grades
+    run_until_stopped(sources, [exporter, StatePublisher()], judge, duration)
     return 0

@@ -15,7 +15,7 @@ import csv
 import gzip
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sgmon.archive import (
@@ -207,3 +207,10 @@ def _attach_events(frames: list[Frame], events: list[tuple[float, Event]]) -> li
         f = out[i]
         out[i] = Frame(f.host, f.time, f.seq, f.interval, f.collectors, tuple(evs), f.role)
     return out
+
+
+def replaying(sources: Iterable[object]) -> bool:
+    """Whether every source plays a recording back: a recording is judged without clock skew
+    (its frames did not arrive now), and the header says REPLAY, not LIVE."""
+    sources = list(sources)
+    return bool(sources) and all(isinstance(s, ReplaySource) for s in sources)

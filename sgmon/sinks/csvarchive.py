@@ -43,6 +43,7 @@ from sgmon.archive import (
     safe_name,
     write_meta,
 )
+from sgmon.judgement import Judgement
 from sgmon.model import Frame, Kind, Schema, Status
 
 _ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -234,8 +235,9 @@ class ArchiveWriter:
 
     # --- writing --------------------------------------------------------------------------
 
-    def __call__(self, frame: Frame) -> None:
-        """Append one frame; never raises for I/O trouble (it is reported and retried)."""
+    def __call__(self, frame: Frame, judgement: Judgement | None = None) -> None:
+        """Append one frame (the numbers only: findings.csv keeps the verdicts); never raises
+        for I/O trouble (it is reported and retried)."""
         if frame.host not in self._known:
             self._learn_host(frame)
         try:

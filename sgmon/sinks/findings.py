@@ -1,7 +1,8 @@
 """The findings log: ``DIR/<host>/findings.csv``, a row when a finding opens and when it closes.
 
-A sink (``callable(frame)``) that runs its own ``Analyzer`` over the frames it is given, so the
-recorder keeps the analysis' conclusions next to the numbers they came from.  Rows go through the
+A sink that writes the findings the Monitor's Judge opened and closed with each frame, so the
+recorder keeps the analysis' conclusions next to the numbers they came from, the same ones the
+dashboard shows.  Rows go through the
 archive's ``AppendFile``: one ``write()`` per tick on an ``O_APPEND`` descriptor, a torn last row
 cut off on reopening, a failed write undone.  A full disk is reported once on stderr; the rows
 that could not be written are retried with the next frame (the latest 1,000 are kept).
@@ -13,9 +14,9 @@ import sys
 from collections import deque
 from pathlib import Path
 
-from sgmon.analysis import Analyzer, Finding
+from sgmon.analysis.results import Finding
 from sgmon.archive import fmt_time, safe_name
-from sgmon.config import Config
+from sgmon.judgement import Judgement
 from sgmon.model import Frame
 from sgmon.sinks.csvarchive import AppendFile
 
@@ -38,28 +39,19 @@ def finding_row(time: float, event: str, f: Finding) -> list[str]:
 
 
 class FindingsLog:
-    """Feeds an Analyzer and appends each finding's open and close to its host's findings.csv.
+    """Appends each finding's open and close, as judged, to its host's findings.csv."""
 
-    Pass ``analyzer`` to log an analysis built elsewhere; this sink feeds it, so nothing else
-    should.
-    """
-
-    def __init__(
-        self, directory: str | Path, config: Config | None = None, analyzer: Analyzer | None = None
-    ) -> None:
+    def __init__(self, directory: str | Path) -> None:
         self.root = Path(directory)
-        self.analyzer = analyzer or Analyzer(config)
         self._files: dict[str, AppendFile] = {}
         self._pending: deque[tuple[str, list[str]]] = deque(maxlen=1000)
         self._failing = False
 
-    def __call__(self, frame: Frame) -> None:
-        """Analyse one frame and log what opened or closed."""
-        self.analyzer.feed(frame)
-        opened, closed = self.analyzer.changes()
-        for f in opened:
+    def __call__(self, frame: Frame, judgement: Judgement) -> None:
+        """Log what opened or closed with this frame."""
+        for f in judgement.opened:
             self._pending.append((f.host, finding_row(f.start, "open", f)))
-        for f in closed:
+        for f in judgement.closed:
             self._pending.append((f.host, finding_row(f.end or f.start, "close", f)))
         if self._pending:
             self._flush()

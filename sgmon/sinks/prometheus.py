@@ -43,6 +43,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from sgmon import buckets as bucket_scale
+from sgmon.judgement import Judgement, rank
 from sgmon.model import Field, Frame, Kind, Schema, Status, column_name
 from sgmon.rates import bucket_midpoints
 
@@ -66,18 +67,18 @@ class FrameCollector:
     def __init__(self, schema_of: Callable[[str], Schema]) -> None:
         self.schema_of = schema_of
         self._lock = threading.Lock()
-        self._latest: dict[str, tuple[Frame, float]] = {}
+        self._latest: dict[str, tuple[Frame, Judgement, float]] = {}
         self._counters: dict[tuple[str, str, str, str], float] = {}
         self._hist: dict[tuple[str, str, str, str], dict[float, float]] = {}
         self._hsum: dict[tuple[str, str, str, str], float] = {}
 
     # --- sink side ------------------------------------------------------------------------
 
-    def __call__(self, frame: Frame) -> None:
+    def __call__(self, frame: Frame, judgement: Judgement) -> None:
         """Accumulate one frame (the Monitor's dispatcher thread)."""
         schema = self.schema_of(frame.host)
         with self._lock:
-            self._latest[frame.host] = (frame, time.monotonic())
+            self._latest[frame.host] = (frame, judgement, time.monotonic())
             for c, res in frame.collectors.items():
                 if res.status is not Status.OK:
                     continue
@@ -129,8 +130,14 @@ class FrameCollector:
             "time the collector took in the host's latest tick",
             labels=["host", "role", "collector"],
         )
+        grades = GaugeMetricFamily(
+            "sgmon_grade",
+            "the grade sgmon gives the value now, as the dashboard and status line colour it: "
+            "0 ok, 1 info, 2 warn, 3 crit (fields that have a limit)",
+            labels=["host", "role", "collector", "instance", "field"],
+        )
         families: dict[str, Metric] = {}
-        for host, (frame, seen) in sorted(latest.items()):
+        for host, (frame, judgement, seen) in sorted(latest.items()):
             fresh = now - seen <= 3 * frame.interval + 1
             schema = self.schema_of(host)
             for c, res in frame.collectors.items():
@@ -140,8 +147,10 @@ class FrameCollector:
                     duration.add_metric([host, frame.role, c], res.duration_ms / 1000)
                 if ok:
                     self._values(families, frame, c, schema.get(c, ()), counters, hist, hsum)
+                    _grades(grades, judgement, c, schema.get(c, ()))
         yield success
         yield duration
+        yield grades
         yield from families.values()
 
     def _values(self, families, frame: Frame, c: str, fields, counters, hist, hsum) -> None:
@@ -187,6 +196,17 @@ class FrameCollector:
                     fam.add_metric([*base, *vals.values()], 1.0)
 
 
+def _grades(family: GaugeMetricFamily, judgement: Judgement, c: str, fields) -> None:
+    """The Judge's grade of every cell of a collector that has a limit."""
+    frame, grader = judgement.frame, judgement.grader
+    limited = [f.name for f in fields if grader.may_limit(frame.host, c, f.name)]
+    for inst, row in frame.collectors[c].rows.items():
+        for name in limited:
+            if name in row:
+                sev = judgement.grade(c, inst, name)
+                family.add_metric([frame.host, frame.role, c, inst, name], float(rank(sev)))
+
+
 def _le(f: Field, bound: float) -> float:
     """A bucket's ``le`` in the field's unit: the exact bound of an Oracle ms bucket."""
     if f.unit == "ms":
@@ -221,9 +241,9 @@ class Exporter:
         self.registry.register(self.collector)  # type: ignore[arg-type]
         self.server, self.thread = start_http_server(port, addr=addr, registry=self.registry)
 
-    def __call__(self, frame: Frame) -> None:
-        """Sink: hand the frame to the collector."""
-        self.collector(frame)
+    def __call__(self, frame: Frame, judgement: Judgement) -> None:
+        """Sink: hand the frame and its verdict to the collector."""
+        self.collector(frame, judgement)
 
     def close(self) -> None:
         """Stop listening."""

@@ -1,7 +1,7 @@
 """Sink that publishes the latest state of each host for `sgmon status` (see ``sgmon.status``).
 
 The work is done here, once per tick, so that the status command does none: the items of the
-line are chosen, formatted and graded against the fields' warn/crit thresholds, and the file is
+line are chosen and formatted, with the grades of the Judge (``sgmon.judgement``), and the file is
 replaced atomically (write a temp file, ``os.replace``) so a reader never sees half of it.
 """
 
@@ -11,52 +11,27 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from sgmon.analysis.thresholds import WAIT_CRIT_MS, WAIT_WARN_MS
-from sgmon.model import Field, Frame, Schema, Status
+from sgmon.judgement import Judgement
+from sgmon.model import Frame, Status
 from sgmon.status import STATE_FORMAT, runtime_dir
 from sgmon.units import fmt_num
 
-_SEVERITY = ("ok", "warn", "crit")
 _TAG = {"primary": "P", "standby": "S"}
-
-
-def grade(f: Field | None, value: float | None) -> str:
-    """``ok``, ``warn`` or ``crit`` for one value against its field's static thresholds."""
-    if f is None or not isinstance(value, int | float):
-        return "ok"
-    sign = 1 if f.higher_is_worse else -1
-    if f.crit is not None and sign * value >= sign * f.crit:
-        return "crit"
-    if f.warn is not None and sign * value >= sign * f.warn:
-        return "warn"
-    return "ok"
-
-
-def _wait_grade(ms: float) -> str:
-    return "crit" if ms >= WAIT_CRIT_MS else "warn" if ms >= WAIT_WARN_MS else "ok"
-
-
-def _worst(*sevs: str) -> str:
-    return max(sevs, key=_SEVERITY.index)
-
-
-def _field(schema: Schema, collector: str, name: str) -> Field | None:
-    return next((f for f in schema.get(collector, ()) if f.name == name), None)
 
 
 def _num(v: object) -> float | None:
     return v if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def status_items(frame: Frame, schema: Schema) -> list[tuple[str, str, str]]:
+def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str]]:
     """``(label, text, severity)`` items of a host's status line, by its role.
 
     Primary: commit latency (log file sync avg/p99), SYNC Remote Write, the DG sockets' worst rto
     and their retransmits.  Standby: RFS write and the busiest disk's queue and write await.  A
-    host without a role gets whatever of both it has.  Items without data are left out.
+    host without a role gets whatever of both it has.  Items without data are left out.  Each
+    item's severity is the Judge's grade of the cells it shows (the worst of them).
     """
     items: list[tuple[str, str, str]] = []
     waits = frame.rows("oracle_waits")
@@ -66,12 +41,12 @@ def status_items(frame: Frame, schema: Schema) -> list[tuple[str, str, str]]:
         avg, p99 = _num(row.get("avg")), _num(row.get("p99"))
         if avg is None:
             return
-        sev = _wait_grade(avg)
+        cells = [("oracle_waits", event, "avg")]
         text = fmt_num(avg)
         if with_p99 and p99 is not None:
             text += "/" + fmt_num(p99)
-            sev = _worst(sev, _wait_grade(p99))
-        items.append((label, text + "ms", sev))
+            cells.append(("oracle_waits", event, "p99"))
+        items.append((label, text + "ms", judgement.worst(cells)))
 
     role = frame.role
     if role != "standby":
@@ -80,34 +55,30 @@ def status_items(frame: Frame, schema: Schema) -> list[tuple[str, str, str]]:
         socks = {k: r for k, r in frame.rows("tcp").items() if k != "host"}
         rtos = [v for r in socks.values() if (v := _num(r.get("rto"))) is not None]
         rtx = [v for r in socks.values() if (v := _num(r.get("retransmits"))) is not None]
-        if rtos:
-            # a 200 ms rto costs nothing until a segment is retransmitted (seed 001)
-            rto = max(rtos)
-            sev = grade(_field(schema, "tcp", "rto"), rto) if sum(rtx) else "ok"
-            items.append(("rto", fmt_num(rto), sev))
+        if rtos:  # an idle socket's 200 ms rto is graded ok: it costs nothing (seed 001)
+            sev = judgement.worst(("tcp", k, "rto") for k in socks)
+            items.append(("rto", fmt_num(max(rtos)), sev))
         if rtx:
-            n = sum(rtx)
-            items.append(("rtx", fmt_num(n), grade(_field(schema, "tcp", "retransmits"), n)))
+            sev = judgement.worst(("tcp", k, "retransmits") for k in socks)
+            items.append(("rtx", fmt_num(sum(rtx)), sev))
     if role != "primary":
         wait_item("rfs", "RFS write")
         disks = frame.rows("disk")
         busiest = max(disks.items(), key=lambda kv: _num(kv[1].get("aqu_sz")) or 0, default=None)
         if busiest is not None and _num(busiest[1].get("aqu_sz")) is not None:
+            dev = busiest[0]
             aqu = _num(busiest[1].get("aqu_sz"))
-            items.append(("aqu", fmt_num(aqu), grade(_field(schema, "disk", "aqu_sz"), aqu)))
+            items.append(("aqu", fmt_num(aqu), judgement.grade("disk", dev, "aqu_sz")))
             wa = _num(busiest[1].get("w_await"))
             if wa is not None:
-                items.append(
-                    ("await", fmt_num(wa) + "ms", grade(_field(schema, "disk", "w_await"), wa))
-                )
+                items.append(("await", fmt_num(wa) + "ms", judgement.grade("disk", dev, "w_await")))
     return items
 
 
 class StatePublisher:
     """Sink: rewrites ``state-<pid>.json`` after every frame; removes it on close."""
 
-    def __init__(self, schema_of: Callable[[str], Schema], directory: Path | None = None) -> None:
-        self.schema_of = schema_of
+    def __init__(self, directory: Path | None = None) -> None:
         self.dir = Path(directory or runtime_dir())
         self.path = self.dir / f"state-{os.getpid()}.json"
         self._hosts: dict[str, dict] = {}
@@ -121,11 +92,10 @@ class StatePublisher:
             return False
         return st.st_uid == os.getuid()  # never publish into a directory someone else made
 
-    def __call__(self, frame: Frame) -> None:
+    def __call__(self, frame: Frame, judgement: Judgement) -> None:
         """Update this host's entry and publish."""
         if not self._ok:
             return
-        schema = self.schema_of(frame.host)
         bad = sorted(
             n for n, r in frame.collectors.items() if r.status in (Status.STALE, Status.ERROR)
         )
@@ -135,7 +105,7 @@ class StatePublisher:
             "time": frame.time,
             "written": time.time(),
             "interval": frame.interval,
-            "items": status_items(frame, schema),
+            "items": status_items(frame, judgement),
             "failing": bad,
         }
         self.publish()

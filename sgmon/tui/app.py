@@ -27,9 +27,10 @@ from textual.widgets import Footer, Input, Static
 import themes
 from sgmon.config import Config
 from sgmon.hosts import HostInfo, Source
+from sgmon.judgement import Judgement, judge_for
 from sgmon.model import Frame, Schema
 from sgmon.monitor import Monitor
-from sgmon.tui.feed import Feed, make_analyzer
+from sgmon.tui.feed import Feed
 from sgmon.tui.help import HelpScreen
 from sgmon.tui.palette import Palette
 from sgmon.tui.pane import HostPane
@@ -116,10 +117,9 @@ class SgmonApp(App[int]):
         super().__init__()
         self.config = config or Config()
         self.title = title
-        self.monitor = Monitor(sources, sinks=[self._sink], history=history)
-        analyzer, note = make_analyzer(self.config)
-        offsets = {h.name: s for s in sources for h in s.hosts if hasattr(s, "clock_offset")}
-        self.feed = Feed(self.monitor.history, analyzer, keep=history, offsets=offsets, note=note)
+        judge = judge_for(self.config, sources, schema_of=self._schema)
+        self.monitor = Monitor(sources, sinks=[self._sink], history=history, judge=judge)
+        self.feed = Feed(self.monitor.history, judge, keep=history)
         self.timeline = Timeline(self.monitor, self.feed, self.config)
         for spec in self.theme_specs.values():
             self.register_theme(Theme(**spec))
@@ -138,9 +138,14 @@ class SgmonApp(App[int]):
 
     # ---- data in -------------------------------------------------------------------------
 
-    def _sink(self, frame: Frame) -> None:
-        """Called on the Monitor's dispatcher thread: record, then ask the UI to redraw."""
-        self.feed.add(frame)
+    def _schema(self, host: str) -> Schema:
+        """A host's schema: its source's, or the one a test ingested its frames with."""
+        schema = self.feed.schemas.get(host)
+        return schema if schema is not None else self.monitor.schema(host)
+
+    def _sink(self, frame: Frame, judgement: Judgement) -> None:
+        """Called on the Monitor's dispatcher thread: keep, then ask the UI to redraw."""
+        self.feed.add(frame, judgement)
         if self._drawing:
             self.post_message(FramesArrived())
 
@@ -148,7 +153,7 @@ class SgmonApp(App[int]):
         """Add a frame directly (tests, snapshots): same path as a collected one, no thread."""
         if schema is not None:
             self.feed.schemas[frame.host] = schema
-        self.feed.add(frame, in_history=False)
+        self.feed.add(frame, self.monitor.judge(frame), in_history=False)
         if self._drawing:
             self.post_message(FramesArrived())
 

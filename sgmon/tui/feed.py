@@ -1,8 +1,9 @@
-"""Between the collection threads and the screen: history, analysis by instant, liveness.
+"""Between the Monitor's dispatcher and the screen: the judgements by instant, and liveness.
 
-The Monitor's dispatcher thread calls ``Feed.add`` for every frame (a sink); the UI thread reads
-what it needs for the instant under the cursor.  The analysis state is kept per frame time so the
-cursor shows the findings and outliers *of that instant*, not today's.
+The Monitor judges every frame once (``sgmon.judgement``) and calls ``Feed.add`` with the frame
+and its verdict; the UI thread reads what it needs for the instant under the cursor.  The
+verdicts are kept per frame, so the cursor shows the grades, findings and outliers *of that
+instant*, not today's.
 """
 
 from __future__ import annotations
@@ -11,90 +12,68 @@ import bisect
 import threading
 import time
 from collections import OrderedDict
-from typing import Any
 
-from sgmon.config import Config
+from sgmon.analysis.results import AnalysisState
+from sgmon.judgement import Judge, Judgement
 from sgmon.model import Frame, Schema
 from sgmon.monitor import History
 
 
-def make_analyzer(config: Config | None) -> tuple[Any, str]:
-    """The analysis engine if it is installed, else (None, why not)."""
-    try:
-        from sgmon.analysis import Analyzer
-    except ImportError as e:
-        return None, f"analysis not available ({e})"
-    try:
-        return Analyzer(config), ""
-    except Exception as e:  # a broken analysis must not take the dashboard down
-        return None, f"analysis failed to start: {e}"
-
-
 class Feed:
-    """Frames in (any thread), views of one instant out (UI thread)."""
+    """Frames and their judgements in (any thread), views of one instant out (UI thread)."""
 
-    def __init__(
-        self,
-        history: History,
-        analyzer: Any = None,
-        keep: int = 900,
-        offsets: dict[str, Any] | None = None,
-        note: str = "",
-    ) -> None:
+    def __init__(self, history: History, judge: Judge, keep: int = 900) -> None:
         self.history = history
-        self.offsets = offsets or {}
-        """host -> its source, where the source measures its clock offset (``clock_offset``)."""
-        self.analyzer = analyzer
-        self.analysis_note = note or ("" if analyzer is not None else "analysis not available")
-        """Why there are no findings, when the analysis could not start or stopped."""
+        self.judge = judge
         self.keep = keep
         self.schemas: dict[str, Schema] = {}
-        self._states: OrderedDict[float, Any] = OrderedDict()
-        self._arrived: dict[str, tuple[float, float]] = {}  # host -> (monotonic, wall) of arrival
-        self._skew: dict[str, float] = {}
+        """Schemas of hosts no source declares (frames ingested by tests and snapshots)."""
+        self._states: OrderedDict[float, AnalysisState] = OrderedDict()
+        self._verdicts: dict[str, OrderedDict[float, Judgement]] = {}
+        self._arrived: dict[str, float] = {}  # host -> monotonic time of its last frame
         self._lock = threading.Lock()
 
-    def add(self, frame: Frame, in_history: bool = True) -> None:
-        """Take one frame: history (unless the Monitor already added it), analysis, liveness."""
+    @property
+    def analysis_note(self) -> str:
+        """Why there are no findings, when the analysis could not start or stopped."""
+        return self.judge.note
+
+    def add(self, frame: Frame, judgement: Judgement, in_history: bool = True) -> None:
+        """Take one judged frame (and into the history, unless the Monitor already put it)."""
         if not in_history:
             self.history.add(frame)
-        now_wall = time.time()
-        measured = getattr(self.offsets.get(frame.host), "clock_offset", None)
         with self._lock:
-            self._arrived[frame.host] = (time.monotonic(), now_wall)
-            # A remote agent's ping/pong offset beats the arrival time, which includes transport.
-            self._skew[frame.host] = measured if measured is not None else frame.time - now_wall
-            spread = max(self._skew.values()) - min(self._skew.values())
-        if self.analyzer is None:
-            return
-        self.analyzer.skew = spread  # the correlation's lag tolerance follows the skew
-        try:
-            self.analyzer.feed(frame)
-            state = self.analyzer.state()
-        except Exception as e:  # keep the screen alive; say why the analysis stopped
-            self.analyzer, self.analysis_note = None, f"analysis stopped: {e}"
-            return
-        with self._lock:
-            self._states[frame.time] = state
-            self._states.move_to_end(frame.time)
-            while len(self._states) > self.keep:
-                self._states.popitem(last=False)
+            self._arrived[frame.host] = time.monotonic()
+            verdicts = self._verdicts.setdefault(frame.host, OrderedDict())
+            verdicts[frame.time] = judgement
+            while len(verdicts) > self.keep:
+                verdicts.popitem(last=False)
+            if judgement.state is not None:
+                self._states[frame.time] = judgement.state
+                self._states.move_to_end(frame.time)
+                while len(self._states) > self.keep:
+                    self._states.popitem(last=False)
 
-    def state_at(self, t: float) -> Any:
+    def state_at(self, t: float) -> AnalysisState | None:
         """The analysis state of the newest frame time at or before ``t``."""
         with self._lock:
             times = list(self._states)
             i = bisect.bisect_right(times, t + 1e-6)
             return self._states[times[i - 1]] if i else None
 
+    def verdict(self, frame: Frame | None) -> Judgement | None:
+        """The judgement of one frame of the history."""
+        if frame is None:
+            return None
+        with self._lock:
+            return self._verdicts.get(frame.host, {}).get(frame.time)
+
     def quiet_for(self, host: str) -> float | None:
         """Seconds since the host's last frame arrived (None: never)."""
         with self._lock:
             got = self._arrived.get(host)
-        return None if got is None else time.monotonic() - got[0]
+        return None if got is None else time.monotonic() - got
 
     def skew_ms(self, host: str, reference: str) -> float | None:
-        """Estimated clock offset of ``host`` against ``reference``, from frame arrival times."""
-        with self._lock:
-            a, b = self._skew.get(host), self._skew.get(reference)
-        return None if a is None or b is None else (a - b) * 1000.0
+        """Estimated clock offset of ``host`` against ``reference`` (the Judge's estimate)."""
+        return self.judge.skew_ms(host, reference)

@@ -12,19 +12,6 @@ from functools import cache, cached_property
 from rich.color import Color, blend_rgb
 from rich.style import Style
 
-SEVERITIES = ("ok", "info", "warn", "crit")
-"""Severity names from the mildest up, as the analysis uses them (plus "ok")."""
-
-
-def rank(severity: str | None) -> int:
-    """Order of a severity: ok/None 0, info 1, warn 2, crit 3."""
-    return SEVERITIES.index(severity) if severity in SEVERITIES else 0
-
-
-def worst(*severities: str | None) -> str:
-    """The most severe of several."""
-    return max(severities, key=rank) or "ok"
-
 
 @dataclass(frozen=True)
 class Palette:

@@ -11,7 +11,7 @@ from typing import Any
 
 from sgmon.config import Config
 from sgmon.hosts import HostInfo
-from sgmon.model import Field, data_guard_role
+from sgmon.model import data_guard_role
 from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
@@ -30,7 +30,6 @@ class Timeline:
         self.history = monitor.history
         self.feed = feed
         self.config = config
-        self._fields: dict[str, dict[tuple[str, str], Field]] = {}
 
     def hosts(self) -> list[HostInfo]:
         """Hosts of the sources, then any others that sent frames (tests, replays)."""
@@ -78,10 +77,9 @@ class Timeline:
     @property
     def replay(self) -> bool:
         """Whether every source plays a recording back (the header says REPLAY, not LIVE)."""
-        from sgmon.hosts.replay import ReplaySource
+        from sgmon.hosts.replay import replaying
 
-        sources = self.monitor.sources
-        return bool(sources) and all(isinstance(s, ReplaySource) for s in sources)
+        return replaying(self.monitor.sources)
 
     def is_stale(self, host: str) -> bool:
         """Whether the host's frames stopped arriving (not once every source has ended)."""
@@ -89,18 +87,6 @@ class Timeline:
             return False
         quiet = self.feed.quiet_for(host)
         return quiet is not None and quiet > self.stale_after()
-
-    def fields(self, host: str) -> dict[tuple[str, str], Field]:
-        """(collector, field) -> Field for a host, once its schema is known."""
-        if host not in self._fields:
-            schema = self.feed.schemas.get(host)
-            if schema is None:
-                try:
-                    schema = self.monitor.schema(host)
-                except KeyError:
-                    return {}
-            self._fields[host] = {(c, f.name): f for c, fs in schema.items() for f in fs}
-        return self._fields[host]
 
     def pane_view(
         self,
@@ -117,16 +103,9 @@ class Timeline:
         frames = self.history.frames(host.name)  # one copy serves the window and the cursor
         by_time = {f.time: f for f in frames}
         frame = frame_at(frames, at) if at is not None else None
-        outliers: dict[tuple[str, str, str], tuple[str, str]] = {}
-        lingering: set[tuple[str, str, str]] = set()
         budget = None
         highlight: frozenset = frozenset()
         if state is not None:
-            for key, o in state.outliers.items():
-                if key[0] == host.name:
-                    outliers[key[1:]] = (o.severity, o.reason)
-                    if o.quiet:
-                        lingering.add(key[1:])
             budget = state.budget.get(host.name)
             chosen = next((f for f in state.findings if f.key == finding), None)
             if chosen is not None:
@@ -140,14 +119,12 @@ class Timeline:
             palette=palette,
             frame=frame,
             window=tuple(by_time.get(t) for t in times),
-            fields=self.fields(host.name),
-            outliers=outliers,
+            judgement=self.feed.verdict(frame),
+            grader=self.feed.judge.grader,
             highlight=highlight,
-            lingering=frozenset(lingering),
             budget=budget,
             pinned=tuple(pinned),
             filter=filter,
-            thresholds=self.config.thresholds,
             stale_since=stale,
         )
 

@@ -6,21 +6,16 @@ one and return Rich renderables, so they can be tested without running an App.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
 
-from sgmon.analysis.thresholds import idle_rto
-from sgmon.model import Field, Frame, Status, Value
-from sgmon.tui.palette import Palette, worst
+from sgmon.judgement import Grader, Judgement
+from sgmon.model import Frame, Status, Value
+from sgmon.tui.palette import Palette
 from sgmon.units import fmt_num
-
-
-def _always_ok(_: float) -> str:
-    return "ok"
-
 
 SeriesKey = tuple[str, str, str]
 """(collector, instance, field) within one host."""
@@ -38,24 +33,20 @@ class PaneView:
     window: tuple[Frame | None, ...] = ()
     """This host's frame at each instant of the shared time axis of the sparklines and heatmaps,
     oldest first, the last at the cursor (None where it had none)."""
-    fields: Mapping[tuple[str, str], Field] = field(default_factory=dict)
-    """(collector, field name) -> declared Field, for units and static thresholds."""
-    outliers: Mapping[SeriesKey, tuple[str, str]] = field(default_factory=dict)
-    """Series the analysis flags at the cursor -> (severity, reason)."""
+    judgement: Judgement | None = None
+    """The Judge's verdict on ``frame``: every cell's grade, raised by the analysis' outliers."""
+    grader: Grader = field(default_factory=Grader)
+    """The limits the verdict was graded with; the sparklines grade past values with them."""
     highlight: frozenset[SeriesKey] = frozenset()
     """Series named by the selected finding."""
     role_note: str = ""
     """Said beside the role when the database's role is not the configured one (a switchover)."""
-    lingering: frozenset[SeriesKey] = frozenset()
-    """Flagged series whose outlier is still open but whose value is back in line now."""
     budget: Any = None
     """The analysis' commit-time Budget for this host at the cursor, when there is one."""
     pinned: tuple[str, ...] = ()
     """Devices named in the host's config (the redo logs): always listed first."""
     filter: str = ""
     """Only devices, interfaces and sockets whose name contains this (case-insensitive)."""
-    thresholds: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    """Config overrides of static thresholds, keyed ``collector.field``."""
     stale_since: float | None = None
     """Time of the last frame when the host has gone quiet, else None."""
 
@@ -86,52 +77,26 @@ class PaneView:
         """Whether a device, interface or socket passes the filter."""
         return not self.filter or self.filter.lower() in name.lower()
 
-    def severity(self, collector: str, instance: str, name: str, value: Value) -> str:
-        """Severity of the value now: its static thresholds, raised by the analysis while the
-        series is out of line this very tick.  An outlier still open but quiet now (it closes
-        after a few quiet ticks) does not colour the value; ``lingers`` marks it instead."""
-        key = (collector, instance, name)
-        flagged = self.outliers.get(key)
-        now = flagged[0] if flagged and key not in self.lingering else None
-        if idle_rto(
-            collector, name, self.frame.rows(collector).get(instance, {}) if self.frame else {}
-        ):
-            return worst(now, "ok")
-        return worst(now, self.static_severity(collector, name, value))
+    def severity(self, collector: str, instance: str, name: str, value: Value = None) -> str:
+        """The grade of a cell now (the Judge's); of ``value`` by the same limits when a panel
+        shows a figure of its own in the cell (switches per minute)."""
+        j = self.judgement
+        if j is not None and (value is None or value == self.value(collector, instance, name)):
+            return j.grade(collector, instance, name)
+        row = self.frame.rows(collector).get(instance, {}) if self.frame else {}
+        ncpu = j.ncpu if j is not None else 0
+        return self.grader.grade(self.host, collector, instance, name, value, row, ncpu)
 
     def lingers(self, collector: str, instance: str, name: str) -> bool:
         """Whether the series had an outlier that is still open but quiet at this instant."""
-        return (collector, instance, name) in self.lingering
+        return self.judgement is not None and self.judgement.lingers(collector, instance, name)
 
-    def static_severity(self, collector: str, name: str, value: Value) -> str:
-        """warn/crit from the field's thresholds (config overrides first)."""
-        if not isinstance(value, int | float):
-            return "ok"
-        return self.judge(collector, name)(value)
-
-    def judge(self, collector: str, name: str) -> Callable[[float], str]:
-        """A function value -> "ok"/"warn"/"crit" from one field's static thresholds.
-
-        Sparklines colour every past value with it; the analysis' outliers belong to the cursor
-        instant only, so they colour the current value, not the history.
-        """
-        f = self.fields.get((collector, name))
-        over = self.thresholds.get(f"{collector}.{name}", {})
-        warn = over.get("warn", f.warn if f else None)
-        crit = over.get("crit", f.crit if f else None)
-        if warn is None and crit is None:
-            return _always_ok
-        sign = 1.0 if (f.higher_is_worse if f else True) else -1.0
-        w = None if warn is None else sign * warn
-        c = None if crit is None else sign * crit
-
-        def judge(v: float) -> str:
-            x = sign * v
-            return (
-                "crit" if c is not None and x >= c else "warn" if w is not None and x >= w else "ok"
-            )
-
-        return judge
+    def judge(self, collector: str, name: str, instance: str = "") -> Callable[[float], str]:
+        """``value -> grade`` by one field's limits, for its history: sparklines colour every
+        past value with it; the analysis' outliers belong to the cursor instant only, so they
+        colour the current value, not the history."""
+        ncpu = self.judgement.ncpu if self.judgement is not None else 0
+        return self.grader.judge(self.host, collector, instance, name, ncpu)
 
     def cell(
         self, collector: str, instance: str, name: str, width: int = 0, value: Value = None
@@ -142,7 +107,7 @@ class PaneView:
         if v is None:
             text.stylize(self.palette.muted)
             return text
-        text.stylize(self.palette.sev(self.severity(collector, instance, name, v)))
+        text.stylize(self.palette.sev(self.severity(collector, instance, name, value)))
         if self.lingers(collector, instance, name):
             text.stylize(self.palette.lingering)
         if (collector, instance, name) in self.highlight:

@@ -7,7 +7,8 @@ from tuikit import START
 
 import themes
 from sgmon import buckets
-from sgmon.analysis.results import Budget
+from sgmon.analysis.results import AnalysisState, Budget, Outlier
+from sgmon.judgement import Grader, Judgement
 from sgmon.model import CollectorResult, Field, Frame, Kind, Status
 from sgmon.sim import SimPair
 from sgmon.tui.draw import AXIS_LEFT, sparkline
@@ -31,8 +32,20 @@ def frame(rows: dict, t: float = START, collector: str = "disk") -> Frame:
     return Frame("h", t, 1, 1.0, {collector: CollectorResult(Status.OK, rows)}, role="primary")
 
 
-def view(f: Frame | None, window: tuple = (), **kw) -> PaneView:
-    return PaneView("h", "primary", PALETTE, f, window=window, **kw)
+def view(
+    f: Frame | None, window: tuple = (), grader: Grader | None = None, state=None, **kw
+) -> PaneView:
+    """A pane on frame ``f`` as the Monitor's Judge would hand it over."""
+    grader = grader or Grader()
+    verdict = Judgement(f, grader, state) if f is not None else None
+    return PaneView(
+        "h", "primary", PALETTE, f, window=window, judgement=verdict, grader=grader, **kw
+    )
+
+
+def declaring(collector: str, *fields: Field, overrides: dict | None = None) -> Grader:
+    """A grader whose hosts' schema declares these fields (as a remote agent's would)."""
+    return Grader(overrides, schema_of=lambda host: {collector: fields})
 
 
 def test_histogram_columns_fold_buckets_like_awr() -> None:
@@ -59,19 +72,22 @@ def test_disks_pin_redo_devices_then_sort_by_await() -> None:
 
 
 def test_static_thresholds_colour_values() -> None:
-    fields = {("disk", "w_await"): Field("w_await", "ms", Kind.GAUGE, "", warn=10, crit=50)}
-    v = view(frame({"sda": {"w_await": 60.0}, "sdb": {"w_await": 12.0}}), fields=fields)
-    assert v.severity("disk", "sda", "w_await", 60.0) == "crit"
-    assert v.severity("disk", "sdb", "w_await", 12.0) == "warn"
+    w_await = Field("w_await", "ms", Kind.GAUGE, "", warn=10, crit=50)
+    rows = {"sda": {"w_await": 60.0}, "sdb": {"w_await": 12.0}}
+    v = view(frame(rows), grader=declaring("disk", w_await))
+    assert v.severity("disk", "sda", "w_await") == "crit"
+    assert v.severity("disk", "sdb", "w_await") == "warn"
     assert v.cell("disk", "sda", "w_await").spans[0].style == PALETTE.sev("crit")
-    override = view(frame({}), fields=fields, thresholds={"disk.w_await": {"crit": 100}})
-    assert override.severity("disk", "sda", "w_await", 60.0) == "warn"
+    relaxed = declaring("disk", w_await, overrides={"disk.w_await": {"crit": 100}})
+    assert view(frame(rows), grader=relaxed).severity("disk", "sda", "w_await") == "warn"
 
 
 def test_outlier_from_analysis_outranks_thresholds_and_highlight_marks() -> None:
     f = frame({"10.0.0.1:1>10.0.0.2:1521": {"rto": 204}}, collector="tcp")
     key = ("tcp", "10.0.0.1:1>10.0.0.2:1521", "rto")
-    v = view(f, outliers={key: ("crit", "200 ms rto")}, highlight=frozenset({key}))
+    o = Outlier("h", *key, "crit", 204, None, "200 ms rto")
+    state = AnalysisState(START, {o.key: o}, [], {})
+    v = view(f, state=state, highlight=frozenset({key}))
     cell = v.cell(*key)
     styles = [s.style for s in cell.spans]
     assert PALETTE.sev("crit") in styles and PALETTE.highlight in styles
@@ -141,9 +157,9 @@ def test_a_stopped_transport_reads_unknown_not_blank() -> None:
     the age of the datum once it is past its threshold."""
     from sgmon.tui.panels.dataguard import render_dataguard
 
-    fields = {("oracle_dg", "datum_age"): Field("datum_age", "s", Kind.GAUGE, "", warn=60)}
+    grader = declaring("oracle_dg", Field("datum_age", "s", Kind.GAUGE, "", warn=60))
     row = {"role": "standby", "transport_lag": None, "lag_unknown": 1, "datum_age": 95.0}
-    v = view(frame({"db": row}, collector="oracle_dg"), fields=fields)
+    v = view(frame({"db": row}, collector="oracle_dg"), grader=grader)
     shown = "\n".join(text(render_dataguard(v, 100)))
     assert "transport lag s unknown datum 95 s old" in shown
     quiet = view(
@@ -151,6 +167,6 @@ def test_a_stopped_transport_reads_unknown_not_blank() -> None:
             {"db": {**row, "lag_unknown": 0, "transport_lag": 0.0, "datum_age": 1.0}},
             collector="oracle_dg",
         ),
-        fields=fields,
+        grader=grader,
     )
     assert "transport lag s 0 " in "\n".join(text(render_dataguard(quiet, 100)))

@@ -14,14 +14,14 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from sgmon import buckets
+from sgmon import buckets, events
 from sgmon.tui.draw import AXIS_LEFT, runs, title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.histogram import frame_shares
 from sgmon.tui.view import PaneView
 
-EVENTS = ("log file sync", "SYNC Remote Write", "RFS write")
+EVENTS = events.HEATMAP
 """Heatmaps drawn, the first two present (the standby has RFS write but no log file sync)."""
 NB = len(buckets.HEADERS)
 ROW_LABELS = (

@@ -5,21 +5,12 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from sgmon.events import SHORT, SHOWN
 from sgmon.tui.draw import title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel, table_with_spark
 from sgmon.tui.view import PaneView
 
-COMMIT_PATH = (
-    "log file sync",
-    "log file parallel write",
-    "SYNC Remote Write",
-    "Redo Transport MISC",
-    "RFS write",
-    "RFS random i/o",
-    "Standby redo I/O",
-)
-"""Events shown first and in this order, as the wait chain runs (seed 000, table 4)."""
 COLUMNS = (
     ("waits", "waits/s"),
     ("avg", "avg"),
@@ -28,13 +19,12 @@ COLUMNS = (
     ("max_bucket", "max"),
 )
 TOP = 6
-SHORT = {"log file sync": "lfs", "SYNC Remote Write": "srw", "RFS write": "rfs"}
 
 
 def events(view: PaneView) -> list[str]:
     """Commit-path events present, then the others by time waited."""
     rows = view.rows("oracle_waits")
-    first = [e for e in COMMIT_PATH if e in rows]
+    first = [e for e in SHOWN if e in rows]
     rest = sorted(
         (e for e in rows if e not in first),
         key=lambda e: -float(rows[e].get("waits") or 0) * float(rows[e].get("avg") or 0),
