@@ -116,6 +116,8 @@ class Analyzer:
         ctx.max_lag = math.ceil(abs(self.skew) / interval) + 1
         ctx.chain = self._chain(ctx, ctx.max_lag)
         self.book.update(self._time, evaluate(ctx))
+        if ctx.explained:  # one cause, one finding: "nothing lines up" is no longer true
+            self.book.retract("commit_chain")
         self._opened.extend(self.book.opened)
         self._closed.extend(self.book.closed)
 

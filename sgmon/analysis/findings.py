@@ -53,10 +53,19 @@ class FindingBook:
                 self._active[f.key] = replace(f, severity=severity, start=old.start, end=None)
             self._seen[f.key] = now
         for key in [k for k, t in self._seen.items() if now - t >= self.hold]:
-            f = replace(self._active.pop(key), end=self._seen.pop(key))
-            self._peak.pop(key, None)
-            self._closed.appendleft(f)
-            self.closed.append(f)
+            self._close(key)
+
+    def retract(self, rule: str) -> None:
+        """Close a rule's findings at once, without the hold: what they say has become false
+        (a cause now explains the commit path the generic finding said nothing explained)."""
+        for key in [k for k, f in self._active.items() if f.rule == rule]:
+            self._close(key)
+
+    def _close(self, key: str) -> None:
+        f = replace(self._active.pop(key), end=self._seen.pop(key))
+        self._peak.pop(key, None)
+        self._closed.appendleft(f)
+        self.closed.append(f)
 
     def findings(self) -> list[Finding]:
         """Active findings ranked (severity, then score), then the remembered ones."""
