@@ -81,8 +81,8 @@ def parse_diskstats(text: str, keep: Callable[[str, list[str]], bool] | None = N
 def iostat_row(prev: Mapping[str, Value], cur: Mapping[str, Value], dt: float) -> dict[str, Value]:
     """iostat -x figures for one device over ``dt`` seconds, from two raw diskstats rows."""
     d: dict[str, float] = {}
-    for k in _COUNTERS:
-        v = counter_delta(prev.get(k), cur.get(k))  # type: ignore[arg-type]
+    for k in _COUNTERS:  # a column this kernel does not print counts 0 (discards before 4.18)
+        v = counter_delta(prev.get(k, 0), cur.get(k, 0))  # type: ignore[arg-type]
         if v is None:  # device re-created: counters restarted
             return dict.fromkeys(f.name for f in FIELDS)
         d[k] = v
