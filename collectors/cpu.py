@@ -125,10 +125,10 @@ class CpuCollector(Collector):
         self._loadavg: ProcFile | None = None
 
     def open(self) -> None:
-        """Keep /proc/stat and /proc/loadavg open."""
+        """Keep /proc/stat and /proc/loadavg (under the ``root`` option) open."""
         try:
-            self._stat = ProcFile("/proc/stat")
-            self._loadavg = ProcFile("/proc/loadavg")
+            self._stat = ProcFile(self.path("/proc/stat"))
+            self._loadavg = ProcFile(self.path("/proc/loadavg"))
         except OSError as e:
             self.close()
             raise Unavailable(f"cannot read {e.filename}: {e.strerror}") from None

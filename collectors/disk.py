@@ -10,7 +10,9 @@ r_await = delta read ms / delta reads, aqu-sz = delta field 11 / elapsed ms, %ut
 field 10 / elapsed ms.  An average over no requests (await, req-sz and svctm of an idle device)
 is None, not 0.  A device seen for the first time, or whose I/O counters went backwards (it was
 removed and re-created), gives no values for that interval.  Devices that never did any I/O are
-left out (as iostat does) unless ``include`` or the host's ``pinned`` devices name them.
+left out (as iostat does) unless ``include`` or the host's ``pinned`` devices name them.  A
+partition is known by its /sys/class/block/NAME/partition file; both paths are taken under the
+``root`` option.
 """
 
 from __future__ import annotations
@@ -79,8 +81,8 @@ def parse_diskstats(text: str, keep: Callable[[str, list[str]], bool] | None = N
 def iostat_row(prev: Mapping[str, Value], cur: Mapping[str, Value], dt: float) -> dict[str, Value]:
     """iostat -x figures for one device over ``dt`` seconds, from two raw diskstats rows."""
     d: dict[str, float] = {}
-    for k in _COUNTERS:
-        v = counter_delta(prev.get(k), cur.get(k))  # type: ignore[arg-type]
+    for k in _COUNTERS:  # a column this kernel does not print counts 0 (discards before 4.18)
+        v = counter_delta(prev.get(k, 0), cur.get(k, 0))  # type: ignore[arg-type]
         if v is None:  # device re-created: counters restarted
             return dict.fromkeys(f.name for f in FIELDS)
         d[k] = v
@@ -137,8 +139,10 @@ class DiskCollector(Collector):
         self._verdict = functools.lru_cache(maxsize=4096)(self._name_verdict)
         """_name_verdict, remembered per device (names come and go: dm-N, loopN)."""
         self._file: ProcFile | None = None
+        self._diskstats = self.path("/proc/diskstats")
+        self._blocks = self.path("/sys/class/block")
         try:
-            with open("/proc/diskstats") as f:
+            with open(self._diskstats) as f:
                 known = parse_diskstats(f.read())
         except OSError:
             return  # open() reports it as Unavailable
@@ -151,9 +155,9 @@ class DiskCollector(Collector):
     def open(self) -> None:
         """Keep /proc/diskstats open."""
         try:
-            self._file = ProcFile("/proc/diskstats")
+            self._file = ProcFile(self._diskstats)
         except OSError as e:
-            raise Unavailable(f"cannot read /proc/diskstats: {e.strerror}") from None
+            raise Unavailable(f"cannot read {self._diskstats}: {e.strerror}") from None
 
     def wanted(self, name: str, columns: list[str]) -> bool:
         """Whether a device is shown: pinned or included by name, else by kind and activity
@@ -174,7 +178,7 @@ class DiskCollector(Collector):
         if name in self.include:
             return True
         if not self.partitions and os.path.exists(
-            f"/sys/class/block/{name.replace('/', '!')}/partition"
+            os.path.join(self._blocks, name.replace("/", "!"), "partition")
         ):
             return False
         return None

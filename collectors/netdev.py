@@ -6,6 +6,12 @@ IFLA_CARRIER_CHANGES); an interface that is re-created (new ifindex, or counters
 gives no rate for one tick.
 
 The dump is read by collectors/rtnl.py (stdlib only; why not pyroute2 is measured there).
+
+Under the ``root`` option (another host's proc/ and sys/, see sgmon/collector.py) netlink would
+answer for this machine, not that directory, so the counters come from ROOT/proc/net/dev instead,
+as sar reads them: rx_drop there includes rx_missed, and rx_overrun, carrier_changes and
+operstate are not in it (None).  In a container with the host's /proc mounted, that file shows the
+network namespace of the container (so run it with the host's network), as node_exporter's does.
 """
 
 from __future__ import annotations
@@ -14,10 +20,13 @@ import contextlib
 import fnmatch
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from collectors.procfile import ProcFile
 from collectors.rtnl import (
+    COLLISIONS,
+    MULTICAST,
     RX_BYTES,
     RX_DROPPED,
     RX_ERRORS,
@@ -88,9 +97,11 @@ class NetdevCollector(Collector):
         super().__init__(options)
         self.include = _globs(self.options.get("include", []), "include")
         self.exclude = _globs(self.options.get("exclude", ["lo"]), "exclude")
+        self._net = self.path("/sys/class/net")
+        self._dev_path = self.path("/proc/net/dev")
         literal = [p for p in self.include if not _is_glob(p)]
         if literal:
-            present = [name for _, name in socket.if_nameindex()]
+            present = self._present()
             unknown = [p for p in literal if p not in present]
             if unknown:
                 raise ConfigError(
@@ -99,10 +110,28 @@ class NetdevCollector(Collector):
                 )
         self._literal = set(literal)
         self._rtnl: Rtnl | None = None
+        self._dev: ProcFile | None = None  # ROOT/proc/net/dev, under a root
         self._speeds: dict[str, tuple[tuple, float, int | None]] = {}
 
+    def _present(self) -> list[str]:
+        """The interfaces there are: this machine's, or those of the root's /proc/net/dev."""
+        if self.root == "/":
+            return [name for _, name in socket.if_nameindex()]
+        try:
+            with open(self._dev_path) as f:
+                return [link.name for link in parse_net_dev(f.read())]
+        except OSError:
+            return []  # open() says why
+
     def open(self) -> None:
-        """Open the rtnetlink socket (in the namespace of the collector's own thread)."""
+        """Open the rtnetlink socket (in the namespace of the collector's own thread), or under
+        a root its /proc/net/dev."""
+        if self.root != "/":
+            try:
+                self._dev = ProcFile(self._dev_path)
+            except OSError as e:
+                raise Unavailable(f"cannot read {self._dev_path}: {e.strerror}") from None
+            return
         try:
             self._rtnl = Rtnl()
         except (OSError, AttributeError) as e:  # AttributeError: no AF_NETLINK (not Linux)
@@ -117,17 +146,23 @@ class NetdevCollector(Collector):
         return not any(fnmatch.fnmatchcase(name, p) for p in self.exclude)
 
     def sample(self) -> Rows:
-        """One RTM_GETLINK dump: raw cumulative counters per selected interface."""
-        assert self._rtnl is not None, "open() first"
+        """One RTM_GETLINK dump (or /proc/net/dev read): raw cumulative counters per selected
+        interface."""
+        links: Iterable[Link]
+        if self._dev is not None:
+            links = parse_net_dev(self._dev.read())
+        else:
+            assert self._rtnl is not None, "open() first"
+            links = self._rtnl.links()
         rows: Rows = {}
-        for link in self._rtnl.links():
+        for link in links:
             if link.stats is None or not self.wanted(link.name):
                 continue
             st = link.stats
             rows[link.name] = {
                 "ifindex": link.index,
-                "rx_kb": st[RX_BYTES] / 1024,
-                "tx_kb": st[TX_BYTES] / 1024,
+                "rx_kb": st[RX_BYTES] / 1024,  # type: ignore[operator]
+                "tx_kb": st[TX_BYTES] / 1024,  # type: ignore[operator]
                 "rx_pkt": st[RX_PACKETS],
                 "tx_pkt": st[TX_PACKETS],
                 "rx_err": st[RX_ERRORS],
@@ -153,7 +188,7 @@ class NetdevCollector(Collector):
         now = time.monotonic()
         hit = self._speeds.get(link.name)
         if hit is None or hit[0] != key or now - hit[1] >= SPEED_REFRESH:
-            hit = self._speeds[link.name] = (key, now, _speed(link.name))
+            hit = self._speeds[link.name] = (key, now, _speed(self._net, link.name))
         return hit[2]
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
@@ -170,10 +205,13 @@ class NetdevCollector(Collector):
         return out
 
     def close(self) -> None:
-        """Close the rtnetlink socket (idempotent)."""
+        """Close the rtnetlink socket or /proc/net/dev (idempotent)."""
         if self._rtnl is not None:
             self._rtnl.close()
             self._rtnl = None
+        if self._dev is not None:
+            self._dev.close()
+            self._dev = None
 
 
 def _is_glob(pattern: str) -> bool:
@@ -187,9 +225,32 @@ def _globs(value: Any, option: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _speed(name: str) -> int | None:
-    """Link speed in Mbit/s from sysfs; None when unknown (-1, down, virtual without one)."""
-    with contextlib.suppress(OSError, ValueError), open(f"/sys/class/net/{name}/speed") as f:
+# /proc/net/dev's 16 columns -> where rtnl_link_stats64 has them (net/core/net-procfs.c prints
+# rx_dropped + rx_missed_errors as drop, and sums of the other error kinds as frame and carrier)
+_NET_DEV = (
+    RX_BYTES, RX_PACKETS, RX_ERRORS, RX_DROPPED, RX_FIFO, None, None, MULTICAST,
+    TX_BYTES, TX_PACKETS, TX_ERRORS, TX_DROPPED, TX_FIFO, COLLISIONS, None, None,
+)  # fmt: skip
+
+
+def parse_net_dev(text: str) -> list[Link]:
+    """/proc/net/dev -> a Link per interface, its counters where RTM_GETLINK has them and None
+    for those the file does not show (no ifindex, operstate or carrier changes either)."""
+    links = []
+    for line in text.splitlines()[2:]:  # two header lines
+        name, _, rest = line.partition(":")
+        stats: list[int | None] = [None] * (TX_FIFO + 1)
+        for at, value in zip(_NET_DEV, rest.split(), strict=False):
+            if at is not None:
+                stats[at] = int(value)
+        links.append(Link(0, name.strip(), None, None, tuple(stats)))
+    return links
+
+
+def _speed(net: str, name: str) -> int | None:
+    """Link speed in Mbit/s from sysfs (``net``: its class/net directory); None when unknown (-1,
+    down, virtual without one)."""
+    with contextlib.suppress(OSError, ValueError), open(f"{net}/{name}/speed") as f:
         mbit = int(f.read())
         return mbit if mbit > 0 else None
     return None

@@ -1,6 +1,7 @@
 """`paging`: memory pressure as sar -B and sar -W show it, plus PSI.
 
-One instance, ``all``.  Read from /proc/vmstat, /proc/meminfo and /proc/pressure/*, kept open.
+One instance, ``all``.  Read from /proc/vmstat, /proc/meminfo and /proc/pressure/* (under the
+``root`` option), kept open.
 pgsteal is pgsteal_anon + pgsteal_file as sysstat >= 12.7.9 sums it (older sysstat, e.g. Debian
 12's 12.6.1, also added pgsteal_kswapd/direct and so double-counted).  Without swap %swpused is
 None; without PSI (kernel < 4.20 or psi=0) the psi_* fields are None.
@@ -126,13 +127,13 @@ class PagingCollector(Collector):
     def open(self) -> None:
         """Keep the files open; PSI files that cannot be read are left out (fields None)."""
         try:
-            self._vmstat = ProcFile("/proc/vmstat")
-            self._meminfo = ProcFile("/proc/meminfo")
+            self._vmstat = ProcFile(self.path("/proc/vmstat"))
+            self._meminfo = ProcFile(self.path("/proc/meminfo"))
         except OSError as e:
             self.close()
             raise Unavailable(f"cannot read {e.filename}: {e.strerror}") from None
         for res in _PSI:
-            path = os.path.join("/proc/pressure", res)
+            path = self.path(os.path.join("/proc/pressure", res))
             try:
                 f = ProcFile(path)
                 f.read()  # with psi=0 on the kernel command line the open works, the read fails

@@ -58,7 +58,8 @@ class Link(NamedTuple):
     name: str
     operstate: str | None
     carrier_changes: int | None
-    stats: tuple[int, ...] | None  # the first 16 rtnl_link_stats64 counters, then tx_fifo
+    stats: tuple[int | None, ...] | None  # the first 16 rtnl_link_stats64 counters, then tx_fifo
+    # (None: a counter /proc/net/dev does not show, where collectors/netdev.py reads that file)
 
 
 _IFINDEX = struct.Struct("=4xi")

@@ -39,6 +39,11 @@ the interval.
 rtnetlink, see collectors/rtnl.py), cached per peer for ``SETTINGS_REFRESH`` seconds.  ``pid`` and
 ``process`` come from a /proc/*/fd scan (what ss -p does), run only when a socket we have not
 resolved appears, in small time slices; None when not visible.
+
+Under the ``root`` option (a directory holding another host's proc/, see sgmon/collector.py) only
+the host row is read, from that tree: the sockets, their routes and their owners come from
+netlink and this machine's /proc, which answer for this machine's network namespace, not for a
+directory, so they are left out and an event says so once.
 """
 
 from __future__ import annotations
@@ -307,19 +312,39 @@ class TcpCollector(Collector):
         self._routes: dict[str, tuple[float | None, float]] = {}
 
     def open(self) -> None:
-        """Open the sock_diag and rtnetlink sockets and the /proc counters."""
-        try:
-            self._diag = InetDiag()
-        except (OSError, AttributeError) as e:  # AttributeError: no AF_NETLINK (not Linux)
-            raise Unavailable(f"no sock_diag netlink here ({e}); needs Linux inet_diag") from None
+        """Open the sock_diag and rtnetlink sockets and the /proc counters; under a ``root``,
+        the counters alone (Unavailable when its /proc/net/snmp cannot be read)."""
+        live = self.root == "/"
+        if live:
+            try:
+                self._diag = InetDiag()
+            except (OSError, AttributeError) as e:  # AttributeError: no AF_NETLINK (not Linux)
+                raise Unavailable(
+                    f"no sock_diag netlink here ({e}); needs Linux inet_diag"
+                ) from None
         for path, _ in (SNMP, NETSTAT):
             if path not in self._counters:
                 with contextlib.suppress(OSError):
-                    self._counters[path] = ProcFile(path)
+                    self._counters[path] = ProcFile(self.path(path))
         for name, path in SYSCTLS.items():
             if name not in self._sysctl_files:
                 with contextlib.suppress(OSError):
-                    self._sysctl_files[name] = ProcFile(path)
+                    self._sysctl_files[name] = ProcFile(self.path(path))
+        if not live:
+            if SNMP[0] not in self._counters:
+                self.close()
+                raise Unavailable(f"cannot read {self.path(SNMP[0])}: no host TCP counters there")
+            self.emit_event(
+                Event(
+                    time.time(),
+                    self.name,
+                    "root",
+                    "host",
+                    f"root = {self.root}: host TCP counters only; the sockets come from netlink, "
+                    "which reads this machine's network namespace, not a directory",
+                )
+            )
+            return
         try:
             self._rtnl = Rtnl()
         except OSError:
@@ -329,10 +354,11 @@ class TcpCollector(Collector):
         """The DG sockets (kernel-filtered dump or exact lookups), plus the host row.  A
         socket's raw row is (FIGURES, label, owner, rto_min): ``derive`` builds its frame row
         once, with the interval's counters, rather than a dict here and a copy there."""
-        assert self._diag is not None, "open() first"
         now = time.monotonic()
-        self._follow_role()
         host = self._host_counters(now)
+        if self._diag is None:  # under a root: the host row alone (see open)
+            return {"host": host} if host else {}
+        self._follow_role()
         found = self._sockets(now, _opens(host))
         owners = self._owners.resolve(self._inodes)
         rto_min = self._route_minima(now)

@@ -11,10 +11,16 @@ collector whose fields combine several counters (iostat's await, %util) override
 ``sample()`` runs off the engine's thread (a worker shared with the other collectors, or one of
 its own with ``solo = True``), so it may block; the engine bounds it by ``timeout`` and marks it
 stale instead of waiting.
+
+Every collector takes the option ``root`` (default ``/``), as node_exporter's ``--path.procfs``
+and ``--path.sysfs`` do: a directory holding the host's ``proc/`` and ``sys/``, such as the
+host's /proc and /sys mounted into a container at /host, or a tree stored for a test.  A
+collector joins its paths with ``path()`` once, in ``__init__`` or ``open()``, never per tick.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
@@ -61,7 +67,13 @@ class Collector:
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         """Keep the options; validation that needs no I/O belongs here (raise ConfigError)."""
         self.options: Mapping[str, Any] = dict(options or {})
+        self.root = _root(self.options.get("root", "/"), self.name)
+        """Where the host's proc/ and sys/ are: ``/`` for this machine's own."""
         self._events: list[Event] = []
+
+    def path(self, host_path: str) -> str:
+        """Where the host's ``host_path`` (e.g. ``/proc/stat``) is: under ``root`` if one is set."""
+        return os.path.join(self.root, host_path.lstrip("/"))
 
     def open(self) -> None:
         """Acquire resources and import drivers; raise Unavailable if this host cannot serve."""
@@ -93,6 +105,16 @@ class Collector:
             if f.name == name:
                 return f
         raise KeyError(f"{cls.name} has no field {name!r}")
+
+
+def _root(value: object, name: str) -> str:
+    """Validate the ``root`` option: an existing directory (normalised, so "/host/" is "/host")."""
+    if not isinstance(value, str) or not value or not os.path.isdir(value):
+        raise ConfigError(
+            f"collectors.{name}.root: {value!r} is not a directory; use the one that holds the "
+            'host\'s proc/ and sys/, e.g. root = "/host"'
+        )
+    return os.path.normpath(value)
 
 
 class _Plan(NamedTuple):
