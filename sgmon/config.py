@@ -81,6 +81,7 @@ class HostConfig:
     ssh_command: tuple[str, ...] = ("ssh",)  # the ssh program (or a wrapper) to run
     devices: tuple[str, ...] = ()  # redo / standby redo log devices, pinned and watched
     db: DbConfig | None = None
+    root: str = ""  # where this host's proc/ and sys/ are mounted ("" = /), for every collector
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +209,7 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 ssh_command=tuple(h.get("ssh_command", ("ssh",))),
                 devices=tuple(h.get("devices", ())),
                 db=_db(h["db"], f"{where}: host {h['name']}") if "db" in h else None,
+                root=h.get("root", ""),
             )
         )
     dg = data.get("dataguard", {})
@@ -249,6 +251,7 @@ _KEYS: dict[str, dict[str, tuple[type, ...]]] = {
         "ssh_command": (list,),
         "devices": (list,),
         "db": (dict,),
+        "root": _ANY_STR,
     },
     "host.db": {
         "dsn": _ANY_STR,
@@ -422,6 +425,8 @@ def _provenance(
         out.append((f"{pre}.role", h.role, origin(raw, "role")))
         out.append((f"{pre}.reached", f"ssh {h.ssh}" if h.ssh else "local", origin(raw, "ssh")))
         out.append((f"{pre}.devices", list(h.devices), origin(raw, "devices")))
+        if h.root:
+            out.append((f"{pre}.root", h.root, origin(raw, "root")))
         if h.db is not None:
             rdb = raw.get("db", {})
             out.append((f"{pre}.db.dsn", h.db.dsn, origin(rdb, "dsn")))

@@ -653,3 +653,18 @@ def test_root_slash_is_this_machine(tmp_path: Path) -> None:
     assert CpuCollector().path("/proc/stat") == "/proc/stat"
     assert CpuCollector({"root": "/"}).root == "/"
     assert CpuCollector({"root": f"{tmp_path}/"}).path("/proc/stat") == f"{tmp_path}/proc/stat"
+
+
+def test_a_hosts_root_reaches_each_of_its_collectors(sysstat: tuple, tmp_path: Path) -> None:
+    """``root`` in a ``[[host]]`` entry applies to all its collectors; a collector's own table
+    still wins."""
+    from sgmon.config import load_config
+    from sgmon.hosts.build import host_options
+
+    root, _ = sysstat
+    cfg = tmp_path / "sgmon.toml"
+    cfg.write_text(f'[[host]]\nname = "p"\nroot = "{root}"\n[collectors.disk]\nroot = "/"\n')
+    config = load_config(str(cfg))
+    host = config.hosts[0]
+    assert CpuCollector(host_options(config, "cpu", host)).root == str(root)
+    assert host_options(config, "disk", host)["root"] == "/"

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         duration = parse_duration(args.duration)
         interval = parse_duration(args.interval)
-        steps = [s for text in args.fault for s in schedule.parse(text)]
+        steps: list = [s for text in args.fault for s in schedule.parse(text)]
         if args.scenario:
             steps += schedule.scenario(args.scenario, parse_duration(args.onset))
     except ValueError as e:
@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
             from sgmon.sinks.csvarchive import ArchiveWriter
 
             sinks.append(ArchiveWriter(Path(args.record), source.schema, interval))
-        latest: dict[str, object] = {}
+        latest: dict[str, Frame] = {}
 
         def show(frame, judgement) -> None:
             latest[frame.host] = frame
@@ -93,7 +93,8 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
                 print(line(frame, latest.get("standby"), judgement.state, active), flush=True)
 
         sinks.append(show)
-        monitor = Monitor([source], sinks, judge=judge_for(lab.config(), [source]))
+        judge = judge_for(lab.config(), [source])
+        monitor = Monitor([source], sinks, judge=judge)
         if sys.stdin.isatty():
             threading.Thread(target=_keys, args=(lab,), daemon=True).start()
         print(
@@ -118,7 +119,7 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
         return 1
     finally:
         lab.__exit__(None, None, None)
-    _summary(analyzer)
+    _summary(judge)
     return 0
 
 
@@ -132,8 +133,8 @@ def _keys(lab) -> None:
             print(f"sgmon: faults: {', '.join(lab.faults)}", file=sys.stderr)
 
 
-def _summary(analyzer) -> None:
-    findings = analyzer.state().findings
+def _summary(judge) -> None:
+    findings = judge.analyzer.state().findings if judge.analyzer is not None else []
     print(f"{len(findings)} finding(s):")
     for f in findings:
         print(f"  {f.severity:<4} {f.host:<8} {f.title}")

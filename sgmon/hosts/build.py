@@ -67,6 +67,8 @@ def host_options(config: Config, name: str, host: HostConfig | None) -> dict[str
             opts.setdefault("pinned", list(host.devices))
         if host.db is not None:
             opts["db"] = host.db
+        if host.root:
+            opts.setdefault("root", host.root)  # a collector's own table may still say otherwise
     return opts
 
 
