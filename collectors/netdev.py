@@ -160,7 +160,7 @@ class NetdevCollector(Collector):
                 continue
             st = link.stats
             rows[link.name] = {
-                "ifindex": link.index,
+                "ifindex": link.ifindex,
                 "rx_kb": st[RX_BYTES] / 1024,  # type: ignore[operator]
                 "tx_kb": st[TX_BYTES] / 1024,  # type: ignore[operator]
                 "rx_pkt": st[RX_PACKETS],
@@ -184,7 +184,7 @@ class NetdevCollector(Collector):
         """The link's speed from sysfs, read again at a carrier or state change (when a link
         renegotiates) and every SPEED_REFRESH seconds (a bond gaining a slave): an open, read
         and close per interface and tick cost more than decoding the whole netlink dump."""
-        key = (link.index, link.carrier_changes, link.operstate)
+        key = (link.ifindex, link.carrier_changes, link.operstate)
         now = time.monotonic()
         hit = self._speeds.get(link.name)
         if hit is None or hit[0] != key or now - hit[1] >= SPEED_REFRESH:

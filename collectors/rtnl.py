@@ -54,7 +54,7 @@ TX_FIFO = 16  # index appended after the first 16
 class Link(NamedTuple):
     """One interface of an RTM_GETLINK dump."""
 
-    index: int
+    ifindex: int
     name: str
     operstate: str | None
     carrier_changes: int | None
@@ -171,6 +171,7 @@ class Rtnl:
                 raise self._nl.error(start, f"RTM_GETROUTE {dst}") or OSError(f"no route to {dst}")
             if mtype == _RTM_NEWROUTE:
                 return _route_metric(self._nl.buf, start + _RTMSG.size, end, metric)
+        return None  # the dump ended without a route message (the kernel always sends one)
 
 
 @functools.lru_cache(maxsize=4096)

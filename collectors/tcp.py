@@ -306,7 +306,7 @@ class TcpCollector(Collector):
         self._rtnl: Rtnl | None = None
         self._counters: dict[str, ProcFile] = {}  # path -> file
         self._netstat: dict[str, int] = {}  # its counters at the last read
-        self._netstat_at = (-SETTINGS_REFRESH, None)  # when, and RetransSegs then
+        self._netstat_at: tuple[float, Value] = (-SETTINGS_REFRESH, None)  # when, RetransSegs
         self._sysctl_files: dict[str, ProcFile] = {}  # field name -> file
         self._owners = _Owners()
         self._routes: dict[str, tuple[float | None, float]] = {}

@@ -29,9 +29,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
-from sgmon.collector import Collector, Unavailable
+from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
 
 MIN_INTERVAL = 0.1
@@ -69,7 +70,7 @@ class _Runner:
         self.unavailable: str | None = None
         self.opened = False
         self.result: _Sample | None = None
-        self.prev: tuple[Rows, float] | None = None
+        self.prev: tuple[RawRows, float] | None = None
         """The last raw sample that derived, with its monotonic time: rates span the real time
         between two successful samples, whatever was skipped."""
         self.busy_since = 0.0
@@ -538,7 +539,9 @@ class Engine:
             if run.quitting:
                 return
             w = self._ticker
-            r, t = (w.current, w.tick) if w is not None else (None, None)
+            if w is None:
+                continue
+            r, t = w.current, w.tick
             if r is None or t is None:
                 continue  # the batch ended as the alarm fired
             due = t.start + self._bound(r.collector)
@@ -550,7 +553,7 @@ class Engine:
                 continue  # it returned meanwhile
             self._retire(w)
             self._ticker = _Worker(
-                "sgmon-tick", lambda nw, t=t, left=left: self._tick_loop(nw, run, (t, left))
+                "sgmon-tick", partial(self._tick_loop, run=run, resume=(t, left))
             )
 
     def close(self) -> None:

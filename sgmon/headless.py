@@ -154,7 +154,12 @@ def run_until_stopped(
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         mon.start()
-        watcher = threading.Thread(target=lambda: (mon.wait(), stop.set()), daemon=True)
+
+        def finish() -> None:
+            mon.wait()
+            stop.set()
+
+        watcher = threading.Thread(target=finish, daemon=True)
         watcher.start()
         stop.wait(duration + 5 if duration is not None else None)
     finally:

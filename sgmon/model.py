@@ -39,6 +39,12 @@ Value = float | int | str | list | None
 Rows = dict[str, dict[str, Value]]
 
 
+def number(v: object) -> float | None:
+    """A cell's value as a number, None when it is not one (text, a histogram, a bool, None):
+    the one check every reader of a row makes."""
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
 class Kind(enum.StrEnum):
     """How a field's value is produced and how sinks should treat it."""
 

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from sgmon.archive import parse_time
+from sgmon.judgement import Judge
 from sgmon.model import CollectorResult, Frame, Status
 from sgmon.sim import SimPair
-from sgmon.judgement import Judge
 from sgmon.sinks.findings import COLUMNS, FindingsLog
 
 

@@ -10,7 +10,7 @@ from collectors.rtnl import Link, Rtnl
 
 
 def _stable(link: Link) -> tuple:
-    return link.index, link.name, link.operstate, link.carrier_changes, len(link.stats or ())
+    return link.ifindex, link.name, link.operstate, link.carrier_changes, len(link.stats or ())
 
 
 def _not_before(later: Link, earlier: Link) -> bool:
@@ -22,9 +22,9 @@ def _not_before(later: Link, earlier: Link) -> bool:
 def test_learned_layouts_read_what_the_walk_reads_and_a_wrong_one_is_walked_again() -> None:
     rtnl = Rtnl()
     try:
-        walked = {link.index: link for link in rtnl.links()}  # each layout walked and learned
+        walked = {link.ifindex: link for link in rtnl.links()}  # each layout walked and learned
         assert rtnl._layouts and len(rtnl._layouts) == len(walked)
-        fast = {link.index: link for link in rtnl.links()}
+        fast = {link.ifindex: link for link in rtnl.links()}
         assert {i: _stable(x) for i, x in fast.items()} == {
             i: _stable(x) for i, x in walked.items()
         }
@@ -32,7 +32,7 @@ def test_learned_layouts_read_what_the_walk_reads_and_a_wrong_one_is_walked_agai
         # a learned layout whose attribute types do not check out is walked and learned again
         bad = (struct.Struct("=4H"), itemgetter(0, 1, 2, 3))
         rtnl._layouts = dict.fromkeys(rtnl._layouts, (bad, 0, 0))
-        again = {link.index: link for link in rtnl.links()}
+        again = {link.ifindex: link for link in rtnl.links()}
         assert all(at[0] is not bad for at in rtnl._layouts.values())
     finally:
         rtnl.close()

@@ -83,9 +83,8 @@ def parse_lag(value: str | None) -> float | None:
     if not m:
         return None
     sign, days, h, mi, sec, frac = m.groups()
-    total = int(days) * 86400 + int(h) * 3600 + int(mi) * 60 + int(sec)
-    total += float("0." + frac) if frac else 0.0
-    return -total if sign == "-" else float(total)
+    total = int(days) * 86400 + int(h) * 3600 + int(mi) * 60 + int(sec) + float(f"0.{frac or 0}")
+    return -total if sign == "-" else total
 
 
 _STAMPS = ("%m/%d/%Y %H:%M:%S", "%d-%b-%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S")

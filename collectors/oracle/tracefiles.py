@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import BinaryIO
 
 MAX_READ = 4 << 20  # bytes read from one file per tick
 # kind -> the process names (as in the file name) whose traces it reads; 11.2 calls NSSn LNSn
@@ -101,7 +102,7 @@ class Follower:
         self.path = path
         self.error: str | None = None
         """Why the file cannot be read (set once; the reader says it once)."""
-        self._f = None
+        self._f: BinaryIO | None = None
         self._ino: int | None = None
         self._partial = b""
         self._from_start = from_start
@@ -114,9 +115,10 @@ class Follower:
         except OSError as e:
             self.error = f"cannot read {self.path}: {e.strerror}"
             return
-        self._ino = os.fstat(self._f.fileno()).st_ino
+        f = self._f
+        self._ino = os.fstat(f.fileno()).st_ino
         if not self._from_start:
-            self._f.seek(0, os.SEEK_END)
+            f.seek(0, os.SEEK_END)
         self._from_start = True  # a file that appears (or reappears) later is read whole
 
     def lines(self) -> list[str]:

@@ -31,7 +31,7 @@ from sgmon.analysis.rules import evaluate
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
 from sgmon.judgement import Grader, cpu_count
-from sgmon.model import Frame, data_guard_role
+from sgmon.model import Frame, data_guard_role, number
 
 __all__ = ["AnalysisState", "Analyzer", "Budget", "Finding", "Outlier"]
 
@@ -197,7 +197,7 @@ def _note_switches(view: HostView, frame: Frame) -> None:
     for inst, row in dg.items():
         if not inst.startswith("thread_"):
             continue
-        seq, n = _number(row.get("sequence")), _number(row.get("log_switches"))
+        seq, n = number(row.get("sequence")), number(row.get("log_switches"))
         last = view.sequences.get(inst)
         if not events:
             if n:
@@ -211,10 +211,6 @@ def _note_switches(view: HostView, frame: Frame) -> None:
             view.sequences[inst] = seq
     view.dg_seen = view.dg_seen or bool(dg)
     view.switches.extend(sorted(times))
-
-
-def _number(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _smooth(budgets: deque[Budget]) -> Budget:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from sgmon.analysis.context import Context
 from sgmon.analysis.results import Finding
 from sgmon.events import COMMIT_EVENTS, LOCAL_WRITE
+from sgmon.model import number
 from sgmon.units import fmt_num
 
 
@@ -44,7 +45,7 @@ def adaptive_sync(ctx: Context) -> Iterable[Finding]:
         c.trigger.reason,
         "LGWR trace: Log file sync switching to polling (adaptive log file sync)"
         if traced
-        else f"V$SYSSTAT redo synch polls {fmt_num(polls)}/s: commits poll for LGWR",
+        else f"V$SYSSTAT redo synch polls {fmt_num(number(polls))}/s: commits poll for LGWR",
         "SYNC Remote Write and the other transport waits are in line with their baseline",
     ]
     if isinstance(lfpw, int | float):

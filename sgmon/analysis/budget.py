@@ -155,19 +155,19 @@ def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float 
     remote = next(  # the 12c event's histogram, else the 11.2 one's: a version has one of them
         (h for e in REMOTE if (h := primary.value("oracle_waits", e, "hist")) is not None), None
     )
-    res = {
+    lives = {
         "remote": residual_life(remote),
         "local": residual_life(primary.value("oracle_waits", LOCAL, "hist")),
     }
-    res = {k: v for k, v in res.items() if v is not None}
+    res = {k: v for k, v in lives.items() if v is not None}
     if not res:
         return None, ""
-    part = max(res, key=lambda k: res[k])
+    part = max(res, key=res.__getitem__)
     if part == "remote":
         stby = 0.0
         if standby is not None:
-            lives = (residual_life(standby.value("oracle_waits", e, "hist")) for e in STANDBY_IO)
-            stby = max((r for r in lives if r is not None), default=0.0)
+            rfs = (residual_life(standby.value("oracle_waits", e, "hist")) for e in STANDBY_IO)
+            stby = max((r for r in rfs if r is not None), default=0.0)
         part = "standby" if stby >= 0.5 * res["remote"] else "network"
     return min(excess, max(res.values())), part
 

@@ -106,9 +106,9 @@ def best_lag(
         return best
     best = None
     for lag in lags:
-        ys = cand[max_lag + lag : max_lag + lag + n]
+        window = cand[max_lag + lag : max_lag + lag + n]
         pairs = [
-            (x, y) for x, y in zip(trigger, ys, strict=False) if x is not None and y is not None
+            (x, y) for x, y in zip(trigger, window, strict=False) if x is not None and y is not None
         ]
         r = pearson([p[0] for p in pairs], [p[1] for p in pairs])
         if r is not None and (best is None or r > best[0] + 1e-9):

@@ -12,7 +12,7 @@ Rule parameters that are not per-field thresholds live here as constants, with t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from sgmon import buckets
 from sgmon.analysis.adaptive_sync import adaptive_sync
@@ -23,7 +23,8 @@ from sgmon.analysis.correlate import Link, overlap
 from sgmon.analysis.logspace import log_space
 from sgmon.analysis.results import Finding, Outlier, SeriesKey
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
-from sgmon.judgement import RANK, worst
+from sgmon.judgement import RANK, Limit, worst
+from sgmon.model import number
 from sgmon.units import fmt_num
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
@@ -38,10 +39,6 @@ STORM_S, GUIDE_S = 60.0, 1200.0  # a storm; seed 000: logs sized for >= 20 min a
 TABLE2 = ((5e6, 4), (25e6, 16), (50e6, 32), (float("inf"), 64))  # redo B/s up to -> log GB
 
 Rule = Callable[[Context], Iterable[Finding]]
-
-
-def _num(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _mean(vals: Iterable[float | None]) -> float | None:
@@ -119,13 +116,13 @@ def rto_stall(ctx: Context) -> Iterable[Finding]:
         if worst is None:
             continue
         n, inst, row = worst
-        rtos = [*ctx.recent((h, "tcp", inst, "rto"), RECENT), _num(row.get("rto"))]
+        rtos = [*ctx.recent((h, "tcp", inst, "rto"), RECENT), number(row.get("rto"))]
         rto = min((r for r in rtos if r is not None), default=None)
         if rto is None:
             continue
         lim = ctx.grader.limit(h, "tcp", inst, "rto")
         stall = lim.warn if lim and lim.warn else 200.0
-        rto_min = _num(row.get("rto_min"))
+        rto_min = number(row.get("rto_min"))
         peer = str(row.get("peer") or "PEER").rsplit(":", 1)[0]
         keys = [(h, "tcp", inst, f) for f in ("retransmits", "rto", "lost", "retrans")]
         keys += [(h, "tcp", "host", f) for f in ("timeouts", "retrans_segs")]
@@ -134,7 +131,7 @@ def rto_stall(ctx: Context) -> Iterable[Finding]:
             f"rto {fmt_num(rto)} ms, route rto_min "
             + (f"{fmt_num(rto_min)} ms" if rto_min is not None else "unset (kernel 200 ms)"),
         ]
-        to = _num(view.frame.value("tcp", "host", "timeouts"))
+        to = number(view.frame.value("tcp", "host", "timeouts"))
         if to:
             ev.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
         if rto >= stall:
@@ -192,19 +189,23 @@ def standby_io(ctx: Context) -> Iterable[Finding]:
         best: tuple[float, str, float, float | None, float | None] | None = None
         for dev in names:
             row = disks[dev]
-            aqu = _num(row.get("aqu_sz"))
+            aqu = number(row.get("aqu_sz"))
             aw = max(
-                (a for a in (_num(row.get("w_await")), _num(row.get("r_await"))) if a is not None),
+                (
+                    a
+                    for a in (number(row.get("w_await")), number(row.get("r_await")))
+                    if a is not None
+                ),
                 default=None,
             )
             if aqu is None or aw is None or aqu < DEEP_QUEUE:
                 continue
-            svctm = _num(row.get("svctm"))
+            svctm = number(row.get("svctm"))
             lim = ctx.grader.limit(view.name, "disk", dev, "w_await")
             if (svctm and aw < AWAIT_RATIO * svctm) or aw < (lim.warn if lim and lim.warn else 10):
                 continue
             if best is None or aqu > best[0]:
-                best = (aqu, dev, aw, svctm, _num(row.get("util")))
+                best = (aqu, dev, aw, svctm, number(row.get("util")))
         if best is None:
             yield from _standby_io_unseen(ctx, view)
             continue
@@ -214,8 +215,8 @@ def standby_io(ctx: Context) -> Iterable[Finding]:
             f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
         ]
         for event in STANDBY_EVENTS:
-            avg = _num(view.frame.value("oracle_waits", event, "avg"))
-            p99 = _num(view.frame.value("oracle_waits", event, "p99"))
+            avg = number(view.frame.value("oracle_waits", event, "avg"))
+            p99 = number(view.frame.value("oracle_waits", event, "p99"))
             if avg is not None:
                 tail = f", p99 {buckets.quantile_text(p99)}" if p99 is not None else ""
                 ev.append(f"standby {event} avg {fmt_num(avg)} ms{tail}")
@@ -279,7 +280,7 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Finding]:
         h,
         STANDBY_IO_SUBJECT,
         "warn",
-        f"{h} {hits[0].instance} {hits[0].field} {fmt_num(_num(hits[0].value))} ms",
+        f"{h} {hits[0].instance} {hits[0].field} {fmt_num(number(hits[0].value))} ms",
         h,
         "standby I/O slow below iostat's view, see seed 003",
         ev,
@@ -292,7 +293,7 @@ def switching(ctx: Context) -> bool:
     """Whether a log switch explains a remote-write spike now: one in the last ``RECENT`` ticks
     (seed 000, Figure 3), or switches more often than Table 2's sizing allows."""
     p = ctx.primary
-    t = p.switches if p is not None else ()
+    t: Sequence[float] = p.switches if p is not None else ()
     if t and ctx.now - t[-1] <= RECENT * ctx.interval:
         return True
     return len(t) > 1 and max(t[-1] - t[-2], ctx.now - t[-1]) < GUIDE_S
@@ -300,11 +301,11 @@ def switching(ctx: Context) -> bool:
 
 def busiest_disk(view: HostView) -> tuple[str, float, float | None]:
     """(device, aqu-sz, %util) of the host's device with the deepest queue now."""
-    best = ("", 0.0, None)
+    best: tuple[str, float, float | None] = ("", 0.0, None)
     for dev, row in view.frame.rows("disk").items():
-        aqu = _num(row.get("aqu_sz"))
+        aqu = number(row.get("aqu_sz"))
         if aqu is not None and aqu > best[1]:
-            best = (dev, aqu, _num(row.get("util")))
+            best = (dev, aqu, number(row.get("util")))
     return best
 
 
@@ -395,7 +396,7 @@ def standby_after_switches(ctx: Context) -> list[str]:
             continue
         parts = []
         for event in STANDBY_EVENTS:
-            p99 = _num(view.frame.value("oracle_waits", event, "p99"))
+            p99 = number(view.frame.value("oracle_waits", event, "p99"))
             if p99 is not None:
                 parts.append(f"{event} p99 {buckets.quantile_text(p99)}")
                 break
@@ -411,7 +412,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
     """Seed 000, commit steps 2 and 12: LGWR (and RFS) need CPU to write and to post."""
     for h, view in ctx.hosts.items():
         row = view.frame.rows("cpu").get("all", {})
-        idle, runq = _num(row.get("idle")), _num(row.get("runq_sz"))
+        idle, runq = number(row.get("idle")), number(row.get("runq_sz"))
         idle_lim = ctx.grader.limit(h, "cpu", "all", "idle", view.ncpu)
         runq_lim = ctx.grader.limit(h, "cpu", "all", "runq_sz", view.ncpu)
         busy = idle is not None and idle_lim is not None and idle_lim.grade(idle) is not None
@@ -422,7 +423,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
         who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
         ev = [
             f"CPU %idle {fmt_num(idle)}, runq-sz {fmt_num(runq)}, load1 "
-            f"{fmt_num(_num(row.get('load1')))} on {view.ncpu} CPUs (seed 000: %idle near 0, "
+            f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs (seed 000: %idle near 0, "
             "runq or load above 2x cores)"
         ]
         b = ctx.budget
@@ -433,7 +434,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Finding]:
                 f"{fmt_num(b.overhead_ms)} ms of log file sync {fmt_num(b.lfs_ms)} ms is "
                 "outside the local and remote writes: LGWR waiting for CPU and posting"
             )
-        workers = _num(view.frame.value("oracle_waits", "LGWR any worker group", "time_waited"))
+        workers = number(view.frame.value("oracle_waits", "LGWR any worker group", "time_waited"))
         if who == "LGWR" and workers:
             ev.append(
                 f"LGWR any worker group {fmt_num(workers)} ms/s: LGWR waits for its LGnn "
@@ -471,9 +472,9 @@ def memory(ctx: Context) -> Iterable[Finding]:
     """Seed 000: %memused near 100 with scans over 200 pages/s, or any swapping."""
     for h, view in ctx.hosts.items():
         row = view.frame.rows("paging").get("all", {})
-        used = _num(row.get("memused"))
-        scan = sum(v for v in (_num(row.get("pgscank")), _num(row.get("pgscand"))) if v)
-        swap = sum(v for v in (_num(row.get("pswpin")), _num(row.get("pswpout"))) if v)
+        used = number(row.get("memused"))
+        scan = sum(v for v in (number(row.get("pgscank")), number(row.get("pgscand"))) if v)
+        swap = sum(v for v in (number(row.get("pswpin")), number(row.get("pswpout"))) if v)
         lim = ctx.grader.limit(h, "paging", "all", "memused")
         near_full = used is not None and lim is not None and lim.grade(used) is not None
         if not ((near_full and scan >= 200) or swap >= 1):
@@ -515,7 +516,7 @@ def nic(ctx: Context) -> Iterable[Finding]:
             ]
             if not hits:
                 continue
-            what = ", ".join(f"{o.field} {fmt_num(_num(o.value))}" for o in hits)
+            what = ", ".join(f"{o.field} {fmt_num(number(o.value))}" for o in hits)
             ev = [f"{iface}: {o.reason}" for o in hits]
             ev.append(
                 "seed 000: dropped and overrun counts indicate interface saturation; the "
@@ -540,14 +541,15 @@ def nic(ctx: Context) -> Iterable[Finding]:
 def network_latency(ctx: Context) -> Iterable[Finding]:
     """Seed 000 "Network": SYNC does best below 5 ms round trip; every commit pays the RTT."""
     for h, view in ctx.hosts.items():
-        worst = None
+        worst: tuple[float, str, Limit, str] | None = None
         for inst in view.frame.rows("tcp"):
             if inst == "host":
                 continue
             rtt = _mean(ctx.recent((h, "tcp", inst, "rtt"), RECENT))
             lim = ctx.grader.limit(h, "tcp", inst, "rtt")
-            sev = lim.grade(rtt) if rtt is not None and lim is not None else None
-            if sev is not None and (worst is None or rtt > worst[0]):
+            if rtt is None or lim is None or (sev := lim.grade(rtt)) is None:
+                continue
+            if worst is None or rtt > worst[0]:
                 worst = (rtt, inst, lim, sev)
         if worst is None:
             continue
@@ -580,7 +582,7 @@ def socket_buffers(ctx: Context) -> Iterable[Finding]:
         speeds = [
             s
             for r in view.frame.rows("netdev").values()
-            if (s := _num(r.get("speed"))) and str(r.get("operstate", "up")).lower() == "up"
+            if (s := number(r.get("speed"))) and str(r.get("operstate", "up")).lower() == "up"
         ]
         if not speeds:
             continue
@@ -589,17 +591,17 @@ def socket_buffers(ctx: Context) -> Iterable[Finding]:
         for inst, row in view.frame.rows("tcp").items():
             if inst == "host":
                 continue
-            rtt = _mean(ctx.recent((h, "tcp", inst, "rtt"), 60)) or _num(row.get("rtt"))
+            rtt = _mean(ctx.recent((h, "tcp", inst, "rtt"), 60)) or number(row.get("rtt"))
             side, sysctl = (
                 ("rcvbuf", "rmem_max") if view.role == "standby" else ("sndbuf", "wmem_max")
             )
-            buf = _num(row.get(side))
+            buf = number(row.get(side))
             if not rtt or not buf:
                 continue
             bdp = mbit * 1e6 / 8 * rtt / 1000
             if buf >= 3 * bdp:
                 continue
-            cap = _num(hostrow.get(sysctl))
+            cap = number(hostrow.get(sysctl))
             ev = [
                 f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
                 f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (seed 000)",
@@ -612,7 +614,7 @@ def socket_buffers(ctx: Context) -> Iterable[Finding]:
                 "fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, "
                 f"net.core.{sysctl} above it",
             ]
-            send_q = _num(row.get("send_q")) or 0.0
+            send_q = number(row.get("send_q")) or 0.0
             base = "warn" if side == "sndbuf" and send_q >= 0.5 * buf else "info"
             keys = [(h, "tcp", inst, f) for f in ("send_q", "rtt", "unacked")]
             yield make(
@@ -692,7 +694,7 @@ def _dg_reason(o: Outlier) -> str:
     if o.field == "lag_unknown":
         return "transport lag unknown (V$DATAGUARD_STATS has no value; DGMGRL: '(unknown)')"
     if o.field == "datum_age":
-        return f"lag datum {fmt_num(_num(o.value))} s old: nothing received since (DATUM_TIME)"
+        return f"lag datum {fmt_num(number(o.value))} s old: nothing received since (DATUM_TIME)"
     return o.reason
 
 

@@ -183,7 +183,7 @@ def report(state: AnalysisState, hosts: list[str], seconds: float) -> str:
         f"{len(state.findings)} finding(s), worst {worst or 'none'}"
     ]
     for f in state.findings:
-        when = f"since {_clock(f.start)}" if f.active else f"{_clock(f.start)}-{_clock(f.end)}"
+        when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
         lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
         lines.append(f"     {f.rule}, seed {f.seed}, {when}{'' if f.active else ' (closed)'}")
         lines += [f"     - {e}" for e in f.evidence]

@@ -43,13 +43,13 @@ def run(args: argparse.Namespace) -> int:
         for name, text in FAULTS.items():
             print(f"  {name:<10} {text}")
         print("scenarios (--scenario NAME, fault from --onset):")
-        for name, steps in schedule.SCENARIOS.items():
-            print(f"  {name:<20} {steps.format(onset='T', fix='2T', end='T+10') or '(none)'}")
+        for name, plan in schedule.SCENARIOS.items():
+            print(f"  {name:<20} {plan.format(onset='T', fix='2T', end='T+10') or '(none)'}")
         return 0
     try:
         duration = parse_duration(args.duration)
         interval = parse_duration(args.interval)
-        steps: list = [s for text in args.fault for s in schedule.parse(text)]
+        steps = [s for text in args.fault for s in schedule.parse(text)]
         if args.scenario:
             steps += schedule.scenario(args.scenario, parse_duration(args.onset))
     except ValueError as e:
@@ -62,11 +62,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, duration: float, interval: float, steps: list) -> int:
+    from sgmon.judgement import judge_for
     from sgmon.lab import schedule
     from sgmon.lab.kernel import LabUnavailable
     from sgmon.lab.run import Lab, LabFailed, LabOptions
     from sgmon.lab.status import line
-    from sgmon.judgement import judge_for
+    from sgmon.model import Frame
     from sgmon.monitor import Monitor
 
     # Ctrl-C and SIGTERM clean up alike, even when started in the background (SIGINT ignored).

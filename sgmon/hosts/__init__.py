@@ -26,7 +26,11 @@ class Source(Protocol):
     """Produces frames for the hosts it names."""
 
     hosts: list[HostInfo]
-    interval: float
+
+    @property
+    def interval(self) -> float:
+        """Seconds between its frames."""
+        ...
 
     def schema(self, host: str) -> Schema:
         """Declared fields of every collector of one host."""

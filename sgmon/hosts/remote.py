@@ -131,7 +131,7 @@ class RemoteSource:
         threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True).start()
         threading.Thread(
             target=_pump,
-            args=(proc.stderr, lambda b: b and errors.append(b.decode(errors="replace").strip())),
+            args=(proc.stderr, lambda b: errors.append(b.decode(errors="replace").strip())),
             daemon=True,
         ).start()
         got_header = False

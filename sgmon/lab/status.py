@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from sgmon.model import Frame
+from sgmon.model import Frame, number
 from sgmon.units import fmt_num
 
 
@@ -35,8 +35,8 @@ def line(primary: Frame, standby: Frame | None, state, active: list[str]) -> str
         f"rto {fmt_num(max(rto) if rto else None)} retx {retx}",
         f"cpu {fmt_num(_v(primary, 'cpu', 'all', 'usr'))}%",
         f"| S rfs {fmt_num(_v(standby, w, 'RFS write', 'avg'))}",
-        f"await {fmt_num(dev.get('w_await'))} aqu {fmt_num(dev.get('aqu_sz'))}",
-        f"util {fmt_num(dev.get('util'))}%",
+        f"await {fmt_num(number(dev.get('w_await')))} aqu {fmt_num(number(dev.get('aqu_sz')))}",
+        f"util {fmt_num(number(dev.get('util')))}%",
     ]
     if top is not None:
         parts.append(f"| {top.severity} {top.host}: {top.title}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 
-from sgmon.model import Rows
+from sgmon.model import Rows, Value
 from sgmon.sim.model import TickStats
 from sgmon.sim.scenarios import Conditions
 
@@ -129,7 +129,7 @@ class HostOS:
             inst = f"{STANDBY_ADDR}:{DG_PORT}>{PRIMARY_ADDR}:{NSS_PORT}"
             proc, pid, acked, received = "oraclePRODSTBY", 5151, st.writes * 64 / dt, rate
         local, peer = inst.split(">")
-        sock = {
+        sock: dict[str, Value] = {
             "state": "ESTAB", "local": local, "peer": peer, "rto": rto, "rtt": round(rtt, 3),
             "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None, "unacked": 0,
             "lost": 0, "retrans": 1 if st.losses and self.primary else 0,
@@ -140,7 +140,7 @@ class HostOS:
             "rto_min": c.rto_min_ms if c.rto_min_ms != 200.0 else None,
         }  # fmt: skip
         losses = st.losses if self.primary else 0
-        host = {
+        host: dict[str, Value] = {
             "retrans_segs": round(losses / dt + self._j(0.2, 1.0), 2),
             "timeouts": round(losses / dt, 2),
             "lost_retransmit": 0.0,

@@ -17,9 +17,9 @@ from collectors.oracle.redo import OracleRedoCollector
 from collectors.oracle.session import Session
 from collectors.oracle.trace import OracleTraceCollector
 from collectors.oracle.waits import OracleWaitsCollector
-from sgmon.collector import Collector
+from sgmon.collector import Collector, RawRows
 from sgmon.engine import check_interval
-from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
+from sgmon.model import CollectorResult, Event, Frame, Schema, Status
 from sgmon.registry import load
 from sgmon.sim.hostos import HostOS
 from sgmon.sim.model import CommitModel
@@ -83,7 +83,7 @@ class SimPair:
             for c in cs:
                 c.open()
             self.collectors[h] = cs
-        self._prev: dict[tuple[str, str], Rows] = {}
+        self._prev: dict[tuple[str, str], RawRows] = {}
         # prime: one interval before start, so the first step already has rates
         self.model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
         for h in self.collectors:

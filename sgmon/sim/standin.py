@@ -537,9 +537,9 @@ def open_session(
     if read_only:
         uri += ("&" if "?" in uri else "?") + "mode=ro"
     conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
-    names = {"CON_ID": container[0], "CON_NAME": container[1]}
+    names: dict[str, str | int] = {"CON_ID": container[0], "CON_NAME": container[1]}
 
-    def sys_context(namespace: str, name: str) -> object:
+    def sys_context(namespace: str, name: str) -> str | int | None:
         return names.get(str(name).upper()) if str(namespace).upper() == "USERENV" else None
 
     conn.create_function("SYS_CONTEXT", 2, sys_context)

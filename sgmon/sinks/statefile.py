@@ -14,15 +14,11 @@ import time
 from pathlib import Path
 
 from sgmon.judgement import Judgement
-from sgmon.model import Frame, Status
+from sgmon.model import Frame, Status, number
 from sgmon.status import STATE_FORMAT, runtime_dir
 from sgmon.units import fmt_num
 
 _TAG = {"primary": "P", "standby": "S"}
-
-
-def _num(v: object) -> float | None:
-    return v if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str]]:
@@ -38,7 +34,7 @@ def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str
 
     def wait_item(label: str, event: str, with_p99: bool = False) -> None:
         row = waits.get(event, {})
-        avg, p99 = _num(row.get("avg")), _num(row.get("p99"))
+        avg, p99 = number(row.get("avg")), number(row.get("p99"))
         if avg is None:
             return
         cells = [("oracle_waits", event, "avg")]
@@ -53,8 +49,8 @@ def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str
         wait_item("lfs", "log file sync", with_p99=True)
         wait_item("srw", "SYNC Remote Write")
         socks = {k: r for k, r in frame.rows("tcp").items() if k != "host"}
-        rtos = [v for r in socks.values() if (v := _num(r.get("rto"))) is not None]
-        rtx = [v for r in socks.values() if (v := _num(r.get("retransmits"))) is not None]
+        rtos = [v for r in socks.values() if (v := number(r.get("rto"))) is not None]
+        rtx = [v for r in socks.values() if (v := number(r.get("retransmits"))) is not None]
         if rtos:  # an idle socket's 200 ms rto is graded ok: it costs nothing (seed 001)
             sev = judgement.worst(("tcp", k, "rto") for k in socks)
             items.append(("rto", fmt_num(max(rtos)), sev))
@@ -64,12 +60,12 @@ def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str
     if role != "primary":
         wait_item("rfs", "RFS write")
         disks = frame.rows("disk")
-        busiest = max(disks.items(), key=lambda kv: _num(kv[1].get("aqu_sz")) or 0, default=None)
-        if busiest is not None and _num(busiest[1].get("aqu_sz")) is not None:
+        busiest = max(disks.items(), key=lambda kv: number(kv[1].get("aqu_sz")) or 0, default=None)
+        if busiest is not None and number(busiest[1].get("aqu_sz")) is not None:
             dev = busiest[0]
-            aqu = _num(busiest[1].get("aqu_sz"))
+            aqu = number(busiest[1].get("aqu_sz"))
             items.append(("aqu", fmt_num(aqu), judgement.grade("disk", dev, "aqu_sz")))
-            wa = _num(busiest[1].get("w_await"))
+            wa = number(busiest[1].get("w_await"))
             if wa is not None:
                 items.append(("await", fmt_num(wa) + "ms", judgement.grade("disk", dev, "w_await")))
     return items

@@ -501,8 +501,9 @@ class SgmonApp(App[int]):
         if not isinstance(target, Panel):
             target = next(p for p in screen.query(Panel) if p.display)
             target.focus()
-        pane = target.parent
-        assert isinstance(pane, HostPane)
+        parent = target.parent
+        assert isinstance(parent, HostPane)
+        pane = parent
         pane.zoomed, target.zoomed = target, True
         pane.add_class("-zoomed")
         screen.add_class("-zoom")

@@ -59,8 +59,8 @@ def sparkline(
     series (its largest value within ``FLAT`` of its smallest, one power-of-two bucket on a log
     scale) draws as a flat line on the bottom row: a steady 1 ms is not a full-height alarm.
     """
-    vals = list(values)[-width:] if width > 0 else []
-    vals = [None] * (width - len(vals)) + vals
+    shown: list[float | None] = list(values)[-width:] if width > 0 else []
+    vals = [None] * (width - len(shown)) + shown
     known = [v for v in vals if v is not None]
     peak = max([top or 0.0, *known]) if known else 0.0
     if known and top is None and max(known) <= min(known) * (FLAT_LOG if log else FLAT):

@@ -66,7 +66,8 @@ class Feed:
         if frame is None:
             return None
         with self._lock:
-            return self._verdicts.get(frame.host, {}).get(frame.time)
+            verdicts = self._verdicts.get(frame.host)
+            return verdicts.get(frame.time) if verdicts is not None else None
 
     def quiet_for(self, host: str) -> float | None:
         """Seconds since the host's last frame arrived (None: never)."""

@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Text
 
 from sgmon.judgement import Grader, Judgement
-from sgmon.model import Frame, Status, Value
+from sgmon.model import Frame, Status, Value, number
 from sgmon.tui.palette import Palette
 from sgmon.units import fmt_num
 
@@ -103,7 +103,7 @@ class PaneView:
     ) -> Text:
         """A value formatted, coloured by severity and marked when the selected finding names it."""
         v = self.value(collector, instance, name) if value is None else value
-        text = Text(fmt_num(v if not isinstance(v, list) else None, width))
+        text = Text(v if isinstance(v, str) else fmt_num(number(v), width))
         if v is None:
             text.stylize(self.palette.muted)
             return text

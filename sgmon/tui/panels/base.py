@@ -29,8 +29,9 @@ def to_strips(console: Console, renderable: RenderableType, width: int) -> list[
     redraw's cost otherwise).  Anything else goes through ``render_lines``.
     """
     parts = renderable.renderables if isinstance(renderable, Group) else [renderable]
-    if all(isinstance(p, Text) and "\n" not in p.plain for p in parts):
-        return [_strip(console, p, width) for p in parts]
+    texts = [p for p in parts if isinstance(p, Text) and "\n" not in p.plain]
+    if len(texts) == len(parts):
+        return [_strip(console, t, width) for t in texts]
     options = console.options.update(width=width, no_wrap=True, overflow="crop")
     lines = console.render_lines(renderable, options, pad=False)
     return [Strip(Segment.adjust_line_length(line, width), width) for line in lines]

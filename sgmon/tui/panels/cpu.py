@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from sgmon.model import number
 from sgmon.tui.draw import grid, pairs, spark_row, title
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
@@ -18,7 +19,7 @@ def busiest(view: PaneView) -> list[str]:
     """Per-CPU rows by busy share (100 - idle), the busiest first, as top's `1` view sorts."""
     rows = view.rows("cpu")
     cpus = [k for k in rows if k != "all"]
-    return sorted(cpus, key=lambda k: (float(rows[k].get("idle") or 0.0), k))
+    return sorted(cpus, key=lambda k: (number(rows[k].get("idle")) or 0.0, k))
 
 
 def render_cpu(view: PaneView, width: int) -> RenderableType:

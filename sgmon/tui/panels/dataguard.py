@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
+from sgmon.model import number
 from sgmon.tui.draw import AXIS_LEFT, pairs, runs, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
@@ -124,7 +125,7 @@ def switch_marks(view: PaneView, threads: list[str], width: int) -> Text:
     cells: list[tuple[str, Style | None]] = []
     for f in view.window[-n:]:
         hit = f is not None and any(
-            (f.value("oracle_dg", t, "log_switches") or 0) > 0 for t in threads
+            (number(f.value("oracle_dg", t, "log_switches")) or 0) > 0 for t in threads
         )
         cells.append(("│", p.sev("warn")) if hit else ("·" if f is not None else " ", p.muted))
     cells = [(" ", None)] * (n - len(cells)) + cells

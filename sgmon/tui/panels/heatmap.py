@@ -40,8 +40,8 @@ def render_event(view: PaneView, event: str, width: int) -> list[Text]:
     """Five lines of half blocks for one event, with the bucket labels on the left."""
     p = view.palette
     n = max(1, width - AXIS_LEFT)
-    cols = grid(view, event)[-n:]
-    cols = [None] * (n - len(cols)) + cols
+    known = grid(view, event)[-n:]
+    cols = [None] * (n - len(known)) + known
     nb = NB
     lines = []
     for r, label in enumerate(ROW_LABELS):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from sgmon.model import number
 from sgmon.tui.draw import grid, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
@@ -29,7 +30,7 @@ def render_interfaces(view: PaneView, width: int) -> RenderableType:
     rows = view.rows("netdev")
     names = sorted(
         (n for n in rows if view.matches(n)),
-        key=lambda n: -sum(float(rows[n].get(k) or 0.0) for k in ("rx_kb", "tx_kb")),
+        key=lambda n: -sum(number(rows[n].get(k)) or 0.0 for k in ("rx_kb", "tx_kb")),
     )
     shown = names if width > 110 else names[:TOP]
     head = title(p, "INTERFACES", f"{len(shown)}/{len(rows)} busiest")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from sgmon.model import number
 from sgmon.tui.draw import grid, pairs, spark_row, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
@@ -26,7 +27,7 @@ def sockets(view: PaneView) -> list[str]:
     """DG sockets that pass the filter, the most retransmitting first."""
     rows = view.rows("tcp")
     names = [n for n in rows if n != "host" and view.matches(n)]
-    return sorted(names, key=lambda n: (-float(rows[n].get("retransmits") or 0), n))
+    return sorted(names, key=lambda n: (-(number(rows[n].get("retransmits")) or 0.0), n))
 
 
 def render_sockets(view: PaneView, width: int) -> RenderableType:

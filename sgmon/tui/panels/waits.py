@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from sgmon.events import SHORT, SHOWN
+from sgmon.model import number
 from sgmon.tui.draw import title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel, table_with_spark
@@ -27,7 +28,7 @@ def events(view: PaneView) -> list[str]:
     first = [e for e in SHOWN if e in rows]
     rest = sorted(
         (e for e in rows if e not in first),
-        key=lambda e: -float(rows[e].get("waits") or 0) * float(rows[e].get("avg") or 0),
+        key=lambda e: -(number(rows[e].get("waits")) or 0.0) * (number(rows[e].get("avg")) or 0.0),
     )
     return first + rest
 
