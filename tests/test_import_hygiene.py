@@ -47,3 +47,36 @@ def test_collectors_import_without_drivers() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ""
+
+
+RUNNING = """
+import sys
+from sgmon.cli import main
+main({argv!r})
+bad = [m for m in ("textual", "rich", "oracledb", "sgmon.analysis") if m in sys.modules]
+print("IMPORTED:" + ",".join(bad), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("cmd", ["agent", "serve"])
+def test_agent_and_exporter_grade_without_the_analysis(cmd: str, unused_port: int) -> None:
+    """They grade for the status line and the exporter's sgmon_grade; the analysis, its ~130 ms
+    of imports and its per-tick cost belong where the hosts meet (the dashboard, record)."""
+    argv = [cmd, "--simulate", "healthy", "--duration", "2s"]
+    if cmd == "serve":
+        argv += ["--listen", f"127.0.0.1:{unused_port}"]
+    r = subprocess.run(
+        [sys.executable, "-c", RUNNING.format(argv=argv)], capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "IMPORTED:\n" in r.stderr, r.stderr
+
+
+@pytest.fixture
+def unused_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

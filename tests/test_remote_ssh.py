@@ -110,7 +110,7 @@ def test_agents_over_ssh_survive_a_cut_link(tmp_path):
             frames: list[Frame] = []
             lock = threading.Lock()
 
-            def sink(f: Frame) -> None:
+            def sink(f: Frame, _judgement) -> None:
                 with lock:
                     frames.append(f)
 
