@@ -1,7 +1,8 @@
 """Collector discovery through the ``sgmon.collectors`` entry-point group.
 
-Names are listed without importing any collector module; ``load`` imports exactly one.  A
-third-party distribution adds a collector by declaring an entry point in the same group.
+Names are listed without importing any collector module; ``load`` imports exactly one.  The
+built-in collectors are listed here, once; a third-party distribution adds a collector by
+declaring an entry point in the group (a name it shares with a built-in replaces it).
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ if TYPE_CHECKING:
 
 GROUP = "sgmon.collectors"
 
-# Used when the package runs from a source tree that was never installed (no entry points).
-_BUILTIN = {
+_BUILTIN = {  # the built-in collectors, the one list of them
     "cpu": "collectors.cpu:CpuCollector",
     "paging": "collectors.paging:PagingCollector",
     "disk": "collectors.disk:DiskCollector",

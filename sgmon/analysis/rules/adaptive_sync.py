@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sgmon.analysis.context import Context
-from sgmon.analysis.results import Finding
+from sgmon.analysis.rules.base import CAUSE, Claim, rule
 from sgmon.events import COMMIT_EVENTS, LOCAL_WRITE
 from sgmon.model import number
 from sgmon.units import fmt_num
 
 
-def adaptive_sync(ctx: Context) -> Iterable[Finding]:
+@rule("adaptive_sync", seed="trace", weight=CAUSE)
+def adaptive_sync(ctx: Context) -> Iterable[Claim]:
     """log file sync degraded while polling, with the transport waits in line."""
-    from sgmon.analysis.rules import CAUSE, make  # rules.py lists this rule: imported late
 
     p, c = ctx.primary, ctx.chain
     if p is None or c is None or c.trigger.instance != COMMIT_EVENTS[0]:
@@ -55,18 +55,14 @@ def adaptive_sync(ctx: Context) -> Iterable[Finding]:
         "it ends when the trace says 'switching to post/wait'"
     )
     ctx.explained = True
-    yield make(
-        ctx,
-        "adaptive_sync",
-        "trace",
-        p.name,
-        "lgwr",
-        "info",
-        "log file sync in polling mode",
-        p.name,
-        "adaptive log file sync polls: not SYNC transport",
-        ev,
-        [c.trigger.key, (p.name, "oracle_trace", "lgwr", "polling")],
-        CAUSE,
+    yield Claim(
+        host=p.name,
+        subject="lgwr",
+        severity="info",
+        cause="log file sync in polling mode",
+        where=p.name,
+        conclusion="adaptive log file sync polls: not SYNC transport",
+        evidence=ev,
+        series=[c.trigger.key, (p.name, "oracle_trace", "lgwr", "polling")],
         explains=False,
     )

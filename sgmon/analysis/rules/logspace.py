@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from collectors.oracle.queries import LOG_SPACE
 from sgmon.analysis.context import Context
-from sgmon.analysis.results import Finding
+from sgmon.analysis.rules.base import CAUSE, Claim, rule
 from sgmon.units import fmt_num
 
 STALL_MS = 10.0
@@ -33,9 +33,9 @@ MEANING = {
 }
 
 
-def log_space(ctx: Context) -> Iterable[Finding]:
+@rule("log_space", seed="000", weight=CAUSE)
+def log_space(ctx: Context) -> Iterable[Claim]:
     """A session stall on log space or a log switch, per event, on the primary."""
-    from sgmon.analysis.rules import CAUSE, make  # rules.py lists this rule: imported late
 
     p = ctx.primary
     if p is None:
@@ -52,18 +52,14 @@ def log_space(ctx: Context) -> Iterable[Finding]:
             "these waits come before the commit (not in log file sync): the sessions cannot "
             "generate redo meanwhile",
         ]
-        yield make(
-            ctx,
-            "log_space",
-            "000",
-            p.name,
-            event,
-            "warn",
-            f"{event} {fmt_num(spent)} ms/s",
-            p.name,
-            MEANING[event].split(":")[0],
-            ev,
-            [(p.name, "oracle_waits", event, f) for f in ("time_waited", "avg")],
-            CAUSE,
+        yield Claim(
+            host=p.name,
+            subject=event,
+            severity="warn",
+            cause=f"{event} {fmt_num(spent)} ms/s",
+            where=p.name,
+            conclusion=MEANING[event].split(":")[0],
+            evidence=ev,
+            series=[(p.name, "oracle_waits", event, f) for f in ("time_waited", "avg")],
             explains=False,
         )

@@ -1,0 +1,37 @@
+"""Advice rules: each names its seed, the evidence it saw, and what to do.
+
+Cause rules (a specific mechanism that the seeds describe) outrank advice rules (a setting worth
+changing), which outrank the generic commit-path chain; the chain is only reported when no cause
+rule explains a degraded commit path.  When the commit path is degraded on the primary, a cause
+whose series line up with it (r >= ``R_MIN``, see correlate.py) names the chain,
+``<commit-path series> <- <cause> (<where>, r=..): <conclusion>``, and takes the symptom's
+severity (a p99 in the 128-256 ms stalls of seed 001 is ``crit``).
+
+One module per family of causes; ``base`` holds what they share and the registry.
+"""
+
+from __future__ import annotations
+
+from sgmon.analysis.context import Context
+from sgmon.analysis.results import Finding
+from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers its rules
+    adaptive_sync,
+    commit,
+    host,
+    logs,
+    logspace,
+    standby,
+    transport,
+)
+from sgmon.analysis.rules.base import R_MIN, RULES
+from sgmon.analysis.rules.commit import commit_chain
+
+__all__ = ["RULES", "R_MIN", "evaluate"]
+
+
+def evaluate(ctx: Context) -> list[Finding]:
+    """All rules; the generic chain only when no cause explains a degraded commit path."""
+    out = [f for r in RULES for f in r.findings(ctx)]
+    if not ctx.explained:
+        out += list(commit_chain(ctx))
+    return out

@@ -1,0 +1,170 @@
+"""What every rule shares: its parameters, the claim it makes, and how a claim becomes a finding.
+
+A rule is a function of the evaluation ``Context`` that yields ``Claim``s, registered with the
+``rule`` decorator, which states as data what the rule is: its name, its seed, and its weight (a
+cause, a cause inferred from the database alone, or advice).  ``make`` turns a claim into a
+``Finding``, taking the commit-path chain into account.  A new rule is one decorated function in
+the module of its family.
+
+Rule parameters that are not per-field thresholds live here as constants, with their source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sgmon import buckets
+from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
+from sgmon.analysis.results import Finding, Outlier, SeriesKey
+from sgmon.judgement import RANK, worst
+from sgmon.model import number
+from sgmon.units import fmt_num
+
+CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
+INFERRED = 2.0  # a cause read from the database alone, without the OS evidence the seed saw
+R_MIN = 0.3  # correlation that counts as "lines up"
+RECENT = 10  # ticks a one-tick event (a retransmit) keeps counting
+LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
+DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
+QUEUED_IDLE = 20.0  # %idle below which a run queue over 2x cores counts as CPU starvation
+AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
+STORM_S, GUIDE_S = 60.0, 1200.0  # a storm; seed 000: logs sized for >= 20 min at peak
+TABLE2 = ((5e6, 4), (25e6, 16), (50e6, 32), (float("inf"), 64))  # redo B/s up to -> log GB
+
+
+@dataclass(slots=True)
+class Claim:
+    """One conclusion of a rule about one subject of one host, before the chain is weighed.
+
+    ``cause (where): conclusion`` is the title; ``series`` are the outliers it rests on.
+    ``overlap`` scores a point event against the chain when correlation cannot (a log switch);
+    ``explains`` False keeps it off a chain it cannot explain whatever the correlation (the
+    budget says so); ``bonus`` (0-1, budget evidence) ranks it among equals.  ``rule`` and
+    ``weight`` override the rule's own for a claim of another kind it also makes.
+    """
+
+    host: str
+    subject: str
+    severity: str
+    cause: str
+    where: str
+    conclusion: str
+    evidence: list[str]
+    series: list[SeriesKey]
+    overlap: float | None = None
+    explains: bool = True
+    bonus: float = 0.0
+    rule: str = ""
+    weight: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule as data: its name, its seed, its weight, and the check that yields its claims."""
+
+    name: str
+    seed: str
+    weight: float
+    check: Callable[[Context], Iterable[Claim]] = field(compare=False)
+
+    def findings(self, ctx: Context) -> Iterable[Finding]:
+        """The rule's claims now, as findings."""
+        return (make(ctx, self, c) for c in self.check(ctx))
+
+
+RULES: list[Rule] = []
+"""Every registered rule, causes and advice, in registration order."""
+
+
+def rule(
+    name: str, seed: str, weight: float
+) -> Callable[[Callable[[Context], Iterable[Claim]]], Callable[[Context], Iterable[Claim]]]:
+    """Register a rule's check under its name, seed and weight."""
+
+    def register(check: Callable[[Context], Iterable[Claim]]):
+        RULES.append(Rule(name, seed, weight, check))
+        return check
+
+    return register
+
+
+def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
+    """A finding whose severity and title take the commit-path chain into account.
+
+    The cause lines up with the chain by its best Pearson link (``r=``) or, for point events,
+    by the event-overlap score (``overlap=``), whichever is higher.
+    """
+    weight = spec.weight if claim.weight is None else claim.weight
+    link = ctx.link(claim.series) if claim.explains else None
+    score, strength = (link.r, link.strength()) if link else (None, "")
+    if claim.overlap is not None and (score is None or claim.overlap > score):
+        score, strength = claim.overlap, f"overlap={claim.overlap:.2f}"
+    severity, evidence = claim.severity, claim.evidence
+    title = f"{claim.cause} ({claim.where}): {claim.conclusion}"
+    if ctx.chain is not None and score is not None and score >= R_MIN:
+        # only a cause that lines up is drawn as the symptom's cause ("<-"), and it is as
+        # severe as the symptom it explains; "r=0.00" under an arrow would contradict itself
+        title = f"{ctx.chain.label} <- {claim.cause} ({claim.where}, {strength}): "
+        title += claim.conclusion
+        severity = worst((severity, ctx.chain.trigger.severity)) or severity
+        evidence = [*evidence, f"lines up with {ctx.chain.label}: {chain_peak(ctx)}"]
+        ctx.explained = ctx.explained or weight >= INFERRED
+    rank = RANK[severity] * 10 + weight + (score or 0.0) + claim.bonus
+    name = claim.rule or spec.name
+    key = f"{name}:{claim.host}:{claim.subject}"
+    return Finding(
+        key,
+        severity,
+        claim.host,
+        title,
+        evidence,
+        claim.series,
+        name,
+        spec.seed,
+        ctx.now,
+        None,
+        rank,
+    )
+
+
+def mean(vals: Iterable[float | None]) -> float | None:
+    """The mean of the known values, None when none is."""
+    xs = [v for v in vals if v is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def describe(o: Outlier) -> str:
+    """``standby disk sdb w_await 40 ms`` for a chain link."""
+    unit = f" {o.unit}" if o.unit and not isinstance(o.value, str) else ""
+    if isinstance(o.value, int | float) and buckets.is_bucket_field(o.collector, o.field):
+        return f"{o.host} {o.collector} {o.instance} {o.field} {buckets.quantile_text(o.value)}"
+    value = o.value if isinstance(o.value, str) else fmt_num(o.value)
+    return f"{o.host} {o.collector} {o.instance} {o.field} {value}{unit}"
+
+
+def chain_peak(ctx: Context) -> str:
+    """What the chain's title value is: the trigger's highest of the last ticks, beside its
+    value now and baseline (one instant, so the lines of a finding agree)."""
+    assert ctx.chain is not None
+    return f"the highest of the last {PEAK_TICKS} ticks; now {now(ctx.chain.trigger)}"
+
+
+def switching(ctx: Context) -> bool:
+    """Whether a log switch explains a remote-write spike now: one in the last ``RECENT`` ticks
+    (seed 000, Figure 3), or switches more often than Table 2's sizing allows."""
+    p = ctx.primary
+    t: Sequence[float] = p.switches if p is not None else ()
+    if t and ctx.now - t[-1] <= RECENT * ctx.interval:
+        return True
+    return len(t) > 1 and max(t[-1] - t[-2], ctx.now - t[-1]) < GUIDE_S
+
+
+def busiest_disk(view: HostView) -> tuple[str, float, float | None]:
+    """(device, aqu-sz, %util) of the host's device with the deepest queue now."""
+    best: tuple[str, float, float | None] = ("", 0.0, None)
+    for dev, row in view.frame.rows("disk").items():
+        aqu = number(row.get("aqu_sz"))
+        if aqu is not None and aqu > best[1]:
+            best = (dev, aqu, number(row.get("util")))
+    return best

@@ -1,0 +1,91 @@
+"""Advice on the commit path itself (Fast Sync), and the generic chain shown when no cause rule
+explains a degraded commit path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sgmon.analysis.budget import describe as describe_budget
+from sgmon.analysis.context import Context
+from sgmon.analysis.correlate import Link
+from sgmon.analysis.results import Finding
+from sgmon.analysis.rules.base import (
+    ADVICE,
+    GENERIC,
+    R_MIN,
+    Claim,
+    describe,
+    rule,
+)
+from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
+from sgmon.judgement import RANK
+from sgmon.units import fmt_num
+
+
+@rule("fast_sync", seed="000", weight=ADVICE)
+def fast_sync(ctx: Context) -> Iterable[Claim]:
+    """Seed 000: when standby I/O dominates the remote write, SYNC NOAFFIRM removes it."""
+    p, b = ctx.primary, ctx.budget
+    if p is None or b is None or not b.remote_write_ms or b.standby_io_ms is None or not b.lfs_ms:
+        return
+    share = b.standby_io_ms / b.remote_write_ms
+    if share < 0.5 or b.remote_write_ms < 0.3 * b.lfs_ms:
+        return
+    affirm = [
+        i
+        for i, r in p.frame.rows("oracle_dg").items()
+        if i.startswith("dest_")
+        and str(r.get("affirm", "")).upper() == "YES"
+        and str(r.get("transmit_mode", "")).upper().startswith("SYNC")
+    ]
+    if not affirm:
+        return
+    ev = [
+        f"budget: {describe_budget(b)}",
+        f"{', '.join(affirm)}: SYNC AFFIRM",
+        "seed 000: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
+        "from the commit; a tiny exposure remains if both sites fail within milliseconds",
+    ]
+    keys = [(p.name, "oracle_waits", SYNC_REMOTE_WRITE, f) for f in ("avg", "p99")]
+    remote_hurts = ctx.chain is not None and ctx.chain.trigger.instance in COMMIT_EVENTS[1:]
+    base = "warn" if remote_hurts else "info"
+    yield Claim(
+        host=p.name,
+        subject="affirm",
+        severity=base,
+        cause=f"SYNC Remote Write {fmt_num(b.remote_write_ms)} ms, standby I/O "
+        f"{fmt_num(b.standby_io_ms)} ms ({share:.0%}) of it",
+        where=p.name,
+        conclusion="consider Fast Sync (SYNC NOAFFIRM)",
+        evidence=ev,
+        series=keys,
+    )
+
+
+def commit_chain(ctx: Context) -> Iterable[Finding]:
+    """The commit path is degraded and no cause rule explains it: show what lines up."""
+    c, p = ctx.chain, ctx.primary
+    if c is None or p is None:
+        return
+    top: list[Link] = [lk for lk in c.links if lk.r >= R_MIN][:3]
+    ev = [c.trigger.reason]
+    if ctx.budget is not None:
+        ev.append(f"budget: {describe_budget(ctx.budget)}")
+    ev += [f"lines up: {describe(lk.outlier)} ({lk.strength()})" for lk in top]
+    if top:
+        title = f"{c.label} <- {describe(top[0].outlier)} (r={top[0].r:.2f}): commit path degraded"
+    else:
+        title = f"{c.label}: commit path degraded, nothing on either host lines up"
+    yield Finding(
+        f"commit_chain:{p.name}:commit",
+        c.trigger.severity,
+        p.name,
+        title,
+        ev,
+        [c.trigger.key, *(lk.outlier.key for lk in top)],
+        "commit_chain",
+        "000",
+        ctx.now,
+        None,
+        RANK[c.trigger.severity] * 10 + GENERIC,
+    )

@@ -1,0 +1,106 @@
+"""The hosts' own resources on the commit path: CPU for LGWR and RFS (seed 000, commit steps 2
+and 12) and memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sgmon.analysis.context import Context
+from sgmon.analysis.rules.base import (
+    CAUSE,
+    QUEUED_IDLE,
+    Claim,
+    rule,
+)
+from sgmon.model import number
+from sgmon.units import fmt_num
+
+
+@rule("cpu_starvation", seed="000", weight=CAUSE)
+def cpu_starvation(ctx: Context) -> Iterable[Claim]:
+    """Seed 000, commit steps 2 and 12: LGWR (and RFS) need CPU to write and to post."""
+    for h, view in ctx.hosts.items():
+        row = view.frame.rows("cpu").get("all", {})
+        idle, runq = number(row.get("idle")), number(row.get("runq_sz"))
+        idle_lim = ctx.grader.limit(h, "cpu", "all", "idle", view.ncpu)
+        runq_lim = ctx.grader.limit(h, "cpu", "all", "runq_sz", view.ncpu)
+        busy = idle is not None and idle_lim is not None and idle_lim.grade(idle) is not None
+        queued = runq is not None and runq_lim is not None and runq_lim.grade(runq) is not None
+        if not (busy or (queued and idle is not None and idle < QUEUED_IDLE)):
+            continue  # a long run queue on CPUs that still idle is a sampling blip, not starvation
+        has_db = bool(view.frame.rows("oracle_waits"))
+        who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
+        ev = [
+            f"CPU %idle {fmt_num(idle)}, runq-sz {fmt_num(runq)}, load1 "
+            f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs (seed 000: %idle near 0, "
+            "runq or load above 2x cores)"
+        ]
+        b = ctx.budget
+        lgwr = b.share(b.overhead_ms) if b is not None else None
+        remote = b.share(b.remote_write_ms) if b is not None else None
+        if who == "LGWR" and lgwr is not None and b is not None:
+            ev.append(
+                f"{fmt_num(b.overhead_ms)} ms of log file sync {fmt_num(b.lfs_ms)} ms is "
+                "outside the local and remote writes: LGWR waiting for CPU and posting"
+            )
+        workers = number(view.frame.value("oracle_waits", "LGWR any worker group", "time_waited"))
+        if who == "LGWR" and workers:
+            ev.append(
+                f"LGWR any worker group {fmt_num(workers)} ms/s: LGWR waits for its LGnn "
+                "workers, which wait in the run queue once woken"
+            )
+        # Where the time goes says which host's CPU the commits wait for: LGWR's overhead on
+        # the primary, the remote write on the standby (two hosts may share one busy kernel).
+        explains = who != "RFS" or remote is None or remote >= 0.5
+        bonus = (lgwr or 0.0) if who == "LGWR" else 0.0
+        ev.append(
+            f"fix: find what takes the CPU; keep {who} runnable (priority, fewer "
+            "foregrounds, more cores)"
+        )
+        keys = [(h, "cpu", "all", f) for f in ("idle", "runq_sz", "load1", "usr", "sys")]
+        cause = f"CPU %idle {fmt_num(idle)}, runq {fmt_num(runq)} on {view.ncpu} CPUs"
+        yield Claim(
+            host=h,
+            subject="cpu",
+            severity="warn",
+            cause=cause,
+            where=h,
+            conclusion=f"{who} CPU starvation" if has_db else "CPU saturated (seed 000)",
+            evidence=ev,
+            series=keys,
+            explains=explains,
+            bonus=bonus,
+        )
+
+
+@rule("memory", seed="000", weight=CAUSE)
+def memory(ctx: Context) -> Iterable[Claim]:
+    """Seed 000: %memused near 100 with scans over 200 pages/s, or any swapping."""
+    for h, view in ctx.hosts.items():
+        row = view.frame.rows("paging").get("all", {})
+        used = number(row.get("memused"))
+        scan = sum(v for v in (number(row.get("pgscank")), number(row.get("pgscand"))) if v)
+        swap = sum(v for v in (number(row.get("pswpin")), number(row.get("pswpout"))) if v)
+        lim = ctx.grader.limit(h, "paging", "all", "memused")
+        near_full = used is not None and lim is not None and lim.grade(used) is not None
+        if not ((near_full and scan >= 200) or swap >= 1):
+            continue
+        ev = [
+            f"%memused {fmt_num(used)}, scan {fmt_num(scan)} pages/s, swapping "
+            f"{fmt_num(swap)} pages/s (seed 000: memused near 100 with scans over 200/s is a "
+            "shortage; swapping deteriorates performance dramatically)"
+        ]
+        keys = [
+            (h, "paging", "all", f)
+            for f in ("pgscank", "pgscand", "pswpin", "pswpout", "memused", "majflt")
+        ]
+        yield Claim(
+            host=h,
+            subject="memory",
+            severity="warn",
+            cause=f"memory {fmt_num(used)}% used, scan {fmt_num(scan)}/s, swap {fmt_num(swap)}/s",
+            where=h,
+            conclusion="memory shortage",
+            evidence=ev,
+            series=keys,
+        )

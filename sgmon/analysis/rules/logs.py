@@ -1,0 +1,176 @@
+"""The redo logs and the destination: switches too frequent for Table 2's sizing (seed 000), and
+the Data Guard states of MAA (a failed destination, a gap, an unknown or growing lag)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sgmon import buckets
+from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
+from sgmon.analysis.context import Context
+from sgmon.analysis.correlate import overlap
+from sgmon.analysis.results import Outlier
+from sgmon.analysis.rules.base import (
+    CAUSE,
+    GUIDE_S,
+    RECENT,
+    STORM_S,
+    TABLE2,
+    Claim,
+    busiest_disk,
+    mean,
+    rule,
+)
+from sgmon.model import number
+from sgmon.units import fmt_num
+
+
+@rule("log_switches", seed="000", weight=CAUSE)
+def log_switches(ctx: Context) -> Iterable[Claim]:
+    """Seed 000 Table 2: logs sized for >= 20 min at peak redo; each switch spikes remote writes.
+
+    One switch that the commit path answered with a spike is already a finding (seed 000,
+    Figure 3); the interval, and so the sizing advice, needs a second one.
+    """
+    for h, view in ctx.hosts.items():
+        if view.role != "primary" and ctx.primary is not None:
+            continue
+        t = view.switches
+        if not t:
+            continue
+        every = max(t[-1] - t[-2], ctx.now - t[-1]) if len(t) > 1 else None
+        hit = None
+        if ctx.chain is not None:
+            trig = ctx.tracker.series(ctx.chain.trigger.key)
+            hit = overlap(trig, t, ctx.interval, ctx.max_lag) if trig else None
+        keys = [
+            (h, "oracle_dg", i, "log_switches")
+            for i in view.frame.rows("oracle_dg")
+            if i.startswith("thread_")
+        ]
+        spike = (
+            "each switch updates SRL headers, checkpoints and archives on the standby "
+            "and spikes remote write times (seed 000, Figure 3)"
+        )
+        if every is None or every >= GUIDE_S:
+            if hit and ctx.now - t[-1] <= RECENT * ctx.interval:  # one switch, answered
+                yield Claim(
+                    host=h,
+                    subject="redo",
+                    severity="info",
+                    cause=f"log switch {fmt_num(ctx.now - t[-1])} s ago",
+                    where=h,
+                    conclusion="a log switch spiked the remote write",
+                    evidence=[spike],
+                    series=keys,
+                    overlap=hit,
+                )
+            continue
+        base = "warn" if every <= STORM_S else "info"
+        rate = mean(ctx.recent((h, "oracle_redo", "db", "redo_size"), 60))
+        ev = [f"{len(t)} log switches remembered, last two {fmt_num(t[-1] - t[-2])} s apart"]
+        tail = "switches more often than the redo log sizing guidance"
+        if rate:
+            gb = next(size for top, size in TABLE2 if rate <= top)
+            want = f"{gb} GB"
+            if rate * every >= gb * 2**30 and every > STORM_S:
+                continue  # logs of Table 2's size at this rate: the switches are fine
+            ev.append(
+                f"redo {fmt_num(rate / 1e6)} MB/s x {fmt_num(every)} s = logs of about "
+                f"{fmt_num(rate * every / 1e6)} MB; Table 2 wants {want} "
+                f"(or peak MB/min x 20 min)"
+            )
+            tail = f"redo logs too small, Table 2 wants {want}"
+        ev.append(spike)
+        ev += standby_after_switches(ctx)
+        yield Claim(
+            host=h,
+            subject="redo",
+            severity=base,
+            cause=f"log switches every {fmt_num(every)} s",
+            where=h,
+            conclusion=tail,
+            evidence=ev,
+            series=keys,
+            overlap=hit,
+        )
+
+
+def standby_after_switches(ctx: Context) -> list[str]:
+    """The standby's side of a switch storm, now: the RFS writes and the busiest device (the
+    checkpoint each switch forces), as evidence of the one cause rather than a second one."""
+    out = []
+    for view in ctx.hosts.values():
+        if view.role != "standby":
+            continue
+        parts = []
+        for event in STANDBY_EVENTS:
+            p99 = number(view.frame.value("oracle_waits", event, "p99"))
+            if p99 is not None:
+                parts.append(f"{event} p99 {buckets.quantile_text(p99)}")
+                break
+        dev, aqu, util = busiest_disk(view)
+        if dev and aqu >= 1:
+            parts.append(f"{dev} aqu-sz {fmt_num(aqu)}, %util {fmt_num(util)}")
+        if parts:
+            out.append(f"{view.name} now: {'; '.join(parts)} (switch checkpoints, seed 000)")
+    return out
+
+
+DG_STATES = (
+    "status",
+    "error",
+    "gap_status",
+    "transport_lag",
+    "lag_unknown",
+    "datum_age",
+    "apply_state",
+    "archive_gap",
+)
+"""oracle_dg fields whose outliers are Data Guard state findings."""
+
+
+def _dg_reason(o: Outlier) -> str:
+    """A state outlier in words: an unknown lag says what DGMGRL says."""
+    if o.field == "lag_unknown":
+        return "transport lag unknown (V$DATAGUARD_STATS has no value; DGMGRL: '(unknown)')"
+    if o.field == "datum_age":
+        return f"lag datum {fmt_num(number(o.value))} s old: nothing received since (DATUM_TIME)"
+    return o.reason
+
+
+@rule("dg_state", seed="MAA", weight=CAUSE)
+def dg_state(ctx: Context) -> Iterable[Claim]:
+    """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
+    for h, view in ctx.hosts.items():
+        for inst, row in view.frame.rows("oracle_dg").items():
+            hits = [
+                o
+                for f in DG_STATES
+                if (o := ctx.outlier((h, "oracle_dg", inst, f))) and o.severity != "info"
+            ]
+            if not hits:
+                continue
+            sev = "crit" if any(o.severity == "crit" for o in hits) else "warn"
+            what = "; ".join(_dg_reason(o) for o in hits)
+            target = row.get("target") or inst
+            fields = {o.field for o in hits}
+            concl = (
+                "SYNC destination not protecting commits"
+                if inst != "db"
+                else "the standby receives no redo"
+                if fields & {"lag_unknown", "datum_age"}
+                else "redo apply is not running"
+                if fields == {"apply_state"}
+                else "standby is behind"
+            )
+            yield Claim(
+                host=h,
+                subject=inst,
+                severity=sev,
+                cause=f"{target}: {what}",
+                where=h,
+                conclusion=concl,
+                evidence=[_dg_reason(o) for o in hits],
+                series=[o.key for o in hits],
+            )

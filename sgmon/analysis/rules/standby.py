@@ -1,0 +1,131 @@
+"""The standby's I/O: await far above svctm with a deep queue on the redo device (seed 003), or
+RFS writes slow where iostat cannot see it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sgmon import buckets
+from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
+from sgmon.analysis.budget import describe as describe_budget
+from sgmon.analysis.context import Context, HostView, now
+from sgmon.analysis.rules.base import (
+    AWAIT_RATIO,
+    CAUSE,
+    DEEP_QUEUE,
+    INFERRED,
+    Claim,
+    busiest_disk,
+    rule,
+    switching,
+)
+from sgmon.model import number
+from sgmon.units import fmt_num
+
+STANDBY_IO_SUBJECT = "io"
+"""One finding per standby for its I/O, whether inferred below iostat's view or seen saturated:
+the same cause, so an onset first inferred becomes the seen diagnosis, not a second finding."""
+
+
+@rule("standby_io", seed="003", weight=CAUSE)
+def standby_io(ctx: Context) -> Iterable[Claim]:
+    """Seed 003: await far above svctm with a deep queue on the standby's redo device."""
+    for h, view in ctx.hosts.items():
+        if view.role != "standby":
+            continue
+        disks = view.frame.rows("disk")
+        names = [d for d in view.devices if d in disks] or list(disks)
+        best: tuple[float, str, float, float | None, float | None] | None = None
+        for dev in names:
+            row = disks[dev]
+            aqu = number(row.get("aqu_sz"))
+            aw = max(
+                (
+                    a
+                    for a in (number(row.get("w_await")), number(row.get("r_await")))
+                    if a is not None
+                ),
+                default=None,
+            )
+            if aqu is None or aw is None or aqu < DEEP_QUEUE:
+                continue
+            svctm = number(row.get("svctm"))
+            lim = ctx.grader.limit(view.name, "disk", dev, "w_await")
+            if (svctm and aw < AWAIT_RATIO * svctm) or aw < (lim.warn if lim and lim.warn else 10):
+                continue
+            if best is None or aqu > best[0]:
+                best = (aqu, dev, aw, svctm, number(row.get("util")))
+        if best is None:
+            yield from _standby_io_unseen(ctx, view)
+            continue
+        aqu, dev, aw, svctm, util = best
+        ev = [
+            f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
+            f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
+        ]
+        for event in STANDBY_EVENTS:
+            avg = number(view.frame.value("oracle_waits", event, "avg"))
+            p99 = number(view.frame.value("oracle_waits", event, "p99"))
+            if avg is not None:
+                tail = f", p99 {buckets.quantile_text(p99)}" if p99 is not None else ""
+                ev.append(f"standby {event} avg {fmt_num(avg)} ms{tail}")
+        p = ctx.primary
+        if p is not None and ctx.outlier((p.name, "oracle_redo", "db", "redo_size_lwd")):
+            ev.append(
+                "primary 'redo size for lost write detection' is up: DB_LOST_WRITE_PROTECT "
+                "makes the standby read what the primary read (seed 003)"
+            )
+        ev.append(
+            "fix: give the standby redo/SRL volume the primary's IOPS (seed 003); "
+            "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
+        )
+        keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
+        keys += [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
+        yield Claim(
+            host=h,
+            subject=STANDBY_IO_SUBJECT,
+            severity="warn",
+            cause=f"{h} disk {dev} await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, "
+            f"queue {fmt_num(aqu)}",
+            where=h,
+            conclusion="standby I/O saturated, see seed 003",
+            evidence=ev,
+            series=keys,
+        )
+
+
+def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Claim]:
+    """Seed 003 without iostat's queue: the SRL writes are slow and carry the remote write, but
+    the devices look idle, because the cap sits above them (a cgroup blkio throttle holds bios
+    before they become requests; a hypervisor or volume IOPS limit)."""
+    b, h = ctx.budget, view.name
+    if ctx.chain is None or b is None or not b.remote_write_ms or b.standby_io_ms is None:
+        return
+    if switching(ctx) or busiest_disk(view)[1] >= DEEP_QUEUE:
+        # a switch storm explains the standby's slow writes (log_switches says so, one cause
+        # one finding), and a deep queue on any standby device is in iostat's view, not below
+        return
+    if b.standby_io_ms < 0.5 * b.remote_write_ms:
+        return
+    keys = [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
+    hits = [o for k in keys if (o := ctx.outlier(k)) and not o.quiet]  # out of line this tick
+    if not hits:
+        return
+    ev = [now(o) for o in hits]
+    ev.append(f"budget: {describe_budget(b)}")
+    ev.append(
+        "iostat shows no deep queue on the standby's devices: the I/O is held above them "
+        "(cgroup blkio throttle, hypervisor or volume IOPS cap); check the SRL volume's "
+        "limits (seed 003)"
+    )
+    yield Claim(
+        host=h,
+        subject=STANDBY_IO_SUBJECT,
+        severity="warn",
+        cause=f"{h} {hits[0].instance} {hits[0].field} {fmt_num(number(hits[0].value))} ms",
+        where=h,
+        conclusion="standby I/O slow below iostat's view, see seed 003",
+        evidence=ev,
+        series=keys,
+        weight=INFERRED,
+    )

@@ -1,0 +1,205 @@
+"""The Data Guard link: retransmission stalls and loss (seed 001), NIC saturation, round-trip
+latency and socket buffers against the bandwidth-delay product (seed 000 "Network")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sgmon.analysis.context import Context
+from sgmon.analysis.rules.base import (
+    ADVICE,
+    CAUSE,
+    LOSSY,
+    RECENT,
+    Claim,
+    mean,
+    rule,
+)
+from sgmon.judgement import Limit
+from sgmon.model import number
+from sgmon.units import fmt_num
+
+
+@rule("rto_stall", seed="001", weight=CAUSE)
+def rto_stall(ctx: Context) -> Iterable[Claim]:
+    """Seed 001: segments retransmitted on a DG socket wait out a 200 ms RTO each time."""
+    for h, view in ctx.hosts.items():
+        worst: tuple[float, str, dict] | None = None
+        for inst, row in view.frame.rows("tcp").items():
+            if inst == "host":
+                continue
+            n = sum(ctx.recent((h, "tcp", inst, "retransmits"), RECENT))
+            if n > 0 and (worst is None or n > worst[0]):
+                worst = (n, inst, row)
+        if worst is None:
+            continue
+        n, inst, row = worst
+        rtos = [*ctx.recent((h, "tcp", inst, "rto"), RECENT), number(row.get("rto"))]
+        rto = min((r for r in rtos if r is not None), default=None)
+        if rto is None:
+            continue
+        lim = ctx.grader.limit(h, "tcp", inst, "rto")
+        stall = lim.warn if lim and lim.warn else 200.0
+        rto_min = number(row.get("rto_min"))
+        peer = str(row.get("peer") or "PEER").rsplit(":", 1)[0]
+        keys = [(h, "tcp", inst, f) for f in ("retransmits", "rto", "lost", "retrans")]
+        keys += [(h, "tcp", "host", f) for f in ("timeouts", "retrans_segs")]
+        ev = [
+            f"{inst}: {fmt_num(n)} segments retransmitted in the last {RECENT} ticks, "
+            f"rto {fmt_num(rto)} ms, route rto_min "
+            + (f"{fmt_num(rto_min)} ms" if rto_min is not None else "unset (kernel 200 ms)"),
+        ]
+        to = number(view.frame.value("tcp", "host", "timeouts"))
+        if to:
+            ev.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
+        if rto >= stall:
+            ev.append(
+                f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001); fix: "
+                f"ip route change {peer} dev <if> ... rto_min 10ms (dial in for your network)"
+            )
+            yield Claim(  # one per host, whichever DG socket is worst now
+                host=h,
+                subject="dg",
+                severity="warn",
+                cause=f"DG socket retransmits, rto {fmt_num(rto)} ms",
+                where=ctx.route(h),
+                conclusion="TCP retransmission stalls, see rto_min",
+                evidence=ev,
+                series=keys,
+            )
+        else:
+            ev.append(
+                f"rto already below {fmt_num(stall)} ms, so each loss costs ~rto; "
+                "the loss itself is on the network path (seed 001)"
+            )
+            yield Claim(  # one per host, whichever DG socket is worst now
+                host=h,
+                subject="dg",
+                severity="warn" if n >= LOSSY else "info",
+                cause=f"DG socket retransmits, rto {fmt_num(rto)} ms",
+                where=ctx.route(h),
+                conclusion="packet loss on the DG link, stalls bounded by the low rto_min",
+                evidence=ev,
+                series=keys,
+                rule="dg_loss",
+            )
+
+
+@rule("nic", seed="000", weight=CAUSE)
+def nic(ctx: Context) -> Iterable[Claim]:
+    """Seed 000: drops and overruns on an interface show saturation."""
+    bad = ("rx_drop", "tx_drop", "rx_overrun", "rx_fifo", "tx_fifo", "rx_err", "tx_err", "util")
+    for h, view in ctx.hosts.items():
+        for iface in view.frame.rows("netdev"):
+            hits = [
+                o
+                for f in bad
+                if (o := ctx.outlier((h, "netdev", iface, f))) and o.severity != "info"
+            ]
+            if not hits:
+                continue
+            what = ", ".join(f"{o.field} {fmt_num(number(o.value))}" for o in hits)
+            ev = [f"{iface}: {o.reason}" for o in hits]
+            ev.append(
+                "seed 000: dropped and overrun counts indicate interface saturation; the "
+                "NIC must carry the peak redo rate plus other traffic"
+            )
+            yield Claim(
+                host=h,
+                subject=iface,
+                severity="warn",
+                cause=f"{h} {iface} {what}",
+                where=h,
+                conclusion="NIC saturation",
+                evidence=ev,
+                series=[o.key for o in hits],
+            )
+
+
+@rule("network_latency", seed="000", weight=CAUSE)
+def network_latency(ctx: Context) -> Iterable[Claim]:
+    """Seed 000 "Network": SYNC does best below 5 ms round trip; every commit pays the RTT."""
+    for h, view in ctx.hosts.items():
+        worst: tuple[float, str, Limit, str] | None = None
+        for inst in view.frame.rows("tcp"):
+            if inst == "host":
+                continue
+            rtt = mean(ctx.recent((h, "tcp", inst, "rtt"), RECENT))
+            lim = ctx.grader.limit(h, "tcp", inst, "rtt")
+            if rtt is None or lim is None or (sev := lim.grade(rtt)) is None:
+                continue
+            if worst is None or rtt > worst[0]:
+                worst = (rtt, inst, lim, sev)
+        if worst is None:
+            continue
+        rtt, inst, lim, sev = worst
+        ev = [
+            f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks ({lim.source})",
+            "seed 000: SYNC works best below 5 ms round trip; measure the link with "
+            "`sgmon probe` (oratcptest-like, seed 002); consider Fast Sync or Far Sync",
+        ]
+        keys = [(h, "tcp", inst, f) for f in ("rtt", "rttvar")]
+        yield Claim(
+            host=h,
+            subject="dg",
+            severity=sev,
+            cause=f"DG round trip {fmt_num(rtt)} ms",
+            where=ctx.route(h),
+            conclusion="network latency above the SYNC comfort zone",
+            evidence=ev,
+            series=keys,
+        )
+
+
+@rule("socket_buffers", seed="000", weight=ADVICE)
+def socket_buffers(ctx: Context) -> Iterable[Claim]:
+    """Seed 000: socket buffers of at least 3 x BDP, from the measured RTT and link speed."""
+    for h, view in ctx.hosts.items():
+        speeds = [
+            s
+            for r in view.frame.rows("netdev").values()
+            if (s := number(r.get("speed"))) and str(r.get("operstate", "up")).lower() == "up"
+        ]
+        if not speeds:
+            continue
+        mbit = max(speeds)
+        hostrow = view.frame.rows("tcp").get("host", {})
+        for inst, row in view.frame.rows("tcp").items():
+            if inst == "host":
+                continue
+            rtt = mean(ctx.recent((h, "tcp", inst, "rtt"), 60)) or number(row.get("rtt"))
+            side, sysctl = (
+                ("rcvbuf", "rmem_max") if view.role == "standby" else ("sndbuf", "wmem_max")
+            )
+            buf = number(row.get(side))
+            if not rtt or not buf:
+                continue
+            bdp = mbit * 1e6 / 8 * rtt / 1000
+            if buf >= 3 * bdp:
+                continue
+            cap = number(hostrow.get(sysctl))
+            ev = [
+                f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
+                f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (seed 000)",
+                f"net.core.{sysctl} "
+                + (
+                    f"{fmt_num(cap)} B"
+                    if cap
+                    else "not in the frame: check it is above RECV_BUF_SIZE/SEND_BUF_SIZE"
+                ),
+                "fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, "
+                f"net.core.{sysctl} above it",
+            ]
+            send_q = number(row.get("send_q")) or 0.0
+            base = "warn" if side == "sndbuf" and send_q >= 0.5 * buf else "info"
+            keys = [(h, "tcp", inst, f) for f in ("send_q", "rtt", "unacked")]
+            yield Claim(
+                host=h,
+                subject=inst,
+                severity=base,
+                cause=f"{side} {fmt_num(buf)} B below 3 x BDP {fmt_num(3 * bdp)} B",
+                where=ctx.route(h),
+                conclusion="socket buffers too small for the link",
+                evidence=ev,
+                series=keys,
+            )
