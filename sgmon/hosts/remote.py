@@ -129,11 +129,12 @@ class RemoteSource:
         lines: queue.Queue[bytes | None] = queue.Queue()
         errors: deque[str] = deque(maxlen=5)
         threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True).start()
-        threading.Thread(
-            target=_pump,
-            args=(proc.stderr, lambda b: errors.append(b.decode(errors="replace").strip())),
-            daemon=True,
-        ).start()
+
+        def keep_error(line: bytes | None) -> None:
+            if line:  # None: the stream ended
+                errors.append(line.decode(errors="replace").strip())
+
+        threading.Thread(target=_pump, args=(proc.stderr, keep_error), daemon=True).start()
         got_header = False
         remote_host: str | None = None
         self._seq = 0
