@@ -14,6 +14,8 @@ user runs sgmon for and is ``warn``.  ``warn``/``crit`` elsewhere come from the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sgmon import buckets
 from sgmon.analysis.baseline import Series
 from sgmon.analysis.results import Outlier, SeriesKey
@@ -150,7 +152,6 @@ class OutlierTracker:
     def update(self, frame: Frame, tick: int, ncpu: int) -> dict[SeriesKey, Outlier]:
         """Judge every series of one frame and return the host's open outliers."""
         host = frame.host
-        latches = self._latches
         opened = self._open.setdefault(host, {})
         for coll, res in frame.collectors.items():
             plans = self._plans.setdefault((host, coll), {})
@@ -165,82 +166,123 @@ class OutlierTracker:
                     if plan is None or v is None:
                         continue
                     key = (host, coll, inst, name)
-                    latch = latches.get(key)
                     if type(v) is str:
-                        sev, why = text_grade(coll, name, v)
-                        if sev is None and latch is None:
-                            continue
-                        if latch is None:
-                            latch = latches[key] = _Latch(key, None)
-                        latch.value, latch.tick = v, tick
-                        latch.judge(opened, sev, why)
-                        continue
-                    if type(v) is not float and type(v) is not int:
-                        continue
-                    watched, floor, ratio, up, unit, commit, level = plan
-                    if latch is None:
-                        ser = Series(self.window, phase=len(latches)) if watched else None
-                        latch = latches[key] = _Latch(key, ser)
-                    if latch.ncpu != ncpu:
-                        latch.limit = self.grader.limit(host, coll, inst, name, ncpu)
-                        latch.ncpu = ncpu
-                    sev = None
-                    why = ""
-                    lim = latch.limit
-                    if lim is not None and not idle_rto(coll, name, row):
-                        sev = lim.grade(v)
-                        if level and latch.severity is None:  # one busy second is not saturation
-                            latch.pending = latch.pending + 1 if sev else 0
-                            if latch.pending < 2:
-                                sev = None
-                        if sev:
-                            bound = lim.crit if sev == "crit" else lim.warn
-                            op = ">=" if lim.higher_is_worse else "<="
-                            why = _why(coll, name, v, unit, op, bound, lim.source)
-                    ser = latch.series
-                    if ser is not None:
-                        base = latch.baseline = ser.median
-                        if (
-                            base is not None
-                            and (
-                                (v >= ratio * base and v - base >= floor)
-                                if up
-                                else (v * ratio <= base and base - v >= floor)
-                            )
-                            and ser.departs(v, floor, ratio, Z, up)
-                        ):  # the cheap bars first: most values fail them
-                            latch.streak += 1
-                            held = (  # the histogram walk last: only a commit-path wait needs it
-                                commit
-                                and (coll, inst, name) in COMMIT_PATH
-                                and (latch.streak >= 2 or (up and v >= BIG * base))
-                                and (
-                                    coll != "oracle_waits"
-                                    or (v >= WAIT_WARN_MS and _tail(row.get("hist"), v) >= MIN_TAIL)
-                                )
-                            )
-                            bsev = "warn" if held else "info"
-                            if sev is None or RANK[bsev] > RANK[sev]:
-                                sev = bsev
-                                show = _shown(coll, name, unit)
-                                why = f"{name} {show(v)} vs baseline {show(base)}: sudden departure"
-                        else:
-                            latch.streak = 0
-                        ser.push(tick, v)
-                    latch.value, latch.tick = v, tick
-                    if sev is not None or latch.severity is not None:
-                        latch.judge(opened, sev, why)
+                        self._text(key, v, tick, opened)
+                    elif type(v) is float or type(v) is int:
+                        self._number(key, v, row, plan, tick, ncpu, opened)
         for latch in [x for x in opened.values() if x.tick != tick]:  # gone this tick: quiet
             latch.judge(opened, None, "")
-        if tick % PRUNE_EVERY == 0:  # sockets reconnect on new ports: forget series long gone
-            stale = tick - 2 * self.window
-            gone = [
-                k for k, x in latches.items() if k[0] == host and x.tick < stale and k not in opened
-            ]
-            for key in gone:
-                del latches[key]
-            self.grader.forget(set(gone))
+        if tick % PRUNE_EVERY == 0:
+            self._prune(host, tick, opened)
         return {k: self._outlier(latch) for k, latch in opened.items()}
+
+    def _text(self, key: SeriesKey, v: str, tick: int, opened: dict[SeriesKey, _Latch]) -> None:
+        """A state held in text (a destination's status): bad whatever its history."""
+        sev, why = text_grade(key[1], key[3], v)
+        latch = self._latches.get(key)
+        if sev is None and latch is None:
+            return
+        if latch is None:
+            latch = self._latches[key] = _Latch(key, None)
+        latch.value, latch.tick = v, tick
+        latch.judge(opened, sev, why)
+
+    def _number(
+        self,
+        key: SeriesKey,
+        v: float,
+        row: Mapping[str, object],
+        plan: _Plan,
+        tick: int,
+        ncpu: int,
+        opened: dict[SeriesKey, _Latch],
+    ) -> None:
+        """One number: its limit, then its departure from its own baseline; the worse wins."""
+        latch = self._latches.get(key)
+        if latch is None:
+            ser = Series(self.window, phase=len(self._latches)) if plan[0] else None
+            latch = self._latches[key] = _Latch(key, ser)
+        if latch.ncpu != ncpu:
+            latch.limit = self.grader.limit(*key[:3], key[3], ncpu)
+            latch.ncpu = ncpu
+        sev, why = self._beyond_limit(latch, v, row, plan) if latch.limit else (None, "")
+        ser = latch.series
+        if ser is not None:
+            base = latch.baseline = ser.median
+            _, floor, ratio, up = plan[:4]
+            if base is not None and (  # the cheap bars first: most values fail them
+                (v >= ratio * base and v - base >= floor)
+                if up
+                else (v * ratio <= base and base - v >= floor)
+            ):
+                dsev, dwhy = self._departure(latch, v, base, row, plan)
+                if dsev is not None and (sev is None or RANK[dsev] > RANK[sev]):
+                    sev, why = dsev, dwhy
+            else:
+                latch.streak = 0
+            ser.push(tick, v)
+        latch.value, latch.tick = v, tick
+        if sev is not None or latch.severity is not None:
+            latch.judge(opened, sev, why)
+
+    @staticmethod
+    def _beyond_limit(
+        latch: _Latch, v: float, row: Mapping[str, object], plan: _Plan
+    ) -> tuple[str | None, str]:
+        """warn/crit from the series' static limit; an OS level must break it two ticks running
+        (one busy second of a checkpoint is not saturation)."""
+        lim = latch.limit
+        coll, name = latch.key[1], latch.key[3]
+        if lim is None or idle_rto(coll, name, row):
+            return None, ""
+        sev = lim.grade(v)
+        if plan[6] and latch.severity is None:
+            latch.pending = latch.pending + 1 if sev else 0
+            if latch.pending < 2:
+                return None, ""
+        if not sev:
+            return None, ""
+        bound = lim.crit if sev == "crit" else lim.warn
+        op = ">=" if lim.higher_is_worse else "<="
+        return sev, _why(coll, name, v, plan[4], op, bound, lim.source)
+
+    @staticmethod
+    def _departure(
+        latch: _Latch, v: float, base: float, row: Mapping[str, object], plan: _Plan
+    ) -> tuple[str | None, str]:
+        """A sudden departure from the series' own baseline: info, or warn on the commit path
+        when it holds two ticks or is BIG at once (and, for a wait, rests on enough waits)."""
+        _, floor, ratio, up, unit, commit, _ = plan
+        assert latch.series is not None
+        if not latch.series.departs(v, floor, ratio, Z, up):
+            latch.streak = 0
+            return None, ""
+        latch.streak += 1
+        _, coll, inst, name = latch.key
+        held = (  # the histogram walk last: only a commit-path wait needs it
+            commit
+            and (coll, inst, name) in COMMIT_PATH
+            and (latch.streak >= 2 or (up and v >= BIG * base))
+            and (
+                coll != "oracle_waits"
+                or (v >= WAIT_WARN_MS and _tail(row.get("hist"), v) >= MIN_TAIL)
+            )
+        )
+        show = _shown(coll, name, unit)
+        why = f"{name} {show(v)} vs baseline {show(base)}: sudden departure"
+        return ("warn" if held else "info"), why
+
+    def _prune(self, host: str, tick: int, opened: dict[SeriesKey, _Latch]) -> None:
+        """Sockets reconnect on new ports: forget the host's series long gone."""
+        stale = tick - 2 * self.window
+        gone = [
+            k
+            for k, x in self._latches.items()
+            if k[0] == host and x.tick < stale and k not in opened
+        ]
+        for key in gone:
+            del self._latches[key]
+        self.grader.forget(set(gone))
 
     def _outlier(self, latch: _Latch) -> Outlier:
         meta = self.grader.meta(*latch.key[:2], latch.key[3])
