@@ -144,3 +144,29 @@ def test_every_sink_reports_the_same_findings(recording, tmp_path) -> None:
     assert len(listed) == len(dashboard), summary
     titles = {f.title for f in feed.state_at(last).findings}
     assert all(any(t in ln for t in titles) for ln in listed), summary
+
+
+def test_a_remote_third_party_collector_is_graded_by_its_own_declaration() -> None:
+    """A collector installed only on the far side (an agent's plug-in) declares its limits in
+    the schema the agent sends; the grades and the analysis use them, not this machine's
+    collector classes, which know nothing of it."""
+    from sgmon import registry
+    from sgmon.judgement import Judge
+    from sgmon.model import CollectorResult, Field, Frame, Kind, Status
+
+    assert "asm_latency" not in registry.names()
+    field = Field("read_ms", "ms", Kind.GAUGE, "ASM disk group read time", warn=100, crit=400)
+    judge = Judge(schema_of=lambda host: {"asm_latency": (field,)}, live=False)
+    verdicts = []
+    for t in range(4):
+        rows = {"DATA": {"read_ms": 500.0 if t >= 2 else 20.0}}
+        frame = Frame(
+            "far", 1_800_000_000.0 + t, t, 1.0, {"asm_latency": CollectorResult(Status.OK, rows)}
+        )
+        verdicts.append(judge(frame))
+    assert verdicts[1].grade("asm_latency", "DATA", "read_ms") == "ok"
+    last = verdicts[-1]
+    assert last.grade("asm_latency", "DATA", "read_ms") == "crit"
+    outlier = last.outlier("asm_latency", "DATA", "read_ms")
+    assert outlier is not None and outlier.severity == "crit" and outlier.unit == "ms"
+    assert "asm_latency.read_ms declared limit" in outlier.reason
