@@ -18,8 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/nslab.py
 
 import nslab  # noqa: I001  (after the path insert)
-from sgmon.analysis import Analyzer
-from sgmon.analysis.results import RANK
+from sgmon.judgement import RANK, Judge, judge_for
 from sgmon.hosts.replay import ReplaySource
 from sgmon.model import Frame
 from sgmon.sinks.csvarchive import ArchiveWriter
@@ -45,7 +44,7 @@ class Run:
     def __init__(self, lab, archive: Path) -> None:
         self.lab = lab
         self.source = lab.source()
-        self.analyzer = Analyzer(lab.config())
+        self.judge = judge_for(lab.config(), [self.source])
         self.archive = archive
         self.recorder = ArchiveWriter(archive, self.source.schema, lab.opts.interval)
         self.frames: list[Frame] = []
@@ -55,26 +54,28 @@ class Run:
         """Feed the next ``seconds`` of frames to the recorder and the analysis; returns them."""
         got = self.source.frames(seconds)
         self.frames += got
-        self._analyse(self.analyzer, got, self.findings)
+        self._analyse(self.judge, got, self.findings)
         for f in got:
             self.recorder(f)
         return got
 
     @staticmethod
-    def _analyse(analyzer: Analyzer, frames: list[Frame], out: list) -> None:
+    def _analyse(judge: Judge, frames: list[Frame], out: list) -> None:
         for f in frames:
-            analyzer.feed(f)
-            out.append((f.time, [x for x in analyzer.state().findings if x.active]))
+            state = judge(f).state
+            assert state is not None, judge.note
+            out.append((f.time, [x for x in state.findings if x.active]))
 
     def replayed(self) -> Run:
         """The same analysis over what the recorder wrote, read back by ``sgmon replay``'s
         source: a copy of this run whose findings come from the archive."""
         self.recorder.close()
         frames: list[Frame] = []
-        ReplaySource(self.archive, speed=0).run(frames.append, threading.Event())
+        replay = ReplaySource(self.archive, speed=0)
+        replay.run(frames.append, threading.Event())
         copy = Run.__new__(Run)
         copy.frames, copy.findings = frames, []
-        self._analyse(Analyzer(self.lab.config()), frames, copy.findings)
+        self._analyse(judge_for(self.lab.config(), [replay]), frames, copy.findings)
         return copy
 
     def switch(self, fault: str, on: bool = True) -> float:
