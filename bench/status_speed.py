@@ -50,7 +50,7 @@ def main() -> int:
     )
     try:
         deadline = time.monotonic() + 30
-        while not list((tmp / "run").glob("state-*.json")):
+        while not list((tmp / "run").glob("state-*.txt")):
             if time.monotonic() > deadline:
                 raise SystemExit("the recorder published no state")
             time.sleep(0.1)

@@ -9,11 +9,14 @@ can cause is one line on stderr starting with ``sgmon:``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 from sgmon import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 COMMANDS: dict[str, str] = {
     "dashboard": "dashboard (Textual) for the configured hosts (the default)",
@@ -42,6 +45,8 @@ class Unreachable(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     p = argparse.ArgumentParser(
         prog="sgmon",
         description="Live monitor for Oracle Data Guard SYNC redo transport.",
@@ -65,12 +70,20 @@ def _command_of(argv: list[str]) -> tuple[str, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run one command, and map user errors to one line and an exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["status"]:  # tmux runs it every few seconds: the short way, no argparse
+        from sgmon import status
+
+        fast = status.fast_args(argv[1:])
+        if fast is not None:
+            return status.main(*fast)
     if argv and argv[0] in ("-h", "--help", "--version"):
         _parser().parse_args(argv)
         return 0
     try:
         name, rest = _command_of(argv)
         module = import_module(f"sgmon.commands.{_MODULE.get(name, name)}")
+        import argparse
+
         parser = argparse.ArgumentParser(prog=f"sgmon {name}", description=COMMANDS[name])
         module.add_arguments(parser)
         args = parser.parse_args(rest)

@@ -1,20 +1,28 @@
 """`sgmon status`: one line for tmux, read from the state a running sgmon publishes.
 
 tmux runs this every few seconds, so it does no sampling at all: every running sgmon (recorder,
-dashboard, agent, exporter) rewrites ``state-<pid>.json`` in the runtime directory after each
-tick (``sgmon.sinks.statefile``) with the items of the line already chosen and graded, and this
-module only reads those small files.  It imports nothing but the standard library's json/os/time
-(a test checks ``sys.modules``), and whatever is wrong it prints a short dim notice, never a
-traceback.
+dashboard, demo, agent, exporter) rewrites ``state-<pid>.txt`` in the runtime directory after
+each tick (``sgmon.sinks.statefile``) with the items of the line already chosen and graded, and
+this module only reads those small files.  The file is plain text, ready to print, so that a call
+costs little more than starting the interpreter: no json, no argparse (the CLI hands ``status``
+its two options directly), only os and time (a test checks ``sys.modules``).  Whatever is wrong,
+it prints a short dim notice, never a traceback.
+
+The file: a first line ``sgmon-state 2 PID START`` (START is the publisher's start time in clock
+ticks since boot, /proc/PID/stat field 22, so a reused pid is not taken for a live sgmon), then
+one line per host of tab-separated fields (``HOST_FIELDS``); items are ``label US text US
+severity`` joined by RS (the ASCII unit and record separators, which no value contains).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-STATE_FORMAT = 1
+STATE_FORMAT = 2
+MAGIC = "sgmon-state"
+HOST_FIELDS = ("name", "role", "tag", "time", "written", "interval", "failing", "items")
+US, RS = "\x1f", "\x1e"
 TMUX_COLOUR = {"warn": "#[fg=yellow]", "crit": "#[fg=red,bold]", "stale": "#[fg=colour244]"}
 TMUX_RESET = "#[default]"
 
@@ -33,19 +41,36 @@ def runtime_dir() -> str:
     return f"/tmp/sgmon-{os.getuid()}"
 
 
-def _alive(pid: int) -> bool:
+def start_time(pid: int) -> str | None:
+    """A process's start time (clock ticks after boot, /proc/PID/stat field 22), or None when
+    no such process exists: with the pid, it names one process for the life of the machine."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+def state_text(pid: int, start: str, hosts: dict[str, dict]) -> str:
+    """The state file's text for these hosts (see the module docstring)."""
+    lines = [f"{MAGIC} {STATE_FORMAT} {pid} {start}"]
+    for name, h in hosts.items():
+        items = RS.join(US.join(item) for item in h["items"])
+        row = [name, h["role"], h["tag"], repr(h["time"]), repr(h["written"])]
+        row += [repr(h["interval"]), ",".join(h["failing"]), items]
+        lines.append("\t".join(_clean(v) for v in row))
+    return "\n".join(lines) + "\n"
+
+
+def _clean(value: str) -> str:
+    return value.replace("\t", " ").replace("\n", " ")
 
 
 def read_states(directory: str | os.PathLike | None = None) -> tuple[dict[str, dict], bool]:
     """Host -> its newest published state, and whether any publisher is still running."""
-    directory = directory or runtime_dir()
+    directory = os.fspath(directory or runtime_dir())
     hosts: dict[str, dict] = {}
     running = False
     try:
@@ -55,27 +80,43 @@ def read_states(directory: str | os.PathLike | None = None) -> tuple[dict[str, d
     except OSError:
         return hosts, False
     for name in names:
-        if not (name.startswith("state-") and name.endswith(".json")):
+        if not (name.startswith("state-") and name.endswith(".txt")):
             continue
         try:
             with open(os.path.join(directory, name), encoding="utf-8") as fh:
-                state = json.load(fh)
-            if state.get("format") != STATE_FORMAT:
+                head, *rows = fh.read().rstrip("\n").split("\n")  # (splitlines cuts at RS)
+            magic, version, pid, start = head.split(" ")
+            if magic != MAGIC or int(version) != STATE_FORMAT:
                 continue
-            alive = _alive(int(state["pid"]))
-        except (OSError, ValueError, KeyError, TypeError):
+            alive = start_time(int(pid)) == start
+            parsed = [_host(row, alive) for row in rows]
+        except (OSError, ValueError, IndexError):
             continue  # a file being replaced, or a foreign one: another publisher will do
         running = running or alive
-        for host, h in state.get("hosts", {}).items():
-            h = dict(h, alive=alive)
-            old = hosts.get(host)
+        for h in parsed:
+            old = hosts.get(h["name"])
             if old is None or (h["alive"], h["written"]) > (old["alive"], old["written"]):
-                hosts[host] = h
+                hosts[h["name"]] = h
     return hosts, running
 
 
+def _host(row: str, alive: bool) -> dict:
+    name, role, tag, t, written, interval, failing, items = row.split("\t")
+    return {
+        "name": name,
+        "role": role,
+        "tag": tag,
+        "time": float(t),
+        "written": float(written),
+        "interval": float(interval),
+        "failing": [f for f in failing.split(",") if f],
+        "items": [tuple(i.split(US)) for i in items.split(RS) if i],
+        "alive": alive,
+    }
+
+
 def _is_stale(h: dict, now: float) -> bool:
-    return not h["alive"] or now - h["written"] > 3 * h.get("interval", 1.0) + 2
+    return not h["alive"] or now - h["written"] > 3 * h["interval"] + 2
 
 
 def render(
@@ -89,6 +130,8 @@ def render(
         hosts = {k: v for k, v in hosts.items() if k == host}
     now = time.time()
     if fmt == "json":
+        import json
+
         return json.dumps(
             {"hosts": {k: dict(v, stale=_is_stale(v, now)) for k, v in hosts.items()}},
             separators=(",", ":"),
@@ -103,7 +146,7 @@ def render(
         if _is_stale(h, now):
             parts.append(_dim(f"{tag} stale {now - h['written']:.0f}s", fmt))
             continue
-        items = [_item(label, text, sev, fmt) for label, text, sev in h.get("items", ())]
+        items = [_item(label, text, sev, fmt) for label, text, sev in h["items"]]
         parts.append(" ".join([tag, *items]) if items else _dim(f"{tag} no data", fmt))
     return " | ".join(parts)
 
@@ -127,3 +170,26 @@ def main(fmt: str = "plain", host: str | None = None) -> int:
         line = _dim(f"sgmon: status unreadable ({type(e).__name__})", fmt)
     print(line, flush=True)
     return 0
+
+
+def fast_args(argv: list[str]) -> tuple[str, str | None] | None:
+    """``--format F`` and ``--host H`` as the CLI would parse them, without argparse (whose
+    import costs this command a third of its time); None for anything else, which then goes
+    through argparse for its help or its error."""
+    fmt, host = "plain", None
+    it = iter(argv)
+    for arg in it:
+        name, eq, value = arg.partition("=")
+        if name not in ("--format", "--host"):
+            return None
+        if not eq:
+            value = next(it, "")
+            if not value or value.startswith("-"):
+                return None
+        if name == "--format":
+            if value not in ("plain", "tmux", "json"):
+                return None
+            fmt = value
+        else:
+            host = value
+    return fmt, host

@@ -237,7 +237,7 @@ def test_sigterm_closes_cleanly_and_replay_summary(tmp_path):
     )
     try:
         deadline = time.monotonic() + 15
-        while not list((tmp_path / "run").glob("state-*.json")) and time.monotonic() < deadline:
+        while not list((tmp_path / "run").glob("state-*.txt")) and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(0.6)
         p.send_signal(signal.SIGTERM)
@@ -246,7 +246,7 @@ def test_sigterm_closes_cleanly_and_replay_summary(tmp_path):
         with contextlib.suppress(ProcessLookupError):
             p.kill()
     assert "rows written" in p.stderr.read()
-    assert not list((tmp_path / "run").glob("state-*.json"))  # withdrawn on a clean stop
+    assert not list((tmp_path / "run").glob("state-*.txt"))  # withdrawn on a clean stop
     for f in arch.rglob("*.csv"):
         assert f.read_bytes().endswith(b"\n")
     r = _cli("replay", str(arch), "--summary")

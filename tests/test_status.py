@@ -12,7 +12,9 @@ from sgmon.hosts.sim import SimSource
 from sgmon.judgement import Grader, Judge
 from sgmon.sinks.statefile import StatePublisher
 
-FORBIDDEN = ("textual", "rich", "psutil", "pyroute2", "oracledb", "prometheus_client")
+FORBIDDEN = (
+    "textual", "rich", "psutil", "pyroute2", "oracledb", "prometheus_client", "argparse", "json",
+)  # fmt: skip
 
 
 def _status(run_dir, *args: str) -> subprocess.CompletedProcess:
@@ -39,8 +41,8 @@ def test_status_imports_nothing_heavy(tmp_path):
 def test_missing_and_garbage_state_give_a_dim_notice(tmp_path):
     r = _status(tmp_path / "nothing", "--format", "tmux")
     assert r.returncode == 0 and r.stdout.startswith("#[fg=colour244]sgmon: no sgmon running")
-    (tmp_path / "state-1.json").write_text("{not json")
-    (tmp_path / f"state-{os.getpid()}.json").write_text('{"format": 1, "pid": "x"}')
+    (tmp_path / "state-1.txt").write_text("{not a state")
+    (tmp_path / f"state-{os.getpid()}.txt").write_text("sgmon-state 2 x y\nprimary\n")
     r = _status(tmp_path)
     assert r.returncode == 0 and r.stdout == "sgmon: no sgmon running\n" and r.stderr == ""
 
@@ -63,11 +65,10 @@ def test_line_from_the_simulated_pair_and_staleness(tmp_path):
     state = json.loads(_status(tmp_path, "--format", "json").stdout)
     assert set(state["hosts"]) == {"primary", "standby"}
     # the publisher stops publishing: stale after three intervals
-    path = tmp_path / f"state-{os.getpid()}.json"
-    data = json.loads(path.read_text())
-    for h in data["hosts"].values():
+    path = tmp_path / f"state-{os.getpid()}.txt"
+    for h in pub._hosts.values():
         h["written"] -= 60
-    path.write_text(json.dumps(data))
+    pub.publish()
     assert "stale" in _status(tmp_path).stdout
     pub.close()
     assert not path.exists()
@@ -110,3 +111,30 @@ def test_status_reads_a_running_recorder(tmp_path):
         p.terminate()
         p.wait(10)
     assert "no sgmon running" in _status(tmp_path / "run").stdout
+
+
+def test_a_dead_publishers_state_is_ignored_even_when_its_pid_is_reused(tmp_path):
+    """A state file names its publisher by pid and start time: a pid the kernel has since given
+    to another process (here: this test's own) is not a running sgmon."""
+    from sgmon.status import start_time, state_text
+
+    hosts = {
+        "primary": {
+            "role": "primary", "tag": "P", "time": time.time(), "written": time.time(),
+            "interval": 1.0, "failing": [], "items": [("lfs", "1.1/2ms", "ok")],
+        }
+    }  # fmt: skip
+    me = os.getpid()
+    (tmp_path / f"state-{me}.txt").write_text(state_text(me, "1", hosts))  # not our start
+    assert "stale" in _status(tmp_path).stdout
+    (tmp_path / f"state-{me}.txt").write_text(state_text(me, start_time(me) or "?", hosts))
+    assert _status(tmp_path).stdout == "P lfs 1.1/2ms\n"
+
+
+def test_status_options_take_the_short_way_and_bad_ones_the_usual_errors(tmp_path):
+    """``--format``/``--host`` skip argparse; anything else still gets argparse's help/error."""
+    assert _status(tmp_path / "none", "--format=tmux", "--host", "x").stdout.startswith("#[fg")
+    r = _status(tmp_path, "--format", "html")
+    assert r.returncode == 2 and "invalid choice: 'html'" in r.stderr
+    r = _status(tmp_path, "--help")
+    assert r.returncode == 0 and "--format" in r.stdout

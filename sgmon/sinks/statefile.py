@@ -8,14 +8,13 @@ replaced atomically (write a temp file, ``os.replace``) so a reader never sees h
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from pathlib import Path
 
 from sgmon.judgement import Judgement
 from sgmon.model import Frame, Status, number
-from sgmon.status import STATE_FORMAT, runtime_dir
+from sgmon.status import runtime_dir, start_time, state_text
 from sgmon.units import fmt_num
 
 _TAG = {"primary": "P", "standby": "S"}
@@ -72,11 +71,12 @@ def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str
 
 
 class StatePublisher:
-    """Sink: rewrites ``state-<pid>.json`` after every frame; removes it on close."""
+    """Sink: rewrites ``state-<pid>.txt`` after every frame; removes it on close."""
 
     def __init__(self, directory: Path | None = None) -> None:
         self.dir = Path(directory or runtime_dir())
-        self.path = self.dir / f"state-{os.getpid()}.json"
+        self.path = self.dir / f"state-{os.getpid()}.txt"
+        self._start = start_time(os.getpid()) or "0"
         self._hosts: dict[str, dict] = {}
         self._ok = self._prepare()
 
@@ -108,10 +108,9 @@ class StatePublisher:
 
     def publish(self) -> None:
         """Write the file atomically (temp + rename)."""
-        state = {"format": STATE_FORMAT, "pid": os.getpid(), "hosts": self._hosts}
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         try:
-            tmp.write_text(json.dumps(state, separators=(",", ":")))
+            tmp.write_text(state_text(os.getpid(), self._start, self._hosts))
             os.replace(tmp, self.path)
         except OSError:
             with contextlib.suppress(OSError):

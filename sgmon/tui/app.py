@@ -27,9 +27,11 @@ from textual.widgets import Footer, Input, Static
 import themes
 from sgmon.config import Config
 from sgmon.hosts import HostInfo, Source
+from sgmon.hosts.replay import replaying
 from sgmon.judgement import Judgement, judge_for
 from sgmon.model import Frame, Schema
 from sgmon.monitor import Monitor
+from sgmon.sinks.statefile import StatePublisher
 from sgmon.tui.feed import Feed
 from sgmon.tui.help import HelpScreen
 from sgmon.tui.palette import Palette
@@ -118,7 +120,13 @@ class SgmonApp(App[int]):
         self.config = config or Config()
         self.title = title
         judge = judge_for(self.config, sources, schema_of=self._schema)
-        self.monitor = Monitor(sources, sinks=[self._sink], history=history, judge=judge)
+        sinks: list = [self._sink]
+        if sources and not replaying(sources):  # `sgmon status` shows a live dashboard too
+            self._publisher: StatePublisher | None = StatePublisher()
+            sinks.append(self._publisher)
+        else:
+            self._publisher = None
+        self.monitor = Monitor(sources, sinks=sinks, history=history, judge=judge)
         self.feed = Feed(self.monitor.history, judge, keep=history)
         self.timeline = Timeline(self.monitor, self.feed, self.config)
         for spec in self.theme_specs.values():
@@ -206,6 +214,8 @@ class SgmonApp(App[int]):
         """Stop the sources (their threads end at their next wait)."""
         self._drawing = False
         self.monitor.stop(timeout=1.0)
+        if self._publisher is not None:
+            self._publisher.close()
 
     def on_resize(self, event: Resize) -> None:
         """Side by side, stacked, one pane, or a message, by terminal size."""

@@ -247,3 +247,18 @@ async def test_a_switchover_swaps_the_panes_and_says_the_config_disagrees() -> N
         assert "database says primary, config standby" in str(left.border_title)
         assert str(right.border_title).startswith("STANDBY  primary")
         assert "database says standby, config primary" in str(right.border_title)
+
+
+async def test_a_live_dashboard_feeds_the_status_line(tmp_path, monkeypatch) -> None:
+    """`sgmon status` reads a running dashboard (or demo) as it reads a recorder, and finds
+    nothing once it has quit."""
+    from sgmon.hosts.sim import SimSource
+    from sgmon.status import read_states
+
+    monkeypatch.setenv("SGMON_RUNTIME_DIR", str(tmp_path))
+    app = SgmonApp([SimSource("healthy", speed=20.0)], measure_self=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: len(read_states(tmp_path)[0]) == 2)
+        hosts, running = read_states(tmp_path)
+        assert running and hosts["primary"]["items"][0][0] == "lfs"
+    assert read_states(tmp_path) == ({}, False)
