@@ -323,6 +323,10 @@ class Engine:
         self._ticker: _Worker | None = None
         self._alarm: _Alarm | None = None
         self._seq = 0
+        self.first_after: float | None = None
+        """Seconds after the priming sample to take the first frame, for a screen that should
+        show rates at once (top and htop take theirs over a fraction of a second); None: at
+        the first interval boundary, as a recording wants."""
 
     @property
     def collectors(self) -> list[Collector]:
@@ -488,8 +492,16 @@ class Engine:
             if resume is not None and not self._finish(w, run, *resume):
                 return
             last = time.time()
+            if resume is None and self.first_after is not None:
+                soon = last + self.first_after
+                if next_boundary(soon, self.interval) - soon > self.first_after:
+                    if self._sleep_until(run, soon, last) is None:
+                        return
+                    t = self._start(soon)
+                    if not self._finish(w, run, t, t.shared):
+                        return
             while not run.quitting:
-                target = self._sleep_to_boundary(run, last)
+                target = self._sleep_until(run, next_boundary(time.time(), self.interval), last)
                 if target is None:
                     return
                 last = target
@@ -502,9 +514,9 @@ class Engine:
         except Exception as e:  # emit raised: the run ends and the caller raises it
             run.error, run.over = e, True
 
-    def _sleep_to_boundary(self, run: _Run, last: float) -> float | None:
-        """Sleep to the next wall-clock boundary and return it; None when asked to quit."""
-        target = next_boundary(time.time(), self.interval)
+    def _sleep_until(self, run: _Run, target: float, last: float) -> float | None:
+        """Sleep to the wall-clock time ``target`` and return it (re-aligned to a boundary when
+        the clock steps back); None when asked to quit."""
         while True:
             now = time.time()
             if now >= target:

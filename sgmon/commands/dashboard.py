@@ -21,6 +21,6 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     interval = check_interval(parse_duration(args.interval)) if args.interval else None
     sources = sources_from_config(config, interval=interval)
-    from sgmon.tui.app import run_dashboard
+    from sgmon.tui.live import run_dashboard
 
     return run_dashboard(sources, config, title=config.name)

@@ -49,6 +49,6 @@ def run(args: argparse.Namespace) -> int:
     source = SimSource(
         args.scenario, seed=args.seed, interval=interval, speed=args.speed, onset=onset
     )
-    from sgmon.tui.app import run_dashboard
+    from sgmon.tui.live import run_dashboard
 
     return run_dashboard([source], config, title=config.name)

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             print_fields(src, frames)
     else:
         try:
-            from sgmon.tui.app import run_dashboard
+            from sgmon.tui.live import run_dashboard
         except ImportError as e:
             print(f"sgmon: dashboard not available ({e}); showing --summary", file=sys.stderr)
             print_summary(src, frames, config, src.start)

@@ -34,6 +34,7 @@ class SimSource:
         self.interval = self.pair.interval
         self.speed = speed
         self.duration = duration
+        self._soon = False
         self.hosts = [HostInfo("primary", "primary"), HostInfo("standby", "standby")]
 
     def schema(self, host: str) -> Schema:
@@ -44,9 +45,13 @@ class SimSource:
         """Sample the simulation every ``seconds`` of simulated time (the dashboard's +/-)."""
         self.pair.interval = self.interval = check_interval(seconds)
 
+    def show_soon(self) -> None:
+        """For a screen: the first frames at once (the pair primes itself, rates included)."""
+        self._soon = True
+
     def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
         """Emit both hosts' frames each (scaled) interval until stopped or the duration ends."""
-        next_at = time.monotonic() + self.interval / self.speed
+        next_at = time.monotonic() + (0.0 if self._soon else self.interval / self.speed)
         while not stop.is_set():
             if self.duration is not None and self.pair.t >= self.duration - 1e-9:
                 return

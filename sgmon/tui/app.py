@@ -9,7 +9,6 @@ of queueing them.  Every redraw reads the instant under the cursor from the hist
 from __future__ import annotations
 
 import bisect
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -27,13 +26,9 @@ from textual.widgets import Footer, Input, Static
 import themes
 from sgmon.config import Config
 from sgmon.hosts import HostInfo, Source
-from sgmon.hosts.replay import replaying
-from sgmon.judgement import Judgement, judge_for
 from sgmon.model import Frame, Schema
-from sgmon.monitor import Monitor
-from sgmon.sinks.statefile import StatePublisher
-from sgmon.tui.feed import Feed
 from sgmon.tui.help import HelpScreen
+from sgmon.tui.live import Live
 from sgmon.tui.palette import Palette
 from sgmon.tui.pane import HostPane
 from sgmon.tui.panels.base import Panel
@@ -113,21 +108,16 @@ class SgmonApp(App[int]):
         *,
         history: int = 900,
         measure_self: bool = True,
+        live: Live | None = None,
     ) -> None:
         self.theme_specs = themes.load_themes()
         self._defaults = dict(self.theme_specs["sgmon-dark"]["variables"])
         super().__init__()
         self.config = config or Config()
         self.title = title
-        judge = judge_for(self.config, sources, schema_of=self._schema)
-        sinks: list = [self._sink]
-        if sources and not replaying(sources):  # `sgmon status` shows a live dashboard too
-            self._publisher: StatePublisher | None = StatePublisher()
-            sinks.append(self._publisher)
-        else:
-            self._publisher = None
-        self.monitor = Monitor(sources, sinks=sinks, history=history, judge=judge)
-        self.feed = Feed(self.monitor.history, judge, keep=history)
+        self.live = live or Live(sources, self.config, history)
+        self.monitor = self.live.monitor
+        self.feed = self.live.feed
         self.timeline = Timeline(self.monitor, self.feed, self.config)
         for spec in self.theme_specs.values():
             self.register_theme(Theme(**spec))
@@ -146,14 +136,8 @@ class SgmonApp(App[int]):
 
     # ---- data in -------------------------------------------------------------------------
 
-    def _schema(self, host: str) -> Schema:
-        """A host's schema: its source's, or the one a test ingested its frames with."""
-        schema = self.feed.schemas.get(host)
-        return schema if schema is not None else self.monitor.schema(host)
-
-    def _sink(self, frame: Frame, judgement: Judgement) -> None:
-        """Called on the Monitor's dispatcher thread: keep, then ask the UI to redraw."""
-        self.feed.add(frame, judgement)
+    def _arrived(self) -> None:
+        """A frame was kept (on the Monitor's dispatcher thread): ask the UI to redraw."""
         if self._drawing:
             self.post_message(FramesArrived())
 
@@ -200,7 +184,8 @@ class SgmonApp(App[int]):
         self._drawing = True
         self.begin_capture_print(self, stdout=False, stderr=True)
         self._layout(self.size.width, self.size.height)
-        self.monitor.start()
+        self.live.listener = self._arrived
+        self.live.start()
         self.set_interval(1.0, self._tick)
         self.redraw()
 
@@ -213,9 +198,7 @@ class SgmonApp(App[int]):
     def on_unmount(self) -> None:
         """Stop the sources (their threads end at their next wait)."""
         self._drawing = False
-        self.monitor.stop(timeout=1.0)
-        if self._publisher is not None:
-            self._publisher.close()
+        self.live.stop()
 
     def on_resize(self, event: Resize) -> None:
         """Side by side, stacked, one pane, or a message, by terminal size."""
@@ -558,18 +541,3 @@ class SgmonApp(App[int]):
     def action_help(self) -> None:
         """Keys and colours."""
         self.push_screen(HelpScreen(self.palette))
-
-
-def run_dashboard(sources: list[Source], config: Config | None = None, title: str = "sgmon") -> int:
-    """Run the dashboard until the user quits; the exit code for the command."""
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        from sgmon.cli import UsageError
-
-        for source in sources:
-            source.close()
-        raise UsageError(
-            "the dashboard needs a terminal; for headless use try `sgmon record` or `sgmon status`"
-        )
-    app = SgmonApp(sources, config, title)
-    app.run()
-    return app.return_code or 0
