@@ -43,8 +43,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peers import GLANCES_OFFLINE, glances
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SADC = "/usr/lib/sysstat/sadc"
+SKIP_TICKS = 3  # per-collector figures start after these ticks (opening, first dumps)
 OTHER_PORT = 46000  # the unrelated connections' listener (this engineer's port range)
 FORK_LOOP = (
     "while :; do iostat -dxk >/dev/null; ss -tinm >/dev/null; ip -s link >/dev/null; "
@@ -93,22 +96,24 @@ def worker(ticks: int, dg_port: int, out: str, encode: bool = False) -> None:
 
     collectors = make_collectors(Config(ports=(dg_port,)), None)
     thread_cpu = {c.name: [0.0, 0] for c in collectors}
+    counting = [False]  # the first ticks open files and sockets and learn layouts: not counted
     for c in collectors:
-        c.sample = _timed(c.sample, thread_cpu[c.name])  # type: ignore[method-assign]
+        c.sample = _timed(c.sample, thread_cpu[c.name], counting)  # type: ignore[method-assign]
     source = LocalSource(collectors, 1.0)
     stop = threading.Event()
     last: Frame | None = None  # frames are dropped as a recorder drops them
-    durations = {c.name: 0.0 for c in collectors}  # after the first frame (opening, first dump)
+    durations = {c.name: 0.0 for c in collectors}  # after the first SKIP_TICKS frames
     marks: list[tuple[float, float]] = []
 
     def emit(frame: Frame) -> None:
         nonlocal last
         if encode:
             frame.to_json()
-        if last is not None:
+        if counting[0]:
             for name, res in frame.collectors.items():
                 durations[name] += res.duration_ms or 0
         last = frame
+        counting[0] = len(marks) + 1 >= SKIP_TICKS
         ru = resource.getrusage(resource.RUSAGE_SELF)
         marks.append((time.monotonic(), ru.ru_utime + ru.ru_stime))
         if len(marks) >= ticks:
@@ -124,7 +129,7 @@ def worker(ticks: int, dg_port: int, out: str, encode: bool = False) -> None:
             "status": res.status.value,
             "error": res.error,
             "rows": len(res.rows),
-            "mean_ms": round(durations[name] / max(1, len(marks) - 1), 3),
+            "mean_ms": round(durations[name] / max(1, len(marks) - SKIP_TICKS), 3),
             "cpu_ms": round(1000 * thread_cpu[name][0] / max(1, thread_cpu[name][1]), 3),
         }
         for name, res in last.collectors.items()
@@ -144,16 +149,18 @@ def worker(ticks: int, dg_port: int, out: str, encode: bool = False) -> None:
     )
 
 
-def _timed(sample, acc: list):
-    """Wrap a collector's sample() to add its thread CPU time and count to ``acc``."""
+def _timed(sample, acc: list, counting: list[bool]):
+    """Wrap a collector's sample() to add its thread CPU time and count to ``acc`` once
+    ``counting[0]`` is set."""
 
     def timed():
         t0 = time.thread_time()
         try:
             return sample()
         finally:
-            acc[0] += time.thread_time() - t0
-            acc[1] += 1
+            if counting[0]:
+                acc[0] += time.thread_time() - t0
+                acc[1] += 1
 
     return timed
 
@@ -317,7 +324,10 @@ def _measure(samples: int, warmup: int, dg_port: int, dg_conns: int) -> int:
                 note="each frame also JSON-encoded (the agent's sink)",
             ),
             Tool("sadc -S XALL", [SADC, "-S", "XALL", "1", str(total), str(tmp / "sa.bin")]),
-            Tool("glances -t 1", [_glances(), "-q", "-t", "1", "--stop-after", str(total)]),
+            Tool(
+                "glances -t 1",
+                [glances(), "-q", "-t", "1", "--stop-after", str(total), *GLANCES_OFFLINE],
+            ),
             Tool("fork loop", ["bash", "-c", FORK_LOOP], note="iostat, ss, ip, mpstat /s"),
         ]
         for t in tools:
@@ -353,11 +363,6 @@ def _measure(samples: int, warmup: int, dg_port: int, dg_conns: int) -> int:
                 stop(t)
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
-
-
-def _glances() -> str:
-    local = Path(sys.executable).with_name("glances")
-    return str(local) if local.exists() else "glances"
 
 
 def _cpu_or_skip(t: Tool, end: bool = False) -> float:

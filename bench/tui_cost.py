@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peers import GLANCES_OFFLINE
+
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SOCKET = f"sgmon-bench-{os.getpid()}"
@@ -122,11 +124,10 @@ def contenders(glances: str | None, home: str) -> list[Contender]:
     if shutil.which("btop"):
         out.append(Contender("btop", "btop", b"btop", lambda s: "cpu" in s.lower()))
     if glances:
-        off = "cloud,ip,ports,docker,wifi,folders,raid,smart,sensors,gpu,containers"
         out.append(
             Contender(
                 "glances -t 1",
-                f"{glances} -t 1 --disable-check-update --disable-plugin {off}",
+                " ".join([glances, "-t", "1", *GLANCES_OFFLINE]),
                 b"glances",
                 lambda s: "CPU" in s and "MEM" in s,
             )
