@@ -13,6 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 from textual.events import Resize
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -128,11 +129,21 @@ class Panel(Widget, can_focus=True):
             head = strips[0].crop(0, max(0, width - note.cell_len))
             tail = to_strips(self.app.console, note, note.cell_len)[0]
             strips = [Strip.join([head, tail]).adjust_cell_length(width), *strips[1:kept]]
-        self._strips = strips
-        self._styled = None
-        if self.styles.height is None or self.styles.height.value != len(self._strips):
-            self.styles.height = max(1, len(self._strips))
-        self.refresh()
+        old, self._strips = self._strips, strips
+        if len(old) != len(strips) or self._styled is None:
+            self._styled = None
+            if self.styles.height is None or self.styles.height.value != len(strips):
+                self.styles.height = max(1, len(strips))
+            self.refresh()
+            return
+        # the same number of lines: repaint only those that changed (a panel's title, its
+        # headings and its steady rows stay as Textual last composited them)
+        base = self.rich_style
+        changed = [y for y, (a, b) in enumerate(zip(old, strips, strict=True)) if a != b]
+        for y in changed:
+            self._styled[y] = strips[y].apply_style(base)
+        if changed:
+            self.refresh(*(Region(0, y, width, 1) for y in changed))
 
     def in_sight(self) -> bool:
         """Whether any line of the panel is inside its pane's scroll window (or it is zoomed).
