@@ -108,9 +108,3 @@ def main(argv: list[str] | None = None) -> int:
 def _fail(message: str, code: int) -> int:
     print(f"sgmon: {message}", file=sys.stderr)
     return code
-
-
-def not_built(name: str, issue: str) -> int:
-    """What a command prints until its issue lands."""
-    print(f"sgmon: `sgmon {name}` is not built yet ({issue})", file=sys.stderr)
-    return 2
