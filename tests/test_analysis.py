@@ -445,6 +445,37 @@ def test_shared_busy_kernel_blames_the_host_whose_commits_wait() -> None:
     assert "LGWR" in found[0].title and found[0].severity != "info"
 
 
+def test_lgwr_starvation_is_named_from_its_own_run_queue_delay() -> None:
+    """Seed 000 step 2 measured: with the procs collector, LGWR kept waiting for a CPU names
+    the cause even on a host with idle CPUs (a cgroup quota, affinity), and a host at %idle 0
+    whose LGWR is never kept waiting is busy, not a starved commit path."""
+
+    def ticks(idle: float, lgwr_runq: float) -> list[list[Frame]]:
+        out = []
+        for t in range(30):
+            bad = t >= 20
+            cpu = {"all": {"idle": idle if bad else 60.0, "runq_sz": 1.0}}
+            procs = {
+                "LGWR": {"runq": lgwr_runq if bad else 0.2, "cpu": 5.0, "state": "S"},
+                "DBW0": {"runq": 80.0 if bad else 0.1, "cpu": 2.0, "state": "S"},  # not LGWR
+            }
+            waits_now = waits(
+                log_file_sync={"avg": 20.0 if bad else 1.0, "p99": 64.0 if bad else 2.0}
+            )
+            out.append(
+                [frame("p", t, role="primary", cpu=cpu, procs=procs, oracle_waits=waits_now)]
+            )
+        return out
+
+    quota = [f for f in _run(ticks(idle=55.0, lgwr_runq=40.0)) if f.rule == "cpu_starvation"]
+    assert quota and quota[0].severity != "info", quota
+    assert "LGWR waits for a CPU 40 ms/s" in quota[0].title
+    assert ("p", "procs", "LGWR", "runq") in quota[0].series
+    busy = [f for f in _run(ticks(idle=0.5, lgwr_runq=0.3)) if f.rule == "cpu_starvation"]
+    assert busy and all(f.severity == "info" for f in busy), busy
+    assert "not kept waiting" in busy[0].title
+
+
 def test_series_that_stop_reporting_are_forgotten() -> None:
     """A DG socket that reconnects comes back on a new port: the old series must not pile up."""
     a = Analyzer()

@@ -28,6 +28,8 @@ class HostOS:
         self.rng = rng
         self.load = [2.6, 2.5, 2.4]
         self.primary = role == "primary"
+        self.procs_rng = random.Random(f"sgmon-sim/procs/{role}")
+        """The process rows' own jitter, so adding them left every other series as it was."""
 
     def rows(self, st: TickStats, c: Conditions, dt: float) -> dict[str, Rows]:
         """Frame rows of cpu, paging, disk, netdev and tcp for this interval."""
@@ -37,6 +39,7 @@ class HostOS:
             "disk": self._disk(st, c, dt),
             "netdev": self._netdev(st, dt),
             "tcp": self._tcp(st, c, dt),
+            "procs": self._procs(st, c, dt),
         }
 
     def _j(self, v: float, spread: float = 0.08) -> float:
@@ -109,6 +112,42 @@ class HostOS:
         sys_ = _dev(self._j(1.0, 0.5), self._j(6.0, 0.5), 12.0, 60.0, 0.4, 0.8, svctm=0.3)
         return {"sda": sys_, "sdb": redo, "sdc": data}
 
+    def _procs(self, st: TickStats, c: Conditions, dt: float) -> Rows:
+        """The commit path's processes: a CPU-starved primary keeps LGWR and its workers
+        runnable but waiting (run-queue delay), a capped standby keeps RFS in D on its writes."""
+        j = self.procs_rng
+        if self.primary:
+            busy, extra = c.cpu_busy, c.runq_extra
+        else:
+            busy, extra = 0.12 + (0.1 if c.standby_cap else 0.0), 0.0
+        queued = max(0.0, (busy * NCPU + extra - NCPU) / NCPU)  # runnable per CPU beyond one
+        writes = st.writes / dt
+        rows: Rows = {}
+        table = PRIMARY_PROCS if self.primary else STANDBY_PROCS
+        for name, (pid, share, per_write) in table.items():
+            demand = share * (0.5 + writes / 800.0 if per_write else 1.0)
+            runq = 1000.0 * demand * queued + j.uniform(0.02, 0.4)
+            io_ms = 0.0
+            state = "R" if queued > 1 and j.random() < 0.5 else "S"
+            wchan = None
+            if name.startswith("RFS"):
+                io_ms = min(1000.0, st.rfs_ms / dt)  # time in its SRL writes
+                if c.standby_cap and io_ms > 500:
+                    state, wchan = "D", "blk_mq_get_tag"  # queued for a tag of the capped device
+            rows[name] = {
+                "pid": pid,
+                "cpu": round(min(100.0, 100.0 * demand * (1 + j.uniform(-0.1, 0.1))), 2),
+                "runq": round(runq, 2),
+                "io_delay": round(io_ms, 1),
+                "state": state,
+                "wchan": wchan,
+                "vcsw": round(writes if per_write else 5.0 + j.uniform(0, 2), 1),
+                "nvcsw": round(runq / 4.0 + j.uniform(0, 1), 1),
+                "read_kb": 0.0,
+                "write_kb": round(st.redo_bytes / 1024 / dt, 1) if name == "LGWR" else 0.0,
+            }
+        return rows
+
     def _netdev(self, st: TickStats, dt: float) -> Rows:
         kb = st.redo_bytes / 1024 / dt
         pkts = st.redo_bytes / 1448 / dt + st.writes / dt
@@ -146,6 +185,17 @@ class HostOS:
             "lost_retransmit": 0.0,
         }
         return {inst: sock, "host": host}
+
+
+PRIMARY_PROCS = {  # name: (pid, share of a CPU it runs at, runs per write?)
+    "LGWR": (4101, 0.04, True), "LG00": (4102, 0.015, True), "LG01": (4103, 0.015, True),
+    "NSS2": (4242, 0.02, True), "TT00": (4105, 0.002, False), "ARC0": (4106, 0.003, False),
+    "CKPT": (4107, 0.002, False), "DBW0": (4108, 0.01, False),
+}  # fmt: skip
+STANDBY_PROCS = {
+    "RFS[5151]": (5151, 0.02, True), "MRP0": (5201, 0.03, False), "PR00": (5202, 0.02, False),
+    "PR01": (5203, 0.02, False), "ARC0": (5204, 0.003, False),
+}  # fmt: skip
 
 
 def _dev(

@@ -27,7 +27,7 @@ from sgmon.sim.scenarios import DEFAULT_ONSET, SCENARIOS, conditions
 from sgmon.sim.standin import StandIn
 from sgmon.sim.traces import TraceWriter
 
-OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp")
+OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp", "procs")
 DB_COLLECTORS: tuple[type[Collector], ...] = (
     OracleWaitsCollector,
     OracleRedoCollector,

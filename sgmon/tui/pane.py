@@ -27,6 +27,7 @@ from sgmon.tui.panels.heatmap import HeatmapPanel
 from sgmon.tui.panels.histogram import HistogramPanel
 from sgmon.tui.panels.interfaces import InterfacesPanel
 from sgmon.tui.panels.paging import PagingPanel
+from sgmon.tui.panels.processes import ProcessesPanel
 from sgmon.tui.panels.sockets import SocketsPanel
 from sgmon.tui.panels.waits import WaitsPanel
 from sgmon.tui.view import PaneView, SeriesKey
@@ -40,6 +41,7 @@ PANELS: tuple[type[Panel], ...] = (
     DataGuardPanel,
     DisksPanel,
     CpuPanel,
+    ProcessesPanel,
     PagingPanel,
     InterfacesPanel,
 )

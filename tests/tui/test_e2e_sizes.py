@@ -36,10 +36,10 @@ class Cited:
 
 
 CASES = {
-    "primary-cpu-starved": Cited(
+    "primary-cpu-starved": Cited(  # LGWR's own run-queue delay, not %idle, names the cause
         "PRIMARY",
-        rf"CPU %idle (?P<idle>{NUM}), runq (?P<runq>{NUM}) on",
-        (r"\bidle {idle} ", r"\brunq {runq} ", rf"\bload {NUM}", rf"\busr {NUM}", rf"\bsys {NUM}"),
+        rf"(?P<name>LGWR|LG\d\d|NSS\d) waits for a CPU (?P<runq>{NUM}) ms/s",
+        (rf"\b{{name}}\s+[RSD]\S*\s+{NUM}\s+{{runq}}\s",),
     ),
     "rto-stall": Cited(
         "PRIMARY",

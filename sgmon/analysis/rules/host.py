@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sgmon.analysis.context import Context
+from sgmon.analysis.context import Context, HostView
 from sgmon.analysis.rules.base import (
     CAUSE,
     QUEUED_IDLE,
@@ -16,9 +16,28 @@ from sgmon.model import number
 from sgmon.units import fmt_num
 
 
+def waiting(ctx: Context, view: HostView) -> list[tuple[float, str]]:
+    """(run-queue delay ms/s, name) of the host's commit-path processes that wait for a CPU
+    past their limit (the procs collector's schedstat), worst first: LGWR and its LGnn workers
+    and NSS/LNS on a primary, RFS on a standby."""
+    names = ("RFS",) if view.role == "standby" else ("LGWR", "LG", "NSS", "LNS")
+    out = []
+    for inst, row in view.frame.rows("procs").items():
+        delay = number(row.get("runq"))
+        lim = ctx.grader.limit(view.name, "procs", inst, "runq")
+        if delay is not None and inst.startswith(names) and lim and lim.grade(delay):
+            out.append((delay, inst))
+    return sorted(out, reverse=True)
+
+
 @rule("cpu_starvation", seed="000", weight=CAUSE)
 def cpu_starvation(ctx: Context) -> Iterable[Claim]:
-    """Seed 000, commit steps 2 and 12: LGWR (and RFS) need CPU to write and to post."""
+    """Seed 000, commit steps 2 and 12: LGWR (and RFS) need CPU to write and to post.
+
+    Where the procs collector follows the processes, their own run-queue delay decides: %idle
+    near 0 with LGWR never kept waiting is a busy host, not a starved commit path, and LGWR kept
+    waiting on a host with idle CPUs (affinity, a cgroup's quota) is starvation all the same.
+    """
     for h, view in ctx.hosts.items():
         row = view.frame.rows("cpu").get("all", {})
         idle, runq = number(row.get("idle")), number(row.get("runq_sz"))
@@ -26,15 +45,37 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
         runq_lim = ctx.grader.limit(h, "cpu", "all", "runq_sz", view.ncpu)
         busy = idle is not None and idle_lim is not None and idle_lim.grade(idle) is not None
         queued = runq is not None and runq_lim is not None and runq_lim.grade(runq) is not None
-        if not (busy or (queued and idle is not None and idle < QUEUED_IDLE)):
+        followed = bool(view.frame.rows("procs"))
+        kept = waiting(ctx, view) if followed else []
+        if not (kept or (busy or (queued and idle is not None and idle < QUEUED_IDLE))):
             continue  # a long run queue on CPUs that still idle is a sampling blip, not starvation
-        has_db = bool(view.frame.rows("oracle_waits"))
+        has_db = bool(view.frame.rows("oracle_waits")) or followed
         who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
         ev = [
             f"CPU %idle {fmt_num(idle)}, runq-sz {fmt_num(runq)}, load1 "
             f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs (seed 000: %idle near 0, "
             "runq or load above 2x cores)"
         ]
+        if followed and not kept:
+            yield Claim(
+                host=h,
+                subject="cpu",
+                severity="info",
+                cause=f"CPU %idle {fmt_num(idle)}, runq {fmt_num(runq)} on {view.ncpu} CPUs",
+                where=h,
+                conclusion=f"busy, but {who} is not kept waiting for a CPU",
+                evidence=[*ev, f"{who}'s run-queue delay is below its limit (schedstat)"],
+                series=[(h, "cpu", "all", "idle")],
+                explains=False,
+            )
+            continue
+        if kept:
+            ev.insert(
+                0,
+                "runnable but not running (schedstat run_delay): "
+                + ", ".join(f"{name} {fmt_num(ms)} ms/s" for ms, name in kept[:4])
+                + " (seed 000 commit step 2, measured)",
+            )
         b = ctx.budget
         lgwr = b.share(b.overhead_ms) if b is not None else None
         remote = b.share(b.remote_write_ms) if b is not None else None
@@ -57,8 +98,11 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
             f"fix: find what takes the CPU; keep {who} runnable (priority, fewer "
             "foregrounds, more cores)"
         )
-        keys = [(h, "cpu", "all", f) for f in ("idle", "runq_sz", "load1", "usr", "sys")]
+        keys = [(h, "procs", name, "runq") for _, name in kept]
+        keys += [(h, "cpu", "all", f) for f in ("idle", "runq_sz", "load1", "usr", "sys")]
         cause = f"CPU %idle {fmt_num(idle)}, runq {fmt_num(runq)} on {view.ncpu} CPUs"
+        if kept:
+            cause = f"{kept[0][1]} waits for a CPU {fmt_num(kept[0][0])} ms/s"
         yield Claim(
             host=h,
             subject="cpu",

@@ -69,6 +69,14 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
             if avg is not None:
                 tail = f", p99 {buckets.quantile_text(p99)}" if p99 is not None else ""
                 ev.append(f"standby {event} avg {fmt_num(avg)} ms{tail}")
+        for name, prow in view.frame.rows("procs").items():
+            if name.startswith("RFS") and prow.get("state") == "D":
+                io = number(prow.get("io_delay"))
+                said = f", waiting for I/O {fmt_num(io)} ms/s" if io is not None else ""
+                ev.append(
+                    f"{name} in D ({prow.get('wchan') or '?'}){said}: the receiving process "
+                    "itself waits on the device (seed 003, seen from the process)"
+                )
         p = ctx.primary
         if p is not None and ctx.outlier((p.name, "oracle_redo", "db", "redo_size_lwd")):
             ev.append(

@@ -1,0 +1,131 @@
+"""The procs collector on real processes named as an instance's are: discovery by name, the
+kernel's run-queue delay measured where two busy processes share one CPU, restarts, RFS by its
+Data Guard socket.  Every process the test starts is bounded in time and killed at the end."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from collectors.procs import ProcsCollector
+
+PROG = (
+    "import sys, time\n"
+    "open('/proc/self/comm', 'w').write(sys.argv[1])\n"
+    "end = time.monotonic() + float(sys.argv[3])\n"
+    "while time.monotonic() < end:\n"
+    "    if sys.argv[2] == 'sleep':\n"
+    "        time.sleep(0.05)\n"
+)
+
+
+@pytest.fixture
+def spawn() -> Iterator:
+    started: list[subprocess.Popen] = []
+
+    def start(name: str, mode: str = "sleep", seconds: float = 20, cpu: int | None = None):
+        argv = [sys.executable, "-c", PROG, name, mode, str(seconds)]
+        if cpu is not None:
+            argv = ["taskset", "-c", str(cpu), *argv]
+        p = subprocess.Popen(argv)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.kill()
+        p.wait()
+
+
+def _named(c: ProcsCollector, names: set[str], timeout: float = 5.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        c._walked = float("-inf")  # walk now: the test's processes were just started
+        rows = c.sample()
+        if names <= rows.keys() or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.1)
+
+
+def test_background_processes_are_found_by_name_and_measured(spawn) -> None:
+    """Two busy processes pinned to one CPU each get half of it and wait the other half: the
+    one named LGWR shows ~50 % CPU and ~500 ms/s of run-queue delay; a sleeper shows neither."""
+    spawn("ora_lgwr_TST", "busy", 10, cpu=0)
+    spawn("hog", "busy", 10, cpu=0)
+    spawn("ora_nss2_TST")
+    spawn("ora_lgwr_OTHER")  # another instance's: left out by sid
+    c = ProcsCollector({"sid": "TST"})
+    c.open()
+    try:
+        prev = _named(c, {"LGWR", "NSS2"})
+        t0 = time.monotonic()
+        time.sleep(2.0)
+        rows = c.derive(prev, c.sample(), time.monotonic() - t0)
+    finally:
+        c.close()
+    assert set(rows) == {"LGWR", "NSS2"}
+    lgwr, nss = rows["LGWR"], rows["NSS2"]
+    assert lgwr["cpu"] == pytest.approx(50, abs=15) and lgwr["runq"] == pytest.approx(500, abs=150)
+    assert lgwr["nvcsw"] > 10  # preempted by the hog, again and again
+    assert nss["runq"] < 50 and nss["state"] == "S" and nss["vcsw"] > 5  # it sleeps 20x/s
+
+
+def test_a_restarted_process_is_followed_with_an_event(spawn) -> None:
+    first = spawn("ora_ckpt_TST")
+    c = ProcsCollector({"sid": "TST"})
+    c.open()
+    try:
+        assert _named(c, {"CKPT"})["CKPT"]["pid"] == first.pid
+        first.kill()
+        first.wait()
+        second = spawn("ora_ckpt_TST")
+        time.sleep(0.3)
+        rows = c.sample()  # the old one is gone: a walk at once finds its successor
+        events = c.take_events()
+    finally:
+        c.close()
+    assert rows["CKPT"]["pid"] == second.pid
+    assert [(e.kind, e.instance) for e in events] == [("restart", "CKPT")]
+    assert f"{first.pid} -> {second.pid}" in events[0].text
+
+
+def test_rfs_is_the_server_process_holding_a_data_guard_socket(spawn) -> None:
+    """On a standby, RFS is an ``oracle<SID> (LOCAL=NO)`` server process whose established
+    socket has the Data Guard port as its local port (the listener handed it the primary's
+    connection); another server process is not RFS, nor is any on a primary (its server
+    processes on the listener port serve clients)."""
+    server = (
+        "import socket, sys, time\n"
+        "open('/proc/self/comm', 'w').write('oracleTST')\n"
+        "srv = socket.socket()\n"
+        "srv.bind(('127.0.0.1', 0))\n"
+        "srv.listen()\n"
+        "print(srv.getsockname()[1], flush=True)\n"
+        "conn, _ = srv.accept()\n"
+        "time.sleep(20)\n"
+    )
+    rfs = subprocess.Popen([sys.executable, "-c", server], stdout=subprocess.PIPE, text=True)
+    idle = spawn("oracleTST")
+    try:
+        port = int(rfs.stdout.readline())
+        with socket.create_connection(("127.0.0.1", port)):  # the primary's NSS connecting
+            standby = ProcsCollector({"role": "standby", "ports": [port]})
+            primary = ProcsCollector({"role": "primary", "ports": [port]})
+            standby.open()
+            primary.open()
+            try:
+                rows = _named(standby, {f"RFS[{rfs.pid}]"})
+                other = _named(primary, set(), timeout=0)
+            finally:
+                standby.close()
+                primary.close()
+    finally:
+        rfs.kill()
+        rfs.wait()
+    assert f"RFS[{rfs.pid}]" in rows and f"RFS[{idle.pid}]" not in rows
+    assert not any(k.startswith("RFS") for k in other)
