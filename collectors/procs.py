@@ -47,6 +47,8 @@ BACKGROUND = re.compile(
     re.IGNORECASE,
 )
 """Background processes of the commit path, by their comm name ``ora_<pname>_<SID>``."""
+THREADED = re.compile(r"^ora_u\d{3}_\w+$", re.IGNORECASE)
+"""threaded_execution=TRUE: the background processes are threads of these, named as above."""
 
 FIELDS = (
     Field("pid", "", G, "process id"),
@@ -72,15 +74,19 @@ FIELDS = (
 class _Followed:
     """One followed process: its pid, start time and open /proc files."""
 
-    __slots__ = ("io", "last", "nthreads", "pid", "runs", "start", "stat", "tasks")
+    __slots__ = ("base", "io", "last", "nthreads", "pid", "runs", "start", "stat", "tasks")
 
-    def __init__(self, proc: str, pid: int) -> None:
-        base = os.path.join(proc, str(pid))
+    def __init__(self, base: str, pid: int, thread: bool = False) -> None:
+        self.base = base
+        """/proc/PID, or /proc/PID/task/TID for a thread of a threaded_execution process."""
         self.pid = pid
         self.stat = ProcFile(os.path.join(base, "stat"))
         self.start = _stat_fields(self.stat.read())[19]
         self.io: ProcFile | None = _maybe(os.path.join(base, "io"))
         self.tasks: dict[str, tuple[ProcFile, ProcFile]] = {}
+        if thread:  # itself only: its process's other threads are other processes' work
+            sched = ProcFile(os.path.join(base, "schedstat"))
+            self.tasks[str(pid)] = (sched, ProcFile(os.path.join(base, "status")))
         self.nthreads = 1
         self.runs = -1
         """Times its threads were put on a CPU (schedstat pcount) at the last full read."""
@@ -133,7 +139,7 @@ class ProcsCollector(Collector):
         gone = []
         for inst, p in self._followed.items():
             try:
-                rows[inst] = _read(p, self.proc, self._delayacct)
+                rows[inst] = _read(p, self._delayacct)
             except (OSError, ValueError, IndexError):
                 gone.append(inst)
         if gone:  # exited or restarted: look for its successor now, not in DISCOVER_S
@@ -144,7 +150,7 @@ class ProcsCollector(Collector):
                 successor = self._followed.get(inst)
                 if successor is not None:
                     try:
-                        rows[inst] = _read(successor, self.proc, self._delayacct)
+                        rows[inst] = _read(successor, self._delayacct)
                     except (OSError, ValueError, IndexError):
                         continue
         return rows
@@ -160,10 +166,28 @@ class ProcsCollector(Collector):
             p.close()
         self._followed.clear()
 
+    def _threads(self, path: str) -> dict[str, tuple[str, int, bool]]:
+        """The background threads of one threaded_execution process, by their comm names."""
+        out: dict[str, tuple[str, int, bool]] = {}
+        try:
+            tids = os.listdir(os.path.join(path, "task"))
+        except OSError:
+            return out
+        for tid in tids:
+            base = os.path.join(path, "task", tid)
+            try:
+                with open(os.path.join(base, "comm"), "rb") as fh:
+                    m = BACKGROUND.match(fh.read().decode("ascii", "replace").strip())
+            except OSError:
+                continue
+            if m is not None and (self.sid is None or m.group(2).upper() == self.sid):
+                out[f"{m.group(1).upper()} {m.group(2).upper()}"] = (base, int(tid), True)
+        return out
+
     def _walk(self, now: float) -> None:
         """Find the processes to follow: background ones by comm, RFS by its DG socket."""
         self._walked = now
-        found: dict[str, int] = {}
+        found: dict[str, tuple[str, int, bool]] = {}  # name -> (/proc path, pid or tid, thread)
         servers: list[int] = []
         for entry in os.scandir(self.proc):
             if not entry.name.isdigit():
@@ -177,21 +201,23 @@ class ProcsCollector(Collector):
             if m is not None:
                 pname, sid = m.group(1).upper(), m.group(2).upper()
                 if self.sid is None or sid == self.sid:
-                    found[f"{pname} {sid}"] = int(entry.name)
+                    found[f"{pname} {sid}"] = (entry.path, int(entry.name), False)
+            elif THREADED.match(comm):
+                found.update(self._threads(entry.path))
             elif comm.startswith("oracle") and self.role != "primary":
                 servers.append(int(entry.name))
         sids = {k.split(" ", 1)[1] for k in found}
         names = {k: (k.split(" ", 1)[0] if len(sids) <= 1 else k) for k in found}
-        wanted = {names[k]: pid for k, pid in found.items()}
+        wanted = {names[k]: where for k, where in found.items()}
         for pid in _rfs(self.proc, servers, self.ports):
-            wanted[f"RFS[{pid}]"] = pid
-        for inst in [i for i, p in self._followed.items() if wanted.get(i) != p.pid]:
+            wanted[f"RFS[{pid}]"] = (os.path.join(self.proc, str(pid)), pid, False)
+        for inst in [i for i, p in self._followed.items() if wanted.get(i, ("",))[0] != p.base]:
             self._followed.pop(inst).close()
-        for inst, pid in wanted.items():
+        for inst, (base, pid, thread) in wanted.items():
             if inst in self._followed:
                 continue
             try:
-                self._followed[inst] = _Followed(self.proc, pid)
+                self._followed[inst] = _Followed(base, pid, thread)
             except (OSError, IndexError):
                 continue
             if inst in self._seen and self._seen[inst] != pid:
@@ -200,7 +226,7 @@ class ProcsCollector(Collector):
             self._seen[inst] = pid
 
 
-def _read(p: _Followed, proc: str, delayacct: bool) -> dict[str, Any]:
+def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
     """One process's raw counters (threads summed) and state.
 
     Most of an instance's processes sleep through most ticks: one that was sleeping and has
@@ -209,7 +235,7 @@ def _read(p: _Followed, proc: str, delayacct: bool) -> dict[str, Any]:
     instead of 25).  A process in R or D is read in full every tick.
     """
     if p.last is not None and p.last["state"] not in ("R", "D"):
-        scheds = [sched.read().split() for sched, _ in _tasks(p, proc, p.nthreads)]
+        scheds = [sched.read().split() for sched, _ in _tasks(p, p.nthreads)]
         if sum(int(x[2]) for x in scheds) == p.runs:
             return p.last
     f = _stat_fields(p.stat.read())
@@ -220,7 +246,7 @@ def _read(p: _Followed, proc: str, delayacct: bool) -> dict[str, Any]:
     utime, stime = int(f[11]), int(f[12])
     run_delay = runs = 0
     vcsw = nvcsw = 0
-    for sched, status in _tasks(p, proc, p.nthreads):
+    for sched, status in _tasks(p, p.nthreads):
         fields = sched.read().split()
         run_delay += int(fields[1])
         runs += int(fields[2])
@@ -235,7 +261,7 @@ def _read(p: _Followed, proc: str, delayacct: bool) -> dict[str, Any]:
         "nvcsw": nvcsw,
     }
     if state == "D":
-        row["wchan"] = _wchan(os.path.join(proc, str(p.pid), "wchan"))
+        row["wchan"] = _wchan(os.path.join(p.base, "wchan"))
     if p.io is not None:
         io = p.io.read()
         row["read_kb"] = _io(io, "read_bytes: ") / 1024
@@ -244,10 +270,11 @@ def _read(p: _Followed, proc: str, delayacct: bool) -> dict[str, Any]:
     return row
 
 
-def _tasks(p: _Followed, proc: str, nthreads: int) -> Iterable[tuple[ProcFile, ProcFile]]:
-    """Each thread's schedstat and status, opened once (one task for a single-threaded one)."""
-    if len(p.tasks) != nthreads:
-        base = os.path.join(proc, str(p.pid), "task")
+def _tasks(p: _Followed, nthreads: int) -> Iterable[tuple[ProcFile, ProcFile]]:
+    """Each thread's schedstat and status, opened once (one task for a single-threaded one;
+    a followed thread is its own only task)."""
+    if len(p.tasks) != nthreads and "/task/" not in p.base:
+        base = os.path.join(p.base, "task")
         live = set(os.listdir(base))
         for tid in [t for t in p.tasks if t not in live]:
             for f in p.tasks.pop(tid):

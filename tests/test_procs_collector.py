@@ -129,3 +129,40 @@ def test_rfs_is_the_server_process_holding_a_data_guard_socket(spawn) -> None:
         rfs.wait()
     assert f"RFS[{rfs.pid}]" in rows and f"RFS[{idle.pid}]" not in rows
     assert not any(k.startswith("RFS") for k in other)
+
+
+def test_threaded_execution_follows_the_background_thread_alone(spawn) -> None:
+    """With threaded_execution=TRUE the background processes are threads of ``ora_uNNN_<SID>``
+    processes; LGWR is followed as its own thread (its tid), not summed with its neighbours."""
+    threaded = (
+        "import os, threading, time\n"
+        "open('/proc/self/comm', 'w').write('ora_u001_TST')\n"
+        "def lgwr():\n"
+        "    open(f'/proc/self/task/{threading.get_native_id()}/comm', 'w').write('ora_lgwr_TST')\n"
+        "    end = time.monotonic() + 20\n"
+        "    while time.monotonic() < end:\n"
+        "        pass\n"
+        "t = threading.Thread(target=lgwr, daemon=True)\n"
+        "t.start()\n"
+        "print(t.native_id, flush=True)\n"
+        "time.sleep(20)\n"
+    )
+    proc = subprocess.Popen(
+        ["taskset", "-c", "0", sys.executable, "-c", threaded], stdout=subprocess.PIPE, text=True
+    )
+    spawn("hog", "busy", 10, cpu=0)
+    c = ProcsCollector({"sid": "TST"})
+    c.open()
+    try:
+        tid = int(proc.stdout.readline())
+        prev = _named(c, {"LGWR"})
+        t0 = time.monotonic()
+        time.sleep(2.0)
+        rows = c.derive(prev, c.sample(), time.monotonic() - t0)
+    finally:
+        c.close()
+        proc.kill()
+        proc.wait()
+    assert rows["LGWR"]["pid"] == tid != proc.pid
+    assert rows["LGWR"]["cpu"] == pytest.approx(50, abs=15)
+    assert rows["LGWR"]["runq"] == pytest.approx(500, abs=150)

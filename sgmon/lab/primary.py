@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from sgmon.lab.proc import LogDevice, bind_to_parent, device_size, pin
+from sgmon.lab.proc import LogDevice, bind_to_parent, device_size, name_thread, pin
 from sgmon.lab.waits import WaitRecorder
 from sgmon.lab.wire import ACK, HEAD, PORT, REDO, SWITCH
 from sgmon.probe.protocol import ProtocolError, recv_exact
@@ -31,6 +31,9 @@ EVENTS = ("log file sync", "log file parallel write", "SYNC Remote Write", "Redo
 SWITCH_BYTES = 1 << 20  # written at each log switch (header and preformat of the new log)
 SWITCH_EVERY = 0.5  # seconds between switches during a burst
 SWITCH_BURST_MAX = 15.0  # a burst ends by itself after this long
+
+SID = "PROD"
+"""The instance's name: its V$ stand-in's DB_UNIQUE_NAME and its threads' comm names."""
 
 
 class LogWriter:
@@ -72,6 +75,7 @@ class LogWriter:
 
     def run(self) -> None:
         """The writer loop; on a lost standby it records why and stops the primary."""
+        name_thread(f"ora_lgwr_{SID}")
         try:
             while not self.stop.is_set():
                 with self.cond:
@@ -155,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     stop = bind_to_parent(a.duration)
     pin(a.cpu)
-    standin = StandIn(a.standin, role="PRIMARY", db_unique_name="PROD")
+    name_thread(f"ora_u001_{SID}")  # threaded_execution's container: LGWR is one thread of it
+    standin = StandIn(a.standin, role="PRIMARY", db_unique_name=SID)
     standin.set_dest(2, target="STBY", transmit_mode="SYNCHRONOUS", affirm="YES", net_timeout=30)
     rec = WaitRecorder(standin, stop)
     rec.start(EVENTS)

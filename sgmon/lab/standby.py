@@ -14,13 +14,16 @@ import threading
 import time
 
 from sgmon.lab.primary import SWITCH_BYTES
-from sgmon.lab.proc import LogDevice, bind_to_parent, device_size, pin
+from sgmon.lab.proc import LogDevice, bind_to_parent, device_size, name_thread, pin
 from sgmon.lab.waits import WaitRecorder
 from sgmon.lab.wire import ACK, HEAD, PORT, SWITCH
 from sgmon.probe.protocol import ProtocolError, recv_exact
 from sgmon.sim.standin import StandIn
 
 MAX_BATCH = 4 << 20
+
+SID = "STBY"
+"""The instance's name: its V$ stand-in's DB_UNIQUE_NAME and its threads' comm names."""
 
 
 def receive(conn: socket.socket, log: LogDevice, rec: WaitRecorder, standin: StandIn) -> None:
@@ -56,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     stop = bind_to_parent(a.duration)
     pin(a.cpu)
-    standin = StandIn(a.standin, role="PHYSICAL STANDBY", db_unique_name="STBY")
+    standin = StandIn(a.standin, role="PHYSICAL STANDBY", db_unique_name=SID)
     standin.set_standby_logs(thread=1, active=1)
     standin.set_dg_stats(transport_lag=0.0, apply_lag=0.0)
     rec = WaitRecorder(standin, stop)
@@ -78,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(conn: socket.socket, log: LogDevice, rec: WaitRecorder, standin: StandIn) -> None:
+    name_thread(f"ora_rfs_{SID}")  # the thread that receives and writes redo: RFS
     try:
         receive(conn, log, rec, standin)
     except (OSError, ProtocolError):

@@ -90,3 +90,34 @@ def test_loss_stalls_commits_for_the_rto_and_rto_min_removes_them(run):
     again = replay.first("rto_stall", "primary", t_loss)
     assert again is not None and again - t_loss <= DETECT
     assert _stalls(replay.frames, t_loss) > 0 and _stalls(replay.frames, t_after) == 0
+
+
+def test_cpu_fault_raises_lgwrs_own_run_queue_delay_and_the_finding_cites_it(run):
+    """Seed 000 step 2 measured: the hog pinned to the primary's CPU keeps the log writer
+    (a thread named ora_lgwr_PROD, as under threaded_execution) runnable but not running, and
+    cpu_starvation rests on that delay, not on %idle."""
+    run.collect(WARM)
+    t_on = run.switch("cpu")
+    run.collect(WINDOW)
+
+    def delays(lo: float, hi: float) -> list[float]:
+        return [
+            v
+            for f in run.frames
+            if f.host == "primary" and lo <= f.time < hi
+            and (v := f.value("procs", "LGWR", "runq")) is not None
+        ]  # fmt: skip
+
+    before, after = delays(0, t_on), delays(t_on + 2, float("inf"))
+    assert before and after, "the procs collector did not follow the lab's log writer"
+    b, a = sorted(before)[len(before) // 2], sorted(after)[len(after) // 2]
+    assert a >= 5.0 and a > 10 * max(b, 0.5), f"LGWR run-queue delay {b} -> {a} ms/s"
+    cited = [
+        f
+        for t, active in run.findings
+        if t >= t_on
+        for f in active
+        if f.rule == "cpu_starvation" and ("primary", "procs", "LGWR", "runq") in f.series
+    ]
+    assert cited, f"no cpu_starvation citing LGWR's delay; findings: {run.above_info(t_on)}"
+    assert "LGWR waits for a CPU" in cited[0].title
