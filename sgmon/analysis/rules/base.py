@@ -28,6 +28,7 @@ RECENT = 10  # ticks a one-tick event (a retransmit) keeps counting
 LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
 DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
 QUEUED_IDLE = 20.0  # %idle below which a run queue over 2x cores counts as CPU starvation
+OVERHEAD_MIN = 0.2  # LGWR overhead's share of log file sync below which its CPU wait is no cause
 AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
 STORM_S, GUIDE_S = 60.0, 1200.0  # a storm; seed 000: logs sized for >= 20 min at peak
 TABLE2 = ((5e6, 4), (25e6, 16), (50e6, 32), (float("inf"), 64))  # redo B/s up to -> log GB

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from sgmon.analysis.context import Context, HostView
 from sgmon.analysis.rules.base import (
     CAUSE,
+    OVERHEAD_MIN,
     QUEUED_IDLE,
     Claim,
     rule,
@@ -17,15 +18,19 @@ from sgmon.units import fmt_num
 
 
 def waiting(ctx: Context, view: HostView) -> list[tuple[float, str]]:
-    """(run-queue delay ms/s, name) of the host's commit-path processes that wait for a CPU
-    past their limit (the procs collector's schedstat), worst first: LGWR and its LGnn workers
-    and NSS/LNS on a primary, RFS on a standby."""
+    """(run-queue delay ms/s, name) of the host's commit-path processes kept waiting for a CPU
+    (the procs collector's schedstat), worst first: LGWR and its LGnn workers and NSS/LNS on a
+    primary, RFS on a standby.  Seed 000: a delay past its warn level is evidence while the
+    commit path is degraded; past crit it is starvation whatever the commit path shows."""
     names = ("RFS",) if view.role == "standby" else ("LGWR", "LG", "NSS", "LNS")
     out = []
     for inst, row in view.frame.rows("procs").items():
         delay = number(row.get("runq"))
         lim = ctx.grader.limit(view.name, "procs", inst, "runq")
-        if delay is not None and inst.startswith(names) and lim and lim.grade(delay):
+        if delay is None or not inst.startswith(names) or lim is None:
+            continue
+        sev = lim.grade(delay)
+        if sev == "crit" or (sev and ctx.chain is not None):
             out.append((delay, inst))
     return sorted(out, reverse=True)
 
@@ -47,7 +52,8 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
         queued = runq is not None and runq_lim is not None and runq_lim.grade(runq) is not None
         followed = bool(view.frame.rows("procs"))
         kept = waiting(ctx, view) if followed else []
-        if not (kept or (busy or (queued and idle is not None and idle < QUEUED_IDLE))):
+        saturated = busy or (queued and idle is not None and idle < QUEUED_IDLE)
+        if not (kept or saturated):
             continue  # a long run queue on CPUs that still idle is a sampling blip, not starvation
         has_db = bool(view.frame.rows("oracle_waits")) or followed
         who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
@@ -92,8 +98,13 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
             )
         # Where the time goes says which host's CPU the commits wait for: LGWR's overhead on
         # the primary, the remote write on the standby (two hosts may share one busy kernel).
-        explains = who != "RFS" or remote is None or remote >= 0.5
+        if who == "RFS":
+            explains = remote is None or remote >= 0.5
+        else:  # LGWR's CPU wait is in its overhead: none there, and it cannot be the cause
+            explains = lgwr is None or lgwr >= OVERHEAD_MIN
         bonus = (lgwr or 0.0) if who == "LGWR" else 0.0
+        lim = ctx.grader.limit(h, "procs", kept[0][1], "runq") if kept else None
+        starved = saturated or explains or bool(lim and lim.grade(kept[0][0]) == "crit")
         ev.append(
             f"fix: find what takes the CPU; keep {who} runnable (priority, fewer "
             "foregrounds, more cores)"
@@ -106,7 +117,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
         yield Claim(
             host=h,
             subject="cpu",
-            severity="warn",
+            severity="warn" if starved else "info",
             cause=cause,
             where=h,
             conclusion=f"{who} CPU starvation" if has_db else "CPU saturated (seed 000)",
