@@ -204,6 +204,7 @@ def _timed(sample, acc: list, counting: list[bool]):
 
 
 def _run(argv: Sequence[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a device command; its failure is judged by what it made, not by its status."""
     return subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
 
 
@@ -297,8 +298,7 @@ def bench_devices(disks: int, interfaces: int) -> Iterator[str]:
         return
     if os.geteuid() != 0:
         raise RuntimeError("--disks and --interfaces need root (loop devices, ip link add)")
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _exit_on_signal)
+    before = {sig: signal.signal(sig, _exit_on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     remove_devices()
     where = Path(tempfile.mkdtemp(prefix=f"{DEV_PREFIX}-loop-"))
     try:
@@ -312,9 +312,12 @@ def bench_devices(disks: int, interfaces: int) -> Iterator[str]:
         yield ", ".join(said)
     finally:
         remove_devices([where])
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def _exit_on_signal(signum: int, _frame: object) -> None:
+    """Unwind (finally blocks run, the devices go) instead of dying where the signal hit."""
     raise SystemExit(128 + signum)
 
 
@@ -681,6 +684,7 @@ def report_targets(got: Mapping[Scenario, list[tuple[float, float, dict]]]) -> N
 
 
 def _mmm(xs: Sequence[float]) -> str:
+    """min / median / max, as the tables print them."""
     return f"{min(xs):.3f} / {statistics.median(xs):.3f} / {max(xs):.3f}"
 
 
