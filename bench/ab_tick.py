@@ -63,7 +63,9 @@ def main() -> int:
         return float(out.stdout)
 
     contenders = {str(c): functools.partial(child, c) for c in a.checkouts}
-    return in_turns("ab_tick", contenders, a.rounds, a.dg_port, a.dg_connections)
+    return in_turns(
+        "ab_tick", contenders, a.rounds, a.dg_port, a.dg_connections, a.disks, a.interfaces
+    )
 
 
 if __name__ == "__main__":

@@ -21,12 +21,25 @@ its children, from wait4).  The sgmon worker also reports its own getrusage over
 window (microsecond resolution) and which collectors answered.
 
     /work/venv/bin/python bench/overhead.py [--samples 60] [--dg-port 1521] [--dg-connections 25]
+        [--disks N] [--interfaces N]
+
+``--disks N`` and ``--interfaces N`` add N loop devices (sparse files, each read once so that
+iostat, sadc and sgmon show it) and N virtual interfaces (``sgbenchN``: dummy, or ifb where this
+kernel has no dummy driver) in the root namespace for the run, so sadc sees them too.  They are
+removed at the end, on an error and on Ctrl-C or SIGTERM; a stale run's are removed at start.
+
+``--targets`` measures issue 18's scenarios instead (8 and 50 DG sockets, 100 disks, 200
+interfaces; the device scenarios with 8 DG sockets), sgmon beside sadc only, ``--rounds``
+times in one run, and prints each scenario's min/median/max with the target's verdict.  CPU
+there is each process's scheduler run time (/proc/PID/task/*/schedstat, nanoseconds) so that
+sgmon and sadc are read alike and finer than the 10 ms ticks of /proc/PID/stat.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import resource
@@ -39,7 +52,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +65,28 @@ OTHER_PORT = 46000  # the unrelated connections' listener (this engineer's port 
 FORK_LOOP = (
     "while :; do iostat -dxk >/dev/null; ss -tinm >/dev/null; ip -s link >/dev/null; "
     "mpstat -P ALL >/dev/null; sleep 1; done"
+)
+DEV_PREFIX = "sgbench"  # the interfaces and loop files this bench owns (stale ones removed)
+MAX_DEVICES = 1000  # --disks and --interfaces bound
+LOOP_CTL_ADD, LOOP_CTL_REMOVE = 0x4C80, 0x4C81  # linux/loop.h
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One of issue 18's measured cases and its target (sgmon CPU / sadc CPU, same run)."""
+
+    name: str
+    dg_conns: int
+    disks: int = 0
+    interfaces: int = 0
+    target: float = 1.0
+
+
+TARGETS = (
+    Scenario("8 DG sockets", 4),
+    Scenario("50 DG sockets", 25, target=1.5),
+    Scenario("100 disks", 4, disks=100),
+    Scenario("200 interfaces", 4, interfaces=200),
 )
 
 
@@ -165,6 +200,127 @@ def _timed(sample, acc: list, counting: list[bool]):
     return timed
 
 
+# ---------------------------------------------------------------- devices (the parent, as root)
+
+
+def _run(argv: Sequence[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a device command; its failure is judged by what it made, not by its status."""
+    return subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
+
+
+def _our_links() -> list[str]:
+    """Interfaces named with this bench's prefix."""
+    out = _run(["ip", "-o", "link", "show"]).stdout
+    names = (line.split(":")[1].strip().partition("@")[0] for line in out.splitlines())
+    return [n for n in names if n.startswith(DEV_PREFIX)]
+
+
+def _our_loops() -> list[str]:
+    """Loop devices backed by a file in one of this bench's directories."""
+    mark = f"/{DEV_PREFIX}-loop-"
+    out = _run(["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"]).stdout
+    return [line.split()[0] for line in out.splitlines() if mark in line]
+
+
+def remove_devices(dirs: Sequence[Path] = ()) -> None:
+    """Remove this bench's interfaces and loop devices, and ``dirs`` plus any stale
+    ``sgbench-loop-*`` directories in the temporary directory."""
+    links = _our_links()
+    if links:
+        _run(["ip", "-batch", "-"], "".join(f"link del {n}\n" for n in links))
+    for dev in _our_loops():
+        _run(["losetup", "-d", dev])
+        _remove_loop(dev)
+    for d in {*dirs, *Path(tempfile.gettempdir()).glob(f"{DEV_PREFIX}-loop-*")}:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _remove_loop(dev: str) -> None:
+    """Take a detached loop device away (LOOP_CTL_REMOVE): a detached one stays in
+    /proc/diskstats with the counts of its read, so later runs would show it.  One of those
+    made at boot (below the driver's max_loop) is added again, with its counters at zero."""
+    index = int(dev.removeprefix("/dev/loop"))
+    try:
+        boot = int(Path("/sys/module/loop/parameters/max_loop").read_text())
+    except (OSError, ValueError):
+        boot = 8  # the driver's default
+    fd = os.open("/dev/loop-control", os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, LOOP_CTL_REMOVE, index)
+        if index < boot:
+            fcntl.ioctl(fd, LOOP_CTL_ADD, index)
+    except OSError as e:
+        print(f"overhead: {dev} stays: {e.strerror}", file=sys.stderr)
+    finally:
+        os.close(fd)
+
+
+def _add_links(n: int) -> tuple[int, str]:
+    """Up to ``n`` interfaces sgbench0.. (dummy, or ifb without a dummy driver): how many
+    were made and of which kind."""
+    for kind in ("dummy", "ifb"):
+        names = [f"{DEV_PREFIX}{i}" for i in range(n)]
+        cmds = "".join(f"link add {x} type {kind}\nlink set {x} up\n" for x in names)
+        _run(["ip", "-force", "-batch", "-"], cmds)
+        made = len(_our_links())
+        if made:
+            return made, kind
+    return 0, "none: neither a dummy nor an ifb driver"
+
+
+def _add_loops(n: int, where: Path) -> tuple[int, str]:
+    """Up to ``n`` loop devices on 1 MiB sparse files in ``where``, each read once (a device
+    that never did I/O is left out by iostat, sadc and sgmon alike)."""
+    if not os.path.exists("/dev/loop-control"):
+        return 0, "no /dev/loop-control"
+    for i in range(n):
+        back = where / f"{i}.img"
+        with open(back, "wb") as f:
+            f.truncate(1 << 20)
+        made = _run(["losetup", "-f", "--show", str(back)])
+        if made.returncode != 0:
+            return i, made.stderr.strip() or f"losetup status {made.returncode}"
+        fd = os.open(made.stdout.strip(), os.O_RDONLY)
+        try:
+            os.read(fd, 4096)
+        finally:
+            os.close(fd)
+    return n, ""
+
+
+@contextlib.contextmanager
+def bench_devices(disks: int, interfaces: int) -> Iterator[str]:
+    """``disks`` loop devices and ``interfaces`` interfaces for the with-block, removed after
+    it however it ends (SIGTERM and SIGHUP raise SystemExit so that this runs); yields what was
+    made, in words.  A stale run's leftovers are removed first."""
+    if not disks and not interfaces:
+        yield ""
+        return
+    if os.geteuid() != 0:
+        raise RuntimeError("--disks and --interfaces need root (loop devices, ip link add)")
+    before = {sig: signal.signal(sig, _exit_on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    remove_devices()
+    where = Path(tempfile.mkdtemp(prefix=f"{DEV_PREFIX}-loop-"))
+    try:
+        said = []
+        if disks:
+            made, why = _add_loops(disks, where)
+            said.append(f"{made} of {disks} loop devices" + (f" ({why})" if why else ""))
+        if interfaces:
+            made, kind = _add_links(interfaces)
+            said.append(f"{made} of {interfaces} interfaces ({kind})")
+        yield ", ".join(said)
+    finally:
+        remove_devices([where])
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    """Unwind (finally blocks run, the devices go) instead of dying where the signal hit."""
+    raise SystemExit(128 + signum)
+
+
 # ---------------------------------------------------------------- measurement (the parent)
 
 
@@ -178,6 +334,8 @@ class Tool:
     proc: subprocess.Popen | None = None
     cpu0: float = 0.0
     cpu1: float = 0.0
+    run0: float = 0.0  # schedstat run time at the window's ends
+    run1: float = 0.0
     hwm_kb: int = 0
     wait_maxrss_kb: int = 0
     skipped: str = ""
@@ -188,12 +346,29 @@ class Tool:
         """CPU seconds in the window."""
         return self.cpu1 - self.cpu0
 
+    @property
+    def run(self) -> float:
+        """Scheduler run time in the window, seconds."""
+        return self.run1 - self.run0
+
 
 def proc_cpu(pid: int) -> float:
     """utime+stime+cutime+cstime of a process, seconds."""
     with open(f"/proc/{pid}/stat") as f:
         parts = f.read().rpartition(")")[2].split()
     return sum(int(x) for x in parts[11:15]) / CLK_TCK
+
+
+def task_run(pid: int) -> float:
+    """Seconds the scheduler ran a process's live threads (schedstat: ns, not 10 ms ticks)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with (
+            contextlib.suppress(FileNotFoundError),
+            open(f"/proc/{pid}/task/{task}/schedstat") as f,
+        ):
+            total += int(f.read().split()[0])
+    return total / 1e9
 
 
 def proc_hwm(pid: int) -> int:
@@ -259,17 +434,19 @@ def in_turns(
     rounds: int,
     port: int,
     dg_conns: int = 25,
+    disks: int = 0,
+    interfaces: int = 0,
 ) -> int:
     """Measure each contender (ms of CPU per tick) in turns, ``rounds`` times, beside the socket
     farm, and print each one's median and runs (bench/ab_tick.py, bench/tick_floor.py); the
     farm or a contender failing (RuntimeError) ends it with the reason and exit status 2.  Each
     round starts one contender later than the one before: whoever ran second cost 0.03-0.09 ms
     more per tick than the same code run first (ab_tick, one commit against its parent, both
-    orders)."""
+    orders).  ``disks`` and ``interfaces``: test devices for the run (see bench_devices)."""
     runs: dict[str, list[float]] = {name: [] for name in contenders}
     order = list(contenders.items())
     try:
-        with socket_farm(port, dg_conns):
+        with bench_devices(disks, interfaces), socket_farm(port, dg_conns):
             for r in range(rounds):
                 k = r % len(order)
                 for name, measure in order[k:] + order[:k]:
@@ -295,45 +472,68 @@ def farm_options(p: argparse.ArgumentParser) -> None:
         help="Data Guard connections among the 1,000, both ends local (default 25: 50 sockets; "
         "a primary with one standby has 1)",
     )
+    for what, made in (("disks", "loop devices"), ("interfaces", "virtual interfaces")):
+        p.add_argument(
+            f"--{what}",
+            type=device_count,
+            default=0,
+            metavar="N",
+            help=f"N {made} for the run, removed after it (root; default 0)",
+        )
 
 
-def run_bench(samples: int, warmup: int, dg_port: int, dg_conns: int = 25) -> int:
+def run_bench(
+    samples: int, warmup: int, dg_port: int, dg_conns: int = 25, disks: int = 0, interfaces: int = 0
+) -> int:
     """Start everything, measure the window, print the table."""
     try:
-        with socket_farm(dg_port, dg_conns):
-            return _measure(samples, warmup, dg_port, dg_conns)
+        with bench_devices(disks, interfaces) as made, socket_farm(dg_port, dg_conns):
+            if made:
+                print(f"devices for this run: {made}")
+            tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
+            try:
+                tools = _contenders(samples + warmup + 5, dg_port, tmp, full=True)
+                window = _window(tools, samples, warmup, tmp / "sgmon.json")
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            report(tools, samples, window, dg_port, 2 * dg_conns)
     except RuntimeError as e:
         print(f"overhead: {e}", file=sys.stderr)
         return 2
+    return 0
 
 
-def _measure(samples: int, warmup: int, dg_port: int, dg_conns: int) -> int:
-    tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
-    tools: list[Tool] = []
+def _contenders(total: int, dg_port: int, tmp: Path, full: bool) -> list[Tool]:
+    """sgmon (first: it writes its summary to tmp/sgmon.json) and sadc, and with ``full`` the
+    JSON-encoding sgmon, glances and the fork loop; each outlives ``total`` seconds."""
+    sgmon = [sys.executable, __file__, "--worker", str(total), str(dg_port)]
+    tools = [
+        Tool("sgmon", [*sgmon, str(tmp / "sgmon.json")]),
+        Tool(
+            "sgmon + JSON",
+            [*sgmon, "-", "json"],
+            note="each frame also JSON-encoded (the agent's sink)",
+        ),
+        Tool("sadc -S XALL", [SADC, "-S", "XALL", "1", str(total), str(tmp / "sa.bin")]),
+        Tool(
+            "glances -t 1",
+            [glances(), "-q", "-t", "1", "--stop-after", str(total), *GLANCES_OFFLINE],
+        ),
+        Tool("fork loop", ["bash", "-c", FORK_LOOP], note="iostat, ss, ip, mpstat /s"),
+    ]
+    if not full:
+        tools = [tools[0], tools[2]]
+    for t in tools:
+        exe = t.argv[0]
+        if not (os.path.exists(exe) or shutil.which(exe)):
+            t.skipped = f"{exe} not found"
+    return tools
+
+
+def _window(tools: list[Tool], samples: int, warmup: int, summary: Path) -> float:
+    """Start the contenders, read their CPU at the window's ends, stop them; the seconds the
+    window lasted.  sgmon (tools[0]) stops by itself and leaves its summary in ``summary``."""
     try:
-        total = samples + warmup + 5  # every contender outlives the window
-        summary = tmp / "sgmon.json"
-        tools = [
-            Tool(
-                "sgmon",
-                [sys.executable, __file__, "--worker", str(total), str(dg_port), str(summary)],
-            ),
-            Tool(
-                "sgmon + JSON",
-                [sys.executable, __file__, "--worker", str(total), str(dg_port), "-", "json"],
-                note="each frame also JSON-encoded (the agent's sink)",
-            ),
-            Tool("sadc -S XALL", [SADC, "-S", "XALL", "1", str(total), str(tmp / "sa.bin")]),
-            Tool(
-                "glances -t 1",
-                [glances(), "-q", "-t", "1", "--stop-after", str(total), *GLANCES_OFFLINE],
-            ),
-            Tool("fork loop", ["bash", "-c", FORK_LOOP], note="iostat, ss, ip, mpstat /s"),
-        ]
-        for t in tools:
-            exe = t.argv[0]
-            if not (os.path.exists(exe) or shutil.which(exe)):
-                t.skipped = f"{exe} not found"
         for t in tools:
             if not t.skipped:
                 start(t)
@@ -341,37 +541,37 @@ def _measure(samples: int, warmup: int, dg_port: int, dg_conns: int) -> int:
         t0 = time.monotonic()
         for t in tools:
             if not t.skipped:
-                t.cpu0 = _cpu_or_skip(t)
+                t.cpu0, t.run0 = _cpu_or_skip(t)
         time.sleep(samples)
         window = time.monotonic() - t0
         for t in tools:
             if not t.skipped:
-                t.cpu1 = _cpu_or_skip(t, end=True)
+                t.cpu1, t.run1 = _cpu_or_skip(t, end=True)
                 if not t.skipped:
                     t.hwm_kb = proc_hwm(t.proc.pid)  # type: ignore[union-attr]
-        for t in tools[1:]:  # sgmon stops by itself and writes its summary
+        for t in tools[1:]:
             stop(t)
         sg = tools[0]
         if sg.proc is not None:
-            sg.proc.wait(timeout=total + 30)
+            sg.proc.wait(timeout=samples + warmup + 60)
             if summary.exists():
                 sg.extra = json.loads(summary.read_text())
-        report(tools, samples, window, dg_port, 2 * dg_conns)
+        return window
     finally:
         for t in tools:
             if t.proc is not None and t.proc.poll() is None:
                 stop(t)
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 0
 
 
-def _cpu_or_skip(t: Tool, end: bool = False) -> float:
+def _cpu_or_skip(t: Tool, end: bool = False) -> tuple[float, float]:
+    """(/proc/PID/stat CPU, scheduler run time) of a contender, seconds; zeros and the reason
+    in ``skipped`` if it is gone."""
     try:
-        return proc_cpu(t.proc.pid)  # type: ignore[union-attr]
+        return proc_cpu(t.proc.pid), task_run(t.proc.pid)  # type: ignore[union-attr]
     except OSError:
         rc = t.proc.poll() if t.proc else None
         t.skipped = f"exited early (status {rc})" + (" before the window ended" if end else "")
-        return 0.0
+        return 0.0, 0.0
 
 
 def _own_window(extra: dict, samples: int) -> float | None:
@@ -414,6 +614,87 @@ def report(tools: list[Tool], samples: int, window: float, dg_port: int, dg: int
             )
 
 
+def run_targets(rounds: int, samples: int, warmup: int, dg_port: int) -> int:
+    """Issue 18's scenarios, sgmon beside sadc, ``rounds`` times (each round starting one
+    scenario later, as in_turns does); print a table per scenario and the verdicts."""
+    got: dict[Scenario, list[tuple[float, float, dict]]] = {sc: [] for sc in TARGETS}
+    print(f"{rounds} rounds of {len(TARGETS)} scenarios, {samples} samples each at 1 Hz after")
+    print(f"{warmup} s of warm-up; 2,000 loopback sockets; CPU = schedstat run time\n")
+    try:
+        for r in range(rounds):
+            k = r % len(TARGETS)
+            for sc in TARGETS[k:] + TARGETS[:k]:
+                with (
+                    bench_devices(sc.disks, sc.interfaces) as made,
+                    socket_farm(dg_port, sc.dg_conns),
+                ):
+                    tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
+                    try:
+                        tools = _contenders(samples + warmup + 5, dg_port, tmp, full=False)
+                        window = _window(tools, samples, warmup, tmp / "sgmon.json")
+                    finally:
+                        shutil.rmtree(tmp, ignore_errors=True)
+                sg, sadc = tools
+                if sg.skipped or sadc.skipped:
+                    raise RuntimeError(f"{sc.name}: {sg.skipped or sadc.skipped}")
+                per = (sg.run / window * 1000, sadc.run / window * 1000)
+                got[sc].append((*per, sg.extra))
+                print(
+                    f"round {r + 1} {sc.name:<15} sgmon {per[0]:.3f} ms, sadc {per[1]:.3f} ms, "
+                    f"x{per[0] / per[1]:.2f}" + (f"  [{made}]" if made else ""),
+                    flush=True,
+                )
+    except RuntimeError as e:
+        print(f"overhead: {e}", file=sys.stderr)
+        return 2
+    report_targets(got)
+    return 0
+
+
+def report_targets(got: Mapping[Scenario, list[tuple[float, float, dict]]]) -> None:
+    """A table per scenario (min / median / max over the rounds), per-collector medians, and
+    the verdicts: a target is met when the median round's sgmon/sadc ratio is within it."""
+    verdicts = []
+    for sc, runs in got.items():
+        sg = [r[0] for r in runs]
+        sadc = [r[1] for r in runs]
+        ratio = [a / b for a, b in zip(sg, sadc, strict=True)]
+        print(
+            f"\n{sc.name} ({2 * sc.dg_conns} DG sockets, {sc.disks} extra disks, "
+            f"{sc.interfaces} extra interfaces)"
+        )
+        print("| contender | CPU ms/sample min / median / max |\n|---|---|")
+        print(f"| sgmon | {_mmm(sg)} |\n| sadc -S XALL | {_mmm(sadc)} |")
+        print(f"| sgmon / sadc | {_mmm(ratio)} |")
+        names = runs[0][2].get("collectors", {}) if runs else {}
+        for name in names:
+            cpu = [r[2]["collectors"][name]["cpu_ms"] for r in runs if r[2].get("collectors")]
+            rows = names[name]["rows"]
+            print(
+                f"  {name:<8} {rows:>4} rows, sample() CPU median {statistics.median(cpu):.3f} ms"
+            )
+        med = statistics.median(ratio)
+        verdicts.append(
+            f"| {sc.name} | <= {sc.target:g}x sadc | {med:.2f}x "
+            f"({_mmm(ratio)}) | {'met' if med <= sc.target else '**not met**'} |"
+        )
+    print("\n| scenario | target | sgmon / sadc, median (min / median / max) | verdict |")
+    print("|---|---|---|---|")
+    print("\n".join(verdicts))
+
+
+def _mmm(xs: Sequence[float]) -> str:
+    """min / median / max, as the tables print them."""
+    return f"{min(xs):.3f} / {statistics.median(xs):.3f} / {max(xs):.3f}"
+
+
+def device_count(text: str) -> int:
+    """--disks, --interfaces: 0 to MAX_DEVICES."""
+    if not text.isdigit() or int(text) > MAX_DEVICES:
+        raise argparse.ArgumentTypeError(f"{text!r}: use 0 to {MAX_DEVICES}")
+    return int(text)
+
+
 def dg_connections(text: str) -> int:
     """--dg-connections: 1 to 999 of the 1,000 connections."""
     if not text.isdigit() or not 1 <= int(text) <= 999:
@@ -432,9 +713,18 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--samples", type=int, default=60, help="measured 1 Hz samples (default 60)")
     p.add_argument("--warmup", type=int, default=5, help="seconds before the window opens")
+    p.add_argument(
+        "--targets",
+        action="store_true",
+        help="issue 18's scenarios, sgmon beside sadc, with verdicts (ignores the farm options "
+        "but --dg-port)",
+    )
+    p.add_argument("--rounds", type=int, default=3, help="rounds with --targets (default 3)")
     farm_options(p)
     a = p.parse_args()
-    return run_bench(a.samples, a.warmup, a.dg_port, a.dg_connections)
+    if a.targets:
+        return run_targets(a.rounds, a.samples, a.warmup, a.dg_port)
+    return run_bench(a.samples, a.warmup, a.dg_port, a.dg_connections, a.disks, a.interfaces)
 
 
 if __name__ == "__main__":

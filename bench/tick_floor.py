@@ -190,7 +190,7 @@ def main() -> int:
         "engine": lambda: _engine(port, a.ticks, a.interval),
         "engine, bare sockets": lambda: _bare_engine(port, a.ticks, a.interval),
     }
-    return in_turns("tick_floor", loops, a.rounds, port, a.dg_connections)
+    return in_turns("tick_floor", loops, a.rounds, port, a.dg_connections, a.disks, a.interfaces)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from collectors.procfile import ProcFile
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
@@ -66,16 +66,19 @@ _IOS_AT = tuple(3 + _COLUMNS.index(c) for c in ("rd_ios", "wr_ios", "dc_ios", "f
 """Where a /proc/diskstats line's request counts are (discards from 4.18, flushes from 5.5)."""
 
 
-def parse_diskstats(text: str, keep: Callable[[str, list[str]], bool] | None = None) -> Rows:
-    """/proc/diskstats -> {device: {column: int}} for every line, or for those whose name and
-    split columns ``keep`` accepts (a line not kept costs no int conversions)."""
+def parse_diskstats(text: str) -> Rows:
+    """/proc/diskstats -> {device: {column: int}} for every line."""
     rows: Rows = {}
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) < 14 or (keep is not None and not keep(parts[2], parts)):
-            continue
-        rows[parts[2]] = dict(zip(_COLUMNS, map(int, parts[3:]), strict=False))
+        if len(parts) >= 14:
+            rows[parts[2]] = _row(parts)
     return rows
+
+
+def _row(parts: list[str]) -> dict[str, Value]:
+    """A split /proc/diskstats line's counters by column name."""
+    return dict(zip(_COLUMNS, map(int, parts[3:]), strict=False))
 
 
 def iostat_row(prev: Mapping[str, Value], cur: Mapping[str, Value], dt: float) -> dict[str, Value]:
@@ -109,6 +112,10 @@ def iostat_row(prev: Mapping[str, Value], cur: Mapping[str, Value], dt: float) -
     }
 
 
+_IDLE = iostat_row(dict.fromkeys(_COLUMNS, 0), dict.fromkeys(_COLUMNS, 0), 1.0)
+"""The figures of a device whose counters did not move (what iostat_row gives for any dt)."""
+
+
 def _as_list(value: object, what: str) -> list[str]:
     if value is None:
         return []
@@ -139,6 +146,10 @@ class DiskCollector(Collector):
         self._verdict = functools.lru_cache(maxsize=4096)(self._name_verdict)
         """_name_verdict, remembered per device (names come and go: dm-N, loopN)."""
         self._file: ProcFile | None = None
+        self._lines: dict[str, tuple[str, dict[str, Value] | None]] = {}
+        """The last sample's /proc/diskstats lines -> (device, its raw row, None if not
+        shown): a line that comes back unchanged is not split, judged or converted again, and
+        its row is the same object, which derive() reads as "no counter moved"."""
         self._diskstats = self.path("/proc/diskstats")
         self._blocks = self.path("/sys/class/block")
         try:
@@ -184,17 +195,34 @@ class DiskCollector(Collector):
         return None
 
     def sample(self) -> Rows:
-        """One read of /proc/diskstats, the lines of the devices shown."""
+        """One read of /proc/diskstats, the rows of the devices shown; a device whose line did
+        not change since the last sample keeps its row object (idle devices cost one lookup)."""
         assert self._file is not None
-        return parse_diskstats(self._file.read(), self.wanted)
+        seen, lines = self._lines, {}
+        rows: Rows = {}
+        for line in self._file.read().splitlines():
+            hit = seen.get(line)
+            if hit is None:
+                parts = line.split()
+                if len(parts) < 14:
+                    continue
+                hit = (parts[2], _row(parts) if self.wanted(parts[2], parts) else None)
+            lines[line] = hit
+            if hit[1] is not None:
+                rows[hit[0]] = hit[1]
+        self._lines = lines
+        return rows
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
-        """iostat -x per device; None for a device new since the previous sample."""
+        """iostat -x per device; None for a device new since the previous sample, and the idle
+        figures without arithmetic for one whose row is the previous sample's (same line)."""
         out: Rows = {}
         for name, raw in cur.items():
             before = prev.get(name) if prev else None
             if before is None or dt <= 0:
                 out[name] = dict.fromkeys(f.name for f in FIELDS)
+            elif before is raw:
+                out[name] = dict(_IDLE)
             else:
                 out[name] = iostat_row(before, raw, dt)
         return out

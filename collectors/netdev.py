@@ -112,6 +112,15 @@ class NetdevCollector(Collector):
         self._rtnl: Rtnl | None = None
         self._dev: ProcFile | None = None  # ROOT/proc/net/dev, under a root
         self._speeds: dict[str, tuple[tuple, float, int | None]] = {}
+        self._selected: dict[str, bool] = {}
+        """wanted() by interface name: the globs are matched once per name, not per tick."""
+        self._rows: dict[str, tuple[Link, dict[str, Value] | None, float]] = {}
+        """name -> the Link of the last sample, its raw row (None: not selected) and when its
+        speed was read: a Link that comes back as the same object (its message did not
+        change) keeps its row object, which derive() reads as "nothing moved"."""
+        self._idle: dict[str, tuple[object, dict[str, Value]]] = {}
+        """name -> a kept raw row and the figures derived for it as idle, copied while the
+        row stays the same object."""
 
     def _present(self) -> list[str]:
         """The interfaces there are: this machine's, or those of the root's /proc/net/dev."""
@@ -138,7 +147,16 @@ class NetdevCollector(Collector):
             raise Unavailable(f"no rtnetlink here ({e}); needs Linux") from None
 
     def wanted(self, name: str) -> bool:
-        """Whether the include/exclude options select this interface."""
+        """Whether the include/exclude options select this interface (remembered by name)."""
+        verdict = self._selected.get(name)
+        if verdict is None:
+            if len(self._selected) >= 4096:  # interfaces come and go (containers)
+                self._selected.clear()
+            verdict = self._selected[name] = self._select(name)
+        return verdict
+
+    def _select(self, name: str) -> bool:
+        """wanted() worked out: the literal names, then the include and exclude globs."""
         if name in self._literal:
             return True
         if self.include and not any(fnmatch.fnmatchcase(name, p) for p in self.include):
@@ -155,30 +173,42 @@ class NetdevCollector(Collector):
             assert self._rtnl is not None, "open() first"
             links = self._rtnl.links()
         rows: Rows = {}
+        kept, seen = self._rows, {}
+        now = time.monotonic()
         for link in links:
-            if link.stats is None or not self.wanted(link.name):
-                continue
-            st = link.stats
-            rows[link.name] = {
-                "ifindex": link.ifindex,
-                "rx_kb": st[RX_BYTES] / 1024,  # type: ignore[operator]
-                "tx_kb": st[TX_BYTES] / 1024,  # type: ignore[operator]
-                "rx_pkt": st[RX_PACKETS],
-                "tx_pkt": st[TX_PACKETS],
-                "rx_err": st[RX_ERRORS],
-                "tx_err": st[TX_ERRORS],
-                "rx_drop": st[RX_DROPPED],
-                "tx_drop": st[TX_DROPPED],
-                "rx_overrun": st[RX_OVER],
-                "rx_fifo": st[RX_FIFO],
-                "tx_fifo": st[TX_FIFO],
-                "carrier_changes": link.carrier_changes,
-                "speed": self._speed(link),
-                "operstate": link.operstate,
-            }
+            hit = kept.get(link.name)
+            if hit is None or hit[0] is not link or now - hit[2] >= SPEED_REFRESH:
+                row = self._row(link) if link.stats is not None and self.wanted(link.name) else None
+                hit = (link, row, self._speeds[link.name][1] if row is not None else now)
+            seen[link.name] = hit
+            if hit[1] is not None:
+                rows[link.name] = hit[1]
+        self._rows = seen
         for name in self._speeds.keys() - rows.keys():
             del self._speeds[name]
         return rows
+
+    def _row(self, link: Link) -> dict[str, Value]:
+        """The raw row of a selected interface."""
+        st = link.stats
+        assert st is not None
+        return {
+            "ifindex": link.ifindex,
+            "rx_kb": st[RX_BYTES] / 1024,  # type: ignore[operator]
+            "tx_kb": st[TX_BYTES] / 1024,  # type: ignore[operator]
+            "rx_pkt": st[RX_PACKETS],
+            "tx_pkt": st[TX_PACKETS],
+            "rx_err": st[RX_ERRORS],
+            "tx_err": st[TX_ERRORS],
+            "rx_drop": st[RX_DROPPED],
+            "tx_drop": st[TX_DROPPED],
+            "rx_overrun": st[RX_OVER],
+            "rx_fifo": st[RX_FIFO],
+            "tx_fifo": st[TX_FIFO],
+            "carrier_changes": link.carrier_changes,
+            "speed": self._speed(link),
+            "operstate": link.operstate,
+        }
 
     def _speed(self, link: Link) -> int | None:
         """The link's speed from sysfs, read again at a carrier or state change (when a link
@@ -192,16 +222,34 @@ class NetdevCollector(Collector):
         return hit[2]
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
-        """Rates by kind, none for an interface whose ifindex changed (re-created), and util."""
+        """Rates by kind, none for an interface whose ifindex changed (re-created), and util;
+        an interface whose row sample() kept (nothing moved) for a second tick or more gets a
+        copy of its idle figures."""
+        idle, was = self._idle, prev or {}
+        moved = {
+            name: row
+            for name, row in cur.items()
+            if not (dt > 0 and was.get(name) is row and idle.get(name, (None,))[0] is row)
+        }
         if prev:
             prev = {
                 name: row
                 for name, row in prev.items()
-                if name in cur and row.get("ifindex") == cur[name].get("ifindex")
+                if name in moved and row.get("ifindex") == moved[name].get("ifindex")
             }
-        out = derive_by_kind(self.fields, prev, cur, dt, self.wrap_bits)
-        for row in out.values():
-            row["util"] = _util(row)
+        derived = derive_by_kind(self.fields, prev, moved, dt, self.wrap_bits)
+        out: Rows = {}
+        for name, row in cur.items():
+            fresh = derived.get(name)
+            if fresh is None:
+                out[name] = dict(idle[name][1])
+                continue
+            fresh["util"] = _util(fresh)
+            out[name] = fresh
+            if dt > 0 and was.get(name) is row:
+                idle[name] = (row, dict(fresh))
+        for name in idle.keys() - cur.keys():
+            del idle[name]
         return out
 
     def close(self) -> None:

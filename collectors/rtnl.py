@@ -79,25 +79,38 @@ class Rtnl:
         self._layouts: dict[tuple[int, int], tuple[nl.Layout, int, int]] = {}
         """(ifindex, message length) -> where the shown attributes are, and the name's bounds:
         an interface's messages keep their layout from dump to dump (see ``_learn``)."""
+        self._last: dict[int, tuple[bytes, Link]] = {}
+        """ifindex -> its message in the last dump and the Link read from it: an idle
+        interface's message comes back byte for byte, and then so does its Link object."""
 
     def close(self) -> None:
         """Close the socket (idempotent)."""
         self._nl.close()
 
     def links(self) -> Iterator[Link]:
-        """Every interface of this network namespace."""
+        """Every interface of this network namespace; an interface whose message is the same
+        as in the last dump (no counter or state moved) is the same Link object."""
         self._nl.send(self._req)
+        last = self._last
+        seen: dict[int, tuple[bytes, Link]] = {}
         for mtype, _seq, start, end in self._nl.messages():
             if mtype == nl.NLMSG_DONE:
+                self._last = seen
                 return
             if mtype == nl.NLMSG_ERROR and (err := self._nl.error(start, "RTM_GETLINK")):
                 raise err
             if mtype == _RTM_NEWLINK:
-                yield self._link(self._nl.buf, start, end)
+                buf = self._nl.buf
+                index = _IFINDEX.unpack_from(buf, start)[0]
+                message = bytes(buf[start:end])
+                hit = last.get(index)
+                if hit is None or hit[0] != message:
+                    hit = (message, self._link(buf, start, end, index))
+                seen[index] = hit
+                yield hit[1]
 
-    def _link(self, buf: bytearray, start: int, end: int) -> Link:
+    def _link(self, buf: bytearray, start: int, end: int, index: int) -> Link:
         """One RTM_NEWLINK message, read with one unpack where its layout is known."""
-        index = _IFINDEX.unpack_from(buf, start)[0]
         at = self._layouts.get((index, end - start))
         if at is None or (link := self._read(buf, start, index, at)) is None:
             link = self._learn(buf, start, end, index)

@@ -148,3 +148,62 @@ def test_loop_devices_only_with_io_and_globs() -> None:
         assert loop in picked and all(n.startswith("loop") for n in picked)
         assert not any(n.startswith("loop") for n in _sample({"exclude": ["loop*"]}))
         assert set(_sample({"include": [loop]})) == {loop}
+
+
+def _root_with(tmp_path: Path, lines: list[str]) -> Path:
+    """A root holding just a /proc/diskstats of ``lines`` and an empty /sys/class/block."""
+    (tmp_path / "proc").mkdir(exist_ok=True)
+    (tmp_path / "sys/class/block").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "proc/diskstats").write_text("".join(f"{x}\n" for x in lines))
+    return tmp_path
+
+
+def _line(name: str, rd: int, rd_ms: int = 0) -> str:
+    return f"   8       0 {name} {rd} 0 {rd * 8} {rd_ms} 0 0 0 0 0 {rd_ms} {rd_ms} 0 0 0 0 0 0"
+
+
+def test_unchanged_line_gives_idle_figures_without_arithmetic_then_a_moved_counter_its_rate(
+    tmp_path: Path,
+) -> None:
+    """A device whose line did not change keeps its row object and gets iostat's idle figures;
+    once a counter moves, the figures are iostat_row's over the real interval."""
+    root = _root_with(tmp_path, [_line("sda", 10, 5), _line("vdb", 0)])  # vdb: never did I/O
+    c = DiskCollector({"root": str(root)})
+    c.open()
+    try:
+        first = c.sample()
+        assert set(first) == {"sda"}
+        second = c.sample()
+        assert second["sda"] is first["sda"]
+        idle = c.derive(first, second, 1.0)["sda"]
+        assert idle == iostat_row(first["sda"], second["sda"], 1.0)
+        assert idle["r_s"] == 0 and idle["util"] == 0 and idle["r_await"] is None
+        (root / "proc/diskstats").write_text(f"{_line('sda', 30, 45)}\n{_line('vdb', 0)}\n")
+        third = c.sample()
+        row = c.derive(second, third, 2.0)["sda"]
+        assert row["r_s"] == 10.0 and row["r_await"] == 2.0 and row["util"] == 2.0
+        assert c.derive(second, third, 0.0)["sda"]["r_s"] is None  # no time passed
+    finally:
+        c.close()
+
+
+def test_selection_follows_a_device_that_appears_or_is_renamed_with_the_same_counters(
+    tmp_path: Path,
+) -> None:
+    """Remembering verdicts by line must still judge a new name by the globs: the same
+    counters under another name are another line."""
+    root = _root_with(tmp_path, [_line("sda", 10)])
+    c = DiskCollector({"root": str(root), "include": ["sd*"], "exclude": ["sdz"]})
+    c.open()
+    try:
+        assert set(c.sample()) == {"sda"}
+        (root / "proc/diskstats").write_text(f"{_line('sdz', 10)}\n{_line('vda', 10)}\n")
+        assert c.sample() == {}  # sdz excluded, vda not included
+        (root / "proc/diskstats").write_text(f"{_line('sdz', 10)}\n{_line('sdb', 10)}\n")
+        assert set(c.sample()) == {"sdb"}
+        (root / "proc/diskstats").write_text(f"{_line('vdb', 0)}\n")
+        assert c.sample() == {}
+        (root / "proc/diskstats").write_text(f"{_line('vdb', 1)}\n{_line('sdc', 0)}\n")
+        assert c.sample() == {}  # sdc: included by glob but never did I/O
+    finally:
+        c.close()
