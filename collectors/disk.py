@@ -112,10 +112,6 @@ def iostat_row(prev: Mapping[str, Value], cur: Mapping[str, Value], dt: float) -
     }
 
 
-_IDLE = iostat_row(dict.fromkeys(_COLUMNS, 0), dict.fromkeys(_COLUMNS, 0), 1.0)
-"""The figures of a device whose counters did not move (what iostat_row gives for any dt)."""
-
-
 def _as_list(value: object, what: str) -> list[str]:
     if value is None:
         return []
@@ -149,7 +145,7 @@ class DiskCollector(Collector):
         self._lines: dict[str, tuple[str, dict[str, Value] | None]] = {}
         """The last sample's /proc/diskstats lines -> (device, its raw row, None if not
         shown): a line that comes back unchanged is not split, judged or converted again, and
-        its row is the same object, which derive() reads as "no counter moved"."""
+        its row is the same object, which the engine reads as "no counter moved" (derive_moved)."""
         self._diskstats = self.path("/proc/diskstats")
         self._blocks = self.path("/sys/class/block")
         try:
@@ -214,15 +210,12 @@ class DiskCollector(Collector):
         return rows
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
-        """iostat -x per device; None for a device new since the previous sample, and the idle
-        figures without arithmetic for one whose row is the previous sample's (same line)."""
+        """iostat -x per device; None for a device new since the previous sample."""
         out: Rows = {}
         for name, raw in cur.items():
             before = prev.get(name) if prev else None
             if before is None or dt <= 0:
                 out[name] = dict.fromkeys(f.name for f in FIELDS)
-            elif before is raw:
-                out[name] = dict(_IDLE)
             else:
                 out[name] = iostat_row(before, raw, dt)
         return out

@@ -117,10 +117,7 @@ class NetdevCollector(Collector):
         self._rows: dict[str, tuple[Link, dict[str, Value] | None, float]] = {}
         """name -> the Link of the last sample, its raw row (None: not selected) and when its
         speed was read: a Link that comes back as the same object (its message did not
-        change) keeps its row object, which derive() reads as "nothing moved"."""
-        self._idle: dict[str, tuple[object, dict[str, Value]]] = {}
-        """name -> a kept raw row and the figures derived for it as idle, copied while the
-        row stays the same object."""
+        change) keeps its row object, which the engine reads as "nothing moved" (derive_moved)."""
 
     def _present(self) -> list[str]:
         """The interfaces there are: this machine's, or those of the root's /proc/net/dev."""
@@ -222,34 +219,16 @@ class NetdevCollector(Collector):
         return hit[2]
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
-        """Rates by kind, none for an interface whose ifindex changed (re-created), and util;
-        an interface whose row sample() kept (nothing moved) for a second tick or more gets a
-        copy of its idle figures."""
-        idle, was = self._idle, prev or {}
-        moved = {
-            name: row
-            for name, row in cur.items()
-            if not (dt > 0 and was.get(name) is row and idle.get(name, (None,))[0] is row)
-        }
+        """Rates by kind, none for an interface whose ifindex changed (re-created), and util."""
         if prev:
             prev = {
                 name: row
                 for name, row in prev.items()
-                if name in moved and row.get("ifindex") == moved[name].get("ifindex")
+                if name in cur and row.get("ifindex") == cur[name].get("ifindex")
             }
-        derived = derive_by_kind(self.fields, prev, moved, dt, self.wrap_bits)
-        out: Rows = {}
-        for name, row in cur.items():
-            fresh = derived.get(name)
-            if fresh is None:
-                out[name] = dict(idle[name][1])
-                continue
-            fresh["util"] = _util(fresh)
-            out[name] = fresh
-            if dt > 0 and was.get(name) is row:
-                idle[name] = (row, dict(fresh))
-        for name in idle.keys() - cur.keys():
-            del idle[name]
+        out = derive_by_kind(self.fields, prev, cur, dt, self.wrap_bits)
+        for row in out.values():
+            row["util"] = _util(row)
         return out
 
     def close(self) -> None:

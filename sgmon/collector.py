@@ -152,6 +152,42 @@ def _plan(fields: tuple[Field, ...], wrap_bits: Mapping[str, int]) -> _Plan:
 
 _NO_WRAP: Mapping[str, int] = {}
 
+IdleMemory = dict[str, tuple[Any, dict[str, Value]]]
+"""instance -> the raw row kept since the last sample and the figures derived for it as idle."""
+
+
+def derive_moved(
+    c: Collector, prev: RawRows | None, cur: RawRows, dt: float, idle: IdleMemory
+) -> Rows:
+    """``c.derive`` for the instances whose raw row moved; the others get their idle figures.
+
+    A collector that finds nothing changed for an instance (the same /proc line, the same
+    netlink message, a process that did not run) returns the previous sample's row object
+    itself.  That row's figures are the same every tick it stays, so they are derived once (the
+    row against itself over ``dt``) and copied after: an idle device or process costs a lookup,
+    not the arithmetic.  The engine keeps ``idle`` per collector.
+    """
+    if not prev or dt <= 0:
+        idle.clear()
+        return c.derive(prev, cur, dt)
+    moved = {k: row for k, row in cur.items() if prev.get(k) is not row}
+    if len(moved) == len(cur):
+        idle.clear()
+        return c.derive(prev, cur, dt)
+    derived = c.derive(prev, moved, dt) if moved else {}
+    out: Rows = {}
+    for k, row in cur.items():
+        if k in moved:
+            out[k] = derived[k]
+            continue
+        hit = idle.get(k)
+        if hit is None or hit[0] is not row:
+            hit = idle[k] = (row, c.derive({k: row}, {k: row}, dt)[k])
+        out[k] = dict(hit[1])
+    for k in [k for k in idle if k in moved or k not in cur]:
+        del idle[k]
+    return out
+
 
 def derive_by_kind(
     fields: tuple[Field, ...],

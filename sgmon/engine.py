@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
-from sgmon.collector import Collector, RawRows, Unavailable
+from sgmon.collector import Collector, IdleMemory, RawRows, Unavailable, derive_moved
 from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
 
 MIN_INTERVAL = 0.1
@@ -73,6 +73,8 @@ class _Runner:
         self.prev: tuple[RawRows, float] | None = None
         """The last raw sample that derived, with its monotonic time: rates span the real time
         between two successful samples, whatever was skipped."""
+        self.idle: IdleMemory = {}
+        """The figures of the instances whose raw rows the collector kept (``derive_moved``)."""
         self.busy_since = 0.0
         self.done = _signal()
         """Released when the claimed sample has a result."""
@@ -110,7 +112,8 @@ class _Runner:
         else:
             prev = self.prev
             try:
-                rows = c.derive(prev[0] if prev else None, raw, mono - prev[1] if prev else 0.0)
+                dt = mono - prev[1] if prev else 0.0
+                rows = derive_moved(c, prev[0] if prev else None, raw, dt, self.idle)
                 self.prev = (raw, mono)
             except Exception as e:
                 err = f"derive: {e}"

@@ -351,3 +351,48 @@ def test_an_alarm_that_cannot_be_armed_says_so() -> None:
     alarm.close()
     with pytest.raises(OSError, match="timerfd_settime"):
         alarm.arm(time.monotonic() + 60)
+
+
+class Keeper(Collector):
+    """Returns the same row object for an instance whose counter did not move, as disk, netdev
+    and procs do; counts its derive() calls."""
+
+    name = "keeper"
+    fields = (Field("n", "/s", Kind.RATE, "count"),)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: dict[str, dict] = {}
+        self.derived: list[set[str]] = []
+
+    def set(self, **counts: int) -> dict[str, dict]:
+        for k, n in counts.items():
+            if self.rows.get(k, {}).get("n") != n:
+                self.rows[k] = {"n": n}
+        return dict(self.rows)
+
+    def derive(self, prev, cur, dt):
+        self.derived.append(set(cur))
+        return super().derive(prev, cur, dt)
+
+
+def test_kept_rows_are_derived_once_and_their_figures_copied() -> None:
+    """``derive_moved``: an instance whose raw row is the previous sample's object gets its idle
+    figures, derived once (the row against itself) and copied after; moved ones derive as ever."""
+    from sgmon.collector import derive_moved
+
+    c, idle = Keeper(), {}
+    first = c.set(a=10, b=5)
+    assert derive_moved(c, None, first, 0.0, idle) == {"a": {"n": None}, "b": {"n": None}}
+    second = c.set(a=20, b=5)  # b kept
+    out = derive_moved(c, first, second, 2.0, idle)
+    assert out == {"a": {"n": 5.0}, "b": {"n": 0.0}} and list(out) == ["a", "b"]
+    out["b"]["n"] = -1.0  # a frame's row is the caller's: the memory is not shared with it
+    c.derived.clear()
+    third = c.set(a=30, b=5)
+    assert derive_moved(c, second, third, 1.0, idle) == {"a": {"n": 10.0}, "b": {"n": 0.0}}
+    assert c.derived == [{"a"}]  # b's figures were copied, not derived again
+    fourth = c.set(a=30, b=9)  # now a is kept, b moves
+    assert derive_moved(c, third, fourth, 1.0, idle) == {"a": {"n": 0.0}, "b": {"n": 4.0}}
+    assert set(idle) == {"a"}  # b's memory went when b moved
+    assert derive_moved(c, fourth, fourth, 0.0, idle) == {"a": {"n": None}, "b": {"n": None}}

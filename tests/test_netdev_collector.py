@@ -45,7 +45,7 @@ def test_an_unchanged_link_keeps_its_row_and_gets_idle_figures_then_a_moved_one_
     second = c.sample()
     assert second["sgt0"] is first["sgt0"]
     a = c.derive(first, second, 1.0)["sgt0"]
-    b = c.derive(second, c.sample(), 1.0)["sgt0"]  # from the idle memory
+    b = c.derive(second, c.sample(), 1.0)["sgt0"]
     assert a == b
     assert a["rx_pkt"] == 0.0 and a["rx_kb"] == 0.0 and a["carrier_changes"] == 0
     assert a["operstate"] == "up" and a["util"] is None  # no speed in sysfs for sgt0
@@ -81,4 +81,4 @@ def test_rows_and_memories_follow_links_that_go_away() -> None:
     fake.now = []
     rows = c.sample()
     assert rows == {} and c.derive(None, rows, 1.0) == {}
-    assert not c._rows and not c._idle and not c._speeds
+    assert not c._rows and not c._speeds
