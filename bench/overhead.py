@@ -490,12 +490,7 @@ def run_bench(
         with bench_devices(disks, interfaces) as made, socket_farm(dg_port, dg_conns):
             if made:
                 print(f"devices for this run: {made}")
-            tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
-            try:
-                tools = _contenders(samples + warmup + 5, dg_port, tmp, full=True)
-                window = _window(tools, samples, warmup, tmp / "sgmon.json")
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+            tools, window = _measured(samples, warmup, dg_port, full=True)
             report(tools, samples, window, dg_port, 2 * dg_conns)
     except RuntimeError as e:
         print(f"overhead: {e}", file=sys.stderr)
@@ -528,6 +523,17 @@ def _contenders(total: int, dg_port: int, tmp: Path, full: bool) -> list[Tool]:
         if not (os.path.exists(exe) or shutil.which(exe)):
             t.skipped = f"{exe} not found"
     return tools
+
+
+def _measured(samples: int, warmup: int, dg_port: int, full: bool) -> tuple[list[Tool], float]:
+    """One measured window of the contenders (``full``: every peer, else sgmon and sadc), in a
+    scratch directory removed after; the contenders and the window's length in seconds."""
+    tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
+    try:
+        tools = _contenders(samples + warmup + 5, dg_port, tmp, full=full)
+        return tools, _window(tools, samples, warmup, tmp / "sgmon.json")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _window(tools: list[Tool], samples: int, warmup: int, summary: Path) -> float:
@@ -628,12 +634,7 @@ def run_targets(rounds: int, samples: int, warmup: int, dg_port: int) -> int:
                     bench_devices(sc.disks, sc.interfaces) as made,
                     socket_farm(dg_port, sc.dg_conns),
                 ):
-                    tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
-                    try:
-                        tools = _contenders(samples + warmup + 5, dg_port, tmp, full=False)
-                        window = _window(tools, samples, warmup, tmp / "sgmon.json")
-                    finally:
-                        shutil.rmtree(tmp, ignore_errors=True)
+                    tools, window = _measured(samples, warmup, dg_port, full=False)
                 sg, sadc = tools
                 if sg.skipped or sadc.skipped:
                     raise RuntimeError(f"{sc.name}: {sg.skipped or sadc.skipped}")

@@ -32,6 +32,12 @@ class ProcFile:
             self._f = None
 
 
+def stat_fields(text: str) -> list[str]:
+    """A /proc/PID/stat line's fields after ``(comm)``, which may hold spaces and parentheses:
+    field 3 (state) first, so field N of proc(5) is at index N - 3."""
+    return text[text.rfind(")") + 2 :].split()
+
+
 class KeyedLines:
     """Finds the ``KEY<sep>value`` lines wanted out of a /proc file like /proc/vmstat.
 

@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from collectors.procfile import ProcFile
+from collectors.procfile import ProcFile, stat_fields
 from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import Event, Field, Kind, Rows
 
@@ -74,16 +74,28 @@ FIELDS = (
 class _Followed:
     """One followed process: its pid, start time and open /proc files."""
 
-    __slots__ = ("base", "io", "last", "nthreads", "pid", "runs", "start", "stat", "tasks")
+    __slots__ = (
+        "base",
+        "io",
+        "last",
+        "nthreads",
+        "pid",
+        "runs",
+        "start",
+        "stat",
+        "tasks",
+        "thread",
+    )
 
     def __init__(self, base: str, pid: int, thread: bool = False) -> None:
         self.base = base
         """/proc/PID, or /proc/PID/task/TID for a thread of a threaded_execution process."""
         self.pid = pid
         self.stat = ProcFile(os.path.join(base, "stat"))
-        self.start = _stat_fields(self.stat.read())[19]
+        self.start = stat_fields(self.stat.read())[19]
         self.io: ProcFile | None = _maybe(os.path.join(base, "io"))
         self.tasks: dict[str, tuple[ProcFile, ProcFile]] = {}
+        self.thread = thread
         if thread:  # itself only: its process's other threads are other processes' work
             sched = ProcFile(os.path.join(base, "schedstat"))
             self.tasks[str(pid)] = (sched, ProcFile(os.path.join(base, "status")))
@@ -238,7 +250,7 @@ def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
         scheds = [sched.read().split() for sched, _ in _tasks(p, p.nthreads)]
         if sum(int(x[2]) for x in scheds) == p.runs:
             return p.last
-    f = _stat_fields(p.stat.read())
+    f = stat_fields(p.stat.read())
     if f[19] != p.start:
         raise ValueError("pid reused")
     state = f[0]
@@ -273,7 +285,7 @@ def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
 def _tasks(p: _Followed, nthreads: int) -> Iterable[tuple[ProcFile, ProcFile]]:
     """Each thread's schedstat and status, opened once (one task for a single-threaded one;
     a followed thread is its own only task)."""
-    if len(p.tasks) != nthreads and "/task/" not in p.base:
+    if len(p.tasks) != nthreads and not p.thread:
         base = os.path.join(p.base, "task")
         live = set(os.listdir(base))
         for tid in [t for t in p.tasks if t not in live]:
@@ -289,11 +301,6 @@ def _tasks(p: _Followed, nthreads: int) -> Iterable[tuple[ProcFile, ProcFile]]:
             except OSError:
                 sched.close()
     return p.tasks.values()
-
-
-def _stat_fields(text: str) -> list[str]:
-    """/proc/PID/stat after the ``(comm)``: field 3 (state) first, so index = field - 3."""
-    return text[text.rfind(")") + 2 :].split()
 
 
 def _ctxt(status: str, vcsw: int, nvcsw: int) -> tuple[int, int]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 from importlib import import_module
-from typing import TYPE_CHECKING
 
 from sgmon import __version__
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every status)
 if TYPE_CHECKING:
     import argparse
 

@@ -19,7 +19,6 @@ from sgmon.config import Config, load_config
 from sgmon.engine import check_interval
 from sgmon.hosts import Source
 from sgmon.judgement import Judge
-from sgmon.model import Schema
 from sgmon.units import parse_duration
 
 
@@ -171,16 +170,3 @@ def run_until_stopped(
             if close is not None:
                 close()
     return mon
-
-
-def schema_lookup(sources: Iterable[Source]) -> Callable[[str], Schema]:
-    """``host -> Schema`` over the sources, for sinks built before the Monitor."""
-    sources = list(sources)
-
-    def schema_of(host: str) -> Schema:
-        for s in sources:
-            if any(h.name == host for h in s.hosts):
-                return s.schema(host)
-        return {}
-
-    return schema_of

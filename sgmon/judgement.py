@@ -167,6 +167,7 @@ class Grader:
         self.schema_of = schema_of
         self._fields: dict[tuple[str, str], dict[str, Field]] = {}
         self._limits: dict[tuple[str, str, str, str, int], Limit | None] = {}
+        self._may: dict[tuple[str, str, str], bool] = {}
 
     def meta(self, host: str, collector: str, name: str) -> Field | None:
         """The declared field (unit, direction, thresholds) of a host's collector."""
@@ -203,7 +204,16 @@ class Grader:
                 del self._limits[key]
 
     def may_limit(self, host: str, collector: str, name: str) -> bool:
-        """Whether any instance of this field can have a limit (to skip the rest cheaply)."""
+        """Whether any instance of this field can have a limit (to skip the rest cheaply);
+        asked for every cell of every frame by the exporter and the replay summary: cached."""
+        key = (host, collector, name)
+        try:
+            return self._may[key]
+        except KeyError:
+            may = self._may[key] = self._may_limit(host, collector, name)
+            return may
+
+    def _may_limit(self, host: str, collector: str, name: str) -> bool:
         meta = self.meta(host, collector, name)
         if meta is not None and (meta.warn is not None or meta.crit is not None):
             return True
@@ -413,19 +423,13 @@ def judge_for(
     """The Judge of a set of sources, built the same way for every command: the config's
     thresholds, the sources' schemas, the clock offsets the sources measure, and no skew for
     recordings played back."""
+    from sgmon.hosts import schema_lookup
     from sgmon.hosts.replay import replaying
 
     sources = list(sources)
-
-    def from_sources(host: str) -> Schema:
-        for s in sources:
-            if any(h.name == host for h in s.hosts):
-                return s.schema(host)
-        return {}
-
     return Judge(
         config,
-        schema_of or from_sources,
+        schema_of or schema_lookup(sources),
         analysis=analysis,
         live=not replaying(sources),
         offsets={h.name: s for s in sources for h in s.hosts if hasattr(s, "clock_offset")},

@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 import time
 
+from collectors.procfile import stat_fields
+
 STATE_FORMAT = 2
 MAGIC = "sgmon-state"
 HOST_FIELDS = ("name", "role", "tag", "time", "written", "interval", "failing", "items")
@@ -45,12 +47,11 @@ def start_time(pid: int) -> str | None:
     """A process's start time (clock ticks after boot, /proc/PID/stat field 22), or None when
     no such process exists: with the pid, it names one process for the life of the machine."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = stat_fields(fh.read())
     except OSError:
         return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return fields[19].decode() if len(fields) > 19 else None
+    return fields[19] if len(fields) > 19 else None
 
 
 def state_text(pid: int, start: str, hosts: dict[str, dict]) -> str:
@@ -101,18 +102,13 @@ def read_states(directory: str | os.PathLike | None = None) -> tuple[dict[str, d
 
 
 def _host(row: str, alive: bool) -> dict:
-    name, role, tag, t, written, interval, failing, items = row.split("\t")
-    return {
-        "name": name,
-        "role": role,
-        "tag": tag,
-        "time": float(t),
-        "written": float(written),
-        "interval": float(interval),
-        "failing": [f for f in failing.split(",") if f],
-        "items": [tuple(i.split(US)) for i in items.split(RS) if i],
-        "alive": alive,
-    }
+    h: dict = dict(zip(HOST_FIELDS, row.split("\t"), strict=True))
+    for k in ("time", "written", "interval"):
+        h[k] = float(h[k])
+    h["failing"] = [f for f in h["failing"].split(",") if f]
+    h["items"] = [tuple(i.split(US)) for i in h["items"].split(RS) if i]
+    h["alive"] = alive
+    return h
 
 
 def _is_stale(h: dict, now: float) -> bool:

@@ -204,7 +204,7 @@ class OutlierTracker:
             ser = Series(self.window, phase=len(self._latches)) if plan[0] else None
             latch = self._latches[key] = _Latch(key, ser)
         if latch.ncpu != ncpu:
-            latch.limit = self.grader.limit(*key[:3], key[3], ncpu)
+            latch.limit = self.grader.limit(*key, ncpu)
             latch.ncpu = ncpu
         sev, why = self._beyond_limit(latch, v, row, plan) if latch.limit else (None, "")
         ser = latch.series

@@ -22,8 +22,8 @@ from sgmon.headless import (
     add_source_arguments,
     load_sources,
     run_until_stopped,
-    schema_lookup,
 )
+from sgmon.hosts import schema_lookup
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

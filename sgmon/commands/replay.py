@@ -146,9 +146,8 @@ def _judged(src, frames, config, gap: float) -> tuple[list, list]:
                 done.append(open_runs.pop(key))
                 r = None
             if r is None:
-                column = next(
-                    (f.column for f in src.schema(fr.host).get(c, ()) if f.name == name), name
-                )
+                meta = j.grader.meta(fr.host, c, name)
+                column = meta.column if meta else name
                 open_runs[key] = [fr.host, fr.time, fr.time, c, inst, column, v, sev]
             else:
                 r[2], r[6] = fr.time, max(r[6], v)

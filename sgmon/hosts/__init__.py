@@ -7,7 +7,7 @@ both).  Every source has the same small surface, so every command and sink works
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -43,3 +43,17 @@ class Source(Protocol):
     def close(self) -> None:
         """Release what the source holds."""
         ...
+
+
+def schema_lookup(sources: Iterable[Source]) -> Callable[[str], Schema]:
+    """``host -> Schema`` over the sources (an empty one for a host none of them has), for
+    sinks and judges built before the Monitor."""
+    sources = list(sources)
+
+    def schema_of(host: str) -> Schema:
+        for s in sources:
+            if any(h.name == host for h in s.hosts):
+                return s.schema(host)
+        return {}
+
+    return schema_of

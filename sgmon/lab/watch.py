@@ -19,6 +19,7 @@ import sys
 import threading
 from typing import Any
 
+from collectors.procfile import stat_fields
 from sgmon import registry
 from sgmon.engine import Engine
 from sgmon.lab.proc import bind_to_parent
@@ -65,12 +66,11 @@ def runnable_on(cpu: int) -> int:
             continue
         for tid in tids:
             try:
-                with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-                    data = f.read()
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    rest = stat_fields(f.read())
             except OSError:
                 continue
-            rest = data[data.rfind(b")") + 2 :].split()
-            if rest[0] == b"R" and int(rest[36]) == cpu:  # fields 3 (state) and 39 (processor)
+            if rest[0] == "R" and int(rest[36]) == cpu:  # fields 3 (state) and 39 (processor)
                 n += 1
     return n
 

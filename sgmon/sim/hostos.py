@@ -18,6 +18,8 @@ from sgmon.sim.scenarios import Conditions
 
 NCPU = 8
 PRIMARY_ADDR, STANDBY_ADDR, NSS_PORT, DG_PORT = "10.0.1.1", "10.0.1.2", 40312, 1521
+NSS_PID, RFS_PID = 4242, 5151
+"""The processes at the two ends of the DG socket (its owner in ``tcp``, a row in ``procs``)."""
 
 
 class HostOS:
@@ -163,10 +165,10 @@ class HostOS:
         rate = st.redo_bytes / dt
         if self.primary:
             inst = f"{PRIMARY_ADDR}:{NSS_PORT}>{STANDBY_ADDR}:{DG_PORT}"
-            proc, pid, acked, received = "ora_nss2_PROD", 4242, rate, st.writes * 64 / dt
+            proc, pid, acked, received = "ora_nss2_PROD", NSS_PID, rate, st.writes * 64 / dt
         else:
             inst = f"{STANDBY_ADDR}:{DG_PORT}>{PRIMARY_ADDR}:{NSS_PORT}"
-            proc, pid, acked, received = "oraclePRODSTBY", 5151, st.writes * 64 / dt, rate
+            proc, pid, acked, received = "oraclePRODSTBY", RFS_PID, st.writes * 64 / dt, rate
         local, peer = inst.split(">")
         sock: dict[str, Value] = {
             "state": "ESTAB", "local": local, "peer": peer, "rto": rto, "rtt": round(rtt, 3),
@@ -189,12 +191,12 @@ class HostOS:
 
 PRIMARY_PROCS = {  # name: (pid, share of a CPU it runs at, runs per write?)
     "LGWR": (4101, 0.04, True), "LG00": (4102, 0.015, True), "LG01": (4103, 0.015, True),
-    "NSS2": (4242, 0.02, True), "TT00": (4105, 0.002, False), "ARC0": (4106, 0.003, False),
+    "NSS2": (NSS_PID, 0.02, True), "TT00": (4105, 0.002, False), "ARC0": (4106, 0.003, False),
     "CKPT": (4107, 0.002, False), "DBW0": (4108, 0.01, False),
 }  # fmt: skip
 STANDBY_PROCS = {
-    "RFS[5151]": (5151, 0.02, True), "MRP0": (5201, 0.03, False), "PR00": (5202, 0.02, False),
-    "PR01": (5203, 0.02, False), "ARC0": (5204, 0.003, False),
+    f"RFS[{RFS_PID}]": (RFS_PID, 0.02, True), "MRP0": (5201, 0.03, False),
+    "PR00": (5202, 0.02, False), "PR01": (5203, 0.02, False), "ARC0": (5204, 0.003, False),
 }  # fmt: skip
 
 

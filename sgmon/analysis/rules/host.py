@@ -17,21 +17,20 @@ from sgmon.model import number
 from sgmon.units import fmt_num
 
 
-def waiting(ctx: Context, view: HostView) -> list[tuple[float, str]]:
-    """(run-queue delay ms/s, name) of the host's commit-path processes kept waiting for a CPU
-    (the procs collector's schedstat), worst first: LGWR and its LGnn workers and NSS/LNS on a
-    primary, RFS on a standby.  Seed 000: a delay past its warn level is evidence while the
-    commit path is degraded; past crit it is starvation whatever the commit path shows."""
+def waiting(ctx: Context, view: HostView) -> list[tuple[float, str, str]]:
+    """(run-queue delay ms/s, name, grade) of the host's commit-path processes kept waiting for
+    a CPU (the procs collector's schedstat), worst first: LGWR and its LGnn workers and NSS/LNS
+    on a primary, RFS on a standby.  Seed 000: a delay past its warn level is evidence while
+    the commit path is degraded; past crit it is starvation whatever the commit path shows."""
     names = ("RFS",) if view.role == "standby" else ("LGWR", "LG", "NSS", "LNS")
     out = []
     for inst, row in view.frame.rows("procs").items():
-        delay = number(row.get("runq"))
-        lim = ctx.grader.limit(view.name, "procs", inst, "runq")
-        if delay is None or not inst.startswith(names) or lim is None:
+        if not inst.startswith(names):
             continue
-        sev = lim.grade(delay)
-        if sev == "crit" or (sev and ctx.chain is not None):
-            out.append((delay, inst))
+        delay = number(row.get("runq"))
+        sev = ctx.grader.grade(view.name, "procs", inst, "runq", delay)
+        if delay is not None and (sev == "crit" or (sev == "warn" and ctx.chain is not None)):
+            out.append((delay, inst, sev))
     return sorted(out, reverse=True)
 
 
@@ -46,10 +45,8 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
     for h, view in ctx.hosts.items():
         row = view.frame.rows("cpu").get("all", {})
         idle, runq = number(row.get("idle")), number(row.get("runq_sz"))
-        idle_lim = ctx.grader.limit(h, "cpu", "all", "idle", view.ncpu)
-        runq_lim = ctx.grader.limit(h, "cpu", "all", "runq_sz", view.ncpu)
-        busy = idle is not None and idle_lim is not None and idle_lim.grade(idle) is not None
-        queued = runq is not None and runq_lim is not None and runq_lim.grade(runq) is not None
+        busy = ctx.grader.grade(h, "cpu", "all", "idle", idle, ncpu=view.ncpu) != "ok"
+        queued = ctx.grader.grade(h, "cpu", "all", "runq_sz", runq, ncpu=view.ncpu) != "ok"
         followed = bool(view.frame.rows("procs"))
         kept = waiting(ctx, view) if followed else []
         saturated = busy or (queued and idle is not None and idle < QUEUED_IDLE)
@@ -79,7 +76,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
             ev.insert(
                 0,
                 "runnable but not running (schedstat run_delay): "
-                + ", ".join(f"{name} {fmt_num(ms)} ms/s" for ms, name in kept[:4])
+                + ", ".join(f"{name} {fmt_num(ms)} ms/s" for ms, name, _ in kept[:4])
                 + " (seed 000 commit step 2, measured)",
             )
         b = ctx.budget
@@ -103,17 +100,17 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
         else:  # LGWR's CPU wait is in its overhead: none there, and it cannot be the cause
             explains = lgwr is None or lgwr >= OVERHEAD_MIN
         bonus = (lgwr or 0.0) if who == "LGWR" else 0.0
-        lim = ctx.grader.limit(h, "procs", kept[0][1], "runq") if kept else None
-        starved = saturated or explains or bool(lim and lim.grade(kept[0][0]) == "crit")
+        starved = saturated or explains or any(sev == "crit" for _, _, sev in kept)
         ev.append(
             f"fix: find what takes the CPU; keep {who} runnable (priority, fewer "
             "foregrounds, more cores)"
         )
-        keys = [(h, "procs", name, "runq") for _, name in kept]
+        keys = [(h, "procs", name, "runq") for _, name, _ in kept]
         keys += [(h, "cpu", "all", f) for f in ("idle", "runq_sz", "load1", "usr", "sys")]
-        cause = f"CPU %idle {fmt_num(idle)}, runq {fmt_num(runq)} on {view.ncpu} CPUs"
         if kept:
             cause = f"{kept[0][1]} waits for a CPU {fmt_num(kept[0][0])} ms/s"
+        else:
+            cause = f"CPU %idle {fmt_num(idle)}, runq {fmt_num(runq)} on {view.ncpu} CPUs"
         yield Claim(
             host=h,
             subject="cpu",
@@ -136,8 +133,7 @@ def memory(ctx: Context) -> Iterable[Claim]:
         used = number(row.get("memused"))
         scan = sum(v for v in (number(row.get("pgscank")), number(row.get("pgscand"))) if v)
         swap = sum(v for v in (number(row.get("pswpin")), number(row.get("pswpout"))) if v)
-        lim = ctx.grader.limit(h, "paging", "all", "memused")
-        near_full = used is not None and lim is not None and lim.grade(used) is not None
+        near_full = ctx.grader.grade(h, "paging", "all", "memused", used) != "ok"
         if not ((near_full and scan >= 200) or swap >= 1):
             continue
         ev = [
