@@ -64,7 +64,7 @@ WATCH: dict[str, frozenset[str]] = {
         "user_commits redo_size_lwd phys_reads_cache",
         "oracle_dg": "transport_lag apply_lag resp_p99 log_switches",
         "oracle_trace": "slow_writes max_write",
-        "procs": "cpu runq io_delay nvcsw",
+        "procs": "runq",  # what the rules cite: LGWR's and RFS's wait for a CPU
     }.items()
 }
 
