@@ -69,59 +69,60 @@ def _clean(value: str) -> str:
     return value.replace("\t", " ").replace("\n", " ")
 
 
-def read_states(directory: str | os.PathLike | None = None) -> tuple[dict[str, dict], bool]:
-    """Host -> its newest published state, and whether any publisher is still running."""
+def read_states(directory: str | os.PathLike | None = None) -> dict[str, dict]:
+    """Host -> its newest state published by a running sgmon.  A file whose publisher is gone
+    (its pid no longer names the process that wrote it: exited, killed, or the pid reused) is
+    ignored and removed, so a crash or a closed terminal leaves nothing behind to misread."""
     directory = os.fspath(directory or runtime_dir())
     hosts: dict[str, dict] = {}
-    running = False
     try:
         if os.stat(directory).st_uid != os.getuid():
-            return hosts, False  # someone else's directory in /tmp: never trust it
+            return hosts  # someone else's directory in /tmp: never trust it
         names = os.listdir(directory)
     except OSError:
-        return hosts, False
+        return hosts
     for name in names:
         if not (name.startswith("state-") and name.endswith(".txt")):
             continue
+        path = os.path.join(directory, name)
         try:
-            with open(os.path.join(directory, name), encoding="utf-8") as fh:
+            with open(path, encoding="utf-8") as fh:
                 head, *rows = fh.read().rstrip("\n").split("\n")  # (splitlines cuts at RS)
             magic, version, pid, start = head.split(" ")
             if magic != MAGIC or int(version) != STATE_FORMAT:
                 continue
-            alive = start_time(int(pid)) == start
-            parsed = [_host(row, alive) for row in rows]
+            if start_time(int(pid)) != start:
+                os.unlink(path)
+                continue
+            parsed = [_host(row) for row in rows]
         except (OSError, ValueError, IndexError):
             continue  # a file being replaced, or a foreign one: another publisher will do
-        running = running or alive
         for h in parsed:
             old = hosts.get(h["name"])
-            if old is None or (h["alive"], h["written"]) > (old["alive"], old["written"]):
+            if old is None or h["written"] > old["written"]:
                 hosts[h["name"]] = h
-    return hosts, running
+    return hosts
 
 
-def _host(row: str, alive: bool) -> dict:
+def _host(row: str) -> dict:
     h: dict = dict(zip(HOST_FIELDS, row.split("\t"), strict=True))
     for k in ("time", "written", "interval"):
         h[k] = float(h[k])
     h["failing"] = [f for f in h["failing"].split(",") if f]
     h["items"] = [tuple(i.split(US)) for i in h["items"].split(RS) if i]
-    h["alive"] = alive
     return h
 
 
 def _is_stale(h: dict, now: float) -> bool:
-    return not h["alive"] or now - h["written"] > 3 * h["interval"] + 2
+    """A running publisher that has not written for three of its intervals (a source hung)."""
+    return now - h["written"] > 3 * h["interval"] + 2
 
 
 def render(
     fmt: str = "plain", host: str | None = None, directory: str | os.PathLike | None = None
 ) -> str:
     """The status line in ``plain``, ``tmux`` or ``json`` form."""
-    hosts, running = read_states(directory)
-    if running:  # a crashed publisher's leftovers matter only when nothing else publishes
-        hosts = {k: v for k, v in hosts.items() if v["alive"]}
+    hosts = read_states(directory)
     if host is not None:
         hosts = {k: v for k, v in hosts.items() if k == host}
     now = time.time()

@@ -78,7 +78,7 @@ def test_every_sink_grades_every_cell_alike(recording, tmp_path) -> None:
         if fam.name == "sgmon_grade"
         for s in fam.samples
     }
-    states, _ = read_states(tmp_path)
+    states = read_states(tmp_path)
     items = {h: e["items"] for h, e in states.items()}
     seen = {"warn": 0, "crit": 0, "override": 0}
     for host in ("primary", "standby"):

@@ -125,8 +125,10 @@ def test_a_dead_publishers_state_is_ignored_even_when_its_pid_is_reused(tmp_path
         }
     }  # fmt: skip
     me = os.getpid()
-    (tmp_path / f"state-{me}.txt").write_text(state_text(me, "1", hosts))  # not our start
-    assert "stale" in _status(tmp_path).stdout
+    dead = tmp_path / f"state-{me}.txt"
+    dead.write_text(state_text(me, "1", hosts))  # not our start time: another process's file
+    assert _status(tmp_path).stdout == "sgmon: no sgmon running\n"
+    assert not dead.exists()  # removed by the reader: a crash leaves nothing to misread
     (tmp_path / f"state-{me}.txt").write_text(state_text(me, start_time(me) or "?", hosts))
     assert _status(tmp_path).stdout == "P lfs 1.1/2ms\n"
 

@@ -258,7 +258,6 @@ async def test_a_live_dashboard_feeds_the_status_line(tmp_path, monkeypatch) -> 
     monkeypatch.setenv("SGMON_RUNTIME_DIR", str(tmp_path))
     app = SgmonApp([SimSource("healthy", speed=20.0)], measure_self=False)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: len(read_states(tmp_path)[0]) == 2)
-        hosts, running = read_states(tmp_path)
-        assert running and hosts["primary"]["items"][0][0] == "lfs"
-    assert read_states(tmp_path) == ({}, False)
+        await until(pilot, lambda: len(read_states(tmp_path)) == 2)
+        assert read_states(tmp_path)["primary"]["items"][0][0] == "lfs"
+    assert read_states(tmp_path) == {}

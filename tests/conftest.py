@@ -1,0 +1,25 @@
+"""What every test shares: the status state files go to the session's own directory.
+
+Every running sgmon (recorder, dashboard, demo, agent, exporter) publishes its state for
+`sgmon status`; without this, the demos and recorders the tests start would write into the
+user's runtime directory and a developer's tmux status line would show the tests' hosts.  Tests
+that read the state set SGMON_RUNTIME_DIR to a directory of their own, as before.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    before = os.environ.get("SGMON_RUNTIME_DIR")
+    os.environ["SGMON_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("sgmon-run"))
+    yield
+    if before is None:
+        del os.environ["SGMON_RUNTIME_DIR"]
+    else:
+        os.environ["SGMON_RUNTIME_DIR"] = before
