@@ -31,9 +31,10 @@ COMMANDS: dict[str, str] = {
     "lab": "reproduce the seed incidents between two network namespaces (root)",
     "config": "validate the config, show where each value came from",
     "collectors": "list the installed collectors and whether each can run here",
+    "import": "sar, OSWatcher or AWR history into an archive (for replay, check --from)",
     "top": "plain-text live view of the local host (no Textual)",
 }
-_MODULE = {"dashboard": "dashboard", "config": "configcmd"}
+_MODULE = {"dashboard": "dashboard", "config": "configcmd", "import": "importcmd"}
 
 
 class UsageError(Exception):

@@ -1,0 +1,42 @@
+"""`sgmon import KIND ... --dir DIR`: history already on the hosts into an sgmon archive.
+
+KIND is one of ``sgmon.importers.SOURCES``; only that importer's module is imported.  The
+result is the recorder's archive, so ``sgmon replay DIR``, ``sgmon check --from DIR`` and
+``sgmon report DIR`` read it as they read a recording.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+from pathlib import Path
+
+from sgmon.cli import UsageError
+from sgmon.importers import SOURCES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One sub-parser per source kind, each with the source's own options."""
+    sub = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
+    for kind, module in SOURCES.items():
+        mod = import_module(f"sgmon.importers.{module}")
+        p = sub.add_parser(kind, help=mod.HELP, description=mod.HELP)
+        p.add_argument("--dir", required=True, type=Path, help="archive directory to write")
+        mod.add_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the source, write the archive, print one summary line."""
+    from sgmon.importers.write import write
+
+    if args.kind not in SOURCES:
+        raise UsageError(f"unknown import kind {args.kind!r}; kinds: {', '.join(SOURCES)}")
+    mod = import_module(f"sgmon.importers.{SOURCES[args.kind]}")
+    imp = mod.read(args)
+    for note in imp.notes:
+        print(f"sgmon: {note}", file=sys.stderr)
+    rows = write(args.dir, imp)
+    hosts = ", ".join(f"{h} ({len(fs)} samples)" for h, fs in imp.frames.items())
+    print(f"imported {rows} rows into {args.dir}: {hosts}")
+    return 0

@@ -1,0 +1,33 @@
+"""Store an ``Imported`` in the archive layout, through the recorder's own writer.
+
+Several imports may go into one directory (the primary's sar and AWR, the standby's sar): the
+writer appends to an archive it recognises, and each host's provenance is merged into
+meta.json under ``hosts.<host>.sources``, with the source's step as ``hosts.<host>.interval``
+(sar's 10 minutes and AWR's 30 share one archive, so the step is a host's, not the archive's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from sgmon.importers import Imported
+from sgmon.sinks.csvarchive import ArchiveWriter
+
+
+def write(out: Path, imp: Imported, warn: Callable[[str], None] | None = None) -> int:
+    """Write every frame in time order; return the number of rows written."""
+    writer = ArchiveWriter(out, imp.schema.__getitem__, imp.interval, warn=warn)
+    try:
+        frames = sorted((f for fs in imp.frames.values() for f in fs), key=lambda f: f.time)
+        for frame in frames:
+            writer(frame)
+        for host, prov in imp.provenance.items():
+            h = writer.meta["hosts"].setdefault(host, {})
+            h["interval"] = imp.interval
+            sources = h.setdefault("sources", {})
+            for collector, fields in prov.items():
+                sources.setdefault(collector, {}).update(fields)
+    finally:
+        writer.close()  # also writes meta.json
+    return writer.rows_written
