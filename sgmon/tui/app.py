@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -144,6 +145,9 @@ class SgmonApp(App[int]):
         """What the line under the panes asks for: a filter, or a time to go to (g)."""
         self._redraw_due = False
         self._generation = 0
+        self._drawn_newest: float | None = None
+        self._skips: deque[tuple[float, int]] = deque()
+        """(monotonic time, instants not drawn) of live redraws in the last minute."""
         """Counts redraws: a pane queued by an older one is not drawn."""
         self._quiet: tuple[bool, ...] = ()
         self._palettes: dict[str, Palette] = {}
@@ -280,6 +284,7 @@ class SgmonApp(App[int]):
         hosts = self.timeline.hosts()
         findings = list(getattr(state, "findings", None) or [])
         self._assign(hosts, findings[0].host if findings else None)
+        self._count_skipped(axis)
         self._show_header(hosts, at, axis[-1] if axis else None)
         self._show_findings(state)
         instant = _Instant(
@@ -295,6 +300,19 @@ class SgmonApp(App[int]):
                 self._draw_pane(i, pane, instant)
             else:
                 self.call_later(self._draw_pane, i, pane, instant)
+
+    def _count_skipped(self, axis: list[float]) -> None:
+        """Note the live instants that arrived since the last live redraw and were never drawn."""
+        if self.cursor is not None or not axis:
+            return
+        last, self._drawn_newest = self._drawn_newest, axis[-1]
+        now = time.monotonic()
+        if last is not None and axis[-1] > last:
+            missed = len(axis) - 1 - bisect.bisect_right(axis, last)
+            if missed > 0:
+                self._skips.append((now, missed))
+        while self._skips and now - self._skips[0][0] > 60.0:
+            self._skips.popleft()
 
     def _draw_pane(self, i: int, pane: HostPane, instant: _Instant) -> None:
         """One pane at the instant of a redraw, unless a newer redraw has begun since."""
@@ -358,6 +376,7 @@ class SgmonApp(App[int]):
             behind=behind,
             protection=self.timeline.protection(hosts),
             self_cpu=self._self_cpu,
+            skipped=sum(n for _, n in self._skips),
         )
         self.main.query_one(Header).show(view)
 
