@@ -90,3 +90,11 @@ def parse_instant(text: str, reference: float, utc: bool = True) -> float:
         return at.timestamp()
     where = "UTC" if utc else "local time"
     raise ValueError(f"{text!r}: use 10:31:02 ({where}), 2026-11-24T10:31:02+00:00, or +5m / -30s")
+
+
+def fmt_step(seconds: float) -> str:
+    """A sampling step as a reader says it: ``30-second``, ``1-minute``, ``15-minute``."""
+    for size, unit in ((3600.0, "hour"), (60.0, "minute")):
+        if seconds >= size and seconds % size < 1:
+            return f"{fmt_num(seconds / size)}-{unit}"
+    return f"{fmt_num(seconds)}-second"

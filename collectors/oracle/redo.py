@@ -21,17 +21,35 @@ G, R = Kind.GAUGE, Kind.RATE
 FIELDS = (
     Field("redo_size", "B/s", R, "redo generated per second ('redo size')"),
     Field("redo_writes", "/s", R, "LGWR writes per second ('redo writes')"),
-    Field("redo_write_size", "kB", G, "average LGWR write: redo size / redo writes"),
+    Field(
+        "redo_write_size",
+        "kB",
+        G,
+        "average LGWR write: redo size / redo writes",
+        combine="per:redo_writes",
+    ),
     Field("redo_write_time", "ms/s", R, "LGWR write time per second ('redo write time')"),
     Field("redo_synch_writes", "/s", R, "synchronous redo writes (commits waiting) per second"),
-    Field("redo_synch_time", "ms", G, "average time per redo synch write (commit wait)"),
+    Field(
+        "redo_synch_time",
+        "ms",
+        G,
+        "average time per redo synch write (commit wait)",
+        combine="per:redo_synch_writes",
+    ),
     Field("user_commits", "/s", R, "user commits per second (transactions)"),
     Field("user_rollbacks", "/s", R, "user rollbacks per second"),
     Field("redo_size_lwd", "B/s", R, "redo for lost write detection per second (seed 003)"),
     Field("phys_reads_cache", "/s", R, "physical reads into the buffer cache per second"),
     Field("redo_synch_polls", "/s", R, "commits that polled for LGWR, not posted (adaptive sync)"),
     Field("redo_synch_poll_writes", "/s", R, "redo synch writes that used polling per second"),
-    Field("redo_synch_overhead", "ms", G, "average post/poll overhead per commit wait (12.1+)"),
+    Field(
+        "redo_synch_overhead",
+        "ms",
+        G,
+        "average post/poll overhead per commit wait (12.1+)",
+        combine="per:redo_synch_writes",
+    ),
 )
 
 # field -> (statistic, multiplier to the field's unit), first available wins

@@ -26,12 +26,42 @@ G, R, H = Kind.GAUGE, Kind.RATE, Kind.HISTOGRAM
 FIELDS = (
     Field("waits", "/s", R, "waits per second (V$SYSTEM_EVENT.TOTAL_WAITS)"),
     Field("time_waited", "ms/s", R, "milliseconds waited per second, all sessions"),
-    Field("avg", "ms", G, "average wait of the interval (skewed by commit batching)"),
+    Field(
+        "avg",
+        "ms",
+        G,
+        "average wait of the interval (skewed by commit batching)",
+        combine="per:waits",
+    ),
     Field("hist", "ms", H, "waits of the interval per bucket [[upper_ms, count]]; [b/2, b)"),
-    Field("p50", "ms", G, "median wait: under this bucket bound (Oracle's name: 256 = <256ms)"),
-    Field("p90", "ms", G, "90th percentile wait: under this bucket bound (Oracle's name)"),
-    Field("p99", "ms", G, "99th percentile wait: under this bucket bound (Oracle's name)"),
-    Field("max_bucket", "ms", G, "the highest bucket hit in the interval (Oracle's name)"),
+    Field(
+        "p50",
+        "ms",
+        G,
+        "median wait: under this bucket bound (Oracle's name: 256 = <256ms)",
+        combine="q:0.5:hist",
+    ),
+    Field(
+        "p90",
+        "ms",
+        G,
+        "90th percentile wait: under this bucket bound (Oracle's name)",
+        combine="q:0.9:hist",
+    ),
+    Field(
+        "p99",
+        "ms",
+        G,
+        "99th percentile wait: under this bucket bound (Oracle's name)",
+        combine="q:0.99:hist",
+    ),
+    Field(
+        "max_bucket",
+        "ms",
+        G,
+        "the highest bucket hit in the interval (Oracle's name)",
+        combine="q:max:hist",
+    ),
 )
 
 
