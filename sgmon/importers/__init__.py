@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 SOURCES: dict[str, str] = {
     # kind -> module under sgmon.importers
+    "awr": "awr",
 }
 
 
