@@ -57,7 +57,7 @@ from sgmon.cli import Unreachable, UsageError
 from sgmon.config import DbConfig, db_config, load_config
 from sgmon.importers import Imported
 from sgmon.model import CollectorResult, Event, Frame, Rows, Status, Value
-from sgmon.units import parse_duration, parse_instant
+from sgmon.units import parse_duration, parse_instant, parse_offset
 
 HELP = (
     "AWR history (DBA_HIST_* views) through python-oracledb; AWR needs the Oracle Diagnostics "
@@ -180,7 +180,7 @@ def window(args: argparse.Namespace, host: str = "", role: str = "") -> Window:
             start = parse_instant(args.start, end)
         else:
             start = end - (args.days if args.days is not None else 1.0) * 86400
-        tz = _offset_text(args.tz) if args.tz else None
+        tz = parse_offset(args.tz) if args.tz else None
     except ValueError as e:
         raise UsageError(str(e)) from None
     if start >= end:
@@ -484,16 +484,6 @@ def _offset(v: Any) -> float:
     days, _, hms = text.lstrip("+-").partition(" ")
     h, m, s = (float(x) for x in hms.split(":"))
     return sign * (float(days) * 86400 + h * 3600 + m * 60 + s)
-
-
-def _offset_text(text: str) -> float:
-    """``--tz +02:00`` / ``-05:30`` -> seconds east of UTC."""
-    s = text.strip()
-    sign = -1.0 if s.startswith("-") else 1.0
-    h, _, m = s.lstrip("+-").partition(":")
-    if not h.isdigit() or (m and not m.isdigit()) or int(h) > 14:
-        raise ValueError(f"--tz {text!r}: use the offset from UTC such as +02:00 or -05:30")
-    return sign * (int(h) * 3600 + int(m or 0) * 60)
 
 
 def _iso(t: float) -> str:
