@@ -281,11 +281,11 @@ def _snapshots(session: Session, dbid: int, win: Window, notes: list[str]) -> li
 
 
 def _in_window(snaps: list[Snap], win: Window) -> dict[int, list[Snap]]:
-    """Per instance: the snapshots ending in the window, and the one before (the baseline)."""
+    """Per instance: the snapshots ending in (start, end], and the one before (the baseline)."""
     out: dict[int, list[Snap]] = {}
     for s in sorted(snaps, key=lambda s: (s.instance, s.end)):
         kept = out.setdefault(s.instance, [])
-        if s.end < win.start:
+        if s.end <= win.start:  # its interval ends before the window: a baseline only
             kept[:] = [s]  # the latest before the window so far
         elif s.end <= win.end:
             kept.append(s)
