@@ -303,30 +303,14 @@ def test_cli_without_a_database_is_one_line(tmp_path: Path):
 def test_simulated_standby_iops_cap_snapshotted_imported_and_checked(tmp_path: Path):
     """The standby-iops-cap scenario (seed 003) run in the simulator with AWR snapshots of both
     stand-ins every simulated minute (the simulator computes every commit, ~1 s of CPU per
-    simulated minute, so 15-minute snapshots are measured outside the suite: see the report);
+    simulated minute, so 15-minute snapshots run outside the suite: bench/awr_resolution.py);
     imported from AWR alone, `sgmon check --from` still names the standby's I/O and the chain."""
     from sgmon.sim import SimPair
-    from sgmon.sim.hostos import NCPU
+    from sgmon.sim.awr import run_with_awr
 
-    step, onset = 60.0, 120.0
-    pair = SimPair("standby-iops-cap", seed=3, interval=step, start=T0, onset=onset)
+    pair = SimPair("standby-iops-cap", seed=3, interval=60.0, start=T0, onset=120.0)
     try:
-        awrs = {h: Awr(db, tz_offset=3600) for h, db in pair.dbs.items()}
-        cpu = {h: dict.fromkeys(("USER_TIME", "SYS_TIME", "IDLE_TIME", "IOWAIT_TIME"), 0.0)
-               for h in pair.dbs}  # fmt: skip
-        for a in awrs.values():
-            a.snapshot(pair.now())
-        for _ in range(8):
-            for host, frame in zip(("primary", "standby"), pair.step(), strict=True):
-                row = frame.collectors["cpu"].rows["all"]
-                cs = step * NCPU  # centiseconds of all CPUs per percent of the interval
-                o = cpu[host]
-                o["USER_TIME"] += row["usr"] * cs
-                o["SYS_TIME"] += row["sys"] * cs
-                o["IOWAIT_TIME"] += row["iowait"] * cs
-                o["IDLE_TIME"] += (row["idle"] + row["iowait"]) * cs
-                pair.dbs[host].publish_osstat({**o, "LOAD": row["load1"]})
-                awrs[host].snapshot(pair.now())
+        run_with_awr(pair, steps=8, every=1, tz_offset=3600)
         for host, db in pair.dbs.items():
             imp, _ = _import(db, T0, pair.now(), host=host, role=host)
             assert len(imp.frames[host]) == 8 and not imp.notes

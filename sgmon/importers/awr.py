@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -220,8 +221,10 @@ def import_awr(session: Session, win: Window) -> Imported:
     """Read the window's snapshots through ``session`` and turn them into frames per host."""
     try:
         session.refresh()
-    except OracleError as e:
-        raise Unreachable(str(e)) from None
+    except OracleError as e:  # one attempt: the live session's "retrying" does not apply
+        raise Unreachable(
+            re.sub(r";? retrying.*$| \(next attempt in \d+s\)$", "", str(e))
+        ) from None
     notes: list[str] = []
     dbid = (
         win.dbid if win.dbid is not None else _select(session, "SELECT dbid FROM v$database")[0][0]

@@ -15,6 +15,7 @@ SNAP_TIMEZONE that offset as SQL*Plus prints an INTERVAL DAY(0) TO SECOND(0) (``
     awr = Awr(db)                         # the DBA_HIST tables in db's own SQLite database
     awr.snapshot(when=epoch_seconds)      # one snapshot of db's V$ counters, instance 1
     awr.snapshot(when, source=db2, instance_number=2, snap_id=n)   # RAC: the same SNAP_ID
+    awrs = run_with_awr(pair, steps=120, every=15)  # a SimPair snapshotted every 15 intervals
 """
 
 from __future__ import annotations
@@ -22,8 +23,12 @@ from __future__ import annotations
 import sqlite3
 import zlib
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sgmon.sim.standin import StandIn
+
+if TYPE_CHECKING:
+    from sgmon.sim.pair import SimPair
 
 TABLES: dict[str, tuple[str, ...]] = {
     "dba_hist_snapshot": (
@@ -195,3 +200,33 @@ class Awr:
             )
         self.conn.execute("COMMIT")
         return snap_id
+
+
+def run_with_awr(pair: SimPair, steps: int, every: int, tz_offset: float = 0.0) -> dict[str, Awr]:
+    """Step a simulated pair ``steps`` intervals with an AWR snapshot of both stand-ins at the
+    start and every ``every`` intervals, V$OSSTAT fed from each host's simulated CPU rows
+    (centiseconds of all CPUs; IDLE_TIME includes IOWAIT_TIME, as Oracle's does)."""
+    from sgmon.model import number
+    from sgmon.sim.hostos import NCPU
+
+    awrs = {h: Awr(db, tz_offset) for h, db in pair.dbs.items()}
+    names = ("USER_TIME", "SYS_TIME", "IDLE_TIME", "IOWAIT_TIME", "BUSY_TIME")
+    cpu = {h: dict.fromkeys(names, 0.0) for h in pair.dbs}
+    for a in awrs.values():
+        a.snapshot(pair.now())
+    for k in range(steps):
+        for host, frame in zip(("primary", "standby"), pair.step(), strict=True):
+            row = frame.collectors["cpu"].rows["all"]
+            pct = {f: number(row.get(f)) or 0.0 for f in ("usr", "sys", "idle", "iowait")}
+            cs = pair.interval * NCPU  # centiseconds of all CPUs per percent of the interval
+            o = cpu[host]
+            o["USER_TIME"] += pct["usr"] * cs
+            o["SYS_TIME"] += pct["sys"] * cs
+            o["BUSY_TIME"] = o["USER_TIME"] + o["SYS_TIME"]
+            o["IOWAIT_TIME"] += pct["iowait"] * cs
+            o["IDLE_TIME"] += (pct["idle"] + pct["iowait"]) * cs
+            pair.dbs[host].publish_osstat({**o, "LOAD": number(row.get("load1")) or 0.0})
+        if (k + 1) % every == 0:
+            for a in awrs.values():
+                a.snapshot(pair.now())
+    return awrs
