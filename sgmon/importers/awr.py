@@ -42,7 +42,7 @@ import itertools
 import re
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -353,7 +353,8 @@ def _frames(
                     else f"AWR snapshot {cur.snap_id} does not end after {prev.snap_id}: skipped"
                 )
                 notes.append(f"{host}: {text}")
-                ev = Event(cur.end, "awr", "restart", cur.name or str(inst), text)
+                kind = "restart" if cur.startup != prev.startup else "note"
+                ev = Event(cur.end, "awr", kind, cur.name or str(inst), text)
                 frames.append(_frame(host, role, cur.end, len(frames) + 1, max(dt, 0.0), {}, (ev,)))
                 continue
             if cur.snap_id != prev.snap_id + 1:
@@ -412,7 +413,9 @@ def _cpu(prev: Mapping[str, float], cur: Mapping[str, float]) -> dict[str, Value
     return row
 
 
-def provenance(raws: Any, has_os: bool) -> dict[str, dict[str, str]]:
+def provenance(
+    raws: Iterable[tuple[Rows, Rows, dict[str, float]]], has_os: bool
+) -> dict[str, dict[str, str]]:
     """Where each field came from (meta.json ``hosts.<host>.sources``)."""
     stats = {k for _, r, _ in raws for row in r.values() for k in row}
     ev = "DBA_HIST_SYSTEM_EVENT"
