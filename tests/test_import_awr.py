@@ -8,6 +8,7 @@ computed here from the published numbers, not read back from the importer.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -327,3 +328,33 @@ def test_simulated_standby_iops_cap_snapshotted_imported_and_checked(tmp_path: P
     report = json.loads(r.stdout)
     kinds = {(f["host"], f["rule"]) for f in report["findings"]}
     assert ("standby", "standby_io") in kinds and ("primary", "commit_chain") in kinds
+
+
+def test_cli_takes_the_connection_from_a_config_host(tmp_path: Path):
+    cfg = tmp_path / "sgmon.toml"
+    cfg.write_text(
+        '[[host]]\nname = "prim1"\nrole = "primary"\n[host.db]\ndsn = "127.0.0.1:9/PROD"\n'
+        'user = "c##sgmon"\npassword_env = "SGMON_TEST_AWR_PW"\n'
+    )
+    base = [sys.executable, "-m", "sgmon", "import", "awr", "--config", str(cfg)]
+    env = {**os.environ, "SGMON_TEST_AWR_PW": "x"}
+    r = subprocess.run(
+        [*base, "--db", "prim1", "--dir", str(tmp_path / "a")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    # nothing listens on port 9: the config's DSN was used, in one line, and nothing written
+    assert r.returncode == 3 and r.stderr.count("\n") == 1 and "127.0.0.1:9/PROD" in r.stderr
+    assert "retrying" not in r.stderr and not (tmp_path / "a").exists()
+    r = subprocess.run(
+        [*base, "--db", "stby9", "--dir", str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        r.returncode == 2
+        and r.stderr == "sgmon: --db stby9: no such host with a [host.db] (have: prim1)\n"
+    )

@@ -99,8 +99,8 @@ def read(args: argparse.Namespace) -> Imported:
         notes.append("AWR report times are the database host's local time: taken as UTC (--tz)")
     host = args.host or next((r.host for r in reports if r.host), "") or "awr"
     imp = Imported(interval=0.0, notes=notes)
+    reports.sort(key=lambda r: r.end or datetime.min)
     frames = [frame(r, host, args.role, tz or 0.0, i + 1) for i, r in enumerate(reports)]
-    frames.sort(key=lambda f: f.time)
     imp.frames[host] = frames
     imp.schema[host] = {"oracle_waits": FIELDS}
     imp.provenance[host] = {"oracle_waits": PROVENANCE}
