@@ -32,7 +32,9 @@ offset, else the times are taken as UTC and a note says so.
 
 Hosts: ``--host NAME`` names a single instance; else (and per instance for RAC, where each
 instance becomes its own host) DBA_HIST_DATABASE_INSTANCE.HOST_NAME, or the instance name when
-two instances share a host name; ``--host`` with RAC gives ``NAME-<instance>``.
+two instances share a host name; ``--host`` with RAC gives ``NAME-<instance>``.  A 12.2+ Active
+Data Guard standby's own snapshots (remote AWR) live on the primary under the standby's DBID:
+``--dbid``.
 """
 
 from __future__ import annotations
