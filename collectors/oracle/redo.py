@@ -11,6 +11,8 @@ itself, the budget's LGWR overhead leg as the database measures it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from collectors.oracle.base import OracleCollector
 from collectors.oracle.session import Session
 from sgmon.model import Field, Kind, Rows, Value
@@ -78,14 +80,7 @@ class OracleRedoCollector(OracleCollector):
 
     def read(self, s: Session) -> Rows:
         """Cumulative statistics, in the fields' units, on one row ``db``."""
-        stats = dict(s.query("sysstat") or ())
-        row: dict[str, Value] = {}
-        for field, choices in SOURCES.items():
-            for stat, mult in choices:
-                if stats.get(stat) is not None:
-                    row[field] = stats[stat] * mult
-                    break
-        return {"db": row} if row else {}
+        return raw_rows(dict(s.query("sysstat") or ()))
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Rates, plus the two averages that divide one counter by another."""
@@ -110,3 +105,16 @@ class OracleRedoCollector(OracleCollector):
                     round(total / swrites, 4) if total is not None and swrites else None
                 )
         return out
+
+
+def raw_rows(stats: Mapping[str, float | None]) -> Rows:
+    """Statistic name -> cumulative value, as the fields' cumulative values on one row ``db``
+    (the first available statistic of each field); shared with the AWR importer."""
+    row: dict[str, Value] = {}
+    for field, choices in SOURCES.items():
+        for stat, mult in choices:
+            value = stats.get(stat)
+            if value is not None:
+                row[field] = value * mult
+                break
+    return {"db": row} if row else {}
