@@ -68,8 +68,10 @@ def coarse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("regrid")
     rec = root / "rec"
     subprocess.run(
-        [sys.executable, "-m", "sgmon", "record", "--simulate", "standby-iops-cap"]
-        + ["--speed", "1000", "--duration", "600", "--dir", str(rec)],
+        [
+            *(sys.executable, "-m", "sgmon", "record", "--simulate", "standby-iops-cap"),
+            *("--speed", "1000", "--duration", "600", "--dir", str(rec)),
+        ],
         check=True,
         capture_output=True,
         timeout=300,
