@@ -106,6 +106,7 @@ def test_check_names_the_capped_standby_at_the_archive_resolution(coarse: Path) 
     top = r.stdout.splitlines()[1]
     assert top.startswith("CRIT standby:") and "sdb" in top, r.stdout
     assert "1-minute samples" in r.stdout, r.stdout
+    assert "judged on the coarsest, 1-minute samples" in r.stderr
     # seed 003's second clue, from the primary's statistics at the same resolution
     finding = r.stdout.split("\nWARN")[0].split("\nINFO")[0]
     assert "redo size for lost write detection" in finding and "sdb await moves" in finding
