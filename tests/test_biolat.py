@@ -295,3 +295,61 @@ def test_sgmon_collectors_says_why(tmp_path: Path) -> None:
     line = next(i for i, ln in enumerate(out.stdout.splitlines()) if ln.startswith("biolat "))
     rest = out.stdout.splitlines()[line : line + 2]
     assert "unavailable" in rest[0] and "no block device nosuchdisk9" in rest[1], out.stdout
+
+
+def _capped_row(counts: dict[float, int]) -> dict:
+    """A derived biolat row for one tick whose I/Os fell in these buckets (bound ms: count),
+    through the collector's own derive."""
+    cum = [[b, counts.get(b, 0)] for b in BOUNDS_MS]
+    prev = {"d": {"lat": [[b, 0] for b in BOUNDS_MS], "ios": 0, "intervals": 0}}
+    cur = {"d": {"lat": cum, "ios": sum(counts.values()), "intervals": 1}}
+    return BiolatCollector({"devices": ["d"]}).derive(prev, cur, 1.0)["d"]
+
+
+def test_a_tick_without_a_report_has_no_values_and_an_idle_one_no_percentiles() -> None:
+    c = BiolatCollector({"devices": ["d"]})
+    row = {"lat": [[b, 5] for b in BOUNDS_MS], "ios": 5 * len(BOUNDS_MS), "intervals": 3}
+    none = c.derive({"d": row}, {"d": row}, 1.0)["d"]
+    assert none["intervals"] == 0 and none["lat"] is None and none["p99"] is None
+    idle = c.derive({"d": row}, {"d": {**row, "intervals": 4}}, 1.0)["d"]
+    assert idle["ios"] == 0 and idle["p99"] is None and sum(n for _, n in idle["lat"]) == 0
+    tail = _capped_row({0.256: 360, 131.072: 40})
+    assert (tail["p50"], tail["p99"], tail["max"], tail["ios"]) == (0.256, 128.0, 128.0, 400)
+
+
+def test_standby_rule_and_disks_panel_show_the_redo_device_tail() -> None:
+    import themes
+    from sgmon.analysis import Analyzer
+    from sgmon.model import CollectorResult, Frame, Status
+    from sgmon.tui.palette import Palette
+    from sgmon.tui.panels.disks import render_disks
+    from sgmon.tui.view import PaneView
+
+    lat = _capped_row({0.256: 360, 131.072: 40})
+    disk = {"aqu_sz": 8.0, "w_await": 13.0, "svctm": 0.3, "util": 100.0, "w_s": 400.0}
+    a = Analyzer()
+    for t in range(5):
+        collectors = {"disk": {"sdb": disk}, "biolat": {"sdb": lat}}
+        f = Frame(
+            "s", 1.8e9 + t, t, 1.0,
+            {k: CollectorResult(Status.OK, v) for k, v in collectors.items()}, role="standby",
+        )  # fmt: skip
+        a.feed(f)
+    (found,) = [x for x in a.state().findings if x.active and x.rule == "standby_io"]
+    assert any(
+        "sdb: I/O latency p99 <128 ms, max <128 ms over 400 I/Os" in e for e in found.evidence
+    )
+    assert ("biolat", "sdb", "p99") in [tuple(s[1:]) for s in found.series]
+
+    variables = themes.load_themes()["sgmon-dark"]["variables"]
+    view = PaneView(
+        "s", "standby", Palette.from_variables("sgmon-dark", variables), f, pinned=("sdb",)
+    )
+    lines = [t.plain for t in render_disks(view, 120).renderables]
+    assert lines[-1] == " sdb I/O latency p50 <256us  p99 <128ms  max <128ms  I/Os 400"
+    without = Frame("s", f.time, 9, 1.0, {"disk": CollectorResult(Status.OK, {"sdb": disk})})
+    bare = [
+        t.plain
+        for t in render_disks(PaneView("s", "standby", view.palette, without), 120).renderables
+    ]
+    assert len(bare) == len(lines) - 1 and not any("p99" in ln for ln in bare)
