@@ -23,7 +23,10 @@ KILL`` so the kernel kills it when the thread that started it dies (kill -9 of s
 ``close()`` kills them, and one that dies is started again at the next tick.
 
 Options: ``devices`` (default: the host's ``devices``, its redo devices), ``command`` (the
-biolatency program, default ``biolatency`` in PATH).
+biolatency program, default ``biolatency`` in PATH).  A partition (an ASM disk on ``sdc1``) is
+traced as its whole disk, where its requests are queued, and its row is the disk's.  A bio-based
+device-mapper volume (LVM's ``dm-N``) queues no requests of its own: name the disks under it
+(``/sys/block/dm-N/slaves``).
 """
 
 from __future__ import annotations
@@ -197,8 +200,11 @@ class BiolatCollector(Collector):
             )
         self.command = command
         self._argv: list[str] = []
+        self._disks: dict[str, str] = {}
+        """Configured device -> the disk biolatency traces (a partition's requests are its
+        disk's)."""
         self._children: dict[str, _Child] = {}
-        self._counts = {d: _Counts() for d in self.devices}
+        self._counts: dict[str, _Counts] = {}
 
     def open(self) -> None:
         """Check what biolatency needs (devices, root, the program, BTF); start nothing yet."""
@@ -212,6 +218,9 @@ class BiolatCollector(Collector):
         ]
         if missing:
             raise Unavailable(f"no block device {', '.join(missing)} on this host")
+        self._disks = {d: self._disk_of(d) for d in self.devices}
+        for disk in self._disks.values():
+            self._counts.setdefault(disk, _Counts())
         if os.geteuid() != 0:
             raise Unavailable("needs root to load biolatency's BPF program")
         program = shutil.which(self.command)
@@ -232,32 +241,38 @@ class BiolatCollector(Collector):
         # per write, or the pipe would hold a whole 4 KiB stdio buffer (several seconds)
         self._argv = [setpriv, "--pdeathsig", "KILL", stdbuf, "-oL", program, "-T", "-d"]
 
+    def _disk_of(self, name: str) -> str:
+        """The whole disk under a partition (block requests, and so biolatency's -d, are the
+        disk's), else the device itself."""
+        where = self.path(f"/sys/class/block/{name}")
+        if os.path.exists(os.path.join(where, "partition")):
+            return os.path.basename(os.path.dirname(os.path.realpath(where)))
+        return name
+
     def sample(self) -> RawRows:
         """Start the missing children, read what each printed since the last tick."""
-        rows: dict[str, dict | None] = {}
-        for dev in self.devices:
-            child = self._children.get(dev)
+        for disk in dict.fromkeys(self._disks.values()):
+            child = self._children.get(disk)
             if child is None:
-                child = self._children[dev] = _Child([*self._argv, dev, "1"])
-            counts = self._counts[dev]
+                child = self._children[disk] = _Child([*self._argv, disk, "1"])
+            ended = child.proc.poll() is not None  # before the read: all it printed is there
             lines = child.read()
-            if not child.ready and any(ln.startswith(_READY) for ln in lines):
-                child.ready = True
-            counts.add(lines)
-            if child.proc.poll() is not None:
-                child.read()
-                why = child.why()
-                child.kill()
-                del self._children[dev]
-                if not child.ready:  # it never attached: it cannot run here
-                    raise Unavailable(f"biolatency -d {dev} failed: {why}")
-                self.emit_event(
-                    Event(
-                        time.time(), self.name, "restart", dev, f"biolatency -d {dev} ended ({why})"
-                    )
-                )
-            rows[dev] = counts.row
-        return rows
+            child.ready = child.ready or any(ln.startswith(_READY) for ln in lines)
+            self._counts[disk].add(lines)
+            if ended:
+                self._ended(disk, child)
+        return {dev: self._counts[disk].row for dev, disk in self._disks.items()}
+
+    def _ended(self, disk: str, child: _Child) -> None:
+        """A child is gone: started again at the next tick, unless it never attached by itself
+        (no BPF here: the collector cannot run)."""
+        why = child.why()
+        child.kill()
+        del self._children[disk]
+        if not child.ready and child.proc.returncode >= 0:
+            raise Unavailable(f"biolatency -d {disk} failed: {why}")
+        text = f"biolatency -d {disk} ended ({why}); started again"
+        self.emit_event(Event(time.time(), self.name, "restart", disk, text))
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """Interval counts from the cumulative ones, then the percentiles of this tick's

@@ -171,6 +171,43 @@ def test_p99_matches_the_paired_block_tracepoints_under_an_iops_cap() -> None:
     assert BiolatCollector.field("lat").kind is Kind.HISTOGRAM
 
 
+@pytest.mark.root
+def test_a_partition_is_traced_as_its_disk(tmp_path: Path) -> None:
+    """An ASM disk on a partition: its requests are queued on the whole disk, which is what
+    biolatency can filter on; the row keeps the configured name."""
+    nslab.require_root("losetup", "addpart", "dd", "biolatency")
+    img = tmp_path / "disk.img"
+    img.write_bytes(bytes(16 * 2**20))
+    dev = nslab.sh("losetup", "-f", "--show", "-P", str(img)).strip()
+    # this kernel parses no partition table (no CONFIG_MSDOS_PARTITION): add it by BLKPG
+    try:
+        nslab.sh("addpart", dev, "1", "2048", str(16 * 2048 - 2048))
+        part = Path(dev).name + "p1"
+        for _ in range(50):
+            if Path(f"/sys/class/block/{part}").exists():
+                break
+            time.sleep(0.1)
+        c = BiolatCollector({"devices": [part]})
+        c.open()
+        try:
+            assert list(c._disks.items()) == [(part, Path(dev).name)]
+            prev = c.sample()
+            time.sleep(1.5)  # attached
+            prev = c.sample()
+            subprocess.run(
+                ["dd", "if=/dev/zero", f"of=/dev/{part}", "bs=4k", "count=500",
+                 "oflag=direct,dsync", "status=none"],
+                check=True, timeout=60,
+            )  # fmt: skip
+            time.sleep(2.2)  # two reports
+            row = c.derive(prev, c.sample(), 1.0)[part]
+        finally:
+            c.close()
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+    assert row["intervals"] >= 2 and row["ios"] >= 500 and row["p99"] is not None
+
+
 def _children_of(pid: int) -> list[int]:
     """Processes whose parent is ``pid``."""
     out = []
@@ -236,6 +273,29 @@ def test_children_die_with_sgmon_kill9_included() -> None:
             holder.wait()
             with contextlib.suppress(NameError, ProcessLookupError):
                 os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.root
+def test_a_child_that_dies_is_started_again_with_an_event() -> None:
+    nslab.require_root("losetup", "biolatency")
+    with nslab.loop_device(8) as loop:
+        c = BiolatCollector({"devices": [loop.name]})
+        c.open()
+        try:
+            c.sample()
+            (first,) = [ch.proc.pid for ch in c._children.values()]
+            os.kill(first, signal.SIGKILL)
+            assert _gone(first, 3)
+            c.sample()  # sees it gone
+            events = c.take_events()
+            assert [(e.kind, e.instance) for e in events] == [("restart", loop.name)]
+            assert "started again" in events[0].text
+            c.sample()
+            (second,) = [ch.proc.pid for ch in c._children.values()]
+            assert second != first and not _gone(second, 0.5)
+        finally:
+            c.close()
+        assert _gone(second, 3)
 
 
 def _reason(options: dict) -> str:
