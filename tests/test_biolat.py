@@ -12,6 +12,7 @@ must lie inside the bucket the collector names.
 from __future__ import annotations
 
 import contextlib
+import csv
 import math
 import os
 import re
@@ -296,6 +297,42 @@ def test_a_child_that_dies_is_started_again_with_an_event() -> None:
         finally:
             c.close()
         assert _gone(second, 3)
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_sgmon_record_archives_the_histogram_and_leaves_no_child(tmp_path: Path) -> None:
+    """Through the engine (the children start on its worker thread) into the CSV archive."""
+    nslab.require_root("losetup", "dd", "timeout", "biolatency")
+    with nslab.loop_device(16) as loop:
+        cfg = tmp_path / "sgmon.toml"
+        cfg.write_text(f'[[host]]\nname = "s"\nrole = "standby"\ndevices = ["{loop.name}"]\n')
+        writer = subprocess.Popen(
+            ["timeout", "6", "dd", "if=/dev/zero", f"of={loop.device}", "bs=4k", "count=4000",
+             "oflag=direct,dsync", "status=none"],
+        )  # fmt: skip
+        try:
+            out = subprocess.run(
+                [sys.executable, "-m", "sgmon", "record", "--config", str(cfg), "--dir",
+                 str(tmp_path / "rec"), "--duration", "4s", "--quiet"],
+                capture_output=True, text=True, timeout=60,
+                env={**os.environ, "SGMON_RUNTIME_DIR": str(tmp_path)},
+            )  # fmt: skip
+        finally:
+            writer.kill()
+            writer.wait()
+        assert out.returncode == 0, out.stderr
+        left = subprocess.run(["pgrep", "-f", f"^\\S*biolatency -T -d {loop.name} 1$"], text=True,
+                              capture_output=True).stdout.split()  # fmt: skip
+        assert not left, f"biolatency left behind: {left}"
+    (table,) = (tmp_path / "rec" / "s").glob("biolat_*.csv")
+    rows = list(csv.DictReader(table.open()))
+    assert rows and all(r["instance"] == loop.name for r in rows)
+    done = [r for r in rows if r["ios"] not in ("", "0")]
+    assert done, rows
+    for r in done:
+        cells = sum(int(r[k]) for k in r if k.startswith("lat_le_") and r[k])
+        assert cells == int(r["ios"]) and float(r["p99_ms"]) <= float(r["max_ms"])
 
 
 def _reason(options: dict) -> str:
