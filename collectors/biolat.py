@@ -7,7 +7,7 @@ log2 histogram of its I/O latencies from issue to completion (the driver's D to 
 ``btt``'s D2C and libbpf-tools' ``biolatency`` without ``-Q`` measure it), and its p50, p99
 and max.
 
-The counting happens in the kernel: one ``biolatency -T -d DEV 1`` child per device (Debian
+The counting happens in the kernel: one ``biolatency -T -d DISK 1`` child per disk (Debian
 package libbpf-tools, a CO-RE BPF program: needs root, kernel BTF at /sys/kernel/btf/vmlinux,
 no compiler or headers) sums each I/O into a BPF map and prints the histogram once a second.
 Reading block tracepoints per event in Python cost 18-28 us per event and cut a 26k IOPS writer
@@ -18,7 +18,7 @@ second's histogram (its second ends up to a second before the tick), sometimes n
 the child's one-second sleep drifts against the tick; ``intervals`` says how many, and a tick
 with none reports no histogram rather than a false "no I/O".  Counts are kept cumulative here,
 so a histogram split across two reads is never lost or counted twice.  The children are started
-at the first sample, one per device, each in its own session and under ``setpriv --pdeathsig
+at the first sample, one per disk, each in its own session and under ``setpriv --pdeathsig
 KILL`` so the kernel kills it when the thread that started it dies (kill -9 of sgmon included);
 ``close()`` kills them, and one that dies is started again at the next tick.
 
