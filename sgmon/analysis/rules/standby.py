@@ -69,6 +69,15 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
             f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
             f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
         ]
+        lat_p99 = number(view.frame.value("biolat", dev, "p99"))
+        if lat_p99 is not None:
+            top = number(view.frame.value("biolat", dev, "max"))
+            most = f", max {buckets.quantile_text(top)}" if top is not None else ""
+            ev.append(
+                f"{dev}: I/O latency p99 {buckets.quantile_text(lat_p99)}{most} over "
+                f"{fmt_num(number(view.frame.value('biolat', dev, 'ios')))} I/Os (biolatency): "
+                "the tail each synced redo write can hit, which await averages away"
+            )
         for event in STANDBY_EVENTS:
             avg = number(view.frame.value("oracle_waits", event, "avg"))
             p99 = number(view.frame.value("oracle_waits", event, "p99"))
@@ -89,6 +98,7 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
             "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
         )
         keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
+        keys += [(h, "biolat", dev, f) for f in ("p99", "max") if lat_p99 is not None]
         keys += [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
         yield Claim(
             host=h,
