@@ -1,0 +1,278 @@
+"""`retrans`: each retransmission of a Data Guard socket as an event, told apart as TLP or RTO.
+
+Why its own collector and not part of `tcp`: it needs root and tracefs, which many hosts do not
+give, and it owns kernel state (a trace instance) that must be removed; as a collector of its own
+it is skipped with its reason where it cannot run (``sgmon collectors`` shows the reason, and the
+frame's ``retrans`` status says "unavailable") while `tcp` goes on reading its counters, and a DBA
+can switch it off alone.  When it is off, retransmissions are what `tcp` shows: a per-second
+``retransmits`` step per socket and the host's TCPTimeouts; its ``host`` row's ``source`` says
+"tracefs" when the events are in use.
+
+What it reads: the tracepoints ``tcp:tcp_retransmit_skb`` and ``tcp:tcp_cong_state_set`` in a
+private trace instance (collectors/tracefs.py), filtered in the kernel on the Data Guard ports
+(``dport`` on a primary, ``sport`` on a standby, either where the role is unknown, as the `tcp`
+collector's ``direction``), so other traffic never reaches Python.  The instance's clock is
+CLOCK_MONOTONIC, mapped to wall time by the offset between ``time.time()`` and
+``time.clock_gettime(CLOCK_MONOTONIC)`` at each read.  Each tick reads the text ``trace_pipe``
+without blocking: one read() that finds nothing while no retransmission happens.
+
+The kernel's semantics (include/trace/events/tcp.h, net/ipv4/tcp_output.c, tcp_timer.c,
+tcp_cong.c, 6.x):
+
+* ``tcp_retransmit_skb`` fires in ``__tcp_retransmit_skb``, the one path of every data
+  retransmission: the RTO timer (``tcp_retransmit_timer``), fast/SACK recovery
+  (``tcp_xmit_retransmit_queue``) and the tail-loss probe (``tcp_send_loss_probe``, which calls
+  ``__tcp_retransmit_skb`` directly to resend the last segment when no new data is queued).
+  Since 6.x it also fires for attempts that failed (``err`` != 0, e.g. -EBUSY while the original
+  is still in the host's queue); those are not retransmissions (tcpi_total_retrans does not
+  count them) and are filtered out in the kernel where the record has ``err``.
+* ``tcp_cong_state_set`` fires in ``tcp_set_ca_state`` on every call, before the state is
+  stored.  An RTO expiry runs ``tcp_enter_loss`` (state -> Loss, 4) and then retransmits the
+  head; fast recovery sets Recovery (3); a loss probe is only scheduled in Open or CWR and leaves
+  the state alone (after a probe that repaired a real loss, CWR then Open follow).
+
+So a retransmission is classified by the socket's congestion state when it is sent: ``rto`` in
+Loss (the timer expired: the expiry itself and the retransmits of its loss recovery),
+``fast`` in Recovery, ``tlp`` otherwise (Open/CWR/Disorder, where the loss probe is the kernel's
+retransmission).  ``rto_expiries`` counts entries into Loss (tcpi_total_rto on kernels >= 6.7).
+With one redo write in flight (packets_out == 1) the probe timeout is 2 x SRTT + the route's
+rto_min (the kernel's allowance for a delayed ACK), so on a LAN a TLP repair of a lone write
+stalls ~rto_min + 2 RTT, as long as an RTO does: route ``rto_min`` shortens both.
+
+Instances: one per socket, keyed as the `tcp` collector keys it (``LADDR:LPORT>PADDR:PPORT``),
+shown for ``KEEP`` seconds after its last event; plus ``host`` (source, lost records).  At most
+``MAX_EVENTS`` events per tick are emitted; the counts include them all.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from collectors.inet_diag import TCP_STATES
+from collectors.tcp import _direction, _endpoint, _peers, _ports
+from collectors.tracefs import TraceInstance, TraceUnavailable
+from sgmon.collector import Collector, RawRows, Unavailable
+from sgmon.model import Event, Field, Kind, Rows, Value
+
+G, D, T = Kind.GAUGE, Kind.DELTA, Kind.TEXT
+
+RETRANSMIT, CONG_STATE = "tcp/tcp_retransmit_skb", "tcp/tcp_cong_state_set"
+LOSS, RECOVERY = 4, 3
+CA_STATES = ("Open", "Disorder", "CWR", "Recovery", "Loss")
+"""enum tcp_ca_state, by number."""
+KERNEL_STATES = (
+    "",
+    "ESTABLISHED",
+    "SYN_SENT",
+    "SYN_RECV",
+    "FIN_WAIT1",
+    "FIN_WAIT2",
+    "TIME_WAIT",
+    "CLOSE",
+    "CLOSE_WAIT",
+    "LAST_ACK",
+    "LISTEN",
+    "CLOSING",
+    "NEW_SYN_RECV",
+)
+"""The kernel's TCP state names as the tracepoint prints them (after ``TCP_``), in ss order."""
+SS_STATE = dict(zip(KERNEL_STATES, TCP_STATES, strict=True))
+KINDS = {"tlp": "tail-loss probe", "rto": "RTO", "fast": "fast retransmit"}
+KEEP = 600.0
+"""Seconds a socket's row stays after its last event (the analysis cites its last one)."""
+MAX_EVENTS = 100
+"""Events emitted per tick at most; a storm beyond it is counted, not listed."""
+BUFFER_KB = 128
+"""Per-CPU ring buffer of the instance: ~1,000 records, far more than a tick's worth."""
+
+_RECORD = re.compile(
+    rb" (\d+\.\d+): tcp_(retransmit_skb|cong_state_set): .*?family=AF_INET(6?) sport=(\d+) "
+    rb"dport=(\d+) saddr=(\S+) daddr=(\S+) saddrv6=(\S+) daddrv6=(\S+) "
+    rb"(?:state=TCP_(\w+)(?: err=(-?\d+))?|cong_state=(\d+))"
+)
+_LOST = re.compile(rb"\[LOST (\d+) EVENTS\]")
+
+FIELDS = (
+    Field("retransmits", "count", D, "segments retransmitted in the interval (trace events)"),
+    Field("tlp", "count", D, "of them tail-loss probes (congestion state not Loss/Recovery)"),
+    Field("rto", "count", D, "of them sent in Loss: after an RTO expiry"),
+    Field("fast", "count", D, "of them fast retransmits (Recovery)"),
+    Field("rto_expiries", "count", D, "RTO expiries: entries into the Loss state", warn=1),
+    Field("ca_state", "", T, "congestion state last seen (Open, CWR, Recovery, Loss)"),
+    Field("last_at", "s", G, "wall time of the socket's last retransmission (epoch seconds)"),
+    Field("last_kind", "", T, "what the last retransmission was: tlp, rto or fast"),
+    Field("state", "", T, "TCP state at the last retransmission (ESTAB, ...)"),
+    Field("source", "", T, "where the events come from (the trace instance)"),
+    Field("dropped", "count", D, "trace records the ring buffer lost in the interval"),
+)
+_COUNTS = ("retransmits", "tlp", "rto", "fast", "rto_expiries")
+
+
+def _ca_name(ca: int) -> str:
+    return CA_STATES[ca] if ca < len(CA_STATES) else str(ca)
+
+
+def _address(text: bytes) -> str:
+    """A printed address, IPv4-mapped IPv6 shown as IPv4 (as the `tcp` collector shows it)."""
+    s = text.decode()
+    return s[7:] if s.startswith("::ffff:") and "." in s else s
+
+
+class RetransCollector(Collector):
+    """Retransmission and congestion-state tracepoints of the DG sockets, from a private
+    trace instance."""
+
+    name = "retrans"
+    description = "DG socket retransmissions as kernel events, TLP vs RTO (tracefs, root)"
+    fields = FIELDS
+    sparse = True
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.ports = _ports(self.options.get("ports", [1521]))
+        self.peers = _peers(self.options.get("peers", []))
+        self.direction = _direction(
+            self.options.get("direction", "auto"), self.options.get("role"), self.peers
+        )
+        self._nets = [ipaddress.ip_network(p, strict=False) for p in self.peers]
+        self._trace: TraceInstance | None = None
+        self._labels: dict[tuple[bytes, ...], str | None] = {}
+        self._ca: dict[str, int] = {}  # socket -> congestion state last seen
+        self._rows: dict[str, dict[str, Value]] = {}  # socket -> its row as of its last event
+        self._seen: dict[str, float] = {}  # socket -> monotonic time of its last event
+        self._host: dict[str, Value] = {}
+
+    def filter(self) -> str:
+        """The kernel-side filter on the DG ports, in the chosen direction."""
+        sides = {"out": ("dport",), "in": ("sport",)}.get(self.direction, ("sport", "dport"))
+        return " || ".join(f"{side} == {p}" for p in self.ports for side in sides)
+
+    def open(self) -> None:
+        """Make the trace instance (Unavailable with the reason and the fallback)."""
+        if self.root != "/":
+            raise Unavailable(f"root = {self.root}: tracepoints are this machine's kernel only")
+        ports = self.filter()
+        trace = TraceInstance(
+            {RETRANSMIT: (f"({ports}) && err == 0", ports), CONG_STATE: (ports,)}, BUFFER_KB
+        )
+        try:
+            trace.open()
+        except TraceUnavailable as e:
+            raise Unavailable(
+                f"{e}; retransmissions come from the tcp collector's counters instead"
+            ) from None
+        self._trace = trace
+        self._host = {"source": f"tracefs {trace.path.rsplit('/', 1)[-1]}", "dropped": 0}
+        for name in trace.stale:
+            self.emit_event(
+                Event(time.time(), self.name, "cleanup", "host", f"removed stale trace {name}")
+            )
+
+    def sample(self) -> RawRows:
+        """This interval's events, counted per socket; quiet sockets keep their row object."""
+        if self._trace is None:
+            return {}
+        data = self._trace.read()
+        now = time.monotonic()
+        for label in [k for k, t in self._seen.items() if now - t > KEEP]:
+            del self._seen[label]
+            self._rows.pop(label, None)
+            self._ca.pop(label, None)
+        host = self._host
+        if not data:
+            rows: dict[str, Any] = {k: self._quiet(k) for k in self._rows}
+            if host["dropped"]:
+                host = self._host = {**host, "dropped": 0}
+            rows["host"] = host
+            return rows
+        active = self._parse(data, now)
+        rows = {k: row if k in active else self._quiet(k) for k, row in self._rows.items()}
+        rows["host"] = self._host
+        return rows
+
+    def _quiet(self, label: str) -> dict[str, Value]:
+        """A socket's row for a tick without events: counts 0, the rest as last seen."""
+        row = self._rows[label]
+        if any(row[c] for c in _COUNTS):
+            row = self._rows[label] = {**row, **dict.fromkeys(_COUNTS, 0)}
+        return row
+
+    def _parse(self, data: bytes, now: float) -> set[str]:
+        """Count and emit the records of one read; returns the sockets that had any."""
+        offset = time.time() - time.clock_gettime(time.CLOCK_MONOTONIC)
+        active: set[str] = set()
+        emitted = 0
+        lost = sum(int(n) for n in _LOST.findall(data))
+        self._host = {**self._host, "dropped": lost}
+        for m in _RECORD.finditer(data):
+            ts, _, v6, sport, dport, saddr, daddr, s6, d6, state, err, cong = m.groups()
+            if err not in (None, b"0"):
+                continue
+            key = (v6, sport, dport, s6, d6) if v6 else (v6, sport, dport, saddr, daddr)
+            label = self._labels.get(key, "")
+            if label == "":
+                label = self._labels[key] = self._label(key)
+            if label is None:
+                continue  # a peer outside ``peers``
+            self._seen[label] = now
+            if cong is not None:
+                ca = self._ca[label] = int(cong)
+                if ca != LOSS and label not in self._rows:
+                    continue  # a row is made by a retransmission or an RTO expiry only
+            row = self._rows.get(label)
+            if label not in active:
+                row = self._rows[label] = {
+                    **(row or {"ca_state": _ca_name(self._ca.get(label, 0)), "last_at": None}),
+                    **dict.fromkeys(_COUNTS, 0),
+                }
+                active.add(label)
+            assert row is not None
+            if cong is not None:
+                row["ca_state"] = _ca_name(ca)
+                if ca == LOSS:
+                    row["rto_expiries"] += 1  # type: ignore[operator]
+                continue
+            ca = self._ca.get(label, 0)
+            kind = "rto" if ca == LOSS else "fast" if ca == RECOVERY else "tlp"
+            at = float(ts) + offset
+            tcp_state = SS_STATE.get(state.decode(), state.decode())
+            row["retransmits"] += 1  # type: ignore[operator]
+            row[kind] += 1  # type: ignore[operator]
+            row.update(last_at=at, last_kind=kind, state=tcp_state)
+            if emitted < MAX_EVENTS:
+                emitted += 1
+                self.emit_event(
+                    Event(
+                        at,
+                        self.name,
+                        "retransmit",
+                        label,
+                        f"retransmit {label}: {KINDS[kind]} "
+                        f"({tcp_state}, congestion {_ca_name(ca)})",
+                    )
+                )
+        return active
+
+    def _label(self, key: tuple[bytes, ...]) -> str | None:
+        """``LADDR:LPORT>PADDR:PPORT`` of a record's addresses, None for an unwanted peer."""
+        _, sport, dport, src, dst = key
+        local, peer = _address(src), _address(dst)
+        if self._nets and not any(ipaddress.ip_address(peer) in n for n in self._nets):
+            return None
+        if len(self._labels) > 4096:  # many short-lived sockets: start the cache afresh
+            self._labels.clear()
+        return f"{_endpoint(local, int(sport))}>{_endpoint(peer, int(dport))}"
+
+    def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
+        """The raw rows already hold the interval's counts: copied as they are."""
+        return {k: dict(row) for k, row in cur.items()}
+
+    def close(self) -> None:
+        """Remove the trace instance and every setting made (idempotent)."""
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
