@@ -122,6 +122,8 @@ class TraceInstance:
         self._mounted = mount(self.root)
         names = tuple(self.events)
         try:
+            if not os.access(f"{self.root}/instances", os.W_OK | os.X_OK):
+                raise TraceUnavailable(f"no write access to {self.root}/instances (needs root)")
             missing = [e for e in names if not os.path.isdir(f"{self.root}/events/{e}")]
             if missing:
                 raise TraceUnavailable(f"this kernel has no tracepoint {', '.join(missing)}")

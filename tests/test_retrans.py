@@ -1,0 +1,265 @@
+"""retrans against the kernel's own counts, on a real lossy link between two namespaces.
+
+A request/ack sender in namespace ``a`` (one 1000-byte write in flight at a time, the shape of a
+SYNC redo write) talks to a server on port 1522 in ``b``; nftables drops 10 % of the packets
+arriving at ``b`` (a high rate keeps the test short), and ``a``'s route has rto_min 10 ms so each
+loss costs ~10 ms instead of ~200.  The collector runs in the test process: tracepoints see every
+namespace, and its kernel filter keeps port 1522.  Only the events of this test's socket (its
+10.x.0.y addresses are unique to the run) are compared, so a parallel run elsewhere cannot count.
+
+Truth: the sender's own ``TCP_INFO`` before and after (tcpi_total_retrans, tcpi_total_rto) and
+TCPLossProbes of namespace ``a`` (/proc/net/netstat is per namespace).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from nslab import NsPair, ns_pair, require_root
+from test_tcp_accuracy import SERVER
+
+from collectors.inet_diag import TcpInfo, decode_tcp_info
+from collectors.retrans import RetransCollector
+from collectors.tracefs import TRACEFS, mount
+from sgmon.collector import Unavailable
+
+pytestmark = pytest.mark.root
+
+PORT = 1522
+MSG = 1000  # one segment per write: one retransmission is one retransmitted segment
+LOSS_PERMILLE = 100
+WRITES = 600
+TTL = "60"  # seconds: every helper process ends by itself even if the test hangs
+
+CLIENT = r"""
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+info = lambda: s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 248).hex()
+print(s.getsockname()[1], info(), flush=True)
+sys.stdin.readline()
+msg, end = b"m" * int(sys.argv[4]), time.monotonic() + 20
+sent = 0
+while sent < int(sys.argv[3]) and time.monotonic() < end:
+    s.sendall(msg)
+    if not s.recv(1):
+        break
+    sent += 1
+print(sent, info(), flush=True)
+sys.stdin.readline()
+"""
+
+
+def kernel_at_least(major: int, minor: int) -> bool:
+    parts = platform.release().split(".")
+    return (int(parts[0]), int(parts[1].split("-")[0])) >= (major, minor)
+
+
+def loss_probes(pair: NsPair) -> int:
+    """TcpExt TCPLossProbes of namespace ``a``."""
+    lines = pair.run("a", "cat", "/proc/net/netstat").splitlines()
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:"):
+            return int(dict(zip(names.split(), values.split(), strict=False))["TCPLossProbes"])
+    raise AssertionError("no TcpExt line in /proc/net/netstat")
+
+
+def instances() -> set[str]:
+    return {n for n in os.listdir(f"{TRACEFS}/instances") if n.startswith("sgmon-")}
+
+
+def global_settings() -> dict[str, str]:
+    """Every tcp event's enable and filter in the global instance."""
+    out = {}
+    for event in sorted(Path(f"{TRACEFS}/events/tcp").iterdir()):
+        for name in ("enable", "filter"):
+            if (event / name).exists():
+                out[f"{event.name}/{name}"] = (event / name).read_text()
+    return out
+
+
+@pytest.fixture
+def tracing() -> None:
+    require_root("ip", "nft")
+    try:
+        mount()
+    except Exception as e:
+        pytest.skip(f"no tracefs here: {e}")
+    if not os.path.isdir(f"{TRACEFS}/events/tcp/tcp_retransmit_skb"):
+        pytest.skip("this kernel has no tcp:tcp_retransmit_skb tracepoint")
+
+
+def test_events_match_the_kernels_counts_under_loss(tracing: None) -> None:
+    with ns_pair("rt") as pair:
+        server = pair.popen(
+            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        client = None
+        coll = RetransCollector({"ports": [PORT]})
+        try:
+            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
+            pair.add_loss("b", LOSS_PERMILLE, PORT)
+            pair.set_rto_min("a", 10)
+            client = pair.popen(
+                "a", sys.executable, "-c", CLIENT, pair.b_ip, str(PORT), str(WRITES), str(MSG),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdin is not None and client.stdout is not None
+            port, hexinfo = client.stdout.readline().split()
+            before: TcpInfo = decode_tcp_info(bytes.fromhex(hexinfo))
+            key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
+            coll.open()
+            probes0 = loss_probes(pair)
+            client.stdin.write("go\n")
+            client.stdin.flush()
+            ticks = []  # (read started, read ended, rows, events)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                started = time.time()
+                rows = coll.sample()
+                ended = time.time()
+                ticks.append((started, ended, rows, coll.take_events()))
+                if client.poll() is not None or _done(client):
+                    break
+                time.sleep(0.25)
+            sent, hexinfo = client.stdout.readline().split()
+            after = decode_tcp_info(bytes.fromhex(hexinfo))
+            time.sleep(0.1)
+            ticks.append((time.time(), time.time(), coll.sample(), coll.take_events()))
+            probes = loss_probes(pair) - probes0
+        finally:
+            coll.close()
+            for p in (client, server):
+                if p is not None:
+                    p.kill()
+                    p.wait(5)
+    assert int(sent) == WRITES
+    retrans = after.total_retrans - before.total_retrans
+    assert retrans >= 20, f"the loss rule dropped too little: {retrans} retransmissions"
+    ours = [(t0, t1, rows.get(key), [e for e in evs if e.instance == key])
+            for t0, t1, rows, evs in ticks]  # fmt: skip
+    events = [e for *_, evs in ours for e in evs]
+    counted = {f: sum(r[f] for _, _, r, _ in ours if r) for f in ("retransmits", "tlp", "rto")}
+    expiries = sum(r["rto_expiries"] for _, _, r, _ in ours if r)
+    # One event per retransmitted segment: the kernel's count, within 10 %.
+    assert len(events) == counted["retransmits"]
+    assert abs(len(events) - retrans) <= 0.1 * retrans, (len(events), retrans)
+    assert counted["tlp"] + counted["rto"] <= counted["retransmits"]  # the rest: fast
+    # Each event inside its tick: after the previous read began, before this read ended.
+    previous_start = ticks[0][0] - 1.0
+    for t0, t1, _, evs in ours:
+        for e in evs:
+            assert previous_start - 0.002 <= e.time <= t1 + 0.002, (previous_start, e.time, t1)
+        previous_start = t0
+    assert all(e.text.startswith(f"retransmit {key}: ") for e in events)
+    # TLP: one write in flight and nothing queued, so every probe is a retransmission.
+    assert counted["tlp"] > 0
+    assert abs(counted["tlp"] - probes) <= max(2, 0.1 * probes), (counted["tlp"], probes)
+    # RTO: entries into Loss against tcpi_total_rto (kernel >= 6.7); each expiry of a lone
+    # segment retransmits it once, in Loss.
+    if kernel_at_least(6, 7):
+        rtos = after.total_rto - before.total_rto
+        assert abs(expiries - rtos) <= max(1, 0.1 * rtos), (expiries, rtos)
+        assert abs(counted["rto"] - rtos) <= max(1, 0.1 * rtos), (counted["rto"], rtos)
+    last = next(r for *_, r, _ in reversed(ours) if r)
+    assert last["state"] == "ESTAB" and last["last_kind"] in ("tlp", "rto", "fast")
+    assert last["last_at"] == max(e.time for e in events)
+
+
+def _done(client: subprocess.Popen) -> bool:
+    """Whether the client has printed its final line (without consuming it)."""
+    import select
+
+    assert client.stdout is not None
+    return bool(select.select([client.stdout], [], [], 0)[0])
+
+
+def test_close_removes_every_setting(tracing: None) -> None:
+    settings, mine_before = global_settings(), instances()
+    coll = RetransCollector({"ports": [PORT], "role": "primary"})
+    coll.open()
+    try:
+        made = instances() - mine_before
+        assert len(made) == 1
+        path = f"{TRACEFS}/instances/{made.pop()}"
+        assert (Path(path) / "trace_clock").read_text().count("[mono]") == 1
+        for event in ("tcp_retransmit_skb", "tcp_cong_state_set"):
+            assert (Path(path) / f"events/tcp/{event}/enable").read_text().strip() == "1"
+            assert "dport == 1522" in (Path(path) / f"events/tcp/{event}/filter").read_text()
+        assert "sport" not in (Path(path) / "events/tcp/tcp_cong_state_set/filter").read_text()
+        assert global_settings() == settings, "the global instance is never touched"
+        rows = coll.sample()
+        assert rows["host"]["source"] == f"tracefs {Path(path).name}"
+    finally:
+        coll.close()
+    coll.close()  # idempotent
+    assert not os.path.exists(path)
+    assert instances() == mine_before
+    assert global_settings() == settings
+
+
+def test_kill9_leaves_an_instance_the_next_start_removes(tracing: None, tmp_path: Path) -> None:
+    config = tmp_path / "sgmon.toml"
+    config.write_text(f'interval = "200ms"\n[dataguard]\nports = [{PORT}]\n')
+    sgmon = Path(sys.executable).with_name("sgmon")
+    env = {**os.environ, "SGMON_RUNTIME_DIR": str(tmp_path)}
+    child = subprocess.Popen(
+        [str(sgmon), "record", "--quiet", "--config", str(config), "--dir", str(tmp_path / "a"),
+         "--duration", "60s"],
+        env=env, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and child.poll() is None:
+            theirs = {n for n in instances() if n.startswith(f"sgmon-{child.pid}-")}
+            if theirs:
+                break
+            time.sleep(0.1)
+        assert theirs, f"sgmon record made no trace instance (exit {child.poll()})"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(5)
+    assert theirs <= instances(), "SIGKILL leaves the instance behind"
+    coll = RetransCollector({"ports": [PORT]})
+    coll.open()
+    try:
+        assert not theirs & instances()
+        cleanups = [e.text for e in coll.take_events() if e.kind == "cleanup"]
+        assert any(name in t for t in cleanups for name in theirs), cleanups
+    finally:
+        coll.close()
+
+
+def test_unavailable_without_root_names_the_fallback(tracing: None) -> None:
+    script = (
+        "from collectors.retrans import RetransCollector as C\n"
+        "from sgmon.collector import Unavailable\n"
+        "c = C({'ports': [1522]})\n"
+        "try:\n    c.open()\nexcept Unavailable as e:\n    print(e)\nelse:\n    c.close()\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    python = shutil.which("python3", path="/usr/bin:/bin")  # not under root's home
+    if python is None:
+        pytest.skip("needs a system python3 that user nobody may run")
+    out = subprocess.run(
+        [python, "-c", script], user=65534, group=65534, capture_output=True,
+        text=True, timeout=30, cwd="/", env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "needs root" in out.stdout, out.stdout
+    assert "tcp collector's counters" in out.stdout
+
+
+def test_root_option_is_unavailable(tmp_path: Path) -> None:
+    (tmp_path / "proc").mkdir()
+    with pytest.raises(Unavailable, match="this machine's kernel only"):
+        RetransCollector({"root": str(tmp_path)}).open()
