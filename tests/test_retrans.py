@@ -20,16 +20,19 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from nslab import NsPair, ns_pair, require_root
+from test_analysis import T0, _run, frame
 from test_tcp_accuracy import SERVER
 
 from collectors.inet_diag import TcpInfo, decode_tcp_info
 from collectors.retrans import RetransCollector
 from collectors.tracefs import TRACEFS, mount
 from sgmon.collector import Unavailable
+from sgmon.model import CollectorResult, Status
 
 pytestmark = pytest.mark.root
 
@@ -263,3 +266,48 @@ def test_root_option_is_unavailable(tmp_path: Path) -> None:
     (tmp_path / "proc").mkdir()
     with pytest.raises(Unavailable, match="this machine's kernel only"):
         RetransCollector({"root": str(tmp_path)}).open()
+
+
+# --- the finding cites the event ------------------------------------------------------------
+
+SOCK = "10.0.0.1:40000>10.0.0.2:1522"
+
+
+def _stalled(kind: str | None, status: Status = Status.OK, error: str | None = None) -> list:
+    """Three ticks of a DG socket retransmitting with rto 204 ms, and the retrans collector's
+    row for it (its last event ``kind`` at T0 + 2.417), or its status without rows."""
+    ticks = []
+    for t in range(3):
+        f = frame("p", t, role="primary", tcp={SOCK: {"retransmits": 1, "rto": 204.0}})
+        row = {"last_at": T0 + 2.417, "last_kind": kind, "retransmits": 1, kind: 1}
+        res = CollectorResult(status, rows={SOCK: row} if kind else {}, error=error)
+        ticks.append([replace(f, collectors={**f.collectors, "retrans": res})])
+    return ticks
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("tlp", "a tail-loss probe: the congestion state never entered Loss"),
+        ("rto", "an RTO expiry: the congestion state entered Loss"),
+    ],
+)
+def test_rto_stall_cites_the_retransmit_and_what_it_was(kind: str, says: str) -> None:
+    stall = next(f for f in _run(_stalled(kind)) if f.rule == "rto_stall")
+    at = time.strftime("%H:%M:%S", time.localtime(T0 + 2)) + ".417"
+    cited = [e for e in stall.evidence if e.startswith("retransmit at ")]
+    assert len(cited) == 1 and cited[0].startswith(f"retransmit at {at}, RTO 204 ms: {says}")
+    assert cited[0].endswith(f"(this tick: 1 {kind})")
+    advice = next(e for e in stall.evidence if "fix: ip route change" in e)
+    assert "rto_min shortens the tail-loss probe and the RTO alike" in advice
+    assert ("a tail-loss probe, not an RTO" in advice) == (kind == "tlp")
+
+
+def test_rto_stall_says_the_counters_are_the_source_without_events() -> None:
+    why = "no write access to /sys/kernel/tracing/instances (needs root); retransmissions ..."
+    stall = next(f for f in _run(_stalled(None, Status.UNAVAILABLE, why)) if f.rule == "rto_stall")
+    assert not any(e.startswith("retransmit at ") for e in stall.evidence)
+    assert (
+        "source: the tcp counters (no retransmission events: no write access to "
+        "/sys/kernel/tracing/instances (needs root))" in stall.evidence
+    )
