@@ -13,6 +13,7 @@ TCPLossProbes of namespace ``a`` (/proc/net/netstat is per namespace).
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -176,6 +177,64 @@ def test_events_match_the_kernels_counts_under_loss(tracing: None) -> None:
     last = next(r for *_, r, _ in reversed(ours) if r)
     assert last["state"] == "ESTAB" and last["last_kind"] in ("tlp", "rto", "fast")
     assert last["last_at"] == max(e.time for e in events)
+
+
+STALLS = r"""
+import json, socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+msg, end, stalls = b"m" * int(sys.argv[4]), time.monotonic() + 20, []
+for _ in range(int(sys.argv[3])):
+    if time.monotonic() > end:
+        break
+    t0 = time.time()
+    s.sendall(msg)
+    s.recv(1)
+    t1 = time.time()
+    if t1 - t0 > 0.1:
+        stalls.append((t0, t1))
+print(s.getsockname()[1], json.dumps(stalls), flush=True)
+"""
+
+
+def test_lone_write_stalls_at_default_rto_min_are_tail_loss_probes(tracing: None) -> None:
+    """Issue 17 item 5: with one write in flight and the default rto_min, each ~205 ms stall
+    ends with a tail-loss probe (2 x RTT + rto_min), the congestion state never in Loss."""
+    with ns_pair("rt") as pair:
+        server = pair.popen(
+            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        client = None
+        coll = RetransCollector({"ports": [PORT]})
+        try:
+            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
+            pair.add_loss("b", 30, PORT)
+            coll.open()
+            client = pair.popen(
+                "a", sys.executable, "-c", STALLS, pair.b_ip, str(PORT), "300", str(MSG),
+                stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdout is not None
+            port, text = client.stdout.readline().split(None, 1)
+            coll.sample()
+            key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
+            events = [e for e in coll.take_events() if e.instance == key]
+        finally:
+            coll.close()
+            for p in (client, server):
+                if p is not None:
+                    p.kill()
+                    p.wait(5)
+    stalls = [tuple(s) for s in json.loads(text)]
+    assert len(stalls) >= 3, f"too few losses to judge: {stalls}"
+    for t0, t1 in stalls:
+        # The stall ends with its repair: a retransmission within the last ms before the ack.
+        repair = [e for e in events if t1 - 0.005 <= e.time <= t1 + 0.002]
+        assert repair, f"no retransmission ends the stall {t0:.3f}-{t1:.3f}"
+        if t1 - t0 < 0.3:  # one loss: a lost probe would have doubled it
+            assert 0.2 <= repair[0].time - t0 <= 0.23
+            assert "tail-loss probe" in repair[0].text and "congestion Open" in repair[0].text
 
 
 def _done(client: subprocess.Popen) -> bool:
