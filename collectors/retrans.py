@@ -31,6 +31,10 @@ tcp_cong.c, 6.x):
   head; fast recovery sets Recovery (3); a loss probe is only scheduled in Open or CWR and leaves
   the state alone (after a probe that repaired a real loss, CWR then Open follow).
 
+CWR (2) is entered only from Open or Disorder (``tcp_enter_cwr`` checks ``ca_state <
+TCP_CA_CWR``; ``tcp_process_tlp_ack`` runs in Open), and a retransmission in CWR counts as in
+Open, so its records (two per repaired probe: CWR, then Open) are filtered out in the kernel.
+
 So a retransmission is classified by the socket's congestion state when it is sent: ``rto`` in
 Loss (the timer expired: the expiry itself and the retransmits of its loss recovery),
 ``fast`` in Recovery, ``tlp`` otherwise (Open/CWR/Disorder, where the loss probe is the kernel's
@@ -61,7 +65,7 @@ from sgmon.model import Event, Field, Kind, Rows, Value
 G, D, T = Kind.GAUGE, Kind.DELTA, Kind.TEXT
 
 RETRANSMIT, CONG_STATE = "tcp/tcp_retransmit_skb", "tcp/tcp_cong_state_set"
-LOSS, RECOVERY = 4, 3
+CWR, RECOVERY, LOSS = 2, 3, 4
 CA_STATES = ("Open", "Disorder", "CWR", "Recovery", "Loss")
 """enum tcp_ca_state, by number."""
 KERNEL_STATES = (
@@ -80,7 +84,7 @@ KERNEL_STATES = (
     "NEW_SYN_RECV",
 )
 """The kernel's TCP state names as the tracepoint prints them (after ``TCP_``), in ss order."""
-SS_STATE = dict(zip(KERNEL_STATES, TCP_STATES, strict=True))
+SS_STATE = {k.encode(): ss for k, ss in zip(KERNEL_STATES, TCP_STATES, strict=True)}
 KINDS = {"tlp": "tail-loss probe", "rto": "RTO", "fast": "fast retransmit"}
 KEEP = 600.0
 """Seconds a socket's row stays after its last event (the analysis cites its last one)."""
@@ -90,10 +94,12 @@ BUFFER_KB = 128
 """Per-CPU ring buffer of the instance: ~1,000 records, far more than a tick's worth."""
 
 _RECORD = re.compile(
-    rb" (\d+\.\d+): tcp_(retransmit_skb|cong_state_set): .*?family=AF_INET(6?) sport=(\d+) "
-    rb"dport=(\d+) saddr=(\S+) daddr=(\S+) saddrv6=(\S+) daddrv6=(\S+) "
+    rb" (\d+\.\d+): tcp_(?:retransmit_skb: skbaddr=\w+ skaddr=\w+ |cong_state_set: )"
+    rb"family=AF_INET(6?) (sport=\S+ dport=\S+ saddr=\S+ daddr=\S+ saddrv6=\S+ daddrv6=\S+) "
     rb"(?:state=TCP_(\w+)(?: err=(-?\d+))?|cong_state=(\d+))"
 )
+"""One record: time, "6" for IPv6, the addresses (parsed once per socket), then either the
+TCP state and err (a retransmission) or the congestion state."""
 _LOST = re.compile(rb"\[LOST (\d+) EVENTS\]")
 
 FIELDS = (
@@ -140,7 +146,7 @@ class RetransCollector(Collector):
         )
         self._nets = [ipaddress.ip_network(p, strict=False) for p in self.peers]
         self._trace: TraceInstance | None = None
-        self._labels: dict[tuple[bytes, ...], str | None] = {}
+        self._labels: dict[bytes, str | None] = {}  # a record's addresses -> socket
         self._ca: dict[str, int] = {}  # socket -> congestion state last seen
         self._rows: dict[str, dict[str, Value]] = {}  # socket -> its row as of its last event
         self._seen: dict[str, float] = {}  # socket -> monotonic time of its last event
@@ -157,7 +163,11 @@ class RetransCollector(Collector):
             raise Unavailable(f"root = {self.root}: tracepoints are this machine's kernel only")
         ports = self.filter()
         trace = TraceInstance(
-            {RETRANSMIT: (f"({ports}) && err == 0", ports), CONG_STATE: (ports,)}, BUFFER_KB
+            {
+                RETRANSMIT: (f"({ports}) && err == 0", ports),
+                CONG_STATE: (f"({ports}) && cong_state != {CWR}", ports),
+            },
+            BUFFER_KB,
         )
         try:
             trace.open()
@@ -208,44 +218,42 @@ class RetransCollector(Collector):
         emitted = 0
         lost = sum(int(n) for n in _LOST.findall(data))
         self._host = {**self._host, "dropped": lost}
+        labels, rows, ca_of, seen = self._labels, self._rows, self._ca, self._seen
         for m in _RECORD.finditer(data):
-            ts, _, v6, sport, dport, saddr, daddr, s6, d6, state, err, cong = m.groups()
-            if err not in (None, b"0"):
+            ts, v6, addresses, state, err, cong = m.groups()
+            if err is not None and err != b"0":
                 continue
-            key = (v6, sport, dport, s6, d6) if v6 else (v6, sport, dport, saddr, daddr)
-            label = self._labels.get(key, "")
+            label = labels.get(addresses, "")
             if label == "":
-                label = self._labels[key] = self._label(key)
+                label = labels[addresses] = self._label(v6, addresses)
             if label is None:
                 continue  # a peer outside ``peers``
-            self._seen[label] = now
+            seen[label] = now
             if cong is not None:
-                ca = self._ca[label] = int(cong)
-                if ca != LOSS and label not in self._rows:
+                ca = ca_of[label] = int(cong)
+                if ca != LOSS and label not in rows:
                     continue  # a row is made by a retransmission or an RTO expiry only
-            row = self._rows.get(label)
-            if label not in active:
-                row = self._rows[label] = {
-                    **(row or {"ca_state": _ca_name(self._ca.get(label, 0)), "last_at": None}),
-                    **dict.fromkeys(_COUNTS, 0),
-                }
+            if label in active:
+                row = rows[label]
+            else:
+                was = rows.get(label) or {"ca_state": _ca_name(ca_of.get(label, 0))}
+                row = rows[label] = {**was, **dict.fromkeys(_COUNTS, 0)}
                 active.add(label)
-            assert row is not None
             if cong is not None:
                 row["ca_state"] = _ca_name(ca)
                 if ca == LOSS:
                     row["rto_expiries"] += 1  # type: ignore[operator]
                 continue
-            ca = self._ca.get(label, 0)
+            ca = ca_of.get(label, 0)
             kind = "rto" if ca == LOSS else "fast" if ca == RECOVERY else "tlp"
             at = float(ts) + offset
-            tcp_state = SS_STATE.get(state.decode(), state.decode())
+            tcp_state = SS_STATE.get(state, state.decode())
             row["retransmits"] += 1  # type: ignore[operator]
             row[kind] += 1  # type: ignore[operator]
-            row.update(last_at=at, last_kind=kind, state=tcp_state)
+            row["last_at"], row["last_kind"], row["state"] = at, kind, tcp_state
             if emitted < MAX_EVENTS:
                 emitted += 1
-                self.emit_event(
+                self._events.append(
                     Event(
                         at,
                         self.name,
@@ -257,15 +265,16 @@ class RetransCollector(Collector):
                 )
         return active
 
-    def _label(self, key: tuple[bytes, ...]) -> str | None:
+    def _label(self, v6: bytes, addresses: bytes) -> str | None:
         """``LADDR:LPORT>PADDR:PPORT`` of a record's addresses, None for an unwanted peer."""
-        _, sport, dport, src, dst = key
+        f = dict(item.split(b"=", 1) for item in addresses.split())
+        src, dst = (f[b"saddrv6"], f[b"daddrv6"]) if v6 else (f[b"saddr"], f[b"daddr"])
         local, peer = _address(src), _address(dst)
         if self._nets and not any(ipaddress.ip_address(peer) in n for n in self._nets):
             return None
         if len(self._labels) > 4096:  # many short-lived sockets: start the cache afresh
             self._labels.clear()
-        return f"{_endpoint(local, int(sport))}>{_endpoint(peer, int(dport))}"
+        return f"{_endpoint(local, int(f[b'sport']))}>{_endpoint(peer, int(f[b'dport']))}"
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """The raw rows already hold the interval's counts: copied as they are."""
