@@ -54,10 +54,10 @@ shown for ``KEEP`` seconds after its last event; plus ``host`` (source, lost rec
 from __future__ import annotations
 
 import ipaddress
-import re
+import socket
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from collectors.inet_diag import TCP_STATES
 from collectors.tcp import _direction, _endpoint, _peers, _ports
@@ -71,23 +71,6 @@ RETRANSMIT, CONG_STATE = "tcp/tcp_retransmit_skb", "tcp/tcp_cong_state_set"
 CWR, RECOVERY, LOSS = 2, 3, 4
 CA_STATES = ("Open", "Disorder", "CWR", "Recovery", "Loss")
 """enum tcp_ca_state, by number."""
-KERNEL_STATES = (
-    "",
-    "ESTABLISHED",
-    "SYN_SENT",
-    "SYN_RECV",
-    "FIN_WAIT1",
-    "FIN_WAIT2",
-    "TIME_WAIT",
-    "CLOSE",
-    "CLOSE_WAIT",
-    "LAST_ACK",
-    "LISTEN",
-    "CLOSING",
-    "NEW_SYN_RECV",
-)
-"""The kernel's TCP state names as the tracepoint prints them (after ``TCP_``), in ss order."""
-SS_STATE = {k.encode(): ss for k, ss in zip(KERNEL_STATES, TCP_STATES, strict=True)}
 KINDS = {"tlp": "tail-loss probe", "rto": "RTO", "fast": "fast retransmit"}
 KEEP = 600.0
 """Seconds a socket's row stays after its last event (the analysis cites its last one)."""
@@ -96,14 +79,29 @@ MAX_EVENTS = 100
 BUFFER_KB = 128
 """Per-CPU ring buffer of the instance: ~1,000 records, far more than a tick's worth."""
 
-_RECORD = re.compile(
-    rb" (\d+\.\d+): tcp_(?:retransmit_skb: skbaddr=\w+ skaddr=\w+ |cong_state_set: )"
-    rb"family=AF_INET(6?) (sport=\S+ dport=\S+ saddr=\S+ daddr=\S+ saddrv6=\S+ daddrv6=\S+) "
-    rb"(?:state=TCP_(\w+)(?: err=(-?\d+))?|cong_state=(\d+))"
-)
-"""One record: time, "6" for IPv6, the addresses (parsed once per socket), then either the
-TCP state and err (a retransmission) or the congestion state."""
-_LOST = re.compile(rb"\[LOST (\d+) EVENTS\]")
+ADDRESSES = ("sport", "dport", "family", "saddr", "daddr", "saddr_v6", "daddr_v6")
+"""The socket's fields both events record, one after the other (TP_STORE_ADDRS)."""
+
+
+class Layout(NamedTuple):
+    """Where one event's record keeps what we read (byte offsets, from its format file)."""
+
+    ident: int  # common_type
+    start: int  # the ADDRESSES block: record[start:end] names the socket
+    end: int
+    at: dict[str, int]  # ADDRESSES field -> offset within the block
+    value: int  # cong_state (1 byte) or state (4 bytes)
+    err: int | None  # tcp_retransmit_skb's err (kernel >= 6.x), None where absent
+
+
+def layout(ident: int, fields: Mapping[str, tuple[int, int]], value: str) -> Layout:
+    """An event's Layout; KeyError names a field this kernel's record lacks."""
+    start = fields["sport"][0]
+    end = fields["daddr_v6"][0] + fields["daddr_v6"][1]
+    at = {name: fields[name][0] - start for name in ADDRESSES}
+    err = fields["err"][0] if "err" in fields else None
+    return Layout(ident, start, end, at, fields[value][0], err)
+
 
 FIELDS = (
     Field("retransmits", "count", D, "segments retransmitted in the interval (trace events)"),
@@ -125,10 +123,21 @@ def _ca_name(ca: int) -> str:
     return CA_STATES[ca] if ca < len(CA_STATES) else str(ca)
 
 
-def _address(text: bytes) -> str:
-    """A printed address, IPv4-mapped IPv6 shown as IPv4 (as the `tcp` collector shows it)."""
-    s = text.decode()
-    return s[7:] if s.startswith("::ffff:") and "." in s else s
+def socket_label(block: bytes, at: Mapping[str, int]) -> str:
+    """``LADDR:LPORT>PADDR:PPORT`` from a record's ADDRESSES block, IPv4-mapped IPv6 shown as
+    IPv4, as the `tcp` collector keys its rows."""
+
+    def u16(name: str) -> int:
+        return int.from_bytes(block[at[name] : at[name] + 2], "little")
+
+    if u16("family") == socket.AF_INET6:
+        ends = [ipaddress.IPv6Address(block[at[n] : at[n] + 16]) for n in ("saddr_v6", "daddr_v6")]
+        src, dst = (str(a.ipv4_mapped or a) for a in ends)
+    else:
+        src, dst = (
+            str(ipaddress.IPv4Address(block[at[n] : at[n] + 4])) for n in ("saddr", "daddr")
+        )
+    return f"{_endpoint(src, u16('sport'))}>{_endpoint(dst, u16('dport'))}"
 
 
 class RetransCollector(Collector):
@@ -149,6 +158,7 @@ class RetransCollector(Collector):
         )
         self._nets = [ipaddress.ip_network(p, strict=False) for p in self.peers]
         self._trace: TraceInstance | None = None
+        self._layouts: tuple[Layout, Layout]
         self._labels: dict[bytes, str | None] = {}  # a record's addresses -> socket
         self._ca: dict[str, int] = {}  # socket -> congestion state last seen
         self._rows: dict[str, dict[str, Value]] = {}  # socket -> its row as of its last event
@@ -178,6 +188,17 @@ class RetransCollector(Collector):
             raise Unavailable(
                 f"{e}; retransmissions come from the tcp collector's counters instead"
             ) from None
+        try:
+            self._layouts = (
+                layout(*trace.format(RETRANSMIT), "state"),
+                layout(*trace.format(CONG_STATE), "cong_state"),
+            )
+        except (OSError, KeyError, ValueError) as e:
+            trace.close()
+            raise Unavailable(
+                f"unknown tcp tracepoint record layout ({e}); retransmissions come from the tcp "
+                "collector's counters instead"
+            ) from None
         self._trace = trace
         self._host = {"source": f"tracefs {trace.path.rsplit('/', 1)[-1]}", "dropped": 0}
         for name in trace.stale:
@@ -189,20 +210,19 @@ class RetransCollector(Collector):
         """This interval's events, counted per socket; quiet sockets keep their row object."""
         if self._trace is None:
             return {}
-        data = self._trace.read()
+        records, lost = self._trace.read()
         now = time.monotonic()
         for label in [k for k, t in self._seen.items() if now - t > KEEP]:
             del self._seen[label]
             self._rows.pop(label, None)
             self._ca.pop(label, None)
-        host = self._host
-        if not data:
+        if lost or self._host["dropped"]:
+            self._host = {**self._host, "dropped": lost}
+        if not records:
             rows: dict[str, Any] = {k: self._quiet(k) for k in self._rows}
-            if host["dropped"]:
-                host = self._host = {**host, "dropped": 0}
-            rows["host"] = host
+            rows["host"] = self._host
             return rows
-        active = self._parse(data, now)
+        active = self._parse(records, now)
         rows = {k: row if k in active else self._quiet(k) for k, row in self._rows.items()}
         rows["host"] = self._host
         return rows
@@ -214,43 +234,47 @@ class RetransCollector(Collector):
             row = self._rows[label] = {**row, **dict.fromkeys(_COUNTS, 0)}
         return row
 
-    def _parse(self, data: bytes, now: float) -> set[str]:
+    def _parse(self, records: list[tuple[int, bytes]], now: float) -> set[str]:
         """Count and emit the records of one read; returns the sockets that had any."""
         offset = time.time() - time.clock_gettime(time.CLOCK_MONOTONIC)
         active: set[str] = set()
         emitted = 0
-        lost = sum(int(n) for n in _LOST.findall(data))
-        self._host = {**self._host, "dropped": lost}
+        retransmit, cong_state = self._layouts
         labels, rows, ca_of, seen = self._labels, self._rows, self._ca, self._seen
-        for m in _RECORD.finditer(data):
-            ts, v6, addresses, state, err, cong = m.groups()
-            if err is not None and err != b"0":
+        for ts, rec in records:
+            ident = rec[0] | rec[1] << 8
+            lay = retransmit if ident == retransmit.ident else cong_state
+            if lay is cong_state and ident != cong_state.ident:
                 continue
-            label = labels.get(addresses, "")
+            block = rec[lay.start : lay.end]
+            label = labels.get(block, "")
             if label == "":
-                label = labels[addresses] = self._label(v6, addresses)
+                label = labels[block] = self._label(block, lay)
             if label is None:
                 continue  # a peer outside ``peers``
             seen[label] = now
-            if cong is not None:
-                ca = ca_of[label] = int(cong)
+            if lay is cong_state:
+                ca = ca_of[label] = rec[lay.value]
                 if ca != LOSS and label not in rows:
                     continue  # a row is made by a retransmission or an RTO expiry only
+            elif lay.err is not None and rec[lay.err : lay.err + 4] != b"\0\0\0\0":
+                continue  # a failed attempt (e.g. -EBUSY), not a retransmission
             if label in active:
                 row = rows[label]
             else:
                 was = rows.get(label) or {"ca_state": _ca_name(ca_of.get(label, 0))}
                 row = rows[label] = {**was, **dict.fromkeys(_COUNTS, 0)}
                 active.add(label)
-            if cong is not None:
+            if lay is cong_state:
                 row["ca_state"] = _ca_name(ca)
                 if ca == LOSS:
                     row["rto_expiries"] += 1  # type: ignore[operator]
                 continue
             ca = ca_of.get(label, 0)
             kind = "rto" if ca == LOSS else "fast" if ca == RECOVERY else "tlp"
-            at = float(ts) + offset
-            tcp_state = SS_STATE.get(state, state.decode())
+            at = ts / 1e9 + offset
+            state = rec[lay.value]
+            tcp_state = TCP_STATES[state] if state < len(TCP_STATES) else str(state)
             row["retransmits"] += 1  # type: ignore[operator]
             row[kind] += 1  # type: ignore[operator]
             row["last_at"], row["last_kind"], row["state"] = at, kind, tcp_state
@@ -268,16 +292,15 @@ class RetransCollector(Collector):
                 )
         return active
 
-    def _label(self, v6: bytes, addresses: bytes) -> str | None:
-        """``LADDR:LPORT>PADDR:PPORT`` of a record's addresses, None for an unwanted peer."""
-        f = dict(item.split(b"=", 1) for item in addresses.split())
-        src, dst = (f[b"saddrv6"], f[b"daddrv6"]) if v6 else (f[b"saddr"], f[b"daddr"])
-        local, peer = _address(src), _address(dst)
+    def _label(self, block: bytes, lay: Layout) -> str | None:
+        """The socket a record names, None for a peer outside ``peers``."""
+        label = socket_label(block, lay.at)
+        peer = label.rsplit(">", 1)[1].rsplit(":", 1)[0].strip("[]")
         if self._nets and not any(ipaddress.ip_address(peer) in n for n in self._nets):
             return None
         if len(self._labels) > 4096:  # many short-lived sockets: start the cache afresh
             self._labels.clear()
-        return f"{_endpoint(local, int(f[b'sport']))}>{_endpoint(peer, int(f[b'dport']))}"
+        return label
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """The raw rows already hold the interval's counts: copied as they are."""

@@ -1,5 +1,10 @@
 """A private ftrace instance of sgmon's own: made on open, every setting removed on close.
 
+Records are read in the ring buffer's binary form, per CPU (``per_cpu/cpuN/trace_pipe_raw``,
+non-blocking: a read that finds nothing costs one syscall per CPU), and decoded with the offsets
+of each event's ``format`` file: the text ``trace_pipe`` made the kernel print each record
+(~3 us) and Python parse it again (~3.5 us), twice as dear per event (bench/retrans_cost.py).
+
 ftrace's global buffer and its settings belong to whoever else traces on the host (perf, trace-cmd,
 an administrator), so sgmon never touches them: it makes its own instance under
 ``instances/`` (an independent ring buffer with its own events, filters and clock), enables its
@@ -22,15 +27,67 @@ import errno
 import itertools
 import os
 import re
+import struct
 
 TRACEFS = "/sys/kernel/tracing"
 PREFIX = "sgmon-"
 _NAME = re.compile(r"sgmon-(\d+)-(\d+)-\d+$")
 _seq = itertools.count()
+_U32 = struct.Struct("<I")
+_PAGE = struct.Struct("<QQ")  # ring buffer sub-buffer header: time stamp, commit (size, flags)
+_MISSED_EVENTS, _MISSED_STORED = 1 << 31, 1 << 30
+_PADDING, _TIME_EXTEND, _TIME_STAMP = 29, 30, 31
+_FIELD = re.compile(r"field:[^;]*?(\w+)(?:\[\d+\])?;\s*offset:(\d+);\s*size:(\d+);")
+
+
+def decode_page(page: bytes, out: list[tuple[int, bytes]]) -> int:
+    """Append (time stamp in the trace clock's ns, record) for each record of one ring-buffer
+    sub-buffer as ``trace_pipe_raw`` hands it out (include/linux/ring_buffer.h's compressed
+    headers: events/header_page and header_event); returns the records the buffer lost before
+    this page."""
+    if len(page) < _PAGE.size:
+        return 0
+    ts, commit = _PAGE.unpack_from(page)
+    size = min(commit & (_MISSED_STORED - 1), len(page) - _PAGE.size)
+    lost = 0
+    if commit & _MISSED_EVENTS:
+        end = _PAGE.size + size
+        stored = commit & _MISSED_STORED and len(page) >= end + 8
+        lost = struct.unpack_from("<Q", page, end)[0] if stored else 1
+    pos, end = _PAGE.size, _PAGE.size + size
+    unpack, append = _U32.unpack_from, out.append
+    while pos + 4 <= end:
+        header = unpack(page, pos)[0]
+        kind = header & 0x1F
+        if 0 < kind < _PADDING:  # a short record (the usual): its length in 32-bit words
+            ts += header >> 5
+            pos += 4
+            append((ts, page[pos : pos + 4 * kind]))
+            pos += 4 * kind
+        elif kind == 0:  # a long record: its length (with that word) in the next word
+            length = unpack(page, pos + 4)[0]
+            ts += header >> 5
+            append((ts, page[pos + 8 : pos + 4 + length]))
+            pos += 4 + length
+        elif kind == _TIME_EXTEND:
+            ts += (unpack(page, pos + 4)[0] << 27) + (header >> 5)
+            pos += 8
+        elif kind == _TIME_STAMP:
+            ts = (unpack(page, pos + 4)[0] << 27) | header >> 5  # 59 bits: 18 years of ns
+            pos += 8
+        elif header >> 5 == 0:  # padding to the end of the page
+            break
+        else:  # padding over a discarded record
+            pos += 4 + unpack(page, pos + 4)[0]
+    return lost
 
 
 class TraceUnavailable(Exception):
     """This host or this user cannot trace; the message says why."""
+
+
+def _first(record: tuple[int, bytes]) -> int:
+    return record[0]
 
 
 def start_time(pid: int | str) -> str | None:
@@ -114,7 +171,8 @@ class TraceInstance:
         self.stale: list[str] = []
         """Instances of dead sgmon processes removed by ``open``."""
         self._mounted = False
-        self._pipe: int | None = None
+        self._pipes: list[int] = []  # per CPU trace_pipe_raw
+        self._page = 4096
 
     def open(self) -> None:
         """Mount if needed, clean up stale instances, make ours and enable the events; on any
@@ -140,7 +198,15 @@ class TraceInstance:
             for event, exprs in self.events.items():
                 self._filter(event, exprs)
                 _write(f"{self.path}/events/{event}/enable", "1")
-            self._pipe = os.open(f"{self.path}/trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
+            with (
+                contextlib.suppress(OSError, ValueError),  # older kernels: the page size
+                open(f"{self.path}/buffer_subbuf_size_kb") as f,
+            ):
+                self._page = int(f.read()) * 1024
+            cpus = sorted(c for c in os.listdir(f"{self.path}/per_cpu") if c[3:].isdigit())
+            for cpu in cpus:
+                raw = f"{self.path}/per_cpu/{cpu}/trace_pipe_raw"
+                self._pipes.append(os.open(raw, os.O_RDONLY | os.O_NONBLOCK))
         except OSError as e:
             self.close()
             raise TraceUnavailable(f"tracefs: {e}") from None
@@ -161,27 +227,39 @@ class TraceInstance:
         if exprs:
             raise TraceUnavailable(f"{event} rejects the filter {exprs[-1]!r}")
 
-    def read(self) -> bytes:
-        """Everything the buffer holds now (consumed), without waiting: b"" when empty."""
-        if self._pipe is None:
-            return b""
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(self._pipe, 1 << 16)
-            except BlockingIOError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
+    def format(self, event: str) -> tuple[int, dict[str, tuple[int, int]]]:
+        """An event's type id and its record's fields: name -> (offset, size)."""
+        base = f"{self.root}/events/{event}"
+        with open(f"{base}/id") as f:
+            ident = int(f.read())
+        with open(f"{base}/format") as f:
+            fields = {m[0]: (int(m[1]), int(m[2])) for m in _FIELD.findall(f.read())}
+        return ident, fields
+
+    def read(self) -> tuple[list[tuple[int, bytes]], int]:
+        """The records every CPU's buffer holds now (consumed), without waiting, in time order
+        as (time stamp in ns of the instance's clock, record); and how many were lost."""
+        records: list[tuple[int, bytes]] = []
+        lost = 0
+        for fd in self._pipes:
+            while True:
+                try:
+                    page = os.read(fd, self._page)
+                except BlockingIOError:
+                    break
+                if not page:
+                    break
+                lost += decode_page(page, records)
+        if len(self._pipes) > 1:
+            records.sort(key=_first)
+        return records, lost
 
     def close(self) -> None:
         """Close the pipe, remove every setting and the instance, and unmount tracefs if this
         process mounted it and nothing else traces through it (idempotent)."""
-        if self._pipe is not None:
-            os.close(self._pipe)
-            self._pipe = None
+        for fd in self._pipes:
+            os.close(fd)
+        self._pipes = []
         if self.path:
             remove_instance(self.path, tuple(self.events))
             self.path = ""
