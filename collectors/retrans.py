@@ -13,8 +13,10 @@ private trace instance (collectors/tracefs.py), filtered in the kernel on the Da
 (``dport`` on a primary, ``sport`` on a standby, either where the role is unknown, as the `tcp`
 collector's ``direction``), so other traffic never reaches Python.  The instance's clock is
 CLOCK_MONOTONIC, mapped to wall time by the offset between ``time.time()`` and
-``time.clock_gettime(CLOCK_MONOTONIC)`` at each read.  Each tick reads the text ``trace_pipe``
-without blocking: one read() that finds nothing while no retransmission happens.
+``time.clock_gettime(CLOCK_MONOTONIC)`` at each read.  Each tick reads every CPU's binary
+``trace_pipe_raw`` without blocking (one read() per CPU that finds nothing while no
+retransmission happens) and decodes the records by the offsets of each event's ``format`` file.
+Tracepoints are host-wide: sockets of every network namespace (containers) with a DG port count.
 
 The kernel's semantics (include/trace/events/tcp.h, net/ipv4/tcp_output.c, tcp_timer.c,
 tcp_cong.c, 6.x):
@@ -33,12 +35,14 @@ tcp_cong.c, 6.x):
 
 CWR (2) is entered only from Open or Disorder (``tcp_enter_cwr`` checks ``ca_state <
 TCP_CA_CWR``; ``tcp_process_tlp_ack`` runs in Open), and a retransmission in CWR counts as in
-Open, so its records (two per repaired probe: CWR, then Open) are filtered out in the kernel.
+Open, so CWR records (one of the two a repaired probe leaves: CWR, then Open) are filtered out in
+the kernel.
 
 So a retransmission is classified by the socket's congestion state when it is sent: ``rto`` in
 Loss (the timer expired: the expiry itself and the retransmits of its loss recovery),
 ``fast`` in Recovery, ``tlp`` otherwise (Open/CWR/Disorder, where the loss probe is the kernel's
-retransmission).  ``rto_expiries`` counts entries into Loss (tcpi_total_rto on kernels >= 6.7).
+retransmission; a socket first seen mid-recovery counts as Open until its next state record).
+``rto_expiries`` counts entries into Loss (tcpi_total_rto on kernels >= 6.7).
 With one redo write in flight (packets_out == 1) the probe timeout is 2 x SRTT + the route's
 rto_min (the kernel's allowance for a delayed ACK), so on a LAN a TLP repair of a lone write
 stalls ~rto_min + 2 RTT, as long as an RTO does: route ``rto_min`` shortens both.  At most one
