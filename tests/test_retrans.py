@@ -378,3 +378,32 @@ def test_rto_stall_says_the_counters_are_the_source_without_events() -> None:
         "source: the tcp counters (no retransmission events: no write access to "
         "/sys/kernel/tracing/instances (needs root))" in stall.evidence
     )
+
+
+MOUNT_SCRIPT = """
+import ctypes, os
+from collectors.retrans import RetransCollector
+from collectors.tracefs import TRACEFS
+libc = ctypes.CDLL(None, use_errno=True)
+while os.path.ismount(TRACEFS):  # this mount namespace's copy only
+    assert libc.umount2(TRACEFS.encode(), 2) == 0, os.strerror(ctypes.get_errno())
+c = RetransCollector({"ports": [1522]})
+c.open()
+print("open", os.path.ismount(TRACEFS))
+others = len(os.listdir(TRACEFS + "/instances")) > 1  # someone else's: then it stays mounted
+c.close()
+print("closed", os.path.ismount(TRACEFS) != others)
+"""
+
+
+def test_mounts_tracefs_when_absent_and_unmounts_what_it_mounted(tracing: None) -> None:
+    """In a private mount namespace (the host's tracefs stays as it is): with nothing mounted,
+    open mounts tracefs and close unmounts it, unless another instance lives under it."""
+    require_root("unshare")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", MOUNT_SCRIPT],
+        capture_output=True, text=True, timeout=30, env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["open", "True", "closed", "False"], out.stdout
