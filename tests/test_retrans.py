@@ -33,7 +33,7 @@ from collectors.inet_diag import TcpInfo, decode_tcp_info
 from collectors.retrans import RetransCollector
 from collectors.tracefs import TRACEFS, mount
 from sgmon.collector import Unavailable
-from sgmon.model import CollectorResult, Status
+from sgmon.model import CollectorResult, Event, Status
 
 pytestmark = pytest.mark.root
 
@@ -340,12 +340,24 @@ def test_root_option_is_unavailable(tmp_path: Path) -> None:
 SOCK = "10.0.0.1:40000>10.0.0.2:1522"
 
 
-def _stalled(kind: str | None, status: Status = Status.OK, error: str | None = None) -> list:
+def _stalled(
+    kind: str | None,
+    status: Status = Status.OK,
+    error: str | None = None,
+    writes: tuple[Event, ...] = (),
+) -> list:
     """Three ticks of a DG socket retransmitting with rto 204 ms, and the retrans collector's
-    row for it (its last event ``kind`` at T0 + 2.417), or its status without rows."""
+    row for it (its last event ``kind`` at T0 + 2.417), or its status without rows; the trace
+    collector's ``writes`` come with the second tick."""
     ticks = []
     for t in range(3):
-        f = frame("p", t, role="primary", tcp={SOCK: {"retransmits": 1, "rto": 204.0}})
+        f = frame(
+            "p",
+            t,
+            role="primary",
+            events=writes if t == 1 else (),
+            tcp={SOCK: {"retransmits": 1, "rto": 204.0}},
+        )
         row = {"last_at": T0 + 2.417, "last_kind": kind, "retransmits": 1, kind: 1}
         res = CollectorResult(status, rows={SOCK: row} if kind else {}, error=error)
         ticks.append([replace(f, collectors={**f.collectors, "retrans": res})])
@@ -407,3 +419,28 @@ def test_mounts_tracefs_when_absent_and_unmounts_what_it_mounted(tracing: None) 
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["open", "True", "closed", "False"], out.stdout
+
+
+def _clock(t: float) -> str:
+    """T0 + x as the finding prints it (T0 is a whole second)."""
+    whole, ms = divmod(round((t - T0) * 1000), 1000)
+    return time.strftime("%H:%M:%S", time.localtime(T0 + whole)) + f".{ms:03d}"
+
+
+@pytest.mark.parametrize(
+    ("write", "cited"),
+    [  # the LGWR warning is stamped at the write's end; a remote write split at NSS's send
+        (Event(T0 + 2.623, "oracle_trace", "lgwr_slow_write", "lgwr", "log write 206 ms", 206.0),
+         f", LGWR write 206 ms {_clock(T0 + 2.417)}-{_clock(T0 + 2.623)}: "),
+        (Event(T0 + 2.211, "oracle_trace", "remote_write_split", "remote", "...", 412.0),
+         f", remote write 412 ms {_clock(T0 + 2.211)}-{_clock(T0 + 2.623)}: "),
+        (Event(T0 + 1.2, "oracle_trace", "lgwr_slow_write", "lgwr", "log write 150 ms", 150.0),
+         ": "),  # ended a second before the retransmission: nothing to line up
+    ],
+)  # fmt: skip
+def test_rto_stall_lines_the_retransmit_up_with_the_write_it_stalled(
+    write: Event, cited: str
+) -> None:
+    stall = next(f for f in _run(_stalled("tlp", writes=(write,))) if f.rule == "rto_stall")
+    line = next(e for e in stall.evidence if e.startswith("retransmit at "))
+    assert line.startswith(f"retransmit at {_clock(T0 + 2.417)}, RTO 204 ms{cited}a tail-loss")

@@ -53,7 +53,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
         to = number(view.frame.value("tcp", "host", "timeouts"))
         if to:
             ev.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
-        kind = _last_retransmit(view.frame, inst, rto, ev)
+        kind = _last_retransmit(ctx, view.frame, inst, rto, ev)
         if rto >= stall:
             ev.append(
                 f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001)"
@@ -106,12 +106,43 @@ KIND_WHY = {
 
 def _clock(t: float) -> str:
     """``10:31:02.417``: local time to the millisecond."""
-    return time.strftime("%H:%M:%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}"
+    ms = round(t * 1000)
+    return time.strftime("%H:%M:%S", time.localtime(ms // 1000)) + f".{ms % 1000:03d}"
 
 
-def _last_retransmit(frame: Frame, inst: str, rto: float, ev: list[str]) -> str | None:
-    """Cite the socket's last retransmission event (the retrans collector's row for it) and
-    return its kind; without events, say which source the counts come from."""
+WRITES = {"lgwr_slow_write": "LGWR write", "remote_write_split": "remote write"}
+"""Trace events of a write that a retransmission can stall (collectors/oracle/trace.py)."""
+SLACK = 0.05
+"""Seconds a write's traced window is widened by: the LGWR warning's time is the ``***`` stamp
+before it, not the write's own end."""
+
+
+def _stalled_write(ctx: Context, at: float) -> str:
+    """``, LGWR write 206 ms 10:31:02.417-10:31:02.623``: the traced write, on either host,
+    whose time span holds the retransmission at ``at`` (the nearest), or ""."""
+    best: tuple[float, str] | None = None
+    for view in ctx.hosts.values():
+        for e in view.timed:
+            if e.kind not in WRITES or e.value is None:
+                continue
+            ms = e.value / 1000
+            start, end = (
+                (e.time, e.time + ms) if e.kind == "remote_write_split" else (e.time - ms, e.time)
+            )
+            if start - SLACK <= at <= end + SLACK:
+                gap = abs(at - (start + end) / 2)
+                if best is None or gap < best[0]:
+                    text = f", {WRITES[e.kind]} {fmt_num(e.value)} ms {_clock(start)}-{_clock(end)}"
+                    best = (gap, text)
+    return best[1] if best else ""
+
+
+def _last_retransmit(
+    ctx: Context, frame: Frame, inst: str, rto: float, ev: list[str]
+) -> str | None:
+    """Cite the socket's last retransmission event (the retrans collector's row for it) with
+    the traced write it stalled, and return its kind; without events, say which source the
+    counts come from."""
     res = frame.collectors.get("retrans")
     row: Mapping[str, Value] = frame.rows("retrans").get(inst, {})
     at, kind = number(row.get("last_at")), row.get("last_kind")
@@ -120,8 +151,8 @@ def _last_retransmit(frame: Frame, inst: str, rto: float, ev: list[str]) -> str 
             f"{fmt_num(n)} {k}" for k in ("tlp", "rto", "fast") if (n := number(row.get(k)))
         )
         ev.append(
-            f"retransmit at {_clock(at)}, RTO {fmt_num(rto)} ms: {KIND_WHY[kind]}"
-            + (f" (this tick: {counts})" if counts else "")
+            f"retransmit at {_clock(at)}, RTO {fmt_num(rto)} ms{_stalled_write(ctx, at)}: "
+            f"{KIND_WHY[kind]}" + (f" (this tick: {counts})" if counts else "")
         )
         return kind
     if res is not None and res.status is not Status.OK:  # configured, but cannot run here
