@@ -13,7 +13,7 @@ events there only, and on close disables them, clears their filters and removes 
 The instance's name carries the owner's pid and start time (``sgmon-<pid>-<start>-<n>``): a
 process killed with SIGKILL cannot clean up, so the next ``TraceInstance.open`` in any sgmon
 removes every ``sgmon-*`` instance whose process is gone (no /proc/<pid>, or a different start
-time there: the pid was reused).
+time there: the pid was reused) and whose files nobody holds open.
 
 tracefs is mounted at /sys/kernel/tracing if nothing is there yet (root only), and unmounted on
 close only when this process mounted it and no other instance is left under it.
@@ -135,8 +135,13 @@ def remove_instance(path: str, events: tuple[str, ...]) -> None:
         os.rmdir(path)
 
 
-def remove_stale(root: str, events: tuple[str, ...]) -> list[str]:
-    """Remove the ``sgmon-*`` instances of processes that are gone; returns their names."""
+def remove_stale(root: str) -> list[str]:
+    """Remove the ``sgmon-*`` instances of processes that are gone; returns their names.
+
+    Removing the directory alone is enough (the kernel disables its events and frees its
+    buffer with it), and it fails with EBUSY while any process holds one of its files open:
+    an instance whose pid merely looks dead from this PID namespace (another container's
+    sgmon) is left untouched, settings included."""
     removed: list[str] = []
     try:
         names = os.listdir(f"{root}/instances")
@@ -146,9 +151,11 @@ def remove_stale(root: str, events: tuple[str, ...]) -> list[str]:
         m = _NAME.match(name)
         if m is None or start_time(m.group(1)) == m.group(2):
             continue  # not ours, or its process still runs
-        with contextlib.suppress(OSError):  # another sgmon removing it at the same moment
-            remove_instance(f"{root}/instances/{name}", events)
-            removed.append(name)
+        try:
+            os.rmdir(f"{root}/instances/{name}")
+        except OSError:  # in use, or another sgmon removed it at the same moment
+            continue
+        removed.append(name)
     return removed
 
 
@@ -185,7 +192,7 @@ class TraceInstance:
             missing = [e for e in names if not os.path.isdir(f"{self.root}/events/{e}")]
             if missing:
                 raise TraceUnavailable(f"this kernel has no tracepoint {', '.join(missing)}")
-            self.stale = remove_stale(self.root, names)
+            self.stale = remove_stale(self.root)
             me = os.getpid()
             self.path = f"{self.root}/instances/{PREFIX}{me}-{start_time(me)}-{next(_seq)}"
             try:

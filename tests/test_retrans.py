@@ -444,3 +444,29 @@ def test_rto_stall_lines_the_retransmit_up_with_the_write_it_stalled(
     stall = next(f for f in _run(_stalled("tlp", writes=(write,))) if f.rule == "rto_stall")
     line = next(e for e in stall.evidence if e.startswith("retransmit at "))
     assert line.startswith(f"retransmit at {_clock(T0 + 2.417)}, RTO 204 ms{cited}a tail-loss")
+
+
+def test_a_stale_looking_instance_held_open_is_left_alone(tracing: None) -> None:
+    """An instance whose pid is not alive here but whose files someone holds open (an sgmon in
+    another PID namespace) keeps its settings; once released, the next start removes it."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    path = Path(f"{TRACEFS}/instances/sgmon-{gone.pid}-1-0")
+    path.mkdir()
+    try:
+        (path / "events/tcp/tcp_retransmit_skb/enable").write_text("1")
+        held = os.open(path / "per_cpu/cpu0/trace_pipe_raw", os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            coll = RetransCollector({"ports": [PORT]})
+            coll.open()
+            coll.close()
+            assert (path / "events/tcp/tcp_retransmit_skb/enable").read_text().strip() == "1"
+        finally:
+            os.close(held)
+        coll = RetransCollector({"ports": [PORT]})
+        coll.open()
+        coll.close()
+        assert not path.exists()
+    finally:
+        if path.exists():
+            path.rmdir()
