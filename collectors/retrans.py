@@ -52,7 +52,9 @@ one ~205 ms stall in ten was an RTO, the rest tail-loss probes.
 
 Instances: one per socket, keyed as the `tcp` collector keys it (``LADDR:LPORT>PADDR:PPORT``),
 shown for ``KEEP`` seconds after its last event; plus ``host`` (source, lost records).  At most
-``MAX_EVENTS`` events per tick are emitted; the counts include them all.
+``MAX_EVENTS`` events per tick are emitted; the counts include them all.  Options: ``ports``,
+``peers``, ``direction`` as for `tcp` (the config's Data Guard ports and peers by default) and
+``buffer_kb`` (see BUFFER_KB).
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ from typing import Any, NamedTuple
 from collectors.inet_diag import TCP_STATES
 from collectors.tcp import _direction, _endpoint, _peers, _ports
 from collectors.tracefs import TraceInstance, TraceUnavailable
-from sgmon.collector import Collector, RawRows, Unavailable
+from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.model import Event, Field, Kind, Rows, Value
 
 G, D, T = Kind.GAUGE, Kind.DELTA, Kind.TEXT
@@ -81,7 +83,8 @@ KEEP = 600.0
 MAX_EVENTS = 100
 """Events emitted per tick at most; a storm beyond it is counted, not listed."""
 BUFFER_KB = 128
-"""Per-CPU ring buffer of the instance: ~1,000 records, far more than a tick's worth."""
+"""Per-CPU ring buffer of the instance by default (option ``buffer_kb``): ~1,700 records, far
+more than a tick's worth; when it fills, the oldest are overwritten and counted in ``dropped``."""
 
 ADDRESSES = ("sport", "dport", "family", "saddr", "daddr", "saddr_v6", "daddr_v6")
 """The socket's fields both events record, one after the other (TP_STORE_ADDRS)."""
@@ -160,6 +163,10 @@ class RetransCollector(Collector):
         self.direction = _direction(
             self.options.get("direction", "auto"), self.options.get("role"), self.peers
         )
+        kb = self.options.get("buffer_kb", BUFFER_KB)
+        if isinstance(kb, bool) or not isinstance(kb, int) or not 4 <= kb <= 65536:
+            raise ConfigError(f"retrans buffer_kb: {kb!r}; use a number of KB from 4 to 65536")
+        self.buffer_kb = kb
         self._nets = [ipaddress.ip_network(p, strict=False) for p in self.peers]
         self._trace: TraceInstance | None = None
         self._layouts: tuple[Layout, Layout]
@@ -184,7 +191,7 @@ class RetransCollector(Collector):
                 RETRANSMIT: (f"({ports}) && err == 0", ports),
                 CONG_STATE: (f"({ports}) && cong_state != {CWR}", ports),
             },
-            BUFFER_KB,
+            self.buffer_kb,
         )
         try:
             trace.open()

@@ -470,3 +470,43 @@ def test_a_stale_looking_instance_held_open_is_left_alone(tracing: None) -> None
     finally:
         if path.exists():
             path.rmdir()
+
+
+def test_an_overrun_buffer_counts_what_it_lost(tracing: None) -> None:
+    """A 4 KB buffer read once after ~100 retransmissions: the oldest records are overwritten,
+    and ``dropped`` says how many, so events + dropped still cover the kernel's count."""
+    with ns_pair("rt") as pair:
+        server = pair.popen(
+            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        client = None
+        coll = RetransCollector({"ports": [PORT], "role": "primary", "buffer_kb": 4})
+        try:
+            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
+            pair.add_loss("b", LOSS_PERMILLE, PORT)
+            pair.set_rto_min("a", 10)
+            client = pair.popen(
+                "a", sys.executable, "-c", CLIENT, pair.b_ip, str(PORT), "1000", str(MSG),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdin is not None and client.stdout is not None
+            port, hexinfo = client.stdout.readline().split()
+            before = decode_tcp_info(bytes.fromhex(hexinfo))
+            coll.open()
+            client.stdin.write("go\n")
+            client.stdin.flush()
+            _, hexinfo = client.stdout.readline().split()
+            after = decode_tcp_info(bytes.fromhex(hexinfo))
+            rows = coll.sample()
+        finally:
+            coll.close()
+            for p in (client, server):
+                if p is not None:
+                    p.kill()
+                    p.wait(5)
+    key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
+    retrans = after.total_retrans - before.total_retrans
+    seen = rows[key]["retransmits"] if key in rows else 0
+    assert rows["host"]["dropped"] > 0 and seen < retrans, (rows["host"], seen, retrans)
+    assert seen + rows["host"]["dropped"] >= retrans
