@@ -278,6 +278,7 @@ def test_close_removes_every_setting(tracing: None) -> None:
 
 
 def test_kill9_leaves_an_instance_the_next_start_removes(tracing: None, tmp_path: Path) -> None:
+    settings = global_settings()
     config = tmp_path / "sgmon.toml"
     config.write_text(f'interval = "200ms"\n[dataguard]\nports = [{PORT}]\n')
     sgmon = Path(sys.executable).with_name("sgmon")
@@ -307,6 +308,7 @@ def test_kill9_leaves_an_instance_the_next_start_removes(tracing: None, tmp_path
         assert any(name in t for t in cleanups for name in theirs), cleanups
     finally:
         coll.close()
+    assert global_settings() == settings
 
 
 def test_unavailable_without_root_names_the_fallback(tracing: None) -> None:
