@@ -8,7 +8,9 @@ namespace, and its kernel filter keeps port 1522.  Only the events of this test'
 10.x.0.y addresses are unique to the run) are compared, so a parallel run elsewhere cannot count.
 
 Truth: the sender's own ``TCP_INFO`` before and after (tcpi_total_retrans, tcpi_total_rto) and
-TCPLossProbes of namespace ``a`` (/proc/net/netstat is per namespace).
+TCPLossProbes of namespace ``a`` (/proc/net/netstat is per namespace).  Then the clean-up
+(close, kill -9, mount), the fallback, and the rto_stall finding on frames built by hand as
+tests/test_analysis.py builds them.
 """
 
 from __future__ import annotations
@@ -34,8 +36,6 @@ from collectors.retrans import RetransCollector
 from collectors.tracefs import TRACEFS, mount
 from sgmon.collector import Unavailable
 from sgmon.model import CollectorResult, Event, Status
-
-pytestmark = pytest.mark.root
 
 PORT = 1522
 MSG = 1000  # one segment per write: one retransmission is one retransmitted segment
@@ -101,6 +101,7 @@ def tracing() -> None:
         pytest.skip("this kernel has no tcp:tcp_retransmit_skb tracepoint")
 
 
+@pytest.mark.root
 def test_events_match_the_kernels_counts_under_loss(tracing: None) -> None:
     with ns_pair("rt") as pair:
         server = pair.popen(
@@ -197,6 +198,7 @@ print(s.getsockname()[1], json.dumps(stalls), flush=True)
 """
 
 
+@pytest.mark.root
 def test_lone_write_stalls_at_default_rto_min_are_tail_loss_probes(tracing: None) -> None:
     """Issue 17 item 5: with one write in flight and the default rto_min, the ~205 ms stalls
     end mostly with a tail-loss probe (2 x RTT + rto_min), the congestion state never in Loss."""
@@ -253,6 +255,7 @@ def _done(client: subprocess.Popen) -> bool:
     return bool(select.select([client.stdout], [], [], 0)[0])
 
 
+@pytest.mark.root
 def test_close_removes_every_setting(tracing: None) -> None:
     settings, mine_before = global_settings(), instances()
     coll = RetransCollector({"ports": [PORT], "role": "primary"})
@@ -277,6 +280,7 @@ def test_close_removes_every_setting(tracing: None) -> None:
     assert global_settings() == settings
 
 
+@pytest.mark.root
 def test_kill9_leaves_an_instance_the_next_start_removes(tracing: None, tmp_path: Path) -> None:
     settings = global_settings()
     config = tmp_path / "sgmon.toml"
@@ -311,6 +315,7 @@ def test_kill9_leaves_an_instance_the_next_start_removes(tracing: None, tmp_path
     assert global_settings() == settings
 
 
+@pytest.mark.root
 def test_unavailable_without_root_names_the_fallback(tracing: None) -> None:
     script = (
         "from collectors.retrans import RetransCollector as C\n"
@@ -410,6 +415,7 @@ print("closed", os.path.ismount(TRACEFS) != others)
 """
 
 
+@pytest.mark.root
 def test_mounts_tracefs_when_absent_and_unmounts_what_it_mounted(tracing: None) -> None:
     """In a private mount namespace (the host's tracefs stays as it is): with nothing mounted,
     open mounts tracefs and close unmounts it, unless another instance lives under it."""
@@ -448,6 +454,7 @@ def test_rto_stall_lines_the_retransmit_up_with_the_write_it_stalled(
     assert line.startswith(f"retransmit at {_clock(T0 + 2.417)}, RTO 204 ms{cited}a tail-loss")
 
 
+@pytest.mark.root
 def test_a_stale_looking_instance_held_open_is_left_alone(tracing: None) -> None:
     """An instance whose pid is not alive here but whose files someone holds open (an sgmon in
     another PID namespace) keeps its settings; once released, the next start removes it."""
@@ -474,6 +481,7 @@ def test_a_stale_looking_instance_held_open_is_left_alone(tracing: None) -> None
             path.rmdir()
 
 
+@pytest.mark.root
 def test_an_overrun_buffer_counts_what_it_lost(tracing: None) -> None:
     """A 4 KB buffer read once after ~100 retransmissions: the oldest records are overwritten,
     and ``dropped`` says how many, so events + dropped still cover the kernel's count."""
