@@ -520,3 +520,37 @@ def test_an_overrun_buffer_counts_what_it_lost(tracing: None) -> None:
     seen = rows[key]["retransmits"] if key in rows else 0
     assert rows["host"]["dropped"] > 0 and seen < retrans, (rows["host"], seen, retrans)
     assert seen + rows["host"]["dropped"] >= retrans
+
+
+@pytest.mark.root
+def test_an_ipv4_mapped_socket_is_keyed_as_tcp_keys_it(tracing: None) -> None:
+    """An AF_INET6 socket talking to an IPv4 peer (``::ffff:a.b.c.d``) records family AF_INET6;
+    its row is keyed with the IPv4 addresses, as the `tcp` collector shows the socket."""
+    with ns_pair("rt") as pair:
+        server = pair.popen(
+            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        client = None
+        coll = RetransCollector({"ports": [PORT]})
+        try:
+            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
+            pair.add_loss("b", LOSS_PERMILLE, PORT)
+            pair.set_rto_min("a", 10)
+            coll.open()
+            client = pair.popen(
+                "a", sys.executable, "-c", STALLS, f"::ffff:{pair.b_ip}", str(PORT), "300",
+                str(MSG), stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdout is not None
+            port = client.stdout.readline().split()[0]
+            rows = coll.sample()
+        finally:
+            coll.close()
+            for p in (client, server):
+                if p is not None:
+                    p.kill()
+                    p.wait(5)
+    key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
+    assert rows[key]["retransmits"] > 0, sorted(rows)
+    assert not [k for k in rows if "ffff" in k]
