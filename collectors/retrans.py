@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -86,6 +87,8 @@ BUFFER_KB = 128
 """Per-CPU ring buffer of the instance by default (option ``buffer_kb``): ~1,700 records, far
 more than a tick's worth; when it fills, the oldest are overwritten and counted in ``dropped``."""
 
+BYTE_ORDER = sys.byteorder
+"""Ring-buffer records are in the CPU's own byte order (s390x is big-endian)."""
 ADDRESSES = ("sport", "dport", "family", "saddr", "daddr", "saddr_v6", "daddr_v6")
 """The socket's fields both events record, one after the other (TP_STORE_ADDRS)."""
 
@@ -97,7 +100,7 @@ class Layout(NamedTuple):
     start: int  # the ADDRESSES block: record[start:end] names the socket
     end: int
     at: dict[str, int]  # ADDRESSES field -> offset within the block
-    value: int  # cong_state (1 byte) or state (4 bytes)
+    value: slice  # cong_state (1 byte) or state (an int)
     err: int | None  # tcp_retransmit_skb's err (kernel >= 6.x), None where absent
 
 
@@ -107,7 +110,8 @@ def layout(ident: int, fields: Mapping[str, tuple[int, int]], value: str) -> Lay
     end = fields["daddr_v6"][0] + fields["daddr_v6"][1]
     at = {name: fields[name][0] - start for name in ADDRESSES}
     err = fields["err"][0] if "err" in fields else None
-    return Layout(ident, start, end, at, fields[value][0], err)
+    offset, size = fields[value]
+    return Layout(ident, start, end, at, slice(offset, offset + size), err)
 
 
 FIELDS = (
@@ -135,7 +139,7 @@ def socket_label(block: bytes, at: Mapping[str, int]) -> str:
     IPv4, as the `tcp` collector keys its rows."""
 
     def u16(name: str) -> int:
-        return int.from_bytes(block[at[name] : at[name] + 2], "little")
+        return int.from_bytes(block[at[name] : at[name] + 2], BYTE_ORDER)
 
     if u16("family") == socket.AF_INET6:
         ends = [ipaddress.IPv6Address(block[at[n] : at[n] + 16]) for n in ("saddr_v6", "daddr_v6")]
@@ -253,7 +257,7 @@ class RetransCollector(Collector):
         retransmit, cong_state = self._layouts
         labels, rows, ca_of, seen = self._labels, self._rows, self._ca, self._seen
         for ts, rec in records:
-            ident = rec[0] | rec[1] << 8
+            ident = int.from_bytes(rec[:2], BYTE_ORDER)
             lay = retransmit if ident == retransmit.ident else cong_state
             if lay is cong_state and ident != cong_state.ident:
                 continue
@@ -265,7 +269,7 @@ class RetransCollector(Collector):
                 continue  # a peer outside ``peers``
             seen[label] = now
             if lay is cong_state:
-                ca = ca_of[label] = rec[lay.value]
+                ca = ca_of[label] = int.from_bytes(rec[lay.value], BYTE_ORDER)
                 if ca != LOSS and label not in rows:
                     continue  # a row is made by a retransmission or an RTO expiry only
             elif lay.err is not None and rec[lay.err : lay.err + 4] != b"\0\0\0\0":
@@ -284,7 +288,7 @@ class RetransCollector(Collector):
             ca = ca_of.get(label, 0)
             kind = "rto" if ca == LOSS else "fast" if ca == RECOVERY else "tlp"
             at = ts / 1e9 + offset
-            state = rec[lay.value]
+            state = int.from_bytes(rec[lay.value], BYTE_ORDER)
             tcp_state = TCP_STATES[state] if state < len(TCP_STATES) else str(state)
             row["retransmits"] += 1  # type: ignore[operator]
             row[kind] += 1  # type: ignore[operator]

@@ -33,8 +33,8 @@ TRACEFS = "/sys/kernel/tracing"
 PREFIX = "sgmon-"
 _NAME = re.compile(r"sgmon-(\d+)-(\d+)-\d+$")
 _seq = itertools.count()
-_U32 = struct.Struct("<I")
-_PAGE = struct.Struct("<QQ")  # ring buffer sub-buffer header: time stamp, commit (size, flags)
+_U32 = struct.Struct("=I")  # native byte order, as the kernel writes the buffer
+_PAGE = struct.Struct("=QQ")  # ring buffer sub-buffer header: time stamp, commit (size, flags)
 _MISSED_EVENTS, _MISSED_STORED = 1 << 31, 1 << 30
 _PADDING, _TIME_EXTEND, _TIME_STAMP = 29, 30, 31
 _FIELD = re.compile(r"field:[^;]*?(\w+)(?:\[\d+\])?;\s*offset:(\d+);\s*size:(\d+);")
@@ -53,7 +53,7 @@ def decode_page(page: bytes, out: list[tuple[int, bytes]]) -> int:
     if commit & _MISSED_EVENTS:
         end = _PAGE.size + size
         stored = commit & _MISSED_STORED and len(page) >= end + 8
-        lost = struct.unpack_from("<Q", page, end)[0] if stored else 1
+        lost = struct.unpack_from("=Q", page, end)[0] if stored else 1
     pos, end = _PAGE.size, _PAGE.size + size
     unpack, append = _U32.unpack_from, out.append
     while pos + 4 <= end:
