@@ -235,8 +235,11 @@ def test_lone_write_stalls_at_default_rto_min_are_tail_loss_probes(tracing: None
     assert len(stalls) >= 3, f"too few losses to judge: {stalls}"
     kinds = []
     for t0, t1 in stalls:
-        # The stall ends with its repair: a retransmission within the last ms before the ack.
-        repair = [e for e in events if t1 - 0.005 <= e.time <= t1 + 0.002]
+        if t1 - t0 < 0.19:
+            continue  # not a loss (a probe or an RTO waits >= 200 ms): a busy shared machine
+        # The stall ends with its repair: a retransmission ~200 ms after the write began (the
+        # ack may reach the busy client a few ms later).
+        repair = [e for e in events if t0 + 0.19 <= e.time <= t1 + 0.002]
         assert repair, f"no retransmission ends the stall {t0:.3f}-{t1:.3f}"
         if t1 - t0 < 0.3:  # one loss: a lost probe would have doubled it
             assert 0.2 <= repair[0].time - t0 <= 0.23
@@ -486,7 +489,8 @@ def test_a_stale_looking_instance_held_open_is_left_alone(tracing: None) -> None
 
 @pytest.mark.root
 def test_an_overrun_buffer_counts_what_it_lost(tracing: None) -> None:
-    """A 4 KB buffer read once after ~100 retransmissions: the oldest records are overwritten,
+    """A 4 KB buffer (7 KB per CPU as the kernel rounds it) read once after ~250
+    retransmissions (~35 KB of records): the oldest records are overwritten,
     and ``dropped`` says how many, so events + dropped still cover the kernel's count."""
     with ns_pair("rt") as pair:
         server = pair.popen(
@@ -500,7 +504,7 @@ def test_an_overrun_buffer_counts_what_it_lost(tracing: None) -> None:
             pair.add_loss("b", LOSS_PERMILLE, PORT)
             pair.set_rto_min("a", 10)
             client = pair.popen(
-                "a", sys.executable, "-c", CLIENT, pair.b_ip, str(PORT), "1000", str(MSG),
+                "a", sys.executable, "-c", CLIENT, pair.b_ip, str(PORT), "2500", str(MSG),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
             assert client.stdin is not None and client.stdout is not None
