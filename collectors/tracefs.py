@@ -160,8 +160,8 @@ def remove_stale(root: str) -> list[str]:
 
 
 class TraceInstance:
-    """``instances/sgmon-...`` with ``events`` enabled under their filters, read through a
-    non-blocking ``trace_pipe``."""
+    """``instances/sgmon-...`` with ``events`` enabled under their filters, read through each
+    CPU's non-blocking ``trace_pipe_raw``."""
 
     def __init__(
         self, events: dict[str, tuple[str, ...]], buffer_kb: int = 128, clock: str = "mono"
@@ -262,7 +262,7 @@ class TraceInstance:
         return records, lost
 
     def close(self) -> None:
-        """Close the pipe, remove every setting and the instance, and unmount tracefs if this
+        """Close the pipes, remove every setting and the instance, and unmount tracefs if this
         process mounted it and nothing else traces through it (idempotent)."""
         for fd in self._pipes:
             os.close(fd)
