@@ -36,7 +36,7 @@ from test_tcp_accuracy import SERVER
 
 from collectors.inet_diag import TcpInfo, decode_tcp_info
 from collectors.retrans import RetransCollector
-from collectors.tracefs import TRACEFS, mount
+from collectors.tracefs import TRACEFS, TraceInstance, mount
 from sgmon.collector import Unavailable
 from sgmon.model import CollectorResult, Event, Status
 
@@ -614,3 +614,28 @@ def test_record_archives_each_retransmission_with_its_time(tracing: None, tmp_pa
         at, tick = (datetime.fromisoformat(e[k]).timestamp() for k in ("time", "tick"))
         assert re.fullmatch(r".*T\d\d:\d\d:\d\d\.\d{3}\+00:00", e["time"])
         assert tick - 1.0 <= at <= tick + 0.002, (e["time"], e["tick"])  # within its tick
+
+
+@pytest.mark.root
+def test_raw_pages_decode_short_long_and_time_extended_records(tracing: None) -> None:
+    """The binary reader on the kernel's own pages: trace_marker writes into the private
+    instance give short records and long ones (over 112 bytes: the length in a second word),
+    and a pause over 2**27 ns puts a time-extend entry before the next; each comes back whole,
+    stamped between the clock readings around its write."""
+    trace = TraceInstance({})
+    trace.open()
+    try:
+        written = []
+        for text in ("short", "L" * 300, "after a pause", "x" * 120):
+            if text == "after a pause":
+                time.sleep(0.2)
+            before = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            Path(f"{trace.path}/trace_marker").write_text(text)
+            written.append((before, time.clock_gettime_ns(time.CLOCK_MONOTONIC), text))
+        records, lost = trace.read()
+    finally:
+        trace.close()
+    assert lost == 0 and len(records) == len(written)
+    for (ts, rec), (before, after, text) in zip(records, written, strict=True):
+        assert text.encode() in rec, (text, rec[:40])
+        assert before <= ts <= after, (before, ts, after)
