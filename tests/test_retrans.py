@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -94,14 +95,21 @@ def global_settings() -> dict[str, str]:
 
 
 @pytest.fixture
-def tracing() -> None:
+def tracing() -> Iterator[None]:
+    """tracefs mounted for the test (and unmounted after it if the test mounted it and no
+    instance is left), with the tcp tracepoints; skipped with the reason otherwise."""
     require_root("ip", "nft")
     try:
-        mount()
+        mounted = mount()
     except Exception as e:
         pytest.skip(f"no tracefs here: {e}")
-    if not os.path.isdir(f"{TRACEFS}/events/tcp/tcp_retransmit_skb"):
-        pytest.skip("this kernel has no tcp:tcp_retransmit_skb tracepoint")
+    try:
+        if not os.path.isdir(f"{TRACEFS}/events/tcp/tcp_retransmit_skb"):
+            pytest.skip("this kernel has no tcp:tcp_retransmit_skb tracepoint")
+        yield
+    finally:
+        if mounted and not os.listdir(f"{TRACEFS}/instances"):
+            subprocess.run(["umount", TRACEFS], capture_output=True)
 
 
 @pytest.mark.root
