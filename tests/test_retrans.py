@@ -647,3 +647,62 @@ def test_raw_pages_decode_short_long_and_time_extended_records(tracing: None) ->
     for (ts, rec), (before, after, text) in zip(records, written, strict=True):
         assert text.encode() in rec, (text, rec[:40])
         assert before <= ts <= after, (before, ts, after)
+
+
+@pytest.mark.root
+def test_check_names_what_repaired_the_stall_end_to_end(tracing: None, tmp_path: Path) -> None:
+    """`sgmon record` inside the sender's namespace (so `tcp` sees the socket), 3 % loss at the
+    default rto_min, then `sgmon check --from`: the rto_stall finding cites a retransmission of
+    the recording, to the millisecond, as the kind the recording's event says it was."""
+    config = tmp_path / "sgmon.toml"
+    config.write_text(f'interval = "1s"\n[dataguard]\nports = [{PORT}]\n')
+    sgmon = str(Path(sys.executable).with_name("sgmon"))
+    env = {**os.environ, "SGMON_RUNTIME_DIR": str(tmp_path)}
+    with ns_pair("rt") as pair:
+        server = pair.popen(
+            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        record = client = None
+        try:
+            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
+            pair.add_loss("b", 30, PORT)
+            record = pair.popen(
+                "a", sgmon, "record", "--quiet", "--config", str(config), "--dir",
+                str(tmp_path / "rec"), "--duration", "10s", env=env,
+            )  # fmt: skip
+            time.sleep(1.5)
+            client = pair.popen(
+                "a", sys.executable, "-c", STALLS, pair.b_ip, str(PORT), "600", str(MSG),
+                stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdout is not None
+            port = client.stdout.readline().split()[0]
+            assert record.wait(30) == 0
+        finally:
+            for p in (client, server, record):
+                if p is not None and p.poll() is None:
+                    p.kill()
+                    p.wait(5)
+    out = subprocess.run(
+        [sgmon, "check", "--from", str(tmp_path / "rec"), "--format", "json"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    report = json.loads(out.stdout)
+    (stall,) = [f for f in report["findings"] if f["rule"] == "rto_stall"]
+    (cited,) = [e for e in stall["evidence"] if e.startswith("retransmit at ")]
+    key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
+    (host,) = (d for d in (tmp_path / "rec").iterdir() if d.is_dir())
+    with open(host / "events.csv", newline="") as f:
+        events = [
+            r for r in csv.DictReader(f) if r["kind"] == "retransmit" and r["instance"] == key
+        ]
+    said = {  # local HH:MM:SS.mmm, as the finding prints it -> what the event says it was
+        time.strftime("%H:%M:%S", time.localtime(datetime.fromisoformat(e["time"]).timestamp()))
+        + e["time"][19:23]: e["text"].split(": ", 1)[1].split(" (")[0]
+        for e in events
+    }
+    at = cited.split()[2].rstrip(",")
+    assert at in said, (cited, sorted(said))
+    what = {"tail-loss probe": "a tail-loss probe", "RTO": "an RTO expiry"}.get(said[at], "?")
+    assert re.search(rf", RTO 2\d\d ms: {re.escape(what)}", cited), cited  # rto_min + RTT terms
