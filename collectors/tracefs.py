@@ -1,9 +1,11 @@
 """A private ftrace instance of sgmon's own: made on open, every setting removed on close.
 
 Records are read in the ring buffer's binary form, per CPU (``per_cpu/cpuN/trace_pipe_raw``,
-non-blocking: a read that finds nothing costs one syscall per CPU), and decoded with the offsets
-of each event's ``format`` file: the text ``trace_pipe`` made the kernel print each record
-(~3 us) and Python parse it again (~3.5 us), twice as dear per event (bench/retrans_cost.py).
+non-blocking), from the CPUs one poll() finds readable (``buffer_percent`` 0: readable with any
+record), so a tick without records costs one syscall however many CPUs the host has.  They are
+decoded with the offsets of each event's ``format`` file: the text ``trace_pipe`` made the
+kernel print each record (~3 us) and Python parse it again (~3.5 us), twice as dear per event
+(bench/retrans_cost.py).
 
 ftrace's global buffer and its settings belong to whoever else traces on the host (perf, trace-cmd,
 an administrator), so sgmon never touches them: it makes its own instance under
@@ -27,6 +29,7 @@ import errno
 import itertools
 import os
 import re
+import select
 import struct
 
 TRACEFS = "/sys/kernel/tracing"
@@ -179,6 +182,7 @@ class TraceInstance:
         """Instances of dead sgmon processes removed by ``open``."""
         self._mounted = False
         self._pipes: list[int] = []  # per CPU trace_pipe_raw
+        self._poll = select.poll()
         self._page = 4096
 
     def open(self) -> None:
@@ -202,6 +206,8 @@ class TraceInstance:
                 raise TraceUnavailable(f"cannot create a trace instance: {e.strerror}") from None
             _write(f"{self.path}/buffer_size_kb", str(self.buffer_kb))
             _write(f"{self.path}/trace_clock", self.clock)
+            with contextlib.suppress(OSError):  # 0: a pipe polls readable with any record
+                _write(f"{self.path}/buffer_percent", "0")
             for event, exprs in self.events.items():
                 self._filter(event, exprs)
                 _write(f"{self.path}/events/{event}/enable", "1")
@@ -214,6 +220,7 @@ class TraceInstance:
             for cpu in cpus:
                 raw = f"{self.path}/per_cpu/{cpu}/trace_pipe_raw"
                 self._pipes.append(os.open(raw, os.O_RDONLY | os.O_NONBLOCK))
+                self._poll.register(self._pipes[-1], select.POLLIN)
         except OSError as e:
             self.close()
             raise TraceUnavailable(f"tracefs: {e}") from None
@@ -248,7 +255,8 @@ class TraceInstance:
         as (time stamp in ns of the instance's clock, record); and how many were lost."""
         records: list[tuple[int, bytes]] = []
         lost = 0
-        for fd in self._pipes:
+        ready = self._poll.poll(0) if self._pipes else []  # one call, however many CPUs
+        for fd, _ in ready:
             while True:
                 try:
                     page = os.read(fd, self._page)
@@ -257,7 +265,7 @@ class TraceInstance:
                 if not page:
                     break
                 lost += decode_page(page, records)
-        if len(self._pipes) > 1:
+        if len(ready) > 1:
             records.sort(key=_first)
         return records, lost
 
@@ -265,6 +273,7 @@ class TraceInstance:
         """Close the pipes, remove every setting and the instance, and unmount tracefs if this
         process mounted it and nothing else traces through it (idempotent)."""
         for fd in self._pipes:
+            self._poll.unregister(fd)
             os.close(fd)
         self._pipes = []
         if self.path:
