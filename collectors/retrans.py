@@ -13,9 +13,9 @@ private trace instance (collectors/tracefs.py), filtered in the kernel on the Da
 (``dport`` on a primary, ``sport`` on a standby, either where the role is unknown, as the `tcp`
 collector's ``direction``), so other traffic never reaches Python.  The instance's clock is
 CLOCK_MONOTONIC, mapped to wall time by the offset between ``time.time()`` and
-``time.clock_gettime(CLOCK_MONOTONIC)`` at each read.  Each tick reads every CPU's binary
-``trace_pipe_raw`` without blocking (one read() per CPU that finds nothing while no
-retransmission happens) and decodes the records by the offsets of each event's ``format`` file.
+``time.clock_gettime(CLOCK_MONOTONIC)`` at each read.  Each tick polls every CPU's binary
+``trace_pipe_raw`` at once (one syscall while no retransmission happens), reads those with
+records without blocking, and decodes them by the offsets of each event's ``format`` file.
 Tracepoints are host-wide: sockets of every network namespace (containers) with a DG port count.
 
 The kernel's semantics (include/trace/events/tcp.h, net/ipv4/tcp_output.c, tcp_timer.c,
