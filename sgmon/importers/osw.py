@@ -29,12 +29,11 @@ from __future__ import annotations
 import argparse
 import bz2
 import calendar
-import gzip
-import io
 import itertools
 import re
 import statistics
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -237,29 +236,31 @@ def _zone(name: str | None) -> ZoneInfo | None:
         raise UsageError(f"--tz {name}: unknown time zone; use e.g. UTC or Europe/Berlin") from None
 
 
-def _open(path: Path) -> io.BufferedIOBase:
-    """The file, decompressed as its suffix says (OSWatcher gzips or bzip2s closed hours)."""
-    if path.suffix == ".gz":
-        return gzip.GzipFile(path, "rb")
-    if path.suffix == ".bz2":
-        return bz2.BZ2File(path, "rb")
-    return open(path, "rb")
-
-
 def _text(path: Path, notes: list[str]) -> str:
     """The file's text; a compressed stream cut short gives what it held, with a note."""
-    data = bytearray()
     try:
-        with _open(path) as f:
-            while chunk := f.read(1 << 16):
-                data += chunk
-    except (EOFError, OSError) as e:
-        if not data:
-            notes.append(f"{path}: unreadable ({e})")
-            return ""
-        notes.append(f"{path}: compressed stream cut short ({e}); its last block dropped")
-        return _whole_lines(data.decode("utf-8", "replace"), torn=True)
-    return data.decode("utf-8", "replace")
+        raw = path.read_bytes()
+    except OSError as e:
+        notes.append(f"{path}: unreadable ({e.strerror})")
+        return ""
+    if path.suffix not in (".gz", ".bz2"):
+        return raw.decode("utf-8", "replace")
+    data, whole = bytearray(), False
+    try:
+        while raw:  # a file may hold several streams (gzip members, bzip2 streams)
+            d = zlib.decompressobj(wbits=31) if path.suffix == ".gz" else bz2.BZ2Decompressor()
+            data += d.decompress(raw)
+            whole, raw = d.eof, d.unused_data
+            if not whole:
+                break
+    except (zlib.error, OSError, ValueError) as e:
+        notes.append(f"{path}: not a readable {path.suffix[1:]} file ({e})")
+        return ""
+    text = data.decode("utf-8", "replace")
+    if whole:
+        return text
+    notes.append(f"{path}: compressed stream cut short; its last block dropped, the rest kept")
+    return _whole_lines(text, torn=True)
 
 
 def _whole_lines(text: str, torn: bool) -> str:
@@ -475,9 +476,9 @@ def _ps(lines: list[str]) -> Block | None:
         parts = ln.split()
         if len(parts) <= s_at + 2:
             continue
-        # START may be one token or two ("Nov 20"): the command follows the TIME token
+        # START is one token (11:48:05, 2025) or two (Nov 20); TIME follows it, then the command
         rest = parts[s_at + 1 :]
-        at = next((i for i, p in enumerate(rest) if TIME.match(p)), None)
+        at = next((i for i in (1, 2) if i < len(rest) and TIME.match(rest[i])), None)
         if at is None or at + 1 >= len(rest):
             continue
         m = BACKGROUND.match(rest[at + 1])
