@@ -77,6 +77,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An sa file of 5 intervals taken while the capped loop device queues; also the device."""
     nslab.require_root("losetup", "dd", "timeout", "sadf", SADC)
     path = tmp_path_factory.mktemp("sa") / "sa24"
+    sadc(path.with_suffix(".quiet"), 3)  # the same host just before: no device queues
     with nslab.throttled_loop(write_iops=100) as loop, load(loop, 8, 12):
         time.sleep(1.5)  # let the queue fill
         sadc(path, 6)
@@ -116,6 +117,31 @@ def test_loaded_file_matches_sadf_and_names_the_standby_device(
     assert replay.returncode == 0, replay.stderr
     check = sgmon("check", "--from", str(out))
     assert dev in check.stdout and "standby I/O saturated" in check.stdout, check.stdout
+
+
+def test_two_hosts_in_one_archive(loaded: Path, tmp_path: Path) -> None:
+    """The primary's file and the standby's, imported one after the other into one directory:
+    each host keeps its own step and sources, and check reads both."""
+    dev = loaded.with_suffix(".dev").read_text()
+    out = tmp_path / "arch"
+    quiet = loaded.with_suffix(".quiet")
+    for f, host, role in ((quiet, "prim", "primary"), (loaded, "stby", "standby")):
+        r = sgmon("import", "sar", str(f), "--dir", str(out), f"--host={host}", f"--role={role}")
+        assert r.returncode == 0, r.stderr
+    meta = read_meta(out)
+    assert meta is not None
+    assert {h: (m["role"], m["interval"]) for h, m in meta["hosts"].items()} == {
+        "prim": ("primary", 1.0),
+        "stby": ("standby", 1.0),
+    }
+    assert all("disk" in m["sources"] for m in meta["hosts"].values())
+    summary = sgmon("replay", "--summary", str(out))
+    head = summary.stdout.splitlines()[0]
+    assert "prim (primary, 2 ticks)" in head and "stby (standby, 5 ticks)" in head, head
+    check = sgmon("check", "--from", str(out))
+    assert f"stby disk {dev}" in check.stdout and "standby I/O saturated" in check.stdout, (
+        check.stdout
+    )
 
 
 def test_provenance_names_a_source_for_declared_fields_only(loaded: Path, tmp_path: Path) -> None:

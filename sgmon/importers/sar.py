@@ -98,6 +98,8 @@ PROVENANCE: dict[str, dict[str, str]] = {
     },
     "paging": {
         **{f: f"sadf -j: paging.{f}" for f in PAGING},
+        "pgsteal": "sadf -j: paging.pgsteal (sadc < 12.7.9 can count it twice on kernels that "
+        "have pgsteal_anon/file: sysstat issue 415)",
         "pswpin": "sadf -j: swap-pages.pswpin",
         "pswpout": "sadf -j: swap-pages.pswpout",
         "memused": "sadf -j: memory.memused-percent",
