@@ -231,6 +231,23 @@ def test_restart_marker_becomes_an_event(tmp_path: Path) -> None:
     assert len({d["time"] for d in rows(out, "h", "cpu")}) == 2
 
 
+def test_gap_between_runs_is_an_event(tmp_path: Path) -> None:
+    """sadc stopped for a while (a cron run missed): the record after the pause averages over
+    it, and a gap event says how long no record was taken."""
+    nslab.require_root("sadf", SADC)
+    path = tmp_path / "sa24"
+    sadc(path, 3)
+    time.sleep(4)
+    sadc(path, 3)
+    out = tmp_path / "arch"
+    r = sgmon("import", "sar", str(path), "--dir", str(out), "--host", "h")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    with open(out / "h" / "events.csv") as f:
+        events = list(csv.DictReader(f))
+    assert [e["kind"] for e in events] == ["gap"], events
+    assert 4 <= int(events[0]["text"].split()[4]) <= 7, events  # "no sar record for N s in sa24"
+
+
 def test_healthy_file_gives_no_finding_above_info(tmp_path: Path) -> None:
     """A quiet host's minute: nothing queues.  This machine is shared with other work, so a CPU
     that really was saturated while sadc ran is reported, and the test says so instead."""

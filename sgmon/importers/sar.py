@@ -269,7 +269,8 @@ def _host(b: Builder, path: Path, host: str, role: str, h: dict[str, Any], trunc
             for r in restarts
             if (prev is None or r > prev) and r <= t
         ]
-        if prev is not None and step and t - prev > GAP_FACTOR * step:
+        restarted = bool(events)  # a restart in between already says why records stopped
+        if prev is not None and step and t - prev > GAP_FACTOR * step and not restarted:
             events.append(
                 Event(prev, "sar", "gap", "", f"no sar record for {t - prev:.0f} s in {path.name}")
             )
