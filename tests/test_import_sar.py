@@ -248,6 +248,39 @@ def test_gap_between_runs_is_an_event(tmp_path: Path) -> None:
     assert 4 <= int(events[0]["text"].split()[4]) <= 7, events  # "no sar record for N s in sa24"
 
 
+def test_file_from_another_host_names_devices_by_its_numbers(tmp_path: Path) -> None:
+    """A file whose nodename is another host's (sadc run under another UTS name): sadf must not
+    name its devices after this host's; ``--devices`` (that host's /proc/diskstats, or lsblk's
+    MAJ:MIN KNAME) gives the kernel names.  The file is this machine's, so the right names are
+    what sadf says when it reads this host's /sys/dev/block."""
+    nslab.require_root("sadf", "unshare", "lsblk", SADC)
+    path = tmp_path / "sa24"
+    cmd = f"hostname farhost && exec {SADC} -S XDISK 1 3 {path}"
+    subprocess.run(["unshare", "--uts", "sh", "-c", cmd], check=True, timeout=30)
+    truth = {d["DEV"] for d in sadf_d(path, "-d")}
+    out = tmp_path / "plain"
+    r = sgmon("import", "sar", str(path), "--dir", str(out))
+    assert r.returncode == 0, r.stderr
+    plain = {d["instance"] for d in rows(out, "farhost", "disk")}
+    numbered = {n for n in plain if n.startswith("dev")}
+    assert plain - numbered <= truth  # fixed majors (loop, sd) keep their names
+    if numbered:  # this machine's disk has a dynamic major (virtio, nvme): one line says so
+        assert r.stderr.count("\n") == 1 and "--devices" in r.stderr, r.stderr
+    (tmp_path / "diskstats").write_text(Path("/proc/diskstats").read_text())
+    lsblk = subprocess.run(["lsblk", "-rno", "MAJ:MIN,KNAME"], capture_output=True, text=True)
+    (tmp_path / "lsblk").write_text(lsblk.stdout)
+    for table in ("diskstats", "lsblk"):
+        out = tmp_path / f"arch-{table}"
+        r = sgmon("import", "sar", str(path), "--dir", str(out), f"--devices={tmp_path / table}")
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+        assert {d["instance"] for d in rows(out, "farhost", "disk")} == truth
+    bad = sgmon("import", "sar", str(path), "--dir", str(out), f"--devices={path}")
+    assert bad.returncode == 2 and bad.stderr.startswith("sgmon: --devices"), bad.stderr
+    not_dir = sgmon("import", "sar", str(path), "--dir", str(tmp_path / "lsblk" / "x"))
+    assert not_dir.returncode == 2 and not_dir.stderr.count("\n") == 1, not_dir.stderr
+    assert not_dir.stderr.startswith("sgmon: cannot create"), not_dir.stderr
+
+
 def test_healthy_file_gives_no_finding_above_info(tmp_path: Path) -> None:
     """A quiet host's minute: nothing queues.  This machine is shared with other work, so a CPU
     that really was saturated while sadc ran is reported, and the test says so instead."""

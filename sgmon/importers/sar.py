@@ -15,10 +15,12 @@ temporary file.  The figures land in the live collectors' fields and units:
 - netdev: sar -n DEV, EDEV; tcp: sar -n TCP, ETCP on the ``host`` row.
 
 A figure with no live field is listed under ``(not imported)`` in meta.json with the reason.
-Device names are sadf's: it resolves the major:minor the file keeps through this machine's
-/sys/dev/block, so a file read on another host can name a dynamic-major device (device-mapper,
-virtio) after this host's device of that number; a note says so when the file's nodename is not
-this host's.
+Device names: the file keeps major:minor, and sadf names them through this machine's
+/sys/dev/block.  For a file written on another host (its nodename is not this one's) that could
+name a dynamic-major device (device-mapper, virtio, nvme) after this host's device of the same
+number, so sadf reads it again in a mount namespace where /sys/dev/block is empty (root): it then
+names the fixed majors (sd*, loop*...) and calls the rest devM-N, which ``--devices`` (a copy of
+that host's /proc/diskstats) turns into the kernel names the live disk collector uses.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import argparse
 import calendar
 import json
 import os
-import socket
+import re
 import subprocess
 import tempfile
 import time
@@ -149,10 +151,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE..., --host, --role."""
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="saDD files")
     add_host_options(parser, "the nodename in the file")
+    parser.add_argument(
+        "--devices",
+        type=Path,
+        metavar="FILE",
+        help="a copy of the host's /proc/diskstats (or lsblk -rno MAJ:MIN,KNAME): names the "
+        "devices sadf knows only by number",
+    )
 
 
 def read(args: argparse.Namespace) -> Imported:
     """Run sadf on each file and map its records; a file that cannot be read is one note."""
+    names = _device_table(args.devices) if args.devices else {}
     docs: list[tuple[Path, dict[str, Any], bool]] = []
     notes: list[str] = []
     for path in args.files:
@@ -169,33 +179,72 @@ def read(args: argparse.Namespace) -> Imported:
     ]
     b = Builder(_median([s for s in steps if s > 0]) or 600.0)
     b.imp.notes.extend(notes)
-    here = socket.gethostname()
     for path, doc, truncated in docs:
         for h in doc["sysstat"]["hosts"]:
             host = args.host or h.get("nodename") or path.name
-            if h.get("nodename") and h["nodename"] != here:
-                b.note(
-                    f"{path}: written on {h['nodename']}, read here: sadf names devices by this "
-                    "host's /sys/dev/block, check device-mapper and virtio names with sar -d there"
-                )
+            for s in h.get("statistics", []):
+                for d in s.get("disk", []):
+                    d["disk-device"] = names.get(d["disk-device"], d["disk-device"])
             _host(b, path, host, args.role, h, truncated)
             b.source(host, PROVENANCE)
+            unnamed = {d["disk-device"] for s in h.get("statistics", []) for d in s.get("disk", [])}
+            unnamed = {n for n in unnamed if DEV_MN.match(n)}
+            if unnamed:
+                b.note(
+                    f"{path}: {len(unnamed)} device(s) known only by number "
+                    f"({_some(sorted(unnamed))}): --devices FILE, a copy of "
+                    f"{h.get('nodename') or 'the host'}'s /proc/diskstats, names them"
+                )
     return b.imp
+
+
+DEV_MN = re.compile(r"^dev(\d+)-(\d+)$")
+"""sadf's name for a device it cannot name: devMAJOR-MINOR."""
+
+
+def _device_table(path: Path) -> dict[str, str]:
+    """``devM-N`` -> kernel name, from a copy of the host's /proc/diskstats (``M N name ...``)
+    or ``lsblk -rno MAJ:MIN,KNAME`` (``M:N name``)."""
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError as e:
+        raise UsageError(f"--devices {path}: {e.strerror}") from None
+    table: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and ":" in parts[0]:  # lsblk: MAJ:MIN NAME
+            parts = [*parts[0].split(":", 1), *parts[1:]]
+        if len(parts) >= 3 and parts[0].isdigit() and parts[1].isdigit():
+            table[f"dev{parts[0]}-{parts[1]}"] = parts[2]
+    if not table:
+        raise UsageError(
+            f"--devices {path}: no 'MAJOR MINOR NAME' lines; give a copy of /proc/diskstats "
+            "or the output of lsblk -rno MAJ:MIN,KNAME"
+        )
+    return table
+
+
+HIDE_SYSFS = 'mount -t tmpfs sgmon /sys/dev/block && exec sadf "$@"'
+"""Run sadf where /sys/dev/block is empty, so that it names devices from the numbers alone
+(sysstat.ioconf's fixed majors: sd*, loop*...) and devM-N otherwise, never after this host's
+device that happens to have the same major:minor."""
 
 
 def _sadf_json(path: Path, notes: list[str]) -> tuple[dict[str, Any], bool] | None:
     """The file's records as sadf -j prints them, converting another version's file first, and
     whether sadf met the file's end inside a record; None (and a note) when nothing in it is
-    readable."""
+    readable.  A file written on another host is read again with this host's devices hidden
+    (see HIDE_SYSFS)."""
     if not path.is_file():
         notes.append(f"{path}: no such file")
         return None
-    out, err, rc = _run_sadf(["-j", str(path), "--", *SAR_OPTIONS])
-    if rc != 0 and OTHER_VERSION in err:
-        version = next((ln for ln in err.splitlines() if "sysstat version" in ln), "").strip()
-        with tempfile.TemporaryDirectory(prefix="sgmon-sadf-") as tmp:
-            conv = Path(tmp) / path.name
-            with open(conv, "wb") as f:
+    with tempfile.TemporaryDirectory(prefix="sgmon-sadf-") as tmp:
+        src = path
+        out, err, rc = _run_sadf(["-j", str(src), "--", *SAR_OPTIONS])
+        if rc != 0 and OTHER_VERSION in err:
+            version = next((ln for ln in err.splitlines() if "sysstat version" in ln), "").strip()
+            src = Path(tmp) / path.name
+            with open(src, "wb") as f:
                 c = subprocess.run(
                     ["sadf", "-c", str(path)],
                     stdout=f,
@@ -209,23 +258,38 @@ def _sadf_json(path: Path, notes: list[str]) -> tuple[dict[str, Any], bool] | No
                 notes.append(f"{path}: {version or 'another sysstat version'}; sadf -c: {why}")
                 return None
             notes.append(f"{path}: {version}, converted with sadf -c to this sysstat's format")
-            out, err, rc = _run_sadf(["-j", str(conv), "--", *SAR_OPTIONS])
-    try:  # what sadf printed is kept whatever its exit status (a cut file ends early)
-        doc: dict[str, Any] = json.loads(out)
-        doc["sysstat"]["hosts"]
-    except (ValueError, KeyError, TypeError):
-        notes.append(f"{path}: sadf: {_last_line(err) or f'exit {rc}, no JSON'}")
-        return None
+            out, err, rc = _run_sadf(["-j", str(src), "--", *SAR_OPTIONS])
+        try:  # what sadf printed is kept whatever its exit status (a cut file ends early)
+            doc: dict[str, Any] = json.loads(out)
+            hosts = doc["sysstat"]["hosts"]
+        except (ValueError, KeyError, TypeError):
+            notes.append(f"{path}: sadf: {_last_line(err) or f'exit {rc}, no JSON'}")
+            return None
+        foreign = {h.get("nodename") for h in hosts} - {os.uname().nodename, None}
+        if foreign:
+            hidden = _run_sadf(["-j", str(src), "--", *SAR_OPTIONS], hide_sysfs=True)
+            try:
+                doc = json.loads(hidden[0])
+            except ValueError:
+                notes.append(
+                    f"{path}: written on {', '.join(sorted(foreign))}: sadf names its devices "
+                    "after this host's of the same major:minor (hiding them needs root), "
+                    "check device-mapper and virtio names with sar -d there"
+                )
     return doc, TRUNCATED in err
 
 
 _C_LOCALE = {**os.environ, "LC_ALL": "C"}
 
 
-def _run_sadf(argv: list[str]) -> tuple[str, str, int]:
+def _run_sadf(argv: list[str], hide_sysfs: bool = False) -> tuple[str, str, int]:
+    cmd = ["sadf", *argv]
+    if hide_sysfs:
+        cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", HIDE_SYSFS, "sh"]
+        cmd += argv
     try:
         p = subprocess.run(
-            ["sadf", *argv],
+            cmd,
             capture_output=True,
             text=True,
             env=_C_LOCALE,
@@ -233,8 +297,14 @@ def _run_sadf(argv: list[str]) -> tuple[str, str, int]:
             check=False,
         )
     except FileNotFoundError:
+        if hide_sysfs:
+            return "", "unshare not found", 127
         raise UsageError("sadf not found: install sysstat (it reads the sa files)") from None
     return p.stdout, p.stderr, p.returncode
+
+
+def _some(names: list[str], n: int = 3) -> str:
+    return ", ".join(names[:n]) + (", ..." if len(names) > n else "")
 
 
 def _last_line(text: str) -> str:
