@@ -219,6 +219,37 @@ def test_old_and_new_iostat_columns_by_their_names(tmp_path: Path) -> None:
     assert old["time"] == "2026-11-24T11:00:05.000+00:00"
 
 
+def test_ahf_netstat_with_ip_s_link(tmp_path: Path) -> None:
+    """OSWatcher's AHF releases (banner ``Linux OSWbb v22.1.0AHF <host>``, after a line of
+    advice) write ``ip -s link`` and nstat's ``#kernel`` counters to oswnetstat; the interfaces'
+    byte counters become kB/s between snapshots, as the live collector's.  Written here by the
+    real tools, two snapshots 2 s apart with loopback traffic between."""
+    nslab.require_root("ip", "nstat")
+    lines = ["It is recommended to use System Health Monitor...\n", "Linux OSWbb v22.1.0AHF db2\n"]
+    tools = (["ip", "-s", "link"], ["nstat", "-az"])
+    stamps = []
+    with loopback_traffic(3):
+        for _ in range(2):
+            stamps.append(int(time.time()))
+            when = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(stamps[-1]))
+            lines.append(f"zzz ***{when}\n")
+            lines += [subprocess.run(t, capture_output=True, text=True).stdout for t in tools]
+            time.sleep(2)
+    archive = tmp_path / "archive"
+    (archive / "oswnetstat").mkdir(parents=True)
+    (archive / "oswnetstat" / "db2_netstat_26.11.24.1100.dat").write_text("".join(lines))
+    out = tmp_path / "arch"
+    r = sgmon("import", "osw", str(archive), "--dir", str(out))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    lo = [d for d in rows(out, "db2", "netdev") if d["instance"] == "lo"]
+    assert len(lo) == 1, lo  # a rate needs two snapshots
+    blocks = "".join(lines).split("zzz")[1:]
+    rx = [int(b.split("RX:")[1].splitlines()[1].split()[0]) for b in blocks]  # lo is first
+    expected = (rx[1] - rx[0]) / 1024 / (stamps[1] - stamps[0])
+    assert expected > 10 and float(lo[0]["rx_kb_kb_per_s"]) == pytest.approx(expected, rel=1e-3)
+    assert rows(out, "db2", "tcp") == []  # nstat's counters are not read (see the provenance)
+
+
 def test_zone_abbreviation_and_tz(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     (archive / "oswiostat").mkdir(parents=True)

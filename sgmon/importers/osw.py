@@ -12,8 +12,9 @@ once the hour is over).  The Linux commands and what is taken from each block:
   ``cs`` on cpu ``all``; ``bi``/``bo`` (kB/s, the kernel's pgpgin/pgpgout) and ``si``/``so``
   (kB/s, read as 4 kB pages) on paging;
 - oswmpstat, ``mpstat -P ALL 1 2``: the last 1 s report, per CPU;
-- oswnetstat, ``netstat -a -i -n`` and ``netstat -s``: cumulative counters, so rates over the
-  time between two blocks (the whole snapshot step, unlike the 1 s figures above);
+- oswnetstat, ``netstat -a -i -n`` and ``netstat -s`` (or, in the AHF releases, ``ip -s link``
+  and nstat, whose counters are not read: see PROVENANCE): cumulative counters, so rates over
+  the time between two blocks (the whole snapshot step, unlike the 1 s figures above);
 - oswtop, ``top -b``: the load averages; oswps, ``ps -aeo ...``: pid, state and wchan of the
   commit-path background processes (``ora_lgwr_SID``...) under the procs collector's names.
 
@@ -98,6 +99,21 @@ NETSTAT_I = {
     "RX-OVR": "rx_fifo",
     "TX-OVR": "tx_fifo",
 }
+IP_LINK = re.compile(r"^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<")
+"""An ``ip -s link`` interface line: ``3: eth0: <BROADCAST,...> mtu 1500 ...`` (``veth0@if2``)."""
+IP_S = {
+    ("RX:", "bytes"): "rx_kb",
+    ("RX:", "packets"): "rx_pkt",
+    ("RX:", "errors"): "rx_err",
+    ("RX:", "dropped"): "rx_drop",
+    ("RX:", "overrun"): "rx_overrun",
+    ("TX:", "bytes"): "tx_kb",
+    ("TX:", "packets"): "tx_pkt",
+    ("TX:", "errors"): "tx_err",
+    ("TX:", "dropped"): "tx_drop",
+}
+"""``ip -s link``'s RX:/TX: columns (by header name: iproute2 prints ``overrun`` or, since
+5.x, ``missed`` there) -> netdev fields; bytes are stored as kB, as the live collector's."""
 NETSTAT_S = (  # (section, line pattern) -> tcp host field; old and new netstat wordings
     ("Tcp:", re.compile(r"^(\d+) active connection"), "active_opens"),
     ("Tcp:", re.compile(r"^(\d+) passive connection"), "passive_opens"),
@@ -128,8 +144,12 @@ PROVENANCE: dict[str, dict[str, str]] = {
     },
     "netdev": {
         **{f: f"oswnetstat: netstat -i {k}, rate between snapshots" for k, f in NETSTAT_I.items()},
-        "rx_kb": "not imported: netstat -i counts packets, not bytes",
-        "tx_kb": "not imported: netstat -i counts packets, not bytes",
+        **{
+            f: f"oswnetstat: ip -s link {d} {k} (AHF releases), rate between snapshots"
+            for (d, k), f in IP_S.items()
+        },
+        "rx_kb": "oswnetstat: ip -s link RX bytes / 1024 where collected (netstat -i has none)",
+        "tx_kb": "oswnetstat: ip -s link TX bytes / 1024 where collected (netstat -i has none)",
     },
     "tcp": {f: f"oswnetstat: netstat -s {s}, rate between snapshots" for s, _, f in NETSTAT_S},
     "procs": {
@@ -143,6 +163,8 @@ PROVENANCE: dict[str, dict[str, str]] = {
         "vmstat us/sy/id/wa/st, memory": "mpstat's figures are taken; no live memory-kB field",
         "top process list": "no live field (the procs collector follows Oracle processes)",
         "oswmeminfo, oswslabinfo, oswprvtnet": "not read",
+        "oswnetstat nstat (#kernel)": "not read: its counters are absolute with -a, else since "
+        "nstat's last run, and the output does not say which",
     },
 }
 
@@ -162,7 +184,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """DIR, --host, --role, --tz."""
     parser.add_argument("archive", type=Path, metavar="DIR", help="OSWatcher archive directory")
     add_host_options(parser, "from the file names")
-    parser.add_argument("--tz", help="the host's time zone, e.g. Europe/Berlin (default: see help)")
+    parser.add_argument(
+        "--tz",
+        help="the host's time zone, e.g. Europe/Berlin (default: UTC/GMT stamps as such, "
+        "other zone names in this machine's zone)",
+    )
 
 
 def read(args: argparse.Namespace) -> Imported:
@@ -414,9 +440,33 @@ def _mpstat(lines: list[str]) -> Block | None:
     return Block(0.0, "mpstat", {"cpu": cpus}) if "all" in cpus else None
 
 
+def _ip_link(lines: list[str]) -> dict[str, dict[str, float]]:
+    """``ip -s link``'s counters per interface (OSWatcher's AHF releases collect it)."""
+    out: dict[str, dict[str, float]] = {}
+    name, cols = "", [""]
+    for ln in lines:
+        m = IP_LINK.match(ln)
+        parts = ln.split()
+        if m:
+            name = m.group(1)
+            out[name] = {}
+        elif name and parts[:1] in (["RX:"], ["TX:"]):
+            cols = parts
+        elif name and cols[0] and parts and all(p.isdigit() for p in parts):
+            for k, v in zip(cols[1:], parts, strict=False):
+                field = IP_S.get((cols[0], k))
+                if field:
+                    out[name][field] = float(v) / 1024 if field.endswith("_kb") else float(v)
+            cols = [""]
+        else:
+            cols = [""]
+    return out
+
+
 def _netstat(lines: list[str]) -> Block | None:
-    """netstat -i's table and netstat -s's TCP counters, cumulative (rates come later)."""
-    counters: dict[str, dict[str, float]] = {}
+    """netstat -i's table (or ip -s link's) and netstat -s's TCP counters, cumulative (rates
+    come later).  A block needs one of the interface tables or netstat -s to be read."""
+    counters: dict[str, dict[str, float]] = _ip_link(lines)
     heads = [i for i, ln in enumerate(lines) if ln.startswith("Iface")]
     if heads:
         cols = lines[heads[0]].split()
@@ -437,9 +487,10 @@ def _netstat(lines: list[str]) -> Block | None:
             m = pattern.match(ln.strip()) if sect == section else None
             if m:
                 tcp[name] = float(next(g for g in m.groups() if g is not None))
-    if "active_opens" not in tcp:
-        return None  # netstat -s cut short or missing
-    counters["host"] = tcp
+    if tcp:
+        counters["host"] = tcp
+    if not counters or (tcp and "active_opens" not in tcp):
+        return None  # nothing readable, or netstat -s cut short
     return Block(0.0, "netstat", counters=counters)
 
 
