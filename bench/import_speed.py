@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sgmon.importers import sar
@@ -42,12 +43,12 @@ def day_file(samples: int) -> Path:
     return path
 
 
-def best(fn: object, runs: int) -> float:
+def best(fn: Callable[[], None], runs: int) -> float:
     """The shortest wall time of ``runs`` calls."""
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        fn()  # type: ignore[operator]
+        fn()
         times.append(time.perf_counter() - t0)
     return min(times)
 
@@ -70,12 +71,12 @@ def main() -> int:
     def import_all() -> None:
         nonlocal rows
         with tempfile.TemporaryDirectory(prefix="sgmon-bench-") as tmp:
-            args = argparse.Namespace(files=[path], host="bench", role="standby")
+            args = argparse.Namespace(files=[path], host="bench", role="standby", devices=None)
             rows = write(Path(tmp) / "arch", sar.read(args))
 
     t_sadf = best(sadf_only, a.runs)
     t_imp = best(import_all, a.runs)
-    imp = sar.read(argparse.Namespace(files=[path], host="bench", role=""))
+    imp = sar.read(argparse.Namespace(files=[path], host="bench", role="", devices=None))
     frames = imp.frames["bench"]
     items = {c: len(frames[-1].rows(c)) for c in frames[-1].collectors}
     print(f"file: {path} ({path.stat().st_size / 1e6:.1f} MB), {len(frames)} records, {items}")

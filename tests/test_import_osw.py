@@ -26,7 +26,7 @@ import oswlab
 import pytest
 from test_disk_accuracy import load
 
-pytestmark = [pytest.mark.root]
+pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 HOST = "stby1"
 

@@ -26,7 +26,7 @@ from sgmon import registry
 from sgmon.archive import read_meta
 from sgmon.importers.frames import NOT_IMPORTED
 
-pytestmark = [pytest.mark.root]
+pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 SADC = "/usr/lib/sysstat/sadc"
 COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp")

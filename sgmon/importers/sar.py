@@ -148,7 +148,7 @@ PROVENANCE: dict[str, dict[str, str]] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """FILE..., --host, --role."""
+    """FILE..., --host, --role, --devices."""
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="saDD files")
     add_host_options(parser, "the nodename in the file")
     parser.add_argument(
