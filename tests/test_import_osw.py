@@ -11,11 +11,9 @@ netstat's counters as rates, the process under the procs collector's name, and `
 from __future__ import annotations
 
 import contextlib
-import csv
 import gzip
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,25 +22,12 @@ from pathlib import Path
 import nslab
 import oswlab
 import pytest
+from importlab import rows, sgmon, unexplained_findings
 from test_disk_accuracy import load
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 HOST = "stby1"
-
-
-def sgmon(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sgmon", *args], capture_output=True, text=True, timeout=timeout
-    )
-
-
-def rows(archive: Path, host: str, collector: str) -> list[dict[str, str]]:
-    out: list[dict[str, str]] = []
-    for f in sorted((archive / host).glob(f"{collector}_*.csv")):
-        with open(f) as fh:
-            out.extend(csv.DictReader(fh))
-    return out
 
 
 @contextlib.contextmanager
@@ -273,16 +258,12 @@ def test_not_an_archive_is_one_line(tmp_path: Path) -> None:
 
 
 def test_healthy_archive_gives_no_finding_above_info(tmp_path: Path) -> None:
-    """A quiet host: nothing queues.  This machine is shared with other work, so a CPU that
-    really was saturated while the tools ran is reported, and the test says so instead."""
+    """A quiet host: nothing queues, so nothing above info (but a CPU saturation the sample
+    itself shows: this machine is shared, see tests/importlab.py)."""
     nslab.require_root("iostat", "mpstat", "vmstat", "netstat", "top")
     archive = tmp_path / "archive"
     oswlab.collect(archive, "quiet", snapshots=3, step=1)
     out = tmp_path / "arch"
     r = sgmon("import", "osw", str(archive), "--dir", str(out), "--role=standby")
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    check = sgmon("check", "--from", str(out))
-    cpu = [d for d in rows(out, "quiet", "cpu") if d["instance"] == "all"]
-    if min(float(d["idle_pct"]) for d in cpu) < 5 and check.returncode != 0:
-        pytest.skip(f"the shared machine's CPU was saturated during the sample: {check.stdout}")
-    assert check.returncode == 0, check.stdout + check.stderr  # 0: nothing above info
+    assert unexplained_findings(out, "quiet") == []

@@ -14,12 +14,12 @@ import csv
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import nslab
 import pytest
+from importlab import rows, sgmon, unexplained_findings
 from test_disk_accuracy import load
 
 from sgmon import registry
@@ -32,23 +32,9 @@ SADC = "/usr/lib/sysstat/sadc"
 COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp")
 
 
-def sgmon(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sgmon", *args], capture_output=True, text=True, timeout=timeout
-    )
-
-
 def sadc(path: Path, samples: int) -> None:
     """``samples`` one-second samples (the first is the baseline sar shows no line for)."""
     subprocess.run([SADC, "-S", "XALL", "1", str(samples), str(path)], check=True, timeout=60)
-
-
-def rows(archive: Path, host: str, collector: str) -> list[dict[str, str]]:
-    out: list[dict[str, str]] = []
-    for f in sorted((archive / host).glob(f"{collector}_*.csv")):
-        with open(f) as fh:
-            out.extend(csv.DictReader(fh))
-    return out
 
 
 def sadf_d(path: Path, *activity: str) -> list[dict[str, str]]:
@@ -282,19 +268,14 @@ def test_file_from_another_host_names_devices_by_its_numbers(tmp_path: Path) -> 
 
 
 def test_healthy_file_gives_no_finding_above_info(tmp_path: Path) -> None:
-    """A quiet host's minute: nothing queues.  This machine is shared with other work, so a CPU
-    that really was saturated while sadc ran is reported, and the test says so instead."""
+    """A quiet host's few seconds: nothing queues, so nothing above info (but a CPU saturation
+    the sample itself shows: this machine is shared, see tests/importlab.py)."""
     nslab.require_root("sadf", SADC)
     path = tmp_path / "sa24"
     sadc(path, 6)
     out = tmp_path / "arch"
     assert sgmon("import", "sar", str(path), "--dir", str(out), "--host", "h").returncode == 0
-    check = sgmon("check", "--from", str(out))
-    cpu = [d for d in rows(out, "h", "cpu") if d["instance"] == "all"]
-    busy = min(float(d["idle_pct"]) for d in cpu) < 5
-    if busy and check.returncode != 0:
-        pytest.skip(f"the shared machine's CPU was saturated during the sample: {check.stdout}")
-    assert check.returncode == 0, check.stdout + check.stderr  # 0: nothing above info
+    assert unexplained_findings(out, "h") == []
 
 
 def test_json_of_sadf_is_what_the_mapping_expects(loaded: Path) -> None:
