@@ -45,11 +45,16 @@ exit 0
 """.replace("PSCOLS", PS)
 
 
-def collect(archive: Path, host: str, snapshots: int = 3, step: float = 2.0) -> list[Path]:
-    """Run ``snapshots`` OSWatcher snapshots into ``archive``; return the files written."""
+def collect(
+    archive: Path, host: str, snapshots: int = 3, step: float = 2.0, netns: str | None = None
+) -> list[Path]:
+    """Run ``snapshots`` OSWatcher snapshots into ``archive`` (inside network namespace
+    ``netns``, whose interfaces and TCP counters netstat then shows); return the files."""
     hour = time.strftime("%y.%m.%d.%H00")
+    inside = ["ip", "netns", "exec", netns] if netns else []
+    argv = [str(archive), host, str(snapshots), str(step), hour]
     subprocess.run(
-        ["bash", "-c", SCRIPT, "oswlab", str(archive), host, str(snapshots), str(step), hour],
+        [*inside, "bash", "-c", SCRIPT, "oswlab", *argv],
         check=True,
         timeout=snapshots * (step + 10) + 10,
         env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LC_ALL": "C", "TERM": "dumb"},
