@@ -33,15 +33,21 @@ def rows(archive: Path, host: str, collector: str) -> list[dict[str, str]]:
     return out
 
 
-def unexplained_findings(archive: Path, host: str) -> list[dict]:
-    """``sgmon check --from``'s findings above info, less a CPU saturation that the imported
-    %idle shows really happened."""
-    r = sgmon("check", "--from", str(archive), "--format", "json")
+def unexplained_findings(archive: Path, config: Path | None = None) -> list[dict]:
+    """``sgmon check --from``'s findings above info (judged with ``config``, e.g. one that names
+    the hosts' redo devices), less a CPU saturation that the host's imported %idle shows really
+    happened."""
+    more = ["--config", str(config)] if config else []
+    r = sgmon("check", "--from", str(archive), "--format", "json", *more)
     assert r.returncode in (0, 1, 2) and r.stdout, r.stderr
-    idle = [float(d["idle_pct"]) for d in rows(archive, host, "cpu") if d["instance"] == "all"]
-    busy = bool(idle) and min(idle) < BUSY_IDLE_PCT
+
+    def busy(host: str) -> bool:
+        idle = [float(d["idle_pct"]) for d in rows(archive, host, "cpu") if d["instance"] == "all"]
+        return bool(idle) and min(idle) < BUSY_IDLE_PCT
+
     return [
         f
         for f in json.loads(r.stdout)["findings"]
-        if f["severity"] not in ("info", "ok") and not (busy and f["rule"] == "cpu_starvation")
+        if f["severity"] not in ("info", "ok")
+        and not (f["rule"] == "cpu_starvation" and busy(f["host"]))
     ]

@@ -266,4 +266,4 @@ def test_healthy_archive_gives_no_finding_above_info(tmp_path: Path) -> None:
     out = tmp_path / "arch"
     r = sgmon("import", "osw", str(archive), "--dir", str(out), "--role=standby")
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    assert unexplained_findings(out, "quiet") == []
+    assert unexplained_findings(out) == []

@@ -275,7 +275,7 @@ def test_healthy_file_gives_no_finding_above_info(tmp_path: Path) -> None:
     sadc(path, 6)
     out = tmp_path / "arch"
     assert sgmon("import", "sar", str(path), "--dir", str(out), "--host", "h").returncode == 0
-    assert unexplained_findings(out, "h") == []
+    assert unexplained_findings(out) == []
 
 
 def test_json_of_sadf_is_what_the_mapping_expects(loaded: Path) -> None:
