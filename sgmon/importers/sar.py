@@ -368,7 +368,7 @@ def _rows(s: dict[str, Any]) -> dict[str, Rows]:
     for i in s.get("interrupts", []):
         if i.get("intr") == "sum":
             allrow["intr"] = i.get("all")
-    if any(allrow.values()) or len(cpu) > 1:
+    if any(cpu.values()):  # a row with any figure, zeros included
         out["cpu"] = cpu
     paging = _paging(s)
     if paging:
