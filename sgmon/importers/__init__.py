@@ -25,6 +25,8 @@ SOURCES: dict[str, str] = {
     # kind -> module under sgmon.importers
     "sar": "sar",
     "osw": "osw",
+    "awr": "awr",
+    "awr-report": "awrtext",
 }
 
 
