@@ -125,3 +125,26 @@ def test_an_arrow_is_drawn_only_for_a_cause_that_lines_up() -> None:
     for t in arrows:
         m = re.search(r"\b(?:r|overlap)=(-?[\d.]+)", t)
         assert m and float(m.group(1)) >= R_MIN, t
+
+
+def test_a_loss_stall_shows_nss_waiting_on_unacked_segments_and_a_capped_standby_does_not() -> None:
+    """Seed 001 from the primary's side: in a loss stall NSS sleeps on its socket with redo
+    unacknowledged (the wire), while under seed 003's cap the standby's kernel acknowledges
+    the redo at once and the wait is the standby's, so no such line is drawn."""
+
+    def evidence(scenario: str) -> list[str]:
+        pair = SimPair(scenario, seed=3, start=START, onset=20.0)
+        a = Analyzer()
+        lines: list[str] = []
+        while pair.t < 80.0:
+            for f in pair.step():
+                a.feed(f)
+            for finding in a.state().findings:
+                lines += finding.evidence
+        pair.close()
+        return [e for e in lines if "unacknowledged" in e]
+
+    stalled = evidence("rto-stall")
+    assert any(e.startswith("NSS2's socket had segments unacknowledged at") for e in stalled)
+    assert any("sleeps on its socket" in e and "seed 001" in e for e in stalled)
+    assert evidence("standby-iops-cap") == []

@@ -132,6 +132,8 @@ class HostOS:
             io_ms = 0.0
             state = "R" if queued > 1 and j.random() < 0.5 else "S"
             wchan = None
+            if name.startswith("NSS") and st.unacked:
+                state = "S"  # asleep on its socket, waiting for the standby's ack
             if name.startswith("RFS"):
                 io_ms = min(1000.0, st.rfs_ms / dt)  # time in its SRL writes
                 if c.standby_cap and io_ms > 500:
@@ -172,7 +174,7 @@ class HostOS:
         local, peer = inst.split(">")
         sock: dict[str, Value] = {
             "state": "ESTAB", "local": local, "peer": peer, "rto": rto, "rtt": round(rtt, 3),
-            "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None, "unacked": 0,
+            "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None, "unacked": st.unacked if self.primary else 0,
             "lost": 0, "retrans": 1 if st.losses and self.primary else 0,
             "retransmits": st.losses if self.primary else 0, "bytes_acked": round(acked),
             "bytes_received": round(received), "send_q": 0, "recv_q": 0,

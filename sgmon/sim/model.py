@@ -34,6 +34,7 @@ PRIMARY_EVENTS = (
 STANDBY_EVENTS = ("RFS write", "RFS random i/o", "RFS dispatch")
 SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
+MSS = 1448  # bytes of redo per TCP segment
 
 
 @dataclass(slots=True)
@@ -53,6 +54,9 @@ class TickStats:
     reads_cache: float = 0.0
     lwd_bytes: float = 0.0
     busy_frac: float = 0.0  # share of the interval LGWR was writing
+    unacked: int = 0
+    """Segments of a write still waiting for its retransmission when the interval ends: what
+    ss shows at the tick, while NSS sleeps on the socket (seed 001)."""
     slow: list[tuple[float, float, float]] = field(default_factory=list)
     """LGWR writes at least ``SLOW_MS`` long: (end time, ms, KB)."""
     remote: list[tuple[int, int, float, float, float, float, float]] = field(default_factory=list)
@@ -153,6 +157,8 @@ class CommitModel:
             st.losses += lost
             st.stall_ms = max(st.stall_ms, remote)
             busy += min(end, t1) - start
+            if lost and end > t1:  # sampled mid-stall: the lost segment is still unacked
+                st.unacked = max(1, math.ceil(len(batch) * c.redo_per_commit / MSS))
             self.stats["redo write time (usec)"] += phase * 1000.0
             bucket = max(1, math.ceil(remote / 1000.0))  # whole seconds, rounded up
             self.resp[bucket] = self.resp.get(bucket, 0) + 1

@@ -54,6 +54,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
         if to:
             ev.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
         kind = _last_retransmit(ctx, view.frame, inst, rto, ev)
+        ev += _sender_waiting(ctx, h, inst, row)
         if rto >= stall:
             ev.append(
                 f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001)"
@@ -159,6 +160,40 @@ def _last_retransmit(
         why = f": {res.error.split(';')[0]}" if res.error else ""
         ev.append(f"source: the tcp counters (no retransmission events{why})")
     return None
+
+
+def _sender_waiting(ctx: Context, h: str, inst: str, row: Mapping[str, Value]) -> list[str]:
+    """Seed 001's picture from the primary's side: NSS (LNS on 11.2) asleep on its socket while
+    segments of the redo it sent are unacknowledged, i.e. the write waits on the wire, not on
+    the standby.  The state is sampled once per tick, so a 200 ms stall is caught at about one
+    tick in five per loss a second; the count over the last ticks says how often."""
+    pid = number(row.get("pid"))
+    owner = next(
+        (
+            (name, prow)
+            for name, prow in ctx.hosts[h].frame.rows("procs").items()
+            if name.startswith(("NSS", "LNS")) and number(prow.get("pid")) == pid
+        ),
+        None,
+    )
+    if owner is None:
+        return []
+    name, prow = owner
+    seen = sum(1 for u in ctx.recent((h, "tcp", inst, "unacked"), RECENT) if u)
+    if not seen:
+        return []
+    out = [
+        f"{name}'s socket had segments unacknowledged at {seen} of the last {RECENT} samples: "
+        "the redo was on the wire, not yet at the standby (seed 001)"
+    ]
+    unacked = number(row.get("unacked"))
+    if unacked and prow.get("state") == "S":
+        out.append(
+            f"now {name} (pid {fmt_num(pid)}) sleeps on its socket with {fmt_num(unacked)} "
+            "segment(s) unacknowledged: the sender waits for the ack (seed 001: NSS2 in "
+            "'Redo Transport MISC' while RFS waits in 'SQL*Net message from client')"
+        )
+    return out
 
 
 @rule("nic", seed="000", weight=CAUSE)
