@@ -26,7 +26,7 @@ from sgmon.lab.proc import bind_to_parent
 from sgmon.model import Frame, schema_to_dict
 from sgmon.sim.standin import open_session
 
-OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp", "procs")
+OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp", "procs", "retrans")
 DB_COLLECTORS = ("oracle_waits", "oracle_redo", "oracle_dg")
 
 
@@ -41,6 +41,7 @@ def collectors(a: argparse.Namespace) -> list:
         "disk": {"include": [a.device], "pinned": [a.device]},
         "netdev": {"include": [a.interface]},
         "tcp": {"ports": [a.port], "role": a.role},  # each side takes its end of the link
+        "retrans": {"ports": [a.port], "role": a.role},
         # one kernel for both hosts: each follows its own instance's threads only
         "procs": {"sid": "PROD" if a.role == "primary" else "STBY", "role": a.role},
     }

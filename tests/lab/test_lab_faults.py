@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from sgmon.model import number
+
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 WARM = 8  # seconds of healthy lab before the fault (the analysis's baseline)
@@ -90,6 +92,23 @@ def test_loss_stalls_commits_for_the_rto_and_rto_min_removes_them(run):
     again = replay.first("rto_stall", "primary", t_loss)
     assert again is not None and again - t_loss <= DETECT
     assert _stalls(replay.frames, t_loss) > 0 and _stalls(replay.frames, t_after) == 0
+
+
+@pytest.mark.parametrize("lab", [{"loss_permille": LOSS_PERMILLE}], indirect=True)
+def test_loss_retransmissions_arrive_as_events_as_many_as_the_kernel_counts(run):
+    """Issue 17: each retransmission of the DG socket is an event with its own time, and their
+    number is the primary namespace's TCPRetransSegs delta (the DG link is its only TCP
+    traffic), within 10 %; each event falls inside the tick that carried it."""
+    run.collect(WARM)
+    run.switch("loss")
+    got = [f for f in run.collect(WINDOW) if f.host == "primary"]
+    assert all(f.collectors["retrans"].status.value == "ok" for f in got), got[-1].collectors
+    events = [(f, e) for f in got for e in f.events if e.kind == "retransmit"]
+    kernel = sum((number(f.value("tcp", "host", "retrans_segs")) or 0.0) * f.interval for f in got)
+    assert kernel >= 10, f"too few retransmissions to compare: {kernel}"
+    assert abs(len(events) - kernel) <= 0.1 * kernel, (len(events), kernel)
+    for f, e in events:
+        assert f.time - f.interval - 0.05 <= e.time <= f.time + 0.05, (f.time, e.time, e.text)
 
 
 def test_cpu_fault_raises_lgwrs_own_run_queue_delay_and_the_finding_cites_it(run):
