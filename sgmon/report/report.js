@@ -1,0 +1,163 @@
+// sgmon incident report: draws the charts of the embedded data with the inlined uPlot.
+// Every chart shares one time axis (UTC): dragging selects a range and zooms all charts,
+// double-click or "whole range" zooms out, and the cursor moves in every chart at once.
+// When every chart has drawn, <html data-drawn="ms since navigation"> says so, and each
+// chart's element carries data-points (ticks holding a value), which tests and the bench read.
+(function () {
+  "use strict";
+  const root = document.documentElement;
+  const data = JSON.parse(document.getElementById("sgmon-data").textContent);
+  const x = data.x.map((v) => data.t0 + v);
+  const PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
+                   "#000000", "#999933"];  // Okabe-Ito: readable for colour-blind readers
+  const BAND = { crit: "rgba(213,94,0,0.16)", warn: "rgba(230,159,0,0.13)" };
+  const HEIGHT = 190;
+  const charts = [];
+  let ready = false;
+  let syncing = false;
+  let drawn = 0;
+  let total = 0;
+
+  const utc = (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
+  const iso = (ts) => new Date(ts * 1e3).toISOString();  // UTC, as sgmon prints times
+
+  function tick(ts, step) {
+    // 24-hour UTC axis labels: the date for day steps, seconds only when the step needs them
+    const s = iso(ts);
+    return step >= 86400 ? s.slice(0, 10) : step >= 60 ? s.slice(11, 16) : s.slice(11, 19);
+  }
+
+  function bands(host) {
+    // findings of this host, warn and crit, as shaded spans behind the lines
+    const spans = data.bands[host] || [];
+    return {
+      hooks: {
+        drawClear: [(u) => {
+          const ctx = u.ctx;
+          const top = u.bbox.top;
+          const height = u.bbox.height;
+          ctx.save();
+          for (const [a, b, sev] of spans) {
+            const x0 = u.valToPos(data.t0 + a, "x", true);
+            const x1 = u.valToPos(data.t0 + b, "x", true);
+            ctx.fillStyle = BAND[sev];
+            ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
+          }
+          ctx.restore();
+        }],
+      },
+    };
+  }
+
+  function points(u) {
+    // ticks at which this chart holds at least one value
+    let n = 0;
+    for (let i = 0; i < u.data[0].length; i++) {
+      for (let s = 1; s < u.data.length; s++) {
+        if (u.data[s][i] != null) { n++; break; }
+      }
+    }
+    return n;
+  }
+
+  function onDrawn(u) {
+    if (u._sgmonDrawn) return;
+    u._sgmonDrawn = true;
+    drawn++;
+    if (drawn === total) root.dataset.drawn = performance.now().toFixed(1);
+  }
+
+  function zoomAll(u, key) {
+    if (key !== "x" || !ready || syncing) return;
+    syncing = true;
+    const { min, max } = u.scales.x;
+    for (const o of charts) if (o !== u) o.setScale("x", { min, max });
+    syncing = false;
+  }
+
+  function chartWidth(el) {
+    return Math.max(320, el.clientWidth);
+  }
+
+  function make(el, host, c) {
+    const series = [{ value: (u, v) => (v == null ? "--" : iso(v).slice(0, 19).replace("T", " ")) }];
+    const cols = [x];
+    c.series.forEach((s, i) => {
+      series.push({
+        label: s.label,
+        stroke: PALETTE[i % PALETTE.length],
+        width: 1.5,
+        dash: s.dash ? [6, 4] : undefined,
+        scale: s.y2 ? "y2" : "y",
+        points: { show: false },
+      });
+      cols.push(c.log ? s.values.map((v) => (v != null && v > 0 ? v : null)) : s.values);
+    });
+    const axes = [
+      { values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
+      { label: c.unit, size: 56 },
+    ];
+    const scales = { x: { time: true }, y: c.log ? { distr: 3, log: 2 } : {} };
+    if (c.y2) {
+      axes.push({ scale: "y2", side: 1, label: c.y2, size: 56, grid: { show: false } });
+      scales.y2 = {};
+    }
+    const u = new uPlot({
+      title: c.title,
+      width: chartWidth(el),
+      height: HEIGHT,
+      tzDate: utc,
+      series,
+      axes,
+      scales,
+      cursor: { sync: { key: "sgmon" } },
+      plugins: [bands(host)],
+      hooks: { setScale: [zoomAll], draw: [onDrawn] },
+    }, cols, el);
+    el.dataset.points = String(points(u));
+    el.dataset.series = String(c.series.length);
+    charts.push(u);
+  }
+
+  function element(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text) e.textContent = text;
+    return e;
+  }
+
+  const main = document.getElementById("charts");
+  const work = [];
+  for (const section of data.sections) {
+    const box = element("section", "charts");
+    box.appendChild(element("h2", "", section.title));
+    const grid = element("div", "grid");
+    for (const h of data.hosts) {
+      const col = element("div", "col");
+      col.appendChild(element("h3", "", `${h.name}${h.role ? " (" + h.role + ")" : ""}`));
+      const list = section.charts[h.name] || [];
+      if (!list.length) col.appendChild(element("p", "none", "nothing recorded"));
+      for (const c of list) {
+        const el = element("div", "chart");
+        el.id = c.id;
+        col.appendChild(el);
+        work.push([el, h.name, c]);
+      }
+      grid.appendChild(col);
+    }
+    box.appendChild(grid);
+    main.appendChild(box);
+  }
+  total = work.length;
+  root.dataset.charts = String(total);
+  for (const [el, host, c] of work) make(el, host, c);
+  ready = true;
+  if (total === 0) root.dataset.drawn = performance.now().toFixed(1);
+
+  document.getElementById("whole").addEventListener("click", () => {
+    if (x.length) charts[0] && charts[0].setScale("x", { min: x[0], max: x[x.length - 1] });
+  });
+  window.addEventListener("resize", () => {
+    for (const u of charts) u.setSize({ width: chartWidth(u.root.parentNode), height: HEIGHT });
+  });
+})();
