@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# prometheus brings promtool, which checks the shipped alert rules
-PKGS="iproute2 nftables sysstat tmux procps util-linux openssh-server openssh-client prometheus"
+# prometheus brings promtool, which checks the shipped alert rules; chromium opens the HTML
+# report headless (tests/test_report.py)
+PKGS="iproute2 nftables sysstat tmux procps util-linux openssh-server openssh-client prometheus chromium"
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-HEADLESS = ["record", "status", "agent", "serve", "check", "collectors", "top", "probe"]
+HEADLESS = ["record", "status", "agent", "serve", "check", "collectors", "top", "probe", "report"]
 PROBE = """
 import sys
 from sgmon.cli import main

@@ -1,0 +1,254 @@
+"""`sgmon report`: a real recording made into the HTML report and opened in real headless
+Chromium with no network: it draws with no console error, each chart holds the archive's
+samples (counted from the CSV files themselves), it names the finding `check --from` names, and
+its screenshot shows the charts."""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import headless_chromium as chromium
+import pytest
+
+from sgmon.archive import parse_time
+
+pytestmark = pytest.mark.skipif(
+    chromium.CHROMIUM is None, reason="needs Debian's chromium package (tests/run.sh installs it)"
+)
+
+CHART_COLLECTOR = {
+    "waits-avg": "oracle_waits",
+    "waits-p99": "oracle_waits",
+    "budget": "oracle_waits",
+    "await": "disk",
+    "aqu": "disk",
+    "util": "disk",
+    "rtt": "tcp",
+    "retrans": "tcp",
+    "cpu": "cpu",
+    "runq": "cpu",
+}
+"""The collector whose samples each chart draws."""
+
+
+def sgmon(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-m", "sgmon", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def samples(archive: Path, host: str, collector: str, lo: float, hi: float) -> int:
+    """Distinct tick times of one host's collector in [lo, hi], read from its CSV files."""
+    times = set()
+    for path in sorted((archive / host).glob(f"{collector}_*.csv")):
+        with path.open(newline="") as fh:
+            for row in csv.DictReader(fh):
+                t = parse_time(row["time"])
+                if lo - 1e-6 <= t <= hi + 1e-6:
+                    times.add(t)
+    return len(times)
+
+
+def span(archive: Path) -> tuple[float, float]:
+    """First and last tick of the archive (the cpu table has a row every tick)."""
+    times = [
+        parse_time(row["time"])
+        for path in archive.glob("*/cpu_*.csv")
+        for row in csv.DictReader(path.open(newline=""))
+    ]
+    return min(times), max(times)
+
+
+def charts(dom: str) -> dict[str, int]:
+    """Chart id -> the points uPlot holds, as the page wrote them into the DOM."""
+    tags = re.findall(r'<div class="chart" id="([^"]+)" data-points="(\d+)"', dom)
+    return {cid: int(n) for cid, n in tags}
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """100 simulated seconds of seed 001's RTO stalls, recorded by `sgmon record`."""
+    rec = tmp_path_factory.mktemp("report") / "rec"
+    r = sgmon(
+        "record", "--simulate", "rto-stall", "--seed", "3", "--speed", "1000",
+        "--duration", "100s", "--dir", str(rec), "--quiet",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return rec
+
+
+@pytest.fixture(scope="module")
+def report(archive: Path) -> Path:
+    out = archive.parent / "incident.html"
+    r = sgmon("report", str(archive), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith(f"{out}: ")
+    return out
+
+
+@pytest.fixture(scope="module")
+def opened(report: Path) -> chromium.Run:
+    """The report's DOM after Chromium ran its scripts."""
+    return chromium.run(report, "--dump-dom", "--virtual-time-budget=10000")
+
+
+def test_report_loads_nothing_from_outside(report: Path) -> None:
+    text = report.read_text()
+    loads = re.findall(r"""(?:src|href)\s*=\s*["']?[a-z]*:?//|url\(|@import|fetch\(""", text)
+    assert loads == []
+    assert "<script src" not in text and "<link" not in text
+    # the only address in the file is uPlot's licence banner, a comment
+    assert set(re.findall(r"https?://[^\s\"')]+", text)) <= {"https://github.com/leeoniya/uPlot"}
+
+
+def test_report_draws_every_chart_without_errors(opened: chromium.Run) -> None:
+    dom = opened.stdout
+    head = dom[: dom.index("<head")]
+    assert "data-drawn=" in head, head
+    assert "data-errors" not in head, head
+    assert opened.console() == []
+    drawn = charts(dom)
+    assert int(re.search(r'data-charts="(\d+)"', head)[1]) == len(drawn)
+    # both hosts, each of the four groups
+    for want in ("primary-waits-avg", "primary-budget", "standby-waits-avg", "standby-await",
+                 "primary-rtt", "primary-cpu", "standby-runq"):  # fmt: skip
+        assert want in drawn, sorted(drawn)
+
+
+def test_each_chart_holds_the_recorded_samples(archive: Path, opened: chromium.Run) -> None:
+    lo, hi = span(archive)
+    drawn = charts(opened.stdout)
+    assert len(drawn) >= 16
+    for cid, points in drawn.items():
+        host, kind = cid.split("-", 1)
+        want = samples(archive, host, CHART_COLLECTOR[kind], lo, hi)
+        assert want > 90 and points == want, (cid, points, want)
+
+
+def test_a_range_draws_only_its_ticks(archive: Path) -> None:
+    out = archive.parent / "range.html"
+    r = sgmon("report", str(archive), "--from", "+20s", "--to", "+50s", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    run = chromium.run(out, "--dump-dom", "--virtual-time-budget=10000")
+    assert run.console() == []
+    first, _ = span(archive)
+    drawn = charts(run.stdout)
+    assert drawn
+    for cid, points in drawn.items():
+        host, kind = cid.split("-", 1)
+        want = samples(archive, host, CHART_COLLECTOR[kind], first + 20, first + 50)
+        assert points == want == 31, (cid, points, want)
+
+
+def test_findings_are_the_ones_check_names(archive: Path, opened: chromium.Run) -> None:
+    r = sgmon("check", "--from", str(archive), "--format", "json")
+    assert r.returncode == 2, r.stderr
+    found = json.loads(r.stdout)["findings"]
+    top = found[0]
+    assert top["rule"] == "rto_stall" and top["seed"] == "001"
+    dom = opened.stdout
+    diagnosis = re.search(r'id="top-finding">(.*?)</div>', dom, re.S)[1]
+    assert html.escape(f"{top['host']}: {top['title']}", quote=False) in diagnosis
+    listed = re.findall(r'<li class="finding (\w+)" data-rule="([^"]+)" data-seed="(\d+)">', dom)
+    assert listed == [(f["severity"], f["rule"], f["seed"]) for f in found]
+    # the evidence is there, quoted as check quotes it
+    for line in top["evidence"]:
+        assert f"<li>{html.escape(line, quote=False)}</li>" in dom
+    assert "What to do (seed 001): TCP retransmission stalls, see rto_min" in dom
+    assert "log file sync" in re.search(r'<ul class="budget">(.*?)</ul>', dom, re.S)[1]
+
+
+def test_screenshot_shows_the_charts(report: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    png = tmp_path / "shot.png"
+    run = chromium.run(
+        report, f"--screenshot={png}", "--window-size=1400,1600", "--virtual-time-budget=10000"
+    )
+    assert png.is_file(), run.stderr[-2000:]
+    img = Image.open(png).convert("RGB")
+    assert img.size == (1400, 1600)
+    colours = img.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 200
+    # the series drawn in the first colour (Okabe-Ito blue), and the crit finding's shading
+    blue = sum(n for n, (r, g, b) in colours if r < 60 and 90 < g < 140 and 150 < b < 210)
+    shade = sum(n for n, (r, g, b) in colours if r > 240 and 200 < g < 235 and 180 < b < 215)
+    assert blue > 500, blue
+    assert shade > 5000, shade
+
+
+def test_report_of_a_recording_still_being_written(tmp_path: Path) -> None:
+    """The recorder keeps writing (a torn last row is possible) while the report reads."""
+    rec = tmp_path / "live"
+    cmd = [sys.executable, "-m", "sgmon", "record", "--simulate", "standby-iops-cap",
+           "--speed", "20", "--duration", "10m", "--dir", str(rec), "--quiet"]  # fmt: skip
+    recorder = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while samples_so_far(rec) < 40 and time.monotonic() < deadline:
+            assert recorder.poll() is None, recorder.stderr.read() if recorder.stderr else ""
+            time.sleep(0.2)
+        assert samples_so_far(rec) >= 40
+        out = tmp_path / "live.html"
+        r = sgmon("report", str(rec), "-o", str(out))
+        assert recorder.poll() is None  # still recording while the report was made
+    finally:
+        recorder.send_signal(signal.SIGTERM)
+        recorder.wait(timeout=30)
+    assert r.returncode == 0, r.stderr
+    run = chromium.run(out, "--dump-dom", "--virtual-time-budget=10000")
+    assert run.console() == []
+    drawn = charts(run.stdout)
+    assert drawn and min(drawn.values()) >= 40
+
+
+def samples_so_far(rec: Path) -> int:
+    return sum(
+        1 for p in rec.glob("standby/cpu_*.csv") for ln in p.read_text().splitlines()
+        if ",all," in ln
+    )  # fmt: skip
+
+
+def test_bad_input_is_one_line(archive: Path, tmp_path: Path) -> None:
+    out = str(tmp_path / "x.html")
+    (tmp_path / "empty").mkdir()
+    cases = [
+        (str(tmp_path / "empty"), "-o", out),
+        (str(tmp_path / "missing"), "-o", out),
+        (str(archive), "--from", "+1h", "-o", out),
+        (str(archive), "--from", "+50s", "--to", "+10s", "-o", out),
+        (str(archive), "--from", "soon", "-o", out),
+        (str(archive), "-o", str(tmp_path / "no-such-dir" / "x.html")),
+        (str(archive), "-o", str(tmp_path)),
+        (str(archive), "-o", "/proc/sgmon-report.html"),
+    ]
+    for args in cases:
+        r = sgmon("report", *args)
+        assert r.returncode == 2, (args, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("sgmon: "), (args, r.stderr)
+    assert not Path(out).exists()
+    assert not list(tmp_path.glob(".x.html.*"))  # no temporary file left behind
+
+
+def test_report_runs_without_textual(report: Path, archive: Path) -> None:
+    """Headless: making the report imports neither Textual nor rich (nor the database driver)."""
+    code = (
+        "import sys\n"
+        "from sgmon.cli import main\n"
+        f"main(['report', {str(archive)!r}, '-o', {str(report.parent / 'again.html')!r}])\n"
+        "print(','.join(m for m in ('textual', 'rich', 'oracledb') if m in sys.modules))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == ""
+    assert (report.parent / "again.html").stat().st_size > 50_000
