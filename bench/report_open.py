@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import headless_chromium as chromium  # noqa: E402
+import headless_chromium as chromium
 
-from sgmon.sim import SimPair  # noqa: E402
-from sgmon.sinks.csvarchive import ArchiveWriter  # noqa: E402
+from sgmon.sim import SimPair
+from sgmon.sinks.csvarchive import ArchiveWriter
 
 TARGET_MS = 2000.0
 
@@ -91,7 +91,9 @@ def main() -> int:
         charts = len(re.findall(r'<div class="chart"', run.stdout))
         size = page.stat().st_size
     med = statistics.median(drawn)
-    print(f"archive: {args.seconds} s of 1 s ticks, 2 hosts, {args.scenario}: written in {made:.1f} s")
+    print(
+        f"archive: {args.seconds} s of 1 s ticks, 2 hosts, {args.scenario}: {made:.1f} s to write"
+    )
     print(f"sgmon report: {built:.2f} s wall; file {size / 1e6:.2f} MB ({size} bytes)")
     print(f"charts: {charts}, points per chart: {', '.join(sorted(points))}")
     print(

@@ -19,6 +19,7 @@ import headless_chromium as chromium
 import pytest
 
 from sgmon.archive import parse_time
+from sgmon.model import CollectorResult, Frame, Status
 
 pytestmark = pytest.mark.skipif(
     chromium.CHROMIUM is None, reason="needs Debian's chromium package (tests/run.sh installs it)"
@@ -252,3 +253,69 @@ def test_report_runs_without_textual(report: Path, archive: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ""
     assert (report.parent / "again.html").stat().st_size > 50_000
+
+
+def test_axis_joins_other_steps_and_breaks_at_gaps() -> None:
+    """sar's 10 minutes and AWR's 15 on one host: both lines joined across each other's ticks;
+    a recorder outage is a break, with a tick of its own on the axis."""
+    from sgmon.report.series import Axis, step
+
+    sar = {*range(0, 5400, 600), *range(9000, 10800, 600)}  # 0 .. 4800, outage, 9000 ..
+    awr = set(range(0, 5400, 900))  # 0 .. 4500
+    frames = [
+        Frame("h", float(t), 0, 300.0, {
+            c: CollectorResult(Status.OK, {"all": {"v": float(t)}})
+            for c, ticks in (("cpu", sar), ("oracle_waits", awr)) if t in ticks
+        })
+        for t in sorted(sar | awr)
+    ]  # fmt: skip
+    axis = Axis([frames])
+    # the host ticks every 300 or 600 s, usually (the median) 600: one tick placed at 4800 + 600
+    assert step(sorted(sar | awr)) == 600
+    assert sorted(set(axis.times) - sar - awr) == [5400.0]
+
+    def get(collector: str):
+        return lambda f: f.value(collector, "all", "v")
+
+    cpu_values, cpu_gaps = axis.column(frames, get("cpu"))
+    assert sum(v is not None for v in cpu_values) == len(sar)
+    assert [axis.times[i] for i in cpu_gaps] == [5400.0]
+    awr_values, awr_gaps = axis.column(frames, get("oracle_waits"))
+    assert sum(v is not None for v in awr_values) == len(awr) and awr_gaps == []
+    assert awr_values[axis.index[600.0]] is None  # a sar tick: joined over, not a gap
+
+
+def test_a_recorder_outage_is_a_break(tmp_path: Path) -> None:
+    """30 s missing from a recording: the charts hold the 90 recorded ticks and break at the
+    outage (one tick placed in it), and the page draws without error."""
+    from sgmon.sim import SimPair
+    from sgmon.sinks.csvarchive import ArchiveWriter
+
+    rec, out = tmp_path / "rec", tmp_path / "outage.html"
+    pair = SimPair("healthy", seed=1, interval=1.0)
+    writer = ArchiveWriter(rec, pair.schema, 1.0)
+    try:
+        for i in range(120):
+            for frame in pair.step():
+                if not 40 <= i < 70:
+                    writer(frame)
+    finally:
+        writer.close()
+        pair.close()
+    r = sgmon("report", str(rec), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    page = out.read_text()
+    data = json.loads(re.search(r'id="sgmon-data">(.*?)</script>', page, re.S)[1])
+    cpu = next(
+        c for s in data["sections"] for c in s["charts"]["standby"] if c["id"].endswith("-cpu")
+    )
+    busy = cpu["series"][0]
+    assert sum(v is not None for v in busy["values"]) == 90
+    (gap,) = busy["gaps"]
+    assert busy["values"][gap] is None and data["x"][gap] - data["x"][gap - 1] == 1.0
+    assert data["x"][gap + 1] - data["x"][gap - 1] == 31.0
+    run = chromium.run(out, "--dump-dom", "--virtual-time-budget=10000")
+    assert run.console() == [] and "data-errors" not in run.stdout[:2000]
+    assert set(charts(run.stdout).values()) == {90}
+    breaks = re.search(r'id="standby-cpu" data-points="\d+" data-breaks="(\d+)"', run.stdout)
+    assert breaks and breaks[1] == "1"

@@ -2,7 +2,8 @@
 // Every chart shares one time axis (UTC): dragging selects a range and zooms all charts,
 // double-click or "whole range" zooms out, and the cursor moves in every chart at once.
 // When every chart has drawn, <html data-drawn="ms since navigation"> says so, and each
-// chart's element carries data-points (ticks holding a value), which tests and the bench read.
+// chart's element carries data-points (ticks holding a value) and data-breaks (ticks where a
+// line breaks at a gap), which tests and the bench read.
 (function () {
   "use strict";
   const root = document.documentElement;
@@ -49,12 +50,12 @@
     };
   }
 
-  function points(u) {
-    // ticks at which this chart holds at least one value
+  function count(u, test) {
+    // ticks at which some series of this chart passes ``test``
     let n = 0;
     for (let i = 0; i < u.data[0].length; i++) {
       for (let s = 1; s < u.data.length; s++) {
-        if (u.data[s][i] != null) { n++; break; }
+        if (test(u.data[s][i])) { n++; break; }
       }
     }
     return n;
@@ -79,6 +80,14 @@
     return Math.max(320, el.clientWidth);
   }
 
+  function column(s, log) {
+    // uPlot joins the line across undefined and breaks it at null: no sample at a tick (the
+    // other host's, a collector of another step) is undefined, a gap in the series is null
+    const out = s.values.map((v) => (v == null || (log && v <= 0) ? undefined : v));
+    for (const i of s.gaps || []) out[i] = null;
+    return out;
+  }
+
   function make(el, host, c) {
     const series = [{ value: (u, v) => (v == null ? "--" : iso(v).slice(0, 19).replace("T", " ")) }];
     const cols = [x];
@@ -91,7 +100,7 @@
         scale: s.y2 ? "y2" : "y",
         points: { show: false },
       });
-      cols.push(c.log ? s.values.map((v) => (v != null && v > 0 ? v : null)) : s.values);
+      cols.push(column(s, c.log));
     });
     const axes = [
       { values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
@@ -114,7 +123,8 @@
       plugins: [bands(host)],
       hooks: { setScale: [zoomAll], draw: [onDrawn] },
     }, cols, el);
-    el.dataset.points = String(points(u));
+    el.dataset.points = String(count(u, (v) => v != null));  // values held
+    el.dataset.breaks = String(count(u, (v) => v === null));  // gaps: the line breaks
     el.dataset.series = String(c.series.length);
     charts.push(u);
   }

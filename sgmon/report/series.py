@@ -1,21 +1,29 @@
 """Frames to chart series: both hosts' commit path, disks, DG sockets and CPU on one time axis.
 
-The x axis is every tick time of either host in range; a host's series has null where it has no
-sample, so a chart holds exactly the points the archive recorded.  Latency percentiles are the
-bucket names Oracle uses (``sgmon.buckets``): the collector's own p99 where the archive has it,
-else computed from the interval's histogram (an AWR import may carry only the buckets).
+The x axis is every tick time of either host in range.  A series has a value at the ticks its
+collector recorded, so a chart holds exactly the points the archive has; between them the line
+is joined (the other host's ticks, or a collector of another step on the same host: sar's 10
+minutes beside AWR's 15), except across a gap, where the next sample comes more than
+``GAP_STEPS`` of the series' usual step later (the recorder was down, a collector failed): there
+the series carries an index in ``gaps`` and the page breaks the line.  Latency percentiles are
+the bucket names Oracle uses (``sgmon.buckets``): the collector's own p99 where the archive has
+it, else computed from the interval's histogram (an AWR import may carry only the buckets).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
 
 from sgmon import buckets, events
-from sgmon.analysis.results import Budget
 from sgmon.model import Frame, number
 from sgmon.report.judged import Judged
+
+if TYPE_CHECKING:
+    from sgmon.analysis.results import Budget
 
 WAIT_EVENTS = (
     events.LOG_FILE_SYNC,
@@ -26,6 +34,8 @@ WAIT_EVENTS = (
 """The commit path as it runs: the symptom, the local and remote legs, the standby's write."""
 MAX_DEVICES = 3
 MAX_SOCKETS = 4
+GAP_STEPS = 1.5
+"""A pause longer than this many of a series' usual steps is a gap, drawn as a break."""
 BUDGET_PARTS = (
     ("log file sync", "lfs_ms"),
     ("local write", "local_write_ms"),
@@ -37,6 +47,8 @@ BUDGET_PARTS = (
 )
 
 Getter = Callable[[Frame], float | None]
+Placed = tuple[list[float | None], list[int]]
+"""A series on the axis: a value or None per tick, and the ticks where its line breaks."""
 
 
 def _round(v: float | None) -> float | None:
@@ -46,25 +58,52 @@ def _round(v: float | None) -> float | None:
     return float(f"{v:.4g}")
 
 
-class Axis:
-    """The shared time axis: tick times of every host in range, and where each one falls."""
+def step(times: Sequence[float]) -> float | None:
+    """The usual distance between consecutive samples (the median), None below two."""
+    diffs = sorted(b - a for a, b in pairwise(times))
+    return diffs[len(diffs) // 2] if diffs else None
 
-    def __init__(self, frames: Iterable[Frame]) -> None:
-        self.times = sorted({f.time for f in frames})
+
+class Axis:
+    """The shared time axis: every host's tick times, plus one tick inside each gap of a host
+    (where it should have sampled and did not), so that a break has a place on the axis."""
+
+    def __init__(self, hosts: Iterable[Sequence[Frame]]) -> None:
+        times: set[float] = set()
+        for frames in hosts:
+            ticks = sorted({f.time for f in frames})
+            times.update(ticks)
+            usual = step(ticks)
+            if usual:
+                times.update(a + usual for a, b in pairwise(ticks) if b - a > GAP_STEPS * usual)
+        self.times = sorted(times)
         self.index = {t: i for i, t in enumerate(self.times)}
 
-    def column(self, frames: Sequence[Frame], get: Getter) -> list[float | None]:
-        """One value per axis tick: ``get(frame)`` at the host's ticks, null elsewhere."""
-        out: list[float | None] = [None] * len(self.times)
-        for f in frames:
-            out[self.index[f.time]] = _round(get(f))
-        return out
+    def place(self, samples: Iterable[tuple[float, float | None]]) -> Placed:
+        """(time, value) samples on the axis, with the ticks where the line breaks."""
+        known = [(t, r) for t, v in samples if (r := _round(v)) is not None and t in self.index]
+        values: list[float | None] = [None] * len(self.times)
+        for t, v in known:
+            values[self.index[t]] = v
+        usual = step([t for t, _ in known])
+        gaps = []
+        for (a, _), (b, _) in pairwise(known):
+            if usual and b - a > GAP_STEPS * usual:
+                i = bisect.bisect_right(self.times, a)
+                if self.times[i] < b:
+                    gaps.append(i)
+        return values, gaps
+
+    def column(self, frames: Sequence[Frame], get: Getter) -> Placed:
+        """``get(frame)`` of a host's frames on the axis."""
+        return self.place((f.time, get(f)) for f in frames)
 
 
-def _series(label: str, values: list[float | None], **style: Any) -> dict[str, Any] | None:
-    return (
-        {"label": label, "values": values, **style} if any(v is not None for v in values) else None
-    )
+def _series(label: str, placed: Placed, **style: Any) -> dict[str, Any] | None:
+    values, gaps = placed
+    if all(v is None for v in values):
+        return None
+    return {"label": label, "values": values, **({"gaps": gaps} if gaps else {}), **style}
 
 
 def _chart(key: str, title: str, unit: str, series: Iterable[dict | None], **opts: Any) -> dict:
@@ -100,17 +139,12 @@ def commit_charts(host: str, frames: Sequence[Frame], axis: Axis, budgets: list[
     ]
     mine = [b for b in budgets if b.host == host]
     if mine:
-        cols = {b.time: b for b in mine}
         parts = []
         for label, attr in BUDGET_PARTS:
-            values: list[float | None] = [None] * len(axis.times)
-            for t, b in cols.items():
-                if t in axis.index:
-                    values[axis.index[t]] = _round(getattr(b, attr))
-            parts.append(_series(label, values, dash=attr == "lfs_ms"))
-        charts.append(
-            _chart(f"{host}-budget", "commit budget: where log file sync went", "ms", parts)
-        )
+            placed = axis.place((b.time, getattr(b, attr)) for b in mine)
+            parts.append(_series(label, placed, dash=attr == "lfs_ms"))
+        title = "commit budget: where log file sync went"
+        charts.append(_chart(f"{host}-budget", title, "ms", parts))
     return charts
 
 
@@ -193,7 +227,7 @@ def cpu_charts(host: str, frames: Sequence[Frame], axis: Axis) -> list:
 def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """Everything the page draws, as JSON-ready data: the axis (offsets from ``t0``), the
     sections with each host's charts, and each host's findings as bands on the time axis."""
-    axis = Axis(f for fl in judged.frames.values() for f in fl)
+    axis = Axis(judged.frames.values())
     t0 = axis.times[0] if axis.times else judged.start
     sections: list[dict[str, Any]] = []
     build = (
