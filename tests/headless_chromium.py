@@ -38,8 +38,9 @@ class Run:
         return [ln for ln in self.stderr.splitlines() if ":CONSOLE" in ln]
 
 
-def run(page: Path, *flags: str, timeout: float = 60.0) -> Run:
-    """Open ``page`` in headless Chromium with ``flags`` (``--dump-dom``, ``--screenshot=...``)."""
+def run(page: Path, *flags: str, fragment: str = "", timeout: float = 60.0) -> Run:
+    """Open ``page`` (``#fragment``) in headless Chromium with ``flags`` (``--dump-dom``,
+    ``--screenshot=...``)."""
     if CHROMIUM is None:
         raise FileNotFoundError("chromium is not installed (Debian package chromium)")
     with tempfile.TemporaryDirectory(prefix="sgmon-chromium-") as profile:
@@ -58,7 +59,7 @@ def run(page: Path, *flags: str, timeout: float = 60.0) -> Run:
             "--v=0",
             f"--user-data-dir={profile}",
             *flags,
-            page.resolve().as_uri(),
+            page.resolve().as_uri() + (f"#{fragment}" if fragment else ""),
         ]
         if os.geteuid() == 0:
             cmd.insert(1, "--no-sandbox")  # Chromium refuses to run its sandbox as root

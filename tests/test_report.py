@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import headless_chromium as chromium
@@ -319,3 +320,17 @@ def test_a_recorder_outage_is_a_break(tmp_path: Path) -> None:
     assert set(charts(run.stdout).values()) == {90}
     breaks = re.search(r'id="standby-cpu" data-points="\d+" data-breaks="(\d+)"', run.stdout)
     assert breaks and breaks[1] == "1"
+
+
+def test_a_shared_address_zooms_every_chart(report: Path, archive: Path) -> None:
+    """#from=...&to=... zooms the first chart; every other chart follows that one zoom."""
+    first, _ = span(archive)
+    a, b = (datetime.fromtimestamp(first + d, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") for d in (30, 60))
+    run = chromium.run(
+        report, "--dump-dom", "--virtual-time-budget=10000", fragment=f"from={a}&to={b}"
+    )
+    assert run.console() == []
+    ranges = re.findall(r'<div class="chart" id="[^"]+"[^>]*data-range="([^"]+)"', run.stdout)
+    t0 = json.loads(re.search(r'id="sgmon-data">(.*?)</script>', run.stdout, re.S)[1])["t0"]
+    assert len(ranges) == len(charts(run.stdout)) >= 16
+    assert set(ranges) == {f"{first + 30 - t0:.3f},{first + 60 - t0:.3f}"}

@@ -1,6 +1,7 @@
 // sgmon incident report: draws the charts of the embedded data with the inlined uPlot.
 // Every chart shares one time axis (UTC): dragging selects a range and zooms all charts,
-// double-click or "whole range" zooms out, and the cursor moves in every chart at once.
+// double-click or "whole range" zooms out, and the cursor moves in every chart at once.  The
+// address keeps the zoom (#from=...&to=..., UTC), so a link opens the same view.
 // When every chart has drawn, <html data-drawn="ms since navigation"> says so, and each
 // chart's element carries data-points (ticks holding a value) and data-breaks (ticks where a
 // line breaks at a gap), which tests and the bench read.
@@ -69,11 +70,23 @@
   }
 
   function zoomAll(u, key) {
-    if (key !== "x" || !ready || syncing) return;
-    syncing = true;
+    // one zoom for every chart, written into the address (#from=...&to=...) to share the view
+    if (key !== "x") return;
     const { min, max } = u.scales.x;
+    u.root.parentNode.dataset.range = `${(min - data.t0).toFixed(3)},${(max - data.t0).toFixed(3)}`;
+    if (!ready || syncing) return;
+    syncing = true;
     for (const o of charts) if (o !== u) o.setScale("x", { min, max });
     syncing = false;
+    const stamp = (t) => iso(t).slice(0, 19) + "Z";
+    history.replaceState(null, "", `#from=${stamp(min)}&to=${stamp(max)}`);
+  }
+
+  function linked() {
+    // the range a shared address names (#from=2026-11-24T11:39:30Z&to=...), if any
+    const m = /from=([^&]+)&to=([^&]+)/.exec(location.hash);
+    const range = m && [Date.parse(decodeURIComponent(m[1])), Date.parse(decodeURIComponent(m[2]))];
+    return range && range[0] < range[1] ? { min: range[0] / 1e3, max: range[1] / 1e3 } : null;
   }
 
   function chartWidth(el) {
@@ -162,6 +175,8 @@
   root.dataset.charts = String(total);
   for (const [el, host, c] of work) make(el, host, c);
   ready = true;
+  const shared = linked();
+  if (shared && charts.length) charts[0].setScale("x", shared);
   if (total === 0) root.dataset.drawn = performance.now().toFixed(1);
 
   document.getElementById("whole").addEventListener("click", () => {
