@@ -13,7 +13,8 @@
    time of each Chromium run next to that of an empty page, whose difference is the report's
    share of it (the rest is the browser starting and exiting).
 
-    .venv/bin/python bench/report_open.py                  # one hour, 5 rounds, ~30 s
+    .venv/bin/python bench/report_open.py                  # one hour, 5 rounds, ~60 s
+    .venv/bin/python bench/report_open.py --archive /tmp/hour   # again: ~25 s
     .venv/bin/python bench/report_open.py --seconds 600    # a dry run
 """
 
@@ -58,13 +59,18 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=3600, help="simulated seconds at 1 s ticks")
     ap.add_argument("--scenario", default="standby-iops-cap")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument(
+        "--archive", type=Path, help="keep the archive here and reuse it when it exists"
+    )
     args = ap.parse_args()
     if chromium.CHROMIUM is None:
         print("bench: needs Debian's chromium package", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="sgmon-bench-report-") as tmp:
         archive, page, blank = Path(tmp, "rec"), Path(tmp, "incident.html"), Path(tmp, "b.html")
-        made = write_archive(archive, args.scenario, args.seconds)
+        archive = args.archive or archive
+        reused = (archive / "meta.json").exists()
+        made = 0.0 if reused else write_archive(archive, args.scenario, args.seconds)
         t0 = time.monotonic()
         r = subprocess.run(
             [sys.executable, "-m", "sgmon", "report", str(archive), "-o", str(page)],
@@ -91,9 +97,8 @@ def main() -> int:
         charts = len(re.findall(r'<div class="chart"', run.stdout))
         size = page.stat().st_size
     med = statistics.median(drawn)
-    print(
-        f"archive: {args.seconds} s of 1 s ticks, 2 hosts, {args.scenario}: {made:.1f} s to write"
-    )
+    what = f"{archive} (reused)" if reused else f"{made:.1f} s to write"
+    print(f"archive: {args.seconds} s of 1 s ticks, 2 hosts, {args.scenario}: {what}")
     print(f"sgmon report: {built:.2f} s wall; file {size / 1e6:.2f} MB ({size} bytes)")
     print(f"charts: {charts}, points per chart: {', '.join(sorted(points))}")
     print(
