@@ -334,3 +334,28 @@ def test_a_shared_address_zooms_every_chart(report: Path, archive: Path) -> None
     t0 = json.loads(re.search(r'id="sgmon-data">(.*?)</script>', run.stdout, re.S)[1])["t0"]
     assert len(ranges) == len(charts(run.stdout)) >= 16
     assert set(ranges) == {f"{first + 30 - t0:.3f},{first + 60 - t0:.3f}"}
+
+
+def test_config_pins_the_redo_devices(archive: Path, report: Path, tmp_path: Path) -> None:
+    """The hosts' redo `devices` come first and are labelled, even when they are idle."""
+    out = tmp_path / "pinned.html"
+
+    def util_labels(page: Path) -> dict[str, list[str]]:
+        data = json.loads(re.search(r'id="sgmon-data">(.*?)</script>', page.read_text(), re.S)[1])
+        return {
+            c["id"]: [s["label"] for s in c["series"]]
+            for sec in data["sections"]
+            for cs in sec["charts"].values()
+            for c in cs
+            if c["id"].endswith("-util")
+        }
+
+    plain = util_labels(report)
+    idle = plain["standby-util"][-1]  # the least busy of the standby's devices
+    cfg = tmp_path / "sgmon.toml"
+    cfg.write_text(f'[[host]]\nname = "standby"\nrole = "standby"\ndevices = ["{idle}"]\n')
+    r = sgmon("report", str(archive), "--config", str(cfg), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    pinned = util_labels(out)
+    assert pinned["standby-util"][0] == f"{idle} (redo)"
+    assert pinned["primary-util"] == plain["primary-util"]

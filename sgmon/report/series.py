@@ -163,13 +163,15 @@ def devices(frames: Sequence[Frame], pinned: Sequence[str]) -> list[str]:
 
 
 def disk_charts(host: str, frames: Sequence[Frame], axis: Axis, pinned: Sequence[str]) -> list:
-    """iostat -x of the chosen devices: write await against svctm, queue depth, %util."""
-    devs = devices(frames, pinned)
+    """iostat -x of the chosen devices: write await against svctm, queue depth, %util; the
+    configured redo devices are labelled so."""
+    label = {d: f"{d} (redo)" if d in pinned else d for d in devices(frames, pinned)}
 
     def per_dev(name: str, **style: Any) -> list:
         suffix = f" {name}" if style else ""
         return [
-            _series(d + suffix, axis.column(frames, _field("disk", d, name)), **style) for d in devs
+            _series(text + suffix, axis.column(frames, _field("disk", d, name)), **style)
+            for d, text in label.items()
         ]
 
     return [
