@@ -334,6 +334,7 @@ def test_a_shared_address_zooms_every_chart(report: Path, archive: Path) -> None
     t0 = json.loads(re.search(r'id="sgmon-data">(.*?)</script>', run.stdout, re.S)[1])["t0"]
     assert len(ranges) == len(charts(run.stdout)) >= 16
     assert set(ranges) == {f"{first + 30 - t0:.3f},{first + 60 - t0:.3f}"}
+    assert re.search(r'data-zoomed="[\d.]+"', run.stdout[:2000])  # every chart redrew
 
 
 def test_config_pins_the_redo_devices(archive: Path, report: Path, tmp_path: Path) -> None:

@@ -62,11 +62,31 @@
     return n;
   }
 
+  let zoomStart = null;  // performance.now() when a linked range was applied
+  const zoomDrawn = new Set();
+  const shared = linked();
+
   function onDrawn(u) {
-    if (u._sgmonDrawn) return;
-    u._sgmonDrawn = true;
-    drawn++;
-    if (drawn === total) root.dataset.drawn = performance.now().toFixed(1);
+    if (!u._sgmonDrawn) {
+      u._sgmonDrawn = true;
+      drawn++;
+      if (drawn === total) {
+        root.dataset.drawn = performance.now().toFixed(1);
+        if (shared) queueMicrotask(zoomLinked);
+      }
+    } else if (zoomStart !== null && u.scales.x.min === shared.min && u.scales.x.max === shared.max) {
+      // <html data-zoomed>: ms from applying the linked range to every chart redrawn in it
+      zoomDrawn.add(u);
+      if (zoomDrawn.size === charts.length) {
+        root.dataset.zoomed = (performance.now() - zoomStart).toFixed(1);
+        zoomStart = null;
+      }
+    }
+  }
+
+  function zoomLinked() {
+    zoomStart = performance.now();
+    charts[0].setScale("x", shared);
   }
 
   function zoomAll(u, key) {
@@ -76,7 +96,9 @@
     u.root.parentNode.dataset.range = `${(min - data.t0).toFixed(3)},${(max - data.t0).toFixed(3)}`;
     if (!ready || syncing) return;
     syncing = true;
-    for (const o of charts) if (o !== u) o.setScale("x", { min, max });
+    for (const o of charts) {
+      if (o !== u && (o.scales.x.min !== min || o.scales.x.max !== max)) o.setScale("x", { min, max });
+    }
     syncing = false;
     const stamp = (t) => iso(t).slice(0, 19) + "Z";
     history.replaceState(null, "", `#from=${stamp(min)}&to=${stamp(max)}`);
@@ -175,8 +197,6 @@
   root.dataset.charts = String(total);
   for (const [el, host, c] of work) make(el, host, c);
   ready = true;
-  const shared = linked();
-  if (shared && charts.length) charts[0].setScale("x", shared);
   if (total === 0) root.dataset.drawn = performance.now().toFixed(1);
 
   document.getElementById("whole").addEventListener("click", () => {
