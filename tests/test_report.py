@@ -165,7 +165,9 @@ def test_findings_are_the_ones_check_names(archive: Path, opened: chromium.Run) 
     # the evidence is there, quoted as check quotes it
     for line in top["evidence"]:
         assert f"<li>{html.escape(line, quote=False)}</li>" in dom
-    assert "What to do (seed 001): TCP retransmission stalls, see rto_min" in dom
+    fix = next(e for e in top["evidence"] if "fix: " in e).split("fix: ", 1)[1]
+    assert "rto_min" in fix
+    assert f"What to do (seed 001): {html.escape(fix, quote=False)}" in dom
     assert "log file sync" in re.search(r'<ul class="budget">(.*?)</ul>', dom, re.S)[1]
 
 

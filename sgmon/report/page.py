@@ -41,7 +41,11 @@ def _day(t: float) -> str:
 
 
 def advice(f: Finding) -> str:
-    """What a finding says to do: the conclusion after its ``(where): `` part."""
+    """What a finding says to do: its evidence's ``fix:`` where a rule gives one, else the
+    conclusion after the title's ``(where): ``."""
+    for line in f.evidence:
+        if "fix: " in line:
+            return line.split("fix: ", 1)[1]
     return f.title.split("): ", 1)[1] if "): " in f.title else f.title
 
 

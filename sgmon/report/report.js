@@ -24,9 +24,10 @@
   const iso = (ts) => new Date(ts * 1e3).toISOString();  // UTC, as sgmon prints times
 
   function tick(ts, step) {
-    // 24-hour UTC axis labels: the date for day steps, seconds only when the step needs them
+    // 24-hour UTC axis labels: the date for day steps, seconds (tenths) when the step needs them
     const s = iso(ts);
-    return step >= 86400 ? s.slice(0, 10) : step >= 60 ? s.slice(11, 16) : s.slice(11, 19);
+    if (step >= 86400) return s.slice(0, 10);
+    return step >= 60 ? s.slice(11, 16) : step >= 1 ? s.slice(11, 19) : s.slice(11, 21);
   }
 
   function bands(host) {
