@@ -362,3 +362,25 @@ def test_config_pins_the_redo_devices(archive: Path, report: Path, tmp_path: Pat
     pinned = util_labels(out)
     assert pinned["standby-util"][0] == f"{idle} (redo)"
     assert pinned["primary-util"] == plain["primary-util"]
+
+
+def test_log_switches_are_marked(tmp_path: Path) -> None:
+    """Seed 000's storm: every log switch the recording holds is a mark on the time axis."""
+    rec, out = tmp_path / "storm", tmp_path / "storm.html"
+    r = sgmon(
+        "record", "--simulate", "log-switch-storm", "--speed", "1000", "--duration", "90s",
+        "--dir", str(rec), "--quiet",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = sgmon("report", str(rec), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    recorded = set()
+    for path in rec.glob("*/events.csv"):
+        for row in csv.DictReader(path.open(newline="")):
+            if row["kind"] == "log_switch":
+                recorded.add(round(parse_time(row["time"]), 3))
+    data = json.loads(re.search(r'id="sgmon-data">(.*?)</script>', out.read_text(), re.S)[1])
+    assert len(recorded) >= 2
+    assert {round(data["t0"] + t, 3) for t in data["switches"]} == recorded
+    run = chromium.run(out, "--dump-dom", "--virtual-time-budget=10000")
+    assert run.console() == [] and "data-drawn" in run.stdout[:2000]

@@ -119,8 +119,8 @@ interval {judged.interval:g} s, ticks {ticks}. Made {made} UTC by sgmon {__versi
 {_budget(judged.budgets)}
 <div class="toolbar">Charts: drag across a chart to zoom every chart to that range;
 double-click or <button id="whole" type="button">whole range</button> to zoom out; the
-address keeps the zoom, to share the view. Shaded: the host's warning and critical findings.
-Times UTC.</div>
+address keeps the zoom, to share the view. Shaded: the host's warning and critical findings;
+dashed: log switches. Times UTC.</div>
 <noscript><p>The charts need JavaScript; the findings above do not.</p></noscript>
 <div id="charts"></div>
 <script type="application/json" id="sgmon-data">{payload}</script>

@@ -30,8 +30,9 @@
     return step >= 60 ? s.slice(11, 16) : step >= 1 ? s.slice(11, 19) : s.slice(11, 21);
   }
 
-  function bands(host) {
-    // findings of this host, warn and crit, as shaded spans behind the lines
+  function marks(host) {
+    // findings of this host, warn and crit, as shaded spans behind the lines, and the log
+    // switches as dashed verticals
     const spans = data.bands[host] || [];
     return {
       hooks: {
@@ -46,6 +47,16 @@
             ctx.fillStyle = BAND[sev];
             ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
           }
+          ctx.strokeStyle = "#777";
+          ctx.setLineDash([3, 3]);
+          ctx.lineWidth = 1;
+          ctx.beginPath();
+          for (const t of data.switches) {  // log switches, on every chart of both hosts
+            const x0 = Math.round(u.valToPos(data.t0 + t, "x", true)) + 0.5;
+            ctx.moveTo(x0, top);
+            ctx.lineTo(x0, top + height);
+          }
+          ctx.stroke();
           ctx.restore();
         }],
       },
@@ -156,7 +167,7 @@
       axes,
       scales,
       cursor: { sync: { key: "sgmon" } },
-      plugins: [bands(host)],
+      plugins: [marks(host)],
       hooks: { setScale: [zoomAll], draw: [onDrawn] },
     }, cols, el);
     el.dataset.points = String(count(u, (v) => v != null));  // values held

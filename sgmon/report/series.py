@@ -228,7 +228,8 @@ def cpu_charts(host: str, frames: Sequence[Frame], axis: Axis) -> list:
 
 def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """Everything the page draws, as JSON-ready data: the axis (offsets from ``t0``), the
-    sections with each host's charts, and each host's findings as bands on the time axis."""
+    sections with each host's charts, each host's findings as bands on the time axis, and the
+    log switches of either host (seed 000: the standby's writes spike after each)."""
     axis = Axis(judged.frames.values())
     t0 = axis.times[0] if axis.times else judged.start
     sections: list[dict[str, Any]] = []
@@ -252,8 +253,18 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
         ]
         for h, _ in judged.hosts
     }
+    switches = sorted(
+        {
+            round(e.time - t0, 3)
+            for fl in judged.frames.values()
+            for f in fl
+            for e in f.events
+            if e.kind == "log_switch" and judged.start - 1e-6 <= e.time <= judged.end + 1e-6
+        }
+    )
     return {
         "t0": t0,
+        "switches": switches,
         "x": [round(t - t0, 3) for t in axis.times],
         "hosts": [{"name": h, "role": r} for h, r in judged.hosts],
         "sections": sections,
