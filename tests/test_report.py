@@ -38,7 +38,13 @@ CHART_COLLECTOR = {
     "cpu": "cpu",
     "runq": "cpu",
 }
-"""The collector whose samples each chart draws."""
+"""The collector whose samples each chart draws (``heat-<event>``: oracle_waits' histograms)."""
+
+
+def collector_of(chart_id: str) -> tuple[str, str]:
+    """(host, collector) of a chart from its id."""
+    host, kind = chart_id.split("-", 1)
+    return host, "oracle_waits" if kind.startswith("heat-") else CHART_COLLECTOR[kind]
 
 
 def sgmon(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -131,8 +137,8 @@ def test_each_chart_holds_the_recorded_samples(archive: Path, opened: chromium.R
     drawn = charts(opened.stdout)
     assert len(drawn) >= 16
     for cid, points in drawn.items():
-        host, kind = cid.split("-", 1)
-        want = samples(archive, host, CHART_COLLECTOR[kind], lo, hi)
+        host, collector = collector_of(cid)
+        want = samples(archive, host, collector, lo, hi)
         assert want > 90 and points == want, (cid, points, want)
 
 
@@ -146,8 +152,8 @@ def test_a_range_draws_only_its_ticks(archive: Path) -> None:
     drawn = charts(run.stdout)
     assert drawn
     for cid, points in drawn.items():
-        host, kind = cid.split("-", 1)
-        want = samples(archive, host, CHART_COLLECTOR[kind], first + 20, first + 50)
+        host, collector = collector_of(cid)
+        want = samples(archive, host, collector, first + 20, first + 50)
         assert points == want == 31, (cid, points, want)
 
 
@@ -384,3 +390,34 @@ def test_log_switches_are_marked(tmp_path: Path) -> None:
     assert {round(data["t0"] + t, 3) for t in data["switches"]} == recorded
     run = chromium.run(out, "--dump-dom", "--virtual-time-budget=10000")
     assert run.console() == [] and "data-drawn" in run.stdout[:2000]
+
+
+def test_heatmap_cells_are_the_recorded_histograms(archive: Path, report: Path) -> None:
+    """The log file sync heatmap at a stall: the interval's buckets, as recorded in the CSV,
+    in AWR's "% of waits" columns, with the 128-256 ms tail seed 001 is about."""
+    from sgmon import buckets
+
+    rows = [
+        row
+        for path in sorted((archive / "primary").glob("oracle_waits_*.csv"))
+        for row in csv.DictReader(path.open(newline=""))
+        if row["instance"] == "log file sync"
+    ]
+    stall = max(rows, key=lambda r: float(r["hist_le_262144_us"] or 0))
+    assert float(stall["hist_le_262144_us"]) > 0
+    hist = [
+        (None if c == "hist_le_inf" else int(c[8:-3]) / 1000, float(v or 0))
+        for c, v in stall.items()
+        if c.startswith("hist_le_")
+    ]
+    want = [round(100 * x) for x in buckets.shares(hist)]
+    data = json.loads(re.search(r'id="sgmon-data">(.*?)</script>', report.read_text(), re.S)[1])
+    heat = next(
+        c
+        for s in data["sections"]
+        for c in s["charts"]["primary"]
+        if c["id"] == "primary-heat-log-file-sync"
+    )
+    i = data["x"].index(round(parse_time(stall["time"]) - data["t0"], 3))
+    assert heat["heat"][i] == want
+    assert heat["rows"][buckets.column(256.0)] == "<256" and want[buckets.column(256.0)] > 0

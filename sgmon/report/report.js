@@ -14,6 +14,7 @@
                    "#000000", "#999933"];  // Okabe-Ito: readable for colour-blind readers
   const BAND = { crit: "rgba(213,94,0,0.16)", warn: "rgba(230,159,0,0.13)" };
   const HEIGHT = 190;
+  const HEAT_HEIGHT = 260;  // ten bucket rows, each labelled
   const charts = [];
   let ready = false;
   let syncing = false;
@@ -30,10 +31,10 @@
     return step >= 60 ? s.slice(11, 16) : step >= 1 ? s.slice(11, 19) : s.slice(11, 21);
   }
 
-  function marks(host) {
+  function marks(host, shade = true) {
     // findings of this host, warn and crit, as shaded spans behind the lines, and the log
     // switches as dashed verticals
-    const spans = data.bands[host] || [];
+    const spans = shade ? data.bands[host] || [] : [];
     return {
       hooks: {
         drawClear: [(u) => {
@@ -135,7 +136,65 @@
     return out;
   }
 
+  function heat(c) {
+    // the "% of waits" cells: one column per tick, one row per bucket, brighter as more of
+    // the interval's waits fell in it (any share at all is visible)
+    return (u) => {
+      const ctx = u.ctx;
+      const { left, top, width, height } = u.bbox;
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(left, top, width, height);
+      ctx.clip();
+      for (let i = 0; i < x.length; i++) {
+        const cells = c.heat[i];
+        if (!cells) continue;
+        const x0 = u.valToPos(x[i], "x", true);
+        const next = i + 1 < x.length ? x[i + 1] : x[i] + (i ? x[i] - x[i - 1] : 1);
+        const x1 = u.valToPos(next, "x", true);
+        if (x1 < left || x0 > left + width) continue;
+        for (let r = 0; r < cells.length; r++) {
+          if (!cells[r]) continue;
+          const y0 = u.valToPos(r + 1, "y", true);
+          const y1 = u.valToPos(r, "y", true);
+          ctx.fillStyle = `rgba(0,114,178,${(0.15 + 0.85 * cells[r] / 100).toFixed(3)})`;
+          ctx.fillRect(x0, y0, Math.max(1, x1 - x0), y1 - y0);
+        }
+      }
+      ctx.restore();
+    };
+  }
+
+  function makeHeat(el, host, c) {
+    const rows = c.rows.length;
+    const u = new uPlot({
+      title: c.title,
+      width: chartWidth(el),
+      height: HEAT_HEIGHT,
+      tzDate: utc,
+      legend: { show: false },
+      series: [{}, { label: "% of waits", scale: "y" }],
+      axes: [
+        { values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
+        {
+          size: 56,
+          splits: () => c.rows.map((_, r) => r + 0.5),
+          values: (u, splits) => splits.map((v) => c.rows[Math.floor(v)]),
+          grid: { show: false },
+        },
+      ],
+      scales: { x: { time: true }, y: { auto: false, range: [0, rows] } },
+      cursor: { sync: { key: "sgmon" } },
+      plugins: [marks(host, false)],  // no shading: the cells' own colour is the signal
+      hooks: { setScale: [zoomAll], draw: [heat(c), onDrawn] },
+    }, [x, x.map(() => null)], el);
+    el.dataset.points = String(c.heat.filter((cells) => cells != null).length);
+    el.dataset.breaks = "0";
+    charts.push(u);
+  }
+
   function make(el, host, c) {
+    if (c.heat) return makeHeat(el, host, c);
     const series = [{ value: (u, v) => (v == null ? "--" : iso(v).slice(0, 19).replace("T", " ")) }];
     const cols = [x];
     c.series.forEach((s, i) => {
@@ -215,6 +274,6 @@
     if (x.length) charts[0] && charts[0].setScale("x", { min: x[0], max: x[x.length - 1] });
   });
   window.addEventListener("resize", () => {
-    for (const u of charts) u.setSize({ width: chartWidth(u.root.parentNode), height: HEIGHT });
+    for (const u of charts) u.setSize({ width: chartWidth(u.root.parentNode), height: u.height });
   });
 })();

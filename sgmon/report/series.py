@@ -145,6 +145,25 @@ def commit_charts(host: str, frames: Sequence[Frame], axis: Axis, budgets: list[
             parts.append(_series(label, placed, dash=attr == "lfs_ms"))
         title = "commit budget: where log file sync went"
         charts.append(_chart(f"{host}-budget", title, "ms", parts))
+    return charts + heatmaps(host, frames, axis)
+
+
+def heatmaps(host: str, frames: Sequence[Frame], axis: Axis) -> list:
+    """Each interval's histogram of the dashboard's heatmap events as AWR's "% of waits"
+    columns (``buckets.shares``), in whole percent: a 1 % tail in the 128-256 ms bucket stands
+    out where an average and even a p99 line hide how often it happens."""
+    charts = []
+    for event in (*events.HEATMAP, events.LNS_SENDREQ):
+        cells: list[list[int] | None] = [None] * len(axis.times)
+        for f in frames:
+            hist = f.value("oracle_waits", event, "hist")
+            share = buckets.shares(hist) if isinstance(hist, list) else None
+            if share is not None:
+                cells[axis.index[f.time]] = [round(100 * x) for x in share]
+        if any(c is not None for c in cells):
+            key = f"{host}-heat-{event.replace(' ', '-').lower()}"
+            title = f"{event}: % of waits per bucket"
+            charts.append(_chart(key, title, "", [], heat=cells, rows=list(buckets.HEADERS)))
     return charts
 
 
@@ -241,7 +260,7 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
     )
     for title, make in build:
         charts = {
-            h: [c for c in make(h, judged.frames.get(h, [])) if c["series"]]
+            h: [c for c in make(h, judged.frames.get(h, [])) if c["series"] or c.get("heat")]
             for h, _ in judged.hosts
         }
         sections.append({"title": title, "charts": charts})
