@@ -421,3 +421,44 @@ def test_heatmap_cells_are_the_recorded_histograms(archive: Path, report: Path) 
     i = data["x"].index(round(parse_time(stall["time"]) - data["t0"], 3))
     assert heat["heat"][i] == want
     assert heat["rows"][buckets.column(256.0)] == "<256" and want[buckets.column(256.0)] > 0
+
+
+def test_mouse_moves_every_cursor_and_drags_one_zoom(report: Path, archive: Path) -> None:
+    """Real mouse events through the DevTools protocol: hovering one chart shows the same
+    instant in every chart's legend; dragging across it zooms every chart to that range and
+    writes it into the address; a double click zooms every chart out again."""
+    first, last = span(archive)
+    page = chromium.DevTools(width=1400, height=1000)
+    try:
+        page.open(report, "document.documentElement.dataset.drawn")
+        box = page.evaluate(
+            "(() => { const o = document.querySelector('#primary-cpu .u-over');"
+            " o.scrollIntoView({block: 'center'}); const r = o.getBoundingClientRect();"
+            " return [r.left, r.top, r.width, r.height]; })()"
+        )
+        left, top, width, height = box
+        page.mouse("mouseMoved", left + width / 2, top + height / 2)
+        shown = page.evaluate(
+            "[...document.querySelectorAll('.u-legend .u-series:first-child .u-value')]"
+            ".map(e => e.textContent)"
+        )
+        assert len(shown) >= 16 and len(set(shown)) == 1, shown
+        at = parse_time(shown[0].replace(" ", "T") + "+00:00")
+        assert abs(at - (first + last) / 2) <= 3, (shown[0], first, last)
+
+        page.mouse("mousePressed", left + width * 0.25, top + 10, buttons=1)
+        page.mouse("mouseMoved", left + width * 0.5, top + 10, buttons=1)
+        page.mouse("mouseReleased", left + width * 0.5, top + 10)
+        ranges = page.evaluate("[...document.querySelectorAll('.chart')].map(e => e.dataset.range)")
+        assert len(ranges) >= 16 and len(set(ranges)) == 1, ranges
+        lo, hi = (float(v) for v in ranges[0].split(","))
+        span_s = last - first
+        assert abs(lo - span_s / 4) <= 2 and abs(hi - span_s / 2) <= 2, (lo, hi, span_s)
+        assert re.fullmatch(r"#from=[\dT:-]+Z&to=[\dT:-]+Z", page.evaluate("location.hash"))
+
+        for kind in ("mousePressed", "mouseReleased") * 2:
+            page.mouse(kind, left + width / 2, top + 10, clicks=2)
+        ranges = page.evaluate("[...document.querySelectorAll('.chart')].map(e => e.dataset.range)")
+        assert set(ranges) == {f"0.000,{span_s:.3f}"}, set(ranges)
+    finally:
+        page.close()

@@ -16,7 +16,6 @@
   const HEIGHT = 190;
   const HEAT_HEIGHT = 260;  // ten bucket rows, each labelled
   const charts = [];
-  let ready = false;
   let syncing = false;
   let drawn = 0;
   let total = 0;
@@ -107,7 +106,7 @@
     if (key !== "x") return;
     const { min, max } = u.scales.x;
     u.root.parentNode.dataset.range = `${(min - data.t0).toFixed(3)},${(max - data.t0).toFixed(3)}`;
-    if (!ready || syncing) return;
+    if (drawn < total || syncing) return;  // the first draws set every chart's range alike
     syncing = true;
     for (const o of charts) {
       if (o !== u && (o.scales.x.min !== min || o.scales.x.max !== max)) o.setScale("x", { min, max });
@@ -267,7 +266,6 @@
   total = work.length;
   root.dataset.charts = String(total);
   for (const [el, host, c] of work) make(el, host, c);
-  ready = true;
   if (total === 0) root.dataset.drawn = performance.now().toFixed(1);
 
   document.getElementById("whole").addEventListener("click", () => {
