@@ -38,9 +38,11 @@
       hooks: {
         drawClear: [(u) => {
           const ctx = u.ctx;
-          const top = u.bbox.top;
-          const height = u.bbox.height;
+          const { left, top, width, height } = u.bbox;
           ctx.save();
+          ctx.beginPath();
+          ctx.rect(left, top, width, height);
+          ctx.clip();  // zoomed in, a span or a switch may lie outside the plot
           for (const [a, b, sev] of spans) {
             const x0 = u.valToPos(data.t0 + a, "x", true);
             const x1 = u.valToPos(data.t0 + b, "x", true);
