@@ -37,6 +37,8 @@ CHART_COLLECTOR = {
     "retrans": "tcp",
     "cpu": "cpu",
     "runq": "cpu",
+    "procs-runq": "procs",
+    "procs-io": "procs",
 }
 """The collector whose samples each chart draws (``heat-<event>``: oracle_waits' histograms)."""
 

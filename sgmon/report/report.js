@@ -176,7 +176,7 @@
       legend: { show: false },
       series: [{}, { label: "% of waits", scale: "y" }],
       axes: [
-        { values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
+        { space: 80, values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
         {
           size: 56,
           splits: () => c.rows.map((_, r) => r + 0.5),
@@ -210,7 +210,7 @@
       cols.push(column(s, c.log));
     });
     const axes = [
-      { values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
+      { space: 80, values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
       { label: c.unit, size: 56 },
     ];
     const scales = { x: { time: true }, y: c.log ? { distr: 3, log: 2 } : {} };

@@ -1,4 +1,5 @@
-"""Frames to chart series: both hosts' commit path, disks, DG sockets and CPU on one time axis.
+"""Frames to chart series: both hosts' commit path, disks, DG sockets, CPU and the commit path's
+processes on one time axis.
 
 The x axis is every tick time of either host in range.  A series has a value at the ticks its
 collector recorded, so a chart holds exactly the points the archive has; between them the line
@@ -34,6 +35,7 @@ WAIT_EVENTS = (
 """The commit path as it runs: the symptom, the local and remote legs, the standby's write."""
 MAX_DEVICES = 3
 MAX_SOCKETS = 4
+MAX_PROCS = 5
 GAP_STEPS = 1.5
 """A pause longer than this many of a series' usual steps is a gap, drawn as a break."""
 BUDGET_PARTS = (
@@ -225,6 +227,23 @@ def socket_charts(host: str, frames: Sequence[Frame], axis: Axis) -> list:
     ]
 
 
+def process_charts(host: str, frames: Sequence[Frame], axis: Axis) -> list:
+    """The commit path's Oracle processes the procs collector follows (LGWR, LGnn, NSSn ...;
+    RFS, MRP0 ...): milliseconds per second each was runnable but not running (seed 000: LGWR
+    waits for CPU) and waiting for I/O, the ``MAX_PROCS`` highest of each."""
+    names = {p for f in frames for p in f.rows("procs")}
+
+    def top(name: str) -> list:
+        mean = {p: _mean(frames, _field("procs", p, name)) for p in names}
+        worst = sorted(names, key=lambda p: (-mean[p], p))[:MAX_PROCS]
+        return [_series(p, axis.column(frames, _field("procs", p, name))) for p in worst]
+
+    return [
+        _chart(f"{host}-procs-runq", "processes: run-queue delay", "ms/s", top("runq")),
+        _chart(f"{host}-procs-io", "processes: I/O wait", "ms/s", top("io_delay")),
+    ]
+
+
 def _busy(f: Frame) -> float | None:
     idle = number(f.value("cpu", "all", "idle"))
     return None if idle is None else 100.0 - idle
@@ -257,6 +276,7 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
         ("Disks", lambda h, fl: disk_charts(h, fl, axis, pinned.get(h, ()))),
         ("DG sockets", lambda h, fl: socket_charts(h, fl, axis)),
         ("CPU", lambda h, fl: cpu_charts(h, fl, axis)),
+        ("Processes", lambda h, fl: process_charts(h, fl, axis)),
     )
     for title, make in build:
         charts = {
