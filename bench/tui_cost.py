@@ -6,7 +6,9 @@ private tmux server, over the same window of time:
 * ``sgmon demo`` (the simulated pair at real speed, 1 Hz, two hosts) and ``sgmon`` on this host
   with no config (the local collectors included);
 * the peers: ``htop -d 10``, ``atop 1``, ``btop`` and ``glances -t 1`` (with
-  ``--disable-check-update`` and its network-reaching plugins off), each where installed.
+  ``--disable-check-update`` and its network-reaching plugins off), each where installed;
+* ``bench/textual_floor.py``: Textual alone repainting as many lines of sgmon's layout per
+  second from prebuilt strips, the framework's floor under sgmon's drawing.
 
 Measured: CPU % of one core (user+system from /proc/PID/stat over the window, after a warm-up),
 resident memory at the end, the first full frame after launch (sgmon: both panes showing wait
@@ -40,6 +42,9 @@ SOCKET = f"sgmon-bench-{os.getpid()}"
 """The tmux server's socket; each round gets its own (a new server must not meet the last one
 still exiting on the same socket)."""
 SIZE = ("160", "48")
+CHANGED = 45
+"""Lines the demo repaints per second at 160x48 (rto-stall, measured in process): the floor
+app repaints as many."""
 
 
 def tmux(*args: str) -> str:
@@ -132,6 +137,14 @@ def contenders(glances: str | None, home: str) -> list[Contender]:
                 lambda s: "CPU" in s and "MEM" in s,
             )
         )
+    out.append(
+        Contender(
+            "Textual floor (sgmon's layout, prebuilt lines)",
+            f"{py} {Path(__file__).with_name('textual_floor.py')} --changed {CHANGED}",
+            b"textual_floor",
+            lambda s: "floor" in s and "STANDBY" in s,
+        )
+    )
     return out
 
 
@@ -236,6 +249,10 @@ def main() -> int:
     demo = cs[0]
     drawing = [d - s for d, s in zip(demo.cpu, sim, strict=True)]
     print(f"| sgmon demo, drawing share (difference) | {mmm(drawing)} | - | - |")
+    floor = next((c for c in cs if c.name.startswith("Textual floor")), None)
+    if floor is not None and floor.cpu:
+        own = [d - f for d, f in zip(drawing, floor.cpu, strict=True)]
+        print(f"| sgmon's drawing above Textual's floor (difference) | {mmm(own)} | - | - |")
 
     byname = {c.name.split()[0]: statistics.median(c.cpu) for c in cs[2:] if c.cpu}
     if keys:

@@ -37,16 +37,34 @@ FIELDS = (
     Field("rrqm_s", "/s", G, "read requests merged per second (iostat rrqm/s)"),
     Field("wrqm_s", "/s", G, "write requests merged per second (iostat wrqm/s)"),
     Field(
-        "r_await", "ms", G, "average read time incl. queueing (iostat r_await)", warn=20, crit=100
+        "r_await",
+        "ms",
+        G,
+        "average read time incl. queueing (iostat r_await)",
+        warn=20,
+        crit=100,
+        combine="per:r_s",
     ),
     Field(
-        "w_await", "ms", G, "average write time incl. queueing (iostat w_await)", warn=10, crit=50
+        "w_await",
+        "ms",
+        G,
+        "average write time incl. queueing (iostat w_await)",
+        warn=10,
+        crit=50,
+        combine="per:w_s",
     ),
     Field("aqu_sz", "", G, "average request queue length (iostat aqu-sz)", warn=1, crit=8),
-    Field("rareq_sz", "kB", G, "average read size (iostat rareq-sz)"),
-    Field("wareq_sz", "kB", G, "average write size (iostat wareq-sz)"),
+    Field("rareq_sz", "kB", G, "average read size (iostat rareq-sz)", combine="per:r_s"),
+    Field("wareq_sz", "kB", G, "average write size (iostat wareq-sz)", combine="per:w_s"),
     Field("util", "%", G, "time the device had I/O in flight (iostat %util)", warn=90, crit=99),
-    Field("svctm", "ms", G, "average service time, %util / IOPS (iostat svctm before 12.1.2)"),
+    Field(
+        "svctm",
+        "ms",
+        G,
+        "average service time, %util / IOPS (iostat svctm before 12.1.2)",
+        combine="per:r_s+w_s",
+    ),
 )
 
 

@@ -111,7 +111,7 @@ FIELDS = (
     Field("state", "", T, "TCP state (ESTAB, ...)"),
     Field("local", "", T, "local address:port"),
     Field("peer", "", T, "peer address:port"),
-    Field("rto", "ms", G, "retransmission timeout (ss rto)", warn=200),
+    Field("rto", "ms", G, "retransmission timeout (ss rto)", warn=200, combine="max"),
     Field("rtt", "ms", G, "smoothed round-trip time (ss rtt)", warn=5, crit=20),
     Field("rttvar", "ms", G, "round-trip time variation (ss rtt .../var)"),
     Field("cwnd", "segs", G, "congestion window (ss cwnd)"),

@@ -133,5 +133,8 @@ def quantile_text(value: float) -> str:
 
 
 def is_bucket_field(collector: str, field: str) -> bool:
-    """Whether a field holds a bucket name (a percentile or the highest bucket) of a wait."""
+    """Whether a field holds a bucket name (a percentile or the highest bucket) of a wait, or
+    of a redo device's I/O latency (biolat)."""
+    if collector == "biolat":
+        return field in ("p50", "p99", "max")
     return collector == "oracle_waits" and field in ("p50", "p90", "p99", "max_bucket")

@@ -154,7 +154,8 @@ def _with_env(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _db(d: dict[str, Any], where: str) -> DbConfig:
+def db_config(d: dict[str, Any], where: str) -> DbConfig:
+    """A [host.db] table (or the same keys from a command line) as a DbConfig."""
     if "dsn" not in d:
         raise ConfigError(f'{where}: [host.db] needs dsn = "host:port/service"')
     if d.get("password") not in (None, "", "prompt"):
@@ -208,7 +209,7 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 ssh_options=tuple(h.get("ssh_options", ())),
                 ssh_command=tuple(h.get("ssh_command", ("ssh",))),
                 devices=tuple(h.get("devices", ())),
-                db=_db(h["db"], f"{where}: host {h['name']}") if "db" in h else None,
+                db=db_config(h["db"], f"{where}: host {h['name']}") if "db" in h else None,
                 root=h.get("root", ""),
             )
         )

@@ -75,7 +75,8 @@ def _duration(text: str | None, what: str) -> float | None:
 
 class Loaded(NamedTuple):
     """What a headless command runs: the config, its sources, the interval in force, and how
-    long to run in wall-clock seconds (a simulation's --duration is in simulated time)."""
+    long to run in wall-clock seconds (None for a simulation: it stops itself after --duration
+    simulated seconds, however fast the machine runs it)."""
 
     config: Config
     sources: list[Source]
@@ -109,7 +110,9 @@ def load_sources(args: argparse.Namespace, local_only: bool = False, role: str =
         role=role,
         onset=sim_onset(args) if args.simulate else None,
     )
-    wall = duration / args.speed if duration and args.simulate and args.speed > 0 else duration
+    # a simulation ends by itself after --duration simulated seconds; a wall-clock cap of
+    # duration / speed cut the run short whenever the machine could not keep up with --speed
+    wall = None if args.simulate else duration
     return Loaded(config, sources, interval, wall)
 
 

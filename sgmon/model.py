@@ -77,6 +77,13 @@ class Field:
     ``unit`` is what the number means (``ms``, ``%``, ``/s``, ``kB/s``, ``B``, ``pages/s``,
     ``s``, ``count``, or ``""`` for a pure number or text).  ``warn``/``crit`` are static
     thresholds where the seeds give one; ``higher_is_worse`` says which way they point.
+
+    ``combine`` says how values of several intervals make the value of their union (history
+    at sar's or AWR's step, ``sgmon.regrid``), where the kind alone would be wrong: ``max``
+    (the longest write of the interval), ``per:F`` or ``per:F+G`` (an average per event,
+    weighted by the events, rate field F or F+G: await per I/O, avg per wait), or ``q:Q:H``
+    (the Q-quantile, or ``max`` bucket, of the row's histogram field H, recomputed).  Empty:
+    by kind (gauges and rates the time-weighted mean, deltas and buckets the sum).
     """
 
     name: str
@@ -86,6 +93,7 @@ class Field:
     warn: float | None = None
     crit: float | None = None
     higher_is_worse: bool = True
+    combine: str = ""
 
     @property
     def column(self) -> str:
@@ -106,6 +114,8 @@ class Field:
             d["crit"] = self.crit
         if not self.higher_is_worse:
             d["higher_is_worse"] = False
+        if self.combine:
+            d["combine"] = self.combine
         return d
 
     @classmethod
@@ -119,6 +129,7 @@ class Field:
             warn=d.get("warn"),
             crit=d.get("crit"),
             higher_is_worse=d.get("higher_is_worse", True),
+            combine=d.get("combine", ""),
         )
 
 

@@ -24,6 +24,8 @@ _BUILTIN = {  # the built-in collectors, the one list of them
     "netdev": "collectors.netdev:NetdevCollector",
     "tcp": "collectors.tcp:TcpCollector",
     "procs": "collectors.procs:ProcsCollector",
+    "biolat": "collectors.biolat:BiolatCollector",
+    "retrans": "collectors.retrans:RetransCollector",
     "oracle_waits": "collectors.oracle.waits:OracleWaitsCollector",
     "oracle_redo": "collectors.oracle.redo:OracleRedoCollector",
     "oracle_dg": "collectors.oracle.dg:OracleDgCollector",

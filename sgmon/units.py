@@ -90,3 +90,22 @@ def parse_instant(text: str, reference: float, utc: bool = True) -> float:
         return at.timestamp()
     where = "UTC" if utc else "local time"
     raise ValueError(f"{text!r}: use 10:31:02 ({where}), 2026-11-24T10:31:02+00:00, or +5m / -30s")
+
+
+def fmt_step(seconds: float) -> str:
+    """A sampling step as a reader says it: ``30-second``, ``1-minute``, ``15-minute``."""
+    for size, unit in ((3600.0, "hour"), (60.0, "minute")):
+        if seconds >= size and seconds % size < 1:
+            return f"{fmt_num(seconds / size)}-{unit}"
+    return f"{fmt_num(seconds)}-second"
+
+
+def parse_offset(text: str) -> float:
+    """A UTC offset ``+02:00`` / ``-05:30`` / ``+2`` -> seconds east of UTC (the database host's
+    zone, for history kept in its local time)."""
+    s = text.strip()
+    sign = -1.0 if s.startswith("-") else 1.0
+    h, _, m = s.lstrip("+-").partition(":")
+    if not h.isdigit() or (m and not m.isdigit()) or int(h) > 14 or int(m or 0) > 59:
+        raise ValueError(f"--tz {text!r}: use the offset from UTC such as +02:00 or -05:30")
+    return sign * (int(h) * 3600 + int(m or 0) * 60)

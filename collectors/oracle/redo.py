@@ -11,6 +11,8 @@ itself, the budget's LGWR overhead leg as the database measures it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from collectors.oracle.base import OracleCollector
 from collectors.oracle.session import Session
 from sgmon.model import Field, Kind, Rows, Value
@@ -21,17 +23,35 @@ G, R = Kind.GAUGE, Kind.RATE
 FIELDS = (
     Field("redo_size", "B/s", R, "redo generated per second ('redo size')"),
     Field("redo_writes", "/s", R, "LGWR writes per second ('redo writes')"),
-    Field("redo_write_size", "kB", G, "average LGWR write: redo size / redo writes"),
+    Field(
+        "redo_write_size",
+        "kB",
+        G,
+        "average LGWR write: redo size / redo writes",
+        combine="per:redo_writes",
+    ),
     Field("redo_write_time", "ms/s", R, "LGWR write time per second ('redo write time')"),
     Field("redo_synch_writes", "/s", R, "synchronous redo writes (commits waiting) per second"),
-    Field("redo_synch_time", "ms", G, "average time per redo synch write (commit wait)"),
+    Field(
+        "redo_synch_time",
+        "ms",
+        G,
+        "average time per redo synch write (commit wait)",
+        combine="per:redo_synch_writes",
+    ),
     Field("user_commits", "/s", R, "user commits per second (transactions)"),
     Field("user_rollbacks", "/s", R, "user rollbacks per second"),
     Field("redo_size_lwd", "B/s", R, "redo for lost write detection per second (seed 003)"),
     Field("phys_reads_cache", "/s", R, "physical reads into the buffer cache per second"),
     Field("redo_synch_polls", "/s", R, "commits that polled for LGWR, not posted (adaptive sync)"),
     Field("redo_synch_poll_writes", "/s", R, "redo synch writes that used polling per second"),
-    Field("redo_synch_overhead", "ms", G, "average post/poll overhead per commit wait (12.1+)"),
+    Field(
+        "redo_synch_overhead",
+        "ms",
+        G,
+        "average post/poll overhead per commit wait (12.1+)",
+        combine="per:redo_synch_writes",
+    ),
 )
 
 # field -> (statistic, multiplier to the field's unit), first available wins
@@ -60,14 +80,7 @@ class OracleRedoCollector(OracleCollector):
 
     def read(self, s: Session) -> Rows:
         """Cumulative statistics, in the fields' units, on one row ``db``."""
-        stats = dict(s.query("sysstat") or ())
-        row: dict[str, Value] = {}
-        for field, choices in SOURCES.items():
-            for stat, mult in choices:
-                if stats.get(stat) is not None:
-                    row[field] = stats[stat] * mult
-                    break
-        return {"db": row} if row else {}
+        return raw_rows(dict(s.query("sysstat") or ()))
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Rates, plus the two averages that divide one counter by another."""
@@ -92,3 +105,16 @@ class OracleRedoCollector(OracleCollector):
                     round(total / swrites, 4) if total is not None and swrites else None
                 )
         return out
+
+
+def raw_rows(stats: Mapping[str, float | None]) -> Rows:
+    """Statistic name -> cumulative value, as the fields' cumulative values on one row ``db``
+    (the first available statistic of each field); shared with the AWR importer."""
+    row: dict[str, Value] = {}
+    for field, choices in SOURCES.items():
+        for stat, mult in choices:
+            value = stats.get(stat)
+            if value is not None:
+                row[field] = value * mult
+                break
+    return {"db": row} if row else {}

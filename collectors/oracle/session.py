@@ -378,23 +378,44 @@ class Session:
 
     # -- statements ----------------------------------------------------------------------------
 
+    def select(self, text: str, binds: Mapping[str, Any] | None = None) -> list[tuple]:
+        """Rows of one statement outside the named queries (the AWR importer's, with binds).
+        A view this user cannot read raises an OracleError with its code (ORA-00942...) for
+        the caller to explain; it is not skipped as a named query's would be."""
+        self._connect_unlocked()
+        with self._lock:
+            self._ensure()
+            return self._execute(text, binds)
+
     def _run(self, name: str) -> list[tuple] | None:
         text = self.text(name)
         if text is None:
             return None
+        try:
+            return self._execute(text)
+        except OracleError as e:
+            if e.code in MISSING:
+                return self._missing(name, e.code, e)
+            raise
+
+    def _execute(self, text: str, binds: Mapping[str, Any] | None = None) -> list[tuple]:
+        """Under the lock: run one statement, fetched in one round trip; errors as one line."""
         cur = self._conn.cursor()
         try:
             if hasattr(cur, "prefetchrows"):  # one round trip for every query of ours
                 cur.prefetchrows = 1000
                 cur.arraysize = 1000
-            cur.execute(text)
+            if binds:
+                cur.execute(text, binds)
+            else:
+                cur.execute(text)
             self.statements += 1
             return [tuple(r) for r in cur.fetchall()]
         except Exception as e:
             code = code_of(e)
-            if code in MISSING:
-                return self._missing(name, code, e)
-            if code in LOST or (code not in _USABLE and not _healthy(self._conn)):
+            if code not in MISSING and (
+                code in LOST or (code not in _USABLE and not _healthy(self._conn))
+            ):
                 self._failed(e)
             raise OracleError(redact(explain(e, self.where), self._secret), code) from None
         finally:

@@ -61,13 +61,29 @@ G, D = Kind.GAUGE, Kind.DELTA
 
 FIELDS = (
     Field("slow_writes", "count", D, "lgwr: 'Warning: log write elapsed time' lines", warn=1),
-    Field("max_write", "ms", G, "lgwr: longest slow write of the interval", warn=100, crit=500),
+    Field(
+        "max_write",
+        "ms",
+        G,
+        "lgwr: longest slow write of the interval",
+        warn=100,
+        crit=500,
+        combine="max",
+    ),
     Field("polling", "", G, "lgwr: 1 while adaptive log file sync polls, 0 in post/wait"),
     Field("broadcast_waits", "count", D, "lgwr: RAC 'log write broadcast wait time' lines"),
-    Field("max_broadcast", "ms", G, "lgwr: longest broadcast wait of the interval"),
+    Field("max_broadcast", "ms", G, "lgwr: longest broadcast wait of the interval", combine="max"),
     Field("splits", "count", D, "remote: long remote writes matched across NSS and RFS"),
-    Field("max_network", "ms", G, "remote: largest network share of a long remote write"),
-    Field("max_rfs", "ms", G, "remote: largest RFS share (standby SRL write) of one"),
+    Field(
+        "max_network",
+        "ms",
+        G,
+        "remote: largest network share of a long remote write",
+        combine="max",
+    ),
+    Field(
+        "max_rfs", "ms", G, "remote: largest RFS share (standby SRL write) of one", combine="max"
+    ),
 )
 
 # 11.2 "*** 2015-03-10 14:08:53.050", 12.2+ "*** 2023-01-29T01:00:52.031166-06:00 (CDB$ROOT(1))"

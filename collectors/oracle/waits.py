@@ -14,6 +14,8 @@ interval's waits took less than 256 ms" on 11.2's milli view and 12.1+'s micro v
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from collectors.oracle import queries
 from collectors.oracle.base import OracleCollector
 from collectors.oracle.session import Session
@@ -26,12 +28,42 @@ G, R, H = Kind.GAUGE, Kind.RATE, Kind.HISTOGRAM
 FIELDS = (
     Field("waits", "/s", R, "waits per second (V$SYSTEM_EVENT.TOTAL_WAITS)"),
     Field("time_waited", "ms/s", R, "milliseconds waited per second, all sessions"),
-    Field("avg", "ms", G, "average wait of the interval (skewed by commit batching)"),
+    Field(
+        "avg",
+        "ms",
+        G,
+        "average wait of the interval (skewed by commit batching)",
+        combine="per:waits",
+    ),
     Field("hist", "ms", H, "waits of the interval per bucket [[upper_ms, count]]; [b/2, b)"),
-    Field("p50", "ms", G, "median wait: under this bucket bound (Oracle's name: 256 = <256ms)"),
-    Field("p90", "ms", G, "90th percentile wait: under this bucket bound (Oracle's name)"),
-    Field("p99", "ms", G, "99th percentile wait: under this bucket bound (Oracle's name)"),
-    Field("max_bucket", "ms", G, "the highest bucket hit in the interval (Oracle's name)"),
+    Field(
+        "p50",
+        "ms",
+        G,
+        "median wait: under this bucket bound (Oracle's name: 256 = <256ms)",
+        combine="q:0.5:hist",
+    ),
+    Field(
+        "p90",
+        "ms",
+        G,
+        "90th percentile wait: under this bucket bound (Oracle's name)",
+        combine="q:0.9:hist",
+    ),
+    Field(
+        "p99",
+        "ms",
+        G,
+        "99th percentile wait: under this bucket bound (Oracle's name)",
+        combine="q:0.99:hist",
+    ),
+    Field(
+        "max_bucket",
+        "ms",
+        G,
+        "the highest bucket hit in the interval (Oracle's name)",
+        combine="q:max:hist",
+    ),
 )
 
 
@@ -44,24 +76,9 @@ class OracleWaitsCollector(OracleCollector):
 
     def read(self, s: Session) -> Rows:
         """Cumulative totals and buckets per event."""
-        rows: Rows = {}
-        for event, waits, micro in s.query("system_event") or ():
-            rows[event] = {
-                "waits": waits,
-                "time_waited": round((micro or 0) / 1000.0, 3),
-                "hist": None,
-            }
         hist = s.query("histogram")
-        if hist is not None:
-            unit_ms = queries.histogram_unit_us(s.text("histogram") or "") / 1000.0
-            for row in rows.values():  # read, but no bucket hit yet: an empty histogram
-                row["hist"] = []
-            for event, bound, count in hist:
-                row = rows.setdefault(event, {"waits": None, "time_waited": None, "hist": None})
-                kept = row["hist"] if isinstance(row["hist"], list) else []
-                kept.append([round(bound * unit_ms, 6), count])
-                row["hist"] = kept
-        return rows
+        unit_ms = queries.histogram_unit_us(s.text("histogram") or "") / 1000.0
+        return raw_rows(s.query("system_event") or (), hist, unit_ms)
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Rates, the interval histogram and its percentiles."""
@@ -80,6 +97,24 @@ class OracleWaitsCollector(OracleCollector):
             row.update(percentiles(hist))
             out[event] = row
         return out
+
+
+def raw_rows(events: Iterable[Sequence], hist: Iterable[Sequence] | None, unit_ms: float) -> Rows:
+    """Cumulative rows per event from (event, total_waits, time_waited_micro) rows and
+    (event, bucket bound, count) rows whose bound is in ``unit_ms``; None ``hist``: not read.
+    Shared with the AWR importer, whose DBA_HIST views hold the same columns."""
+    rows: Rows = {}
+    for event, waits, micro in events:
+        rows[event] = {"waits": waits, "time_waited": round((micro or 0) / 1000.0, 3), "hist": None}
+    if hist is not None:
+        for row in rows.values():  # read, but no bucket hit yet: an empty histogram
+            row["hist"] = []
+        for event, bound, count in hist:
+            row = rows.setdefault(event, {"waits": None, "time_waited": None, "hist": None})
+            kept = row["hist"] if isinstance(row["hist"], list) else []
+            kept.append([round(bound * unit_ms, 6), count])
+            row["hist"] = kept
+    return rows
 
 
 def percentiles(hist: list[list] | None) -> dict[str, Value]:

@@ -22,7 +22,7 @@ import threading
 from collections import deque
 
 from sgmon.analysis.budget import commit_budget
-from sgmon.analysis.context import PEAK_TICKS, Chain, Context, HostView, label
+from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, label
 from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import OutlierTracker
@@ -98,6 +98,7 @@ class Analyzer:
         tick = round(frame.time / interval)
         view.outliers = self.tracker.update(frame, tick, view.ncpu)
         _note_switches(view, frame)
+        view.timed.extend(e for e in frame.events if e.kind in TIMED)
         self._time = max(self._time, frame.time)
         self._ticks[frame.host] = tick
         if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):

@@ -12,8 +12,12 @@ from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.results import Budget, Outlier, SeriesKey
 from sgmon.config import Config
 from sgmon.judgement import Grader
-from sgmon.model import Frame
+from sgmon.model import Event, Frame
 from sgmon.units import fmt_num
+
+TIMED = frozenset({"lgwr_slow_write", "remote_write_split"})
+"""Traced writes that rules line up with other moments to the millisecond across ticks (a
+retransmission and the write it stalled are often read in different ticks)."""
 
 
 @dataclass(slots=True)
@@ -26,6 +30,8 @@ class HostView:
     ncpu: int = 0
     outliers: dict[SeriesKey, Outlier] = field(default_factory=dict)
     switches: deque[float] = field(default_factory=lambda: deque(maxlen=32))
+    timed: deque[Event] = field(default_factory=lambda: deque(maxlen=256))
+    """Recent point events of the kinds in TIMED, for lining them up to the millisecond."""
     sequences: dict[str, float] = field(default_factory=dict)
     dg_seen: bool = False
     devices: tuple[str, ...] = ()

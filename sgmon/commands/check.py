@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from sgmon.cli import Unreachable, UsageError
 from sgmon.headless import add_sim_options, sim_onset
 from sgmon.judgement import Judge, Judgement, judge_for
-from sgmon.units import fmt_num, parse_duration
+from sgmon.units import fmt_num, fmt_step, parse_duration
 
 if TYPE_CHECKING:
     from sgmon.analysis import AnalysisState
@@ -136,6 +136,12 @@ def _replay(config: Config, directory: str) -> tuple[Judge, list[str], float]:
         source.close()
     if not times:
         raise UsageError(f"{directory}: the recording holds no frames")
+    if source.regridded is not None:
+        print(
+            f"sgmon: the hosts were sampled at different steps; judged on the coarsest, "
+            f"{fmt_step(source.regridded)} samples",
+            file=sys.stderr,
+        )
     return judge, [h.name for h in source.hosts], max(times) - min(times)
 
 

@@ -28,15 +28,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the source, write the archive, print one summary line."""
+    from sgmon.archive import ArchiveError
     from sgmon.importers.write import write
 
     if args.kind not in SOURCES:
         raise UsageError(f"unknown import kind {args.kind!r}; kinds: {', '.join(SOURCES)}")
     mod = import_module(f"sgmon.importers.{SOURCES[args.kind]}")
     imp = mod.read(args)
+    try:
+        rows = write(args.dir, imp)
+    except ArchiveError as e:  # a foreign or unwritable --dir: that one line, as record says
+        raise UsageError(str(e)) from None
     for note in imp.notes:
         print(f"sgmon: {note}", file=sys.stderr)
-    rows = write(args.dir, imp)
     hosts = ", ".join(f"{h} ({len(fs)} samples)" for h, fs in imp.frames.items())
     print(f"imported {rows} rows into {args.dir}: {hosts}")
     return 0

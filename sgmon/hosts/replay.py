@@ -28,6 +28,7 @@ from sgmon.archive import (
 )
 from sgmon.hosts import HostInfo
 from sgmon.model import CollectorResult, Event, Field, Frame, Rows, Schema, Status
+from sgmon.regrid import common_step, needs_regrid, regrid
 
 
 def _read_lines(path: Path) -> tuple[list[str], int]:
@@ -63,10 +64,15 @@ class ReplaySource:
         self.speed = speed
         self.interval = float(meta.get("interval", 1.0))
         self.skipped = 0
+        self.regridded: float | None = None
+        """The common step, when the hosts' steps differed and their frames were regridded."""
         self._schemas: dict[str, Schema] = {}
+        self._steps: dict[str, float] = {}
         self.hosts: list[HostInfo] = []
         for name, h in meta.get("hosts", {}).items():
             self.hosts.append(HostInfo(name, h.get("role", "")))
+            steps = h.get("steps") or {"": h.get("interval", self.interval)}
+            self._steps[name] = float(max(steps.values()))
             self._schemas[name] = {
                 c: tuple(Field.from_dict(f) for f in spec["fields"])
                 for c, spec in h.get("collectors", {}).items()
@@ -80,7 +86,11 @@ class ReplaySource:
     def frames(self, host: str) -> list[Frame]:
         """All frames of one host, oldest first (loaded once)."""
         if self._frames is None:
-            self._frames = {h.name: self._load(h) for h in self.hosts}
+            frames = {h.name: self._load(h) for h in self.hosts}
+            if needs_regrid(frames):
+                step = self.regridded = self.interval = common_step(frames)
+                frames = {h: regrid(fs, self.schema(h), step) for h, fs in frames.items()}
+            self._frames = frames
         return self._frames.get(host, [])
 
     def _load(self, host: HostInfo) -> list[Frame]:
@@ -104,7 +114,8 @@ class ReplaySource:
                     results[c] = CollectorResult(Status.OK, rows=got[c])
                 else:
                     results[c] = _status_at(statuses.get(c, []), t)
-            frames.append(Frame(host.name, t, seq, self.interval, results, (), host.role))
+            step = self._steps[host.name]
+            frames.append(Frame(host.name, t, seq, step, results, (), host.role))
         return _attach_events(frames, events)
 
     def _read_table(

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 SOURCES: dict[str, str] = {
     # kind -> module under sgmon.importers
+    "sar": "sar",
+    "osw": "osw",
+    "awr": "awr",
+    "awr-report": "awrtext",
 }
 
 

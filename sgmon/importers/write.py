@@ -3,7 +3,8 @@
 Several imports may go into one directory (the primary's sar and AWR, the standby's sar): the
 writer appends to an archive it recognises, and each host's provenance is merged into
 meta.json under ``hosts.<host>.sources``, with the source's step as ``hosts.<host>.interval``
-(sar's 10 minutes and AWR's 30 share one archive, so the step is a host's, not the archive's).
+and each collector's under ``hosts.<host>.steps`` (sar's 10 minutes and AWR's 30 share one
+archive, even one host: the replay regrids such an archive onto its coarsest step).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def write(out: Path, imp: Imported, warn: Callable[[str], None] | None = None) -
         for host, prov in imp.provenance.items():
             h = writer.meta["hosts"].setdefault(host, {})
             h["interval"] = imp.interval
+            steps = h.setdefault("steps", {})
+            steps.update(dict.fromkeys(imp.schema.get(host, {}), imp.interval))
             sources = h.setdefault("sources", {})
             for collector, fields in prov.items():
                 sources.setdefault(collector, {}).update(fields)

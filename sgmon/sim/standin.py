@@ -13,6 +13,7 @@ Publishing API (used by the simulation and by the lab, which publishes real meas
     db.add_waits("RFS write", [812.0, 1430.5])         # durations in us: binned, accumulated
     db.publish_event("log file sync", waits, time_us, micro=[(bound_us, cumulative), ...])
     db.publish_stats({"redo size": 123456, "user commits": 42})
+    db.publish_osstat({"BUSY_TIME": 5000, "IDLE_TIME": 95000, "LOAD": 1.2})
     db.set_dest(2, target="STBY", transmit_mode="SYNCHRONOUS", affirm="YES", net_timeout=30)
     db.publish_resp_hist(2, {1: 5000, 2: 1})
     db.set_dg_stats(transport_lag=0.0, apply_lag=1.0, datum_time="11/21/2026 15:00:01")
@@ -48,6 +49,7 @@ VIEWS: dict[str, tuple[str, ...]] = {
         "db_unique_name",
         "switchover_status",
         "RESETLOGS_CHANGE#",
+        "dbid",
     ),
     "v$system_event": (
         "event",
@@ -101,6 +103,11 @@ USEC_STATS = (
     "redo synch time overhead (usec)",
 )
 
+# -- the host's OS counters as the database sees them (cumulative centiseconds, LOAD a gauge),
+# which AWR keeps in DBA_HIST_OSSTAT (``sgmon.sim.awr``)
+VIEWS["v$osstat"] = ("stat_name", "value")
+KEYS["v$osstat"] = ("stat_name",)
+
 # -- trace files (the oracle_trace reader): the trace directory and each process's OS pid, which
 # names its trace (<sid>_<pname>_<spid>.trc); a respawned process has a new spid
 VIEWS["v$diag_info"] = ("name", "value")
@@ -144,12 +151,15 @@ class StandIn:
         db_unique_name: str = "PROD",
         startup: float | None = None,
         container: tuple[int, str] = (0, "PROD"),
+        dbid: int = 2841073655,
     ) -> None:
         self.container = container
         """SYS_CONTEXT('USERENV', 'CON_ID' / 'CON_NAME') of its sessions: (0, name) a non-CDB,
         (1, 'CDB$ROOT') the root, (3, 'PDB1') a session opened on a PDB's service."""
         self.version_text = version
         self.version = parse_version(version)
+        self.dbid = dbid
+        """V$DATABASE.DBID: a physical standby has its primary's, so both default to one."""
         if path == ":memory:":
             self._uri = f"file:sgmon-standin-{next(_ids)}-{id(self)}?mode=memory&cache=shared"
         else:
@@ -261,6 +271,7 @@ class StandIn:
             "db_unique_name": "PROD",
             "switchover_status": "TO STANDBY" if role == "PRIMARY" else "NOT ALLOWED",
             "RESETLOGS_CHANGE#": self._resetlogs,
+            "dbid": self.dbid,
         }
         values.update(cols)
         with self._lock:
@@ -335,6 +346,11 @@ class StandIn:
                     if self.version >= (12, 1) or n not in USEC_STATS
                 ),
             )
+
+    def publish_osstat(self, stats: Mapping[str, float]) -> None:
+        """Set V$OSSTAT values (BUSY_TIME, IDLE_TIME ... cumulative centiseconds; LOAD)."""
+        with self._lock:
+            self._upsert("v$osstat", ({"stat_name": n, "value": v} for n, v in stats.items()))
 
     def set_dest(self, dest_id: int, **cols: object) -> None:
         """A remote destination: V$ARCHIVE_DEST and V$ARCHIVE_DEST_STATUS columns together."""

@@ -225,10 +225,14 @@ class ArchiveWriter:
                     for f in fields
                 ],
             }
+        # merged into what the archive already says of the host: an import of its AWR after
+        # its sar, or a restart with another collector set, keeps the older tables readable
+        known = self.meta["hosts"].get(frame.host, {})
         self.meta["hosts"][frame.host] = {
-            "role": frame.role,
+            **known,
+            "role": frame.role or known.get("role", ""),
             "dir": safe_name(frame.host),
-            "collectors": collectors,
+            "collectors": {**known.get("collectors", {}), **collectors},
         }
         self._known.add(frame.host)
         self._write_meta()

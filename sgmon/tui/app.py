@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
@@ -63,6 +65,18 @@ class FramesArrived(Message):
     def can_replace(self, message: Message) -> bool:
         """A newer arrival makes an unhandled older one redundant."""
         return isinstance(message, FramesArrived)
+
+
+@dataclass(frozen=True)
+class _Instant:
+    """What one redraw shows, shared by the panes it draws one message apart."""
+
+    generation: int
+    at: float | None
+    times: list[float]
+    state: Any
+    hosts: dict[str, HostInfo]
+    findings: list[Any]
 
 
 class SgmonApp(App[int]):
@@ -130,6 +144,11 @@ class SgmonApp(App[int]):
         self._prompt = "filter"
         """What the line under the panes asks for: a filter, or a time to go to (g)."""
         self._redraw_due = False
+        self._generation = 0
+        self._drawn_newest: float | None = None
+        self._skips: deque[tuple[float, int]] = deque()
+        """(monotonic time, instants not drawn) of live redraws in the last minute."""
+        """Counts redraws: a pane queued by an older one is not drawn."""
         self._quiet: tuple[bool, ...] = ()
         self._palettes: dict[str, Palette] = {}
         self.theme = "sgmon-dark"
@@ -249,44 +268,79 @@ class SgmonApp(App[int]):
         return self._drawing and self.is_running
 
     def redraw(self) -> None:
-        """Draw every pane, the findings and the header at the cursor."""
+        """Draw the header, the findings and every pane at the cursor.
+
+        The header and the first pane are drawn now, each further pane in a message of its own:
+        a key pressed while a frame is drawn waits for one pane's redraw, not for all of them.
+        A newer redraw makes the panes still queued by an older one redundant.
+        """
         self._redraw_due = False
         if not self._live:
             return
+        self._generation += 1
         axis = self.axis()
         at = self._at(axis)
-        times = self.timeline.window(axis, at)
         state = self.feed.state_at(at) if at is not None else None
         hosts = self.timeline.hosts()
         findings = list(getattr(state, "findings", None) or [])
         self._assign(hosts, findings[0].host if findings else None)
-        by_name = {h.name: h for h in hosts}
-        for i, pane in enumerate(self.main.query(HostPane)):
-            name = self._slots[i]
-            pane.set_class(name is None, "-empty")
-            if name is None:
-                continue
-            view = self.timeline.pane_view(
-                by_name[name],
-                at,
-                times,
-                state,
-                self.palette,
-                self.filter,
-                self.finding,
-                live=self.cursor is None,
-            )
-            if view.stale_since is not None:
-                note = f"STALE: last frame {clock(view.stale_since)}"
-            elif view.frame is None:
-                note = "waiting for the first frame"
-            else:
-                note = f"at {clock(view.frame.time)}"
-            pane.set_class(view.stale_since is not None, "-stale")
-            cited = tuple(s[1:] for f in findings for s in f.series if s[0] == name)
-            pane.show(view, note, cited)
-        self._show_findings(state)
+        self._count_skipped(axis)
         self._show_header(hosts, at, axis[-1] if axis else None)
+        self._show_findings(state)
+        instant = _Instant(
+            self._generation,
+            at,
+            self.timeline.window(axis, at),
+            state,
+            {h.name: h for h in hosts},
+            findings,
+        )
+        for i, pane in enumerate(self.main.query(HostPane)):
+            if i == 0:
+                self._draw_pane(i, pane, instant)
+            else:
+                self.call_later(self._draw_pane, i, pane, instant)
+
+    def _count_skipped(self, axis: list[float]) -> None:
+        """Note the live instants that arrived since the last live redraw and were never drawn."""
+        if self.cursor is not None or not axis:
+            return
+        last, self._drawn_newest = self._drawn_newest, axis[-1]
+        now = time.monotonic()
+        if last is not None and axis[-1] > last:
+            missed = len(axis) - 1 - bisect.bisect_right(axis, last)
+            if missed > 0:
+                self._skips.append((now, missed))
+        while self._skips and now - self._skips[0][0] > 60.0:
+            self._skips.popleft()
+
+    def _draw_pane(self, i: int, pane: HostPane, instant: _Instant) -> None:
+        """One pane at the instant of a redraw, unless a newer redraw has begun since."""
+        if instant.generation != self._generation or not self._live:
+            return
+        name = self._slots[i]
+        pane.set_class(name is None, "-empty")
+        if name is None or name not in instant.hosts:
+            return
+        view = self.timeline.pane_view(
+            instant.hosts[name],
+            instant.at,
+            instant.times,
+            instant.state,
+            self.palette,
+            self.filter,
+            self.finding,
+            live=self.cursor is None,
+        )
+        if view.stale_since is not None:
+            note = f"STALE: last frame {clock(view.stale_since)}"
+        elif view.frame is None:
+            note = "waiting for the first frame"
+        else:
+            note = f"at {clock(view.frame.time)}"
+        pane.set_class(view.stale_since is not None, "-stale")
+        cited = tuple(s[1:] for f in instant.findings for s in f.series if s[0] == name)
+        pane.show(view, note, cited)
 
     def _assign(self, hosts: list[HostInfo], top: str | None) -> None:
         """Fill the two pane slots with the first hosts (primary left when roles are known).
@@ -322,6 +376,7 @@ class SgmonApp(App[int]):
             behind=behind,
             protection=self.timeline.protection(hosts),
             self_cpu=self._self_cpu,
+            skipped=sum(n for _, n in self._skips),
         )
         self.main.query_one(Header).show(view)
 

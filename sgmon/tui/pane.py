@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.events import Resize
+from textual.geometry import Region
 from textual.widgets import Static
 
 from sgmon.tui.fit import fit
@@ -86,6 +87,7 @@ class HostPane(VerticalScroll, can_focus=False):
         self.zoomed: Panel | None = None
         """The panel shown alone (z), if any."""
         self._folded = Text()
+        self._border: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         """One widget per panel."""
@@ -111,10 +113,10 @@ class HostPane(VerticalScroll, can_focus=False):
 
     def show(self, view: PaneView, subtitle: str = "", cited: tuple[SeriesKey, ...] = ()) -> None:
         """Show one instant in every panel, the cited ones first to get their lines."""
-        self.border_title = f"{(view.role or 'host').upper()}  {view.host}" + (
+        title = f"{(view.role or 'host').upper()}  {view.host}" + (
             f"  {view.role_note}" if view.role_note else ""
         )
-        self.border_subtitle = subtitle
+        self._set_border(title, subtitle)
         self.cited = cited
         present = view.frame.collectors if view.frame is not None else None
         for panel in self.query(Panel):
@@ -123,6 +125,23 @@ class HostPane(VerticalScroll, can_focus=False):
             )
             panel.view = view
         self.catch_up()
+
+    def _set_border(self, title: str, subtitle: str) -> None:
+        """Title and subtitle, repainting only the border row that changed.
+
+        Textual's border title setters refresh the whole widget, and a container's full refresh
+        composites every line of every panel in it again: 120 of the 130 lines a frame drew
+        (the subtitle's time changes every tick).  So a new subtitle alone is stored as the
+        setter stores it and only the bottom border row is repainted.
+        """
+        old, self._border = self._border, (title, subtitle)
+        if old is None or old[0] != title or not self.size:
+            self.border_title, self.border_subtitle = title, subtitle
+        elif old[1] != subtitle:
+            self._border_subtitle = self.render_str(subtitle).expand_tabs(4).split()[0]
+            x, y = self.content_offset
+            width, height = self.outer_size
+            self.refresh(Region(-x, height - 1 - y, width, 1))
 
     def fit(self) -> None:
         """Give each panel its lines (all of them when zoomed or not laid out yet)."""

@@ -261,3 +261,17 @@ async def test_a_live_dashboard_feeds_the_status_line(tmp_path, monkeypatch) -> 
         await until(pilot, lambda: len(read_states(tmp_path)) == 2)
         assert read_states(tmp_path)["primary"]["items"][0][0] == "lfs"
     assert read_states(tmp_path) == {}
+
+
+async def test_frames_faster_than_drawing_are_merged_and_said_in_the_header() -> None:
+    """Frames that arrive while a redraw is due are drawn once, the newest; the header says how
+    many instants went undrawn in the last minute, and nothing queues up."""
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 10)
+        await until(pilot, lambda: drawn(app))
+        assert "skipped" not in header(app)
+        feed(app, pair, 5)  # five instants before the app gets to draw any of them
+        await until(pilot, lambda: drawn(app))
+        assert "drawing skipped 4/min" in header(app)
+        assert pane_times(app) == [{app.cursor_time}, {app.cursor_time}]

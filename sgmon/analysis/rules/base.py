@@ -19,12 +19,17 @@ from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
 from sgmon.analysis.results import Finding, Outlier, SeriesKey
 from sgmon.judgement import RANK, worst
 from sgmon.model import number
-from sgmon.units import fmt_num
+from sgmon.units import fmt_num, fmt_step
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
 INFERRED = 2.0  # a cause read from the database alone, without the OS evidence the seed saw
 R_MIN = 0.3  # correlation that counts as "lines up"
 RECENT = 10  # ticks a one-tick event (a retransmit) keeps counting
+SPIKE_S = 10.0
+"""Samples longer than this cannot show the few seconds a switch spikes the remote write."""
+COARSE_S = 30.0
+"""From this step on (OSWatcher's 30 s, sar's 10 min, AWR's 15-30 min) a finding says the
+resolution it rests on: every value is an average over a whole sample."""
 LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
 DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
 QUEUED_IDLE = 20.0  # %idle below which a run queue over 2x cores counts as CPU starvation
@@ -111,6 +116,12 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         severity = worst((severity, ctx.chain.trigger.severity)) or severity
         evidence = [*evidence, f"lines up with {ctx.chain.label}: {chain_peak(ctx)}"]
         ctx.explained = ctx.explained or weight >= INFERRED
+    if ctx.interval >= COARSE_S:
+        evidence = [
+            *evidence,
+            f"resolution: {fmt_step(ctx.interval)} samples; each value is the sample's "
+            "average, so stalls shorter than a sample show only as raised averages",
+        ]
     rank = RANK[severity] * 10 + weight + (score or 0.0) + claim.bonus
     name = claim.rule or spec.name
     key = f"{name}:{claim.host}:{claim.subject}"
@@ -156,7 +167,7 @@ def switching(ctx: Context) -> bool:
     (seed 000, Figure 3), or switches more often than Table 2's sizing allows."""
     p = ctx.primary
     t: Sequence[float] = p.switches if p is not None else ()
-    if t and ctx.now - t[-1] <= RECENT * ctx.interval:
+    if t and ctx.interval <= SPIKE_S and ctx.now - t[-1] <= RECENT * ctx.interval:
         return True
     return len(t) > 1 and max(t[-1] - t[-2], ctx.now - t[-1]) < GUIDE_S
 

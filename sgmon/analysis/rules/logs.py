@@ -14,6 +14,7 @@ from sgmon.analysis.rules.base import (
     CAUSE,
     GUIDE_S,
     RECENT,
+    SPIKE_S,
     STORM_S,
     TABLE2,
     Claim,
@@ -53,7 +54,11 @@ def log_switches(ctx: Context) -> Iterable[Claim]:
             "and spikes remote write times (seed 000, Figure 3)"
         )
         if every is None or every >= GUIDE_S:
-            if hit and ctx.now - t[-1] <= RECENT * ctx.interval:  # one switch, answered
+            # one switch, answered: its spike lasts seconds (Figure 3), so only samples that
+            # short can show it; in sar's or AWR's averages every switch "lines up" with
+            # whatever else raised that interval
+            seen = ctx.interval <= SPIKE_S and ctx.now - t[-1] <= RECENT * ctx.interval
+            if hit and seen:
                 yield Claim(
                     host=h,
                     subject="redo",

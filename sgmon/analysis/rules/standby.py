@@ -9,11 +9,14 @@ from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import Context, HostView, now
+from sgmon.analysis.correlate import pearson
+from sgmon.analysis.results import SeriesKey
 from sgmon.analysis.rules.base import (
     AWAIT_RATIO,
     CAUSE,
     DEEP_QUEUE,
     INFERRED,
+    R_MIN,
     Claim,
     busiest_disk,
     rule,
@@ -22,6 +25,9 @@ from sgmon.analysis.rules.base import (
 from sgmon.model import number
 from sgmon.units import fmt_num
 
+LWD_WINDOW = 120
+"""Ticks over which the primary's lost-write-detection redo is compared with the standby's
+trouble (seed 003 saw them move together over days of 15-minute snapshots)."""
 STANDBY_IO_SUBJECT = "io"
 """One finding per standby for its I/O, whether inferred below iostat's view or seen saturated:
 the same cause, so an onset first inferred becomes the seen diagnosis, not a second finding."""
@@ -63,6 +69,15 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
             f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
             f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
         ]
+        lat_p99 = number(view.frame.value("biolat", dev, "p99"))
+        if lat_p99 is not None:
+            top = number(view.frame.value("biolat", dev, "max"))
+            most = f", max {buckets.quantile_text(top)}" if top is not None else ""
+            ev.append(
+                f"{dev}: I/O latency p99 {buckets.quantile_text(lat_p99)}{most} over "
+                f"{fmt_num(number(view.frame.value('biolat', dev, 'ios')))} I/Os (biolatency): "
+                "the tail each synced redo write can hit, which await averages away"
+            )
         for event in STANDBY_EVENTS:
             avg = number(view.frame.value("oracle_waits", event, "avg"))
             p99 = number(view.frame.value("oracle_waits", event, "p99"))
@@ -77,17 +92,13 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
                     f"{name} in D ({prow.get('wchan') or '?'}){said}: the receiving process "
                     "itself waits on the device (seed 003, seen from the process)"
                 )
-        p = ctx.primary
-        if p is not None and ctx.outlier((p.name, "oracle_redo", "db", "redo_size_lwd")):
-            ev.append(
-                "primary 'redo size for lost write detection' is up: DB_LOST_WRITE_PROTECT "
-                "makes the standby read what the primary read (seed 003)"
-            )
+        ev += lost_write_reads(ctx, (h, "disk", dev, "w_await"), f"the standby's {dev} await")
         ev.append(
             "fix: give the standby redo/SRL volume the primary's IOPS (seed 003); "
             "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
         )
         keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
+        keys += [(h, "biolat", dev, f) for f in ("p99", "max") if lat_p99 is not None]
         keys += [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
         yield Claim(
             host=h,
@@ -121,19 +132,57 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Claim]:
         return
     ev = [now(o) for o in hits]
     ev.append(f"budget: {describe_budget(b)}")
-    ev.append(
-        "iostat shows no deep queue on the standby's devices: the I/O is held above them "
-        "(cgroup blkio throttle, hypervisor or volume IOPS cap); check the SRL volume's "
-        "limits (seed 003)"
-    )
+    seen = bool(view.frame.rows("disk"))
+    if seen:
+        ev.append(
+            "iostat shows no deep queue on the standby's devices: the I/O is held above them "
+            "(cgroup blkio throttle, hypervisor or volume IOPS cap); check the SRL volume's "
+            "limits (seed 003)"
+        )
+    else:
+        ev.append(
+            "no disk figures from the standby (an AWR import has none): add its sar or "
+            "OSWatcher history to see whether its redo device queues (seed 003)"
+        )
+    ev += lost_write_reads(ctx, hits[0].key, f"the standby's {hits[0].instance}")
     yield Claim(
         host=h,
         subject=STANDBY_IO_SUBJECT,
         severity="warn",
         cause=f"{h} {hits[0].instance} {hits[0].field} {fmt_num(number(hits[0].value))} ms",
         where=h,
-        conclusion="standby I/O slow below iostat's view, see seed 003",
+        conclusion="standby I/O slow below iostat's view, see seed 003"
+        if seen
+        else "standby I/O slow (its devices are not in this data), see seed 003",
         evidence=ev,
         series=keys,
         weight=INFERRED,
     )
+
+
+def lost_write_reads(ctx: Context, follower: SeriesKey, what: str) -> list[str]:
+    """Seed 003's second clue: with DB_LOST_WRITE_PROTECT every buffer-cache read on the
+    primary logs redo for lost write detection, and the standby reads and checks those blocks
+    on its own volume.  The primary logs that redo in proportion to its cache reads whenever
+    the parameter is on, so it is evidence only when it is out of line, or when the standby's
+    trouble (``follower``: the capped device's await, the RFS writes) moves with it."""
+    p = ctx.primary
+    if p is None:
+        return []
+    lwd_key = (p.name, "oracle_redo", "db", "redo_size_lwd")
+    lwd = number(p.frame.value("oracle_redo", "db", "redo_size_lwd"))
+    if not lwd:
+        return []
+    xs, ys = ctx.recent(lwd_key, LWD_WINDOW), ctx.recent(follower, LWD_WINDOW)
+    n = min(len(xs), len(ys))
+    r = pearson(xs[len(xs) - n :], ys[len(ys) - n :])
+    if ctx.outlier(lwd_key) is None and (r is None or r < R_MIN):
+        return []
+    reads = number(p.frame.value("oracle_redo", "db", "phys_reads_cache"))
+    said = f" (physical reads cache {fmt_num(reads)}/s)" if reads is not None else ""
+    moves = f"; {what} moves with it (r={r:.2f} n={n})" if r is not None and r >= R_MIN else ""
+    return [
+        f"primary redo size for lost write detection {fmt_num(lwd / 1e3)} kB/s{said}{moves}: "
+        "DB_LOST_WRITE_PROTECT makes the standby read and check what the primary read, on "
+        "its own volume (seed 003)"
+    ]

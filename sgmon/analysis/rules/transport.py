@@ -3,7 +3,8 @@ latency and socket buffers against the bandwidth-delay product (seed 000 "Networ
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Mapping
 
 from sgmon.analysis.context import Context
 from sgmon.analysis.rules.base import (
@@ -16,7 +17,7 @@ from sgmon.analysis.rules.base import (
     rule,
 )
 from sgmon.judgement import Limit
-from sgmon.model import number
+from sgmon.model import Frame, Status, Value, number
 from sgmon.units import fmt_num
 
 
@@ -52,10 +53,14 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
         to = number(view.frame.value("tcp", "host", "timeouts"))
         if to:
             ev.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
+        kind = _last_retransmit(ctx, view.frame, inst, rto, ev)
         if rto >= stall:
             ev.append(
-                f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001); fix: "
-                f"ip route change {peer} dev <if> ... rto_min 10ms (dial in for your network)"
+                f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001)"
+                + (f", here by {KIND_NAMES[kind]}" if kind else "")
+                + f"; fix: ip route change {peer} dev <if> ... rto_min 10ms (dial in for your "
+                "network)"
+                + (": rto_min shortens the tail-loss probe and the RTO alike" if kind else "")
             )
             yield Claim(  # one per host, whichever DG socket is worst now
                 host=h,
@@ -83,6 +88,77 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
                 series=keys,
                 rule="dg_loss",
             )
+
+
+KIND_NAMES = {
+    "tlp": "a tail-loss probe, not an RTO",
+    "rto": "RTO expiries",
+    "fast": "fast retransmits",
+}
+"""What the retrans collector's ``last_kind`` names, in the advice."""
+KIND_WHY = {
+    "tlp": "a tail-loss probe: the congestion state never entered Loss; with one write in "
+    "flight the probe waits 2 x RTT + rto_min",
+    "rto": "an RTO expiry: the congestion state entered Loss",
+    "fast": "a fast retransmit (SACK recovery): no timer waited",
+}
+
+
+def _clock(t: float) -> str:
+    """``10:31:02.417``: local time to the millisecond."""
+    ms = round(t * 1000)
+    return time.strftime("%H:%M:%S", time.localtime(ms // 1000)) + f".{ms % 1000:03d}"
+
+
+WRITES = {"lgwr_slow_write": "LGWR write", "remote_write_split": "remote write"}
+"""Trace events of a write that a retransmission can stall (collectors/oracle/trace.py)."""
+SLACK = 0.05
+"""Seconds a write's traced window is widened by: the LGWR warning's time is the ``***`` stamp
+before it, not the write's own end."""
+
+
+def _stalled_write(ctx: Context, at: float) -> str:
+    """``, LGWR write 206 ms 10:31:02.417-10:31:02.623``: the traced write, on either host,
+    whose time span holds the retransmission at ``at`` (the nearest), or ""."""
+    best: tuple[float, str] | None = None
+    for view in ctx.hosts.values():
+        for e in view.timed:
+            if e.kind not in WRITES or e.value is None:
+                continue
+            ms = e.value / 1000
+            start, end = (
+                (e.time, e.time + ms) if e.kind == "remote_write_split" else (e.time - ms, e.time)
+            )
+            if start - SLACK <= at <= end + SLACK:
+                gap = abs(at - (start + end) / 2)
+                if best is None or gap < best[0]:
+                    text = f", {WRITES[e.kind]} {fmt_num(e.value)} ms {_clock(start)}-{_clock(end)}"
+                    best = (gap, text)
+    return best[1] if best else ""
+
+
+def _last_retransmit(
+    ctx: Context, frame: Frame, inst: str, rto: float, ev: list[str]
+) -> str | None:
+    """Cite the socket's last retransmission event (the retrans collector's row for it) with
+    the traced write it stalled, and return its kind; without events, say which source the
+    counts come from."""
+    res = frame.collectors.get("retrans")
+    row: Mapping[str, Value] = frame.rows("retrans").get(inst, {})
+    at, kind = number(row.get("last_at")), row.get("last_kind")
+    if at is not None and isinstance(kind, str) and kind in KIND_WHY:
+        counts = ", ".join(
+            f"{fmt_num(n)} {k}" for k in ("tlp", "rto", "fast") if (n := number(row.get(k)))
+        )
+        ev.append(
+            f"retransmit at {_clock(at)}, RTO {fmt_num(rto)} ms{_stalled_write(ctx, at)}: "
+            f"{KIND_WHY[kind]}" + (f" (this tick: {counts})" if counts else "")
+        )
+        return kind
+    if res is not None and res.status is not Status.OK:  # configured, but cannot run here
+        why = f": {res.error.split(';')[0]}" if res.error else ""
+        ev.append(f"source: the tcp counters (no retransmission events{why})")
+    return None
 
 
 @rule("nic", seed="000", weight=CAUSE)

@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
-from rich.text import Text
+from rich.style import Style
+from rich.text import Span, Text
 from textual.events import Resize
 from textual.geometry import Region
 from textual.strip import Strip
@@ -23,16 +24,35 @@ from sgmon.tui.view import PaneView
 Render = Callable[[PaneView, int], RenderableType]
 
 
-def to_strips(console: Console, renderable: RenderableType, width: int) -> list[Strip]:
+LineKey = tuple[str, tuple[Span, ...], str | Style]
+"""A one-line Text's content: equal keys give equal strips."""
+
+
+def to_strips(
+    console: Console,
+    renderable: RenderableType,
+    width: int,
+    known: dict[LineKey, Strip] | None = None,
+) -> list[Strip]:
     """Lines of a renderable as strips of exactly ``width`` cells.
 
     Panels render a Group of one-line Texts; those skip Rich's wrapping machinery (a third of a
-    redraw's cost otherwise).  Anything else goes through ``render_lines``.
+    redraw's cost otherwise).  Anything else goes through ``render_lines``.  ``known`` holds the
+    strips of the panel's last render at this width: a line that did not change (titles,
+    headings, steady rows: half of them each tick) is that same strip again, not built anew, and
+    is then found unchanged by identity.  It is replaced by this render's lines.
     """
     parts = renderable.renderables if isinstance(renderable, Group) else [renderable]
     texts = [p for p in parts if isinstance(p, Text) and "\n" not in p.plain]
     if len(texts) == len(parts):
-        return [_strip(console, t, width) for t in texts]
+        if known is None:
+            return [_strip(console, t, width) for t in texts]
+        keys = [(t.plain, tuple(t.spans), t.style) for t in texts]
+        pairs = zip(keys, texts, strict=True)
+        strips = [known.get(k) or _strip(console, t, width) for k, t in pairs]
+        known.clear()
+        known.update(zip(keys, strips, strict=True))
+        return strips
     options = console.options.update(width=width, no_wrap=True, overflow="crop")
     lines = console.render_lines(renderable, options, pad=False)
     return [Strip(Segment.adjust_line_length(line, width), width) for line in lines]
@@ -76,6 +96,7 @@ class Panel(Widget, can_focus=True):
         """Whether its host has its collector (and no other panel is zoomed)."""
         self._drawn: tuple[PaneView | None, int, int | None] = (None, 0, None)
         self._full: tuple[PaneView | None, int, list[Strip]] = (None, 0, [])
+        self._known: dict[LineKey, Strip] = {}
         self._strips: list[Strip] = []
         self._styled: list[Strip] | None = None
 
@@ -95,7 +116,10 @@ class Panel(Widget, can_focus=True):
             return []
         if self._full[:2] != (self.view, width):
             lines = filtered(self.view, self.filters, type(self).render_view(self.view, width))
-            self._full = (self.view, width, to_strips(self.app.console, lines, width))
+            if width != self._full[1]:
+                self._known.clear()
+            strips = to_strips(self.app.console, lines, width, self._known)
+            self._full = (self.view, width, strips)
         return self._full[2]
 
     def lines_needed(self) -> int:
@@ -139,7 +163,9 @@ class Panel(Widget, can_focus=True):
         # the same number of lines: repaint only those that changed (a panel's title, its
         # headings and its steady rows stay as Textual last composited them)
         base = self.rich_style
-        changed = [y for y, (a, b) in enumerate(zip(old, strips, strict=True)) if a != b]
+        changed = [
+            y for y, (a, b) in enumerate(zip(old, strips, strict=True)) if a is not b and a != b
+        ]
         for y in changed:
             self._styled[y] = strips[y].apply_style(base)
         if changed:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.tui.draw import AXIS_LEFT, title
+from sgmon import buckets
+from sgmon.model import number
+from sgmon.tui.draw import AXIS_LEFT, pairs, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel, table_with_spark
 from sgmon.tui.view import PaneView
@@ -57,7 +59,35 @@ def render_disks(view: PaneView, width: int) -> RenderableType:
         return Group(head, problem)
     leads = [Text(("*" if d in view.pinned else " ") + fit(d, 12, "middle")) for d in devs]
     spark = ("w_await", fit(devs[0], AXIS_LEFT - 1, "middle") if devs else "")
-    return table_with_spark(view, head, "disk", devs, leads, COLUMNS, spark, width)
+    table = table_with_spark(view, head, "disk", devs, leads, COLUMNS, spark, width)
+    lat = latency_lines(view, devs)
+    if not lat or not isinstance(table, Group):
+        return table
+    return Group(*table.renderables, *lat)  # one flat Group: the filter note reads its title
+
+
+def latency_lines(view: PaneView, devs: list[str]) -> list[Text]:
+    """Under the table, each redo device's latency tail from biolat's histogram (await is a
+    mean; p99 and max are the I/Os a commit waited for), in Oracle's bucket names (<128ms)."""
+    lines = []
+    for d in devs:
+        if number(view.value("biolat", d, "p99")) is None:
+            continue
+        cells = [(f, _bucket(view, d, f)) for f in ("p50", "p99", "max")]
+        cells.append(("I/Os", view.cell("biolat", d, "ios")))
+        lead = Text(" " + fit(d, 12, "middle") + " ").append("I/O latency ", view.palette.muted)
+        lines.append(lead.append_text(pairs(view.palette, cells)))
+    return lines
+
+
+def _bucket(view: PaneView, dev: str, field: str) -> Text:
+    """A percentile as the name of its bucket, styled as the dashboard styles the cell."""
+    v = number(view.value("biolat", dev, field))
+    cell = view.cell("biolat", dev, field)
+    out = Text("-" if v is None else buckets.name(buckets.exponent(v)))
+    for span in cell.spans:
+        out.stylize(span.style)
+    return out
 
 
 class DisksPanel(Panel):

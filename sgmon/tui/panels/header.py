@@ -44,6 +44,9 @@ class HeaderView:
     protection: str = ""
     self_cpu: float | None = None
     """sgmon's own CPU, % of one core."""
+    skipped: int = 0
+    """Instants that arrived in the last minute but were never drawn: the terminal or the
+    machine is slower than ``--interval``, so redraws are merged, never queued."""
 
 
 def clock(t: float | None) -> str:
@@ -74,6 +77,8 @@ def render_header(v: HeaderView, width: int = 160) -> Text:
             out.append(f" skew {h.skew_ms:+.0f}ms", style=p.muted)
         out.append("  ")
     out.append(f"every {fmt_num(v.interval)}s", style=p.muted)
+    if v.skipped:
+        out.append(f" (drawing skipped {v.skipped}/min)", style=p.sev("warn"))
     if v.self_cpu is not None:
         out.append(f"  sgmon cpu {v.self_cpu:.1f}%", style=p.muted)
     return out

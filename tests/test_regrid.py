@@ -1,0 +1,112 @@
+"""Hosts sampled at different steps on one grid: the combination rules, and the analysis on an
+archive whose hosts come at OSWatcher's 30 s and a coarser 60 s, as imports do."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sgmon.hosts.replay import ReplaySource
+from sgmon.importers import Imported
+from sgmon.importers.write import write
+from sgmon.model import CollectorResult, Field, Frame, Kind, Status
+from sgmon.regrid import common_step, needs_regrid, regrid
+
+FIELDS = (
+    Field("util", "%", Kind.GAUGE, ""),
+    Field("w_s", "/s", Kind.RATE, ""),
+    Field("waits", "count", Kind.DELTA, ""),
+    Field("hist", "ms", Kind.HISTOGRAM, ""),
+    Field("state", "", Kind.TEXT, ""),
+)
+
+
+def frame(t: float, interval: float, i: int, host: str = "h") -> Frame:
+    row = {
+        "util": float(i),
+        "w_s": 10.0 * i,
+        "waits": i,
+        "hist": [[1.024, i], [2.048, 1], [None, 0]],
+        "state": f"s{i}",
+    }
+    return Frame(host, t, i, interval, {"disk": CollectorResult(Status.OK, rows={"sdb": row})})
+
+
+def test_frames_of_one_interval_combine_as_their_kind_says() -> None:
+    """Ten 1 s frames onto a 10 s grid: means for gauges and rates, sums for deltas and
+    buckets, the last text; the grid interval holds the frames whose end falls in it."""
+    frames = [frame(100.0 + i, 1.0, i) for i in range(1, 21)]  # ends 101 .. 120
+    out = regrid(frames, {"disk": FIELDS}, 10.0)
+    assert [(f.time, f.interval) for f in out] == [(110.0, 10.0), (120.0, 10.0)]
+    first = out[0].rows("disk")["sdb"]
+    assert first["util"] == pytest.approx(sum(range(1, 11)) / 10)
+    assert first["w_s"] == pytest.approx(10.0 * sum(range(1, 11)) / 10)
+    assert first["waits"] == sum(range(1, 11))
+    assert first["hist"] == [[1.024, sum(range(1, 11))], [2.048, 10], [None, 0]]
+    assert first["state"] == "s10"
+    assert out[1].rows("disk")["sdb"]["waits"] == sum(range(11, 21))
+
+
+def test_only_mixed_steps_are_regridded() -> None:
+    same = {"a": [frame(t, 1.0, 1, "a") for t in (1, 2, 3)], "b": [frame(2, 1.0, 1, "b")]}
+    assert not needs_regrid(same)
+    mixed = {"a": same["a"], "b": [frame(30.0, 30.0, 1, "b")]}
+    assert needs_regrid(mixed) and common_step(mixed) == 30.0
+    # one host with two sources on their own marks: sar's 600 s and an AWR at 1800 s
+    one = {"a": [frame(600.0 * k, 600.0, k, "a") for k in range(1, 4)] + [frame(1700, 1800, 9)]}
+    assert needs_regrid({"a": sorted(one["a"], key=lambda f: f.time)})
+
+
+@pytest.fixture(scope="module")
+def coarse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 1 s recording of seed 003's capped standby, stored again as two imports would store
+    it: the standby at 30 s (OSWatcher's step), the primary at 60 s, into one archive."""
+    root = tmp_path_factory.mktemp("regrid")
+    rec = root / "rec"
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "sgmon", "record", "--simulate", "standby-iops-cap"),
+            *("--speed", "1000", "--duration", "600", "--dir", str(rec)),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    src = ReplaySource(rec, speed=0)
+    out = root / "coarse"
+    for host, step in (("standby", 30.0), ("primary", 60.0)):
+        imp = Imported(interval=step)
+        imp.schema[host] = src.schema(host)
+        imp.frames[host] = regrid(src.frames(host), src.schema(host), step)
+        write(out, imp)
+    return out
+
+
+def test_an_archive_of_mixed_steps_replays_on_the_coarsest(coarse: Path) -> None:
+    src = ReplaySource(coarse, speed=0)
+    steps = {h.name: {f.interval for f in src.frames(h.name)} for h in src.hosts}
+    assert src.regridded == 60.0 and steps == {"primary": {60.0}, "standby": {60.0}}
+    times = [f.time for f in src.frames("standby")]
+    seconds = [f.time for f in ReplaySource(coarse.parent / "rec", speed=0).frames("standby")]
+    assert all(t % 60.0 == 0 for t in times)
+    assert len(times) == len({math.ceil(t / 60.0) for t in seconds}) >= 5
+
+
+def test_check_names_the_capped_standby_at_the_archive_resolution(coarse: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "sgmon", "check", "--from", str(coarse)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    top = r.stdout.splitlines()[1]
+    assert top.startswith("CRIT standby:") and "sdb" in top, r.stdout
+    assert "1-minute samples" in r.stdout, r.stdout
+    assert "judged on the coarsest, 1-minute samples" in r.stderr
+    # seed 003's second clue, from the primary's statistics at the same resolution
+    finding = r.stdout.split("\nWARN")[0].split("\nINFO")[0]
+    assert "redo size for lost write detection" in finding and "sdb await moves" in finding
