@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+import math
 import re
 import signal
 import subprocess
@@ -464,3 +465,47 @@ def test_mouse_moves_every_cursor_and_drags_one_zoom(report: Path, archive: Path
         assert set(ranges) == {f"0.000,{span_s:.3f}"}, set(ranges)
     finally:
         page.close()
+
+
+SADC = "/usr/lib/sysstat/sadc"
+
+
+@pytest.mark.skipif(not Path(SADC).exists(), reason="needs sysstat's sadc (tests/run.sh)")
+def test_report_of_sar_imports_at_two_steps(tmp_path: Path) -> None:
+    """Real sadc files of this machine, at 1 s and at 2 s, imported as the standby and the
+    primary: the report judges and draws them on the coarser step, as check --from does, and
+    each chart holds one point per 2 s interval the host's CSV rows fall in."""
+    files = {"stby": (tmp_path / "sa1", "1", "7"), "prim": (tmp_path / "sa2", "2", "4")}
+    runs = [
+        subprocess.Popen([SADC, "-S", "XALL", step, count, str(path)])
+        for path, step, count in files.values()
+    ]
+    try:
+        for p in runs:
+            assert p.wait(timeout=30) == 0
+    finally:
+        for p in runs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    rec, out = tmp_path / "rec", tmp_path / "sar.html"
+    for host, role in (("stby", "standby"), ("prim", "primary")):
+        r = sgmon("import", "sar", str(files[host][0]), "--dir", str(rec), "--host", host,
+                  "--role", role)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+    r = sgmon("check", "--from", str(rec))
+    assert "judged on the coarsest, 2-second samples" in r.stderr, r.stderr
+    r = sgmon("report", str(rec), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "judged and drawn on the coarsest, 2-second samples" in out.read_text()
+    run = chromium.run(out, "--dump-dom", "--virtual-time-budget=10000")
+    assert run.console() == [] and "data-errors" not in run.stdout[:2000]
+    drawn = charts(run.stdout)
+    assert {"prim-cpu", "stby-cpu", "prim-util", "stby-util"} <= set(drawn), sorted(drawn)
+    for cid in ("prim-cpu", "stby-cpu", "prim-runq", "stby-runq"):
+        host, collector = collector_of(cid)
+        cells = set()
+        for path in (rec / host).glob(f"{collector}_*.csv"):
+            for row in csv.DictReader(path.open(newline="")):
+                cells.add(math.ceil(parse_time(row["time"]) / 2 - 1e-9))
+        assert drawn[cid] == len(cells) >= 3, (cid, drawn[cid], len(cells))

@@ -38,6 +38,9 @@ class Judged:
     findings: list[Finding] = field(default_factory=list)
     note: str = ""
     """Why there are no findings, when the analysis did not run."""
+    regridded: float | None = None
+    """The common step, when hosts of different steps were put on the coarsest (as ``check
+    --from`` judges them, ``sgmon.regrid``)."""
 
 
 def judge_archive(
@@ -81,4 +84,5 @@ def judge_archive(
         sorted(budgets.values(), key=lambda b: (b.host, b.time)),
         findings,
         judge.note,
+        src.regridded,
     )

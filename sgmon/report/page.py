@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sgmon import __version__
 from sgmon.analysis.budget import describe
+from sgmon.units import fmt_step
 
 if TYPE_CHECKING:
     from sgmon.analysis.results import Budget, Finding
@@ -89,6 +90,15 @@ def _budget(budgets: list[Budget]) -> str:
     return f'<ul class="budget">{"".join(lines)}</ul>'
 
 
+def _regridded(judged: Judged) -> str:
+    if judged.regridded is None:
+        return ""
+    return (
+        " The hosts were sampled at different steps: judged and drawn on the coarsest, "
+        f"{fmt_step(judged.regridded)} samples, as check --from judges them."
+    )
+
+
 def render(judged: Judged, data: dict[str, Any], source: str) -> str:
     """The whole page."""
     hosts = ", ".join(f"{escape(h)} ({escape(r or 'no role')})" for h, r in judged.hosts)
@@ -110,7 +120,8 @@ def render(judged: Judged, data: dict[str, Any], source: str) -> str:
 <body>
 <h1>sgmon incident report: {escape(source)}</h1>
 <div class="meta" id="range">{hosts}: {_day(judged.start)} to {_day(judged.end)} UTC,
-interval {judged.interval:g} s, ticks {ticks}. Made {made} UTC by sgmon {__version__}.</div>
+interval {judged.interval:g} s, ticks {ticks}.{_regridded(judged)} Made {made} UTC by sgmon
+{__version__}.</div>
 <h2>Diagnosis</h2>
 {_diagnosis(judged.findings, judged.note)}
 <h2>Findings ({len(judged.findings)})</h2>
