@@ -509,3 +509,26 @@ def test_report_of_sar_imports_at_two_steps(tmp_path: Path) -> None:
             for row in csv.DictReader(path.open(newline="")):
                 cells.add(math.ceil(parse_time(row["time"]) / 2 - 1e-9))
         assert drawn[cid] == len(cells) >= 3, (cid, drawn[cid], len(cells))
+
+
+def test_report_of_one_awr_text_report(tmp_path: Path) -> None:
+    """A DBA's only evidence, one AWR text report (seed 001's waits), imported: one tick, drawn
+    as points a step either side of it rather than on an axis of years, and the finding check
+    names from it."""
+    rec, out = tmp_path / "awr", tmp_path / "awr.html"
+    data_file = Path(__file__).parent / "data" / "awr" / "awrrpt_seed001.txt"
+    r = sgmon("import", "awr-report", str(data_file), "--dir", str(rec), "--role", "primary")
+    assert r.returncode == 0, r.stderr
+    r = sgmon("report", str(rec), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    check = json.loads(sgmon("check", "--from", str(rec), "--format", "json").stdout)
+    run = chromium.run(out, "--dump-dom", "--virtual-time-budget=10000")
+    assert run.console() == [] and "data-errors" not in run.stdout[:2000]
+    drawn = charts(run.stdout)
+    assert drawn and set(drawn.values()) == {1}
+    step = json.loads(re.search(r'id="sgmon-data">(.*?)</script>', run.stdout, re.S)[1])["step"]
+    ranges = set(re.findall(r'<div class="chart" id="[^"]+"[^>]*data-range="([^"]+)"', run.stdout))
+    assert ranges == {f"{-step:.3f},{step:.3f}"}, ranges
+    top = check["findings"][0]
+    diagnosis = re.search(r'id="top-finding">(.*?)</div>', run.stdout, re.S)[1]
+    assert html.escape(f"{top['host']}: {top['title']}", quote=False) in diagnosis

@@ -41,13 +41,10 @@ def _day(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def advice(f: Finding) -> str:
-    """What a finding says to do: its evidence's ``fix:`` where a rule gives one, else the
-    conclusion after the title's ``(where): ``."""
-    for line in f.evidence:
-        if "fix: " in line:
-            return line.split("fix: ", 1)[1]
-    return f.title.split("): ", 1)[1] if "): " in f.title else f.title
+def advice(f: Finding) -> str | None:
+    """What a finding says to do: its evidence's ``fix:``, where its rule gives one (the
+    others say it in their title: "consider Fast Sync", "see rto_min")."""
+    return next((e.split("fix: ", 1)[1] for e in f.evidence if "fix: " in e), None)
 
 
 def _finding(f: Finding) -> str:
@@ -68,11 +65,12 @@ def _diagnosis(findings: list[Finding], note: str) -> str:
         why = f" ({escape(note)})" if note else ""
         return f'<div class="diagnosis ok">No finding in this range{why}.</div>'
     top = findings[0]
+    fix = advice(top)
+    todo = f"What to do (seed {top.seed}): {fix}" if fix else f"Seed {top.seed}."
     return (
         f'<div class="diagnosis" id="top-finding"><span class="sev {top.severity}">'
         f"{top.severity.upper()}</span>{escape(top.host)}: {escape(top.title)}"
-        f'<div class="advice">What to do (seed {escape(top.seed)}): {escape(advice(top))}</div>'
-        "</div>"
+        f'<div class="advice">{escape(todo)}</div></div>'
     )
 
 

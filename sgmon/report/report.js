@@ -20,6 +20,10 @@
   let drawn = 0;
   let total = 0;
 
+  const X_SCALE = { time: true };
+  const WHOLE = x.length > 1  // one tick alone (one AWR report): a step either side, not years
+    ? { min: x[0], max: x[x.length - 1] }
+    : { min: x[0] - data.step, max: x[0] + data.step };
   const utc = (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
   const iso = (ts) => new Date(ts * 1e3).toISOString();  // UTC, as sgmon prints times
 
@@ -184,11 +188,12 @@
           grid: { show: false },
         },
       ],
-      scales: { x: { time: true }, y: { auto: false, range: [0, rows] } },
+      scales: { x: X_SCALE, y: { auto: false, range: [0, rows] } },
       cursor: { sync: { key: "sgmon" } },
       plugins: [marks(host, false)],  // no shading: the cells' own colour is the signal
       hooks: { setScale: [zoomAll], draw: [heat(c), onDrawn] },
     }, [x, x.map(() => null)], el);
+    if (x.length === 1) u.setScale("x", WHOLE);
     el.dataset.points = String(c.heat.filter((cells) => cells != null).length);
     el.dataset.breaks = "0";
     charts.push(u);
@@ -205,15 +210,14 @@
         width: 1.5,
         dash: s.dash ? [6, 4] : undefined,
         scale: s.y2 ? "y2" : "y",
-        points: { show: false },
-      });
+      });  // uPlot's default points: drawn only where the samples are sparse (an import)
       cols.push(column(s, c.log));
     });
     const axes = [
       { space: 80, values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
       { label: c.unit, size: 56 },
     ];
-    const scales = { x: { time: true }, y: c.log ? { distr: 3, log: 2 } : {} };
+    const scales = { x: X_SCALE, y: c.log ? { distr: 3, log: 2 } : {} };
     if (c.y2) {
       axes.push({ scale: "y2", side: 1, label: c.y2, size: 56, grid: { show: false } });
       scales.y2 = {};
@@ -230,6 +234,7 @@
       plugins: [marks(host)],
       hooks: { setScale: [zoomAll], draw: [onDrawn] },
     }, cols, el);
+    if (x.length === 1) u.setScale("x", WHOLE);
     el.dataset.points = String(count(u, (v) => v != null));  // values held
     el.dataset.breaks = String(count(u, (v) => v === null));  // gaps: the line breaks
     el.dataset.series = String(c.series.length);
@@ -271,7 +276,7 @@
   if (total === 0) root.dataset.drawn = performance.now().toFixed(1);
 
   document.getElementById("whole").addEventListener("click", () => {
-    if (x.length) charts[0] && charts[0].setScale("x", { min: x[0], max: x[x.length - 1] });
+    if (charts.length) charts[0].setScale("x", WHOLE);
   });
   window.addEventListener("resize", () => {
     for (const u of charts) u.setSize({ width: chartWidth(u.root.parentNode), height: u.height });

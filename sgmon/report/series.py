@@ -303,6 +303,7 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
     )
     return {
         "t0": t0,
+        "step": judged.interval,
         "switches": switches,
         "x": [round(t - t0, 3) for t in axis.times],
         "hosts": [{"name": h, "role": r} for h, r in judged.hosts],
