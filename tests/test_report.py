@@ -532,3 +532,22 @@ def test_report_of_one_awr_text_report(tmp_path: Path) -> None:
     top = check["findings"][0]
     diagnosis = re.search(r'id="top-finding">(.*?)</div>', run.stdout, re.S)[1]
     assert html.escape(f"{top['host']}: {top['title']}", quote=False) in diagnosis
+
+
+def test_package_data_ships_every_page_asset() -> None:
+    """`pip install .` must carry what the page inlines (uPlot, its CSS and licence, the page's
+    script and style): every non-Python file of sgmon/report matches a package-data pattern."""
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    conf = tomllib.loads((root / "pyproject.toml").read_text())
+    patterns = conf["tool"]["setuptools"]["package-data"]["sgmon.report"]
+    pkg = root / "sgmon" / "report"
+    assets = [
+        p.relative_to(pkg).as_posix()
+        for p in pkg.rglob("*")
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
+    ]
+    assert {"vendor/uPlot.iife.min.js", "vendor/uPlot.min.css", "report.js"} <= set(assets)
+    assert [a for a in assets if not any(fnmatch.fnmatch(a, pat) for pat in patterns)] == []
