@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "config": "validate the config, show where each value came from",
     "collectors": "list the installed collectors and whether each can run here",
     "import": "sar, OSWatcher or AWR history into an archive (for replay, check --from)",
+    "report": "a recording as one self-contained HTML incident report",
     "top": "plain-text live view of the local host (no Textual)",
 }
 _MODULE = {"dashboard": "dashboard", "config": "configcmd", "import": "importcmd"}

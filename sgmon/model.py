@@ -28,6 +28,7 @@ never a fake zero.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -150,6 +151,7 @@ _UNIT_SUFFIX = {
 }
 
 
+@functools.cache  # asked for every cell of every row a recording is read back from
 def column_name(name: str, unit: str) -> str:
     """``w_await`` + ``ms`` -> ``w_await_ms``; a name that already ends in its unit is kept."""
     suffix = _UNIT_SUFFIX.get(unit, unit.replace("/", "_per_").lower())

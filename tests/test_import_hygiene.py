@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-HEADLESS = ["record", "status", "agent", "serve", "check", "collectors", "top", "probe", "import"]
+HEADLESS = [
+    "record", "status", "agent", "serve", "check", "collectors", "top", "probe", "import", "report"
+]  # fmt: skip
 PROBE = """
 import sys
 from sgmon.cli import main

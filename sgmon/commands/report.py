@@ -1,0 +1,119 @@
+"""`sgmon report DIR -o incident.html`: a recording (or an import) as one self-contained HTML
+file to share: both hosts' commit path, disks, DG sockets and CPU on one zoomable time axis, the
+findings with their evidence and seed, the commit budget and the advice.  Headless: the frames
+are judged as ``check --from`` judges them, and nothing of Textual is imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from sgmon.cli import UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Archive, time range, config and output file."""
+    parser.add_argument("dir", help="an archive: sgmon record --dir, or sgmon import")
+    parser.add_argument(
+        "--from",
+        dest="start",
+        metavar="TIME",
+        help="first instant drawn (10:31:02 UTC, ISO, or +5m from the first tick); earlier "
+        "ticks are still judged, so the analysis has its baselines",
+    )
+    parser.add_argument(
+        "--to", dest="end", metavar="TIME", help="last instant judged and drawn (same forms)"
+    )
+    parser.add_argument(
+        "--config", metavar="F", help="sgmon.toml: [thresholds], and the hosts' redo devices"
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", required=True, help="the HTML file to write"
+    )
+
+
+def _instant(option: str, text: str | None, first: float) -> float | None:
+    from sgmon.units import parse_instant
+
+    if text is None:
+        return None
+    try:
+        return parse_instant(text, first)
+    except ValueError as e:
+        raise UsageError(f"{option} {e}") from None
+
+
+def _writable(output: str) -> Path:
+    """The output path, refused before any work when it cannot be written."""
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"-o {output}: is a directory; name the HTML file to write")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {output}: cannot write in {parent}")
+    return path
+
+
+def _write(path: Path, text: str) -> None:
+    """Whole or not at all: a temporary file beside the target, renamed over it."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise UsageError(f"-o {path}: {e.strerror or e}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge the archive in range and write the report."""
+    from datetime import UTC, datetime
+
+    from sgmon.archive import ArchiveError
+    from sgmon.config import load_config
+    from sgmon.hosts.replay import ReplaySource
+    from sgmon.report.judged import judge_archive
+    from sgmon.report.page import render
+    from sgmon.report.series import report_data
+
+    output = _writable(args.output)
+    config = load_config(args.config)
+    try:
+        src = ReplaySource(args.dir, speed=0)
+        frames = [f for h in src.hosts for f in src.frames(h.name)]
+    except ArchiveError as e:
+        raise UsageError(str(e)) from None
+    if not frames:
+        raise UsageError(f"{args.dir} holds no recorded ticks")
+    first = min(f.time for f in frames)
+    last = max(f.time for f in frames)
+    start = _instant("--from", args.start, first)
+    end = _instant("--to", args.end, first)
+    lo, hi = first if start is None else start, last if end is None else end
+    if not any(lo - 1e-6 <= f.time <= hi + 1e-6 for f in frames):
+
+        def day(t: float) -> str:
+            return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+        raise UsageError(
+            f"no ticks between {day(lo)} and {day(hi)} UTC; the recording runs from "
+            f"{day(first)} to {day(last)} UTC"
+        )
+    judged = judge_archive(src, config, start, end)
+    pinned = {h.name: h.devices for h in config.hosts}
+    page = render(judged, report_data(judged, pinned), Path(args.dir).resolve().name)
+    _write(output, page)
+    if src.skipped:
+        print(f"sgmon: {src.skipped} torn or malformed row(s) skipped", file=sys.stderr)
+    print(
+        f"{output}: {len(page) / 1e6:.2f} MB, {len(judged.findings)} finding(s), "
+        f"{sum(len(v) for v in judged.frames.values())} ticks",
+        file=sys.stderr,
+    )
+    return 0

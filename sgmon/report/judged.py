@@ -1,0 +1,88 @@
+"""An archive judged for the report: the frames in range, the findings and the commit budget.
+
+The frames go through ``judge_for`` exactly as ``sgmon check --from`` feeds them, so the report
+names the findings check names.  The ticks before ``start`` are judged too (the analysis learns
+its baselines from them, as ``replay --from`` does) but not drawn; judging stops at ``end``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sgmon.judgement import judge_for
+from sgmon.model import data_guard_role
+
+if TYPE_CHECKING:
+    from sgmon.analysis.results import Budget, Finding
+    from sgmon.config import Config
+    from sgmon.hosts.replay import ReplaySource
+    from sgmon.model import Frame
+
+ROLE_ORDER = {"primary": 0, "standby": 1}
+
+
+@dataclass(slots=True)
+class Judged:
+    """What the report draws: hosts (primary first), their frames within [start, end], the
+    commit budget of each primary tick in range, and the findings that overlap the range."""
+
+    hosts: list[tuple[str, str]]
+    """(name, role) in the order the report shows them."""
+    frames: dict[str, list[Frame]]
+    start: float
+    end: float
+    interval: float
+    budgets: list[Budget] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    note: str = ""
+    """Why there are no findings, when the analysis did not run."""
+    regridded: float | None = None
+    """The common step, when hosts of different steps were put on the coarsest (as ``check
+    --from`` judges them, ``sgmon.regrid``)."""
+
+
+def judge_archive(
+    src: ReplaySource, config: Config, start: float | None, end: float | None
+) -> Judged:
+    """Judge the archive up to ``end`` (all of it when None) and keep what lies in range."""
+    every = {h.name: src.frames(h.name) for h in src.hosts}
+    times = [f.time for fl in every.values() for f in fl]
+    lo = min(times) if start is None else start
+    hi = max(times) if end is None else end
+    judge = judge_for(config, [src])
+    stop = threading.Event()
+    budgets: dict[tuple[str, float], Budget] = {}
+
+    def feed(frame: Frame) -> None:
+        if frame.time > hi + 1e-6:
+            stop.set()
+            return
+        j = judge(frame)
+        if j.state is not None and frame.time >= lo - 1e-6:
+            for b in j.state.budget.values():
+                if b.time >= lo - 1e-6:
+                    budgets[(b.host, b.time)] = b
+
+    src.run(feed, stop)
+    findings: list[Finding] = []
+    if judge.analyzer is not None:
+        findings = [f for f in judge.analyzer.state().findings if (f.end or hi) >= lo]
+    frames = {h: [f for f in fl if lo - 1e-6 <= f.time <= hi + 1e-6] for h, fl in every.items()}
+    roles = {
+        h.name: data_guard_role(every[h.name][0] if every[h.name] else None, h.role)
+        for h in src.hosts
+    }
+    hosts = sorted(roles.items(), key=lambda hr: ROLE_ORDER.get(hr[1], 2))
+    return Judged(
+        hosts,
+        frames,
+        lo,
+        hi,
+        src.interval,
+        sorted(budgets.values(), key=lambda b: (b.host, b.time)),
+        findings,
+        judge.note,
+        src.regridded,
+    )

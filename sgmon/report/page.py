@@ -1,0 +1,141 @@
+"""The report as one HTML file: findings, advice and budget as static HTML (readable with
+scripts off), the chart data as JSON, and uPlot, its CSS and the page's script inlined, so
+nothing is fetched when it opens.  Times are UTC, as ``check`` and ``replay`` print them."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from html import escape
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+
+from sgmon import __version__
+from sgmon.analysis.budget import describe
+from sgmon.units import fmt_step
+
+if TYPE_CHECKING:
+    from sgmon.analysis.results import Budget, Finding
+    from sgmon.report.judged import Judged
+
+UPLOT_VERSION = "1.6.32"
+_HERE = files("sgmon.report")
+_CATCH = (
+    "window.addEventListener('error',function(e){var r=document.documentElement;"
+    "r.dataset.errors=(r.dataset.errors?r.dataset.errors+' | ':'')+"
+    "(e.message||'failed to load '+((e.target&&(e.target.src||e.target.href))||'?'))},true);"
+)
+"""First script of the page: any error (a script's, or a resource that failed to load) is
+written into ``<html data-errors>`` for whoever reads the DOM."""
+
+
+def _asset(name: str) -> str:
+    return (_HERE / name).read_text(encoding="utf-8")
+
+
+def _clock(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S")
+
+
+def _day(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def advice(f: Finding) -> str | None:
+    """What a finding says to do: its evidence's ``fix:``, where its rule gives one (the
+    others say it in their title: "consider Fast Sync", "see rto_min")."""
+    return next((e.split("fix: ", 1)[1] for e in f.evidence if "fix: " in e), None)
+
+
+def _finding(f: Finding) -> str:
+    span = f"{_clock(f.start)}-{_clock(f.end) if f.end else 'end'}"
+    closed = "" if f.active else " (closed)"
+    evidence = "".join(f"<li>{escape(e)}</li>" for e in f.evidence)
+    return (
+        f'<li class="finding {f.severity}" data-rule="{escape(f.rule)}" data-seed="{f.seed}">'
+        f'<span class="sev {f.severity}">{f.severity.upper()}</span>'
+        f'<span class="title">{escape(f.host)}: {escape(f.title)}</span>'
+        f'<div class="meta">{escape(f.rule)}, seed {escape(f.seed)}, {span} UTC{closed}</div>'
+        f'<ul class="evidence">{evidence}</ul></li>'
+    )
+
+
+def _diagnosis(findings: list[Finding], note: str) -> str:
+    if not findings:
+        why = f" ({escape(note)})" if note else ""
+        return f'<div class="diagnosis ok">No finding in this range{why}.</div>'
+    top = findings[0]
+    fix = advice(top)
+    todo = f"What to do (seed {top.seed}): {fix}" if fix else f"Seed {top.seed}."
+    return (
+        f'<div class="diagnosis" id="top-finding"><span class="sev {top.severity}">'
+        f"{top.severity.upper()}</span>{escape(top.host)}: {escape(top.title)}"
+        f'<div class="advice">{escape(todo)}</div></div>'
+    )
+
+
+def _budget(budgets: list[Budget]) -> str:
+    if not budgets:
+        return '<p class="none">No commit budget: no log file sync waits were recorded.</p>'
+    lines = []
+    for host in dict.fromkeys(b.host for b in budgets):
+        mine = [b for b in budgets if b.host == host]
+        last = mine[-1]
+        peak = max(mine, key=lambda b: b.lfs_ms or 0.0)
+        for what, shown in (("last", last), ("slowest", peak)):
+            text = f"{host}, {what} interval ({_clock(shown.time)}): {describe(shown)}"
+            lines.append(f"<li>{escape(text)}</li>")
+    return f'<ul class="budget">{"".join(lines)}</ul>'
+
+
+def _regridded(judged: Judged) -> str:
+    if judged.regridded is None:
+        return ""
+    return (
+        " The hosts were sampled at different steps: judged and drawn on the coarsest, "
+        f"{fmt_step(judged.regridded)} samples, as check --from judges them."
+    )
+
+
+def render(judged: Judged, data: dict[str, Any], source: str) -> str:
+    """The whole page."""
+    hosts = ", ".join(f"{escape(h)} ({escape(r or 'no role')})" for h, r in judged.hosts)
+    ticks = ", ".join(f"{escape(h)} {len(judged.frames.get(h, []))}" for h, _ in judged.hosts)
+    payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    findings = "".join(_finding(f) for f in judged.findings)
+    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="sgmon {__version__}">
+<title>sgmon incident report: {escape(source)}</title>
+<script>{_CATCH}</script>
+<style>{_asset("vendor/uPlot.min.css")}</style>
+<style>{_asset("report.css")}</style>
+</head>
+<body>
+<h1>sgmon incident report: {escape(source)}</h1>
+<div class="meta" id="range">{hosts}: {_day(judged.start)} to {_day(judged.end)} UTC,
+interval {judged.interval:g} s, ticks {ticks}.{_regridded(judged)} Made {made} UTC by sgmon
+{__version__}.</div>
+<h2>Diagnosis</h2>
+{_diagnosis(judged.findings, judged.note)}
+<h2>Findings ({len(judged.findings)})</h2>
+<ol class="findings" id="findings">{findings}</ol>
+<h2>Commit budget</h2>
+{_budget(judged.budgets)}
+<div class="toolbar">Charts: drag across a chart to zoom every chart to that range;
+double-click or <button id="whole" type="button">whole range</button> to zoom out; the
+address keeps the zoom, to share the view. Shaded: the host's warning and critical findings;
+dashed: log switches. Times UTC.</div>
+<noscript><p>The charts need JavaScript; the findings above do not.</p></noscript>
+<div id="charts"></div>
+<script type="application/json" id="sgmon-data">{payload}</script>
+<script>/* uPlot {UPLOT_VERSION}, MIT licence, (c) Leon Sorokin */
+{_asset("vendor/uPlot.iife.min.js")}</script>
+<script>{_asset("report.js")}</script>
+</body>
+</html>
+"""
