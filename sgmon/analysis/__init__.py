@@ -21,6 +21,7 @@ import math
 import threading
 from collections import deque
 
+from sgmon import topology
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, label
 from sgmon.analysis.correlate import Link, rank
@@ -104,6 +105,7 @@ class Analyzer:
         if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):
             return  # another host has yet to report this tick: judge once, when it has
         ctx = Context(self._time, self._views, self.tracker, self.grader, self.config)
+        ctx.topology = topology.build(self.config, {h: v.frame for h, v in self._views.items()})
         primary, standby = ctx.primary, ctx.standby
         if primary is not None and primary.frame.time != self._budget_time:
             self._budget_time = primary.frame.time
@@ -151,6 +153,8 @@ class Analyzer:
         trigger_paths = {(c, i, f) for c, i, f in TRIGGERS}
         candidates = []
         for view in ctx.hosts.values():
+            if not ctx.on_commit_path(view.name):
+                continue  # seed 003: an ASYNC standby's faults never line up as the cause
             for key, o in view.outliers.items():
                 if view is p and key[1:] in trigger_paths:
                     continue

@@ -111,7 +111,7 @@ def _simulate(
                 judge(frame)
     finally:
         pair.close()
-    return judge, ["primary", "standby"], pair.t
+    return judge, [name for name, _ in pair.hosts], pair.t
 
 
 def _replay(config: Config, directory: str) -> tuple[Judge, list[str], float]:

@@ -6,6 +6,11 @@ number has a source: seed 000 (Tables 6-9: sub-millisecond local and remote writ
 TCP tail losses retransmitted after a 200 ms RTO -> 128-256 ms outliers, 80-120 a minute; after
 ``rto_min 10ms`` the same losses cost ~11 ms), seed 003 (standby volume IOPS-capped by lost-write
 reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
+
+A scenario also has a layout: the database version and the standbys.  Every scenario but
+``cascade-iops-cap`` is 19c with one SYNC standby named "standby"; that one is seed 003's
+11.2.0.4 configuration after the switchover: SYNC AFFIRM to B, ASYNC to A, C cascaded from B,
+and the IOPS cap on B's and C's volumes.
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ SCENARIOS: dict[str, str] = {
     "CPU, log file sync rises while the writes stay fast",
     "transport-stopped": "the standby stops receiving: its transport lag goes unknown (NULL), "
     "the lag's datum stops moving, the primary's destination errors and the protection drops",
+    "cascade-iops-cap": "seed 003's 11.2.0.4 primary: SYNC AFFIRM to standby B, ASYNC to A, C "
+    "cascaded from B; the IOPS cap hits B and C, and only B's slows commits",
 }
 
 _FAULTS: dict[str, Conditions] = {
@@ -82,6 +89,46 @@ _FAULTS: dict[str, Conditions] = {
     ),
     "transport-stopped": replace(HEALTHY, transport_stopped=True),
 }
+_FAULTS["cascade-iops-cap"] = _FAULTS["standby-iops-cap"]
+
+
+@dataclass(frozen=True, slots=True)
+class Standby:
+    """One simulated standby: its host name, DB_UNIQUE_NAME, the primary's destination to it
+    (None: cascaded, fed by another standby), transmit mode, and whether the fault's IOPS cap
+    hits its volume."""
+
+    name: str
+    db_unique_name: str
+    dest_id: int | None
+    mode: str  # SYNCHRONOUS | ASYNCHRONOUS
+    capped: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The database version and the standbys of a scenario (the first one is the SYNC one)."""
+
+    version: str
+    standbys: tuple[Standby, ...]
+
+
+PAIR = Layout("19.21.0.0.0", (Standby("standby", "STBY", 2, "SYNCHRONOUS"),))
+_LAYOUTS = {
+    "cascade-iops-cap": Layout(
+        "11.2.0.4.0",
+        (
+            Standby("standby_b", "STBY_B", 2, "SYNCHRONOUS"),
+            Standby("standby_a", "STBY_A", 3, "ASYNCHRONOUS", capped=False),
+            Standby("standby_c", "STBY_C", None, "ASYNCHRONOUS"),
+        ),
+    )
+}
+
+
+def layout(scenario: str) -> Layout:
+    """The version and standbys of a scenario (a 19c SYNC pair unless it says otherwise)."""
+    return _LAYOUTS.get(scenario, PAIR)
 
 
 def conditions(scenario: str, t: float, onset: float) -> Conditions:

@@ -12,7 +12,7 @@ Rule parameters that are not per-field thresholds live here as constants, with t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sgmon import buckets
 from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
@@ -101,6 +101,8 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     The cause lines up with the chain by its best Pearson link (``r=``) or, for point events,
     by the event-overlap score (``overlap=``), whichever is higher.
     """
+    if not ctx.on_commit_path(claim.host):
+        claim = lag_risk(claim, claim.rule or spec.name)
     weight = spec.weight if claim.weight is None else claim.weight
     link = ctx.link(claim.series) if claim.explains else None
     score, strength = (link.r, link.strength()) if link else (None, "")
@@ -133,10 +135,35 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         evidence,
         claim.series,
         name,
-        spec.seed,
+        "003" if name == LAG_RISK else spec.seed,
         ctx.now,
         None,
         rank,
+    )
+
+
+LAG_RISK = "lag_risk"
+
+
+def lag_risk(claim: Claim, rule: str) -> Claim:
+    """A fault on a standby off the commit path (ASYNC, cascaded): a risk to its lag and to a
+    failover onto it, never the cause of commit time (seed 003: the capped ASYNC standby did not
+    slow commits), so at most warn and never drawn as a chain's cause."""
+    return replace(
+        claim,
+        subject=f"{rule}:{claim.subject}",
+        severity="info" if claim.severity == "info" else "warn",
+        conclusion=f"lag risk, not on the commit path: {claim.conclusion}"
+        + ("" if "seed 003" in claim.conclusion else " (seed 003)"),
+        evidence=[
+            *claim.evidence,
+            f"{claim.host} is not a SYNC destination of the primary (sgmon.topology): its "
+            "faults delay its own redo and apply, not the primary's commits (seed 003)",
+        ],
+        explains=False,
+        overlap=None,
+        rule=LAG_RISK,
+        weight=ADVICE,
     )
 
 
