@@ -189,9 +189,9 @@ class OracleDgCollector(OracleCollector):
             db["archive_gap"] = " ".join(f"{t}:{lo}-{hi}" for t, lo, hi in gaps)
 
     def _dests(self, s: Session, rows: Rows) -> None:
-        for row in s.query("dest") or ():
-            dest_id, status, target, mode, affirm, timeout, uname, err, _st, gap, err2 = row[:11]
-            service, valid_role, dtype, archived = row[11:15]
+        for dest in s.query("dest") or ():
+            dest_id, status, target, mode, affirm, timeout, uname, err, _st, gap, err2 = dest[:11]
+            service, valid_role, dtype, archived = dest[11:15]
             named = uname and str(uname).upper() != "NONE"  # NONE: no DB_UNIQUE_NAME attribute
             rows[f"dest_{dest_id}"] = {
                 "target": uname if named else service or target,
