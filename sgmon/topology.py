@@ -99,6 +99,20 @@ class Topology:
         """The standbys (and far sync instances) on the commit path, in destination order."""
         return [h for h in self.standbys if self.places.get(h) == "commit path"]
 
+    def summary(self) -> str:
+        """One line: the primary and why, the commit path, the lag risks, the unmonitored."""
+        parts = [f"primary {self.primary or 'none'} ({self.why})"]
+        if self.standbys:
+            path = self.sync_standbys()
+            parts.append(f"commit path: {', '.join(path) or 'none'}")
+            risk = [h for h in self.standbys if h not in path]
+            if risk:
+                parts.append(f"lag risk only: {', '.join(risk)}")
+        lost = [d for d in self.dests if not d.hosts]
+        if lost:
+            parts.append("unmonitored: " + ", ".join(_unmonitored(d) for d in lost))
+        return "; ".join(parts)
+
     def lines(self) -> list[str]:
         """The topology in words, one line each (``config --check``)."""
         out = [f"primary: {self.primary or 'none'} ({self.why})"]
@@ -122,6 +136,11 @@ class Topology:
                 reason = dest
             out.append(f"{kind} {h}: {self.places.get(h, 'commit path')} ({reason})")
         return out + list(self.notes)
+
+
+def _unmonitored(d: Dest) -> str:
+    behind = "" if d.logs_behind is None else f", {d.logs_behind} log(s) behind"
+    return f"{d.inst} {d.target} ({d.mode_text()}{behind})"
 
 
 def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:

@@ -23,6 +23,8 @@ CAUSE = {
     "primary-cpu-starved": ("cpu_starvation", "primary"),
     # the primary's destination errors first; the standby's unknown lag is its own finding
     "transport-stopped": ("dg_state", "primary"),
+    # seed 003: B is the SYNC standby; C (capped too) and A are off the commit path
+    "cascade-iops-cap": ("standby_io", "standby_b"),
 }
 
 

@@ -76,6 +76,8 @@ class Analyzer:
         self._opened: deque[Finding] = deque(maxlen=1000)
         self._closed: deque[Finding] = deque(maxlen=1000)
         self._lock = threading.Lock()
+        self.topology: topology.Topology | None = None
+        """The hosts' places at the last evaluation (which standbys are on the commit path)."""
 
     def __call__(self, frame: Frame) -> None:
         """Sink form of ``feed``."""
@@ -105,7 +107,8 @@ class Analyzer:
         if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):
             return  # another host has yet to report this tick: judge once, when it has
         ctx = Context(self._time, self._views, self.tracker, self.grader, self.config)
-        ctx.topology = topology.build(self.config, {h: v.frame for h, v in self._views.items()})
+        self.topology = topology.build(self.config, {h: v.frame for h, v in self._views.items()})
+        ctx.topology = self.topology
         primary, standby = ctx.primary, ctx.standby
         if primary is not None and primary.frame.time != self._budget_time:
             self._budget_time = primary.frame.time

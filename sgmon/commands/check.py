@@ -87,12 +87,14 @@ def run(args: argparse.Namespace) -> int:
     state = judge.analyzer.state()
     worst = state.worst(active_only=False)
     code = EXIT[worst]
+    topo = judge.analyzer.topology
     if args.format == "json":
         out = state.to_dict()
         out.update(hosts=hosts, seconds=span, worst=worst, exit=code)
+        out.update(topology=topo.lines() if topo is not None else [])
         print(json.dumps(out, indent=1, default=str))
     else:
-        print(report(state, hosts, span))
+        print(report(state, hosts, span, topo.summary() if topo is not None else ""))
     return code
 
 
@@ -179,8 +181,9 @@ def _outlier_now(o: Outlier) -> str:
     return f"{now(o)}: {o.reason}"
 
 
-def report(state: AnalysisState, hosts: list[str], seconds: float) -> str:
-    """The text report: findings (worst first) with evidence, the commit budget, outliers."""
+def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str = "") -> str:
+    """The text report: findings (worst first) with evidence, the commit budget, outliers;
+    ``topology`` (its summary) after the first line when known."""
     from sgmon.analysis.budget import describe
 
     worst = state.worst(active_only=False)
@@ -188,6 +191,8 @@ def report(state: AnalysisState, hosts: list[str], seconds: float) -> str:
         f"sgmon check: {', '.join(hosts)} over {fmt_num(seconds)} s: "
         f"{len(state.findings)} finding(s), worst {worst or 'none'}"
     ]
+    if topology:
+        lines.append(f"topology: {topology}")
     for f in state.findings:
         when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
         lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
