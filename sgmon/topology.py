@@ -200,20 +200,23 @@ def _primary(
     names: Sequence[str], roles: Mapping[str, str], frames: Mapping[str, Frame | None]
 ) -> tuple[str | None, str, list[str]]:
     """The primary and why it is taken as one (issue 15: a config without one still runs)."""
-    said = [n for n in names if roles[n] == "primary"]
+    db = [n for n in names if _db_role(frames.get(n)) == "primary"]
+    said = db or [n for n in names if roles[n] == "primary"]  # the database outranks the config
     notes = []
     if len(said) > 1:
         notes.append(f"sgmon: {' and '.join(said)} all say primary; {said[0]} is taken")
     if said:
-        f = frames.get(said[0])
-        from_db = f is not None and str(f.value("oracle_dg", "db", "role") or "") == "primary"
-        return said[0], "its database says PRIMARY" if from_db else "configured role", notes
+        return said[0], "its database says PRIMARY" if db else "configured role", notes
     shipping = [n for n in names if _dest_rows(frames.get(n))]
     if shipping:
         return shipping[0], "assumed: no host is primary, it ships redo to destinations", notes
     if len(names) == 1:
         return names[0], "assumed: the only host, no role known", notes
     return None, "none configured or reported: commit-path analysis is off", notes
+
+
+def _db_role(frame: Frame | None) -> str:
+    return str(frame.value("oracle_dg", "db", "role") or "") if frame is not None else ""
 
 
 def _dest_rows(frame: Frame | None) -> dict[str, dict]:

@@ -182,8 +182,8 @@ def _outlier_now(o: Outlier) -> str:
 
 
 def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str = "") -> str:
-    """The text report: findings (worst first) with evidence, the commit budget, outliers;
-    ``topology`` (its summary) after the first line when known."""
+    """The text report: findings (worst first) with evidence, the topology's summary (when
+    known), the commit budget, outliers."""
     from sgmon.analysis.budget import describe
 
     worst = state.worst(active_only=False)
@@ -191,13 +191,13 @@ def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str
         f"sgmon check: {', '.join(hosts)} over {fmt_num(seconds)} s: "
         f"{len(state.findings)} finding(s), worst {worst or 'none'}"
     ]
-    if topology:
-        lines.append(f"topology: {topology}")
     for f in state.findings:
         when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
         lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
         lines.append(f"     {f.rule}, seed {f.seed}, {when}{'' if f.active else ' (closed)'}")
         lines += [f"     - {e}" for e in f.evidence]
+    if topology:
+        lines.append(f"topology: {topology}")
     for host, b in state.budget.items():
         lines.append(f"commit budget {host} (last interval): {describe(b)}")
     bad = [o for o in state.outliers.values() if o.severity != "info"]
