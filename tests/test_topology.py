@@ -218,6 +218,8 @@ def test_capped_async_standby_is_a_lag_risk_and_the_sync_one_the_cause():
     causes = [f for f in findings if " <- " in f.title]
     assert causes and all(f.host in ("primary", "standby_b") for f in causes)
     assert any(f.rule == "standby_io" and f.host == "standby_b" for f in causes)
+    advice = [f.title for f in findings if f.rule == "fast_sync"]  # seed 003: 11.2 has none
+    assert advice and not any("consider Fast Sync" in t for t in advice), advice[:1]
 
 
 def test_the_same_capped_standby_is_no_cause_once_its_destination_is_async():
