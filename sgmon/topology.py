@@ -244,8 +244,8 @@ def _dests(
         r = rows[inst]
         target, service = _text(r.get("target")), _text(r.get("service"))
         by_name = [n for n in others if uniq[n] and uniq[n] == target.upper()]
-        in_service = _service_hosts(service) if service else set()
-        by_host = [n for n in others if aliases[n] & in_service] if not by_name else []
+        in_service = _service_hosts(service) if service and not by_name else set()
+        by_host = [n for n in others if aliases[n] & in_service]
         archived = number(r.get("archived_seq"))
         behind = int(current - archived) if current is not None and archived else None
         out.append(

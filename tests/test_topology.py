@@ -299,3 +299,40 @@ def test_config_check_reads_a_local_database_once(primary):
     assert [u.split(":")[0] for u in unread] == ["s", "q"]
     topo = build(config, frames)
     assert topo.primary == "p" and topo.dests[0].target == "STBY"
+
+
+def test_cascade_is_deterministic_under_a_seed():
+    def frames(seed: int) -> list[dict]:
+        pair = SimPair("cascade-iops-cap", seed=seed, start=START, onset=5.0)
+        out = []
+        try:
+            for _ in range(12):
+                for f in pair.step():
+                    d = f.to_dict()
+                    for c in d["collectors"].values():
+                        c["duration_ms"] = None
+                    out.append(d)
+        finally:
+            pair.close()
+        return out
+
+    a = frames(7)
+    assert [d["host"] for d in a[:4]] == ["primary", "standby_b", "standby_a", "standby_c"]
+    assert a == frames(7) and a != frames(8)
+
+
+def test_check_names_b_redo_device_and_c_only_as_a_lag_risk():
+    import json
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGMON_")}
+    argv = [sys.executable, "-m", "sgmon", "check", "--simulate", "cascade-iops-cap",
+            "--seconds", "120", "--format", "json"]  # fmt: skip
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    out = json.loads(r.stdout)
+    top = out["findings"][0]
+    assert (top["rule"], top["host"]) == ("standby_io", "standby_b"), top["title"]
+    assert "standby_b disk sdb" in top["title"] and " <- " in top["title"]
+    c = [f for f in out["findings"] if f["host"] == "standby_c"]
+    assert c and all(f["rule"] == "lag_risk" and f["severity"] == "warn" for f in c)
+    assert out["hosts"] == ["primary", "standby_b", "standby_a", "standby_c"]
+    assert any("standby standby_c: lag risk" in line for line in out["topology"])
