@@ -170,7 +170,12 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
 
 def disagreements(config: Config, topo: Topology) -> list[str]:
     """Where the database's topology and the config differ, one line each."""
-    out = []
+    out = [
+        f"{d.inst} {d.target} ({d.mode_text()}) is on the commit path, but no configured host "
+        "matches it: add its host, or its db_unique_name"
+        for d in topo.dests
+        if config.hosts and d.commit_path and not d.hosts
+    ]
     for h in config.hosts:
         if h.role == "primary" and topo.primary and h.name != topo.primary:
             out.append(f"{h.name} is configured primary, but {topo.primary} is ({topo.why})")

@@ -112,6 +112,12 @@ def test_unmatched_destination_is_unmonitored_with_its_lag(primary):
     assert next(d for d in topo.dests if d.inst == "dest_2").logs_behind == 0
     assert "unmonitored: dest_4 FARAWAY (ASYNC, 3 log(s) behind)" in topo.summary()
     assert any("-> unmonitored" in line for line in topo.lines())
+    # an unmonitored ASYNC destination is no disagreement; a SYNC one hides the commit path
+    config = parse_config({"host": [{"name": "p", "role": "primary"}]})
+    assert disagreements(config, build(config, {"p": frames["p"]})) == [
+        "dest_2 STBY (SYNC AFFIRM) is on the commit path, but no configured host matches it: "
+        "add its host, or its db_unique_name"
+    ]
 
 
 def test_two_hosts_claiming_one_destination_give_one_line_naming_both(primary):
