@@ -18,7 +18,8 @@ A SYNC or PARALLELSYNC destination that is not deferred, disabled or valid only 
 role puts its host (a standby, or a far sync instance) on the commit path; every other standby is
 a lag risk only: its faults are never the cause of log file sync.  Until a destination has been
 mapped to a watched host (no database, an OS-only config, an old recording), every standby is
-taken to be on the commit path, as sgmon did before it read destinations, and ``lines`` says so.
+taken to be on the commit path, as sgmon did before it read destinations, and ``lines`` says so
+(unless the primary has destinations and none of them is SYNC: then no standby is).
 
 Headless and cheap: the analysis rebuilds it every evaluated tick, ``config --check`` prints it.
 """
@@ -130,6 +131,8 @@ class Topology:
             dest = next((d.inst for d in self.dests if h in d.hosts), None)
             if dest is None and self.mapped:
                 reason = "no destination of the primary ships to it (cascaded, or not receiving)"
+            elif dest is None and self.dests and not any(d.commit_path for d in self.dests):
+                reason = "the primary has no SYNC destination"
             elif dest is None:
                 reason = "assumed: no destination is mapped to a watched host yet"
             else:
@@ -157,6 +160,8 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
         for n in standbys:
             mine = [d for d in dests if n in d.hosts]
             places[n] = "commit path" if any(d.commit_path for d in mine) else "lag risk"
+    elif dests and not any(d.commit_path for d in dests):  # nothing SYNC: no standby waits
+        places = dict.fromkeys(standbys, "lag risk")
     else:
         places = dict.fromkeys(standbys, "commit path")
     for d in dests:

@@ -174,6 +174,18 @@ def test_unmapped_destinations_keep_every_standby_on_the_commit_path():
     assert "assumed: no destination is mapped" in "\n".join(topo.lines())
 
 
+def test_a_primary_without_sync_destinations_has_no_standby_on_the_commit_path(primary):
+    """Destinations read but none matches a host: if none of them is SYNC, none waits."""
+    primary.set_dest(2, db_unique_name="ELSEWHERE", transmit_mode="ASYNCHRONOUS")
+    config = parse_config({"host": [{"name": "p", "role": "primary"},
+                                    {"name": "s", "role": "standby"}]})  # fmt: skip
+    topo = build(config, {"p": _frame("p", primary, "primary")})
+    assert not topo.mapped and not topo.on_commit_path("s")
+    assert "standby s: lag risk (the primary has no SYNC destination)" in topo.lines()
+    primary.set_dest(2, db_unique_name="ELSEWHERE")  # SYNC again: s may be behind it
+    assert build(config, {"p": _frame("p", primary, "primary")}).on_commit_path("s")
+
+
 def test_config_disagreements_are_lines():
     config = parse_config(
         {
