@@ -240,6 +240,16 @@ def test_capped_async_standby_is_a_lag_risk_and_the_sync_one_the_cause():
     assert advice and not any("consider Fast Sync" in t for t in advice), advice[:1]
 
 
+def test_a_cap_on_the_async_standby_alone_leaves_commits_alone():
+    """Issue 15's lab case in the simulation: only the ASYNC standby's volume is capped."""
+    findings = _analyse(SimPair("async-iops-cap", seed=6, start=START, onset=20.0), 100)
+    a = [f for f in findings if f.host == "standby_a"]
+    assert any("disk sdb" in f.title and f.rule == "lag_risk" for f in a), [f.title for f in a]
+    assert all(f.severity == "warn" and " <- " not in f.title for f in a)
+    assert all(f.severity == "info" for f in findings if f.host != "standby_a")
+    assert not [f for f in findings if f.rule == "commit_chain"]
+
+
 def test_the_same_capped_standby_is_no_cause_once_its_destination_is_async():
     """standby-iops-cap with the destination turned ASYNC: the capped disk lines up with log
     file sync perfectly (the model still waits for it), and is still never named its cause."""

@@ -17,7 +17,7 @@ import random
 from dataclasses import replace
 
 from sgmon.sim.model import STANDBY_EVENTS, TickStats
-from sgmon.sim.scenarios import HEALTHY, Conditions
+from sgmon.sim.scenarios import Conditions, uncapped
 from sgmon.sim.standin import Buckets, StandIn
 
 FALL_BEHIND = 0.6
@@ -40,7 +40,7 @@ class OffPathStandby:
     def conditions(self, c: Conditions) -> Conditions:
         """The fault's conditions where they reach this standby (the cap only if it is
         capped), the healthy ones elsewhere."""
-        return c if self.capped else replace(c, standby_cap=False, rfs_ms=HEALTHY.rfs_ms)
+        return c if self.capped else uncapped(c)
 
     def advance(self, st: TickStats, c: Conditions, dt: float, stamp: str) -> TickStats:
         """Receive the interval's redo; publish counters and lag; the interval as this standby

@@ -28,7 +28,7 @@ from sgmon.registry import load
 from sgmon.sim.hostos import HostOS
 from sgmon.sim.model import CommitModel
 from sgmon.sim.offpath import OffPathStandby
-from sgmon.sim.scenarios import DEFAULT_ONSET, SCENARIOS, conditions, layout
+from sgmon.sim.scenarios import DEFAULT_ONSET, SCENARIOS, conditions, layout, uncapped
 from sgmon.sim.standin import StandIn
 from sgmon.sim.traces import TraceWriter
 
@@ -78,6 +78,7 @@ class SimPair:
                 startup=self.start - 3 * 86400,
             )
         self.sync = sync.name
+        self._sync_capped = sync.capped
         self.model = CommitModel(
             random.Random(f"sgmon-sim/{seed}/db"),
             self.dbs["primary"],
@@ -138,7 +139,8 @@ class SimPair:
         """Advance one interval; the frames of the primary and the SYNC standby, then of the
         standbys off the commit path."""
         cond = conditions(self.scenario, self.t, self.onset)
-        st = self.model.advance(self.t, self.interval, cond)
+        synced = cond if self._sync_capped else uncapped(cond)
+        st = self.model.advance(self.t, self.interval, synced)
         self.traces.write(st)
         self.t += self.interval
         self._seq += 1
@@ -147,7 +149,7 @@ class SimPair:
             self.dbs["primary"].set_archived(dest_id, self.model.sequence - 1)
         frames = []
         for host, role in self.hosts:
-            seen, mine = st, cond
+            seen, mine = st, synced
             if host in self.offpath:
                 mine = self.offpath[host].conditions(cond)
                 seen = self.offpath[host].advance(st, cond, self.interval, stamp)
