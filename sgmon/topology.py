@@ -37,6 +37,15 @@ SYNC_MODES = ("SYNC", "PARALLELSYNC", "SYNCHRONOUS")
 OFF = ("DEFERRED", "DISABLED", "INACTIVE")
 """Destination STATUS values under which nothing is shipped (V$ARCHIVE_DEST)."""
 _HOST = re.compile(r"\(\s*HOST\s*=\s*([^)\s]+)\s*\)", re.IGNORECASE)
+_OFF_PATH_SENDER = re.compile(r"^ora_(tt[0-9a-z]{2}|arc[0-9a-z])_", re.IGNORECASE)
+"""Primary processes whose sockets no commit waits for: TTnn ship ASYNC redo (12.1 onward,
+Database Concepts "LGWR"), ARCn archived logs and gaps.  NSSn (SYNC) and 11.2's LNSn, which
+serves both modes, may be on the commit path."""
+
+
+def off_path_sender(process: object) -> bool:
+    """Whether a DG socket's owner ships redo no commit waits for (``ora_tt00_PROD``)."""
+    return bool(_OFF_PATH_SENDER.match(str(process or "")))
 
 
 @dataclass(frozen=True, slots=True)

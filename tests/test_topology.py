@@ -364,3 +364,35 @@ def test_check_names_b_redo_device_and_c_only_as_a_lag_risk():
     assert c and all(f["rule"] == "lag_risk" and f["severity"] == "warn" for f in c)
     assert out["hosts"] == ["primary", "standby_b", "standby_a", "standby_c"]
     assert any("standby standby_c: lag risk" in line for line in out["topology"])
+
+
+def _renamed(frame: Frame, process: str) -> Frame:
+    """The frame with its DG sockets owned by ``process`` (as ss -p would name it)."""
+    from dataclasses import replace
+
+    tcp = frame.collectors["tcp"]
+    rows = {i: (dict(r, process=process) if i != "host" else r) for i, r in tcp.rows.items()}
+    return replace(frame, collectors={**frame.collectors, "tcp": CollectorResult(tcp.status, rows)})
+
+
+@pytest.mark.parametrize(("process", "drawn"), [("ora_nss2_PROD", True), ("ora_tt00_PROD", False)])
+def test_retransmits_on_an_async_transport_socket_are_no_cause(process: str, drawn: bool):
+    """rto-stall's lossy socket as NSS's (SYNC) is the cause; as a TTnn's (ASYNC redo, 12.1
+    onward) it is a lag risk, however well it lines up."""
+    pair = SimPair("rto-stall", seed=3, start=START, onset=10.0)
+    a = Analyzer()
+    found = []
+    try:
+        while pair.t < 60:
+            primary, standby = pair.step()
+            a.feed(_renamed(primary, process))
+            a.feed(standby)
+            found += [f for f in a.state().findings if f.host == "primary"]
+    finally:
+        pair.close()
+    stalls = [f for f in found if "DG socket retransmits" in f.title]
+    assert stalls
+    assert any(" <- DG socket retransmits" in f.title for f in stalls) is drawn
+    if not drawn:
+        assert all(f.rule == "lag_risk" and f.severity == "warn" for f in stalls)
+        assert "ships ASYNC redo" in stalls[0].evidence[-1]
