@@ -139,7 +139,7 @@ class Topology:
             kind = "far sync" if h in self.far_sync else "standby"
             dest = next((d.inst for d in self.dests if h in d.hosts), None)
             if dest is None and self.mapped:
-                reason = "no destination of the primary ships to it (cascaded, or not receiving)"
+                reason = "cascaded or not receiving: no destination of the primary ships to it"
             elif dest is None and self.dests and not any(d.commit_path for d in self.dests):
                 reason = "the primary has no SYNC destination"
             elif dest is None:

@@ -282,7 +282,7 @@ def test_config_check_prints_the_simulated_topology():
     assert "dest_2 STBY_B (stby_b): SYNC AFFIRM, VALID -> standby_b, by db_unique_name: " \
         "commit path" in out  # fmt: skip
     assert "dest_3 STBY_A (stby_a): ASYNC, VALID -> standby_a" in out
-    assert "standby standby_c: lag risk (no destination of the primary ships to it" in out
+    assert "standby standby_c: lag risk (cascaded or not receiving: no destination of" in out
 
 
 def test_config_check_names_claimants_and_disagreements(tmp_path: Path):
