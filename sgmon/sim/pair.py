@@ -77,7 +77,6 @@ class SimPair:
                 db_unique_name=sb.db_unique_name,
                 startup=self.start - 3 * 86400,
             )
-        self.sync = sync.name
         self._sync_capped = sync.capped
         self.model = CommitModel(
             random.Random(f"sgmon-sim/{seed}/db"),
@@ -92,7 +91,7 @@ class SimPair:
             )
             for sb in others
         }
-        self._dests = {sb.dest_id: sb.name for sb in others if sb.dest_id is not None}
+        self._dests = tuple(sb.dest_id for sb in others if sb.dest_id is not None)
         for sb in others:
             if sb.dest_id is not None:  # a cascaded standby is no destination of the primary
                 self.dbs["primary"].set_dest(
@@ -145,7 +144,7 @@ class SimPair:
         self.t += self.interval
         self._seq += 1
         stamp = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.now()))
-        for dest_id in self._dests if st.switches else ():  # ASYNC: archived as the SYNC one
+        for dest_id in self._dests if st.switches else ():  # archived as soon as the SYNC one
             self.dbs["primary"].set_archived(dest_id, self.model.sequence - 1)
         frames = []
         for host, role in self.hosts:
