@@ -396,3 +396,27 @@ def test_retransmits_on_an_async_transport_socket_are_no_cause(process: str, dra
     if not drawn:
         assert all(f.rule == "lag_risk" and f.severity == "warn" for f in stalls)
         assert "ships ASYNC redo" in stalls[0].evidence[-1]
+
+
+def test_config_keys_of_several_standbys_show_with_their_origin(tmp_path: Path):
+    cfg = tmp_path / "sgmon.toml"
+    cfg.write_text(
+        '[[host]]\nname = "p"\nrole = "primary"\n'
+        '[[host]]\nname = "b"\nrole = "standby"\ndb_unique_name = "STBY_B"\n'
+        '[[host]]\nname = "a"\nrole = "standby"\n'
+        '[[host]]\nname = "fs"\nrole = "far_sync"\n'
+    )
+    r = _check(path=cfg)
+    assert r.returncode == 0, r.stderr
+    shown = {line.split("=")[0].strip(): line.split("=", 1)[1].strip() for line in
+             r.stdout.splitlines() if line.startswith("  host[")}  # fmt: skip
+    assert shown["host[b].db_unique_name"] == f"STBY_B    (file {cfg})"
+    assert shown["host[fs].role"] == f"far_sync    (file {cfg})"
+    assert shown["host[a].role"] == f"standby    (file {cfg})"
+    assert "far sync fs: commit path (assumed: no destination is mapped" in r.stdout
+    cfg.write_text(cfg.read_text() + '[[host]]\nname = "z"\nrole = "witness"\n')
+    r = _check(path=cfg)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f'sgmon: {cfg}: host z: role = \'witness\': use "primary", "standby" or "far_sync"'
+    ]
