@@ -174,7 +174,8 @@ class HostOS:
         local, peer = inst.split(">")
         sock: dict[str, Value] = {
             "state": "ESTAB", "local": local, "peer": peer, "rto": rto, "rtt": round(rtt, 3),
-            "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None, "unacked": st.unacked if self.primary else 0,
+            "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None,
+            "unacked": st.unacked if self.primary else 0,
             "lost": 0, "retrans": 1 if st.losses and self.primary else 0,
             "retransmits": st.losses if self.primary else 0, "bytes_acked": round(acked),
             "bytes_received": round(received), "send_q": 0, "recv_q": 0,
