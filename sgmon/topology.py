@@ -105,6 +105,13 @@ class Topology:
         or any standby while the destinations are not mapped."""
         return host == self.primary or self.places.get(host, "commit path") == "commit path"
 
+    def cascaded(self, host: str) -> bool:
+        """Whether a watched standby receives from somewhere else than the primary (no
+        destination of the primary ships to it, while others are mapped)."""
+        return (
+            self.mapped and host in self.standbys and not any(host in d.hosts for d in self.dests)
+        )
+
     def sync_standbys(self) -> list[str]:
         """The standbys (and far sync instances) on the commit path, in destination order."""
         return [h for h in self.standbys if self.places.get(h) == "commit path"]

@@ -68,6 +68,13 @@ def test_sync_and_async_destinations_map_to_their_hosts(primary):
     assert topo.on_commit_path("b") and not topo.on_commit_path("a")
     assert topo.sync_standbys() == ["b"]
     assert "commit path: b; lag risk only: a" in topo.summary()
+    assert not topo.cascaded("a") and not topo.cascaded("b")
+    c = _standby("STBY_C")  # fed by b, no destination of the primary: its route is its own
+    try:
+        frames["c"] = _frame("c", c, "standby")
+    finally:
+        c.close()
+    assert build(Config(), frames).cascaded("c")
 
 
 def test_a_destination_is_matched_by_the_host_in_its_service(primary):

@@ -94,7 +94,10 @@ class Context:
 
     def other(self, host: str) -> str | None:
         """The host at the other end of the Data Guard link: the commit-path standby seen from
-        the primary, the primary seen from a standby (else the first other host)."""
+        the primary, the primary seen from a standby (else the first other host); None for a
+        cascaded standby, whose sender is not watched as such."""
+        if self.topology is not None and self.topology.cascaded(host):
+            return None
         p, s = self.primary, self.standby
         peer = s if p is not None and host == p.name else p
         if peer is not None and peer.name != host:
