@@ -1,4 +1,4 @@
-"""What one analysis tick costs: CPU of ``Analyzer.feed`` for both hosts' frames of one tick.
+"""What one analysis tick costs: CPU of ``Analyzer.feed`` for every host's frame of one tick.
 
 Frames are made first by the simulated pair (their cost is not counted), then fed to a fresh
 Analyzer: 150 ticks to warm the baselines, then ``--ticks`` measured ticks, ``--repeat`` times.
@@ -8,7 +8,9 @@ dashboard takes once per frame, is timed apart.  Cases:
 * healthy: ~200 watched series over the two hosts, no commit-path outlier (the usual tick);
 * standby-iops-cap: the commit path degraded, so the cross-host correlation runs every tick;
 * healthy x3 disks: 20 more devices per host (copies of the real ones), ~560 series, to show
-  how the cost scales with series.
+  how the cost scales with series;
+* cascade-iops-cap: four hosts (primary, SYNC, ASYNC and cascaded standby; issue 15), degraded,
+  with the topology rebuilt every tick.
 
 The target (issue 5) is <= 1 ms CPU per tick for two hosts with 200 series.
 
@@ -38,16 +40,16 @@ WARM = 150
 TARGET_MS = 1.0
 
 
-def frames(scenario: str, ticks: int, extra_disks: int = 0) -> list[tuple[Frame, Frame]]:
+def frames(scenario: str, ticks: int, extra_disks: int = 0) -> list[tuple[Frame, ...]]:
     """The pair's frames, onset at the end of the warm-up; optionally with cloned disks."""
     pair = SimPair(scenario, seed=1, start=1_800_000_000.0, onset=WARM)
     out = []
     try:
         for _ in range(WARM + ticks):
-            p, s = pair.step()
+            tick = pair.step()
             if extra_disks:
-                p, s = _more_disks(p, extra_disks), _more_disks(s, extra_disks)
-            out.append((p, s))
+                tick = tuple(_more_disks(f, extra_disks) for f in tick)
+            out.append(tick)
     finally:
         pair.close()
     return out
@@ -62,8 +64,8 @@ def _more_disks(f: Frame, n: int) -> Frame:
     return replace(f, collectors={**f.collectors, "disk": CollectorResult(disk.status, rows)})
 
 
-def measure(pairs: list[tuple[Frame, Frame]], repeat: int) -> tuple[list[float], float, int]:
-    """Per repetition, mean CPU ms per tick of the two feeds; the mean CPU ms of one
+def measure(pairs: list[tuple[Frame, ...]], repeat: int) -> tuple[list[float], float, int]:
+    """Per repetition, mean CPU ms per tick of every host's feed; the mean CPU ms of one
     ``state()`` (the dashboard takes one per frame); and the watched series."""
     results = []
     states = []
@@ -71,14 +73,14 @@ def measure(pairs: list[tuple[Frame, Frame]], repeat: int) -> tuple[list[float],
     for _ in range(repeat):
         gc.collect()  # the frames just built leave garbage that would land on the first case
         a = Analyzer()
-        for p, s in pairs[:WARM]:
-            a.feed(p)
-            a.feed(s)
+        for tick in pairs[:WARM]:
+            for f in tick:
+                a.feed(f)
         cpu = st = 0.0
-        for p, s in pairs[WARM:]:
+        for tick in pairs[WARM:]:
             t0 = time.process_time()
-            a.feed(p)
-            a.feed(s)
+            for f in tick:
+                a.feed(f)
             t1 = time.process_time()
             a.state()
             st += time.process_time() - t1
@@ -100,6 +102,7 @@ def main() -> int:
         ("healthy", frames("healthy", args.ticks)),
         ("standby-iops-cap (correlating)", frames("standby-iops-cap", args.ticks)),
         ("healthy x3 disks", frames("healthy", args.ticks, extra_disks=20)),
+        ("cascade-iops-cap, 4 hosts (correlating)", frames("cascade-iops-cap", args.ticks)),
     ]
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = Path("/proc/loadavg").read_text().split()[0]
@@ -107,8 +110,8 @@ def main() -> int:
         f"### {stamp}, {platform.node()}, python {platform.python_version()}, load {load}",
         "",
         f"`python bench/analysis_cost.py --ticks {args.ticks} --repeat {args.repeat}`: CPU "
-        "(time.process_time) of `Analyzer.feed` for the primary's and the standby's frame of "
-        f"one tick, after {WARM} warm-up ticks; median and best of {args.repeat} runs.",
+        "(time.process_time) of `Analyzer.feed` for every host's frame of one tick, after "
+        f"{WARM} warm-up ticks; median and best of {args.repeat} runs.",
         "",
         "| case | watched series | CPU ms/tick median | best | median / 1 ms target | state() ms |",
         "|---|---|---|---|---|---|",

@@ -25,7 +25,8 @@ Example::
 
     [[host]]
     name = "stby1"
-    role = "standby"
+    role = "standby"               # any number of standbys; "far_sync" for a far sync instance
+    db_unique_name = "PRODSTBY"    # optional: matches the primary's V$ARCHIVE_DEST row to this host
     ssh = "oracle@stby1"           # runs `sgmon agent` there with the user's own ssh
     [host.db]
     dsn = "stby1:1521/PRODSTBY"
@@ -82,6 +83,8 @@ class HostConfig:
     devices: tuple[str, ...] = ()  # redo / standby redo log devices, pinned and watched
     db: DbConfig | None = None
     root: str = ""  # where this host's proc/ and sys/ are mounted ("" = /), for every collector
+    db_unique_name: str = ""  # its database's DB_UNIQUE_NAME: maps a destination to this host
+    far_sync: bool = False  # role = "far_sync": collected as a standby, forwards SYNC redo
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,12 +182,17 @@ def db_config(d: dict[str, Any], where: str) -> DbConfig:
     )
 
 
+ROLES = ("primary", "standby", "far_sync")
+"""Configured roles.  A far sync instance receives redo like a standby (its sockets, its RFS),
+so it is collected as one; ``HostConfig.far_sync`` keeps what it is for the topology."""
+
+
 def _role_problem(role: Any, where: str) -> str | None:
     """What is wrong with a host's role (it picks the DG sockets and goes on an ssh command
     line), or None."""
-    if role in ("", "primary", "standby"):
+    if role == "" or role in ROLES:
         return None
-    return f'{where}: role = {role!r}: use "primary" or "standby"'
+    return f'{where}: role = {role!r}: use "primary", "standby" or "far_sync"'
 
 
 def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
@@ -200,10 +208,11 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
             raise ConfigError(f"{where}: host #{i + 1} needs a name")
         if problem := _role_problem(h.get("role", ""), f"{where}: host {h['name']}"):
             raise ConfigError(problem)
+        role = h.get("role", "")
         hosts.append(
             HostConfig(
                 name=h["name"],
-                role=h.get("role", ""),
+                role="standby" if role == "far_sync" else role,
                 ssh=h.get("ssh", ""),
                 sgmon_path=h.get("sgmon_path", "sgmon"),
                 ssh_options=tuple(h.get("ssh_options", ())),
@@ -211,6 +220,8 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 devices=tuple(h.get("devices", ())),
                 db=db_config(h["db"], f"{where}: host {h['name']}") if "db" in h else None,
                 root=h.get("root", ""),
+                db_unique_name=str(h.get("db_unique_name", "")),
+                far_sync=role == "far_sync",
             )
         )
     dg = data.get("dataguard", {})
@@ -253,6 +264,7 @@ _KEYS: dict[str, dict[str, tuple[type, ...]]] = {
         "devices": (list,),
         "db": (dict,),
         "root": _ANY_STR,
+        "db_unique_name": _ANY_STR,
     },
     "host.db": {
         "dsn": _ANY_STR,
@@ -423,11 +435,14 @@ def _provenance(
     raw_hosts = data.get("host", []) if isinstance(data.get("host"), list) else []
     for h, raw in zip(config.hosts, raw_hosts, strict=False):
         pre = f"host[{h.name}]"
-        out.append((f"{pre}.role", h.role, origin(raw, "role")))
+        role = "far_sync" if h.far_sync else h.role
+        out.append((f"{pre}.role", role, origin(raw, "role")))
         out.append((f"{pre}.reached", f"ssh {h.ssh}" if h.ssh else "local", origin(raw, "ssh")))
         out.append((f"{pre}.devices", list(h.devices), origin(raw, "devices")))
         if h.root:
             out.append((f"{pre}.root", h.root, origin(raw, "root")))
+        if h.db_unique_name:
+            out.append((f"{pre}.db_unique_name", h.db_unique_name, origin(raw, "db_unique_name")))
         if h.db is not None:
             rdb = raw.get("db", {})
             out.append((f"{pre}.db.dsn", h.db.dsn, origin(rdb, "dsn")))

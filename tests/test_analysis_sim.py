@@ -23,6 +23,10 @@ CAUSE = {
     "primary-cpu-starved": ("cpu_starvation", "primary"),
     # the primary's destination errors first; the standby's unknown lag is its own finding
     "transport-stopped": ("dg_state", "primary"),
+    # seed 003: B is the SYNC standby; C (capped too) and A are off the commit path
+    "cascade-iops-cap": ("standby_io", "standby_b"),
+    # the cap on the ASYNC standby alone: its lag risk is all there is to say
+    "async-iops-cap": ("lag_risk", "standby_a"),
 }
 
 

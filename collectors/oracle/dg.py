@@ -12,7 +12,9 @@ Instances:
   apply's state (MRP0 in V$DATAGUARD_PROCESS from 12.2, V$MANAGED_STANDBY before; "not running"
   when there is no MRP) and the gaps of V$ARCHIVE_GAP.
 * ``dest_<N>`` (primary): each remote destination's target, transmit mode (SYNC/ASYNC), affirm,
-  net_timeout, status, error and gap status (V$ARCHIVE_DEST + V$ARCHIVE_DEST_STATUS), and the
+  net_timeout, status, error and gap status, its service (DESTINATION), VALID_ROLE, type and
+  last archived sequence, which ``sgmon.topology`` maps to the configured hosts
+  (V$ARCHIVE_DEST + V$ARCHIVE_DEST_STATUS), and the
   interval's SYNC response-time histogram (V$REDO_DEST_RESP_HISTOGRAM, 1-second buckets: it only
   shows stalls; latency is in oracle_waits).
 * ``thread_<N>``: log switches in the interval (V$LOG_HISTORY's highest sequence in the current
@@ -71,7 +73,17 @@ FIELDS = (
     ),
     Field("apply_state", "", T, "standby: MRP0's action or status; 'not running' without MRP"),
     Field("archive_gap", "", T, "standby: missing log sequences (V$ARCHIVE_GAP), thread:low-high"),
-    Field("target", "", T, "destination: DB_UNIQUE_NAME of the target"),
+    Field("target", "", T, "destination: DB_UNIQUE_NAME of the target (else its service)"),
+    Field("service", "", T, "destination: DESTINATION, the service redo is shipped to"),
+    Field("valid_role", "", T, "destination: VALID_ROLE (ALL_ROLES, PRIMARY_ROLE ...)"),
+    Field("dest_type", "", T, "destination: V$ARCHIVE_DEST_STATUS.TYPE (PHYSICAL, FAR SYNC)"),
+    Field(
+        "archived_seq",
+        "",
+        G,
+        "destination: last log sequence archived there (ARCHIVED_SEQ#)",
+        combine="max",
+    ),
     Field("transmit_mode", "", T, "destination: SYNC, ASYNC or PARALLELSYNC"),
     Field("affirm", "", T, "destination: YES (SYNC AFFIRM) or NO (FASTSYNC / ASYNC)"),
     Field("status", "", T, "destination: VALID, ERROR, DEFERRED ..."),
@@ -183,11 +195,16 @@ class OracleDgCollector(OracleCollector):
             db["archive_gap"] = " ".join(f"{t}:{lo}-{hi}" for t, lo, hi in gaps)
 
     def _dests(self, s: Session, rows: Rows) -> None:
-        for dest_id, status, target, mode, affirm, timeout, uname, err, _st, gap, err2 in (
-            s.query("dest") or ()
-        ):
+        for dest in s.query("dest") or ():
+            dest_id, status, target, mode, affirm, timeout, uname, err, _st, gap, err2 = dest[:11]
+            service, valid_role, dtype, archived = dest[11:15]
+            named = uname and str(uname).upper() != "NONE"  # NONE: no DB_UNIQUE_NAME attribute
             rows[f"dest_{dest_id}"] = {
-                "target": uname or target,
+                "target": uname if named else service or target,
+                "service": service,
+                "valid_role": valid_role,
+                "dest_type": dtype,
+                "archived_seq": archived,
                 "transmit_mode": _MODES.get(str(mode), mode),
                 "affirm": affirm,
                 "status": status,

@@ -125,7 +125,8 @@ QUERIES: dict[str, dict[Version, str]] = {
     },
     "dest": {
         (11, 2): "SELECT d.dest_id, d.status, d.target, d.transmit_mode, d.affirm,"
-        " d.net_timeout, d.db_unique_name, d.error, s.status, s.gap_status, s.error"
+        " d.net_timeout, d.db_unique_name, d.error, s.status, s.gap_status, s.error,"
+        ' d.destination, d.valid_role, s.type, s."ARCHIVED_SEQ#"'
         " FROM v$archive_dest d JOIN v$archive_dest_status s ON s.dest_id = d.dest_id"
         " WHERE d.target IN ('STANDBY', 'REMOTE') AND d.status <> 'INACTIVE'"
         " ORDER BY d.dest_id",

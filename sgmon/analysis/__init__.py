@@ -21,6 +21,7 @@ import math
 import threading
 from collections import deque
 
+from sgmon import topology
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, label
 from sgmon.analysis.correlate import Link, rank
@@ -75,6 +76,8 @@ class Analyzer:
         self._opened: deque[Finding] = deque(maxlen=1000)
         self._closed: deque[Finding] = deque(maxlen=1000)
         self._lock = threading.Lock()
+        self.topology: topology.Topology | None = None
+        """The hosts' places at the last evaluation (which standbys are on the commit path)."""
 
     def __call__(self, frame: Frame) -> None:
         """Sink form of ``feed``."""
@@ -104,6 +107,8 @@ class Analyzer:
         if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):
             return  # another host has yet to report this tick: judge once, when it has
         ctx = Context(self._time, self._views, self.tracker, self.grader, self.config)
+        self.topology = topology.build(self.config, {h: v.frame for h, v in self._views.items()})
+        ctx.topology = self.topology
         primary, standby = ctx.primary, ctx.standby
         if primary is not None and primary.frame.time != self._budget_time:
             self._budget_time = primary.frame.time
@@ -151,9 +156,16 @@ class Analyzer:
         trigger_paths = {(c, i, f) for c, i, f in TRIGGERS}
         candidates = []
         for view in ctx.hosts.values():
+            if not ctx.on_commit_path(view.name):
+                continue  # seed 003: an ASYNC standby's faults never line up as the cause
+            sockets = view.frame.rows("tcp")
             for key, o in view.outliers.items():
                 if view is p and key[1:] in trigger_paths:
                     continue
+                if key[1] == "tcp" and topology.off_path_sender(
+                    sockets.get(key[2], {}).get("process")
+                ):
+                    continue  # an ASYNC (TTnn) or archiver socket: no commit waits for it
                 meta = self.grader.meta(key[0], key[1], key[3])
                 candidates.append(
                     (o, self.tracker.series(key), meta.higher_is_worse if meta else True)

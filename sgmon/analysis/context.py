@@ -13,6 +13,7 @@ from sgmon.analysis.results import Budget, Outlier, SeriesKey
 from sgmon.config import Config
 from sgmon.judgement import Grader
 from sgmon.model import Event, Frame
+from sgmon.topology import Topology
 from sgmon.units import fmt_num
 
 TIMED = frozenset({"lgwr_slow_write", "remote_write_split"})
@@ -62,23 +63,45 @@ class Context:
     """Ticks two hosts' series may be apart (clock skew / interval + 1)."""
     explained: bool = False
     """Set by a cause rule whose series line up with the chain."""
+    topology: Topology | None = None
+    """Which standbys are on the commit path (``sgmon.topology``); None: all of them."""
 
     @property
     def primary(self) -> HostView | None:
-        """The primary, or the only host when there is one host and no role is known."""
+        """The primary, or the only host when there is one host and no role is known, or the
+        host the topology assumed (one that ships redo to destinations)."""
         found = next((h for h in self.hosts.values() if h.role == "primary"), None)
         if found is None and len(self.hosts) == 1:
             only = next(iter(self.hosts.values()))
             return only if only.role == "" else None
+        if found is None and self.topology is not None and self.topology.primary:
+            return self.hosts.get(self.topology.primary)
         return found
 
     @property
     def standby(self) -> HostView | None:
-        """The SYNC standby, when one is watched."""
-        return next((h for h in self.hosts.values() if h.role == "standby"), None)
+        """The SYNC standby on the commit path, when one is watched (seed 003: an ASYNC one
+        never is)."""
+        return next(
+            (h for h in self.hosts.values() if h.role == "standby" and self.on_commit_path(h.name)),
+            None,
+        )
+
+    def on_commit_path(self, host: str) -> bool:
+        """Whether a fault on ``host`` can slow commits (every host while the destinations are
+        not mapped)."""
+        return self.topology is None or self.topology.on_commit_path(host)
 
     def other(self, host: str) -> str | None:
-        """The host at the other end of the Data Guard link."""
+        """The host at the other end of the Data Guard link: the commit-path standby seen from
+        the primary, the primary seen from a standby (else the first other host); None for a
+        cascaded standby, whose sender is not watched as such."""
+        if self.topology is not None and self.topology.cascaded(host):
+            return None
+        p, s = self.primary, self.standby
+        peer = s if p is not None and host == p.name else p
+        if peer is not None and peer.name != host:
+            return peer.name
         return next((h for h in self.hosts if h != host), None)
 
     def route(self, host: str) -> str:

@@ -87,12 +87,14 @@ def run(args: argparse.Namespace) -> int:
     state = judge.analyzer.state()
     worst = state.worst(active_only=False)
     code = EXIT[worst]
+    topo = judge.analyzer.topology
     if args.format == "json":
         out = state.to_dict()
         out.update(hosts=hosts, seconds=span, worst=worst, exit=code)
+        out.update(topology=topo.lines() if topo is not None else [])
         print(json.dumps(out, indent=1, default=str))
     else:
-        print(report(state, hosts, span))
+        print(report(state, hosts, span, topo.summary() if topo is not None else ""))
     return code
 
 
@@ -111,7 +113,7 @@ def _simulate(
                 judge(frame)
     finally:
         pair.close()
-    return judge, ["primary", "standby"], pair.t
+    return judge, [name for name, _ in pair.hosts], pair.t
 
 
 def _replay(config: Config, directory: str) -> tuple[Judge, list[str], float]:
@@ -179,8 +181,9 @@ def _outlier_now(o: Outlier) -> str:
     return f"{now(o)}: {o.reason}"
 
 
-def report(state: AnalysisState, hosts: list[str], seconds: float) -> str:
-    """The text report: findings (worst first) with evidence, the commit budget, outliers."""
+def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str = "") -> str:
+    """The text report: findings (worst first) with evidence, the topology's summary (when
+    known), the commit budget, outliers."""
     from sgmon.analysis.budget import describe
 
     worst = state.worst(active_only=False)
@@ -193,6 +196,8 @@ def report(state: AnalysisState, hosts: list[str], seconds: float) -> str:
         lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
         lines.append(f"     {f.rule}, seed {f.seed}, {when}{'' if f.active else ' (closed)'}")
         lines += [f"     - {e}" for e in f.evidence]
+    if topology:
+        lines.append(f"topology: {topology}")
     for host, b in state.budget.items():
         lines.append(f"commit budget {host} (last interval): {describe(b)}")
     bad = [o for o in state.outliers.values() if o.severity != "info"]

@@ -1,21 +1,32 @@
-"""`sgmon config --check`: validate the config and show where each value came from."""
+"""`sgmon config --check`: validate the config, show where each value came from, and the Data
+Guard topology the databases report (``sgmon.topology``) where they disagree with the config."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import time
+
+from sgmon.config import Config
+from sgmon.model import Frame
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--check and --config."""
+    """--check, --config and --simulate."""
     parser.add_argument("--check", action="store_true", help="validate (the default action)")
     parser.add_argument("--config", metavar="F", help="sgmon.toml to check")
+    parser.add_argument(
+        "--simulate",
+        metavar="SCENARIO",
+        help="read the topology from a simulated scenario's databases instead (see demo --list)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print each value with its origin, then each problem on one line; exit 2 on problems."""
-    from sgmon.config import check_config, search_paths
+    """Print each value with its origin, the topology, then each problem on one line; exit 2 on
+    problems."""
+    from sgmon.config import ConfigError, check_config, load_config, search_paths
 
     checked = check_config(args.config)
     if checked.path is not None:
@@ -26,9 +37,83 @@ def run(args: argparse.Namespace) -> int:
     for key, value, origin in checked.values:
         shown = value if isinstance(value, str) else json.dumps(value)
         print(f"  {key:<{width}} = {shown}    ({origin})")
-    for p in checked.problems:
-        print(f"sgmon: {p}", file=sys.stderr)
-    if checked.problems:
+    problems = list(checked.problems)
+    if not problems or args.simulate:
+        try:
+            config = load_config(args.config)
+        except ConfigError:  # already among the problems
+            config = Config()
+        problems += _topology(config, args.simulate)
+    for p in problems:
+        print(p if p.startswith("sgmon: ") else f"sgmon: {p}", file=sys.stderr)
+    if problems:
         return 2
     print("ok")
     return 0
+
+
+def _topology(config: Config, scenario: str | None) -> list[str]:
+    """Print the topology the databases report; the lines where it and the config disagree."""
+    from sgmon import topology
+
+    if scenario is not None:
+        frames, unread = _simulated(scenario), list[str]()
+    else:
+        frames, unread = _read(config)
+    if not frames and not config.hosts:
+        return []  # this machine alone: no Data Guard topology to speak of
+    topo = topology.build(config, frames)
+    print(f"topology (from {'the databases' if frames else 'the config: no database reached'}):")
+    for line in topo.lines():
+        if not line.startswith("sgmon: "):
+            print(f"  {line}")
+    for line in unread:
+        print(f"  not read: {line}")
+    notes = [n for n in topo.lines() if n.startswith("sgmon: ")]
+    return notes + [f"topology: {d}" for d in topology.disagreements(config, topo)]
+
+
+def _simulated(scenario: str) -> dict[str, Frame | None]:
+    """One interval of a simulated scenario's hosts (its databases run the real collectors)."""
+    from sgmon.cli import UsageError
+    from sgmon.sim import SCENARIOS, SimPair
+
+    if scenario not in SCENARIOS:
+        raise UsageError(f"--simulate {scenario!r}: use one of {', '.join(SCENARIOS)}")
+    pair = SimPair(scenario)
+    try:
+        return {f.host: f for f in pair.step()}
+    finally:
+        pair.close()
+
+
+def _read(config: Config) -> tuple[dict[str, Frame | None], list[str]]:
+    """Each local database's oracle_dg rows, read once; why a host was not read."""
+    from sgmon import registry
+    from sgmon.hosts.build import host_options
+    from sgmon.model import CollectorResult, Status
+
+    frames: dict[str, Frame | None] = {}
+    unread = []
+    for h in config.hosts:
+        if h.db is None:
+            continue
+        if h.ssh:
+            unread.append(f"{h.name}: reached over ssh, read by the agent while monitoring")
+            continue
+        if h.db.password == "prompt":
+            unread.append(f"{h.name}: asks for a password (a check never prompts)")
+            continue
+        collector = registry.load("oracle_dg")(host_options(config, "oracle_dg", h))
+        try:
+            collector.open()
+            rows = collector.derive(None, collector.sample(), config.interval)
+        except Exception as e:  # a database that cannot be reached is a line, not a crash
+            unread.append(f"{h.name}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+            continue
+        finally:
+            collector.close()
+        result = CollectorResult(Status.OK, rows=rows)
+        collected = {"oracle_dg": result}
+        frames[h.name] = Frame(h.name, time.time(), 0, config.interval, collected, (), h.role)
+    return frames, unread

@@ -1,4 +1,5 @@
-"""The simulated pair as a Source: hosts "primary" and "standby", ``speed`` times real time."""
+"""The simulated pair as a Source: hosts "primary" and "standby" (and a scenario's further
+standbys), ``speed`` times real time."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ class SimSource:
         self.speed = speed
         self.duration = duration
         self._soon = False
-        self.hosts = [HostInfo("primary", "primary"), HostInfo("standby", "standby")]
+        self.hosts = [HostInfo(name, role) for name, role in self.pair.hosts]
 
     def schema(self, host: str) -> Schema:
         """Declared fields of the simulated host."""
@@ -50,7 +51,7 @@ class SimSource:
         self._soon = True
 
     def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
-        """Emit both hosts' frames each (scaled) interval until stopped or the duration ends."""
+        """Emit every host's frame each (scaled) interval until stopped or the duration ends."""
         next_at = time.monotonic() + (0.0 if self._soon else self.interval / self.speed)
         while not stop.is_set():
             if self.duration is not None and self.pair.t >= self.duration - 1e-9:
@@ -59,9 +60,8 @@ class SimSource:
                 return
             pace = self.interval / self.speed
             next_at = max(next_at + pace, time.monotonic() - pace)
-            primary, standby = self.pair.step()
-            emit(primary)
-            emit(standby)
+            for frame in self.pair.step():
+                emit(frame)
 
     def close(self) -> None:
         """Release the stand-ins."""

@@ -1,7 +1,8 @@
 """The simulated Data Guard pair (``sgmon demo``, ``--simulate``, the analysis tests).
 
 ``SCENARIOS`` names the conditions (name -> one line); ``SimPair(scenario, seed, interval, start,
-onset).step()`` returns the (primary, standby) frames of the next interval, with the OS
+onset).step()`` returns the (primary, standby) frames of the next interval (then those of a
+scenario's further standbys, ``SimPair.hosts``), with the OS
 collectors' rows and the oracle_* rows produced by the real database collectors running their
 SQL against the SQLite stand-in (``sgmon.sim.standin``, reusable by the lab).  The fault of a
 scenario begins ``onset`` simulated seconds after the start.  The primary also carries

@@ -215,7 +215,8 @@ def run_with_awr(pair: SimPair, steps: int, every: int, tz_offset: float = 0.0) 
     for a in awrs.values():
         a.snapshot(pair.now())
     for k in range(steps):
-        for host, frame in zip(("primary", "standby"), pair.step(), strict=True):
+        for frame in pair.step():  # every host's: a scenario may have more standbys
+            host = frame.host
             row = frame.collectors["cpu"].rows["all"]
             pct = {f: number(row.get(f)) or 0.0 for f in ("usr", "sys", "idle", "iowait")}
             cs = pair.interval * NCPU  # centiseconds of all CPUs per percent of the interval

@@ -32,6 +32,16 @@ PRIMARY_EVENTS = (
     "Redo Writer Remote Sync Complete",
 )
 STANDBY_EVENTS = ("RFS write", "RFS random i/o", "RFS dispatch")
+LGWR_LNS = "LGWR-LNS wait on channel"
+NAMES_11G = {
+    "log file sync": "log file sync",
+    "log file parallel write": "log file parallel write",
+    "SYNC Remote Write": "LNS wait on SENDREQ",
+    LGWR_LNS: LGWR_LNS,
+}
+"""11.2's names for the same waits (seed 000 Table 3, seed 003's snapper): LNS waits on
+SENDREQ for the remote write, LGWR on the LNS channel for what outlasts its local write; 11.2
+has no Redo Transport MISC or Redo Writer Remote Sync Complete."""
 SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
 MSS = 1448  # bytes of redo per TCP segment
@@ -67,11 +77,17 @@ class TickStats:
 class CommitModel:
     """Cumulative V$ counters of a primary and its SYNC standby, advanced interval by interval."""
 
-    def __init__(self, rng: random.Random, primary: StandIn, standby: StandIn) -> None:
+    def __init__(
+        self, rng: random.Random, primary: StandIn, standby: StandIn, standby_name: str = "STBY"
+    ) -> None:
         self.rng = rng
         self.primary = primary
         self.standby = standby
-        self.events = {n: Buckets() for n in (*PRIMARY_EVENTS, *STANDBY_EVENTS)}
+        self.standby_name = standby_name
+        self.events = {n: Buckets() for n in (*PRIMARY_EVENTS, LGWR_LNS, *STANDBY_EVENTS)}
+        self.names = (
+            NAMES_11G if primary.version < (12, 1) else {n: n for n in PRIMARY_EVENTS}
+        )  # published name of each primary event on this version
         self.stats: dict[str, float] = {
             "redo size": 0.0,
             "redo writes": 0,
@@ -100,7 +116,7 @@ class CommitModel:
         self._msgid = 100000
         self.wall: Callable[[float], float] = lambda t: t
         """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
-        primary.set_dest(2, db_unique_name="STBY", net_timeout=30)
+        primary.set_dest(2, db_unique_name=standby_name, net_timeout=30)
         standby.set_standby_logs(1, active=1)
 
     def advance(self, t0: float, dt: float, c: Conditions) -> TickStats:
@@ -191,6 +207,7 @@ class CommitModel:
         ev["SYNC Remote Write"].add(remote * 1000)
         ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
         ev["Redo Writer Remote Sync Complete"].add(rng.expovariate(1 / 0.006) * 1000)
+        ev[LGWR_LNS].add(max(0.0, remote - local) * 1000)  # no draw: other scenarios unchanged
         ev["RFS write"].add(rfs * 1000)
         ev["RFS random i/o"].add(rng.lognormvariate(math.log(0.28), 0.3) * 1000)
         ev["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
@@ -203,6 +220,7 @@ class CommitModel:
         self.primary.log_switch(1)
         self.standby.log_switch(1)
         self.standby.set_standby_logs(1, active=1)
+        self.primary.set_archived(2, self.sequence - 1)
 
     def _count(self, st: TickStats, dt: float, c: Conditions) -> None:
         s = self.stats
@@ -223,8 +241,8 @@ class CommitModel:
         self.apply_lag = self.apply_lag + dt * 0.6 if behind else max(0.0, self.apply_lag - dt)
 
     def _publish(self, now: float, c: Conditions) -> None:
-        for name in PRIMARY_EVENTS:
-            self.primary.publish_buckets(name, self.events[name])
+        for name, shown in self.names.items():
+            self.primary.publish_buckets(shown, self.events[name])
         for name in STANDBY_EVENTS:
             self.standby.publish_buckets(name, self.events[name])
         self.primary.publish_stats({k: round(v) for k, v in self.stats.items()})
@@ -236,7 +254,12 @@ class CommitModel:
             self.standby.set_dg_stats(0.0, round(self.apply_lag), datum_time=stamp)
         elif not self._stopped:  # what a real pair shows once the standby receives nothing
             self._stopped = True
-            self.primary.set_dest(2, status="ERROR", error="ORA-03135: connection lost contact")
+            self.primary.set_dest(
+                2,
+                db_unique_name=self.standby_name,
+                status="ERROR",
+                error="ORA-03135: connection lost contact",
+            )
             self.primary.set_database(protection_level="RESYNCHRONIZATION")
         if c.transport_stopped:
             # V$DATAGUARD_STATS: a NULL transport lag, and a datum that no longer moves

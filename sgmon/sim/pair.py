@@ -5,6 +5,10 @@ running their exact SQL against two SQLite stand-ins that the commit model fills
 V$ counters, so the demo, the analysis tests and the recorder see what a live pair would give.
 Everything is a function of (scenario, seed, interval, onset): the same arguments give the same
 frames (apart from the measured ``duration_ms``), whatever the wall clock does.
+
+A scenario's layout (``scenarios.layout``) may add standbys off the commit path (an ASYNC
+destination, a cascaded standby: ``offpath``); ``step()`` then returns one frame per host,
+primary and SYNC standby first, and ``hosts`` names them with their roles.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from sgmon.model import CollectorResult, Event, Frame, Schema, Status
 from sgmon.registry import load
 from sgmon.sim.hostos import HostOS
 from sgmon.sim.model import CommitModel
-from sgmon.sim.scenarios import DEFAULT_ONSET, SCENARIOS, conditions
+from sgmon.sim.offpath import OffPathStandby
+from sgmon.sim.scenarios import DEFAULT_ONSET, SCENARIOS, conditions, layout, uncapped
 from sgmon.sim.standin import StandIn
 from sgmon.sim.traces import TraceWriter
 
@@ -33,11 +38,11 @@ DB_COLLECTORS: tuple[type[Collector], ...] = (
     OracleRedoCollector,
     OracleDgCollector,
 )
-VERSION = "19.21.0.0.0"
 
 
 class SimPair:
-    """A simulated SYNC Data Guard pair; ``step()`` returns (primary frame, standby frame)."""
+    """A simulated SYNC Data Guard pair; ``step()`` returns (primary frame, standby frame),
+    then the frames of any standbys off the commit path."""
 
     def __init__(
         self,
@@ -56,22 +61,52 @@ class SimPair:
         self.start = float(int(time.time())) if start is None else float(start)
         self.t = 0.0
         self._seq = 0
+        lay = layout(scenario)
+        sync, *others = lay.standbys
+        self.hosts: list[tuple[str, str]] = [(sb.name, "standby") for sb in lay.standbys]
+        self.hosts.insert(0, ("primary", "primary"))
+        """(host name, role) of every simulated host, primary and SYNC standby first."""
         self.dbs = {
-            "primary": StandIn(version=VERSION, role="PRIMARY", db_unique_name="PROD",
-                               startup=self.start - 3 * 86400),
-            "standby": StandIn(version=VERSION, role="PHYSICAL STANDBY", db_unique_name="STBY",
+            "primary": StandIn(version=lay.version, role="PRIMARY", db_unique_name="PROD",
                                startup=self.start - 3 * 86400),
         }  # fmt: skip
+        for sb in lay.standbys:
+            self.dbs[sb.name] = StandIn(
+                version=lay.version,
+                role="PHYSICAL STANDBY",
+                db_unique_name=sb.db_unique_name,
+                startup=self.start - 3 * 86400,
+            )
+        self._sync_capped = sync.capped
         self.model = CommitModel(
-            random.Random(f"sgmon-sim/{seed}/db"), self.dbs["primary"], self.dbs["standby"]
+            random.Random(f"sgmon-sim/{seed}/db"),
+            self.dbs["primary"],
+            self.dbs[sync.name],
+            sync.db_unique_name,
         )
         self.model.wall = lambda t: self.start + t
+        self.offpath = {
+            sb.name: OffPathStandby(
+                random.Random(f"sgmon-sim/{seed}/db/{sb.name}"), self.dbs[sb.name], sb.capped
+            )
+            for sb in others
+        }
+        self._dests = tuple(sb.dest_id for sb in others if sb.dest_id is not None)
+        for sb in others:
+            if sb.dest_id is not None:  # a cascaded standby is no destination of the primary
+                self.dbs["primary"].set_dest(
+                    sb.dest_id,
+                    db_unique_name=sb.db_unique_name,
+                    transmit_mode=sb.mode,
+                    affirm="NO",
+                    net_timeout=30,
+                )
         self.os = {
-            h: HostOS(h, random.Random(f"sgmon-sim/{seed}/{h}")) for h in ("primary", "standby")
+            h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}")) for h, role in self.hosts
         }
         self.sessions = {
-            h: Session(role=h, connect=db.connect, clock=lambda: self.t)
-            for h, db in self.dbs.items()
+            h: Session(role=role, connect=self.dbs[h].connect, clock=lambda: self.t)
+            for h, role in self.hosts
         }
         self.traces = TraceWriter(self.model.wall)
         self.collectors: dict[str, list[Collector]] = {}
@@ -99,25 +134,34 @@ class SimPair:
         out.update({c.name: c.fields for c in self.collectors[host]})
         return out
 
-    def step(self) -> tuple[Frame, Frame]:
-        """Advance one interval; the frames of the primary and the standby."""
+    def step(self) -> tuple[Frame, ...]:
+        """Advance one interval; the frames of the primary and the SYNC standby, then of the
+        standbys off the commit path."""
         cond = conditions(self.scenario, self.t, self.onset)
-        st = self.model.advance(self.t, self.interval, cond)
+        synced = cond if self._sync_capped else uncapped(cond)
+        st = self.model.advance(self.t, self.interval, synced)
         self.traces.write(st)
         self.t += self.interval
         self._seq += 1
+        stamp = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.now()))
+        for dest_id in self._dests if st.switches else ():  # archived as soon as the SYNC one
+            self.dbs["primary"].set_archived(dest_id, self.model.sequence - 1)
         frames = []
-        for host in ("primary", "standby"):
+        for host, role in self.hosts:
+            seen, mine = st, synced
+            if host in self.offpath:
+                mine = self.offpath[host].conditions(cond)
+                seen = self.offpath[host].advance(st, cond, self.interval, stamp)
             results: dict[str, CollectorResult] = {
                 name: CollectorResult(Status.OK, rows=rows, duration_ms=0.0)
-                for name, rows in self.os[host].rows(st, cond, self.interval).items()
+                for name, rows in self.os[host].rows(seen, mine, self.interval).items()
             }
             db_results, events = self._oracle(host)
             results.update(db_results)
             frames.append(
                 Frame(
                     host=host,
-                    role=host,
+                    role=role,
                     time=self.now(),
                     seq=self._seq,
                     interval=self.interval,
@@ -125,7 +169,7 @@ class SimPair:
                     events=tuple(events),
                 )
             )
-        return frames[0], frames[1]
+        return tuple(frames)
 
     def _oracle(self, host: str) -> tuple[dict[str, CollectorResult], list[Event]]:
         """Run the real database collectors of one host against its stand-in."""

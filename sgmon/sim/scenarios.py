@@ -6,6 +6,12 @@ number has a source: seed 000 (Tables 6-9: sub-millisecond local and remote writ
 TCP tail losses retransmitted after a 200 ms RTO -> 128-256 ms outliers, 80-120 a minute; after
 ``rto_min 10ms`` the same losses cost ~11 ms), seed 003 (standby volume IOPS-capped by lost-write
 reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
+
+A scenario also has a layout: the database version and the standbys.  Every scenario is 19c
+with one SYNC standby named "standby", but ``cascade-iops-cap``, seed 003's 11.2.0.4
+configuration after the switchover (SYNC AFFIRM to B, ASYNC to A, C cascaded from B, the IOPS
+cap on B's and C's volumes), and ``async-iops-cap``, where the cap reaches only an ASYNC standby
+(the case issue 15's lab asks for: never the cause of commit time).
 """
 
 from __future__ import annotations
@@ -61,6 +67,10 @@ SCENARIOS: dict[str, str] = {
     "CPU, log file sync rises while the writes stay fast",
     "transport-stopped": "the standby stops receiving: its transport lag goes unknown (NULL), "
     "the lag's datum stops moving, the primary's destination errors and the protection drops",
+    "cascade-iops-cap": "seed 003's 11.2.0.4 primary: SYNC AFFIRM to standby B, ASYNC to A, C "
+    "cascaded from B; the IOPS cap hits B and C, and only B's slows commits",
+    "async-iops-cap": "the IOPS cap hits only the ASYNC standby A: commits stay fast, A falls "
+    "behind, a lag risk and never the cause (seed 003's CL_C)",
 }
 
 _FAULTS: dict[str, Conditions] = {
@@ -82,6 +92,60 @@ _FAULTS: dict[str, Conditions] = {
     ),
     "transport-stopped": replace(HEALTHY, transport_stopped=True),
 }
+_FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
+
+
+def uncapped(c: Conditions) -> Conditions:
+    """``c`` on a standby the IOPS cap does not reach: its SRL writes as healthy."""
+    if not c.standby_cap:
+        return c
+    return replace(c, standby_cap=False, rfs_ms=HEALTHY.rfs_ms, rfs_sigma=HEALTHY.rfs_sigma)
+
+
+@dataclass(frozen=True, slots=True)
+class Standby:
+    """One simulated standby: its host name, DB_UNIQUE_NAME, the primary's destination to it
+    (None: cascaded, fed by another standby), transmit mode, and whether the fault's IOPS cap
+    hits its volume."""
+
+    name: str
+    db_unique_name: str
+    dest_id: int | None
+    mode: str  # SYNCHRONOUS | ASYNCHRONOUS
+    capped: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The database version and the standbys of a scenario (the first one is the SYNC one)."""
+
+    version: str
+    standbys: tuple[Standby, ...]
+
+
+PAIR = Layout("19.21.0.0.0", (Standby("standby", "STBY", 2, "SYNCHRONOUS"),))
+_LAYOUTS = {
+    "cascade-iops-cap": Layout(
+        "11.2.0.4.0",
+        (
+            Standby("standby_b", "STBY_B", 2, "SYNCHRONOUS"),
+            Standby("standby_a", "STBY_A", 3, "ASYNCHRONOUS", capped=False),
+            Standby("standby_c", "STBY_C", None, "ASYNCHRONOUS"),
+        ),
+    ),
+    "async-iops-cap": Layout(
+        PAIR.version,
+        (
+            Standby("standby", "STBY", 2, "SYNCHRONOUS", capped=False),
+            Standby("standby_a", "STBY_A", 3, "ASYNCHRONOUS"),
+        ),
+    ),
+}
+
+
+def layout(scenario: str) -> Layout:
+    """The version and standbys of a scenario (a 19c SYNC pair unless it says otherwise)."""
+    return _LAYOUTS.get(scenario, PAIR)
 
 
 def conditions(scenario: str, t: float, onset: float) -> Conditions:

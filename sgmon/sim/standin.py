@@ -14,7 +14,8 @@ Publishing API (used by the simulation and by the lab, which publishes real meas
     db.publish_event("log file sync", waits, time_us, micro=[(bound_us, cumulative), ...])
     db.publish_stats({"redo size": 123456, "user commits": 42})
     db.publish_osstat({"BUSY_TIME": 5000, "IDLE_TIME": 95000, "LOAD": 1.2})
-    db.set_dest(2, target="STBY", transmit_mode="SYNCHRONOUS", affirm="YES", net_timeout=30)
+    db.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", affirm="YES")
+    db.set_archived(2, seq=41)                         # ARCHIVED_SEQ# of the destination
     db.publish_resp_hist(2, {1: 5000, 2: 1})
     db.set_dg_stats(transport_lag=0.0, apply_lag=1.0, datum_time="11/21/2026 15:00:01")
     db.log_switch(thread=1)
@@ -73,8 +74,19 @@ VIEWS: dict[str, tuple[str, ...]] = {
         "net_timeout",
         "db_unique_name",
         "error",
+        "destination",
+        "valid_role",
     ),
-    "v$archive_dest_status": ("dest_id", "status", "type", "gap_status", "error", "synchronized"),
+    "v$archive_dest_status": (
+        "dest_id",
+        "status",
+        "type",
+        "gap_status",
+        "error",
+        "synchronized",
+        "ARCHIVED_THREAD#",
+        "ARCHIVED_SEQ#",
+    ),
     "v$redo_dest_resp_histogram": ("dest_id", "time", "duration", "frequency"),
     "v$dataguard_stats": ("name", "value", "unit", "time_computed", "datum_time"),
     "v$log_history": ("RECID", "THREAD#", "SEQUENCE#", "first_time", "RESETLOGS_CHANGE#"),
@@ -354,7 +366,8 @@ class StandIn:
 
     def set_dest(self, dest_id: int, **cols: object) -> None:
         """A remote destination: V$ARCHIVE_DEST and V$ARCHIVE_DEST_STATUS columns together."""
-        status_cols = {"gap_status", "synchronized", "type"}
+        status_cols = {"gap_status", "synchronized", "type", "ARCHIVED_THREAD#", "ARCHIVED_SEQ#"}
+        uname = str(cols.get("db_unique_name", "STBY"))
         dest: dict[str, object] = {
             "dest_id": dest_id,
             "dest_name": f"LOG_ARCHIVE_DEST_{dest_id}",
@@ -363,8 +376,10 @@ class StandIn:
             "transmit_mode": "SYNCHRONOUS",
             "affirm": "YES",
             "net_timeout": 30,
-            "db_unique_name": "STBY",
+            "db_unique_name": uname,
             "error": "",
+            "destination": uname.lower(),  # a TNS alias, as LOG_ARCHIVE_DEST_n SERVICE= names it
+            "valid_role": "ALL_ROLES",
         }
         st: dict[str, object] = {
             "dest_id": dest_id,
@@ -373,6 +388,8 @@ class StandIn:
             "gap_status": "NO GAP",
             "error": "",
             "synchronized": "YES",
+            "ARCHIVED_THREAD#": 1,
+            "ARCHIVED_SEQ#": 0,
         }
         for k, v in cols.items():
             (st if k in status_cols else dest)[k] = v
@@ -380,6 +397,15 @@ class StandIn:
         with self._lock:
             self._upsert("v$archive_dest", [dest])
             self._upsert("v$archive_dest_status", [st])
+
+    def set_archived(self, dest_id: int, seq: int, thread: int = 1) -> None:
+        """V$ARCHIVE_DEST_STATUS: the last sequence the destination has archived."""
+        with self._lock:
+            self._db.execute(
+                f'UPDATE {_q("v$archive_dest_status")} SET "ARCHIVED_THREAD#" = ?, '
+                '"ARCHIVED_SEQ#" = ? WHERE dest_id = ?',
+                (thread, seq, dest_id),
+            )
 
     def publish_resp_hist(self, dest_id: int, freq: Mapping[int, int]) -> None:
         """Cumulative V$REDO_DEST_RESP_HISTOGRAM frequencies per 1-second duration bucket."""

@@ -12,13 +12,14 @@ Rule parameters that are not per-field thresholds live here as constants, with t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sgmon import buckets
 from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
 from sgmon.analysis.results import Finding, Outlier, SeriesKey
 from sgmon.judgement import RANK, worst
 from sgmon.model import number
+from sgmon.topology import off_path_sender
 from sgmon.units import fmt_num, fmt_step
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
@@ -101,6 +102,8 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     The cause lines up with the chain by its best Pearson link (``r=``) or, for point events,
     by the event-overlap score (``overlap=``), whichever is higher.
     """
+    if why := off_path(ctx, claim):
+        claim = lag_risk(claim, claim.rule or spec.name, why)
     weight = spec.weight if claim.weight is None else claim.weight
     link = ctx.link(claim.series) if claim.explains else None
     score, strength = (link.r, link.strength()) if link else (None, "")
@@ -133,10 +136,51 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         evidence,
         claim.series,
         name,
-        spec.seed,
+        "003" if name == LAG_RISK else spec.seed,
         ctx.now,
         None,
         rank,
+    )
+
+
+LAG_RISK = "lag_risk"
+
+
+def off_path(ctx: Context, claim: Claim) -> str:
+    """Why no commit waits for what the claim is about ("" when one may): a standby that is no
+    SYNC destination, or a DG socket of a process that ships ASYNC redo or archived logs."""
+    if not ctx.on_commit_path(claim.host):
+        return (
+            f"{claim.host} is not a SYNC destination of the primary (sgmon.topology): its "
+            "faults delay its own redo and apply, not the primary's commits (seed 003)"
+        )
+    view = ctx.hosts.get(claim.host)
+    sockets = view.frame.rows("tcp") if view is not None else {}
+    for _, coll, inst, _ in claim.series:
+        process = sockets.get(inst, {}).get("process") if coll == "tcp" else None
+        if off_path_sender(process):
+            return (
+                f"{inst} belongs to {process}, which ships ASYNC redo or archived logs "
+                "(TTnn, ARCn): no commit waits for it"
+            )
+    return ""
+
+
+def lag_risk(claim: Claim, rule: str, why: str) -> Claim:
+    """A fault off the commit path (an ASYNC or cascaded standby, an ASYNC socket): a risk to
+    the lag and to a failover, never the cause of commit time (seed 003: the capped ASYNC standby
+    did not slow commits), so at most warn and never drawn as a chain's cause."""
+    return replace(
+        claim,
+        subject=f"{rule}:{claim.subject}",
+        severity="info" if claim.severity == "info" else "warn",
+        conclusion=f"lag risk, not on the commit path: {claim.conclusion}"
+        + ("" if "seed 003" in claim.conclusion else " (seed 003)"),
+        evidence=[*claim.evidence, why],
+        explains=False,
+        overlap=None,
+        rule=LAG_RISK,
+        weight=ADVICE,
     )
 
 

@@ -17,7 +17,7 @@ from sgmon.analysis.rules.base import (
     describe,
     rule,
 )
-from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
+from sgmon.events import COMMIT_EVENTS, REMOTE_WRITES, SYNC_REMOTE_WRITE
 from sgmon.judgement import RANK
 from sgmon.units import fmt_num
 
@@ -40,23 +40,33 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
     ]
     if not affirm:
         return
+    remote = next(
+        (e for e in REMOTE_WRITES if p.frame.value("oracle_waits", e, "avg") is not None),
+        SYNC_REMOTE_WRITE,
+    )
+    fast = remote == SYNC_REMOTE_WRITE  # 11.2 (LNS wait on SENDREQ) has no Fast Sync
     ev = [
         f"budget: {describe_budget(b)}",
         f"{', '.join(affirm)}: SYNC AFFIRM",
         "seed 000: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
-        "from the commit; a tiny exposure remains if both sites fail within milliseconds",
+        "from the commit; a tiny exposure remains if both sites fail within milliseconds"
+        if fast
+        else "seed 003: on 11.2 Fast Sync (SYNC NOAFFIRM) is no option; the standby's redo "
+        "volume must keep up with the primary's",
     ]
-    keys = [(p.name, "oracle_waits", SYNC_REMOTE_WRITE, f) for f in ("avg", "p99")]
+    keys = [(p.name, "oracle_waits", remote, f) for f in ("avg", "p99")]
     remote_hurts = ctx.chain is not None and ctx.chain.trigger.instance in COMMIT_EVENTS[1:]
     base = "warn" if remote_hurts else "info"
     yield Claim(
         host=p.name,
         subject="affirm",
         severity=base,
-        cause=f"SYNC Remote Write {fmt_num(b.remote_write_ms)} ms, standby I/O "
+        cause=f"{remote} {fmt_num(b.remote_write_ms)} ms, standby I/O "
         f"{fmt_num(b.standby_io_ms)} ms ({share:.0%}) of it",
         where=p.name,
-        conclusion="consider Fast Sync (SYNC NOAFFIRM)",
+        conclusion="consider Fast Sync (SYNC NOAFFIRM)"
+        if fast
+        else "standby I/O dominates; Fast Sync needs 12.1",
         evidence=ev,
         series=keys,
     )

@@ -23,6 +23,7 @@ from sgmon.analysis.rules.base import (
     rule,
 )
 from sgmon.model import number
+from sgmon.topology import SYNC_MODES
 from sgmon.units import fmt_num
 
 
@@ -156,12 +157,16 @@ def dg_state(ctx: Context) -> Iterable[Claim]:
             ]
             if not hits:
                 continue
-            sev = "crit" if any(o.severity == "crit" for o in hits) else "warn"
+            sync = str(row.get("transmit_mode") or "SYNC").upper() in SYNC_MODES
+            crit = any(o.severity == "crit" for o in hits) and (sync or inst == "db")
+            sev = "crit" if crit else "warn"  # an ASYNC destination is a lag risk: warn at most
             what = "; ".join(_dg_reason(o) for o in hits)
             target = row.get("target") or inst
             fields = {o.field for o in hits}
             concl = (
                 "SYNC destination not protecting commits"
+                if inst != "db" and sync
+                else "ASYNC destination behind: lag risk, not on the commit path (seed 003)"
                 if inst != "db"
                 else "the standby receives no redo"
                 if fields & {"lag_unknown", "datum_age"}

@@ -1,0 +1,330 @@
+"""Which host is the primary, which standbys are on the commit path, and which only lag.
+
+Seed 003's primary shipped SYNC AFFIRM to one standby and ASYNC to others, with a cascaded
+standby behind the SYNC one; the IOPS cap hit two standbys, but only the SYNC one slowed commits.
+So the analysis must know the topology, and it comes from the database: the primary's
+V$ARCHIVE_DEST / V$ARCHIVE_DEST_STATUS rows (``oracle_dg``'s ``dest_<N>``: DB_UNIQUE_NAME,
+DESTINATION, TRANSMIT_MODE, STATUS, VALID_ROLE, TYPE, ARCHIVED_SEQ#).
+
+A destination is mapped to a watched host
+
+1. by DB_UNIQUE_NAME: the host's own database's (its ``oracle_dg`` ``db`` row), else the
+   config's ``db_unique_name`` (case-insensitive; DB_UNIQUE_NAME ``NONE`` means unset);
+2. else by host name in the service: DESTINATION is a TNS alias, an EZConnect string
+   (``host:port/service``) or a descriptor (``(HOST=...)``); any of those names equal to the
+   host's configured name, its ssh host or its dsn host (full or short) matches.
+
+A SYNC or PARALLELSYNC destination that is not deferred, disabled or valid only in the standby
+role puts its host (a standby, or a far sync instance) on the commit path; every other standby is
+a lag risk only: its faults are never the cause of log file sync.  Until a destination has been
+mapped to a watched host (no database, an OS-only config, an old recording), every standby is
+taken to be on the commit path, as sgmon did before it read destinations, and ``lines`` says so
+(unless the primary has destinations and none of them is SYNC: then no standby is).
+
+Headless and cheap: the analysis rebuilds it every evaluated tick, ``config --check`` prints it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sgmon.config import Config, HostConfig
+from sgmon.model import Frame, data_guard_role, number
+
+SYNC_MODES = ("SYNC", "PARALLELSYNC", "SYNCHRONOUS")
+OFF = ("DEFERRED", "DISABLED", "INACTIVE")
+"""Destination STATUS values under which nothing is shipped (V$ARCHIVE_DEST)."""
+_HOST = re.compile(r"\(\s*HOST\s*=\s*([^)\s]+)\s*\)", re.IGNORECASE)
+_OFF_PATH_SENDER = re.compile(r"^ora_(tt[0-9a-z]{2}|arc[0-9a-z])_", re.IGNORECASE)
+"""Primary processes whose sockets no commit waits for: TTnn ship ASYNC redo (12.1 onward,
+Database Concepts "LGWR"), ARCn archived logs and gaps.  NSSn (SYNC) and 11.2's LNSn, which
+serves both modes, may be on the commit path."""
+
+
+def off_path_sender(process: object) -> bool:
+    """Whether a DG socket's owner ships redo no commit waits for (``ora_tt00_PROD``)."""
+    return bool(_OFF_PATH_SENDER.match(str(process or "")))
+
+
+@dataclass(frozen=True, slots=True)
+class Dest:
+    """One remote destination of the primary, mapped to the hosts that match it."""
+
+    inst: str  # dest_2
+    target: str  # DB_UNIQUE_NAME, else the service
+    service: str
+    mode: str  # SYNC, ASYNC, PARALLELSYNC
+    affirm: str
+    status: str
+    valid_role: str
+    kind: str  # PHYSICAL, FAR SYNC ...
+    hosts: tuple[str, ...] = ()
+    matched_by: str = ""  # "db_unique_name" | "host in service"
+    logs_behind: int | None = None
+
+    @property
+    def commit_path(self) -> bool:
+        """Whether LGWR waits for this destination's acknowledgement (SYNC, shipping now)."""
+        return (
+            self.mode.upper() in SYNC_MODES
+            and self.status.upper() not in OFF
+            and self.valid_role.upper() != "STANDBY_ROLE"
+        )
+
+    def mode_text(self) -> str:
+        """``SYNC AFFIRM``, ``SYNC NOAFFIRM`` (Fast Sync), ``ASYNC``."""
+        mode = self.mode or "?"
+        if mode.upper() in SYNC_MODES and self.affirm:
+            return f"{mode} {'AFFIRM' if self.affirm.upper() == 'YES' else 'NOAFFIRM'}"
+        return mode
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """The primary (and why it was taken as one), its destinations, each host's place."""
+
+    primary: str | None
+    why: str
+    dests: tuple[Dest, ...] = ()
+    standbys: tuple[str, ...] = ()
+    far_sync: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()
+    places: dict[str, str] = field(default_factory=dict)
+    """host -> "commit path" or "lag risk" (standbys and far sync instances only)."""
+
+    @property
+    def mapped(self) -> bool:
+        """Whether any destination was mapped to a watched host (else every standby is assumed
+        on the commit path)."""
+        return any(d.hosts for d in self.dests)
+
+    def on_commit_path(self, host: str) -> bool:
+        """Whether a fault on ``host`` can slow commits: the primary, a SYNC destination's host,
+        or any standby while the destinations are not mapped."""
+        return host == self.primary or self.places.get(host, "commit path") == "commit path"
+
+    def cascaded(self, host: str) -> bool:
+        """Whether a watched standby receives from somewhere else than the primary (no
+        destination of the primary ships to it, while others are mapped)."""
+        return (
+            self.mapped and host in self.standbys and not any(host in d.hosts for d in self.dests)
+        )
+
+    def sync_standbys(self) -> list[str]:
+        """The standbys (and far sync instances) on the commit path, in destination order."""
+        return [h for h in self.standbys if self.places.get(h) == "commit path"]
+
+    def summary(self) -> str:
+        """One line: the primary and why, the commit path, the lag risks, the unmonitored."""
+        parts = [f"primary {self.primary or 'none'} ({self.why})"]
+        if self.standbys:
+            path = self.sync_standbys()
+            parts.append(f"commit path: {', '.join(path) or 'none'}")
+            risk = [h for h in self.standbys if h not in path]
+            if risk:
+                parts.append(f"lag risk only: {', '.join(risk)}")
+        lost = [d for d in self.dests if not d.hosts]
+        if lost:
+            parts.append("unmonitored: " + ", ".join(_unmonitored(d) for d in lost))
+        return "; ".join(parts)
+
+    def lines(self) -> list[str]:
+        """The topology in words, one line each (``config --check``)."""
+        out = [f"primary: {self.primary or 'none'} ({self.why})"]
+        for d in self.dests:
+            who = " + ".join(d.hosts) if d.hosts else "unmonitored"
+            how = f", by {d.matched_by}" if d.matched_by else ""
+            where = "commit path" if d.commit_path else "lag risk only"
+            behind = "" if d.logs_behind is None else f", {d.logs_behind} log(s) behind"
+            out.append(
+                f"{d.inst} {d.target} ({d.service or '-'}): {d.mode_text()}, {d.status or '?'}"
+                f"{behind} -> {who}{how}: {where}"
+            )
+        for h in self.standbys:
+            kind = "far sync" if h in self.far_sync else "standby"
+            dest = next((d.inst for d in self.dests if h in d.hosts), None)
+            if dest is None and self.mapped:
+                reason = "cascaded or not receiving: no destination of the primary ships to it"
+            elif dest is None and self.dests and not any(d.commit_path for d in self.dests):
+                reason = "the primary has no SYNC destination"
+            elif dest is None:
+                reason = "assumed: no destination is mapped to a watched host yet"
+            else:
+                reason = dest
+            out.append(f"{kind} {h}: {self.places.get(h, 'commit path')} ({reason})")
+        return out + list(self.notes)
+
+
+def _unmonitored(d: Dest) -> str:
+    behind = "" if d.logs_behind is None else f", {d.logs_behind} log(s) behind"
+    return f"{d.inst} {d.target} ({d.mode_text()}{behind})"
+
+
+def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
+    """The topology from the configured hosts and the latest frame of each watched host."""
+    hosts = {h.name: h for h in config.hosts}
+    names = list(dict.fromkeys([*hosts, *frames]))
+    roles = {n: _role(hosts.get(n), frames.get(n)) for n in names}
+    primary, why, notes = _primary(names, roles, frames)
+    far = frozenset(n for n in names if hosts.get(n) is not None and hosts[n].far_sync)
+    standbys = tuple(n for n in names if n != primary and (roles[n] == "standby" or n in far))
+    dests = _dests(frames.get(primary) if primary else None, names, hosts, frames, primary)
+    places: dict[str, str] = {}
+    if any(d.hosts for d in dests):
+        for n in standbys:
+            mine = [d for d in dests if n in d.hosts]
+            places[n] = "commit path" if any(d.commit_path for d in mine) else "lag risk"
+    elif dests and not any(d.commit_path for d in dests):  # nothing SYNC: no standby waits
+        places = dict.fromkeys(standbys, "lag risk")
+    else:
+        places = dict.fromkeys(standbys, "commit path")
+    for d in dests:
+        if len(d.hosts) > 1:
+            notes.append(
+                f"sgmon: {d.inst} {d.target}: claimed by {' and '.join(d.hosts)}; give each "
+                "host its own db_unique_name"
+            )
+    return Topology(primary, why, tuple(dests), standbys, far, tuple(notes), places)
+
+
+def disagreements(config: Config, topo: Topology) -> list[str]:
+    """Where the database's topology and the config differ, one line each."""
+    out = [
+        f"{d.inst} {d.target} ({d.mode_text()}) is on the commit path, but no configured host "
+        "matches it: add its host, or its db_unique_name"
+        for d in topo.dests
+        if config.hosts and d.commit_path and not d.hosts
+    ]
+    for h in config.hosts:
+        if h.role == "primary" and topo.primary and h.name != topo.primary:
+            out.append(f"{h.name} is configured primary, but {topo.primary} is ({topo.why})")
+        if h.role == "standby" and h.name == topo.primary:
+            out.append(f"{h.name} is configured {_said(h)}, but is the primary ({topo.why})")
+        mine = [d for d in topo.dests if h.name in d.hosts]
+        if h.db_unique_name and mine and mine[0].matched_by != "db_unique_name":
+            out.append(
+                f"{h.name}: db_unique_name {h.db_unique_name} is not {mine[0].target} "
+                f"({mine[0].inst} matched it by host in service)"
+            )
+        if h.far_sync and mine and all(d.kind and d.kind.upper() != "FAR SYNC" for d in mine):
+            out.append(f"{h.name} is configured far_sync, but {mine[0].inst} is {mine[0].kind}")
+    return out
+
+
+def _said(h: HostConfig) -> str:
+    return "far_sync" if h.far_sync else h.role
+
+
+def _role(host: HostConfig | None, frame: Frame | None) -> str:
+    """The database's role, else the frame's, else the configured one."""
+    return data_guard_role(frame, host.role if host is not None else "")
+
+
+def _primary(
+    names: Sequence[str], roles: Mapping[str, str], frames: Mapping[str, Frame | None]
+) -> tuple[str | None, str, list[str]]:
+    """The primary and why it is taken as one (issue 15: a config without one still runs)."""
+    db = [n for n in names if _db_role(frames.get(n)) == "primary"]
+    said = db or [n for n in names if roles[n] == "primary"]  # the database outranks the config
+    notes = []
+    if len(said) > 1:
+        notes.append(f"sgmon: {' and '.join(said)} all say primary; {said[0]} is taken")
+    if said:
+        return said[0], "its database says PRIMARY" if db else "configured role", notes
+    shipping = [n for n in names if _dest_rows(frames.get(n))]
+    if shipping:
+        return shipping[0], "assumed: no host is primary, it ships redo to destinations", notes
+    if len(names) == 1:
+        return names[0], "assumed: the only host, no role known", notes
+    return None, "none configured or reported: commit-path analysis is off", notes
+
+
+def _db_role(frame: Frame | None) -> str:
+    return str(frame.value("oracle_dg", "db", "role") or "") if frame is not None else ""
+
+
+def _dest_rows(frame: Frame | None) -> dict[str, dict]:
+    if frame is None:
+        return {}
+    return {i: r for i, r in frame.rows("oracle_dg").items() if i.startswith("dest_")}
+
+
+def _dests(
+    frame: Frame | None,
+    names: Sequence[str],
+    hosts: Mapping[str, HostConfig],
+    frames: Mapping[str, Frame | None],
+    primary: str | None,
+) -> list[Dest]:
+    rows = _dest_rows(frame)
+    if not rows:
+        return []
+    current = _sequence(frame)
+    others = [n for n in names if n != primary]
+    uniq = {n: _unique_name(hosts.get(n), frames.get(n)) for n in others}
+    aliases = {n: _aliases(n, hosts.get(n)) for n in others}
+    out = []
+    for inst in sorted(rows, key=lambda i: int(i[5:]) if i[5:].isdigit() else 0):
+        r = rows[inst]
+        target, service = _text(r.get("target")), _text(r.get("service"))
+        by_name = [n for n in others if uniq[n] and uniq[n] == target.upper()]
+        in_service = _service_hosts(service) if service and not by_name else set()
+        by_host = [n for n in others if aliases[n] & in_service]
+        archived = number(r.get("archived_seq"))
+        behind = int(current - archived) if current is not None and archived else None
+        out.append(
+            Dest(
+                inst,
+                target,
+                service,
+                _text(r.get("transmit_mode")),
+                _text(r.get("affirm")),
+                _text(r.get("status")),
+                _text(r.get("valid_role")),
+                _text(r.get("dest_type")),
+                tuple(by_name or by_host),
+                "db_unique_name" if by_name else "host in service" if by_host else "",
+                max(0, behind) if behind is not None else None,
+            )
+        )
+    return out
+
+
+def _sequence(frame: Frame | None) -> float | None:
+    """The primary's highest log sequence (one thread; RAC's per-thread lag is not read yet)."""
+    rows = frame.rows("oracle_dg") if frame is not None else {}
+    seqs = [number(r.get("sequence")) for i, r in rows.items() if i.startswith("thread_")]
+    return max((s for s in seqs if s is not None), default=None)
+
+
+def _text(v: object) -> str:
+    return "" if v is None else str(v)
+
+
+def _unique_name(host: HostConfig | None, frame: Frame | None) -> str:
+    """The host's DB_UNIQUE_NAME, upper case: its database's own, else the config's."""
+    said = frame.value("oracle_dg", "db", "db_unique_name") if frame is not None else None
+    name = str(said or (host.db_unique_name if host is not None else "") or "")
+    return "" if name.upper() == "NONE" else name.upper()
+
+
+def _aliases(name: str, host: HostConfig | None) -> set[str]:
+    """Names a service may use for the host: its name, ssh host and dsn host, full and short."""
+    found = {name}
+    if host is not None:
+        if host.ssh:
+            found.add(host.ssh.rsplit("@", 1)[-1])
+        if host.db is not None:
+            found |= _service_hosts(host.db.dsn)
+    return {n.lower() for f in found for n in (f, f.split(".")[0]) if n}
+
+
+def _service_hosts(service: str) -> set[str]:
+    """Host names in a DESTINATION: a descriptor's HOST= values, EZConnect's host, an alias."""
+    hosts = _HOST.findall(service)
+    if not hosts and not service.lstrip().startswith("("):
+        text = service.strip().removeprefix("//")
+        hosts = [re.split(r"[:/]", text, maxsplit=1)[0]]
+    return {n for h in hosts for n in (h.lower(), h.lower().split(".")[0]) if n}
