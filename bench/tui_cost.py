@@ -150,12 +150,12 @@ def contenders(glances: str | None, home: str) -> list[Contender]:
 
 def headless_cpu(seconds: float) -> float:
     """CPU % of the simulated pair plus the analysis without any drawing."""
-    from sgmon.analysis import Analyzer
     from sgmon.hosts.sim import SimSource
+    from sgmon.judgement import judge_for
     from sgmon.monitor import Monitor
 
-    analyzer = Analyzer()
-    monitor = Monitor([SimSource("rto-stall", onset=15.0)], sinks=[analyzer.feed])
+    source = SimSource("rto-stall", onset=15.0)
+    monitor = Monitor([source], judge=judge_for(None, [source]))  # the demo's one Judge
     monitor.start()
     time.sleep(5.0)
     c0, t0 = time.process_time(), time.monotonic()
