@@ -164,11 +164,16 @@ def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float 
         return None, ""
     part = max(res, key=res.__getitem__)
     if part == "remote":
-        stby = 0.0
-        if standby is not None:
-            rfs = (residual_life(standby.value("oracle_waits", e, "hist")) for e in STANDBY_IO)
-            stby = max((r for r in rfs if r is not None), default=0.0)
-        part = "standby" if stby >= 0.5 * res["remote"] else "network"
+        rfs = [
+            r
+            for e in STANDBY_IO
+            if standby is not None
+            and (r := residual_life(standby.value("oracle_waits", e, "hist"))) is not None
+        ]
+        if not rfs:  # the standby's waits are not in the data (an AWR import of the primary)
+            part = "remote write"
+        else:
+            part = "standby" if max(rfs) >= 0.5 * res["remote"] else "network"
     return min(excess, max(res.values())), part
 
 
