@@ -81,7 +81,8 @@ class Budget:
     that write, and one 200 ms stall among hundreds of 1 ms writes makes hundreds of commits wait
     on it while barely moving the write's average.  ``queue_ms`` is that wait, predicted from the
     slower write's histogram (the residual life E[D^2] / 2E[D]), capped at what is left of log
-    file sync; ``queue_on`` names the part it queues behind ("network", "standby" or "local").
+    file sync; ``queue_on`` names the part it queues behind ("network", "standby", "local", or
+    "remote write" when the standby's own waits are not in the data to split it).
     ``overhead_ms = lfs_ms - max(local, remote) - queue_ms`` is LGWR's CPU wait, posting and the
     foregrounds' own CPU wait.  ``standby_io_ms + network_ms = remote_write_ms``.  Any part that
     cannot be known this interval is None.

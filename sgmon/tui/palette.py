@@ -61,8 +61,10 @@ class Palette:
         return Style(color=self.var("spark"))
 
     def leg(self, name: str) -> Style:
-        """Colour of one leg of the commit-time budget (local, network, standby, overhead)."""
-        return Style(color=self.var(f"leg-{name}"))
+        """Colour of one leg of the commit-time budget (local, network, standby, overhead);
+        muted for a name the theme has no colour for, never an error mid-draw."""
+        colour = self.var(f"leg-{name}")
+        return Style(color=colour) if colour else self.muted
 
     def heat(self, level: float) -> Color:
         """Heatmap colour for a share 0..1 (0 is never drawn)."""

@@ -115,6 +115,11 @@ def test_budget_bar_follows_the_critical_leg() -> None:
         "measured on the primary"
         in text(render_budget(PaneView("s", "standby", PALETTE, None), 60))[1]
     )
+    # before the standby's first frame (or in an AWR import) the remote write is not split:
+    # its queue is drawn as such, in the colour of the unsplit remote write
+    unsplit = Budget("h", START, 10.0, 0.5, 8.0, None, None, 0.5, 1.5, "remote write")
+    assert ("queued remote write", "standby", 1.5) in legs(unsplit)
+    assert "queued remote write 1.5" in text(render_budget(view(frame({}), budget=unsplit), 78))[2]
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,10 @@ def legs(budget: object) -> list[tuple[str, str, float]]:
         segs = [("local write", "local", local)]
     on = str(getattr(budget, "queue_on", "") or "")
     if on:
-        segs.append((f"queued {'standby io' if on == 'standby' else on}", on, ms("queue_ms")))
+        # a remote write not split (no standby waits in the data) has the colour of the
+        # unsplit rest of a remote write, "remote other"
+        leg = on if on in ("network", "standby", "local") else "standby"
+        segs.append((f"queued {'standby io' if on == 'standby' else on}", leg, ms("queue_ms")))
     segs.append(("overhead", "overhead", ms("overhead_ms")))
     return [s for s in segs if s[2] > 0]
 
