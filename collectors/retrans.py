@@ -67,7 +67,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from collectors.inet_diag import TCP_STATES
-from collectors.tcp import _direction, _endpoint, _peers, _ports
+from collectors.tcp import dg_selection, endpoint
 from collectors.tracefs import TraceInstance, TraceUnavailable
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.model import Event, Field, Kind, Rows, Value
@@ -148,7 +148,7 @@ def socket_label(block: bytes, at: Mapping[str, int]) -> str:
         src, dst = (
             str(ipaddress.IPv4Address(block[at[n] : at[n] + 4])) for n in ("saddr", "daddr")
         )
-    return f"{_endpoint(src, u16('sport'))}>{_endpoint(dst, u16('dport'))}"
+    return f"{endpoint(src, u16('sport'))}>{endpoint(dst, u16('dport'))}"
 
 
 class RetransCollector(Collector):
@@ -162,11 +162,7 @@ class RetransCollector(Collector):
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
-        self.ports = _ports(self.options.get("ports", [1521]))
-        self.peers = _peers(self.options.get("peers", []))
-        self.direction = _direction(
-            self.options.get("direction", "auto"), self.options.get("role"), self.peers
-        )
+        self.ports, self.peers, self.direction = dg_selection(self.options)
         kb = self.options.get("buffer_kb", BUFFER_KB)
         if isinstance(kb, bool) or not isinstance(kb, int) or not 4 <= kb <= 65536:
             raise ConfigError(f"retrans buffer_kb: {kb!r}; use a number of KB from 4 to 65536")

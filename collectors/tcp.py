@@ -198,7 +198,16 @@ def _opens(host: Mapping[str, Value]) -> int | None:
     return active + passive if isinstance(active, int) and isinstance(passive, int) else None
 
 
-def _endpoint(addr: str, port: int) -> str:
+def dg_selection(options: Mapping[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...], str]:
+    """The DG ports, peers and direction an option set names: the keys `tcp` and `retrans`
+    share, validated once here."""
+    peers = _peers(options.get("peers", []))
+    direction = _direction(options.get("direction", "auto"), options.get("role"), peers)
+    return _ports(options.get("ports", [1521])), peers, direction
+
+
+def endpoint(addr: str, port: int) -> str:
+    """``addr:port``, an IPv6 address in brackets, as ss prints it."""
     return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
 
 
@@ -283,11 +292,7 @@ class TcpCollector(Collector):
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
-        self.ports = _ports(self.options.get("ports", [1521]))
-        self.peers = _peers(self.options.get("peers", []))
-        self.direction = _direction(
-            self.options.get("direction", "auto"), self.options.get("role"), self.peers
-        )
+        self.ports, self.peers, self.direction = dg_selection(self.options)
         self._auto = self.options.get("direction", "auto") == "auto" and not self.peers
         self._role = str(self.options.get("role") or "")
         """The role the direction follows: the config's, then the database's (``roles``)."""
@@ -457,7 +462,7 @@ class TcpCollector(Collector):
         for s in self._known:
             named = names.get(s.sockid)
             if named is None:
-                local, peer = _endpoint(s.src, s.sport), _endpoint(s.dst, s.dport)
+                local, peer = endpoint(s.src, s.sport), endpoint(s.dst, s.dport)
                 named = (local, peer, f"{local}>{peer}", s.dst)
             self._names[s.sockid] = named
         self._labels = [self._names[s.sockid] for s in self._known]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -236,14 +237,24 @@ def _histogram(rep: Report, labels: list[str], rows: list[list[str]], detail: bo
             lo = hi if hi is not None else lo
 
 
-def _waits(rep: Report, labels: list[str], rows: list[list[str]]) -> None:
+def _counts(
+    labels: list[str], rows: list[list[str]]
+) -> Iterator[tuple[str, float | None, float | None]]:
+    """(event, waits, seconds) of each commit-path row of a wait-event table."""
     col = _columns(labels)
+    if col.get("waits") is None:
+        return
     for row in rows:
         event = _event(row[0])
-        if event is None or col.get("waits") is None:
+        if event is None:
             continue
         n = _number(row[col["waits"]])
         s = _number(row[col["time"]]) if col.get("time") is not None else None
+        yield event, n, s
+
+
+def _waits(rep: Report, labels: list[str], rows: list[list[str]]) -> None:
+    for event, n, s in _counts(labels, rows):
         if n is not None:
             rep.waits[event] = rep.waits.get(event, 0.0) + n
         if s is not None:
@@ -251,13 +262,7 @@ def _waits(rep: Report, labels: list[str], rows: list[list[str]]) -> None:
 
 
 def _top(rep: Report, labels: list[str], rows: list[list[str]]) -> None:
-    col = _columns(labels)
-    for row in rows:
-        event = _event(row[0])
-        if event is None or col.get("waits") is None:
-            continue
-        n = _number(row[col["waits"]])
-        s = _number(row[col["time"]]) if col.get("time") is not None else None
+    for event, n, s in _counts(labels, rows):
         if n is not None:
             rep.top[event] = (n, s)
 
