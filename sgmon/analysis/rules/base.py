@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from sgmon import buckets
 from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
 from sgmon.analysis.results import Finding, Outlier, SeriesKey
+from sgmon.events import REMOTE_WRITES, SYNC_REMOTE_WRITE
 from sgmon.judgement import RANK, worst
 from sgmon.model import number
 from sgmon.topology import off_path_sender
@@ -224,3 +225,18 @@ def busiest_disk(view: HostView) -> tuple[str, float, float | None]:
         if aqu is not None and aqu > best[1]:
             best = (dev, aqu, number(row.get("util")))
     return best
+
+
+def remote_write_event(ctx: Context) -> str:
+    """The primary's remote-write event: 12.1's ``SYNC Remote Write``, or 11.2's ``LNS wait on
+    SENDREQ`` (whose release has no Fast Sync, seed 003); the 12.1 name when neither is known."""
+    p = ctx.primary
+    frame = p.frame if p is not None else None
+    return next(
+        (
+            e
+            for e in REMOTE_WRITES
+            if frame is not None and frame.value("oracle_waits", e, "avg") is not None
+        ),
+        SYNC_REMOTE_WRITE,
+    )

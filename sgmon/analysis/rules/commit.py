@@ -15,9 +15,10 @@ from sgmon.analysis.rules.base import (
     R_MIN,
     Claim,
     describe,
+    remote_write_event,
     rule,
 )
-from sgmon.events import COMMIT_EVENTS, REMOTE_WRITES, SYNC_REMOTE_WRITE
+from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
 from sgmon.judgement import RANK
 from sgmon.units import fmt_num
 
@@ -40,10 +41,7 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
     ]
     if not affirm:
         return
-    remote = next(
-        (e for e in REMOTE_WRITES if p.frame.value("oracle_waits", e, "avg") is not None),
-        SYNC_REMOTE_WRITE,
-    )
+    remote = remote_write_event(ctx)
     fast = remote == SYNC_REMOTE_WRITE  # 11.2 (LNS wait on SENDREQ) has no Fast Sync
     ev = [
         f"budget: {describe_budget(b)}",

@@ -19,9 +19,11 @@ from sgmon.analysis.rules.base import (
     R_MIN,
     Claim,
     busiest_disk,
+    remote_write_event,
     rule,
     switching,
 )
+from sgmon.events import SYNC_REMOTE_WRITE
 from sgmon.model import number
 from sgmon.units import fmt_num
 
@@ -95,7 +97,11 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
         ev += lost_write_reads(ctx, (h, "disk", dev, "w_await"), f"the standby's {dev} await")
         ev.append(
             "fix: give the standby redo/SRL volume the primary's IOPS (seed 003); "
-            "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
+            + (
+                "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
+                if remote_write_event(ctx) == SYNC_REMOTE_WRITE
+                else "on 11.2 there is no Fast Sync to keep standby I/O out of commits"
+            )
         )
         keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
         keys += [(h, "biolat", dev, f) for f in ("p99", "max") if lat_p99 is not None]
