@@ -17,6 +17,7 @@ from pathlib import Path
 import nslab
 import pytest
 
+from collectors.tracefs import TRACEFS, remove_stale
 from sgmon import registry
 from sgmon.archive import ARCHIVE_FORMAT, header
 from sgmon.collector import Collector
@@ -313,16 +314,19 @@ def test_kill_9_loses_at_most_the_row_being_written(tmp_path):
     env = dict(os.environ, SGMON_RUNTIME_DIR=str(tmp_path / "run"))
     arch = tmp_path / "arch"
     cmd = [*SGMON, "record", "--dir", str(arch), "--interval", "0.1", "--quiet"]
-    for _ in range(2):  # killed, then restarted into the same files
-        p = subprocess.Popen(cmd, env=env)
-        try:
-            deadline = time.monotonic() + 20
-            while len(list(arch.glob("*/cpu_*.csv"))) < 1 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(0.7)
-        finally:
-            p.kill()
-            p.wait(10)
+    try:
+        for _ in range(2):  # killed, then restarted into the same files
+            p = subprocess.Popen(cmd, env=env)
+            try:
+                deadline = time.monotonic() + 20
+                while len(list(arch.glob("*/cpu_*.csv"))) < 1 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(0.7)
+            finally:
+                p.kill()
+                p.wait(10)
+    finally:  # as root the recorder's retrans collector made a trace instance the kill left
+        remove_stale(TRACEFS)
     src = ReplaySource(arch, speed=0)
     frames = src.frames(src.hosts[0].name)
     assert len(frames) >= 8 and src.skipped <= len(list(arch.rglob("*.csv")))
