@@ -83,7 +83,7 @@ _READY = b"Tracing"
 """biolatency's first line, printed once its BPF program is attached."""
 SLOTS = 27
 """biolatency's histogram slots (MAX_SLOTS): slot k holds [2**k, 2**(k+1)) us, slot 0 [0, 2)."""
-BOUNDS_MS = tuple(2.0 ** (k + 1) / 1000 for k in range(SLOTS))
+BOUNDS_MS = tuple(buckets.exact_ms(k + 1) for k in range(SLOTS))
 """Each slot's exclusive upper bound in ms: the archive's fixed power-of-two-us buckets."""
 
 
@@ -201,6 +201,8 @@ class BiolatCollector(Collector):
         self.command = command
         self._argv: list[str] = []
         self._disks: dict[str, str] = {}
+        self._disk_list: list[str] = []
+        """The traced disks, each once (two partitions of one disk share its child)."""
         """Configured device -> the disk biolatency traces (a partition's requests are its
         disk's)."""
         self._children: dict[str, _Child] = {}
@@ -219,6 +221,7 @@ class BiolatCollector(Collector):
         if missing:
             raise Unavailable(f"no block device {', '.join(missing)} on this host")
         self._disks = {d: self._disk_of(d) for d in self.devices}
+        self._disk_list = list(dict.fromkeys(self._disks.values()))
         for disk in self._disks.values():
             self._counts.setdefault(disk, _Counts())
         if os.geteuid() != 0:
@@ -251,7 +254,7 @@ class BiolatCollector(Collector):
 
     def sample(self) -> RawRows:
         """Start the missing children, read what each printed since the last tick."""
-        for disk in dict.fromkeys(self._disks.values()):
+        for disk in self._disk_list:
             child = self._children.get(disk)
             if child is None:
                 child = self._children[disk] = _Child([*self._argv, disk, "1"])

@@ -229,12 +229,10 @@ class RetransCollector(Collector):
             self._ca.pop(label, None)
         if lost or self._host["dropped"]:
             self._host = {**self._host, "dropped": lost}
-        if not records:
-            rows: dict[str, Any] = {k: self._quiet(k) for k in self._rows}
-            rows["host"] = self._host
-            return rows
-        active = self._parse(records, now)
-        rows = {k: row if k in active else self._quiet(k) for k, row in self._rows.items()}
+        active = self._parse(records, now) if records else set()
+        rows: dict[str, Any] = {
+            k: row if k in active else self._quiet(k) for k, row in self._rows.items()
+        }
         rows["host"] = self._host
         return rows
 

@@ -32,6 +32,8 @@ import re
 import select
 import struct
 
+from sgmon.status import start_time
+
 TRACEFS = "/sys/kernel/tracing"
 PREFIX = "sgmon-"
 _NAME = re.compile(r"sgmon-(\d+)-(\d+)-\d+$")
@@ -93,17 +95,6 @@ def _first(record: tuple[int, bytes]) -> int:
     return record[0]
 
 
-def start_time(pid: int | str) -> str | None:
-    """A process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or None
-    when the process does not exist."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(b")") + 2 :].split()[19].decode()
-
-
 def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
@@ -152,7 +143,7 @@ def remove_stale(root: str) -> list[str]:
         return removed
     for name in names:
         m = _NAME.match(name)
-        if m is None or start_time(m.group(1)) == m.group(2):
+        if m is None or start_time(int(m.group(1))) == m.group(2):
             continue  # not ours, or its process still runs
         try:
             os.rmdir(f"{root}/instances/{name}")
@@ -172,7 +163,6 @@ class TraceInstance:
         self.events = events
         """event (``tcp/tcp_retransmit_skb``) -> filter expressions, the first the kernel
         accepts is used (a field only newer kernels record comes first); () for none."""
-        self.filters: dict[str, str] = {}
         """event -> the filter in force."""
         self.buffer_kb = buffer_kb
         self.clock = clock
@@ -236,7 +226,6 @@ class TraceInstance:
                 _write(f"{self.path}/events/{event}/filter", expr)
             except OSError:
                 continue
-            self.filters[event] = expr
             return
         if exprs:
             raise TraceUnavailable(f"{event} rejects the filter {exprs[-1]!r}")

@@ -173,3 +173,14 @@ def run_until_stopped(
             if close is not None:
                 close()
     return mon
+
+
+def instant(option: str, text: str, first: float) -> float:
+    """A time typed on the command line (UTC clock, ISO, or an offset from the first tick);
+    a bad one is the usage error of ``option`` (replay --from/--at, report --from/--to)."""
+    from sgmon.units import parse_instant
+
+    try:
+        return parse_instant(text, first)
+    except ValueError as e:
+        raise UsageError(f"{option} {e}") from None

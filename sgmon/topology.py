@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from sgmon.config import Config, HostConfig
 from sgmon.model import Frame, data_guard_role, number
@@ -270,7 +271,7 @@ def _dests(
         r = rows[inst]
         target, service = _text(r.get("target")), _text(r.get("service"))
         by_name = [n for n in others if uniq[n] and uniq[n] == target.upper()]
-        in_service = _service_hosts(service) if service and not by_name else set()
+        in_service = _service_hosts(service) if service and not by_name else frozenset()
         by_host = [n for n in others if aliases[n] & in_service]
         archived = number(r.get("archived_seq"))
         behind = int(current - archived) if current is not None and archived else None
@@ -310,21 +311,24 @@ def _unique_name(host: HostConfig | None, frame: Frame | None) -> str:
     return "" if name.upper() == "NONE" else name.upper()
 
 
-def _aliases(name: str, host: HostConfig | None) -> set[str]:
-    """Names a service may use for the host: its name, ssh host and dsn host, full and short."""
+@cache
+def _aliases(name: str, host: HostConfig | None) -> frozenset[str]:
+    """Names a service may use for the host: its name, ssh host and dsn host, full and short
+    (from the config, so worked out once, not every tick the topology is rebuilt)."""
     found = {name}
     if host is not None:
         if host.ssh:
             found.add(host.ssh.rsplit("@", 1)[-1])
         if host.db is not None:
             found |= _service_hosts(host.db.dsn)
-    return {n.lower() for f in found for n in (f, f.split(".")[0]) if n}
+    return frozenset(n.lower() for f in found for n in (f, f.split(".")[0]) if n)
 
 
-def _service_hosts(service: str) -> set[str]:
+@cache
+def _service_hosts(service: str) -> frozenset[str]:
     """Host names in a DESTINATION: a descriptor's HOST= values, EZConnect's host, an alias."""
     hosts = _HOST.findall(service)
     if not hosts and not service.lstrip().startswith("("):
         text = service.strip().removeprefix("//")
         hosts = [re.split(r"[:/]", text, maxsplit=1)[0]]
-    return {n for h in hosts for n in (h.lower(), h.lower().split(".")[0]) if n}
+    return frozenset(n for h in hosts for n in (h.lower(), h.lower().split(".")[0]) if n)

@@ -109,3 +109,10 @@ def parse_offset(text: str) -> float:
     if not h.isdigit() or (m and not m.isdigit()) or int(h) > 14 or int(m or 0) > 59:
         raise ValueError(f"--tz {text!r}: use the offset from UTC such as +02:00 or -05:30")
     return sign * (int(h) * 3600 + int(m or 0) * 60)
+
+
+def fmt_utc(t: float) -> str:
+    """``2026-11-24 13:20:13``: an instant in UTC to the second, as reports and stderr say it."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")

@@ -7,6 +7,8 @@ import sys
 from datetime import UTC, datetime
 
 from sgmon.cli import UsageError
+from sgmon.headless import instant
+from sgmon.units import fmt_utc
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
     first = min(fl[0].time for fl in frames.values() if fl)
     last = max(fl[-1].time for fl in frames.values() if fl)
     if args.start:
-        src.start = _instant("--from", args.start, first)
+        src.start = instant("--from", args.start, first)
         if src.start > last:
             raise UsageError(
-                f"--from {args.start}: after the recording's last tick ({_iso(last)} UTC)"
+                f"--from {args.start}: after the recording's last tick ({fmt_utc(last)} UTC)"
             )
     code = 0
     if args.at:
@@ -100,7 +102,7 @@ def print_summary(src, frames, config, start: float | None = None) -> None:
     first = min(fl[0].time for fl in live.values())
     last = max(fl[-1].time for fl in live.values())
     hosts = ", ".join(f"{h} ({fl[0].role or 'no role'}, {len(fl)} ticks)" for h, fl in live.items())
-    lines = [f"== {hosts}: {_iso(first)} .. {_hms(last)} UTC"]
+    lines = [f"== {hosts}: {fmt_utc(first)} .. {_hms(last)} UTC"]
     found, runs = _judged(src, live, config, GAP_TICKS * (src.interval or 1.0))
     found = [f for f in found if start is None or (f.end or last) >= start]
     lines.append(f"findings ({len(found)}):" if found else "findings: none")
@@ -208,33 +210,19 @@ def print_fields(src, frames) -> None:
                 )
 
 
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _instant(option: str, text: str, first: float) -> float:
-    """A time typed on the command line (UTC clock, ISO, or an offset from the first tick)."""
-    from sgmon.units import parse_instant
-
-    try:
-        return parse_instant(text, first)
-    except ValueError as e:
-        raise UsageError(f"{option} {e}") from None
-
-
 def print_at(src, frames, text: str) -> None:
     """The tick at or just before TIME, for every host."""
     from sgmon.units import fmt_num
 
     first = min(fl[0].time for fl in frames.values() if fl)
-    t = _instant("--at", text, first)
+    t = instant("--at", text, first)
     for host, fl in frames.items():
         before = [f for f in fl if f.time <= t + 1e-6]
         if not before:
-            print(f"== {host}: nothing recorded at or before {_iso(t)}")
+            print(f"== {host}: nothing recorded at or before {fmt_utc(t)}")
             continue
         fr = before[-1]
-        print(f"== {host} ({fr.role or 'no role'}) at {_iso(fr.time)} UTC")
+        print(f"== {host} ({fr.role or 'no role'}) at {fmt_utc(fr.time)} UTC")
         for c, res in fr.collectors.items():
             note = f" [{res.status.value}: {res.error}]" if res.status.value != "ok" else ""
             print(f"  {c}{note}")

@@ -36,17 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _instant(option: str, text: str | None, first: float) -> float | None:
-    from sgmon.units import parse_instant
-
-    if text is None:
-        return None
-    try:
-        return parse_instant(text, first)
-    except ValueError as e:
-        raise UsageError(f"{option} {e}") from None
-
-
 def _writable(output: str) -> Path:
     """The output path, refused before any work when it cannot be written."""
     path = Path(output)
@@ -73,14 +62,15 @@ def _write(path: Path, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Judge the archive in range and write the report."""
-    from datetime import UTC, datetime
 
     from sgmon.archive import ArchiveError
     from sgmon.config import load_config
+    from sgmon.headless import instant
     from sgmon.hosts.replay import ReplaySource
     from sgmon.report.judged import judge_archive
     from sgmon.report.page import render
     from sgmon.report.series import report_data
+    from sgmon.units import fmt_utc
 
     output = _writable(args.output)
     config = load_config(args.config)
@@ -93,17 +83,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.dir} holds no recorded ticks")
     first = min(f.time for f in frames)
     last = max(f.time for f in frames)
-    start = _instant("--from", args.start, first)
-    end = _instant("--to", args.end, first)
+    start = instant("--from", args.start, first) if args.start is not None else None
+    end = instant("--to", args.end, first) if args.end is not None else None
     lo, hi = first if start is None else start, last if end is None else end
     if not any(lo - 1e-6 <= f.time <= hi + 1e-6 for f in frames):
-
-        def day(t: float) -> str:
-            return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
-
         raise UsageError(
-            f"no ticks between {day(lo)} and {day(hi)} UTC; the recording runs from "
-            f"{day(first)} to {day(last)} UTC"
+            f"no ticks between {fmt_utc(lo)} and {fmt_utc(hi)} UTC; the recording runs from "
+            f"{fmt_utc(first)} to {fmt_utc(last)} UTC"
         )
     judged = judge_archive(src, config, start, end)
     pinned = {h.name: h.devices for h in config.hosts}

@@ -46,6 +46,7 @@ from sgmon.cli import UsageError
 from sgmon.importers import Imported
 from sgmon.importers.frames import NOT_IMPORTED, Builder, add_host_options
 from sgmon.model import Event, Rows, Value
+from sgmon.rates import counter_rate
 
 HELP = "OSWatcher archives (oswiostat, oswvmstat, oswmpstat, oswnetstat, oswtop, oswps)"
 
@@ -210,7 +211,7 @@ def read(args: argparse.Namespace) -> Imported:
     if args.host and len(by_host) > 1:
         raise UsageError(f"{root} holds several hosts ({', '.join(by_host)}); leave out --host")
     local = set(time.tzname)
-    odd = abbrs - {"UTC", "GMT", "Z"} - (local if zone is None else set())
+    odd = abbrs - {"UTC", "GMT", "Z"} - local
     if odd and zone is None:
         notes.append(
             f"{root}: dates in {', '.join(sorted(odd))} read in this machine's zone "
@@ -286,13 +287,11 @@ def _text(path: Path, notes: list[str]) -> str:
     if whole:
         return text
     notes.append(f"{path}: compressed stream cut short; its last block dropped, the rest kept")
-    return _whole_lines(text, torn=True)
+    return _whole_lines(text)
 
 
-def _whole_lines(text: str, torn: bool) -> str:
+def _whole_lines(text: str) -> str:
     """Drop a last block that the cut went through: from its ``zzz`` line on."""
-    if not torn:
-        return text
     cut = text.rfind("\nzzz")
     return text[: cut + 1] if cut >= 0 else ""
 
@@ -570,9 +569,7 @@ def _snapshots(blocks: list[Block]) -> list[tuple[float, list[Block]]]:
             for inst, cur in blk.counters.items():
                 before = prev.counters.get(inst, {})
                 rates: dict[str, Value] = {
-                    f: (v - before[f]) / dt if v >= before[f] else None
-                    for f, v in cur.items()
-                    if f in before
+                    f: counter_rate(before[f], v, dt) for f, v in cur.items() if f in before
                 }
                 blk.rows.setdefault("tcp" if inst == "host" else "netdev", {})[inst] = rates
         prev = blk

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sgmon import __version__
 from sgmon.analysis.budget import describe
-from sgmon.units import fmt_step
+from sgmon.units import fmt_step, fmt_utc
 
 if TYPE_CHECKING:
     from sgmon.analysis.results import Budget, Finding
@@ -35,10 +35,6 @@ def _asset(name: str) -> str:
 
 def _clock(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S")
-
-
-def _day(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def advice(f: Finding) -> str | None:
@@ -117,7 +113,7 @@ def render(judged: Judged, data: dict[str, Any], source: str) -> str:
 </head>
 <body>
 <h1>sgmon incident report: {escape(source)}</h1>
-<div class="meta" id="range">{hosts}: {_day(judged.start)} to {_day(judged.end)} UTC,
+<div class="meta" id="range">{hosts}: {fmt_utc(judged.start)} to {fmt_utc(judged.end)} UTC,
 interval {judged.interval:g} s, ticks {ticks}.{_regridded(judged)} Made {made} UTC by sgmon
 {__version__}.</div>
 <h2>Diagnosis</h2>
