@@ -12,14 +12,12 @@ import pytest
 from sgmon.cli import main
 from sgmon.probe.server import ProbeServer
 
-PORT = 46620
-
 
 @pytest.fixture
 def server(tmp_path: Path):
     """A probe server with a write file on a real disk (/var/tmp), stopped after the test."""
     write = Path("/var/tmp") / f"sgmon-probe-{tmp_path.name}.dat"
-    srv = ProbeServer("127.0.0.1", PORT, write, log=lambda _: None)
+    srv = ProbeServer("127.0.0.1", 0, write, log=lambda _: None)  # port 0: never one in use
     t = threading.Thread(target=srv.serve, args=(60,), daemon=True)
     t.start()
     yield srv
@@ -29,15 +27,22 @@ def server(tmp_path: Path):
         f.unlink(missing_ok=True)
 
 
-def _run(capsys, *argv: str) -> tuple[int, list[dict], str]:
-    code = main(["probe", "client", f"127.0.0.1:{PORT}", *argv, "--format", "json"])
+def _at(srv: ProbeServer) -> str:
+    host, port = srv.address
+    return f"{host}:{port}"
+
+
+def _run(capsys, server: ProbeServer, *argv: str) -> tuple[int, list[dict], str]:
+    code = main(["probe", "client", _at(server), *argv, "--format", "json"])
     out = capsys.readouterr()
     return code, [json.loads(line) for line in out.out.splitlines()], out.err
 
 
 @pytest.mark.parametrize("mode", ["async", "fastsync", "sync", "apply"])
 def test_each_mode_reports_intervals_and_summary(server, capsys, mode):
-    code, rows, err = _run(capsys, "--mode", mode, "--duration", "1.2s", "--interval", "0.5s")
+    code, rows, err = _run(
+        capsys, server, "--mode", mode, "--duration", "1.2s", "--interval", "0.5s"
+    )
     assert code == 0, err
     intervals = [r for r in rows if r["type"] == "interval"]
     summ = rows[-1]
@@ -64,7 +69,7 @@ def test_text_format_reads_like_oratcptest(server, capsys):
         [
             "probe",
             "client",
-            f"127.0.0.1:{PORT}",
+            _at(server),
             "--mode",
             "sync",
             "--duration",
@@ -94,7 +99,7 @@ def test_csv_has_header_rows_and_summary(server, capsys):
         [
             "probe",
             "client",
-            f"127.0.0.1:{PORT}",
+            _at(server),
             "--mode",
             "fastsync",
             "--duration",
@@ -112,7 +117,7 @@ def test_csv_has_header_rows_and_summary(server, capsys):
 
 
 def test_refuses_without_duration(capsys):
-    assert main(["probe", "client", f"127.0.0.1:{PORT}", "--mode", "sync"]) == 2
+    assert main(["probe", "client", "127.0.0.1:1", "--mode", "sync"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("sgmon:") and "--duration" in err[0]
 
@@ -127,19 +132,17 @@ def test_unreachable_peer_is_one_line(capsys):
 
 
 def test_port_in_use_is_one_line(server, capsys):
-    assert main(["probe", "server", "--listen", f"127.0.0.1:{PORT}", "--duration", "1s"]) == 2
+    assert main(["probe", "server", "--listen", _at(server), "--duration", "1s"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "in use" in err[0]
 
 
 def test_sync_needs_a_write_file(capsys):
-    srv = ProbeServer("127.0.0.1", PORT + 1, None, log=lambda _: None)
+    srv = ProbeServer("127.0.0.1", 0, None, log=lambda _: None)
     t = threading.Thread(target=srv.serve, args=(10,), daemon=True)
     t.start()
     try:
-        code = main(
-            ["probe", "client", f"127.0.0.1:{PORT + 1}", "--mode", "sync", "--duration", "1s"]
-        )
+        code = main(["probe", "client", _at(srv), "--mode", "sync", "--duration", "1s"])
     finally:
         srv.stop.set()
         t.join(5)
@@ -148,7 +151,9 @@ def test_sync_needs_a_write_file(capsys):
 
 def test_stops_when_the_peer_vanishes(server, capsys):
     threading.Timer(0.8, server.stop.set).start()
-    code, rows, err = _run(capsys, "--mode", "fastsync", "--duration", "30s", "--interval", "0.5s")
+    code, rows, err = _run(
+        capsys, server, "--mode", "fastsync", "--duration", "30s", "--interval", "0.5s"
+    )
     assert code == 3 and "went away" in err
     summ = rows[-1]
     assert summ["type"] == "summary" and summ["seconds"] < 10

@@ -23,7 +23,7 @@ from sgmon.sinks.prometheus import FrameCollector, counter_column, metric_name
 
 parser = pytest.importorskip("prometheus_client.parser")
 ROOT = Path(__file__).resolve().parent.parent
-PORT = 46364
+PORT = 26364  # below the ephemeral range (32768-60999), so no client socket holds it
 
 
 def _scrape(port: int) -> dict:
