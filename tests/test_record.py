@@ -388,3 +388,12 @@ def test_recorder_logs_findings_as_they_open(tmp_path):
     opened = [row for row in rows if row["event"] == "open"]
     assert opened, rows
     assert any(row["rule"] == "rto_stall" for row in opened), [r["rule"] for r in opened]
+
+
+def test_no_field_shadows_a_fixed_csv_column() -> None:
+    """A field named like a row key column (``instance``) made replay read the wrong column."""
+    from sgmon.archive import FIXED_COLUMNS
+    from sgmon.registry import load, names
+
+    clash = [(n, f.name) for n in names() for f in load(n).fields if f.name in FIXED_COLUMNS]
+    assert not clash, clash

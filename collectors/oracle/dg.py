@@ -43,6 +43,9 @@ FIELDS = (
     Field("open_mode", "", T, "MOUNTED, READ WRITE, READ ONLY WITH APPLY ..."),
     Field("version", "", T, "database version (VERSION_FULL where it exists)"),
     Field("db_unique_name", "", T, "DB_UNIQUE_NAME"),
+    Field("instance_name", "", T, "INSTANCE_NAME of the instance this host's session reads"),
+    Field("inst_id", "", G, "INSTANCE_NUMBER (RAC: which instance; every row is of this one)"),
+    Field("thread", "", G, "THREAD# the instance writes its redo to"),
     Field(
         "transport_lag",
         "s",
@@ -156,7 +159,13 @@ class OracleDgCollector(OracleCollector):
     def read(self, s: Session) -> Rows:
         """State rows; log switches since the previous sample become events."""
         rows: Rows = {}
-        db: dict[str, Value] = {"version": s.version_text}
+        name, inst_id, thread = s.instance
+        db: dict[str, Value] = {
+            "version": s.version_text,
+            "instance_name": name,
+            "inst_id": inst_id,
+            "thread": thread,
+        }
         for role, pmode, plevel, omode, name in s.query("database") or ():
             s.role = role_of(role)
             roles.observe(str(self.options.get("host") or ""), s.role)

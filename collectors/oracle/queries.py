@@ -89,9 +89,11 @@ SYSSTATS = (
 )
 
 QUERIES: dict[str, dict[Version, str]] = {
-    # run on every (re)connect: version, and the startup time that marks a restart
+    # run on every (re)connect: version, the startup time that marks a restart, and which RAC
+    # instance and redo thread this is (every row of this session belongs to that one instance)
     "instance": {
-        (0,): "SELECT instance_name, version, status, startup_time FROM v$instance",
+        (0,): 'SELECT instance_name, version, status, startup_time, instance_number, "THREAD#"'
+        " FROM v$instance",
     },
     "version_full": {
         (18, 0): "SELECT version_full FROM v$instance",

@@ -91,6 +91,9 @@ class Session:
         self.version: queries.Version = (0,)
         self.version_text = ""
         self.role = ""
+        self.instance: tuple[str, int | None, int | None] = ("", None, None)
+        """INSTANCE_NAME, INSTANCE_NUMBER and THREAD# of the connected instance (RAC: each
+        instance is its own host in the config, collected over its own V$)."""
         self.statements = 0
         """Statements executed so far (the bench divides it by ticks)."""
         self.connect_timeout = max(CONNECT_TIMEOUT, 2 * (db.call_timeout if db else 2.0))
@@ -306,7 +309,8 @@ class Session:
             cur.close()
         if not row:
             raise OracleError("v$instance returned no row")
-        _name, version, _status, startup = row
+        name, version, _status, startup, number, thread = row
+        self.instance = (str(name or ""), _int(number), _int(thread))
         self.version = queries.parse_version(version)
         self.version_text = str(version)
         extra = self.events()
@@ -457,6 +461,11 @@ def _view_of(text: str) -> str:
 def _healthy(conn: Any) -> bool:
     check = getattr(conn, "is_healthy", None)
     return bool(check()) if callable(check) else True
+
+
+def _int(v: Any) -> int | None:
+    """A NUMBER column as an int (None stays None)."""
+    return None if v is None else int(v)
 
 
 def role_of(database_role: str | None) -> str:

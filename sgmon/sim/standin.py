@@ -41,7 +41,15 @@ _ids = itertools.count()
 
 # view -> columns; columns are created as quoted identifiers (so "THREAD#" works)
 VIEWS: dict[str, tuple[str, ...]] = {
-    "v$instance": ("instance_name", "host_name", "version", "status", "startup_time", "THREAD#"),
+    "v$instance": (
+        "instance_name",
+        "instance_number",
+        "host_name",
+        "version",
+        "status",
+        "startup_time",
+        "THREAD#",
+    ),
     "v$database": (
         "database_role",
         "protection_mode",
@@ -264,6 +272,7 @@ class StandIn:
             "version": self.version_text if self.version < (18,) else _base(self.version),
             "status": "OPEN",
             "startup_time": _now_text(startup),
+            "instance_number": 1,
             "THREAD#": 1,
         }
         if self.version >= (18,):
