@@ -94,6 +94,9 @@ class Topology:
     notes: tuple[str, ...] = ()
     places: dict[str, str] = field(default_factory=dict)
     """host -> "commit path" or "lag risk" (standbys and far sync instances only)."""
+    primaries: tuple[str, ...] = ()
+    """The primary's instances (RAC: one host per instance, each with its own LGWR, thread and
+    NSS socket), ``primary`` first; empty when there is no primary."""
 
     @property
     def mapped(self) -> bool:
@@ -104,7 +107,7 @@ class Topology:
     def on_commit_path(self, host: str) -> bool:
         """Whether a fault on ``host`` can slow commits: the primary, a SYNC destination's host,
         or any standby while the destinations are not mapped."""
-        return host == self.primary or self.places.get(host, "commit path") == "commit path"
+        return host in self.primaries or self.places.get(host, "commit path") == "commit path"
 
     def cascaded(self, host: str) -> bool:
         """Whether a watched standby receives from somewhere else than the primary (no
@@ -117,9 +120,15 @@ class Topology:
         """The standbys (and far sync instances) on the commit path, in destination order."""
         return [h for h in self.standbys if self.places.get(h) == "commit path"]
 
+    def named(self) -> str:
+        """``node1 + node2 (RAC)``, or the one primary's name, or ``none``."""
+        if len(self.primaries) > 1:
+            return f"{' + '.join(self.primaries)} (RAC)"
+        return self.primary or "none"
+
     def summary(self) -> str:
         """One line: the primary and why, the commit path, the lag risks, the unmonitored."""
-        parts = [f"primary {self.primary or 'none'} ({self.why})"]
+        parts = [f"primary {self.named()} ({self.why})"]
         if self.standbys:
             path = self.sync_standbys()
             parts.append(f"commit path: {', '.join(path) or 'none'}")
@@ -133,7 +142,7 @@ class Topology:
 
     def lines(self) -> list[str]:
         """The topology in words, one line each (``config --check``)."""
-        out = [f"primary: {self.primary or 'none'} ({self.why})"]
+        out = [f"primary: {self.named()} ({self.why})"]
         for d in self.dests:
             who = " + ".join(d.hosts) if d.hosts else "unmonitored"
             how = f", by {d.matched_by}" if d.matched_by else ""
@@ -168,10 +177,11 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
     hosts = {h.name: h for h in config.hosts}
     names = list(dict.fromkeys([*hosts, *frames]))
     roles = {n: _role(hosts.get(n), frames.get(n)) for n in names}
-    primary, why, notes = _primary(names, roles, frames)
+    primaries, why, notes = _primaries(names, roles, frames, hosts)
+    primary = primaries[0] if primaries else None
     far = frozenset(n for n in names if hosts.get(n) is not None and hosts[n].far_sync)
-    standbys = tuple(n for n in names if n != primary and (roles[n] == "standby" or n in far))
-    dests = _dests(frames.get(primary) if primary else None, names, hosts, frames, primary)
+    standbys = tuple(n for n in names if n not in primaries and (roles[n] == "standby" or n in far))
+    dests = _dests(frames.get(primary) if primary else None, names, hosts, frames, primaries)
     places: dict[str, str] = {}
     if any(d.hosts for d in dests):
         for n in standbys:
@@ -187,7 +197,7 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
                 f"sgmon: {d.inst} {d.target}: claimed by {' and '.join(d.hosts)}; give each "
                 "host its own db_unique_name"
             )
-    return Topology(primary, why, tuple(dests), standbys, far, tuple(notes), places)
+    return Topology(primary, why, tuple(dests), standbys, far, tuple(notes), places, primaries)
 
 
 def disagreements(config: Config, topo: Topology) -> list[str]:
@@ -199,8 +209,8 @@ def disagreements(config: Config, topo: Topology) -> list[str]:
         if config.hosts and d.commit_path and not d.hosts
     ]
     for h in config.hosts:
-        if h.role == "primary" and topo.primary and h.name != topo.primary:
-            out.append(f"{h.name} is configured primary, but {topo.primary} is ({topo.why})")
+        if h.role == "primary" and topo.primary and h.name not in topo.primaries:
+            out.append(f"{h.name} is configured primary, but {topo.named()} is ({topo.why})")
         if h.role == "standby" and h.name == topo.primary:
             out.append(f"{h.name} is configured {_said(h)}, but is the primary ({topo.why})")
         mine = [d for d in topo.dests if h.name in d.hosts]
@@ -223,23 +233,40 @@ def _role(host: HostConfig | None, frame: Frame | None) -> str:
     return data_guard_role(frame, host.role if host is not None else "")
 
 
-def _primary(
-    names: Sequence[str], roles: Mapping[str, str], frames: Mapping[str, Frame | None]
-) -> tuple[str | None, str, list[str]]:
-    """The primary and why it is taken as one (issue 15: a config without one still runs)."""
+def _primaries(
+    names: Sequence[str],
+    roles: Mapping[str, str],
+    frames: Mapping[str, Frame | None],
+    hosts: Mapping[str, HostConfig],
+) -> tuple[tuple[str, ...], str, list[str]]:
+    """The primary's instances and why they are taken as such (issue 15: a config without one
+    still runs).  Hosts that say primary with one DB_UNIQUE_NAME are instances of one RAC
+    database; a second name saying primary is a conflict, and the first database is taken."""
     db = [n for n in names if _db_role(frames.get(n)) == "primary"]
     said = db or [n for n in names if roles[n] == "primary"]  # the database outranks the config
     notes = []
-    if len(said) > 1:
-        notes.append(f"sgmon: {' and '.join(said)} all say primary; {said[0]} is taken")
     if said:
-        return said[0], "its database says PRIMARY" if db else "configured role", notes
+        first = _unique_name(hosts.get(said[0]), frames.get(said[0]))
+        mine = [n for n in said if _unique_name(hosts.get(n), frames.get(n)) == first]
+        if len(mine) < len(said):
+            notes.append(f"sgmon: {' and '.join(said)} all say primary; {said[0]} is taken")
+        why = "its database says PRIMARY" if db else "configured role"
+        return tuple(mine), why, notes
     shipping = [n for n in names if _dest_rows(frames.get(n))]
     if shipping:
-        return shipping[0], "assumed: no host is primary, it ships redo to destinations", notes
-    if len(names) == 1:
-        return names[0], "assumed: the only host, no role known", notes
-    return None, "none configured or reported: commit-path analysis is off", notes
+        return (shipping[0],), "assumed: no host is primary, it ships redo to destinations", notes
+    if len(names) == 1 and not roles[names[0]]:
+        return (names[0],), "assumed: the only host, no role known", notes
+    return (), "none configured or reported: commit-path analysis is off", notes
+
+
+def instance_text(frame: Frame | None) -> str:
+    """``PROD1 (inst 1, thread 1)`` from a host's oracle_dg row; empty when not reported."""
+    row = frame.rows("oracle_dg").get("db", {}) if frame is not None else {}
+    name, inst, thread = row.get("instance_name"), row.get("inst_id"), row.get("thread")
+    if inst is None and thread is None:
+        return str(name or "")
+    return f"{name or 'instance'} (inst {inst}, thread {thread})"
 
 
 def _db_role(frame: Frame | None) -> str:
@@ -257,13 +284,14 @@ def _dests(
     names: Sequence[str],
     hosts: Mapping[str, HostConfig],
     frames: Mapping[str, Frame | None],
-    primary: str | None,
+    primaries: Sequence[str],
 ) -> list[Dest]:
+    """The first primary instance's destinations (RAC instances share LOG_ARCHIVE_DEST_n)."""
     rows = _dest_rows(frame)
     if not rows:
         return []
     current = _sequence(frame)
-    others = [n for n in names if n != primary]
+    others = [n for n in names if n not in primaries]
     uniq = {n: _unique_name(hosts.get(n), frames.get(n)) for n in others}
     aliases = {n: _aliases(n, hosts.get(n)) for n in others}
     out = []

@@ -27,6 +27,8 @@ CAUSE = {
     "cascade-iops-cap": ("standby_io", "standby_b"),
     # the cap on the ASYNC standby alone: its lag risk is all there is to say
     "async-iops-cap": ("lag_risk", "standby_a"),
+    # seed 001's two-node RAC: the losses are on node 1's link only
+    "rac-rto-stall": ("rto_stall", "node1"),
 }
 
 
@@ -152,3 +154,28 @@ def test_a_loss_stall_shows_nss_waiting_on_unacked_segments_and_a_capped_standby
     assert any(e.startswith("NSS2's socket had segments unacknowledged at") for e in stalled)
     assert any("sleeps on its socket" in e and "seed 001" in e for e in stalled)
     assert evidence("standby-iops-cap") == []
+
+
+def test_rac_names_the_instance_thread_and_socket_and_leaves_node2_clean() -> None:
+    """Seed 001's two-node RAC: losses on node 1's link only.  The cause names node 1's
+    instance, thread and socket; node 2, whose commits share the standby, raises nothing."""
+    _, ticks = run("rac-rto-stall", seed=5, seconds=60 + 60)
+    tops = [top for since, top, _ in ticks if since >= 10 and top is not None]
+    assert tops and all(t.host == "node1" and t.rule == "rto_stall" for t in tops)
+    title = tops[-1].title
+    assert title.startswith("PROD1 (inst 1, thread 1): ") and "node1 -> standby" in title
+    assert any(line.startswith("10.0.1.1:") for line in tops[-1].evidence), tops[-1].evidence
+    a = Analyzer()
+    pair = SimPair("rac-rto-stall", seed=5, start=START, onset=30.0)
+    try:
+        while pair.t < 90:
+            for f in pair.step():
+                a.feed(f)
+    finally:
+        pair.close()
+    st = a.state()
+    node2 = [f for f in st.findings if f.host == "node2" and f.severity != "info"]
+    assert not node2, [f.title for f in node2]
+    assert not [o for o in st.outliers.values() if o.host == "node2" and o.severity != "info"]
+    assert set(st.budget) == {"node1", "node2"}
+    assert st.budget["node1"].lfs_ms > 5 * st.budget["node2"].lfs_ms

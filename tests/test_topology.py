@@ -18,7 +18,7 @@ from sgmon.config import Config, DbConfig, HostConfig, parse_config
 from sgmon.model import CollectorResult, Frame, Status
 from sgmon.sim import SimPair
 from sgmon.sim.standin import StandIn
-from sgmon.topology import build, disagreements
+from sgmon.topology import build, disagreements, instance_text
 
 START = 1_800_000_000.0
 
@@ -429,3 +429,41 @@ def test_config_keys_of_several_standbys_show_with_their_origin(tmp_path: Path):
     assert r.stderr.strip().splitlines() == [
         f'sgmon: {cfg}: host z: role = \'witness\': use "primary", "standby" or "far_sync"'
     ]
+
+
+def test_rac_instances_of_one_database_are_all_primary_and_named(primary):
+    """Two hosts whose databases say PRIMARY with one DB_UNIQUE_NAME are one RAC primary; a
+    third with another name is a conflict, noted, and not taken."""
+    node2 = StandIn(role="PRIMARY", db_unique_name="PROD")
+    other = StandIn(role="PRIMARY", db_unique_name="ELSE")
+    sb = _standby("STBY")
+    try:
+        primary.set_instance(instance_name="PROD1", instance_number=1, **{"THREAD#": 1})
+        node2.set_instance(instance_name="PROD2", instance_number=2, **{"THREAD#": 2})
+        primary.set_dest(2, db_unique_name="STBY")
+        frames = {
+            "node1": _frame("node1", primary, "primary"),
+            "node2": _frame("node2", node2, "primary"),
+            "sb": _frame("sb", sb, "standby"),
+        }
+        topo = build(Config(), frames)
+        assert topo.primaries == ("node1", "node2") and topo.primary == "node1"
+        assert topo.sync_standbys() == ["sb"] and not topo.notes
+        assert topo.on_commit_path("node2") and "node1 + node2 (RAC)" in topo.lines()[0]
+        assert instance_text(frames["node2"]) == "PROD2 (inst 2, thread 2)"
+        frames["x"] = _frame("x", other, "primary")
+        topo = build(Config(), frames)
+        assert topo.primaries == ("node1", "node2")
+        assert any("x all say primary" in n for n in topo.notes), topo.notes
+    finally:
+        for db in (node2, other, sb):
+            db.close()
+
+
+def test_the_only_host_is_no_primary_when_it_says_standby(primary):
+    sb = _standby("STBY")
+    try:
+        topo = build(Config(), {"sb": _frame("sb", sb, "standby")})
+        assert topo.primary is None and topo.primaries == ()
+    finally:
+        sb.close()

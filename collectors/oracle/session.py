@@ -19,6 +19,18 @@ statements per tick.  The session:
   the session is redacted.  Commands that start a full-screen UI call ``ask_passwords`` first, so
   the prompt happens on the terminal before the UI takes it.
 
+A RAC database is collected instance by instance: each instance is a host of its own in the
+config (local, or over ssh), with its own session reading its own ``V$`` views, and every row it
+gives is of that instance (the ``db`` row names it: ``instance_name``, ``inst_id``, ``thread``).
+Not one connection through ``GV$``: LGWR, NSS, their sockets, the redo device and the CPU that
+starves LGWR are per node, so each node's OS collectors run there anyway; a ``GV$`` query is
+served by parallel slaves on every instance, so one slow or hung node stalls every node's numbers
+and the cost of a statement grows with the node count; and a node that is down would blind
+sgmon to the survivors.  Measured on the stand-in (``rac-rto-stall``, 10 ticks): 8 statements
+per tick per primary instance and 10 on the standby, the same as a single-instance pair; a
+two-node primary costs 2 x 8, where one ``GV$`` connection would run 8 statements each fanned
+out to both nodes.
+
 For the SQLite stand-in (``sgmon.sim.standin``) and tests, ``connect`` is a zero-argument callable
 returning a DB-API connection; the same SQL text runs on it.
 """

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
+from dataclasses import dataclass, field, replace
 
 from sgmon import topology
 from sgmon.analysis.budget import commit_budget
@@ -31,7 +32,7 @@ from sgmon.analysis.results import AnalysisState, Budget, Finding, Outlier, Seri
 from sgmon.analysis.rules import evaluate
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
-from sgmon.judgement import Grader, cpu_count
+from sgmon.judgement import RANK, Grader, cpu_count
 from sgmon.model import Frame, data_guard_role, number
 
 __all__ = ["AnalysisState", "Analyzer", "Budget", "Finding", "Outlier"]
@@ -65,14 +66,11 @@ class Analyzer:
         """Estimated clock skew between the hosts, seconds (set it when it is known)."""
         self._views: dict[str, HostView] = {}
         self._budget: dict[str, Budget] = {}
-        self._recent: deque[Budget] = deque(maxlen=BUDGET_SMOOTHING)
         self._devices = {h.name: h.devices for h in self.config.hosts}
         self._time = 0.0
         self._ticks: dict[str, int] = {}
-        self._budget_time = 0.0
-        self._trigger: SeriesKey | None = None
-        self._linked: dict[SeriesKey, tuple[float, int, int]] = {}
-        self._ranked: tuple[tuple, bool, list[Link]] | None = None  # (keys, reused, links)
+        self._paths: dict[str, _Path] = {}
+        """Per primary instance: its recent budgets and the incident its chain follows."""
         self._opened: deque[Finding] = deque(maxlen=1000)
         self._closed: deque[Finding] = deque(maxlen=1000)
         self._lock = threading.Lock()
@@ -106,32 +104,53 @@ class Analyzer:
         self._ticks[frame.host] = tick
         if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):
             return  # another host has yet to report this tick: judge once, when it has
-        ctx = Context(self._time, self._views, self.tracker, self.grader, self.config)
-        self.topology = topology.build(self.config, {h: v.frame for h, v in self._views.items()})
-        ctx.topology = self.topology
-        primary, standby = ctx.primary, ctx.standby
-        if primary is not None and primary.frame.time != self._budget_time:
-            self._budget_time = primary.frame.time
-            b = commit_budget(primary.frame, standby.frame if standby else None)
-            if b is not None:
-                self._budget[primary.name] = b
-                self._recent.append(b)
-        if primary is not None and self._recent:
-            ctx.budget = _smooth(self._recent)
-        ctx.interval = interval
-        ctx.max_lag = math.ceil(abs(self.skew) / interval) + 1
-        ctx.chain = self._chain(ctx, ctx.max_lag)
-        self.book.update(self._time, evaluate(ctx))
-        if ctx.explained:  # one cause, one finding: "nothing lines up" is no longer true
-            self.book.retract("commit_chain")
+        self.topology = topo = topology.build(
+            self.config, {h: v.frame for h, v in self._views.items()}
+        )
+        asserted: dict[str, Finding] = {}
+        explained = []
+        for name in topo.primaries or (None,):
+            ctx = self._context(topo, name, interval)
+            for f in evaluate(ctx):  # a standby's finding, seen from each instance: one, worst
+                if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
+                    asserted[f.key] = _of_instance(f, ctx) if f.host == name else f
+            if ctx.explained and name is not None:
+                explained.append(name)
+        self.book.update(self._time, asserted.values())
+        for name in explained:  # one cause, one finding: "nothing lines up" is no longer true
+            self.book.retract("commit_chain", name)
         self._opened.extend(self.book.opened)
         self._closed.extend(self.book.closed)
 
-    def _chain(self, ctx: Context, max_lag: int) -> Chain | None:
+    def _context(self, topo: topology.Topology, name: str | None, interval: float) -> Context:
+        """What the rules see for one primary instance: that instance and every other host
+        but the other instances (RAC: each instance's commit path is its own), with the
+        instance's budget and chain."""
+        hosts = self._views
+        if len(topo.primaries) > 1:
+            hosts = {n: v for n, v in hosts.items() if n == name or n not in topo.primaries}
+        ctx = Context(self._time, hosts, self.tracker, self.grader, self.config)
+        ctx.topology, ctx.primary_name = topo, name
+        primary, standby = ctx.primary, ctx.standby
+        path = self._paths.setdefault(name or "", _Path())
+        if primary is not None and primary.frame.time != path.budget_time:
+            path.budget_time = primary.frame.time
+            b = commit_budget(primary.frame, standby.frame if standby else None)
+            if b is not None:
+                self._budget[primary.name] = b
+                path.recent.append(b)
+        if primary is not None and path.recent:
+            ctx.budget = _smooth(path.recent)
+        ctx.interval = interval
+        ctx.max_lag = math.ceil(abs(self.skew) / interval) + 1
+        ctx.chain = self._chain(ctx, path)
+        return ctx
+
+    def _chain(self, ctx: Context, path: _Path) -> Chain | None:
         p = ctx.primary
         if p is None:
             return None
-        sticky = p.outliers.get(self._trigger) if self._trigger else None
+        sticky = p.outliers.get(path.trigger) if path.trigger else None
         trigger = (
             sticky
             if sticky and sticky.severity != "info"
@@ -145,11 +164,11 @@ class Analyzer:
             )
         )  # keep the series a chain started from while it stays out of line: a steady title
         if trigger is None:
-            self._trigger = None
-            self._linked.clear()  # the incident is over
-            self._ranked = None
+            path.trigger = None
+            path.linked.clear()  # the incident is over
+            path.ranked = None
             return None
-        self._trigger = trigger.key
+        path.trigger = trigger.key
         series = self.tracker.series(trigger.key)
         if series is None:
             return None
@@ -171,16 +190,16 @@ class Analyzer:
                     (o, self.tracker.series(key), meta.higher_is_worse if meta else True)
                 )
         keys = (trigger.key, tuple(o.key for o, _, _ in candidates))
-        prev = self._ranked
+        prev = path.ranked
         if prev is not None and prev[0] == keys and not prev[1]:
             # same incident, same outliers as last tick: keep the ranking one tick (each link
             # already keeps its best r), refresh the outliers it points at
             current = {o.key: o for o, _, _ in candidates}
             links = [Link(current[lk.outlier.key], lk.r, lk.lag, lk.n) for lk in prev[2]]
-            self._ranked = (keys, True, links)
+            path.ranked = (keys, True, links)
         else:
-            links = rank(series, candidates, max_lag, self._linked)
-            self._ranked = (keys, False, links)
+            links = rank(series, candidates, ctx.max_lag, path.linked)
+            path.ranked = (keys, False, links)
         peak = max(series.recent(PEAK_TICKS), default=None)
         return Chain(trigger, label(trigger, peak), links)
 
@@ -199,6 +218,28 @@ class Analyzer:
             self._opened.clear()
             self._closed.clear()
             return opened, closed
+
+
+@dataclass(slots=True)
+class _Path:
+    """One primary instance's commit-path state across evaluations."""
+
+    recent: deque[Budget] = field(default_factory=lambda: deque(maxlen=BUDGET_SMOOTHING))
+    budget_time: float = 0.0
+    trigger: SeriesKey | None = None
+    """The series the chain started from, kept while it stays out of line (a steady title)."""
+    linked: dict[SeriesKey, tuple[float, int, int]] = field(default_factory=dict)
+    ranked: tuple[tuple, bool, list[Link]] | None = None  # (keys, reused, links)
+
+
+def _of_instance(f: Finding, ctx: Context) -> Finding:
+    """A RAC instance's finding names its instance and thread (each has its own LGWR, NSS
+    socket and redo thread)."""
+    topo, view = ctx.topology, ctx.primary
+    if topo is None or view is None or len(topo.primaries) < 2:
+        return f
+    named = topology.instance_text(view.frame)
+    return replace(f, title=f"{named}: {f.title}") if named else f
 
 
 def _note_switches(view: HostView, frame: Frame) -> None:

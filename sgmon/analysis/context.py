@@ -65,18 +65,14 @@ class Context:
     """Set by a cause rule whose series line up with the chain."""
     topology: Topology | None = None
     """Which standbys are on the commit path (``sgmon.topology``); None: all of them."""
+    primary_name: str | None = None
+    """The primary instance this evaluation is of, as the topology took it (RAC: one
+    evaluation per instance, whose ``hosts`` hold that instance and the standbys only)."""
 
     @property
     def primary(self) -> HostView | None:
-        """The primary, or the only host when there is one host and no role is known, or the
-        host the topology assumed (one that ships redo to destinations)."""
-        found = next((h for h in self.hosts.values() if h.role == "primary"), None)
-        if found is None and len(self.hosts) == 1:
-            only = next(iter(self.hosts.values()))
-            return only if only.role == "" else None
-        if found is None and self.topology is not None and self.topology.primary:
-            return self.hosts.get(self.topology.primary)
-        return found
+        """The primary instance of this evaluation (``sgmon.topology`` decides which host)."""
+        return self.hosts.get(self.primary_name) if self.primary_name else None
 
     @property
     def standby(self) -> HostView | None:

@@ -55,10 +55,13 @@ class FindingBook:
         for key in [k for k, t in self._seen.items() if now - t >= self.hold]:
             self._close(key)
 
-    def retract(self, rule: str) -> None:
-        """Close a rule's findings at once, without the hold: what they say has become false
-        (a cause now explains the commit path the generic finding said nothing explained)."""
-        for key in [k for k, f in self._active.items() if f.rule == rule]:
+    def retract(self, rule: str, host: str | None = None) -> None:
+        """Close a rule's findings (of one host) at once, without the hold: what they say has
+        become false (a cause now explains the commit path the generic finding said nothing
+        explained)."""
+        for key in [
+            k for k, f in self._active.items() if f.rule == rule and host in (None, f.host)
+        ]:
             self._close(key)
 
     def _close(self, key: str) -> None:

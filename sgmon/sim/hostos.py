@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 
-from sgmon.model import Rows, Value
+from sgmon.model import Rows
 from sgmon.sim.model import TickStats
 from sgmon.sim.scenarios import Conditions
 
@@ -25,22 +26,36 @@ NSS_PID, RFS_PID = 4242, 5151
 class HostOS:
     """One simulated host's OS rows, tick by tick (load averages carry over)."""
 
-    def __init__(self, role: str, rng: random.Random) -> None:
+    def __init__(
+        self, role: str, rng: random.Random, addr: str | None = None, sid: str = "PROD"
+    ) -> None:
+        """``addr``: the host's DG address (RAC nodes each have their own); ``sid``: the
+        primary instance's name, in its NSS process name."""
         self.role = role
         self.rng = rng
+        self.sid = sid
         self.load = [2.6, 2.5, 2.4]
         self.primary = role == "primary"
+        self.addr = addr or (PRIMARY_ADDR if self.primary else STANDBY_ADDR)
         self.procs_rng = random.Random(f"sgmon-sim/procs/{role}")
         """The process rows' own jitter, so adding them left every other series as it was."""
 
-    def rows(self, st: TickStats, c: Conditions, dt: float) -> dict[str, Rows]:
-        """Frame rows of cpu, paging, disk, netdev and tcp for this interval."""
+    def rows(
+        self,
+        st: TickStats,
+        c: Conditions,
+        dt: float,
+        links: Sequence[tuple[str, TickStats]] = (),
+    ) -> dict[str, Rows]:
+        """Frame rows of cpu, paging, disk, netdev and tcp for this interval; ``links``: a
+        standby's senders (address, what each shipped), one socket each (RAC: one per
+        instance), else one from the single primary."""
         return {
             "cpu": self._cpu(st, c, dt),
             "paging": self._paging(),
             "disk": self._disk(st, c, dt),
             "netdev": self._netdev(st, dt),
-            "tcp": self._tcp(st, c, dt),
+            "tcp": self._tcp(st, c, dt, links),
             "procs": self._procs(st, c, dt),
         }
 
@@ -161,35 +176,43 @@ class HostOS:
         pub = _nic(self._j(2400.0), self._j(5100.0), self._j(9000.0), self._j(8700.0), 10000)
         return {"eth0": pub, "eth1": dg}
 
-    def _tcp(self, st: TickStats, c: Conditions, dt: float) -> Rows:
-        rtt = self._j(c.rtt_ms, 0.2)
-        rto = round(c.rto_min_ms + rtt + (4 if c.rto_min_ms >= 200 else 1))
-        rate = st.redo_bytes / dt
+    def _tcp(
+        self, st: TickStats, c: Conditions, dt: float, links: Sequence[tuple[str, TickStats]]
+    ) -> Rows:
+        out: Rows = {}
         if self.primary:
-            inst = f"{PRIMARY_ADDR}:{NSS_PORT}>{STANDBY_ADDR}:{DG_PORT}"
-            proc, pid, acked, received = "ora_nss2_PROD", NSS_PID, rate, st.writes * 64 / dt
-        else:
-            inst = f"{STANDBY_ADDR}:{DG_PORT}>{PRIMARY_ADDR}:{NSS_PORT}"
-            proc, pid, acked, received = "oraclePRODSTBY", RFS_PID, st.writes * 64 / dt, rate
-        local, peer = inst.split(">")
-        sock: dict[str, Value] = {
-            "state": "ESTAB", "local": local, "peer": peer, "rto": rto, "rtt": round(rtt, 3),
-            "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None,
-            "unacked": st.unacked if self.primary else 0,
-            "lost": 0, "retrans": 1 if st.losses and self.primary else 0,
-            "retransmits": st.losses if self.primary else 0, "bytes_acked": round(acked),
-            "bytes_received": round(received), "send_q": 0, "recv_q": 0,
-            "sndbuf": 4194304, "rcvbuf": 6291456, "delivery_rate": round(rate * 1.6),
-            "pid": pid, "process": proc,
-            "rto_min": c.rto_min_ms if c.rto_min_ms != 200.0 else None,
-        }  # fmt: skip
+            links = ((STANDBY_ADDR, st),)
+        for i, (peer_addr, ls) in enumerate(links or ((PRIMARY_ADDR, st),)):
+            rtt = self._j(c.rtt_ms, 0.2)
+            rto = round(c.rto_min_ms + rtt + (4 if c.rto_min_ms >= 200 else 1))
+            rate = ls.redo_bytes / dt
+            if self.primary:
+                inst = f"{self.addr}:{NSS_PORT}>{peer_addr}:{DG_PORT}"
+                proc, pid = f"ora_nss2_{self.sid}", NSS_PID
+                acked, received = rate, ls.writes * 64 / dt
+            else:
+                inst = f"{self.addr}:{DG_PORT}>{peer_addr}:{NSS_PORT}"
+                proc, pid = "oraclePRODSTBY", RFS_PID + i
+                acked, received = ls.writes * 64 / dt, rate
+            local, peer = inst.split(">")
+            out[inst] = {
+                "state": "ESTAB", "local": local, "peer": peer, "rto": rto,
+                "rtt": round(rtt, 3), "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None,
+                "unacked": ls.unacked if self.primary else 0,
+                "lost": 0, "retrans": 1 if ls.losses and self.primary else 0,
+                "retransmits": ls.losses if self.primary else 0, "bytes_acked": round(acked),
+                "bytes_received": round(received), "send_q": 0, "recv_q": 0,
+                "sndbuf": 4194304, "rcvbuf": 6291456, "delivery_rate": round(rate * 1.6),
+                "pid": pid, "process": proc,
+                "rto_min": c.rto_min_ms if c.rto_min_ms != 200.0 else None,
+            }  # fmt: skip
         losses = st.losses if self.primary else 0
-        host: dict[str, Value] = {
+        out["host"] = {
             "retrans_segs": round(losses / dt + self._j(0.2, 1.0), 2),
             "timeouts": round(losses / dt, 2),
             "lost_retransmit": 0.0,
         }
-        return {inst: sock, "host": host}
+        return out
 
 
 PRIMARY_PROCS = {  # name: (pid, share of a CPU it runs at, runs per write?)

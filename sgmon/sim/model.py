@@ -74,16 +74,42 @@ class TickStats:
     RFS done, NSS received, RFS write ms), times in simulated seconds."""
 
 
+def merged(stats: list[TickStats]) -> TickStats:
+    """What a standby receives in one interval from several primary instances (RAC threads)."""
+    if len(stats) == 1:
+        return stats[0]
+    out = TickStats()
+    for st in stats:
+        for name in ("commits", "writes", "redo_bytes", "local_ms", "remote_ms", "rfs_ms",
+                     "lfs_ms", "losses", "switches", "reads_cache", "lwd_bytes"):  # fmt: skip
+            setattr(out, name, getattr(out, name) + getattr(st, name))
+        out.stall_ms = max(out.stall_ms, st.stall_ms)
+        out.busy_frac = max(out.busy_frac, st.busy_frac)
+        out.slow += st.slow
+        out.remote += st.remote
+    return out
+
+
 class CommitModel:
     """Cumulative V$ counters of a primary and its SYNC standby, advanced interval by interval."""
 
     def __init__(
-        self, rng: random.Random, primary: StandIn, standby: StandIn, standby_name: str = "STBY"
+        self,
+        rng: random.Random,
+        primary: StandIn,
+        standby: StandIn,
+        standby_name: str = "STBY",
+        thread: int = 1,
+        beside: CommitModel | None = None,
     ) -> None:
+        """``thread``: the redo thread this (RAC) instance writes; ``beside``: another
+        instance's model shipping to the same standby, whose RFS waits and statistics this one
+        adds to (the standby's V$ counters are of all threads)."""
         self.rng = rng
         self.primary = primary
         self.standby = standby
         self.standby_name = standby_name
+        self.thread = thread
         self.events = {n: Buckets() for n in (*PRIMARY_EVENTS, LGWR_LNS, *STANDBY_EVENTS)}
         self.names = (
             NAMES_11G if primary.version < (12, 1) else {n: n for n in PRIMARY_EVENTS}
@@ -102,6 +128,9 @@ class CommitModel:
             "physical reads cache": 0,
         }
         self.standby_stats: dict[str, float] = {"physical reads cache": 0, "redo size": 0.0}
+        if beside is not None:
+            self.events.update({n: beside.events[n] for n in STANDBY_EVENTS})
+            self.standby_stats = beside.standby_stats
         self.resp: dict[int, int] = {1: 0}
         self._pending: list[float] = []
         self._next_arrival: float | None = None
@@ -117,7 +146,7 @@ class CommitModel:
         self.wall: Callable[[float], float] = lambda t: t
         """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
         primary.set_dest(2, db_unique_name=standby_name, net_timeout=30)
-        standby.set_standby_logs(1, active=1)
+        standby.set_standby_logs(thread, active=1)
 
     def advance(self, t0: float, dt: float, c: Conditions) -> TickStats:
         """Simulate [t0, t0 + dt) and publish the counters; returns the interval's totals."""
@@ -217,10 +246,10 @@ class CommitModel:
         self._last_switch = when
         st.switches += 1
         self.sequence += 1
-        self.primary.log_switch(1)
-        self.standby.log_switch(1)
-        self.standby.set_standby_logs(1, active=1)
-        self.primary.set_archived(2, self.sequence - 1)
+        self.primary.log_switch(self.thread)
+        self.standby.log_switch(self.thread)
+        self.standby.set_standby_logs(self.thread, active=1)
+        self.primary.set_archived(2, self.sequence - 1, self.thread)
 
     def _count(self, st: TickStats, dt: float, c: Conditions) -> None:
         s = self.stats

@@ -26,9 +26,18 @@ from sgmon.engine import check_interval
 from sgmon.model import CollectorResult, Event, Frame, Schema, Status
 from sgmon.registry import load
 from sgmon.sim.hostos import HostOS
-from sgmon.sim.model import CommitModel
+from sgmon.sim.model import CommitModel, TickStats, merged
 from sgmon.sim.offpath import OffPathStandby
-from sgmon.sim.scenarios import DEFAULT_ONSET, SCENARIOS, conditions, layout, uncapped
+from sgmon.sim.scenarios import (
+    DEFAULT_ONSET,
+    SCENARIOS,
+    Conditions,
+    Instance,
+    conditions,
+    layout,
+    lossless,
+    uncapped,
+)
 from sgmon.sim.standin import StandIn
 from sgmon.sim.traces import TraceWriter
 
@@ -63,13 +72,24 @@ class SimPair:
         self._seq = 0
         lay = layout(scenario)
         sync, *others = lay.standbys
-        self.hosts: list[tuple[str, str]] = [(sb.name, "standby") for sb in lay.standbys]
-        self.hosts.insert(0, ("primary", "primary"))
-        """(host name, role) of every simulated host, primary and SYNC standby first."""
-        self.dbs = {
-            "primary": StandIn(version=lay.version, role="PRIMARY", db_unique_name="PROD",
-                               startup=self.start - 3 * 86400),
-        }  # fmt: skip
+        self.hosts: list[tuple[str, str]] = [
+            *((p.name, "primary") for p in lay.primaries),
+            *((sb.name, "standby") for sb in lay.standbys),
+        ]
+        """(host name, role) of every simulated host: the primary instance(s), the SYNC
+        standby, then the standbys off the commit path."""
+        rac = len(lay.primaries) > 1
+        self.dbs: dict[str, StandIn] = {}
+        for p in lay.primaries:
+            db = StandIn(version=lay.version, role="PRIMARY", db_unique_name="PROD",
+                         startup=self.start - 3 * 86400)  # fmt: skip
+            db.set_instance(
+                self.start - 3 * 86400,
+                instance_name=f"PROD{p.inst_id}" if rac else "PROD",
+                instance_number=p.inst_id,
+                **{"THREAD#": p.thread},
+            )
+            self.dbs[p.name] = db
         for sb in lay.standbys:
             self.dbs[sb.name] = StandIn(
                 version=lay.version,
@@ -78,13 +98,18 @@ class SimPair:
                 startup=self.start - 3 * 86400,
             )
         self._sync_capped = sync.capped
-        self.model = CommitModel(
-            random.Random(f"sgmon-sim/{seed}/db"),
-            self.dbs["primary"],
-            self.dbs[sync.name],
-            sync.db_unique_name,
-        )
-        self.model.wall = lambda t: self.start + t
+        self.nodes: dict[str, tuple[Instance, CommitModel, TraceWriter]] = {}
+        """Each primary instance: its layout, its commit model, its trace files."""
+        first: CommitModel | None = None
+        for p in lay.primaries:
+            rng = random.Random(f"sgmon-sim/{seed}/db" + (f"/{p.name}" if first else ""))
+            model = CommitModel(
+                rng, self.dbs[p.name], self.dbs[sync.name], sync.db_unique_name, p.thread, first
+            )
+            model.wall = self.now_of
+            sid = f"PROD{p.inst_id}" if rac else "PROD"
+            self.nodes[p.name] = (p, model, TraceWriter(self.now_of, sid, p.thread))
+            first = first or model
         self.offpath = {
             sb.name: OffPathStandby(
                 random.Random(f"sgmon-sim/{seed}/db/{sb.name}"), self.dbs[sb.name], sb.capped
@@ -92,9 +117,9 @@ class SimPair:
             for sb in others
         }
         self._dests = tuple(sb.dest_id for sb in others if sb.dest_id is not None)
-        for sb in others:
+        for sb, p in ((sb, p) for sb in others for p in lay.primaries):
             if sb.dest_id is not None:  # a cascaded standby is no destination of the primary
-                self.dbs["primary"].set_dest(
+                self.dbs[p.name].set_dest(
                     sb.dest_id,
                     db_unique_name=sb.db_unique_name,
                     transmit_mode=sb.mode,
@@ -102,31 +127,48 @@ class SimPair:
                     net_timeout=30,
                 )
         self.os = {
-            h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}")) for h, role in self.hosts
+            h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}"), *self._address(h))
+            for h, role in self.hosts
         }
         self.sessions = {
             h: Session(role=role, connect=self.dbs[h].connect, clock=lambda: self.t)
             for h, role in self.hosts
         }
-        self.traces = TraceWriter(self.model.wall)
         self.collectors: dict[str, list[Collector]] = {}
         for h, s in self.sessions.items():
             cs = [cls({"session": s, "clock": self.now}) for cls in DB_COLLECTORS]
-            if h == "primary":  # LGWR and NSS live on the primary; the RFS trace is copied over
-                paths = {k: str(p) for k, p in self.traces.paths.items()}
+            if h in self.nodes:  # LGWR and NSS live on the primary; the RFS trace is copied over
+                paths = {k: str(p) for k, p in self.nodes[h][2].paths.items()}
                 cs.append(OracleTraceCollector({**paths, "clock": self.now}))
             for c in cs:
                 c.open()
             self.collectors[h] = cs
         self._prev: dict[tuple[str, str], RawRows] = {}
         # prime: one interval before start, so the first step already has rates
-        self.model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
+        for _p, model, _tw in self.nodes.values():
+            model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
         for h in self.collectors:
             self._oracle(h)
+
+    @property
+    def model(self) -> CommitModel:
+        """The (first) primary instance's commit model."""
+        return next(iter(self.nodes.values()))[1]
 
     def now(self) -> float:
         """The simulated wall-clock time (epoch seconds)."""
         return self.start + self.t
+
+    def now_of(self, t: float) -> float:
+        """Simulated seconds -> epoch seconds."""
+        return self.start + t
+
+    def _address(self, host: str) -> tuple[str | None, str]:
+        """A host's DG address and instance name: RAC nodes each have their own."""
+        if host not in self.nodes or len(self.nodes) == 1:
+            return None, "PROD"
+        p = self.nodes[host][0]
+        return f"10.0.1.{2 * p.inst_id - 1}", f"PROD{p.inst_id}"
 
     def schema(self, host: str) -> Schema:
         """Declared fields of every collector of a host (oracle_trace: primary only)."""
@@ -139,22 +181,29 @@ class SimPair:
         standbys off the commit path."""
         cond = conditions(self.scenario, self.t, self.onset)
         synced = cond if self._sync_capped else uncapped(cond)
-        st = self.model.advance(self.t, self.interval, synced)
-        self.traces.write(st)
+        shipped: dict[str, TickStats] = {}
+        conds: dict[str, Conditions] = {}
+        for name, (p, model, traces) in self.nodes.items():
+            conds[name] = synced if p.lossy else lossless(synced)
+            shipped[name] = model.advance(self.t, self.interval, conds[name])
+            traces.write(shipped[name])
+        st = merged(list(shipped.values()))
+        links = [(self.os[n].addr, shipped[n]) for n in shipped] if len(shipped) > 1 else []
         self.t += self.interval
         self._seq += 1
         stamp = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.now()))
-        for dest_id in self._dests if st.switches else ():  # archived as soon as the SYNC one
-            self.dbs["primary"].set_archived(dest_id, self.model.sequence - 1)
+        for name, (p, model, _tw) in self.nodes.items():  # archived as soon as the SYNC one
+            for dest_id in self._dests if shipped[name].switches else ():
+                self.dbs[name].set_archived(dest_id, model.sequence - 1, p.thread)
         frames = []
         for host, role in self.hosts:
-            seen, mine = st, synced
+            seen, mine = shipped.get(host, st), conds.get(host, synced)
             if host in self.offpath:
                 mine = self.offpath[host].conditions(cond)
                 seen = self.offpath[host].advance(st, cond, self.interval, stamp)
             results: dict[str, CollectorResult] = {
                 name: CollectorResult(Status.OK, rows=rows, duration_ms=0.0)
-                for name, rows in self.os[host].rows(seen, mine, self.interval).items()
+                for name, rows in self.os[host].rows(seen, mine, self.interval, links).items()
             }
             db_results, events = self._oracle(host)
             results.update(db_results)
@@ -199,4 +248,5 @@ class SimPair:
             s.close()
         for db in self.dbs.values():
             db.close()
-        self.traces.close()
+        for _p, _model, traces in self.nodes.values():
+            traces.close()

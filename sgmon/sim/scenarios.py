@@ -7,8 +7,10 @@ TCP tail losses retransmitted after a 200 ms RTO -> 128-256 ms outliers, 80-120 
 ``rto_min 10ms`` the same losses cost ~11 ms), seed 003 (standby volume IOPS-capped by lost-write
 reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
 
-A scenario also has a layout: the database version and the standbys.  Every scenario is 19c
-with one SYNC standby named "standby", but ``cascade-iops-cap``, seed 003's 11.2.0.4
+A scenario also has a layout: the database version, the standbys and the primary's instances.
+Every scenario is 19c, single-instance, with one SYNC standby named "standby", but
+``rac-rto-stall`` (seed 001's two-node RAC primary, the losses on node 1's link only),
+``cascade-iops-cap``, seed 003's 11.2.0.4
 configuration after the switchover (SYNC AFFIRM to B, ASYNC to A, C cascaded from B, the IOPS
 cap on B's and C's volumes), and ``async-iops-cap``, where the cap reaches only an ASYNC standby
 (the case issue 15's lab asks for: never the cause of commit time).
@@ -71,6 +73,8 @@ SCENARIOS: dict[str, str] = {
     "cascaded from B; the IOPS cap hits B and C, and only B's slows commits",
     "async-iops-cap": "the IOPS cap hits only the ASYNC standby A: commits stay fast, A falls "
     "behind, a lag risk and never the cause (seed 003's CL_C)",
+    "rac-rto-stall": "a two-node RAC primary (seed 001's system): rare TCP tail losses with a "
+    "200 ms RTO on node 1's link to the standby only; node 2's commits stay fast",
 }
 
 _FAULTS: dict[str, Conditions] = {
@@ -93,6 +97,7 @@ _FAULTS: dict[str, Conditions] = {
     "transport-stopped": replace(HEALTHY, transport_stopped=True),
 }
 _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
+_FAULTS["rac-rto-stall"] = _FAULTS["rto-stall"]
 
 
 def uncapped(c: Conditions) -> Conditions:
@@ -100,6 +105,23 @@ def uncapped(c: Conditions) -> Conditions:
     if not c.standby_cap:
         return c
     return replace(c, standby_cap=False, rfs_ms=HEALTHY.rfs_ms, rfs_sigma=HEALTHY.rfs_sigma)
+
+
+def lossless(c: Conditions) -> Conditions:
+    """``c`` on a link the fault's TCP losses do not reach (another RAC node's)."""
+    return replace(c, losses_per_s=0.0) if c.losses_per_s else c
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """One primary instance: its host, INSTANCE_NUMBER, THREAD#, and whether the fault's TCP
+    losses hit its own link to the standby (each RAC instance ships its own thread over its
+    own NSS socket, seed 000 Table 3 and step 5)."""
+
+    name: str
+    inst_id: int = 1
+    thread: int = 1
+    lossy: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +139,12 @@ class Standby:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """The database version and the standbys of a scenario (the first one is the SYNC one)."""
+    """The database version, the standbys of a scenario (the first one is the SYNC one) and the
+    primary's instances (one, unless it is RAC)."""
 
     version: str
     standbys: tuple[Standby, ...]
+    primaries: tuple[Instance, ...] = (Instance("primary"),)
 
 
 PAIR = Layout("19.21.0.0.0", (Standby("standby", "STBY", 2, "SYNCHRONOUS"),))
@@ -139,6 +163,11 @@ _LAYOUTS = {
             Standby("standby", "STBY", 2, "SYNCHRONOUS", capped=False),
             Standby("standby_a", "STBY_A", 3, "ASYNCHRONOUS"),
         ),
+    ),
+    "rac-rto-stall": Layout(
+        PAIR.version,
+        PAIR.standbys,
+        (Instance("node1", 1, 1), Instance("node2", 2, 2, lossy=False)),
     ),
 }
 

@@ -25,14 +25,17 @@ def stamp(epoch: float) -> str:
 class TraceWriter:
     """Appends LGWR, NSS and RFS trace lines for an interval's slow and long remote writes."""
 
-    def __init__(self, wall: Callable[[float], float]) -> None:
+    def __init__(self, wall: Callable[[float], float], sid: str = "PROD", thread: int = 1) -> None:
+        """``sid``: the primary instance's name; ``thread``: its redo thread (RAC: one NSS per
+        instance, one RFS on the standby per thread)."""
         self._dir = tempfile.TemporaryDirectory(prefix="sgmon-sim-")
         base = Path(self._dir.name)
         self.paths = {
-            "lgwr": base / "PROD_lgwr_4242.trc",
-            "nss": base / "PROD_nss2_4243.trc",
-            "rfs": base / "STBY_rfs_5151.trc",
+            "lgwr": base / f"{sid}_lgwr_4242.trc",
+            "nss": base / f"{sid}_nss2_4243.trc",
+            "rfs": base / f"STBY_rfs_{5150 + thread}.trc",
         }
+        self.thread = thread
         for p in self.paths.values():
             p.touch()
         self.wall = wall
@@ -49,7 +52,7 @@ class TraceWriter:
             return
         with self.paths["nss"].open("a") as nss, self.paths["rfs"].open("a") as rfs:
             for msgid, seq, send, got, done, back, rfs_ms in st.remote:
-                msg = f"oper='Write' flag={FLAG} thrd=1 seq={seq} msgid={msgid}"
+                msg = f"oper='Write' flag={FLAG} thrd={self.thread} seq={seq} msgid={msgid}"
                 nss.write(f"Client sending SQLNET request data [kpurcs] {msg}\n")
                 nss.write(f"*** {stamp(w(send))} 5837 krsu.c\n")
                 nss.write(f"*** {stamp(w(back))} 6058 krsu.c\n")
