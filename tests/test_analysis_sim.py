@@ -29,6 +29,8 @@ CAUSE = {
     "async-iops-cap": ("lag_risk", "standby_a"),
     # seed 001's two-node RAC: the losses are on node 1's link only
     "rac-rto-stall": ("rto_stall", "node1"),
+    # node 2 acknowledges node 1's commit SCNs late: broadcast on commit (seed 000 steps 4, 9)
+    "rac-lms-slow": ("rac_broadcast", "node1"),
 }
 
 

@@ -284,3 +284,17 @@ def test_redo_synch_polls_and_overhead_from_v_sysstat(version: str) -> None:
         assert row["redo_synch_overhead"] is None  # no (usec) statistics before 12.1
     else:
         assert row["redo_synch_overhead"] == 0.15  # 90 ms over 600 commit waits
+
+
+def test_broadcast_ack_time_is_per_redo_write_in_ms() -> None:
+    """RAC's 'redo write broadcast ack time' (microseconds, beyond the write) per redo write."""
+    from collectors.oracle.redo import OracleRedoCollector
+
+    db = StandIn()
+    c = OracleRedoCollector({"session": Session(connect=db.connect)})
+    c.open()
+    db.publish_stats({"redo writes": 5000, "redo write broadcast ack time": 1_000_000})
+    first = c.sample()
+    db.publish_stats({"redo writes": 5800, "redo write broadcast ack time": 5_800_000})
+    row = c.derive(first, c.sample(), 1.0)["db"]
+    assert row["redo_bcast_ack"] == 6.0  # 4.8 s of acks over 800 writes

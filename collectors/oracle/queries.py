@@ -86,6 +86,10 @@ SYSSTATS = (
     "redo synch polls",
     "redo synch poll writes",
     "redo synch time overhead (usec)",
+    # RAC broadcast on commit (seed 000 commit steps 4 and 9): LGWR's wait for the other
+    # instances' SCN acks beyond its own write, microseconds, and how many writes waited
+    "redo write broadcast ack time",
+    "redo write broadcast ack count",
 )
 
 QUERIES: dict[str, dict[Version, str]] = {

@@ -6,7 +6,10 @@ size ``oratcptest -mode=sync`` should use); ``redo_size_lwd`` and ``phys_reads_c
 DB_LOST_WRITE_PROTECT load that capped the standby's IOPS in seed 003.  ``redo_synch_polls`` (and
 poll writes) show adaptive log file sync polling: log file sync then includes the poll sleeps;
 ``redo_synch_overhead`` ('redo synch time overhead (usec)') is the commit's wait beyond the write
-itself, the budget's LGWR overhead leg as the database measures it.
+itself, the budget's LGWR overhead leg as the database measures it.  ``redo_bcast_ack`` is RAC's
+broadcast on commit (seed 000 commit steps 4 and 9): 'redo write broadcast ack time', the
+latency of the other instances' SCN acks beyond the log write in microseconds (as the statistic
+is described on oracle-l, 2012; 0 on a single instance), per redo write.
 """
 
 from __future__ import annotations
@@ -52,6 +55,16 @@ FIELDS = (
         "average post/poll overhead per commit wait (12.1+)",
         combine="per:redo_synch_writes",
     ),
+    # warn: above a healthy local write (seed 000: ~0.4 ms); crit: seed 000 Table 5's outlier
+    Field(
+        "redo_bcast_ack",
+        "ms",
+        G,
+        "RAC: LGWR's wait for the other instances' SCN acks beyond its write, per redo write",
+        1.0,
+        8.0,
+        combine="per:redo_writes",
+    ),
 )
 
 # field -> (statistic, multiplier to the field's unit), first available wins
@@ -68,6 +81,7 @@ SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
     "redo_synch_polls": (("redo synch polls", 1.0),),
     "redo_synch_poll_writes": (("redo synch poll writes", 1.0),),
     "redo_synch_overhead": (("redo synch time overhead (usec)", 0.001),),
+    "redo_bcast_ack": (("redo write broadcast ack time", 0.001),),
 }
 
 
@@ -97,6 +111,11 @@ class OracleRedoCollector(OracleCollector):
         out["db"]["redo_write_size"] = (
             round(size / writes / 1024, 3) if size is not None and writes else None
         )
+        if "redo_bcast_ack" in raw:  # per redo write, not per second
+            ack = delta("redo_bcast_ack")
+            out["db"]["redo_bcast_ack"] = (
+                round(ack / writes, 4) if ack is not None and writes else None
+            )
         swrites = delta("redo_synch_writes")
         for name in ("redo_synch_time", "redo_synch_overhead"):  # per commit wait, not per second
             total = delta(name)

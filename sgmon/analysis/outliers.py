@@ -61,7 +61,7 @@ WATCH: dict[str, frozenset[str]] = {
         "lost_retransmit",
         "oracle_waits": "avg p90 p99 waits",
         "oracle_redo": "redo_size redo_writes redo_write_size redo_write_time redo_synch_time "
-        "user_commits redo_size_lwd phys_reads_cache",
+        "user_commits redo_size_lwd phys_reads_cache redo_bcast_ack",
         "oracle_dg": "transport_lag apply_lag resp_p99 log_switches",
         "oracle_trace": "slow_writes max_write",
         "procs": "runq",  # what the rules cite: LGWR's and RFS's wait for a CPU

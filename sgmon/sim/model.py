@@ -126,6 +126,8 @@ class CommitModel:
             "user rollbacks": 0,
             "redo size for lost write detection": 0.0,
             "physical reads cache": 0,
+            "redo write broadcast ack time": 0.0,
+            "redo write broadcast ack count": 0,
         }
         self.standby_stats: dict[str, float] = {"physical reads cache": 0, "redo size": 0.0}
         if beside is not None:
@@ -176,7 +178,11 @@ class CommitModel:
             local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
             cpu = rng.expovariate(1.0 / c.lgwr_cpu_ms) if c.lgwr_cpu_ms > 0 else 0.0
             phase = max(local, remote)
-            end = start + (cpu + phase + c.post_ms) / 1000.0
+            ack = rng.expovariate(1.0 / c.boc_ms) if c.boc_ms > 0 else 0.0  # steps 4 and 9
+            if ack:
+                self.stats["redo write broadcast ack time"] += ack * 1000.0
+                self.stats["redo write broadcast ack count"] += 1
+            end = start + (cpu + phase + ack + c.post_ms) / 1000.0
             self._msgid += 1
             if (end - start) * 1000.0 >= SLOW_MS:
                 kb = len(batch) * c.redo_per_commit / 1024

@@ -35,7 +35,7 @@ from sgmon.sim.scenarios import (
     Instance,
     conditions,
     layout,
-    lossless,
+    spared,
     uncapped,
 )
 from sgmon.sim.standin import StandIn
@@ -184,7 +184,7 @@ class SimPair:
         shipped: dict[str, TickStats] = {}
         conds: dict[str, Conditions] = {}
         for name, (p, model, traces) in self.nodes.items():
-            conds[name] = synced if p.lossy else lossless(synced)
+            conds[name] = synced if p.faulted else spared(synced)
             shipped[name] = model.advance(self.t, self.interval, conds[name])
             traces.write(shipped[name])
         st = merged(list(shipped.values()))

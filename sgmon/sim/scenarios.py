@@ -9,7 +9,8 @@ reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
 
 A scenario also has a layout: the database version, the standbys and the primary's instances.
 Every scenario is 19c, single-instance, with one SYNC standby named "standby", but
-``rac-rto-stall`` (seed 001's two-node RAC primary, the losses on node 1's link only),
+``rac-rto-stall`` and ``rac-lms-slow`` (seed 001's two-node RAC primary; the fault reaches
+node 1 only),
 ``cascade-iops-cap``, seed 003's 11.2.0.4
 configuration after the switchover (SYNC AFFIRM to B, ASYNC to A, C cascaded from B, the IOPS
 cap on B's and C's volumes), and ``async-iops-cap``, where the cap reaches only an ASYNC standby
@@ -47,6 +48,7 @@ class Conditions:
     lwd_per_read: float = 0.0  # redo bytes for lost write detection per cache read
     reads_cache: float = 450.0  # physical reads cache per second (primary)
     transport_stopped: bool = False  # the standby receives nothing: its lag goes unknown
+    boc_ms: float = 0.0  # RAC: mean wait for the other instances' SCN ack beyond the write
 
 
 HEALTHY = Conditions()
@@ -75,6 +77,9 @@ SCENARIOS: dict[str, str] = {
     "behind, a lag risk and never the cause (seed 003's CL_C)",
     "rac-rto-stall": "a two-node RAC primary (seed 001's system): rare TCP tail losses with a "
     "200 ms RTO on node 1's link to the standby only; node 2's commits stay fast",
+    "rac-lms-slow": "a two-node RAC primary whose node 2 acknowledges node 1's commit SCN "
+    "broadcasts late (LMS starved, seed 000 steps 4 and 9): node 1's LGWR waits beyond its "
+    "writes, which stay fast",
 }
 
 _FAULTS: dict[str, Conditions] = {
@@ -98,6 +103,7 @@ _FAULTS: dict[str, Conditions] = {
 }
 _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["rac-rto-stall"] = _FAULTS["rto-stall"]
+_FAULTS["rac-lms-slow"] = replace(HEALTHY, boc_ms=14.0)
 
 
 def uncapped(c: Conditions) -> Conditions:
@@ -107,21 +113,22 @@ def uncapped(c: Conditions) -> Conditions:
     return replace(c, standby_cap=False, rfs_ms=HEALTHY.rfs_ms, rfs_sigma=HEALTHY.rfs_sigma)
 
 
-def lossless(c: Conditions) -> Conditions:
-    """``c`` on a link the fault's TCP losses do not reach (another RAC node's)."""
-    return replace(c, losses_per_s=0.0) if c.losses_per_s else c
+def spared(c: Conditions) -> Conditions:
+    """``c`` on a RAC instance the fault does not reach: no TCP losses on its own link, no late
+    SCN acks for its own commits."""
+    return replace(c, losses_per_s=0.0, boc_ms=0.0) if c.losses_per_s or c.boc_ms else c
 
 
 @dataclass(frozen=True, slots=True)
 class Instance:
-    """One primary instance: its host, INSTANCE_NUMBER, THREAD#, and whether the fault's TCP
-    losses hit its own link to the standby (each RAC instance ships its own thread over its
-    own NSS socket, seed 000 Table 3 and step 5)."""
+    """One primary instance: its host, INSTANCE_NUMBER, THREAD#, and whether the fault reaches
+    it (each RAC instance ships its own thread over its own NSS socket, seed 000 Table 3 and
+    step 5, and waits for the other instances' acks of its own commits, steps 4 and 9)."""
 
     name: str
     inst_id: int = 1
     thread: int = 1
-    lossy: bool = True
+    faulted: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +155,9 @@ class Layout:
 
 
 PAIR = Layout("19.21.0.0.0", (Standby("standby", "STBY", 2, "SYNCHRONOUS"),))
+RAC = Layout(
+    PAIR.version, PAIR.standbys, (Instance("node1", 1, 1), Instance("node2", 2, 2, faulted=False))
+)
 _LAYOUTS = {
     "cascade-iops-cap": Layout(
         "11.2.0.4.0",
@@ -164,11 +174,8 @@ _LAYOUTS = {
             Standby("standby_a", "STBY_A", 3, "ASYNCHRONOUS"),
         ),
     ),
-    "rac-rto-stall": Layout(
-        PAIR.version,
-        PAIR.standbys,
-        (Instance("node1", 1, 1), Instance("node2", 2, 2, lossy=False)),
-    ),
+    "rac-rto-stall": RAC,
+    "rac-lms-slow": RAC,
 }
 
 

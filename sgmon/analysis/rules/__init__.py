@@ -20,6 +20,7 @@ from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers 
     host,
     logs,
     logspace,
+    rac,
     standby,
     transport,
 )
