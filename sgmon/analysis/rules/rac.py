@@ -32,6 +32,14 @@ def rac_broadcast(ctx: Context) -> Iterable[Claim]:
     if ack is None or grade == "ok" or ack < SHARE_MIN * b.lfs_ms:
         return
     others = [h for h in (topo.primaries if topo is not None else ()) if h != p.name]
+    traced = number(p.frame.value("oracle_trace", "lgwr", "broadcast_waits"))
+    longest = number(p.frame.value("oracle_trace", "lgwr", "max_broadcast"))
+    seen = (
+        [f"LGWR trace: {fmt_num(traced)} 'log write broadcast wait time' warning(s), longest "
+         f"{fmt_num(longest)} ms"]
+        if traced
+        else []
+    )  # fmt: skip
     where = " and ".join(others) or "the other instances"
     yield Claim(
         host=p.name,
@@ -46,6 +54,7 @@ def rac_broadcast(ctx: Context) -> Iterable[Claim]:
             f"itself, of log file sync {fmt_num(b.lfs_ms)} ms (seed 000 commit steps 4 and 9)",
             f"the writes stay fast: local {fmt_num(b.local_write_ms)} ms, remote "
             f"{fmt_num(b.remote_write_ms)} ms",
+            *seen,
         ],
         series=[(p.name, "oracle_redo", "db", "redo_bcast_ack")],
     )
