@@ -56,7 +56,7 @@ def run(
 
 
 def test_every_fault_scenario_is_covered() -> None:
-    assert set(CAUSE) == set(SCENARIOS) - {"healthy"}
+    assert set(CAUSE) == set(SCENARIOS) - {"healthy", "switchover"}
 
 
 @pytest.mark.parametrize("scenario", sorted(CAUSE))
@@ -181,3 +181,35 @@ def test_rac_names_the_instance_thread_and_socket_and_leaves_node2_clean() -> No
     assert not [o for o in st.outliers.values() if o.host == "node2" and o.severity != "info"]
     assert set(st.budget) == {"node1", "node2"}
     assert st.budget["node1"].lfs_ms > 5 * st.budget["node2"].lfs_ms
+
+
+def test_switchover_roles_and_socket_follow_and_the_gap_blames_nothing() -> None:
+    """Roles come from the database: the role change is an event on both hosts, the topology
+    and the DG socket's direction follow it at once, and nothing above info is raised."""
+    pair = SimPair("switchover", seed=3, start=START, onset=30.0)
+    a = Analyzer()
+    changes: list[tuple[float, str, str]] = []
+    raised, followed = [], None
+    try:
+        while pair.t < 120:
+            frames = pair.step()
+            for f in frames:
+                a.feed(f)
+            changes += [(pair.t, f.host, e.text) for f in frames for e in f.events
+                        if e.kind == "role_change"]  # fmt: skip
+            raised += [(pair.t, f.title) for f in a.state().findings
+                       if f.active and f.severity != "info"]  # fmt: skip
+            if followed is None and a.topology and a.topology.primary == "site_b":
+                followed = pair.t
+        sockets = {f.host: [k for k in f.rows("tcp") if k != "host"] for f in frames}
+    finally:
+        pair.close()
+    assert [(h, text) for _, h, text in changes] == [
+        ("site_a", "primary -> standby"),
+        ("site_b", "standby -> primary"),
+    ]
+    assert followed == changes[1][0], (followed, changes)
+    assert a.topology is not None and a.topology.sync_standbys() == ["site_a"]
+    assert sockets["site_b"][0].startswith("10.0.1.2:40312>10.0.1.1:1521")
+    assert sockets["site_a"][0].startswith("10.0.1.1:1521>10.0.1.2:")
+    assert not raised, raised[:3]

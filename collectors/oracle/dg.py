@@ -155,6 +155,7 @@ class OracleDgCollector(OracleCollector):
         super().__init__(options)
         self._seq: dict[str, int] = {}
         self._epoch = -1
+        self._role = ""
 
     def read(self, s: Session) -> Rows:
         """State rows; log switches since the previous sample become events."""
@@ -176,6 +177,11 @@ class OracleDgCollector(OracleCollector):
                 open_mode=omode,
                 db_unique_name=name,
             )
+        if self._role and s.role and s.role != self._role:  # a switchover or failover
+            self.emit_event(
+                Event(self.clock(), self.name, "role_change", "db", f"{self._role} -> {s.role}")
+            )
+        self._role = s.role or self._role
         if s.role == "standby":
             self._standby(s, db)
         rows["db"] = db

@@ -92,7 +92,10 @@ class Analyzer:
         if view is None:
             view = HostView(frame.host, "", frame, devices=self._devices.get(frame.host, ()))
             self._views[frame.host] = view
-        view.frame, view.role = frame, data_guard_role(frame, view.role)
+        role = data_guard_role(frame, view.role)
+        if view.role and role and role != view.role:
+            view.role_changed = frame.time
+        view.frame, view.role = frame, role
         view.ncpu = ncpu or view.ncpu
         interval = frame.interval if frame.interval > 0 else 1.0
         self.book.hold = max(HOLD_S, HOLD_TICKS * interval)

@@ -36,6 +36,8 @@ class HostView:
     sequences: dict[str, float] = field(default_factory=dict)
     dg_seen: bool = False
     devices: tuple[str, ...] = ()
+    role_changed: float | None = None
+    """When the database last reported a new role (a switchover or failover)."""
 
 
 @dataclass(frozen=True, slots=True)

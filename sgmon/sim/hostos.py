@@ -27,10 +27,16 @@ class HostOS:
     """One simulated host's OS rows, tick by tick (load averages carry over)."""
 
     def __init__(
-        self, role: str, rng: random.Random, addr: str | None = None, sid: str = "PROD"
+        self,
+        role: str,
+        rng: random.Random,
+        addr: str | None = None,
+        sid: str = "PROD",
+        peer: str = STANDBY_ADDR,
     ) -> None:
         """``addr``: the host's DG address (RAC nodes each have their own); ``sid``: the
-        primary instance's name, in its NSS process name."""
+        primary instance's name, in its NSS process name; ``peer``: a primary's standby."""
+        self.peer = peer
         self.role = role
         self.rng = rng
         self.sid = sid
@@ -181,7 +187,7 @@ class HostOS:
     ) -> Rows:
         out: Rows = {}
         if self.primary:
-            links = ((STANDBY_ADDR, st),)
+            links = ((self.peer, st),)
         for i, (peer_addr, ls) in enumerate(links or ((PRIMARY_ADDR, st),)):
             rtt = self._j(c.rtt_ms, 0.2)
             rto = round(c.rto_min_ms + rtt + (4 if c.rto_min_ms >= 200 else 1))

@@ -98,7 +98,9 @@ class SimPair:
                 startup=self.start - 3 * 86400,
             )
         self._sync_capped = sync.capped
-        self.nodes: dict[str, tuple[Instance, CommitModel, TraceWriter]] = {}
+        self._gap = lay.switch_gap
+        self._converting = False
+        self.nodes: dict[str, tuple[Instance, CommitModel, TraceWriter | None]] = {}
         """Each primary instance: its layout, its commit model, its trace files."""
         first: CommitModel | None = None
         for p in lay.primaries:
@@ -137,8 +139,9 @@ class SimPair:
         self.collectors: dict[str, list[Collector]] = {}
         for h, s in self.sessions.items():
             cs = [cls({"session": s, "clock": self.now}) for cls in DB_COLLECTORS]
-            if h in self.nodes:  # LGWR and NSS live on the primary; the RFS trace is copied over
-                paths = {k: str(p) for k, p in self.nodes[h][2].paths.items()}
+            writer = self.nodes[h][2] if h in self.nodes else None
+            if writer:  # LGWR and NSS live on the primary; the RFS trace is copied over
+                paths = {k: str(p) for k, p in writer.paths.items()}
                 cs.append(OracleTraceCollector({**paths, "clock": self.now}))
             for c in cs:
                 c.open()
@@ -149,6 +152,49 @@ class SimPair:
             model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
         for h in self.collectors:
             self._oracle(h)
+
+    def _switching(self) -> bool:
+        """A switchover under way (from the onset, for the layout's gap): the primary has
+        become a standby and nothing commits or ships; at its end the standby opens as the new
+        primary, shipping to the old one over a socket the other way round."""
+        if self._gap is None or self.t < self.onset or not self.nodes:
+            return False
+        old = next(iter(self.nodes))
+        if self.t < self.onset + self._gap:
+            if not self._converting:
+                self._converting = True
+                self.dbs[old].set_database(database_role="PHYSICAL STANDBY", open_mode="MOUNTED")
+                self.dbs[old].set_apply(None)  # started once the new primary is open
+            return True
+        if self._converting:
+            self._converting, self._gap = False, None
+            self._swap(old)
+        return False
+
+    def _swap(self, old: str) -> None:
+        new = next(h for h, role in self.hosts if role == "standby")
+        self.dbs[new].set_database(database_role="PRIMARY", open_mode="READ WRITE")
+        self.dbs[new].set_apply(None)
+        self.dbs[old].set_apply("APPLYING_LOG")
+        model = CommitModel(
+            random.Random(f"sgmon-sim/{self.seed}/db/{new}"),
+            self.dbs[new],
+            self.dbs[old],
+            self.dbs[old].db_unique_name,
+        )
+        model.wall = self.now_of
+        for _p, _model, traces in self.nodes.values():
+            if traces:
+                traces.close()  # the old primary's LGWR and NSS write no more
+        self.nodes = {new: (Instance(new), model, None)}
+        self.hosts = [(new, "primary"), (old, "standby")]
+        addr = {h: self.os[h].addr for h in (old, new)}
+        self.os = {
+            new: HostOS("primary", random.Random(f"sgmon-sim/{self.seed}/{new}/primary"),
+                        addr[new], peer=addr[old]),
+            old: HostOS("standby", random.Random(f"sgmon-sim/{self.seed}/{old}/standby"),
+                        addr[old]),
+        }  # fmt: skip
 
     @property
     def model(self) -> CommitModel:
@@ -183,17 +229,18 @@ class SimPair:
         synced = cond if self._sync_capped else uncapped(cond)
         shipped: dict[str, TickStats] = {}
         conds: dict[str, Conditions] = {}
-        for name, (p, model, traces) in self.nodes.items():
+        for name, (p, model, traces) in self.nodes.items() if not self._switching() else ():
             conds[name] = synced if p.faulted else spared(synced)
             shipped[name] = model.advance(self.t, self.interval, conds[name])
-            traces.write(shipped[name])
-        st = merged(list(shipped.values()))
-        links = [(self.os[n].addr, shipped[n]) for n in shipped] if len(shipped) > 1 else []
+            if traces:
+                traces.write(shipped[name])
+        st = merged(list(shipped.values())) if shipped else TickStats()
+        links = [(self.os[n].addr, shipped[n]) for n in shipped]
         self.t += self.interval
         self._seq += 1
         stamp = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.now()))
         for name, (p, model, _tw) in self.nodes.items():  # archived as soon as the SYNC one
-            for dest_id in self._dests if shipped[name].switches else ():
+            for dest_id in self._dests if name in shipped and shipped[name].switches else ():
                 self.dbs[name].set_archived(dest_id, model.sequence - 1, p.thread)
         frames = []
         for host, role in self.hosts:
@@ -249,4 +296,5 @@ class SimPair:
         for db in self.dbs.values():
             db.close()
         for _p, _model, traces in self.nodes.values():
-            traces.close()
+            if traces:
+                traces.close()

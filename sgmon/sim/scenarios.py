@@ -77,6 +77,9 @@ SCENARIOS: dict[str, str] = {
     "behind, a lag risk and never the cause (seed 003's CL_C)",
     "rac-rto-stall": "a two-node RAC primary (seed 001's system): rare TCP tail losses with a "
     "200 ms RTO on node 1's link to the standby only; node 2's commits stay fast",
+    "switchover": "a planned switchover at the onset: site_a, the primary, becomes the standby "
+    "and site_b the primary after 12 s in which nothing commits; the panes and the DG socket "
+    "follow the roles, and the gap is no fault",
     "rac-lms-slow": "a two-node RAC primary whose node 2 acknowledges node 1's commit SCN "
     "broadcasts late (LMS starved, seed 000 steps 4 and 9): node 1's LGWR waits beyond its "
     "writes, which stay fast",
@@ -104,6 +107,7 @@ _FAULTS: dict[str, Conditions] = {
 _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["rac-rto-stall"] = _FAULTS["rto-stall"]
 _FAULTS["rac-lms-slow"] = replace(HEALTHY, boc_ms=14.0)
+_FAULTS["switchover"] = HEALTHY
 
 
 def uncapped(c: Conditions) -> Conditions:
@@ -152,6 +156,9 @@ class Layout:
     version: str
     standbys: tuple[Standby, ...]
     primaries: tuple[Instance, ...] = (Instance("primary"),)
+    switch_gap: float | None = None
+    """A switchover at the onset: seconds from the primary's conversion to standby until the
+    standby opens as the new primary (None: no switchover)."""
 
 
 PAIR = Layout("19.21.0.0.0", (Standby("standby", "STBY", 2, "SYNCHRONOUS"),))
@@ -175,6 +182,12 @@ _LAYOUTS = {
         ),
     ),
     "rac-rto-stall": RAC,
+    "switchover": Layout(
+        PAIR.version,
+        (Standby("site_b", "SITE_B", 2, "SYNCHRONOUS"),),
+        (Instance("site_a"),),
+        switch_gap=12.0,
+    ),
     "rac-lms-slow": RAC,
 }
 

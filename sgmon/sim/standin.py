@@ -194,6 +194,7 @@ class StandIn:
         self._dropped: set[str] = set()
         self._create()
         self.set_instance(startup)
+        self.db_unique_name = db_unique_name
         self.set_database(database_role=role, db_unique_name=db_unique_name)
         if "STANDBY" in role.upper():
             self.set_apply("APPLYING_LOG")  # a healthy standby applies what it receives

@@ -32,6 +32,10 @@ SPIKE_S = 10.0
 COARSE_S = 30.0
 """From this step on (OSWatcher's 30 s, sar's 10 min, AWR's 15-30 min) a finding says the
 resolution it rests on: every value is an average over a whole sample."""
+SETTLE_S = 60.0
+"""After a role change, the seconds a switchover's own steps (the old primary mounted as a
+standby, the new one opened, redo apply started, transport re-established) may leave a standby
+not applying or not receiving: that is the switchover, not a fault."""
 LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
 DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
 QUEUED_IDLE = 20.0  # %idle below which a run queue over 2x cores counts as CPU starvation

@@ -14,6 +14,7 @@ from sgmon.analysis.rules.base import (
     CAUSE,
     GUIDE_S,
     RECENT,
+    SETTLE_S,
     SPIKE_S,
     STORM_S,
     TABLE2,
@@ -174,6 +175,15 @@ def dg_state(ctx: Context) -> Iterable[Claim]:
                 if fields == {"apply_state"}
                 else "standby is behind"
             )
+            evidence = [_dg_reason(o) for o in hits]
+            since = ctx.now - view.role_changed if view.role_changed is not None else None
+            if inst == "db" and since is not None and since < SETTLE_S:
+                sev, concl = "info", f"{concl}, {fmt_num(since)} s after a role change: settling"
+                evidence.append(
+                    f"the database became {view.role} {fmt_num(since)} s ago (a switchover or "
+                    f"failover): apply and transport restart within its steps; a fault only if "
+                    f"it lasts past {fmt_num(SETTLE_S)} s"
+                )
             yield Claim(
                 host=h,
                 subject=inst,
@@ -181,6 +191,6 @@ def dg_state(ctx: Context) -> Iterable[Claim]:
                 cause=f"{target}: {what}",
                 where=h,
                 conclusion=concl,
-                evidence=[_dg_reason(o) for o in hits],
+                evidence=evidence,
                 series=[o.key for o in hits],
             )

@@ -14,7 +14,7 @@ from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
-EVENT_KINDS = ("log_switch", "lgwr_slow_write", "remote_write_split")
+EVENT_KINDS = ("log_switch", "role_change", "lgwr_slow_write", "remote_write_split")
 
 
 def _text(view: PaneView, instance: str, name: str) -> str:
