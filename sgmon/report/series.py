@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sgmon import buckets, events
 from sgmon.model import Frame, number
 from sgmon.regrid import is_gap, usual_step
-from sgmon.report.judged import Judged
+from sgmon.report.judged import Judged, within
 
 if TYPE_CHECKING:
     from sgmon.analysis.results import Budget
@@ -263,7 +263,7 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
     sections with each host's charts, each host's findings as bands on the time axis, and the
     log switches of either host (seed 000: the standby's writes spike after each)."""
     axis = Axis(judged.frames.values())
-    t0 = axis.times[0] if axis.times else judged.start
+    t0 = axis.times[0]  # the range holds a tick: the command refuses one that does not
     sections: list[dict[str, Any]] = []
     build = (
         ("Commit path", lambda h, fl: commit_charts(h, fl, axis, judged.budgets)),
@@ -292,7 +292,7 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
             for fl in judged.frames.values()
             for f in fl
             for e in f.events
-            if e.kind == "log_switch" and judged.start - 1e-6 <= e.time <= judged.end + 1e-6
+            if e.kind == "log_switch" and within(e.time, judged.start, judged.end)
         }
     )
     return {
