@@ -18,12 +18,16 @@ the frames of one interval are combined field by field as the field declares
   p99s).
 
 Events are kept as they are, on the frame of the interval they fall in.
+
+The rules about steps that the importers and the report share are here too: a series' usual
+step (``usual_step``) and when a pause is a gap (``GAP_STEPS``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 from sgmon import buckets
@@ -31,6 +35,24 @@ from sgmon.model import CollectorResult, Event, Field, Frame, Kind, Schema, Stat
 
 SAME_STEP = 0.05
 """Steps within this fraction of each other are one step (sar's 600 s comes as 599-601)."""
+GAP_STEPS = 1.5
+"""A sample that comes more than this many usual steps after the one before follows a gap (the
+importers' gap events, the report's breaks in a line).  Halfway between on time (one step) and
+one sample missed (two): a late sample's jitter (sar's 599-601 s, OSWatcher's tools starting a
+second or two late) is never a gap, and a single missed sample always is."""
+
+
+def usual_step(times: Iterable[float]) -> float | None:
+    """The usual distance between consecutive sample times, None below two: the upper median,
+    so it is a step that occurred (steps of 300 and 600 s give 600, never 450)."""
+    diffs = [b - a for a, b in itertools.pairwise(sorted(times))]
+    return statistics.median_high(diffs) if diffs else None
+
+
+def is_gap(dt: float, step: float | None) -> bool:
+    """Whether a sample ``dt`` seconds after the one before follows a gap, samples being usually
+    ``step`` apart (no step known: never)."""
+    return step is not None and step > 0 and dt > GAP_STEPS * step
 
 
 def common_step(frames: Mapping[str, list[Frame]]) -> float:
@@ -45,8 +67,8 @@ def needs_regrid(frames: Mapping[str, list[Frame]]) -> bool:
     for fs in frames.values():
         if any(abs(f.interval - step) > SAME_STEP * step for f in fs):
             return True
-        gaps = sorted(b.time - a.time for a, b in itertools.pairwise(fs))
-        if gaps and gaps[len(gaps) // 2] < (1 - SAME_STEP) * step:
+        usual = usual_step(f.time for f in fs)
+        if usual is not None and usual < (1 - SAME_STEP) * step:
             return True
     return False
 

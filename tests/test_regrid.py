@@ -14,7 +14,7 @@ from sgmon.hosts.replay import ReplaySource
 from sgmon.importers import Imported
 from sgmon.importers.write import write
 from sgmon.model import CollectorResult, Field, Frame, Kind, Status
-from sgmon.regrid import common_step, needs_regrid, regrid
+from sgmon.regrid import GAP_STEPS, common_step, is_gap, needs_regrid, regrid, usual_step
 
 FIELDS = (
     Field("util", "%", Kind.GAUGE, ""),
@@ -59,6 +59,15 @@ def test_only_mixed_steps_are_regridded() -> None:
     # one host with two sources on their own marks: sar's 600 s and an AWR at 1800 s
     one = {"a": [frame(600.0 * k, 600.0, k, "a") for k in range(1, 4)] + [frame(1700, 1800, 9)]}
     assert needs_regrid({"a": sorted(one["a"], key=lambda f: f.time)})
+
+
+def test_usual_step_is_one_that_occurred_and_one_missed_sample_is_a_gap() -> None:
+    """The upper median of the distances (300 and 600 s give 600, never 450), in any order; a
+    pause is a gap past ``GAP_STEPS`` usual steps: a missed sample always, a late one never."""
+    assert usual_step([900.0, 0.0, 300.0]) == 600.0
+    assert usual_step([5.0]) is None
+    assert is_gap(2 * 600.0, 600.0) and not is_gap(601.0, 600.0)
+    assert not is_gap(GAP_STEPS * 600.0, 600.0) and not is_gap(1e9, None)
 
 
 @pytest.fixture(scope="module")

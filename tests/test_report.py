@@ -270,7 +270,8 @@ def test_report_runs_without_textual(report: Path, archive: Path) -> None:
 def test_axis_joins_other_steps_and_breaks_at_gaps() -> None:
     """sar's 10 minutes and AWR's 15 on one host: both lines joined across each other's ticks;
     a recorder outage is a break, with a tick of its own on the axis."""
-    from sgmon.report.series import Axis, step
+    from sgmon.regrid import usual_step
+    from sgmon.report.series import Axis
 
     sar = {*range(0, 5400, 600), *range(9000, 10800, 600)}  # 0 .. 4800, outage, 9000 ..
     awr = set(range(0, 5400, 900))  # 0 .. 4500
@@ -283,7 +284,7 @@ def test_axis_joins_other_steps_and_breaks_at_gaps() -> None:
     ]  # fmt: skip
     axis = Axis([frames])
     # the host ticks every 300 or 600 s, usually (the median) 600: one tick placed at 4800 + 600
-    assert step(sorted(sar | awr)) == 600
+    assert usual_step(sar | awr) == 600
     assert sorted(set(axis.times) - sar - awr) == [5400.0]
 
     def get(collector: str):

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from sgmon.config import load_config
     from sgmon.headless import instant
     from sgmon.hosts.replay import ReplaySource
-    from sgmon.report.judged import judge_archive
+    from sgmon.report.judged import judge_archive, within
     from sgmon.report.page import render
     from sgmon.report.series import report_data
     from sgmon.units import fmt_utc
@@ -83,15 +83,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.dir} holds no recorded ticks")
     first = min(f.time for f in frames)
     last = max(f.time for f in frames)
-    start = instant("--from", args.start, first) if args.start is not None else None
-    end = instant("--to", args.end, first) if args.end is not None else None
-    lo, hi = first if start is None else start, last if end is None else end
-    if not any(lo - 1e-6 <= f.time <= hi + 1e-6 for f in frames):
+    lo = instant("--from", args.start, first) if args.start is not None else first
+    hi = instant("--to", args.end, first) if args.end is not None else last
+    if not any(within(f.time, lo, hi) for f in frames):
         raise UsageError(
             f"no ticks between {fmt_utc(lo)} and {fmt_utc(hi)} UTC; the recording runs from "
             f"{fmt_utc(first)} to {fmt_utc(last)} UTC"
         )
-    judged = judge_archive(src, config, start, end)
+    judged = judge_archive(src, config, lo, hi)
     pinned = {h.name: h.devices for h in config.hosts}
     page = render(judged, report_data(judged, pinned), Path(args.dir).resolve().name)
     _write(output, page)

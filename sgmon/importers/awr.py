@@ -49,7 +49,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from collectors.cpu import FIELDS as CPU_FIELDS
 from collectors.cpu import cpu_percentages
 from collectors.oracle import queries, redo, waits
 from collectors.oracle.errors import OracleError
@@ -59,7 +58,8 @@ from collectors.oracle.waits import OracleWaitsCollector
 from sgmon.cli import Unreachable, UsageError
 from sgmon.config import DbConfig, db_config, load_config
 from sgmon.importers import Imported
-from sgmon.model import CollectorResult, Event, Frame, Rows, Status, Value
+from sgmon.importers.frames import Builder
+from sgmon.model import Event, Rows, Value
 from sgmon.units import parse_duration, parse_instant, parse_offset
 
 HELP = (
@@ -338,12 +338,12 @@ def _frames(
     hosts = _hosts(chosen, win)
     role = win.role or db_role
     waits_c, redo_c = OracleWaitsCollector(), OracleRedoCollector()
-    imp = Imported(interval=0.0, notes=notes)
+    b = Builder(0.0)  # the interval is known once every pair of snapshots is read
+    b.imp.notes.extend(notes)
     steps: list[float] = []
     for inst, snaps in chosen.items():
         host = hosts[inst]
         raw = {s.snap_id: _raw(by.get((inst, s.snap_id), {})) for s in snaps}
-        frames: list[Frame] = []
         has_os = any(raw[s.snap_id][2] for s in snaps)
         for prev, cur in itertools.pairwise(snaps):
             dt = cur.end - prev.end
@@ -354,13 +354,13 @@ def _frames(
                     if cur.startup != prev.startup
                     else f"AWR snapshot {cur.snap_id} does not end after {prev.snap_id}: skipped"
                 )
-                notes.append(f"{host}: {text}")
+                b.note(f"{host}: {text}")
                 kind = "restart" if cur.startup != prev.startup else "note"
                 ev = Event(cur.end, "awr", kind, cur.name or str(inst), text)
-                frames.append(_frame(host, role, cur.end, len(frames) + 1, max(dt, 0.0), {}, (ev,)))
+                b.sample(host, role, cur.end, max(dt, 0.0), {}, (ev,))
                 continue
             if cur.snap_id != prev.snap_id + 1:
-                notes.append(
+                b.note(
                     f"{host}: AWR snapshots {prev.snap_id + 1}..{cur.snap_id - 1} missing: one "
                     f"interval of {dt / 60:.0f} min"
                 )
@@ -371,17 +371,11 @@ def _frames(
             }
             if has_os:
                 results["cpu"] = {"all": _cpu(po, co)}
-            frames.append(_frame(host, role, cur.end, len(frames) + 1, dt, results, ()))
+            b.sample(host, role, cur.end, dt, results)
             steps.append(dt)
-        imp.frames[host] = frames
-        imp.schema[host] = {
-            "oracle_waits": waits.FIELDS,
-            "oracle_redo": redo.FIELDS,
-            **({"cpu": CPU_FIELDS} if has_os else {}),
-        }
-        imp.provenance[host] = provenance(raw.values(), has_os)
-    imp.interval = statistics.median(steps) if steps else 0.0
-    return imp
+        b.source(host, provenance(raw.values(), has_os))
+    b.imp.interval = statistics.median_high(steps) if steps else 0.0  # as regrid.usual_step
+    return b.imp
 
 
 def _raw(rows: dict[str, list]) -> tuple[Rows, Rows, dict[str, float]]:
@@ -453,26 +447,6 @@ def provenance(
             "load1": f"{os_} LOAD at the snapshot (not an interval average)",
         }
     return out
-
-
-def _frame(
-    host: str,
-    role: str,
-    t: float,
-    seq: int,
-    dt: float,
-    results: dict[str, Rows],
-    events: tuple[Event, ...],
-) -> Frame:
-    return Frame(
-        host=host,
-        role=role,
-        time=t,
-        seq=seq,
-        interval=dt,
-        collectors={n: CollectorResult(Status.OK, rows=r) for n, r in results.items()},
-        events=events,
-    )
 
 
 def _naive(v: Any) -> datetime:

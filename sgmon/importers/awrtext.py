@@ -27,16 +27,18 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors.oracle import queries
-from collectors.oracle.waits import FIELDS, percentiles
+from collectors.oracle.waits import percentiles
 from sgmon.cli import UsageError
 from sgmon.importers import Imported
-from sgmon.model import CollectorResult, Frame, Status, Value
+from sgmon.importers.frames import Builder
+from sgmon.model import Rows, Value
 from sgmon.units import parse_offset
 
 HELP = "wait-event histograms of AWR text reports (awrrpt.sql, text format), one frame per file"
@@ -99,14 +101,14 @@ def read(args: argparse.Namespace) -> Imported:
     if tz is None:
         notes.append("AWR report times are the database host's local time: taken as UTC (--tz)")
     host = args.host or next((r.host for r in reports if r.host), "") or "awr"
-    imp = Imported(interval=0.0, notes=notes)
-    reports.sort(key=lambda r: r.end or datetime.min)
-    frames = [frame(r, host, args.role, tz or 0.0, i + 1) for i, r in enumerate(reports)]
-    imp.frames[host] = frames
-    imp.schema[host] = {"oracle_waits": FIELDS}
-    imp.provenance[host] = {"oracle_waits": PROVENANCE}
-    imp.interval = frames[0].interval if frames else 0.0
-    return imp
+    timed = sorted(((*_times(r, tz or 0.0), r) for r in reports), key=lambda x: x[0])
+    steps = [dt for _, dt, _ in timed]
+    b = Builder(statistics.median_high(steps) if steps else 0.0)  # as regrid.usual_step
+    b.imp.notes.extend(notes)
+    for end, dt, rep in timed:
+        b.sample(host, args.role, end, dt, {"oracle_waits": wait_rows(rep, dt)})
+    b.source(host, {"oracle_waits": PROVENANCE})
+    return b.imp
 
 
 PROVENANCE = {
@@ -121,12 +123,16 @@ PROVENANCE = {
 }
 
 
-def frame(rep: Report, host: str, role: str, tz: float, seq: int) -> Frame:
-    """The report's interval as one frame of ``oracle_waits`` rows."""
-    assert rep.begin is not None and rep.end is not None
-    end = rep.end.replace(tzinfo=UTC).timestamp() - tz
-    dt = (rep.end - rep.begin).total_seconds()
-    rows: dict[str, dict[str, Value]] = {}
+def _times(rep: Report, tz: float) -> tuple[float, float]:
+    """The End Snap in UTC epoch seconds (``tz``: the host's offset east of UTC), and the
+    seconds from the Begin Snap to it."""
+    assert rep.begin is not None and rep.end is not None  # read() keeps only such reports
+    return rep.end.replace(tzinfo=UTC).timestamp() - tz, (rep.end - rep.begin).total_seconds()
+
+
+def wait_rows(rep: Report, dt: float) -> Rows:
+    """The report's ``dt`` seconds as ``oracle_waits`` rows, one per commit-path event."""
+    out: Rows = {}
     for event in dict.fromkeys([*rep.ranges, *rep.waits, *rep.top]):
         # exact counts first: the histogram's Total Waits are rounded to 3 figures (61.2K)
         total = rep.waits.get(event) or rep.totals.get(event) or rep.top.get(event, (None,))[0]
@@ -141,9 +147,8 @@ def frame(rep: Report, host: str, role: str, tz: float, seq: int) -> Frame:
             "hist": hist,
         }
         row.update(percentiles(hist))
-        rows[event] = row
-    results = {"oracle_waits": CollectorResult(Status.OK, rows=rows)}
-    return Frame(host=host, role=role, time=end, seq=seq, interval=dt, collectors=results)
+        out[event] = row
+    return out
 
 
 def histogram(ranges: list[tuple[float, float | None, float]], total: float) -> list[list]:

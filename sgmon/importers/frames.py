@@ -2,8 +2,9 @@
 schema those collectors declare, and where each field came from.
 
 An importer parses its source and calls ``Builder.sample`` once per host and time; the builder
-numbers the frames, checks that every field is one the live collector declares (a misspelt
-mapping would otherwise be written as an empty column), and hands back an ``Imported``.
+numbers each host's frames from 1, as the live engine and the replay do, checks that every field
+is one the live collector declares (a misspelt mapping would otherwise be written as an empty
+column), and hands back an ``Imported``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class Builder:
             Frame(
                 host=host,
                 time=t,
-                seq=len(frames),
+                seq=len(frames) + 1,
                 interval=interval,
                 collectors={n: CollectorResult(Status.OK, rows) for n, rows in collectors.items()},
                 events=tuple(events),

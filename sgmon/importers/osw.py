@@ -47,6 +47,7 @@ from sgmon.importers import Imported
 from sgmon.importers.frames import NOT_IMPORTED, Builder, add_host_options
 from sgmon.model import Event, Rows, Value
 from sgmon.rates import counter_rate
+from sgmon.regrid import is_gap
 
 HELP = "OSWatcher archives (oswiostat, oswvmstat, oswmpstat, oswnetstat, oswtop, oswps)"
 
@@ -223,7 +224,7 @@ def read(args: argparse.Namespace) -> Imported:
         for groups in snapshots.values()
         for t, later in itertools.pairwise(g[0] for g in groups)
     ]
-    b = Builder(statistics.median(steps) if steps else 30.0)
+    b = Builder(statistics.median_high(steps) if steps else 30.0)  # as regrid.usual_step
     b.imp.notes.extend(notes)
     for host, groups in snapshots.items():
         name = args.host or host
@@ -236,7 +237,7 @@ def read(args: argparse.Namespace) -> Imported:
                         rows.setdefault(collector, {}).setdefault(inst, {}).update(row)
             dt = t - prev if prev is not None else b.imp.interval
             events = []
-            if prev is not None and dt > 2.5 * b.imp.interval:
+            if prev is not None and is_gap(dt, b.imp.interval):
                 text = f"no OSWatcher snapshot for {dt:.0f} s"
                 events.append(Event(prev, "osw", "gap", "", text))
             b.sample(name, args.role, t, dt, rows, events)

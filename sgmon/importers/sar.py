@@ -30,9 +30,11 @@ import calendar
 import json
 import os
 import re
+import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from sgmon.cli import UsageError
 from sgmon.importers import Imported
 from sgmon.importers.frames import NOT_IMPORTED, Builder, add_host_options
 from sgmon.model import Event, Rows, Value, number
+from sgmon.regrid import is_gap
 
 HELP = "sysstat data files (/var/log/sa/saDD) read through sadf -j"
 
@@ -51,8 +54,6 @@ SAR_OPTIONS = [
 
 OTHER_VERSION = "cannot read the format of this file"
 TRUNCATED = "End of system activity file unexpected"
-GAP_FACTOR = 1.5
-"""A record whose interval exceeds this many times the file's usual step follows a gap."""
 SADF_TIMEOUT = 120.0
 
 # (section, sadf key, collector, field)
@@ -171,13 +172,10 @@ def read(args: argparse.Namespace) -> Imported:
             docs.append((path, *got))
     if not docs:
         raise UsageError("; ".join(notes) or "no sar file given")
-    steps = [
-        float(s["timestamp"].get("interval") or 0)
-        for _, doc, _ in docs
-        for h in doc["sysstat"]["hosts"]
-        for s in h.get("statistics", [])
-    ]
-    b = Builder(_median([s for s in steps if s > 0]) or 600.0)
+    every = (
+        s for _, doc, _ in docs for h in doc["sysstat"]["hosts"] for s in h.get("statistics", [])
+    )
+    b = Builder(_step(every) or 600.0)
     b.imp.notes.extend(notes)
     for path, doc, truncated in docs:
         for h in doc["sysstat"]["hosts"]:
@@ -312,11 +310,11 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    s = sorted(values)
-    return s[len(s) // 2]
+def _step(stats: Iterable[dict[str, Any]]) -> float | None:
+    """The records' usual interval, None when none gives one: the upper median, as
+    ``regrid.usual_step`` takes it (a step that occurred)."""
+    steps = [i for s in stats if (i := float(s["timestamp"].get("interval") or 0)) > 0]
+    return statistics.median_high(steps) if steps else None
 
 
 def _when(ts: dict[str, Any]) -> float:
@@ -329,18 +327,18 @@ def _host(b: Builder, path: Path, host: str, role: str, h: dict[str, Any], trunc
     """One host section of one file: a frame per record, restarts and gaps as events."""
     stats = h.get("statistics", [])
     restarts = sorted(_when(r["boot"]) for r in h.get("restarts", []) if "boot" in r)
-    step = _median([float(s["timestamp"].get("interval") or 0) for s in stats]) or 0.0
+    step = _step(stats)
     prev: float | None = None
     for n, s in enumerate(stats, 1):
         t = _when(s["timestamp"])
-        dt = float(s["timestamp"].get("interval") or step)
+        dt = float(s["timestamp"].get("interval") or step or 0.0)
         events = [
             Event(r, "sar", "restart", "", "LINUX RESTART: counters restart from 0")
             for r in restarts
             if (prev is None or r > prev) and r <= t
         ]
         restarted = bool(events)  # a restart in between already says why records stopped
-        if prev is not None and step and t - prev > GAP_FACTOR * step and not restarted:
+        if prev is not None and is_gap(t - prev, step) and not restarted:
             events.append(
                 Event(prev, "sar", "gap", "", f"no sar record for {t - prev:.0f} s in {path.name}")
             )

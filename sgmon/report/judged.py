@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from sgmon.model import Frame
 
 ROLE_ORDER = {"primary": 0, "standby": 1}
+EPS = 1e-6
+"""Slack at the range's bounds, so that a tick at a bound (its time read back from text) is in."""
+
+
+def within(t: float, lo: float, hi: float) -> bool:
+    """Whether ``t`` lies in the range [lo, hi]."""
+    return lo - EPS <= t <= hi + EPS
 
 
 @dataclass(slots=True)
@@ -43,33 +50,29 @@ class Judged:
     --from`` judges them, ``sgmon.regrid``)."""
 
 
-def judge_archive(
-    src: ReplaySource, config: Config, start: float | None, end: float | None
-) -> Judged:
-    """Judge the archive up to ``end`` (all of it when None) and keep what lies in range."""
+def judge_archive(src: ReplaySource, config: Config, lo: float, hi: float) -> Judged:
+    """Judge the archive up to ``hi`` and keep what lies in [lo, hi] (the command's range,
+    which holds a tick)."""
     every = {h.name: src.frames(h.name) for h in src.hosts}
-    times = [f.time for fl in every.values() for f in fl]
-    lo = min(times) if start is None else start
-    hi = max(times) if end is None else end
     judge = judge_for(config, [src])
     stop = threading.Event()
     budgets: dict[tuple[str, float], Budget] = {}
 
     def feed(frame: Frame) -> None:
-        if frame.time > hi + 1e-6:
+        if frame.time > hi + EPS:
             stop.set()
             return
         j = judge(frame)
-        if j.state is not None and frame.time >= lo - 1e-6:
+        if j.state is not None and frame.time >= lo - EPS:
             for b in j.state.budget.values():
-                if b.time >= lo - 1e-6:
+                if b.time >= lo - EPS:
                     budgets[(b.host, b.time)] = b
 
     src.run(feed, stop)
     findings: list[Finding] = []
     if judge.analyzer is not None:
         findings = [f for f in judge.analyzer.state().findings if (f.end or hi) >= lo]
-    frames = {h: [f for f in fl if lo - 1e-6 <= f.time <= hi + 1e-6] for h, fl in every.items()}
+    frames = {h: [f for f in fl if within(f.time, lo, hi)] for h, fl in every.items()}
     roles = {
         h.name: data_guard_role(every[h.name][0] if every[h.name] else None, h.role)
         for h in src.hosts

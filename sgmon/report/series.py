@@ -5,10 +5,11 @@ The x axis is every tick time of either host in range.  A series has a value at 
 collector recorded, so a chart holds exactly the points the archive has; between them the line
 is joined (the other host's ticks, or a collector of another step on the same host: sar's 10
 minutes beside AWR's 15), except across a gap, where the next sample comes more than
-``GAP_STEPS`` of the series' usual step later (the recorder was down, a collector failed): there
-the series carries an index in ``gaps`` and the page breaks the line.  Latency percentiles are
-the bucket names Oracle uses (``sgmon.buckets``): the collector's own p99 where the archive has
-it, else computed from the interval's histogram (an AWR import may carry only the buckets).
+``regrid.GAP_STEPS`` of the series' usual step later (the recorder was down, a collector
+failed), as the importers mark gaps: there the series carries an index in ``gaps`` and the page
+breaks the line.  Latency percentiles are the bucket names Oracle uses (``sgmon.buckets``): the
+collector's own p99 where the archive has it, else computed from the interval's histogram (an
+AWR import may carry only the buckets).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from sgmon import buckets, events
 from sgmon.model import Frame, number
-from sgmon.report.judged import Judged
+from sgmon.regrid import is_gap, usual_step
+from sgmon.report.judged import Judged, within
 
 if TYPE_CHECKING:
     from sgmon.analysis.results import Budget
@@ -36,8 +38,6 @@ WAIT_EVENTS = (
 MAX_DEVICES = 3
 MAX_SOCKETS = 4
 MAX_PROCS = 5
-GAP_STEPS = 1.5
-"""A pause longer than this many of a series' usual steps is a gap, drawn as a break."""
 BUDGET_PARTS = (
     ("log file sync", "lfs_ms"),
     ("local write", "local_write_ms"),
@@ -60,12 +60,6 @@ def _round(v: float | None) -> float | None:
     return float(f"{v:.4g}")
 
 
-def step(times: Sequence[float]) -> float | None:
-    """The usual distance between consecutive samples (the median), None below two."""
-    diffs = sorted(b - a for a, b in pairwise(times))
-    return diffs[len(diffs) // 2] if diffs else None
-
-
 class Axis:
     """The shared time axis: every host's tick times, plus one tick inside each gap of a host
     (where it should have sampled and did not), so that a break has a place on the axis."""
@@ -75,9 +69,9 @@ class Axis:
         for frames in hosts:
             ticks = sorted({f.time for f in frames})
             times.update(ticks)
-            usual = step(ticks)
+            usual = usual_step(ticks)
             if usual:
-                times.update(a + usual for a, b in pairwise(ticks) if b - a > GAP_STEPS * usual)
+                times.update(a + usual for a, b in pairwise(ticks) if is_gap(b - a, usual))
         self.times = sorted(times)
         self.index = {t: i for i, t in enumerate(self.times)}
 
@@ -87,10 +81,10 @@ class Axis:
         values: list[float | None] = [None] * len(self.times)
         for t, v in known:
             values[self.index[t]] = v
-        usual = step([t for t, _ in known])
+        usual = usual_step(t for t, _ in known)
         gaps = []
         for (a, _), (b, _) in pairwise(known):
-            if usual and b - a > GAP_STEPS * usual:
+            if is_gap(b - a, usual):
                 i = bisect.bisect_right(self.times, a)
                 if self.times[i] < b:
                     gaps.append(i)
@@ -269,7 +263,7 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
     sections with each host's charts, each host's findings as bands on the time axis, and the
     log switches of either host (seed 000: the standby's writes spike after each)."""
     axis = Axis(judged.frames.values())
-    t0 = axis.times[0] if axis.times else judged.start
+    t0 = axis.times[0]  # the range holds a tick: the command refuses one that does not
     sections: list[dict[str, Any]] = []
     build = (
         ("Commit path", lambda h, fl: commit_charts(h, fl, axis, judged.budgets)),
@@ -298,7 +292,7 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
             for fl in judged.frames.values()
             for f in fl
             for e in f.events
-            if e.kind == "log_switch" and judged.start - 1e-6 <= e.time <= judged.end + 1e-6
+            if e.kind == "log_switch" and within(e.time, judged.start, judged.end)
         }
     )
     return {
