@@ -73,13 +73,16 @@ def test_usual_step_is_one_that_occurred_and_one_missed_sample_is_a_gap() -> Non
 @pytest.fixture(scope="module")
 def coarse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 1 s recording of seed 003's capped standby, stored again as two imports would store
-    it: the standby at 30 s (OSWatcher's step), the primary at 60 s, into one archive."""
+    it: the standby at 30 s (OSWatcher's step), the primary at 60 s, into one archive.  The cap
+    starts after 5 minutes: with the default 30 s onset, a 60 s grid held at most one cell of
+    baseline, so whether the fault lined up depended on where the wall clock's start fell in
+    its minute (seen: a start at :21 named the primary's max_write instead)."""
     root = tmp_path_factory.mktemp("regrid")
     rec = root / "rec"
     subprocess.run(
         [
             *(sys.executable, "-m", "sgmon", "record", "--simulate", "standby-iops-cap"),
-            *("--speed", "1000", "--duration", "600", "--dir", str(rec)),
+            *("--speed", "1000", "--duration", "600", "--onset", "300", "--dir", str(rec)),
         ],
         check=True,
         capture_output=True,
