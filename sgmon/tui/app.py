@@ -36,6 +36,7 @@ from sgmon.tui.pane import HostPane
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.findings import FindingsPanel
 from sgmon.tui.panels.header import Header, HeaderView, clock
+from sgmon.tui.strip import HostStrip, entry, order, place, render_strip
 from sgmon.tui.timeline import Timeline
 from sgmon.units import parse_instant
 
@@ -53,6 +54,21 @@ COMPACT_BELOW = (100, 30)
 SIDE_FINDINGS_FROM = 210
 """From this width the findings are a column right of the panes, which get the full height (the
 panes keep the 70 columns their widest table needs)."""
+FINDINGS_COLUMN = 64
+"""Columns of that findings column (``grid-columns`` of ``Screen.-wide`` in sgmon.tcss)."""
+PANE_WIDTH = STACK_BELOW // 2
+"""Columns a pane needs side by side: its widest table, its border and padding."""
+
+
+def pane_count(width: int, height: int) -> int:
+    """Panes the terminal has room for: one in the compact form, two stacked, else as many
+    side by side as keep ``PANE_WIDTH`` each (two at 160 or 220 columns, three from 274)."""
+    if width < COMPACT_BELOW[0] or height < COMPACT_BELOW[1]:
+        return 1
+    if width < STACK_BELOW:
+        return 2
+    room = width - (FINDINGS_COLUMN if width >= SIDE_FINDINGS_FROM else 0)
+    return max(2, room // PANE_WIDTH)
 
 
 FILTER_HINT = "filter devices, interfaces, sockets (Enter, Esc clears)"
@@ -99,7 +115,8 @@ class SgmonApp(App[int]):
         Binding("t", "next_theme", "theme"),
         Binding("plus,equals_sign", "interval(1)", "slower", key_display="+", show=False),
         Binding("minus", "interval(-1)", "faster", key_display="-", show=False),
-        Binding("s", "switch_host", "host", show=False),
+        Binding("s", "switch_host(1)", "host", show=False),
+        Binding("S", "switch_host(-1)", "host back", show=False),
         Binding("e", "export", "svg"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("escape", "escape", show=False),
@@ -112,7 +129,7 @@ class SgmonApp(App[int]):
     filter: var[str] = var("")
     """Devices, interfaces and sockets shown must contain this."""
     finding: var[str | None] = var(None)
-    """Key of the highlighted finding; its series are marked in both panes."""
+    """Key of the highlighted finding; its series are marked in every pane."""
 
     def __init__(
         self,
@@ -139,7 +156,13 @@ class SgmonApp(App[int]):
         self._cpu_mark = (time.monotonic(), time.process_time())
         self._self_cpu: float | None = None
         self._slots: list[str | None] = [None, None]
-        self._swapped = False
+        """The host each pane shows (None: the pane is hidden), left to right."""
+        self._order: list[str] = []
+        """The hosts along the commit path (``strip.order``), as the panes take them."""
+        self._first: str | None = None
+        """The host `s` put in the left pane (None: the order's first, or the top finding's)."""
+        self._panes = 2
+        """Panes the terminal has room for (``pane_count``)."""
         self._drawing = False
         self._prompt = "filter"
         """What the line under the panes asks for: a filter, or a time to go to (g)."""
@@ -177,11 +200,14 @@ class SgmonApp(App[int]):
     # ---- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        """Header, the two host panes, the findings, the filter line and the footer."""
+        """Header, the host panes (more are added when there is room and hosts for them) and the
+        strip of the hosts without one, the findings, the filter line and the footer."""
         yield Header(id="header")
-        with Container(id="body"):
-            yield HostPane(id="pane-0")
-            yield HostPane(id="pane-1")
+        with Container(id="hosts"):
+            with Container(id="body"):
+                yield HostPane(id="pane-0")
+                yield HostPane(id="pane-1")
+            yield HostStrip(id="strip")
         findings = FindingsPanel(id="findings")
         findings.border_title = "FINDINGS  (f)"
         yield findings
@@ -225,6 +251,7 @@ class SgmonApp(App[int]):
 
     def _layout(self, width: int, height: int) -> None:
         small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        panes, self._panes = self._panes, pane_count(width, height)
         screen = self.main
         screen.set_class(small, "-toosmall")
         screen.set_class(width < STACK_BELOW, "-stacked")
@@ -236,6 +263,8 @@ class SgmonApp(App[int]):
             self.main.query_one("#toosmall", Static).update(
                 f"sgmon needs {MIN_SIZE[0]}x{MIN_SIZE[1]}, this terminal is {width}x{height}"
             )
+        if panes != self._panes:  # hosts go into panes or the strip
+            self.redraw()
 
     # ---- view ----------------------------------------------------------------------------
 
@@ -284,6 +313,7 @@ class SgmonApp(App[int]):
         hosts = self.timeline.hosts()
         findings = list(getattr(state, "findings", None) or [])
         self._assign(hosts, findings[0].host if findings else None)
+        panes = list(self.main.query(HostPane))
         self._count_skipped(axis)
         self._show_header(hosts, at, axis[-1] if axis else None)
         self._show_findings(state)
@@ -295,11 +325,12 @@ class SgmonApp(App[int]):
             {h.name: h for h in hosts},
             findings,
         )
-        for i, pane in enumerate(self.main.query(HostPane)):
+        for i, pane in enumerate(panes):
             if i == 0:
                 self._draw_pane(i, pane, instant)
             else:
                 self.call_later(self._draw_pane, i, pane, instant)
+        self._show_strip(instant)
 
     def _count_skipped(self, axis: list[float]) -> None:
         """Note the live instants that arrived since the last live redraw and were never drawn."""
@@ -318,9 +349,9 @@ class SgmonApp(App[int]):
         """One pane at the instant of a redraw, unless a newer redraw has begun since."""
         if instant.generation != self._generation or not self._live:
             return
-        name = self._slots[i]
+        name = self._slots[i] if i < len(self._slots) else None
         pane.set_class(name is None, "-empty")
-        if name is None or name not in instant.hosts:
+        if name is None or name not in instant.hosts or not pane.is_mounted:
             return
         view = self.timeline.pane_view(
             instant.hosts[name],
@@ -343,21 +374,48 @@ class SgmonApp(App[int]):
         pane.show(view, note, cited)
 
     def _assign(self, hosts: list[HostInfo], top: str | None) -> None:
-        """Fill the two pane slots with the first hosts (primary left when roles are known).
+        """Fill the panes along the commit path from the left, as many hosts as there are panes
+        room for; add a pane when there is room and a host for it.
 
-        The one-pane view shows the host of the top finding, until `s` picks one by hand.
+        The left pane shows the host `s` picked, else the first of the order (the primary: after
+        a switchover it is left again), or in the one-pane view the host of the top finding.
         """
-        names = [h.name for h in sorted(hosts, key=lambda h: h.role != "primary")]
-        for i in range(2):
-            if self._slots[i] not in names:
-                free = [n for n in names if n not in self._slots]
-                self._slots[i] = free[0] if free else None
-        primary = next((h.name for h in hosts if h.role == "primary"), None)
-        if not self._swapped and primary in self._slots[1:]:  # a switchover: primary left again
-            self._slots.reverse()
-        one_pane = self.main.has_class("-compact")
-        if one_pane and not self._swapped and top in names and self._slots[0] != top:
-            self._slots.reverse()
+        self._order = order(hosts, self.feed.topology)
+        if not self._order:
+            return
+        n = min(self._panes, len(self._order))
+        one_pane = n == 1 and top in self._order
+        first = self._first if self._first in self._order else top if one_pane else None
+        k = self._order.index(first) if first is not None else 0
+        shown = [self._order[(k + i) % len(self._order)] for i in range(n)]
+        body = self.main.query_one("#body")
+        have = len(body.children)
+        if n > have:  # drawn at the next redraw, once they are composed
+            body.mount(*(HostPane(id=f"pane-{i}") for i in range(have, n)))
+            self.call_after_refresh(self.redraw)
+        self._slots = [*shown, *[None] * (max(have, n) - n)]
+
+    def _show_strip(self, instant: _Instant) -> None:
+        """The hosts without a pane, one entry each, at the instant the panes show."""
+        strip = self.main.query_one(HostStrip)
+        rest = [n for n in self._order if n not in self._slots and n in instant.hosts]
+        if not rest:
+            strip.show([])
+            return
+        topo = self.feed.topology
+        palette = self.palette
+        primary = instant.hosts.get(topo.primary or "") if topo is not None else None
+        seen = self.timeline.glance(primary, instant.at, palette) if primary else None
+        chosen = next((f.host for f in instant.findings if f.key == self.finding), None)
+        entries = []
+        for name in rest:
+            host = instant.hosts[name]
+            worst = next((f for f in instant.findings if f.host == name and f.active), None)
+            dests = [d.inst for d in topo.dests if name in d.hosts] if topo is not None else []
+            view = self.timeline.glance(host, instant.at, palette)
+            entries.append(entry(view, place(host, topo), seen, dests, worst, name == chosen))
+        width = strip.content_region.width or self.size.width
+        strip.show(render_strip(palette, entries, width))
 
     def _show_findings(self, state: Any) -> None:
         findings = list(getattr(state, "findings", []) or []) if state is not None else []
@@ -463,7 +521,7 @@ class SgmonApp(App[int]):
         self.redraw()
 
     def action_step(self, delta: int) -> None:
-        """Move the one cursor by ``delta`` instants; both panes follow."""
+        """Move the one cursor by ``delta`` instants; every pane and the strip follow."""
         axis = self.axis()
         if not axis:
             return
@@ -581,10 +639,14 @@ class SgmonApp(App[int]):
             self.notify("a recording or a remote agent keeps its own interval", timeout=2)
         self.redraw()
 
-    def action_switch_host(self) -> None:
-        """Swap the hosts of the two panes (the compact view shows the first one only)."""
-        self._slots.reverse()
-        self._swapped = True
+    def action_switch_host(self, step: int) -> None:
+        """Bring the next host along the commit path into the panes (`S`: the previous one):
+        the panes shift by one, so with two hosts and two panes `s` swaps them, and in the
+        one-pane view it switches host."""
+        if not self._order:
+            return
+        left = self._slots[0] if self._slots[0] in self._order else self._order[0]
+        self._first = self._order[(self._order.index(left) + step) % len(self._order)]
         self.redraw()
 
     def action_export(self) -> None:

@@ -17,6 +17,7 @@ from sgmon.analysis.results import AnalysisState
 from sgmon.judgement import Judge, Judgement
 from sgmon.model import Frame, Schema
 from sgmon.monitor import History
+from sgmon.topology import Topology
 
 
 class Feed:
@@ -37,6 +38,13 @@ class Feed:
     def analysis_note(self) -> str:
         """Why there are no findings, when the analysis could not start or stopped."""
         return self.judge.note
+
+    @property
+    def topology(self) -> Topology | None:
+        """The hosts' places at the analysis' latest evaluation (None: no analysis, or none
+        yet): the newest, not the cursor's; the panes' order and the strip read it."""
+        analyzer = self.judge.analyzer
+        return analyzer.topology if analyzer is not None else None
 
     def add(self, frame: Frame, judgement: Judgement, in_history: bool = True) -> None:
         """Take one judged frame (and into the history, unless the Monitor already put it)."""

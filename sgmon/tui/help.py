@@ -17,16 +17,16 @@ from sgmon.tui.palette import Palette
 KEYS = (
     ("q", "quit"),
     ("space  p", "pause / resume live (collection goes on while paused)"),
-    ("← →  [ ]", "move the time cursor one interval; both panes show that instant"),
+    ("← →  [ ]", "move the time cursor one interval; every pane and the strip show that instant"),
     ("home  end", "oldest instant kept / back to live"),
     ("g", "go to a time: 10:31:02 (as shown), ISO, or -5m / +30s from the cursor"),
     ("tab  shift+tab", "move focus between panels and the findings"),
-    ("f", "go to the findings; ↑ ↓ picks one and marks its series in both panes"),
+    ("f", "go to the findings; ↑ ↓ picks one and marks its series in every pane"),
     ("enter", "in the findings: all of the picked finding's evidence, or back to one line"),
     ("/", "filter devices, interfaces and sockets by name (Enter applies)"),
     ("esc", "close the filter line, leave zoom, clear the filter, leave the findings"),
     ("z", "zoom the focused panel under the header (all rows); z or esc goes back"),
-    ("s", "swap the panes' hosts (the host switch of the one-pane view)"),
+    ("s  S", "next / previous host along the commit path into the panes (two: swap them)"),
     ("+  -", "sample less / more often (1s, 2s, 5s ... / 500ms, 200ms, 100ms), demo too"),
     ("t", "next theme: dark, light, high-contrast; ~/.config/sgmon/themes/*.toml"),
     ("e", "save the screen as SVG in the current directory"),
@@ -51,7 +51,7 @@ def render_help(palette: Palette) -> Group:
         line.append(meaning, style=palette.muted)
         legend.append(line)
     marked = Text(" marked", style=palette.highlight)
-    marked.append(" the series named by the selected finding, in both panes", style=palette.muted)
+    marked.append(" the series named by the selected finding, in every pane", style=palette.muted)
     heat = Text(" heat   ", style=palette.muted)
     for level in (0.25, 0.5, 0.75, 1.0):
         heat.append("█", style=palette.heat(level).name)
@@ -64,7 +64,13 @@ def render_help(palette: Palette) -> Group:
         " an outlier still open (it closes after 5 quiet ticks) whose value is back in line",
         style=palette.muted,
     )
-    legend += [marked, lingering, heat]
+    strip = Text(" strip  ", style=palette.muted)
+    strip.append("host", style=palette.title)
+    strip.append(
+        " without a pane: place · lag transport/apply s · its dest status · worst finding",
+        style=palette.muted,
+    )
+    legend += [marked, lingering, heat, strip]
     return Group(Text("sgmon keys\n", style=palette.title), *keys, *legend)
 
 

@@ -128,6 +128,19 @@ class Timeline:
             stale_since=stale,
         )
 
+    def glance(self, host: HostInfo, at: float | None, palette: Palette) -> PaneView:
+        """One host at instant ``at`` without its window or the analysis' budget: what the strip
+        of the hosts without a pane reads (a pane's view also maps its whole window)."""
+        frame = self.history.at(host.name, at) if at is not None else None
+        return PaneView(
+            host=host.name,
+            role=host.role or (frame.role if frame else ""),
+            palette=palette,
+            frame=frame,
+            judgement=self.feed.verdict(frame),
+            grader=self.feed.judge.grader,
+        )
+
     def host_states(self, hosts: list[HostInfo]) -> tuple[HostState, ...]:
         """Each host's role, last frame time, liveness and clock skew for the header."""
         ref = hosts[0].name if hosts else ""

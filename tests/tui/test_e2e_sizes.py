@@ -180,3 +180,44 @@ def test_the_top_findings_evidence_is_on_screen(
             f"{scenario} at {width}x{height}: /{want}/ is not in the {case.host} pane, "
             f"though the finding says: {said.group(0)}\n{screen}"
         )
+
+
+HOSTS = ("primary", "standby_b", "standby_a", "standby_c")
+"""Seed 003's configuration (``cascade-iops-cap``) along its commit path."""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_every_host_has_a_pane_or_a_line_of_the_strip(demos: Demos, size: tuple[int, int]) -> None:
+    """Four hosts: the panes take the primary, then the SYNC standby; the ASYNC and the
+    cascaded standby are each one line of the strip with their place and lag, whole, between
+    the panes and the findings; in the one-pane view the strip lists the three others."""
+    width, height = size
+    tmux = demos.show("cascade-iops-cap", width, height)
+    entry = re.compile(rf"^ ({'|'.join(HOSTS)})(  | · |\s*$)")
+
+    def ready(screen: str) -> bool:
+        lines = screen.splitlines()
+        return (
+            len(lines) == height
+            and all(len(line) <= width for line in lines)
+            and re.search(rf"^ standby_c  cascaded · lag {NUM}/{NUM} s", screen, re.M) is not None
+        )
+
+    tmux.wait_for(ready, f"the strip at {width}x{height}", timeout=90)
+    tmux.keys("space")
+    screen = tmux.wait_for(lambda s: " PAUSED " in s, "pause")
+    lines = screen.splitlines()
+    panes = re.findall(r"╭─ (?:PRIMARY|STANDBY)  (\w+)", screen)
+    strip = [(y, m.group(1)) for y, line in enumerate(lines) if (m := entry.match(line))]
+    assert sorted(panes + [name for _, name in strip]) == sorted(HOSTS), screen
+    if width >= 100:
+        assert panes == ["primary", "standby_b"], screen
+    else:
+        assert len(panes) == 1 and len(strip) == 3, screen
+    if width < 210:  # the findings under the panes and the strip, not beside them
+        findings = next(y for y, line in enumerate(lines) if "FINDINGS" in line)
+        panes_end = max(y for y, line in enumerate(lines[:findings]) if line.startswith("╰"))
+        assert all(panes_end < y < findings for y, _ in strip), screen
+    assert "q quit" in lines[-1]
+    a = next(line for line in lines if line.startswith(" standby_a  "))
+    assert re.match(rf" standby_a  ASYNC lag risk · lag {NUM}/{NUM} s · dest_3 VALID", a), a

@@ -11,6 +11,8 @@ from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.disks import DisksPanel
 from sgmon.tui.panels.findings import FindingsPanel
 from sgmon.tui.panels.header import Header, clock
+from sgmon.tui.strip import HostStrip
+from sgmon.units import fmt_num
 
 
 def pane_times(app: SgmonApp) -> list[set[float]]:
@@ -126,12 +128,14 @@ async def test_layouts_by_terminal_size() -> None:
         await until(pilot, lambda: drawn(app))
         panes = list(app.query(HostPane))
         assert panes[0].region.y == panes[1].region.y  # side by side
+        assert strip(app) == []  # every host has a pane
         await pilot.resize_terminal(120, 40)
         await pilot.pause(0.1)
         assert app.screen.has_class("-stacked") and panes[1].region.y > panes[0].region.y
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.1)
         assert app.screen.has_class("-compact") and not panes[1].display
+        assert [t.split()[:2] for t in strip(app)] == [["standby", "SYNC"]]
         before = panes[0].border_title
         await pilot.press("s")  # the host switch of the one-pane view
         assert panes[0].border_title != before and "STANDBY" in panes[0].border_title
@@ -275,3 +279,92 @@ async def test_frames_faster_than_drawing_are_merged_and_said_in_the_header() ->
         await until(pilot, lambda: drawn(app))
         assert "drawing skipped 4/min" in header(app)
         assert pane_times(app) == [{app.cursor_time}, {app.cursor_time}]
+
+
+def panes(app: SgmonApp) -> list[str]:
+    """The titles of the panes that show a host, left to right."""
+    return [str(p.border_title) for p in app.query(HostPane) if not p.has_class("-empty")]
+
+
+def strip(app: SgmonApp) -> list[str]:
+    """The strip's lines (none while it is hidden)."""
+    widget = app.query_one(HostStrip)
+    return [t.plain for t in widget.lines] if widget.display else []
+
+
+def lag(app: SgmonApp, host: str) -> str:
+    """``lag T/A s`` as the host's frame at the cursor has them."""
+    frame = app.monitor.history.at(host, app.cursor_time)
+    t, a = (frame.value("oracle_dg", "db", f) for f in ("transport_lag", "apply_lag"))
+    return f"lag {fmt_num(t)}/{fmt_num(a)} s"
+
+
+async def test_panes_follow_the_commit_path_and_the_strip_lists_the_others() -> None:
+    """Seed 003's four hosts, seen in the reverse order: the panes still show the primary, then
+    its SYNC standby; the ASYNC standby and the cascaded one are in the strip with their place,
+    lag and destination; `s` brings the next host into the panes and `S` goes back."""
+    app, pair = make_app("cascade-iops-cap")
+    async with app.run_test(size=(160, 48)) as pilot:
+        for _ in range(TICKS):
+            for frame in reversed(pair.step()):
+                app.ingest(frame, pair.schema(frame.host))
+        await until(pilot, lambda: drawn(app) and len(strip(app)) == 2)
+        assert app.timeline.hosts()[0].name == "standby_c"  # not the order of the panes
+        assert [t.split()[:2] for t in panes(app)] == [
+            ["PRIMARY", "primary"],
+            ["STANDBY", "standby_b"],
+        ]
+        behind = next(f for f in app.feed.state_at(app.cursor_time).findings
+                      if f.host == "standby_c" and f.active)  # fmt: skip
+        a, c = strip(app)
+        assert a.startswith(f"standby_a  ASYNC lag risk · {lag(app, 'standby_a')} · dest_3 VALID")
+        assert c.startswith(f"standby_c  cascaded · {lag(app, 'standby_c')} · ")
+        assert f" · {behind.severity.upper()} {behind.title[:20]}" in c
+        app.finding = behind.key  # a finding picked about a host in the strip marks its entry
+        marked = app.palette.highlight
+        await until(
+            pilot, lambda: marked in [s.style for s in app.query_one(HostStrip).lines[1].spans]
+        )
+
+        await pilot.press("s")
+        await until(pilot, lambda: drawn(app) and "standby_a" in panes(app)[-1])
+        assert [t.split()[1] for t in panes(app)] == ["standby_b", "standby_a"]
+        assert [t.split()[0] for t in strip(app)] == ["primary", "standby_c"]
+        await pilot.press("s")
+        await until(pilot, lambda: drawn(app) and "standby_c" in panes(app)[-1])
+        assert [t.split()[0] for t in strip(app)] == ["primary", "standby_b"]
+        assert strip(app)[1].startswith(f"standby_b  SYNC · {lag(app, 'standby_b')} · dest_2 ")
+        await pilot.press("S", "S")
+        await until(pilot, lambda: drawn(app) and "standby_b" in panes(app)[-1])
+        assert [t.split()[1] for t in panes(app)] == ["primary", "standby_b"]
+        await pilot.resize_terminal(300, 60)  # room for a third pane: the next host takes it
+        await until(pilot, lambda: drawn(app) and len(panes(app)) == 3)
+        assert [t.split()[1] for t in panes(app)] == ["primary", "standby_b", "standby_a"]
+        assert [t.split()[0] for t in strip(app)] == ["standby_c"]
+        await pilot.resize_terminal(160, 48)
+        await until(pilot, lambda: len(panes(app)) == 2 and len(strip(app)) == 2)
+
+
+async def test_one_pane_and_the_strip_at_80x24() -> None:
+    """The compact form shows the host of the top finding; every other host is one line of the
+    strip, between the pane and the findings, none of it cut off."""
+    app, pair = make_app("cascade-iops-cap")
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, pair, TICKS)
+        await until(pilot, lambda: drawn(app) and len(strip(app)) == 3)
+        top = app.feed.state_at(app.cursor_time).findings[0].host
+        (pane,) = panes(app)
+        assert pane.split()[1] == top
+        path = ["primary", "standby_b", "standby_a", "standby_c"]
+        others = [n for n in path if n != top]
+        assert [t.split()[0] for t in strip(app)] == others
+        widget = app.query_one(HostStrip)
+        shown = app.query(HostPane).first()
+        findings = app.query_one(FindingsPanel)
+        assert shown.region.bottom == widget.region.y and widget.region.height == 3
+        assert widget.region.bottom == findings.region.y and findings.region.bottom < 24
+        assert all(len(t) <= widget.content_region.width for t in strip(app))
+        assert shown.region.height >= 10  # the pane keeps room for its evidence
+        await pilot.press("s")
+        await until(pilot, lambda: drawn(app) and top in " ".join(strip(app)))
+        assert panes(app)[0].split()[1] == path[(path.index(top) + 1) % len(path)]

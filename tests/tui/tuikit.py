@@ -20,11 +20,10 @@ ONSET = 40.0
 
 
 def feed(app: SgmonApp, pair: SimPair, ticks: int) -> None:
-    """Step the pair ``ticks`` times into the app."""
+    """Step the pair ``ticks`` times into the app (every host of the scenario's layout)."""
     for _ in range(ticks):
-        primary, standby = pair.step()
-        app.ingest(primary, pair.schema("primary"))
-        app.ingest(standby, pair.schema("standby"))
+        for frame in pair.step():
+            app.ingest(frame, pair.schema(frame.host))
 
 
 def make_app(scenario: str = "rto-stall") -> tuple[SgmonApp, SimPair]:
@@ -44,12 +43,13 @@ async def until(pilot: Pilot, cond: Callable[[], object], timeout: float = 10.0)
 
 
 def drawn(app: SgmonApp) -> bool:
-    """Every panel of both panes shows the instant under the cursor (live: the newest)."""
+    """Every panel of every pane that shows a host shows the instant under the cursor (live: the
+    newest); a pane the terminal has no room for shows none."""
     from sgmon.tui.pane import HostPane
     from sgmon.tui.panels.base import Panel
 
     want = app.cursor_time
-    panes = list(app.query(HostPane))
+    panes = [p for p in app.query(HostPane) if not p.has_class("-empty")]
     return bool(panes) and all(
         {p.view.frame.time for p in pane.query(Panel) if p.view and p.view.frame} == {want}
         for pane in panes

@@ -23,18 +23,30 @@ def _text(view: PaneView, instance: str, name: str) -> str:
 
 
 def transport_lag(view: PaneView) -> Text:
-    """The standby's transport lag, or ``unknown`` (as DGMGRL says) when V$DATAGUARD_STATS has
-    no value, and how old its datum is once that is past its threshold: a stopped transport
-    shows no growing lag, so a blank here would read as healthy."""
+    """The standby's transport lag, and how old its datum is once that is past its threshold."""
+    return lag_value(view) + stale_datum(view)
+
+
+def lag_value(view: PaneView) -> Text:
+    """The transport lag, or ``unknown`` (as DGMGRL says) when V$DATAGUARD_STATS has no value:
+    a stopped transport shows no growing lag, so a blank here would read as healthy."""
     if view.value("oracle_dg", "db", "lag_unknown") == 1:
-        text = Text("unknown", style=view.palette.sev("crit"))
-    else:
-        text = view.cell("oracle_dg", "db", "transport_lag")
+        return Text("unknown", style=view.palette.sev("crit"))
+    return view.cell("oracle_dg", "db", "transport_lag")
+
+
+def stale_datum(view: PaneView) -> Text:
+    """`` datum N s old`` when the lags' datum is past its threshold (nothing arrives), else
+    nothing."""
     age = view.value("oracle_dg", "db", "datum_age")
-    if isinstance(age, int | float) and view.severity("oracle_dg", "db", "datum_age", age) != "ok":
-        text.append(" datum ", style=view.palette.muted)
-        text.append_text(view.cell("oracle_dg", "db", "datum_age"))
-        text.append(" s old", style=view.palette.muted)
+    if (
+        not isinstance(age, int | float)
+        or view.severity("oracle_dg", "db", "datum_age", age) == "ok"
+    ):
+        return Text()
+    text = Text(" datum ", style=view.palette.muted)
+    text.append_text(view.cell("oracle_dg", "db", "datum_age"))
+    text.append(" s old", style=view.palette.muted)
     return text
 
 

@@ -44,7 +44,7 @@ def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = Fals
 
 
 class FindingsPanel(OptionList):
-    """The ranked findings at the cursor; highlight one to mark its series in both panes."""
+    """The ranked findings at the cursor; highlight one to mark its series in every pane."""
 
     class FindingChosen(Message):
         """The highlighted finding changed (``key`` None: none)."""
