@@ -10,9 +10,15 @@ dashboard takes once per frame, is timed apart.  Cases:
 * healthy x3 disks: 20 more devices per host (copies of the real ones), ~560 series, to show
   how the cost scales with series;
 * cascade-iops-cap: four hosts (primary, SYNC, ASYNC and cascaded standby; issue 15), degraded,
-  with the topology rebuilt every tick.
+  with the topology rebuilt every tick;
+* rac-rto-stall + 2 standbys: issue 15's target shape, 2 primary instances and 3 standbys:
+  the RAC scenario's three hosts, degraded on node 1, plus cascade-iops-cap's ASYNC and
+  cascaded standbys (off the commit path) in the same ticks; each instance is evaluated apart.
 
-The target (issue 5) is <= 1 ms CPU per tick for two hosts with 200 series.
+The targets: <= 1 ms CPU per tick for two hosts with 200 series (issue 5), and for 2 primary
+instances and 3 standbys (issue 15).  The statements each simulated database runs per tick
+(``Session.statements``, the stand-in's count of what python-oracledb would send) are printed
+per host beside them: a RAC instance costs what a single instance does.
 
 Usage: python bench/analysis_cost.py [--ticks 300] [--repeat 3] [--no-append]
 Appends the results to bench/README.md under "## Analysis (issue 5)".
@@ -53,6 +59,29 @@ def frames(scenario: str, ticks: int, extra_disks: int = 0) -> list[tuple[Frame,
     finally:
         pair.close()
     return out
+
+
+def five_hosts(ticks: int) -> list[tuple[Frame, ...]]:
+    """rac-rto-stall's node1, node2 and standby with cascade-iops-cap's standby_a and
+    standby_c, tick by tick (one time axis: the same start)."""
+    rac = frames("rac-rto-stall", ticks)
+    more = frames("cascade-iops-cap", ticks)
+    return [a + tuple(f for f in b if f.host in ("standby_a", "standby_c"))
+            for a, b in zip(rac, more, strict=True)]  # fmt: skip
+
+
+def statements(scenario: str, ticks: int = 20) -> dict[str, float]:
+    """Statements per tick each simulated database's session ran, after 3 ticks of start-up."""
+    pair = SimPair(scenario, seed=1, start=1_800_000_000.0)
+    try:
+        for _ in range(3):
+            pair.step()
+        before = {h: s.statements for h, s in pair.sessions.items()}
+        for _ in range(ticks):
+            pair.step()
+        return {h: (s.statements - before[h]) / ticks for h, s in pair.sessions.items()}
+    finally:
+        pair.close()
 
 
 def _more_disks(f: Frame, n: int) -> Frame:
@@ -103,6 +132,7 @@ def main() -> int:
         ("standby-iops-cap (correlating)", frames("standby-iops-cap", args.ticks)),
         ("healthy x3 disks", frames("healthy", args.ticks, extra_disks=20)),
         ("cascade-iops-cap, 4 hosts (correlating)", frames("cascade-iops-cap", args.ticks)),
+        ("RAC: 2 instances + 3 standbys (correlating)", five_hosts(args.ticks)),
     ]
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = Path("/proc/loadavg").read_text().split()[0]
@@ -123,6 +153,10 @@ def main() -> int:
             f"| {name} | {series} | {med:.3f} | {min(ms):.3f} | {med / TARGET_MS:.2f} "
             f"| {state_ms:.3f} |"
         )
+    lines += ["", "Statements per tick per database (`Session.statements`, 20 ticks):", ""]
+    for scenario in ("healthy", "rac-rto-stall", "cascade-iops-cap"):
+        per = statements(scenario)
+        lines.append(f"- {scenario}: " + ", ".join(f"{h} {n:g}" for h, n in per.items()))
     text = "\n".join(lines)
     print(text)
     if not args.no_append:
