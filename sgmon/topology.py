@@ -191,6 +191,17 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
         places = dict.fromkeys(standbys, "lag risk")
     else:
         places = dict.fromkeys(standbys, "commit path")
+    threads: dict[object, list[str]] = {}
+    for n in primaries:
+        thread = _db_row(frames.get(n)).get("thread")
+        if thread is not None:
+            threads.setdefault(thread, []).append(n)
+    for thread, owners in threads.items():
+        if len(owners) > 1:
+            notes.append(
+                f"sgmon: {' and '.join(owners)} both report redo thread {thread}: two names for "
+                "one instance, or a misread config; each RAC instance writes its own thread"
+            )
     for d in dests:
         if len(d.hosts) > 1:
             notes.append(
@@ -260,9 +271,13 @@ def _primaries(
     return (), "none configured or reported: commit-path analysis is off", notes
 
 
+def _db_row(frame: Frame | None) -> Mapping[str, object]:
+    return frame.rows("oracle_dg").get("db", {}) if frame is not None else {}
+
+
 def instance_text(frame: Frame | None) -> str:
     """``PROD1 (inst 1, thread 1)`` from a host's oracle_dg row; empty when not reported."""
-    row = frame.rows("oracle_dg").get("db", {}) if frame is not None else {}
+    row = _db_row(frame)
     name, inst, thread = row.get("instance_name"), row.get("inst_id"), row.get("thread")
     if inst is None and thread is None:
         return str(name or "")

@@ -455,6 +455,13 @@ def test_rac_instances_of_one_database_are_all_primary_and_named(primary):
         topo = build(Config(), frames)
         assert topo.primaries == ("node1", "node2")
         assert any("x all say primary" in n for n in topo.notes), topo.notes
+        node2.set_instance(instance_name="PROD2", instance_number=2, **{"THREAD#": 1})
+        frames["node2"] = _frame("node2", node2, "primary")
+        clash = [n for n in build(Config(), frames).notes if "thread" in n]
+        assert clash == [
+            "sgmon: node1 and node2 both report redo thread 1: two names for one instance, or "
+            "a misread config; each RAC instance writes its own thread"
+        ]
     finally:
         for db in (node2, other, sb):
             db.close()
