@@ -44,6 +44,11 @@ Database Concepts "LGWR"), ARCn archived logs and gaps.  NSSn (SYNC) and 11.2's 
 serves both modes, may be on the commit path."""
 
 
+def is_sync(mode: object) -> bool:
+    """Whether a TRANSMIT_MODE (or VALID_TYPE text) makes LGWR wait for the destination."""
+    return str(mode or "").upper() in SYNC_MODES
+
+
 def off_path_sender(process: object) -> bool:
     """Whether a DG socket's owner ships redo no commit waits for (``ora_tt00_PROD``)."""
     return bool(_OFF_PATH_SENDER.match(str(process or "")))
@@ -69,7 +74,7 @@ class Dest:
     def commit_path(self) -> bool:
         """Whether LGWR waits for this destination's acknowledgement (SYNC, shipping now)."""
         return (
-            self.mode.upper() in SYNC_MODES
+            is_sync(self.mode)
             and self.status.upper() not in OFF
             and self.valid_role.upper() != "STANDBY_ROLE"
         )
@@ -77,7 +82,7 @@ class Dest:
     def mode_text(self) -> str:
         """``SYNC AFFIRM``, ``SYNC NOAFFIRM`` (Fast Sync), ``ASYNC``."""
         mode = self.mode or "?"
-        if mode.upper() in SYNC_MODES and self.affirm:
+        if is_sync(mode) and self.affirm:
             return f"{mode} {'AFFIRM' if self.affirm.upper() == 'YES' else 'NOAFFIRM'}"
         return mode
 

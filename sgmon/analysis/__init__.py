@@ -180,13 +180,10 @@ class Analyzer:
         for view in ctx.hosts.values():
             if not ctx.on_commit_path(view.name):
                 continue  # seed 003: an ASYNC standby's faults never line up as the cause
-            sockets = view.frame.rows("tcp")
             for key, o in view.outliers.items():
                 if view is p and key[1:] in trigger_paths:
                     continue
-                if key[1] == "tcp" and topology.off_path_sender(
-                    sockets.get(key[2], {}).get("process")
-                ):
+                if key[1] == "tcp" and ctx.off_path(view.name, (key,)):
                     continue  # an ASYNC (TTnn) or archiver socket: no commit waits for it
                 meta = self.grader.meta(key[0], key[1], key[3])
                 candidates.append(

@@ -13,7 +13,7 @@ from sgmon.analysis.results import Budget, Outlier, SeriesKey
 from sgmon.config import Config
 from sgmon.judgement import Grader
 from sgmon.model import Event, Frame
-from sgmon.topology import Topology
+from sgmon.topology import Topology, off_path_sender
 from sgmon.units import fmt_num
 
 TIMED = frozenset({"lgwr_slow_write", "remote_write_split"})
@@ -89,6 +89,26 @@ class Context:
         """Whether a fault on ``host`` can slow commits (every host while the destinations are
         not mapped)."""
         return self.topology is None or self.topology.on_commit_path(host)
+
+    def off_path(self, host: str, series: Iterable[SeriesKey] = ()) -> str:
+        """Why no commit waits for ``host`` or for one of ``series`` ("" when one may): a
+        standby that is no SYNC destination, or a DG socket of a process that ships ASYNC redo
+        or archived logs.  The chain leaves such series out; rules turn them into lag risks."""
+        if not self.on_commit_path(host):
+            return (
+                f"{host} is not a SYNC destination of the primary (sgmon.topology): its "
+                "faults delay its own redo and apply, not the primary's commits (seed 003)"
+            )
+        view = self.hosts.get(host)
+        sockets = view.frame.rows("tcp") if view is not None else {}
+        for _, coll, inst, _ in series:
+            process = sockets.get(inst, {}).get("process") if coll == "tcp" else None
+            if off_path_sender(process):
+                return (
+                    f"{inst} belongs to {process}, which ships ASYNC redo or archived logs "
+                    "(TTnn, ARCn): no commit waits for it"
+                )
+        return ""
 
     def other(self, host: str) -> str | None:
         """The host at the other end of the Data Guard link: the commit-path standby seen from

@@ -74,6 +74,24 @@ class TickStats:
     RFS done, NSS received, RFS write ms), times in simulated seconds."""
 
 
+FALL_BEHIND = 0.6
+"""Seconds of lag a capped standby adds per second while it cannot keep up (seed 003: CL_B and
+CL_C stayed busy 1.5 hours past the primary's 28-minute job)."""
+
+
+def lag_after(lag: float, behind: bool, dt: float) -> float:
+    """A standby's lag after ``dt`` seconds: growing while it cannot keep up, else draining."""
+    return lag + dt * FALL_BEHIND if behind else max(0.0, lag - dt)
+
+
+def standby_waits(rng: random.Random, events: dict[str, Buckets], rfs_ms: float) -> None:
+    """One SRL write as the standby's V$ counters see it: the RFS write, and the random i/o
+    and dispatch around it."""
+    events["RFS write"].add(rfs_ms * 1000)
+    events["RFS random i/o"].add(rng.lognormvariate(math.log(0.28), 0.3) * 1000)
+    events["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
+
+
 def merged(stats: list[TickStats]) -> TickStats:
     """What a standby receives in one interval from several primary instances (RAC threads)."""
     if len(stats) == 1:
@@ -243,9 +261,7 @@ class CommitModel:
         ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
         ev["Redo Writer Remote Sync Complete"].add(rng.expovariate(1 / 0.006) * 1000)
         ev[LGWR_LNS].add(max(0.0, remote - local) * 1000)  # no draw: other scenarios unchanged
-        ev["RFS write"].add(rfs * 1000)
-        ev["RFS random i/o"].add(rng.lognormvariate(math.log(0.28), 0.3) * 1000)
-        ev["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
+        standby_waits(rng, ev, rfs)
         return local, remote, rfs, int(lost), wire
 
     def _switch(self, when: float, st: TickStats) -> None:
@@ -272,8 +288,7 @@ class CommitModel:
         ss = self.standby_stats
         ss["redo size"] += st.redo_bytes + st.lwd_bytes
         ss["physical reads cache"] += round(st.reads_cache * (1.0 if c.standby_cap else 0.05))
-        behind = c.standby_cap and st.busy_frac > 0.5
-        self.apply_lag = self.apply_lag + dt * 0.6 if behind else max(0.0, self.apply_lag - dt)
+        self.apply_lag = lag_after(self.apply_lag, c.standby_cap and st.busy_frac > 0.5, dt)
 
     def _publish(self, now: float, c: Conditions) -> None:
         for name, shown in self.names.items():

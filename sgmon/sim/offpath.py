@@ -16,13 +16,9 @@ import math
 import random
 from dataclasses import replace
 
-from sgmon.sim.model import STANDBY_EVENTS, TickStats
+from sgmon.sim.model import STANDBY_EVENTS, TickStats, lag_after, standby_waits
 from sgmon.sim.scenarios import Conditions, uncapped
 from sgmon.sim.standin import Buckets, StandIn
-
-FALL_BEHIND = 0.6
-"""Seconds of lag a capped standby adds per second while it cannot keep up (seed 003: CL_B and
-CL_C stayed busy 1.5 hours past the primary's 28-minute job)."""
 
 
 class OffPathStandby:
@@ -42,22 +38,19 @@ class OffPathStandby:
         capped), the healthy ones elsewhere."""
         return c if self.capped else uncapped(c)
 
-    def advance(self, st: TickStats, c: Conditions, dt: float, stamp: str) -> TickStats:
-        """Receive the interval's redo; publish counters and lag; the interval as this standby
-        saw it (its own SRL write times)."""
-        mine = self.conditions(c)
+    def advance(self, st: TickStats, mine: Conditions, dt: float, stamp: str) -> TickStats:
+        """Receive the interval's redo under this standby's own conditions (``conditions``);
+        publish counters and lag; the interval as this standby saw it (its SRL write times)."""
         rng, rfs = self.rng, 0.0
         for _ in range(st.writes):
             ms = rng.lognormvariate(math.log(mine.rfs_ms), mine.rfs_sigma)
             rfs += ms
-            self.events["RFS write"].add(ms * 1000)
-            self.events["RFS random i/o"].add(rng.lognormvariate(math.log(0.28), 0.3) * 1000)
-            self.events["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
+            standby_waits(rng, self.events, ms)
         for _ in range(st.switches):
             self.db.log_switch(1)
             self.db.set_standby_logs(1, active=1)
         behind = mine.standby_cap and rfs > 0.5 * dt * 1000
-        self.lag = self.lag + dt * FALL_BEHIND if behind else max(0.0, self.lag - dt)
+        self.lag = lag_after(self.lag, behind, dt)
         for name, b in self.events.items():
             self.db.publish_buckets(name, b)
         self.redo += st.redo_bytes

@@ -247,7 +247,7 @@ class SimPair:
             seen, mine = shipped.get(host, st), conds.get(host, synced)
             if host in self.offpath:
                 mine = self.offpath[host].conditions(cond)
-                seen = self.offpath[host].advance(st, cond, self.interval, stamp)
+                seen = self.offpath[host].advance(st, mine, self.interval, stamp)
             results: dict[str, CollectorResult] = {
                 name: CollectorResult(Status.OK, rows=rows, duration_ms=0.0)
                 for name, rows in self.os[host].rows(seen, mine, self.interval, links).items()

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from sgmon.hosts import HostInfo
 from sgmon.judgement import worst
-from sgmon.topology import SYNC_MODES, Topology
+from sgmon.topology import Topology, is_sync
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.dataguard import lag_value, stale_datum
@@ -86,7 +86,7 @@ def place(host: HostInfo, topo: Topology | None) -> str:
     if topo.cascaded(host.name):
         return "cascaded"
     mode = next((d.mode for d in topo.dests if host.name in d.hosts), "")
-    return f"{mode} lag risk" if mode and mode.upper() not in SYNC_MODES else "lag risk"
+    return f"{mode} lag risk" if mode and not is_sync(mode) else "lag risk"
 
 
 def entry(

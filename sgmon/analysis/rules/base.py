@@ -20,7 +20,6 @@ from sgmon.analysis.results import Finding, Outlier, SeriesKey
 from sgmon.events import REMOTE_WRITES, SYNC_REMOTE_WRITE
 from sgmon.judgement import RANK, worst
 from sgmon.model import number
-from sgmon.topology import off_path_sender
 from sgmon.units import fmt_num, fmt_step
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
@@ -107,7 +106,7 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     The cause lines up with the chain by its best Pearson link (``r=``) or, for point events,
     by the event-overlap score (``overlap=``), whichever is higher.
     """
-    if why := off_path(ctx, claim):
+    if why := ctx.off_path(claim.host, claim.series):
         claim = lag_risk(claim, claim.rule or spec.name, why)
     weight = spec.weight if claim.weight is None else claim.weight
     link = ctx.link(claim.series) if claim.explains else None
@@ -149,26 +148,6 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
 
 
 LAG_RISK = "lag_risk"
-
-
-def off_path(ctx: Context, claim: Claim) -> str:
-    """Why no commit waits for what the claim is about ("" when one may): a standby that is no
-    SYNC destination, or a DG socket of a process that ships ASYNC redo or archived logs."""
-    if not ctx.on_commit_path(claim.host):
-        return (
-            f"{claim.host} is not a SYNC destination of the primary (sgmon.topology): its "
-            "faults delay its own redo and apply, not the primary's commits (seed 003)"
-        )
-    view = ctx.hosts.get(claim.host)
-    sockets = view.frame.rows("tcp") if view is not None else {}
-    for _, coll, inst, _ in claim.series:
-        process = sockets.get(inst, {}).get("process") if coll == "tcp" else None
-        if off_path_sender(process):
-            return (
-                f"{inst} belongs to {process}, which ships ASYNC redo or archived logs "
-                "(TTnn, ARCn): no commit waits for it"
-            )
-    return ""
 
 
 def lag_risk(claim: Claim, rule: str, why: str) -> Claim:

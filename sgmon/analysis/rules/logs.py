@@ -24,7 +24,7 @@ from sgmon.analysis.rules.base import (
     rule,
 )
 from sgmon.model import number
-from sgmon.topology import SYNC_MODES
+from sgmon.topology import is_sync
 from sgmon.units import fmt_num
 
 
@@ -158,7 +158,7 @@ def dg_state(ctx: Context) -> Iterable[Claim]:
             ]
             if not hits:
                 continue
-            sync = str(row.get("transmit_mode") or "SYNC").upper() in SYNC_MODES
+            sync = is_sync(row.get("transmit_mode") or "SYNC")
             crit = any(o.severity == "crit" for o in hits) and (sync or inst == "db")
             sev = "crit" if crit else "warn"  # an ASYNC destination is a lag risk: warn at most
             what = "; ".join(_dg_reason(o) for o in hits)
