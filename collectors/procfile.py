@@ -23,13 +23,17 @@ class ProcFile:
 
     def read(self) -> str:
         """The whole file as it is now (raises ValueError once closed)."""
+        return self.raw().decode("ascii", "replace")
+
+    def raw(self) -> bytes:
+        """The whole file as bytes, for numbers that need no decoding (``int(b"42")``)."""
         if self._fd is None:
             raise ValueError(f"{self.path} is closed")
         data = os.pread(self._fd, self._size, 0)
         while len(data) >= self._size:  # larger than the buffer: a bigger one, from the start
             self._size *= 4
             data = os.pread(self._fd, self._size, 0)
-        return data.decode("ascii", "replace")
+        return data
 
     def close(self) -> None:
         """Release the descriptor; idempotent."""

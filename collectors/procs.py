@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from collectors.procfile import ProcFile, stat_fields
@@ -244,29 +244,26 @@ def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
     Most of an instance's processes sleep through most ticks: one that was sleeping and has
     not been put on a CPU since (its schedstat pcount did not move) has no new CPU time, delay,
     switch or I/O to count, so its last row stands and only its schedstat is read (3 us
-    instead of 25).  A process in R or D is read in full every tick.
+    instead of 25).  A process in R or D is read in full every tick.  Its CPU time is
+    schedstat's nanoseconds on a CPU, not stat's utime + stime in clock ticks (10 ms each: a
+    LGWR at 4 % of a CPU would read 0, 10 or 0 % from one second to the next).
     """
-    if p.last is not None and p.last["state"] not in ("R", "D"):
-        scheds = [sched.read().split() for sched, _ in _tasks(p, p.nthreads)]
-        if sum(int(x[2]) for x in scheds) == p.runs:
-            return p.last
+    tasks = _tasks(p, p.nthreads)
+    scheds = [sched.raw().split(None, 3) for sched, _ in tasks]
+    runs = sum(int(x[2]) for x in scheds)
+    if p.last is not None and p.last["state"] not in ("R", "D") and runs == p.runs:
+        return p.last
     f = stat_fields(p.stat.read())
     if f[19] != p.start:
         raise ValueError("pid reused")
     state = f[0]
-    p.nthreads = int(f[17])
-    utime, stime = int(f[11]), int(f[12])
-    run_delay = runs = 0
     vcsw = nvcsw = 0
-    for sched, status in _tasks(p, p.nthreads):
-        fields = sched.read().split()
-        run_delay += int(fields[1])
-        runs += int(fields[2])
+    for _, status in tasks:
         vcsw, nvcsw = _ctxt(status.read(), vcsw, nvcsw)
     row: dict[str, Any] = {
         "pid": p.pid,
-        "cpu": (utime + stime) * 100.0 / CLK_TCK,
-        "runq": run_delay / 1e6,
+        "cpu": sum(int(x[0]) for x in scheds) / 1e7,  # ns -> % of one CPU per second
+        "runq": sum(int(x[1]) for x in scheds) / 1e6,
         "io_delay": int(f[39]) * 1000.0 / CLK_TCK if delayacct and len(f) > 39 else None,
         "state": state,
         "vcsw": vcsw,
@@ -278,11 +275,12 @@ def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
         io = p.io.read()
         row["read_kb"] = _io(io, "read_bytes: ") / 1024
         row["write_kb"] = _io(io, "write_bytes: ") / 1024
+    p.nthreads = int(f[17])  # a thread started or ended: the next read opens or drops its files
     p.runs, p.last = runs, row
     return row
 
 
-def _tasks(p: _Followed, nthreads: int) -> Iterable[tuple[ProcFile, ProcFile]]:
+def _tasks(p: _Followed, nthreads: int) -> list[tuple[ProcFile, ProcFile]]:
     """Each thread's schedstat and status, opened once (one task for a single-threaded one;
     a followed thread is its own only task)."""
     if len(p.tasks) != nthreads and not p.thread:
@@ -300,7 +298,7 @@ def _tasks(p: _Followed, nthreads: int) -> Iterable[tuple[ProcFile, ProcFile]]:
                 p.tasks[tid] = (sched, ProcFile(os.path.join(base, tid, "status")))
             except OSError:
                 sched.close()
-    return p.tasks.values()
+    return list(p.tasks.values())
 
 
 def _ctxt(status: str, vcsw: int, nvcsw: int) -> tuple[int, int]:
