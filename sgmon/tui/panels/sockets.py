@@ -20,6 +20,10 @@ COLUMNS = (
     ("retransmits", "retx"),
     ("send_q", "send-q"),
 )
+WIDE = (("lost", "lost"), ("retrans", "rtx-now"))
+"""ss's lost and retrans (segments in flight resent), which the rto_stall finding cites: shown
+where the pane has room for them."""
+WIDE_FROM = 92
 TOP = 3
 
 
@@ -40,12 +44,13 @@ def render_sockets(view: PaneView, width: int) -> RenderableType:
     if problem is not None:
         return Group(head, problem)
     rows_out = []
+    columns = (*COLUMNS, *WIDE) if width >= WIDE_FROM else COLUMNS
     for n in shown:
         peer = str(view.value("tcp", n, "peer") or n.partition(">")[2])
         proc = str(view.value("tcp", n, "process") or "")
-        cells = [view.cell("tcp", n, f) for f, _ in COLUMNS]
+        cells = [view.cell("tcp", n, f) for f, _ in columns]
         rows_out.append([Text(fit(peer, 21, "middle")), *cells, Text(fit(proc, 14))])
-    headers = ["peer", *(lab for _, lab in COLUMNS), "process"]
+    headers = ["peer", *(lab for _, lab in columns), "process"]
     parts: list[RenderableType] = [head, *grid(p, headers, rows_out, right_from=1)]
     host = pairs(
         p,
