@@ -100,8 +100,13 @@ a count that moved otherwise shows at that read, never lost."""
 SYSCTLS = {
     "rmem_max": "/proc/sys/net/core/rmem_max",
     "wmem_max": "/proc/sys/net/core/wmem_max",
+    "tcp_rmem_max": "/proc/sys/net/ipv4/tcp_rmem",
+    "tcp_wmem_max": "/proc/sys/net/ipv4/tcp_wmem",
 }
-"""The caps on SO_RCVBUF/SO_SNDBUF: a socket buffer of 3 x BDP (seed 000) needs them above it."""
+"""The caps on socket buffers, each file's last number: net.core.{r,w}mem_max bound what
+SO_RCVBUF/SO_SNDBUF (Oracle Net's RECV_BUF_SIZE/SEND_BUF_SIZE) may ask for, the third value
+of net.ipv4.tcp_{r,w}mem how far the kernel's autotuning grows a buffer no one set; a socket
+buffer of 3 x BDP (seed 000) needs the one in force above it."""
 
 _INODE, _TOTAL_RETRANS, _BYTES_ACKED, _BYTES_RECEIVED = (
     FIGURES.index(name) for name in ("inode", "total_retrans", "bytes_acked", "bytes_received")
@@ -141,6 +146,8 @@ FIELDS = (
     Field("lost_retransmit", "/s", R, "host-wide retransmits lost again (TCPLostRetransmit)"),
     Field("rmem_max", "B", G, "largest receive buffer a socket may ask for (net.core.rmem_max)"),
     Field("wmem_max", "B", G, "largest send buffer a socket may ask for (net.core.wmem_max)"),
+    Field("tcp_rmem_max", "B", G, "largest receive buffer autotuning grows to (tcp_rmem max)"),
+    Field("tcp_wmem_max", "B", G, "largest send buffer autotuning grows to (tcp_wmem max)"),
 )
 
 
@@ -497,7 +504,7 @@ class TcpCollector(Collector):
             self._sysctls, self._sysctls_at = {}, now
             for name, f in self._sysctl_files.items():
                 with contextlib.suppress(OSError, ValueError, IndexError):
-                    self._sysctls[name] = int(f.read().split(None, 1)[0])
+                    self._sysctls[name] = int(f.read().split()[-1])
         row: dict[str, Value] = dict(self._sysctls)
         row.update(self._counter_file(*SNMP))
         retrans = row.get("retrans_segs")

@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "status": "one line for the tmux status bar",
     "agent": "NDJSON frames on stdout (what ssh runs on a remote host)",
     "serve": "Prometheus / OpenMetrics endpoint",
-    "check": "one-shot findings report, exit code by severity",
+    "check": "one-shot findings report, exit code by severity; --symmetry: primary vs standby",
     "probe": "oratcptest-like SYNC/FastSync/ASYNC link test",
     "lab": "reproduce the seed incidents between two network namespaces (root)",
     "config": "validate the config, show where each value came from",

@@ -196,6 +196,8 @@ def test_rows_owner_units_and_host_counters(listener) -> None:
         "lost_retransmit",
         "rmem_max",
         "wmem_max",
+        "tcp_rmem_max",
+        "tcp_wmem_max",
     }
     assert all(v is not None and v >= 0 for v in rows["host"].values())
 
@@ -216,7 +218,8 @@ def test_needs_no_pyroute2_and_reads_no_rto_min_on_loopback(listener, monkeypatc
 
 
 def test_host_row_carries_the_socket_buffer_caps() -> None:
-    """The 3 x BDP advice compares socket buffers with net.core.{r,w}mem_max (seed 000)."""
+    """The 3 x BDP advice compares socket buffers with net.core.{r,w}mem_max and the maxima of
+    net.ipv4.tcp_{r,w}mem (seed 000): the last of that file's three numbers."""
     c = TcpCollector({"ports": [46199]})
     c.open()
     try:
@@ -226,6 +229,10 @@ def test_host_row_carries_the_socket_buffer_caps() -> None:
     for name in ("rmem_max", "wmem_max"):
         with open(f"/proc/sys/net/core/{name}") as f:
             assert host[name] == int(f.read())
+    for name in ("tcp_rmem", "tcp_wmem"):
+        with open(f"/proc/sys/net/ipv4/{name}") as f:
+            low, default, high = map(int, f.read().split())
+        assert host[f"{name}_max"] == high >= default >= low
 
 
 def _with_retrans(snmp: str, add: int) -> str:

@@ -165,6 +165,23 @@ QUERIES: dict[str, dict[Version, str]] = {
         (0,): 'SELECT "THREAD#", COUNT(*) FROM v$standby_log'
         ' WHERE status = \'ACTIVE\' GROUP BY "THREAD#" ORDER BY "THREAD#"',
     },
+    # read once by `check --symmetry` (sgmon.symmetry), never per tick: the redo log layout
+    # seed 000 asks of both sides (SRLs = online groups + 1 per thread, of the online size, one
+    # member each) and DB_LOST_WRITE_PROTECT (seed 003); all controlfile or memory based, so a
+    # mounted standby answers them
+    "online_logs": {
+        (0,): 'SELECT "GROUP#", "THREAD#", bytes, members FROM v$log ORDER BY "THREAD#", "GROUP#"',
+    },
+    "standby_logs": {
+        (0,): 'SELECT "GROUP#", "THREAD#", bytes FROM v$standby_log ORDER BY "THREAD#", "GROUP#"',
+    },
+    "standby_log_members": {
+        (0,): "SELECT \"GROUP#\", member FROM v$logfile WHERE type = 'STANDBY'"
+        ' ORDER BY "GROUP#", member',
+    },
+    "lost_write_protect": {
+        (0,): "SELECT value FROM v$parameter WHERE name = 'db_lost_write_protect'",
+    },
 }
 
 

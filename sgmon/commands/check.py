@@ -5,6 +5,10 @@ The exit code is the worst finding severity of the run, for cron and CI: 0 nothi
 config error (the stderr line starting ``sgmon:`` tells the two apart), and 3 means a source
 could not be reached.  ``--simulate`` runs the simulated pair in simulated time, as fast as the
 machine goes, so ``sgmon check --simulate rto-stall --seconds 90`` takes a few seconds.
+
+``--symmetry`` compares the primary with each SYNC standby instead (``sgmon.symmetry``): the same
+frames (live, a recording, the simulation), then each database read once; exit 0 when every
+item is symmetric, 1 when one differs or is missing.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import argparse
 import json
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -26,11 +32,24 @@ if TYPE_CHECKING:
     from sgmon.analysis.results import Outlier
     from sgmon.config import Config
     from sgmon.model import Frame
+    from sgmon.sim import SimPair
 
 EXIT = {None: 0, "info": 0, "warn": 1, "crit": 2}
 EPILOG = """exit status: 0 no finding above info, 1 worst finding is a warning, 2 worst finding is
 critical (2 is also a usage or config error; stderr says which), 3 a source could not be reached.
-Findings that opened and closed during the run count."""
+Findings that opened and closed during the run count.
+
+--symmetry: the primary beside each SYNC standby, read only: standby redo logs per thread (online
+groups + 1 on both sides, the online log size, one member each; seed 000), the online logs,
+DB_LOST_WRITE_PROTECT (seed 003), the DG socket's buffers and the kernel's tcp_wmem/tcp_rmem
+maxima against 3 x BDP (seed 000), the routes' rto_min (seed 001) and the redo devices' write
+latency (seed 000 Tables 8-9, seed 003). The OS items come from the last 10 frames of each host
+(--seconds, --from or --simulate as above), the database items from one read of each database:
+the simulated pair's, else each local host's [host.db] (a host reached over ssh is not read from
+here). Each line: item, both values, verdict (ok, differs, missing, or unknown when a side could
+not be read: the line says why), seed, rule. Exit status 0 when nothing differs or is missing,
+1 when something does (unknown lines do not count), 2 a usage error or no primary and SYNC
+standby to compare, 3 a source could not be reached."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--simulate", metavar="SCENARIO", help="the simulated pair, in simulated time"
     )
+    parser.add_argument(
+        "--symmetry",
+        action="store_true",
+        help="compare the primary with each SYNC standby instead of reporting findings "
+        "(see below); exit 1 when something differs or is missing",
+    )
     add_sim_options(parser, speed=False)
 
 
@@ -66,18 +91,14 @@ def run(args: argparse.Namespace) -> int:
     if seconds is not None and seconds <= 0:
         raise UsageError(f"--seconds {args.seconds}: use a positive duration such as 10s or 2m")
     config = load_config(args.config)
+    if args.symmetry:
+        return _symmetry(args, config, seconds)
     if args.simulate:
         onset = sim_onset(args)
         judge, hosts, span = _simulate(
             args.simulate, args.seed, seconds or onset + 60.0, config, onset
         )
-        if span <= onset and args.simulate != "healthy":
-            print(
-                f"sgmon: the run ended at {fmt_num(span)} s, before {args.simulate}'s fault "
-                f"starts at --onset {fmt_num(onset)} s: only the healthy baseline was seen; "
-                "give more --seconds or an earlier --onset",
-                file=sys.stderr,
-            )
+        _before_onset(args.simulate, span, onset)
     elif args.source_dir:
         judge, hosts, span = _replay(config, args.source_dir)
     else:
@@ -98,25 +119,92 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _simulate(
-    scenario: str, seed: int, seconds: float, config: Config, onset: float
-) -> tuple[Judge, list[str], float]:
+def _symmetry(args: argparse.Namespace, config: Config, seconds: float | None) -> int:
+    """The primary beside each SYNC standby: the OS items from the last frames of the run, the
+    database items read once (through the simulated pair's sessions, or the config's)."""
+    from sgmon import symmetry
+
+    recent = symmetry.Recent()
+    try:
+        if args.simulate:
+            onset = sim_onset(args)
+            with _pair(args.simulate, args.seed, config, onset) as pair:
+                span = _drive(pair, seconds or onset + 60.0, recent.add)
+                _before_onset(args.simulate, span, onset)
+                result = symmetry.compare(
+                    config,
+                    recent,
+                    lambda hosts: {h: symmetry.read_db(pair.sessions[h]) for h in hosts},
+                )
+        else:
+            if args.source_dir:
+                _, _, span = _replay(config, args.source_dir, recent.add, analysis=False)
+            else:
+                _, _, span = _live(config, seconds or 10.0, recent.add, analysis=False)
+            result = symmetry.compare(
+                config, recent, lambda hosts: symmetry.read_configured(config, hosts)
+            )
+    except symmetry.NoPair as e:
+        raise UsageError(str(e)) from None
+    window = max(len(f) for f in recent.frames.values())
+    if args.format == "json":
+        out = result.to_dict()
+        out.update(hosts=list(recent.frames), seconds=span, window=window)
+        print(json.dumps(out, indent=1, default=str))
+    else:
+        print(symmetry.report(result, span, window))
+    return result.exit_code
+
+
+def _before_onset(scenario: str, span: float, onset: float) -> None:
+    """One stderr line when a simulated run ended before its scenario's fault began."""
+    if span <= onset and scenario != "healthy":
+        print(
+            f"sgmon: the run ended at {fmt_num(span)} s, before {scenario}'s fault "
+            f"starts at --onset {fmt_num(onset)} s: only the healthy baseline was seen; "
+            "give more --seconds or an earlier --onset",
+            file=sys.stderr,
+        )
+
+
+@contextmanager
+def _pair(scenario: str, seed: int, config: Config, onset: float) -> Iterator[SimPair]:
+    """The simulated pair of a scenario, closed (its stand-ins dropped) on the way out."""
     from sgmon.sim import SCENARIOS, SimPair
 
     if scenario not in SCENARIOS:
         raise UsageError(f"--simulate {scenario!r}: use one of {', '.join(SCENARIOS)}")
     pair = SimPair(scenario, seed=seed, interval=config.interval, onset=onset)
-    judge = Judge(config, pair.schema, live=False)  # simulated time runs as fast as it goes
     try:
-        while pair.t < seconds - 1e-9:
-            for frame in pair.step():
-                judge(frame)
+        yield pair
     finally:
         pair.close()
-    return judge, [name for name, _ in pair.hosts], pair.t
 
 
-def _replay(config: Config, directory: str) -> tuple[Judge, list[str], float]:
+def _drive(pair: SimPair, seconds: float, feed: Callable[[Frame], object]) -> float:
+    """Step the pair to ``seconds`` of simulated time, each frame to ``feed``; the time."""
+    while pair.t < seconds - 1e-9:
+        for frame in pair.step():
+            feed(frame)
+    return pair.t
+
+
+def _simulate(
+    scenario: str, seed: int, seconds: float, config: Config, onset: float
+) -> tuple[Judge, list[str], float]:
+    with _pair(scenario, seed, config, onset) as pair:
+        judge = Judge(config, pair.schema, live=False)  # simulated time runs as fast as it goes
+        span = _drive(pair, seconds, judge)
+        return judge, [name for name, _ in pair.hosts], span
+
+
+def _replay(
+    config: Config,
+    directory: str,
+    keep: Callable[[Frame], None] | None = None,
+    analysis: bool = True,
+) -> tuple[Judge, list[str], float]:
+    """Play a recording through the judge (and to ``keep``); the hosts and the span."""
     from sgmon.archive import ArchiveError
     from sgmon.hosts.replay import ReplaySource
 
@@ -126,11 +214,13 @@ def _replay(config: Config, directory: str) -> tuple[Judge, list[str], float]:
         raise UsageError(str(e)) from None
     times: list[float] = []
 
-    judge = judge_for(config, [source])
+    judge = judge_for(config, [source], analysis=analysis)
 
     def feed(frame: Frame) -> None:
         times.append(frame.time)
         judge(frame)
+        if keep is not None:
+            keep(frame)
 
     try:
         source.run(feed, threading.Event())
@@ -147,7 +237,13 @@ def _replay(config: Config, directory: str) -> tuple[Judge, list[str], float]:
     return judge, [h.name for h in source.hosts], max(times) - min(times)
 
 
-def _live(config: Config, seconds: float) -> tuple[Judge, list[str], float]:
+def _live(
+    config: Config,
+    seconds: float,
+    keep: Callable[[Frame], None] | None = None,
+    analysis: bool = True,
+) -> tuple[Judge, list[str], float]:
+    """Sample the configured hosts for ``seconds`` through the judge (and to ``keep``)."""
     from sgmon.headless import run_until_stopped
     from sgmon.hosts.build import sources_from_config
 
@@ -157,8 +253,10 @@ def _live(config: Config, seconds: float) -> tuple[Judge, list[str], float]:
 
     def feed(frame: Frame, _: Judgement) -> None:
         seen.add(frame.host)
+        if keep is not None:
+            keep(frame)
 
-    judge = judge_for(config, sources)
+    judge = judge_for(config, sources, analysis=analysis)
     run_until_stopped(sources, [feed], judge, seconds)
     if not seen:
         raise Unreachable(f"no frames from {', '.join(hosts)} in {seconds:g}s; check the hosts")

@@ -97,6 +97,13 @@ class SimPair:
                 db_unique_name=sb.db_unique_name,
                 startup=self.start - 3 * 86400,
             )
+        lwp = conditions(scenario, onset, onset).lwd_per_read > 0  # seed 003: TYPICAL on all
+        for db in self.dbs.values():  # each database: every thread's online logs and SRLs
+            for p in lay.primaries:
+                db.set_online_logs(p.thread)
+                db.set_standby_logs(p.thread, active=0)
+            if lwp:
+                db.set_parameter("db_lost_write_protect", "TYPICAL")
         self._sync_capped = sync.capped
         self._gap = lay.switch_gap
         self._converting = False

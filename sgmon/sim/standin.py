@@ -19,7 +19,9 @@ Publishing API (used by the simulation and by the lab, which publishes real meas
     db.publish_resp_hist(2, {1: 5000, 2: 1})
     db.set_dg_stats(transport_lag=0.0, apply_lag=1.0, datum_time="11/21/2026 15:00:01")
     db.log_switch(thread=1)
-    db.set_standby_logs(thread=1, active=1)
+    db.set_standby_logs(thread=1, active=1)             # SRLs: 4 of 4 GiB, one member each
+    db.set_online_logs(thread=2, groups=3)             # V$LOG and its V$LOGFILE members
+    db.set_parameter("db_lost_write_protect", "TYPICAL")
     db.restart()                                       # new startup_time, counters zeroed
     conn = db.connect()                                # a DB-API connection for the collector
 
@@ -135,6 +137,19 @@ VIEWS["v$process"] = ("pid", "pname", "spid")
 KEYS["v$diag_info"] = ("name",)
 KEYS["v$process"] = ("pid",)
 
+# -- the redo log layout and the parameters `check --symmetry` compares once (seed 000: SRLs one
+# per online group + 1, of the online size, one member each; seed 003: DB_LOST_WRITE_PROTECT)
+VIEWS["v$log"] = (
+    "GROUP#", "THREAD#", "SEQUENCE#", "bytes", "blocksize", "members", "archived", "status"
+)  # fmt: skip
+VIEWS["v$logfile"] = ("GROUP#", "status", "type", "member", "is_recovery_dest_file")
+VIEWS["v$parameter"] = ("num", "name", "type", "value", "display_value", "isdefault")
+KEYS["v$log"] = ("GROUP#",)
+KEYS["v$logfile"] = ("member",)
+KEYS["v$parameter"] = ("name",)
+LOG_BYTES = 4 << 30
+"""Online and standby redo log size: seed 000's "redo log size = 4GB" for most redo rates."""
+
 
 def _now_text(when: float | None = None) -> str:
     t = _dt.datetime.now() if when is None else _dt.datetime.fromtimestamp(when)
@@ -196,6 +211,8 @@ class StandIn:
         self.set_instance(startup)
         self.db_unique_name = db_unique_name
         self.set_database(database_role=role, db_unique_name=db_unique_name)
+        self.set_online_logs(thread=1)
+        self.set_parameter("db_lost_write_protect", _lwp_default(self.version), default=True)
         if "STANDBY" in role.upper():
             self.set_apply("APPLYING_LOG")  # a healthy standby applies what it receives
 
@@ -512,22 +529,108 @@ class StandIn:
                 ({"THREAD#": t, "LOW_SEQUENCE#": lo, "HIGH_SEQUENCE#": hi} for t, lo, hi in gaps),
             )
 
-    def set_standby_logs(self, thread: int = 1, active: int = 1, groups: int = 4) -> None:
-        """V$STANDBY_LOG: ``groups`` groups for the thread, ``active`` of them ACTIVE."""
+    def set_standby_logs(
+        self,
+        thread: int = 1,
+        active: int = 1,
+        groups: int = 4,
+        size: int = LOG_BYTES,
+        members: int = 1,
+    ) -> None:
+        """V$STANDBY_LOG: the thread's groups, now ``groups`` of ``size`` bytes, ``active`` of
+        them ACTIVE; each with ``members`` V$LOGFILE rows of TYPE STANDBY (seed 000: one)."""
+        numbers = [thread * 100 + g for g in range(groups)]
+        rows = [
+            {
+                "GROUP#": n,
+                "THREAD#": thread,
+                "SEQUENCE#": self._seq.get(thread, 0) if g < active else 0,
+                "bytes": size,
+                "used": 0,
+                "status": "ACTIVE" if g < active else "UNASSIGNED",
+            }
+            for g, n in enumerate(numbers)
+        ]
         with self._lock:
+            self._replace("v$standby_log", thread, rows)
+            self._members(numbers, "STANDBY", members, f"srl_t{thread}")
+
+    def set_online_logs(
+        self, thread: int = 1, groups: int = 3, size: int = LOG_BYTES, members: int = 1
+    ) -> None:
+        """V$LOG: the thread's online log groups, now ``groups`` of ``size`` bytes (the first one
+        CURRENT, the others the sequences before it), each with ``members`` V$LOGFILE rows of
+        TYPE ONLINE."""
+        numbers = [(thread - 1) * groups + 1 + g for g in range(groups)]
+        rows = [
+            {
+                "GROUP#": n,
+                "THREAD#": thread,
+                "SEQUENCE#": max(0, self._seq.get(thread, 0) + 1 - g),
+                "bytes": size,
+                "blocksize": 512,
+                "members": members,
+                "archived": "NO" if g == 0 else "YES",
+                "status": "CURRENT" if g == 0 else "INACTIVE",
+            }
+            for g, n in enumerate(numbers)
+        ]
+        with self._lock:
+            self._replace("v$log", thread, rows)
+            self._members(numbers, "ONLINE", members, f"redo_t{thread}")
+
+    def _replace(self, view: str, thread: int, rows: Iterable[Mapping[str, object]]) -> None:
+        """Under the lock: a thread's log groups (and their members) replaced by ``rows``."""
+        where = f'FROM {_q(view)} WHERE "THREAD#" = ?'
+        self._db.execute(
+            f'DELETE FROM {_q("v$logfile")} WHERE "GROUP#" IN (SELECT "GROUP#" {where})',
+            (thread,),
+        )
+        self._db.execute(f"DELETE {where}", (thread,))
+        self._upsert(view, rows)
+
+    def _members(self, groups: list[int], kind: str, members: int, stem: str) -> None:
+        """Under the lock: each group's V$LOGFILE rows, ``members`` of them (the first on
+        +REDO, further ones on +RECO, as a multiplexed group is laid out)."""
+        self._upsert(
+            "v$logfile",
+            (
+                {
+                    "GROUP#": g,
+                    "status": None,  # NULL: the member is in use
+                    "type": kind,
+                    "member": f"+{'REDO' if m == 0 else 'RECO'}/{self.db_unique_name}/"
+                    f"onlinelog/{stem}_g{g}_m{m + 1}.log",
+                    "is_recovery_dest_file": "NO",
+                }
+                for g in groups
+                for m in range(members)
+            ),
+        )
+
+    def set_parameter(self, name: str, value: str, default: bool = False) -> None:
+        """A V$PARAMETER row (``name`` in lower case, as Oracle lists it)."""
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT num FROM {_q('v$parameter')} WHERE name = ?", (name,)
+            ).fetchone()
+            num = (
+                row[0]
+                if row
+                else self._db.execute(f"SELECT COUNT(*) + 1 FROM {_q('v$parameter')}").fetchone()[0]
+            )
             self._upsert(
-                "v$standby_log",
-                (
+                "v$parameter",
+                [
                     {
-                        "GROUP#": thread * 100 + g,
-                        "THREAD#": thread,
-                        "SEQUENCE#": self._seq.get(thread, 0) if g < active else 0,
-                        "bytes": 4 << 30,
-                        "used": 0,
-                        "status": "ACTIVE" if g < active else "UNASSIGNED",
+                        "num": num,
+                        "name": name,
+                        "type": 2,  # string
+                        "value": value,
+                        "display_value": value,
+                        "isdefault": "TRUE" if default else "FALSE",
                     }
-                    for g in range(groups)
-                ),
+                ],
             )
 
     def restart(self, startup: float | None = None) -> None:
@@ -560,6 +663,12 @@ class StandIn:
                 n = self._db.execute(f"SELECT COUNT(*) FROM {_q('v$process')}").fetchone()[0]
                 pid = row[0] if row else n + 1
             self._upsert("v$process", [{"pid": pid, "pname": pname, "spid": str(spid)}])
+
+
+def _lwp_default(version: tuple[int, ...]) -> str:
+    """DB_LOST_WRITE_PROTECT's default (Database Reference): AUTO from 19c RU 19.26 and in 23ai
+    and later, NONE before (and in 21c)."""
+    return "AUTO" if (19, 26) <= version < (20,) or version >= (23,) else "NONE"
 
 
 def _q(ident: str) -> str:
