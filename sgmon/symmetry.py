@@ -33,7 +33,7 @@ from collectors.oracle.session import Session
 from sgmon import topology
 from sgmon.config import Config
 from sgmon.model import Frame, number
-from sgmon.units import fmt_num
+from sgmon.units import bdp_bytes, fmt_num, mbit_bytes
 
 WINDOW = 10
 """Frames per host the OS items are averaged over (the last ten ticks)."""
@@ -399,7 +399,7 @@ def os_lines(
     rtt = p.mean("tcp", inst[0], "rtt") if inst[0] else None
     links = [_link(p, "bytes_acked", "tx_kb"), _link(s, "bytes_received", "rx_kb")]
     speeds = [sp for _, sp in links if sp]
-    need = 3 * min(speeds) * 1e6 / 8 * rtt / 1000 if speeds and rtt else None
+    need = 3 * bdp_bytes(mbit_bytes(min(speeds)), rtt) if speeds and rtt else None
     if need:
         basis = f">= 3 x BDP = 3 x {_speed(min(speeds))} x {fmt_num(rtt)} ms = {_bytes(need)}"
     else:

@@ -92,6 +92,17 @@ def parse_instant(text: str, reference: float, utc: bool = True) -> float:
     raise ValueError(f"{text!r}: use 10:31:02 ({where}), 2026-11-24T10:31:02+00:00, or +5m / -30s")
 
 
+def bdp_bytes(bytes_per_s: float, rtt_ms: float) -> float:
+    """Bandwidth-delay product: the bytes a link of that rate holds in flight over one round
+    trip (seed 000 and oratcptest size socket buffers at 3 x this)."""
+    return bytes_per_s * rtt_ms / 1000.0
+
+
+def mbit_bytes(mbit_s: float) -> float:
+    """A link speed in Mbit/s (ethtool's, netdev's ``speed``) as bytes per second."""
+    return mbit_s * 1e6 / 8
+
+
 def fmt_step(seconds: float) -> str:
     """A sampling step as a reader says it: ``30-second``, ``1-minute``, ``15-minute``."""
     for size, unit in ((3600.0, "hour"), (60.0, "minute")):

@@ -15,6 +15,7 @@ import time
 from typing import IO, Any
 
 from sgmon.probe.client import ClientOptions, Sample, Tally
+from sgmon.units import bdp_bytes
 
 MB = 1024 * 1024
 TRANSPORT = {
@@ -119,7 +120,7 @@ def summary(
     out["retransmits"] = sum(r.get("retransmits") or 0 for r in rows)
     out["cwnd"] = rows[-1].get("cwnd") if rows else None
     peak = max((r["throughput_mb_s"] or 0.0 for r in rows), default=0.0) * MB
-    bdp = peak * out["rtt_ms"] / 1000.0 if out["rtt_ms"] is not None else None
+    bdp = bdp_bytes(peak, out["rtt_ms"]) if out["rtt_ms"] is not None else None
     out["bandwidth_mb_s"] = peak / MB
     out["bdp_bytes"] = round(bdp) if bdp is not None else None
     out["buffer_3bdp_bytes"] = round(3 * bdp) if bdp is not None else None

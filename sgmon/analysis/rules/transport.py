@@ -18,7 +18,7 @@ from sgmon.analysis.rules.base import (
 )
 from sgmon.judgement import Limit
 from sgmon.model import Frame, Status, Value, number
-from sgmon.units import fmt_num
+from sgmon.units import bdp_bytes, fmt_num, mbit_bytes
 
 
 @rule("rto_stall", seed="001", weight=CAUSE)
@@ -285,7 +285,7 @@ def socket_buffers(ctx: Context) -> Iterable[Claim]:
             buf = number(row.get(side))
             if not rtt or not buf:
                 continue
-            bdp = mbit * 1e6 / 8 * rtt / 1000
+            bdp = bdp_bytes(mbit_bytes(mbit), rtt)
             if buf >= 3 * bdp:
                 continue
             cap = number(hostrow.get(sysctl))
