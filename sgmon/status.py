@@ -138,8 +138,11 @@ def render(
         return _dim(f"sgmon: {what}", fmt)
     order = {"primary": 0, "standby": 1}
     parts = []
+    tags = [h.get("tag") or n for n, h in hosts.items()]
     for name, h in sorted(hosts.items(), key=lambda kv: (order.get(kv[1]["role"], 2), kv[0])):
         tag = h.get("tag") or name
+        if tag != name and tags.count(tag) > 1:  # RAC's instances, several standbys: P:node1
+            tag = f"{tag}:{name}"
         if _is_stale(h, now):
             parts.append(_dim(f"{tag} stale {now - h['written']:.0f}s", fmt))
             continue

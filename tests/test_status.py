@@ -140,3 +140,17 @@ def test_status_options_take_the_short_way_and_bad_ones_the_usual_errors(tmp_pat
     assert r.returncode == 2 and "invalid choice: 'html'" in r.stderr
     r = _status(tmp_path, "--help")
     assert r.returncode == 0 and "--format" in r.stdout
+
+
+def test_rac_instances_are_told_apart(tmp_path):
+    """Two primary instances would both read "P": each is named, the one standby stays "S"."""
+    src = SimSource("rac-rto-stall", onset=3.0)
+    pub = StatePublisher(tmp_path)
+    judge = Judge(schema_of=src.schema, live=False)
+    for _ in range(5):
+        for frame in src.pair.step():
+            pub(frame, judge(frame))
+    src.close()
+    parts = [p.split(" ", 1)[0] for p in _status(tmp_path).stdout.strip().split(" | ")]
+    pub.close()
+    assert parts == ["P:node1", "P:node2", "S"], parts
