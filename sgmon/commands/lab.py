@@ -1,9 +1,10 @@
 """`sgmon lab`: reproduce the seed incidents on real kernels, and watch sgmon diagnose them.
 
-Builds a SYNC Data Guard pair between two network namespaces (``sgmon.lab``), injects the faults
-on a schedule (``--fault``/``--scenario``) or when their name is typed, and prints one line per
-tick with both hosts' key figures and the analysis's top finding.  Needs root.  Everything it
-makes is removed on exit, on failure and on Ctrl-C.
+Builds a SYNC Data Guard pair between two network namespaces (``sgmon.lab``), with
+``--async-standby`` a third one holding an ASYNC standby, injects the faults on a schedule
+(``--fault``/``--scenario``) or when their name is typed, and prints one line per tick with the
+hosts' key figures and the analysis's top finding.  Needs root.  Everything it makes is removed
+on exit, on failure and on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fault", action="append", default=[], help="NAME@START[-END], e.g. loss@20s-60s"
     )
     parser.add_argument("--sessions", type=int, default=4, help="committing sessions")
+    parser.add_argument(
+        "--async-standby",
+        action="store_true",
+        help="a third namespace: a standby shipped to ASYNC (implied by its faults)",
+    )
     parser.add_argument("--record", metavar="DIR", help="also write the CSV archive there")
     parser.add_argument("--list", action="store_true", help="list faults and scenarios")
 
@@ -36,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the lab for --duration, printing a line per tick."""
     from sgmon.lab import schedule
-    from sgmon.lab.faults import FAULTS
+    from sgmon.lab.faults import ASYNC_FAULTS, FAULTS
 
     if args.list:
         print("faults (type a name and Enter to switch it while the lab runs):")
@@ -58,14 +64,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--duration must be between 10s and 1h")
     if args.sessions < 1:
         raise UsageError("--sessions must be at least 1")
-    return _run(args, duration, interval, steps)
+    async_standby = args.async_standby or any(s.name in ASYNC_FAULTS for s in steps)
+    return _run(args, duration, interval, steps, async_standby)
 
 
-def _run(args: argparse.Namespace, duration: float, interval: float, steps: list) -> int:
+def _run(
+    args: argparse.Namespace, duration: float, interval: float, steps: list, async_standby: bool
+) -> int:
     from sgmon.judgement import judge_for
     from sgmon.lab import schedule
     from sgmon.lab.kernel import LabUnavailable
-    from sgmon.lab.run import Lab, LabFailed, LabOptions
+    from sgmon.lab.run import ASYNC_HOST, Lab, LabFailed, LabOptions
     from sgmon.lab.status import line
     from sgmon.model import Frame
     from sgmon.monitor import Monitor
@@ -73,7 +82,12 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
     # Ctrl-C and SIGTERM clean up alike, even when started in the background (SIGINT ignored).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    opts = LabOptions(duration=duration + 15, interval=interval, sessions=args.sessions)
+    opts = LabOptions(
+        duration=duration + 15,
+        interval=interval,
+        sessions=args.sessions,
+        async_standby=async_standby,
+    )
     try:
         lab = Lab(opts).__enter__()
     except LabUnavailable as e:
@@ -91,19 +105,26 @@ def _run(args: argparse.Namespace, duration: float, interval: float, steps: list
             latest[frame.host] = frame
             if frame.host == "primary":
                 active = [n for n, f in lab.faults.items() if f.active]
-                print(line(frame, latest.get("standby"), judgement.state, active), flush=True)
+                state = judgement.state
+                text = line(frame, latest.get("standby"), state, active, latest.get(ASYNC_HOST))
+                print(text, flush=True)
 
         sinks.append(show)
         judge = judge_for(lab.config(), [source])
         monitor = Monitor([source], sinks, judge=judge)
         if sys.stdin.isatty():
             threading.Thread(target=_keys, args=(lab,), daemon=True).start()
-        print(
+        up = (
             f"lab up: primary {lab.pair.a_ip} (netns {lab.pair.a}, log {lab.primary_log.device}),"
             f" standby {lab.pair.b_ip}:{opts.port} (netns {lab.pair.b}, log "
-            f"{lab.standby_log.device}); Ctrl-C ends it",
-            flush=True,
+            f"{lab.standby_log.device})"
         )
+        if lab.async_link is not None and lab.async_log is not None:
+            up += (
+                f", ASYNC standby {lab.async_link.b_ip}:{opts.port} (netns {lab.async_link.b},"
+                f" log {lab.async_log.device})"
+            )
+        print(f"{up}; Ctrl-C ends it", flush=True)
         monitor.start()
         t0 = time.monotonic()
         while (elapsed := time.monotonic() - t0) < duration:

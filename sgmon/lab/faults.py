@@ -8,6 +8,8 @@ Each one reproduces a seed incident with the real kernel mechanism, not a simula
   fix of seed 001.
 * ``iops``: an IOPS cap on the standby log device's backing disk (cgroup v1 blkio) with
   concurrent synced writers, so await and aqu-sz rise on the standby log device (seed 003).
+* ``iops_async``: the same on the ASYNC standby's log device (seed 003's capped ASYNC standby:
+  it falls behind, commits do not slow); only in a lab with an ASYNC standby.
 * ``cpu``: busy loops pinned to the log writer's CPU (primary CPU starvation, seed 000).
 * ``switches``: a burst of log switches, one every 0.5 s (seed 000: log switches as outliers).
 """
@@ -22,15 +24,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from sgmon.lab.kernel import ThrottledLoop
     from sgmon.lab.run import Lab
 
 FAULTS: dict[str, str] = {
     "loss": "packet loss toward the standby (nftables numgen), RTO stalls on the primary",
     "rto_min": "rto_min 10ms on the primary's route to the standby (the seed 001 fix)",
     "iops": "IOPS cap on the standby log device with concurrent synced writers (seed 003)",
+    "iops_async": "the same on the ASYNC standby's log device (implies --async-standby)",
     "cpu": "CPU hog pinned to the primary log writer's CPU",
     "switches": "a burst of log switches on the primary",
 }
+ASYNC_FAULTS = ("iops_async",)
+"""Faults on the ASYNC standby: a lab scheduled with one of them gets that standby."""
 
 
 @dataclass
@@ -55,30 +61,39 @@ def build(lab: Lab) -> dict[str, Fault]:
     o = lab.opts
     hogs: dict[str, subprocess.Popen] = {}
 
-    def start_hog(kind: str, side: str, *args: str) -> None:
+    def start_hog(
+        name: str, kind: str, side: str, *args: str, cap: ThrottledLoop | None = None
+    ) -> None:
         proc = lab.spawn(side, "sgmon.lab.hogs", kind, *args, "--duration", str(o.duration))
-        if kind == "io":
-            lab.standby_log.add_pid(proc.pid)
-        hogs[kind] = proc
+        if cap is not None:  # its writers write under the cap, beside the standby's RFS
+            cap.add_pid(proc.pid)
+        hogs[name] = proc
 
-    def stop_hog(kind: str) -> None:
-        proc = hogs.pop(kind, None)
+    def stop_hog(name: str) -> None:
+        proc = hogs.pop(name, None)
         if proc is not None:
             lab.end(proc)
 
-    def iops_on() -> None:
-        lab.standby_log.set_write_iops(o.iops)
-        start_hog("io", "b", "--device", lab.standby_log.device, "--workers", str(o.io_writers))
+    def iops(name: str, side: str, log: ThrottledLoop) -> Fault:
+        """The cap on one standby's log device, with the hogs writing under it."""
 
-    def iops_off() -> None:
-        stop_hog("io")
-        lab.standby_log.set_write_iops(None)
+        def on() -> None:
+            log.set_write_iops(o.iops)
+            start_hog(
+                name, "io", side, "--device", log.device, "--workers", str(o.io_writers), cap=log
+            )
+
+        def off() -> None:
+            stop_hog(name)
+            log.set_write_iops(None)
+
+        return Fault(name, on, off)
 
     def signal_primary(sig: int) -> None:
         os.kill(lab.primary.pid, sig)
 
     pair = lab.pair
-    return {
+    out = {
         "loss": Fault(
             "loss",
             lambda: pair.add_loss("b", o.loss_permille, o.port),
@@ -89,11 +104,11 @@ def build(lab: Lab) -> dict[str, Fault]:
             lambda: pair.set_rto_min("a", o.rto_min_ms),
             lambda: pair.set_rto_min("a", None),
         ),
-        "iops": Fault("iops", iops_on, iops_off),
+        "iops": iops("iops", "b", lab.standby_log),
         "cpu": Fault(
             "cpu",
             lambda: start_hog(
-                "cpu", "a", "--cpu", str(lab.primary_cpu), "--workers", str(o.cpu_hogs)
+                "cpu", "cpu", "a", "--cpu", str(lab.primary_cpu), "--workers", str(o.cpu_hogs)
             ),
             lambda: stop_hog("cpu"),
         ),
@@ -103,3 +118,6 @@ def build(lab: Lab) -> dict[str, Fault]:
             lambda: signal_primary(signal.SIGUSR2),
         ),
     }
+    if lab.async_log is not None:
+        out["iops_async"] = iops("iops_async", "c", lab.async_log)
+    return out

@@ -58,7 +58,7 @@ def unique(prefix: str) -> str:
 
 @dataclass
 class NsPair:
-    """Two namespaces joined by one veth pair: ``a`` (10.x.0.1) and ``b`` (10.x.0.2)."""
+    """Two namespaces joined by one veth pair: ``a`` (10.x.y.1) and ``b`` (10.x.y.2)."""
 
     a: str
     b: str
@@ -151,37 +151,62 @@ def ns_pair(prefix: str = "sg") -> Iterator[NsPair]:
     tag = uuid.uuid4().hex[:5]
     k = 200 + (int(tag, 16) % 50)
     a, b = f"{prefix}a{tag}", f"{prefix}b{tag}"
-    pair = NsPair(a, b, f"va{tag}", f"vb{tag}", f"10.{k}.0.1", f"10.{k}.0.2", f"10.{k}.0.0/24")
     try:
         sh("ip", "netns", "add", a)
         sh("ip", "netns", "add", b)
-        sh(
-            "ip",
-            "link",
-            "add",
-            pair.a_if,
-            "netns",
-            a,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            pair.b_if,
-            "netns",
-            b,
-        )
-        for ns, ifc, ip in ((a, pair.a_if, pair.a_ip), (b, pair.b_if, pair.b_ip)):
-            sh("ip", "addr", "add", f"{ip}/24", "dev", ifc, ns=ns)
-            sh("ip", "link", "set", ifc, "up", ns=ns)
-            sh("ip", "link", "set", "lo", "up", ns=ns)
-        yield pair
+        yield _join(a, b, tag, f"10.{k}.0")
     finally:
-        for ns in (a, b):
-            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
-            for pid in pids.stdout.split():
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    os.kill(int(pid), 9)
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        _remove(a, b)
+
+
+@contextlib.contextmanager
+def ns_peer(pair: NsPair, prefix: str = "sg") -> Iterator[NsPair]:
+    """A third namespace joined to ``pair.a`` by a veth pair of its own, on the next subnet
+    (10.<k>.1.0/24 beside the pair's 10.<k>.0.0/24): its ``a`` is ``pair.a``, its ``b`` the new
+    namespace.  On exit only the new namespace is removed, and its veth pair with it."""
+    tag = uuid.uuid4().hex[:5]
+    c = f"{prefix}c{tag}"
+    k = pair.a_ip.split(".")[1]
+    try:
+        sh("ip", "netns", "add", c)
+        yield _join(pair.a, c, tag, f"10.{k}.1")
+    finally:
+        _remove(c)
+
+
+def _join(a: str, b: str, tag: str, net: str) -> NsPair:
+    """Join namespaces ``a`` and ``b`` by a veth pair, addresses <net>.1/24 and <net>.2/24."""
+    pair = NsPair(a, b, f"va{tag}", f"vb{tag}", f"{net}.1", f"{net}.2", f"{net}.0/24")
+    sh(
+        "ip",
+        "link",
+        "add",
+        pair.a_if,
+        "netns",
+        a,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        pair.b_if,
+        "netns",
+        b,
+    )
+    for ns, ifc, ip in ((a, pair.a_if, pair.a_ip), (b, pair.b_if, pair.b_ip)):
+        sh("ip", "addr", "add", f"{ip}/24", "dev", ifc, ns=ns)
+        sh("ip", "link", "set", ifc, "up", ns=ns)
+        sh("ip", "link", "set", "lo", "up", ns=ns)
+    return pair
+
+
+def _remove(*namespaces: str) -> None:
+    """Kill what runs in the namespaces, then delete them (their veth ends go with them)."""
+    for ns in namespaces:
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+        for pid in pids.stdout.split():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), 9)
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 @dataclass

@@ -2,9 +2,12 @@
 
 ``Lab`` builds two network namespaces joined by veth, a log device for each side (the standby's
 under a switchable IOPS cap), a V$ stand-in for each database, the standby receiver, the primary
-(sessions and log writer), and one collector process per host; ``source()`` streams both hosts'
-frames like any sgmon source.  Everything is bounded by ``duration`` and removed on exit, on
-failure and on Ctrl-C (the child processes also die with their parent).
+(sessions and log writer), and one collector process per host; ``source()`` streams the hosts'
+frames like any sgmon source.  With ``async_standby`` a third namespace, joined to the primary's
+by a veth pair of its own, holds a second standby the primary ships to ASYNC, with its own
+capped log device, stand-in and collector process (seed 003's ASYNC standby).  Everything is
+bounded by ``duration`` and removed on exit, on failure and on Ctrl-C (the child processes also
+die with their parent).
 """
 
 from __future__ import annotations
@@ -19,8 +22,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sgmon.lab import faults, kernel
+from sgmon.lab import faults, kernel, standby
+from sgmon.lab.primary import SID as PRIMARY_SID
 from sgmon.lab.wire import PORT
+
+ASYNC_HOST, ASYNC_SID = "standby_a", "STBY_A"
+"""The ASYNC standby's host and DB_UNIQUE_NAME, as the simulation's ``async-iops-cap`` names
+them."""
 
 
 class LabFailed(Exception):
@@ -42,6 +50,25 @@ class LabOptions:
     io_writers: int = 8
     cpu_hogs: int = 3
     log_mb: int = 64
+    async_standby: bool = False  # a third namespace: a standby the primary ships to ASYNC
+
+
+@dataclass(frozen=True)
+class LabHost:
+    """What watching one lab host takes: its names, namespace, log device, stand-in and CPU."""
+
+    name: str  # the host in sgmon's config and frames
+    side: str  # its namespace: "a" primary, "b" SYNC standby, "c" ASYNC standby
+    sid: str
+    db: Path
+    device: str  # loopN
+    interface: str
+    cpu: int
+
+    @property
+    def role(self) -> str:
+        """``primary`` or ``standby``."""
+        return "primary" if self.side == "a" else "standby"
 
 
 class Lab:
@@ -73,40 +100,87 @@ class Lab:
         o = self.opts
         s = self._stack
         self.pair = s.enter_context(kernel.ns_pair("sl"))
-        # Both kernels acknowledge at once, whenever the receiving process gets the CPU: a
-        # delayed ACK outliving the sender's tail-loss probe timer would count as a
-        # retransmission, and one on the standby's acks would inflate its smoothed rtt.
-        self.pair.base_metrics = ("quickack", "1")
-        self.pair.set_route("a")
-        self.pair.set_route("b")
+        self.async_link = (
+            s.enter_context(kernel.ns_peer(self.pair, "sl")) if o.async_standby else None
+        )
+        for link in (self.pair, self.async_link):
+            if link is None:
+                continue
+            # Both kernels acknowledge at once, whenever the receiving process gets the CPU: a
+            # delayed ACK outliving the sender's tail-loss probe timer would count as a
+            # retransmission, and one on the standby's acks would inflate its smoothed rtt.
+            link.base_metrics = ("quickack", "1")
+            link.set_route("a")
+            link.set_route("b")
         self.primary_log = s.enter_context(kernel.loop_device(o.log_mb))
         self.standby_log = s.enter_context(kernel.throttled_loop(None, o.log_mb))
+        self.async_log = (
+            s.enter_context(kernel.throttled_loop(None, o.log_mb)) if o.async_standby else None
+        )
         # The stand-ins live in shared memory: publishing must not add I/O to the disks watched.
         self.dir = Path(tempfile.mkdtemp(prefix="sgmon-lab-", dir="/dev/shm"))
         s.callback(shutil.rmtree, self.dir, True)
         self.primary_db = self.dir / "primary.db"
         self.standby_db = self.dir / "standby.db"
-        d = str(o.duration)
-        self.standby = self.spawn(
-            "b", "sgmon.lab.standby", "--port", str(o.port), "--log", self.standby_log.device,
-            "--standin", str(self.standby_db), "--cpu", str(self.standby_cpu), "--duration", d,
-            stdout=subprocess.PIPE,
-        )  # fmt: skip
-        self.standby_log.add_pid(self.standby.pid)
-        self._ready(self.standby, "standby")
+        self.async_db = self.dir / "standby_a.db"
+        self.standby = self._standby("b", self.standby_log, self.standby_db, standby.SID)
+        self.async_standby = None
+        ship: tuple[str, ...] = ()
+        if self.async_link is not None and self.async_log is not None:
+            self.async_standby = self._standby("c", self.async_log, self.async_db, ASYNC_SID)
+            ship = ("--async-standby", self.async_link.b_ip, "--async-name", ASYNC_SID)
         self.primary = self.spawn(
-            "a", "sgmon.lab.primary", "--standby", self.pair.b_ip, "--port", str(o.port),
+            "a", "sgmon.lab.primary", "--standby", self.pair.b_ip, "--standby-name", standby.SID,
+            *ship, "--port", str(o.port),
             "--log", self.primary_log.device, "--standin", str(self.primary_db),
             "--sessions", str(o.sessions), "--think", str(o.think),
-            "--cpu", str(self.primary_cpu), "--duration", d, stdout=subprocess.PIPE,
+            "--cpu", str(self.primary_cpu), "--duration", str(o.duration), stdout=subprocess.PIPE,
         )  # fmt: skip
         self._ready(self.primary, "primary")
         self.faults = faults.build(self)
         self.started = time.monotonic()
 
+    def _standby(
+        self, side: str, log: kernel.ThrottledLoop, db: Path, sid: str
+    ) -> subprocess.Popen:
+        """Start a standby receiver in ``side`` writing ``log`` (under its cgroup's cap)."""
+        o = self.opts
+        proc = self.spawn(
+            side, "sgmon.lab.standby", "--port", str(o.port), "--log", log.device,
+            "--standin", str(db), "--sid", sid, "--cpu", str(self.standby_cpu),
+            "--duration", str(o.duration), stdout=subprocess.PIPE,
+        )  # fmt: skip
+        log.add_pid(proc.pid)
+        self._ready(proc, f"standby {sid}")
+        return proc
+
+    def namespace(self, side: str) -> str:
+        """The network namespace of side 'a' (primary), 'b' (standby) or 'c' (ASYNC standby)."""
+        if side == "c" and self.async_link is not None:
+            return self.async_link.b
+        if side in ("a", "b"):
+            return self.pair.a if side == "a" else self.pair.b
+        raise ValueError(f"the lab has no side {side!r}")
+
+    def hosts(self) -> list[LabHost]:
+        """The lab's hosts, primary first."""
+        p = self.pair
+        out = [
+            LabHost("primary", "a", PRIMARY_SID, self.primary_db, self.primary_log.name, p.a_if,
+                    self.primary_cpu),
+            LabHost("standby", "b", standby.SID, self.standby_db, self.standby_log.name, p.b_if,
+                    self.standby_cpu),
+        ]  # fmt: skip
+        if self.async_link is not None and self.async_log is not None:
+            out.append(
+                LabHost(ASYNC_HOST, "c", ASYNC_SID, self.async_db, self.async_log.name,
+                        self.async_link.b_if, self.standby_cpu)
+            )  # fmt: skip
+        return out
+
     def spawn(self, side: str, module: str, *args: str, **kw) -> subprocess.Popen:
-        """Start ``python -m module`` inside side 'a' (primary) or 'b' (standby)."""
-        ns = self.pair.a if side == "a" else self.pair.b
+        """Start ``python -m module`` inside side 'a', 'b' or 'c' (see ``namespace``)."""
+        ns = self.namespace(side)
         kw.setdefault("stdout", subprocess.DEVNULL)
         proc = subprocess.Popen(
             ["ip", "netns", "exec", ns, sys.executable, "-m", module, *args], **kw
@@ -135,8 +209,11 @@ class Lab:
             self._procs.remove(proc)
 
     def check(self) -> None:
-        """Raise LabFailed if the primary or the standby process has died."""
-        for what, proc in (("primary", self.primary), ("standby", self.standby)):
+        """Raise LabFailed if the primary or a standby process has died."""
+        procs = [("primary", self.primary), ("standby", self.standby)]
+        if self.async_standby is not None:
+            procs.append(("ASYNC standby", self.async_standby))
+        for what, proc in procs:
             if proc.poll() is not None:
                 raise LabFailed(f"the lab's {what} exited (code {proc.returncode})")
 
@@ -152,21 +229,18 @@ class Lab:
                 f.set(False)
 
     def config(self):
-        """An sgmon Config naming the two hosts, their roles and their redo devices."""
+        """An sgmon Config naming the hosts, their roles and their redo devices."""
         from sgmon.config import Config, HostConfig
 
         return Config(
             name="lab",
             interval=self.opts.interval,
-            hosts=(
-                HostConfig("primary", "primary", devices=(self.primary_log.name,)),
-                HostConfig("standby", "standby", devices=(self.standby_log.name,)),
-            ),
+            hosts=tuple(HostConfig(h.name, h.role, devices=(h.device,)) for h in self.hosts()),
             ports=(self.opts.port,),
         )
 
     def source(self, interval: float | None = None):
-        """A Source streaming the primary's and the standby's frames (starts the collectors)."""
+        """A Source streaming every lab host's frames (starts the collectors)."""
         from sgmon.lab.source import LabSource
 
         return LabSource(self, interval or self.opts.interval)

@@ -26,6 +26,7 @@ SCENARIOS: dict[str, str] = {
     "rto-stall": "loss@{onset}",
     "rto-stall-fixed": "loss@{onset},rto_min@{fix}",
     "standby-iops-cap": "iops@{onset}",
+    "async-iops-cap": "iops_async@{onset}",
     "log-switch-storm": "switches@{onset}-{end}",
     "primary-cpu-starved": "cpu@{onset}",
 }

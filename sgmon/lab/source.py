@@ -1,7 +1,7 @@
-"""The lab's two hosts as one sgmon Source: a collector process per namespace, frames as JSON.
+"""The lab's hosts as one sgmon Source: a collector process per namespace, frames as JSON.
 
-Both processes tick on the same wall-clock boundaries, so the primary's and the standby's frames
-line up as two real hosts' do; the monitor, the recorder and the analysis take them as they take
+The processes tick on the same wall-clock boundaries, so the primary's and the standbys' frames
+line up as real hosts' do; the monitor, the recorder and the analysis take them as they take
 any other source.
 """
 
@@ -22,32 +22,31 @@ if TYPE_CHECKING:
 
 
 class LabSource:
-    """Frames of the lab's ``primary`` and ``standby`` (see the module docstring)."""
+    """Frames of the lab's ``primary``, ``standby`` and, if it has one, ASYNC standby (see the
+    module docstring)."""
 
     def __init__(self, lab: Lab, interval: float = 1.0) -> None:
         self.lab = lab
         self.interval = interval
-        self.hosts = [HostInfo("primary", "primary"), HostInfo("standby", "standby")]
+        hosts = lab.hosts()
+        self.hosts = [HostInfo(h.name, h.role) for h in hosts]
         self._schemas: dict[str, Schema] = {}
         self._queue: queue.Queue[Frame | None] = queue.Queue()
         self._procs: list[subprocess.Popen] = []
-        p, s = lab.pair, lab
-        for host, side, db, dev, ifc, cpu in (
-            ("primary", "a", s.primary_db, s.primary_log.name, p.a_if, s.primary_cpu),
-            ("standby", "b", s.standby_db, s.standby_log.name, p.b_if, s.standby_cpu),
-        ):
+        for h in hosts:
             proc = lab.spawn(
-                side, "sgmon.lab.watch", "--host", host, "--role", host, "--standin", str(db),
-                "--device", dev, "--interface", ifc, "--port", str(lab.opts.port),
-                "--cpu", str(cpu), "--interval", str(interval),
-                "--duration", str(lab.opts.duration), stdout=subprocess.PIPE,
+                h.side, "sgmon.lab.watch", "--host", h.name, "--role", h.role,
+                "--standin", str(h.db), "--sid", h.sid, "--device", h.device,
+                "--interface", h.interface, "--port", str(lab.opts.port), "--cpu", str(h.cpu),
+                "--interval", str(interval), "--duration", str(lab.opts.duration),
+                stdout=subprocess.PIPE,
             )  # fmt: skip
             self._procs.append(proc)
             assert proc.stdout is not None
             first = proc.stdout.readline()
             if not first:
-                raise RuntimeError(f"the lab's {host} collectors did not start")
-            self._schemas[host] = schema_from_dict(json.loads(first)["schema"])
+                raise RuntimeError(f"the lab's {h.name} collectors did not start")
+            self._schemas[h.name] = schema_from_dict(json.loads(first)["schema"])
             threading.Thread(target=self._read, args=(proc,), daemon=True).start()
 
     def schema(self, host: str) -> Schema:
@@ -61,7 +60,7 @@ class LabSource:
         self._queue.put(None)
 
     def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
-        """Emit both hosts' frames, in arrival order, until stopped or both streams end."""
+        """Emit the hosts' frames, in arrival order, until stopped or every stream ends."""
         ended = 0
         while not stop.is_set() and ended < len(self._procs):
             try:

@@ -1,12 +1,12 @@
 """sgmon's real collectors watching one lab host from inside its network namespace.
 
 /proc/net, netlink and the routes are per namespace, so each lab host is sampled by its own
-process running there; it streams the schema, then one frame per tick, as JSON lines.  The two
+process running there; it streams the schema, then one frame per tick, as JSON lines.  The
 namespaces share one kernel, so each host is given its own CPU (the one its processes are pinned
-to) and its own log device, as two real hosts would have: rows for the other host's CPU are
-dropped, and ``all`` shows this host's CPU.
+to; two standbys share one) and its own log device, as real hosts would have: rows for the other
+CPUs are dropped, and ``all`` shows this host's CPU.
 
-Run by the lab: ``python -m sgmon.lab.watch --host primary --role primary ...``.
+Run by the lab: ``python -m sgmon.lab.watch --host primary --role primary --sid PROD ...``.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ def collectors(a: argparse.Namespace) -> list:
         "netdev": {"include": [a.interface]},
         "tcp": {"ports": [a.port], "role": a.role},  # each side takes its end of the link
         "retrans": {"ports": [a.port], "role": a.role},
-        # one kernel for both hosts: each follows its own instance's threads only
-        "procs": {"sid": "PROD" if a.role == "primary" else "STBY", "role": a.role},
+        # one kernel for all hosts: each follows its own instance's threads only
+        "procs": {"sid": a.sid, "role": a.role},
     }
     out = []
     for name in OS_COLLECTORS + DB_COLLECTORS:
@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", required=True)
     p.add_argument("--role", required=True)
     p.add_argument("--standin", required=True)
+    p.add_argument("--sid", required=True, help="the host's instance name")
     p.add_argument("--device", required=True, help="the host's log device (loopN)")
     p.add_argument("--interface", required=True)
     p.add_argument("--port", type=int, default=1521)

@@ -14,6 +14,7 @@ import pytest
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 UP = re.compile(r"netns (\S+), log (\S+)\).*netns (\S+), log (\S+)\)")
+HOST = re.compile(r"netns (\S+), log (\S+)\)")
 
 
 def _backing(device: str) -> str:
@@ -50,18 +51,22 @@ def test_scheduled_incident_is_shown_recorded_and_removed(tmp_path):
     assert m[1] not in listed and m[3] not in listed
 
 
-def test_ctrl_c_removes_the_lab():
+@pytest.mark.parametrize(
+    ("fault", "hosts"),
+    [("loss@2s", 2), ("iops_async@2s", 3)],  # the ASYNC standby's fault brings its namespace
+)
+def test_ctrl_c_removes_the_lab(fault, hosts):
     nslab.require_lab()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sgmon", "lab", "--duration", "60s", "--fault", "loss@2s"],
+        [sys.executable, "-m", "sgmon", "lab", "--duration", "60s", "--fault", fault],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
-        m = UP.search(first)
-        assert m, first
-        files = [_backing(m[2]), _backing(m[4])]
+        made = HOST.findall(first)
+        assert len(made) == hosts, first
+        files = [_backing(dev) for _, dev in made]
         time.sleep(5)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
@@ -71,4 +76,4 @@ def test_ctrl_c_removes_the_lab():
             proc.wait(5)
     assert proc.returncode == 130
     assert "interrupted" in err
-    _gone((m[1], m[3]), files)
+    _gone(tuple(ns for ns, _ in made), files)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from statistics import median
+
 import pytest
 
+from sgmon.analysis.rules.base import LAG_RISK
+from sgmon.judgement import RANK
+from sgmon.lab.run import ASYNC_HOST
 from sgmon.model import number
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -18,6 +23,7 @@ STALL_BUCKETS = (200.0, 300.0)  # log file sync histogram bounds of the 128-256 
 # watch up to EXTRA seconds more for its first stall.
 LOSS_PERMILLE = 20
 EXTRA = 10
+ASYNC_STANDBY = {"async_standby": True}  # the lab's third namespace (issue 15)
 
 
 @pytest.mark.parametrize(
@@ -29,6 +35,20 @@ EXTRA = 10
     ],
 )
 def test_fault_is_named_on_the_right_host(run, fault, rule, host):
+    assert_named(run, fault, rule, host)
+
+
+@pytest.mark.parametrize("lab", [ASYNC_STANDBY], indirect=True)
+def test_sync_standby_cap_is_still_the_cause_beside_an_async_standby(run):
+    """Issue 15: a standby off the commit path beside the SYNC one changes nothing when the
+    SYNC one is capped: its disk is still named the cause of commit time."""
+    assert_named(run, "iops", "standby_io", "standby")
+    assert {f.host for f in run.frames} == {"primary", "standby", ASYNC_HOST}
+
+
+def assert_named(run, fault: str, rule: str, host: str) -> None:
+    """The fault, switched on after WARM seconds, is named as ``rule`` on ``host`` within
+    DETECT seconds, ranks first of its rule there, and the recording says the same."""
     run.collect(WARM)
     t_on = run.switch(fault)
     run.collect(WINDOW)
@@ -140,3 +160,51 @@ def test_cpu_fault_raises_lgwrs_own_run_queue_delay_and_the_finding_cites_it(run
     ]
     assert cited, f"no cpu_starvation citing LGWR's delay; findings: {run.above_info(t_on)}"
     assert "LGWR waits for a CPU" in cited[0].title
+
+
+def _commit_ms(frames, lo: float, hi: float) -> float:
+    """Median of the primary's per-tick average log file sync (ms) between ``lo`` and ``hi``."""
+    avgs = [
+        v
+        for f in frames
+        if f.host == "primary" and lo <= f.time < hi
+        and (v := number(f.value("oracle_waits", "log file sync", "avg"))) is not None
+    ]  # fmt: skip
+    assert avgs, "no log file sync on the primary"
+    return median(avgs)
+
+
+@pytest.mark.parametrize("lab", [ASYNC_STANDBY], indirect=True)
+def test_capped_async_standby_is_a_lag_risk_never_the_commit_cause(run):
+    """Seed 003's ASYNC standby (issue 15): capped, it falls behind and sgmon says so as its
+    lag risk, while commits keep their pace and no finding blames it for commit time."""
+    run.collect(WARM)
+    t_on = run.switch("iops_async")
+    run.collect(WINDOW)
+    lag = [
+        v
+        for f in run.frames
+        if f.host == ASYNC_HOST and f.time >= t_on
+        and (v := number(f.value("oracle_dg", "db", "transport_lag"))) is not None
+    ]  # fmt: skip
+    assert lag and max(lag) >= 3, f"the capped ASYNC standby did not fall behind: {lag}"
+    seen = run.first(LAG_RISK, ASYNC_HOST, t_on)
+    assert seen is not None, f"no lag risk on {ASYNC_HOST}; findings: {run.above_info(t_on)}"
+    assert seen - t_on <= DETECT
+    # a cause on the ASYNC standby, or citing its figures, would blame it for commit time
+    blamed = {
+        f"{f.severity} {f.host} {f.rule}: {f.title}"
+        for t, active in run.findings
+        if t >= t_on
+        for f in active
+        if f.rule != LAG_RISK
+        and RANK[f.severity] > RANK["info"]
+        and (f.host == ASYNC_HOST or any(k[0] == ASYNC_HOST for k in f.series))
+    }
+    assert not blamed, f"{ASYNC_HOST} blamed: {sorted(blamed)}\n{run.timeline()}"
+    tops = [active[0] for t, active in run.findings if t >= t_on and active]
+    wrong = {f.title for f in tops if f.host == ASYNC_HOST and f.rule != LAG_RISK}
+    assert not wrong, f"top finding about {ASYNC_HOST} other than its lag risk: {wrong}"
+    before = _commit_ms(run.frames, run.frames[0].time + 2, t_on)
+    during = _commit_ms(run.frames, t_on + 2, float("inf"))
+    assert during <= max(2 * before, before + 2.0), f"log file sync {before} -> {during} ms"

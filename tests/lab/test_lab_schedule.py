@@ -8,6 +8,7 @@ import pytest
 
 from sgmon.cli import main
 from sgmon.lab import schedule
+from sgmon.sim import SCENARIOS
 
 
 def test_fault_items_parse_into_steps_and_switch_on_time():
@@ -20,7 +21,9 @@ def test_fault_items_parse_into_steps_and_switch_on_time():
 
 def test_scenarios_use_the_simulated_pairs_names():
     assert [s.name for s in schedule.scenario("rto-stall-fixed", 10)] == ["loss", "rto_min"]
+    assert [s.name for s in schedule.scenario("async-iops-cap", 10)] == ["iops_async"]
     assert schedule.scenario("healthy", 10) == []
+    assert set(schedule.SCENARIOS) <= set(SCENARIOS)
 
 
 @pytest.mark.parametrize(
@@ -50,5 +53,5 @@ def test_without_root_the_lab_says_so_in_one_line(capsys, monkeypatch):
 def test_list_names_every_fault_and_scenario(capsys):
     assert main(["lab", "--list"]) == 0
     out = capsys.readouterr().out
-    for name in (*schedule.SCENARIOS, "loss", "rto_min", "iops", "cpu", "switches"):
+    for name in (*schedule.SCENARIOS, "loss", "rto_min", "iops", "iops_async", "cpu", "switches"):
         assert name in out
