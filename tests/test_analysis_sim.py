@@ -213,3 +213,22 @@ def test_switchover_roles_and_socket_follow_and_the_gap_blames_nothing() -> None
     assert sockets["site_b"][0].startswith("10.0.1.2:40312>10.0.1.1:1521")
     assert sockets["site_a"][0].startswith("10.0.1.1:1521>10.0.1.2:")
     assert not raised, raised[:3]
+
+
+def test_a_standby_found_off_the_commit_path_keeps_no_cause_from_before() -> None:
+    """Frames fed standbys first: the first tick judges the ASYNC standby before the primary's
+    destinations are read, so it is taken to be on the commit path and its capped disk raised
+    as a cause.  Once the mapping says lag risk, those findings close at once, not after the
+    hold (seen in the lab with a third namespace)."""
+    pair = SimPair("async-iops-cap", seed=3, start=START, onset=0.0)
+    a = Analyzer()
+    blamed = []
+    try:
+        while pair.t < 20:
+            for f in reversed(pair.step()):
+                a.feed(f)
+            blamed += [(pair.t, f.rule) for f in a.state().findings
+                       if f.active and f.host == "standby_a" and f.rule != "lag_risk"]  # fmt: skip
+    finally:
+        pair.close()
+    assert not blamed, blamed[:4]

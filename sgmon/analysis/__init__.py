@@ -30,6 +30,7 @@ from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.results import AnalysisState, Budget, Finding, Outlier, SeriesKey
 from sgmon.analysis.rules import evaluate
+from sgmon.analysis.rules.base import LAG_RISK
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
 from sgmon.judgement import RANK, Grader, cpu_count
@@ -120,6 +121,9 @@ class Analyzer:
             if ctx.explained and name is not None:
                 explained.append(name)
         self.book.update(self._time, asserted.values())
+        for h in topo.standbys:
+            if not topo.on_commit_path(h):  # seed 003: only its lag is at risk
+                self.book.retract_causes(h, LAG_RISK)
         for name in explained:  # one cause, one finding: "nothing lines up" is no longer true
             self.book.retract("commit_chain", name)
         self._opened.extend(self.book.opened)

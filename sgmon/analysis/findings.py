@@ -55,6 +55,13 @@ class FindingBook:
         for key in [k for k, t in self._seen.items() if now - t >= self.hold]:
             self._close(key)
 
+    def retract_causes(self, host: str, keep: str) -> None:
+        """Close at once every finding on ``host`` but those of rule ``keep``: the host has
+        turned out to be off the commit path (its destination was read a tick after its first
+        frame), so what was raised about it as a cause of commit time is false."""
+        for key in [k for k, f in self._active.items() if f.host == host and f.rule != keep]:
+            self._close(key)
+
     def retract(self, rule: str, host: str | None = None) -> None:
         """Close a rule's findings (of one host) at once, without the hold: what they say has
         become false (a cause now explains the commit path the generic finding said nothing
