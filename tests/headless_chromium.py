@@ -37,8 +37,14 @@ class Run:
 
     def console(self) -> list[str]:
         """The page's console messages (``--enable-logging=stderr`` writes each as one line
-        with ``:CONSOLE``, whatever its level: the report writes none)."""
-        return [ln for ln in self.stderr.splitlines() if ":CONSOLE" in ln]
+        with ``:CONSOLE``, whatever its level: the report writes none).  Chromium's own pages
+        (``chrome://``, seen: its compose box's "Slow network is detected" on a loaded machine)
+        are not the report's."""
+        return [
+            ln
+            for ln in self.stderr.splitlines()
+            if ":CONSOLE" in ln and "source: chrome://" not in ln
+        ]
 
 
 def run(page: Path, *flags: str, fragment: str = "", timeout: float = 60.0) -> Run:

@@ -163,7 +163,9 @@ def ns_pair(prefix: str = "sg") -> Iterator[NsPair]:
 def ns_peer(pair: NsPair, prefix: str = "sg") -> Iterator[NsPair]:
     """A third namespace joined to ``pair.a`` by a veth pair of its own, on the next subnet
     (10.<k>.1.0/24 beside the pair's 10.<k>.0.0/24): its ``a`` is ``pair.a``, its ``b`` the new
-    namespace.  On exit only the new namespace is removed, and its veth pair with it."""
+    namespace.  On exit only the new namespace is removed, and its veth pair with it: the link is
+    deleted first, as a namespace's deletion takes its veth ends down only later, from a kernel
+    work queue (seen: the primary's end still listed right after ``ip netns del``)."""
     tag = uuid.uuid4().hex[:5]
     c = f"{prefix}c{tag}"
     k = pair.a_ip.split(".")[1]
@@ -171,6 +173,7 @@ def ns_peer(pair: NsPair, prefix: str = "sg") -> Iterator[NsPair]:
         sh("ip", "netns", "add", c)
         yield _join(pair.a, c, tag, f"10.{k}.1")
     finally:
+        subprocess.run(["ip", "-n", pair.a, "link", "del", f"va{tag}"], capture_output=True)
         _remove(c)
 
 
