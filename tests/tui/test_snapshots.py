@@ -5,8 +5,24 @@ Update after looking at the report: ``pytest tests/tui/test_snapshots.py --snaps
 
 from __future__ import annotations
 
+import time
+
 from textual.pilot import Pilot
 from tuikit import TICKS, feed, make_app
+
+
+async def settled(pilot: Pilot, limit: float = 5.0) -> None:
+    """Pause until two screens 0.2 s apart are the same, at most ``limit`` seconds: on a loaded
+    machine the panes were still being laid out after a fixed 0.3 s (CI saw the budget bar one
+    cell longer and a panel folded differently than in the snapshot)."""
+    last = None
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        await pilot.pause(0.2)
+        screen = pilot.app.export_screenshot()
+        if screen == last:
+            return
+        last = screen
 
 
 def fed(ticks: int = TICKS, keys: tuple[str, ...] = (), theme: str = "sgmon-dark"):
@@ -16,10 +32,12 @@ def fed(ticks: int = TICKS, keys: tuple[str, ...] = (), theme: str = "sgmon-dark
     async def run_before(pilot: Pilot) -> None:
         app.theme = theme  # set, not pressed: the key's toast would be in the picture
         feed(app, pair, ticks)
-        await pilot.pause(0.3)
+        await settled(pilot)
+        app.redraw()  # as the next live tick would: a panel drawn before its final layout
+        await settled(pilot)  # (one column wider, in CI) is drawn again at its width now
         if keys:
             await pilot.press(*keys)
-            await pilot.pause(0.2)
+            await settled(pilot)
 
     return app, run_before
 

@@ -101,13 +101,19 @@ class Panel(Widget, can_focus=True):
         self._styled: list[Strip] | None = None
 
     @property
-    def _width(self) -> int:
-        """Its own width, or its pane's while it is folded away (to count its lines)."""
+    def _laid_out_width(self) -> int:
+        """Its own width, or its pane's while it is folded away (to count its lines); 0 before
+        the layout has given either."""
         pane = self.parent
         own = self.content_region.width
         if not own and isinstance(pane, Widget):
             own = pane.scrollable_content_region.width
-        return own or 60
+        return own
+
+    @property
+    def _width(self) -> int:
+        """The laid-out width, else a guess that only counts lines (never drawn at)."""
+        return self._laid_out_width or 60
 
     def full(self) -> list[Strip]:
         """Every line of the newest view at the current width (rendered once per view)."""
@@ -141,10 +147,10 @@ class Panel(Widget, can_focus=True):
         An equal view at the same width costs a comparison, not a redraw: views compare field
         by field and frames by identity first (a paused pane, a host that sent nothing new).
         """
-        width = self._width
+        width = self._laid_out_width
         limit = None if self.zoomed else self.limit
-        if self.view is None or self._drawn == (self.view, width, limit):
-            return
+        if not width or self.view is None or self._drawn == (self.view, width, limit):
+            return  # not laid out yet: on_resize draws it at its real width
         self._drawn = (self.view, width, limit)
         strips = self.full()
         if limit is not None and len(strips) > max(1, limit):
