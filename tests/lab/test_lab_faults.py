@@ -116,17 +116,29 @@ def test_loss_stalls_commits_for_the_rto_and_rto_min_removes_them(run):
 
 @pytest.mark.parametrize("lab", [{"loss_permille": LOSS_PERMILLE}], indirect=True)
 def test_loss_retransmissions_arrive_as_events_as_many_as_the_kernel_counts(run):
-    """Issue 17: each retransmission of the DG socket is an event with its own time, and their
-    number is the primary namespace's TCPRetransSegs delta (the DG link is its only TCP
-    traffic), within 10 %; each event falls inside the tick that carried it."""
+    """Issue 17: each retransmission of the DG socket is an event with its own time, as many as
+    the kernel counts for that socket in the same ticks (tcp_info's total_retrans), and each
+    falls inside the tick that carried it; the trace reader lost no record.
+
+    The event fires once per resent packet and the kernel counts segments, and a resent packet
+    may hold several: in 10 runs here the events were 90-100 % of the segments (63 of 70 at
+    worst), so the bound is 85-110 %, not the issue's +-10 %.  (An earlier form summed the
+    namespace's TCPRetransSegs rate times the nominal 1 s, which misweighs a late tick and the
+    one that catches up: CI, loaded, read 50 events against 56.)"""
     run.collect(WARM)
     run.switch("loss")
     got = [f for f in run.collect(WINDOW) if f.host == "primary"]
     assert all(f.collectors["retrans"].status.value == "ok" for f in got), got[-1].collectors
+    assert not sum(number(f.value("retrans", "host", "dropped")) or 0 for f in got)
     events = [(f, e) for f in got for e in f.events if e.kind == "retransmit"]
-    kernel = sum((number(f.value("tcp", "host", "retrans_segs")) or 0.0) * f.interval for f in got)
+    kernel = sum(
+        number(row.get("retransmits")) or 0.0
+        for f in got
+        for inst, row in f.rows("tcp").items()
+        if inst != "host"
+    )
     assert kernel >= 10, f"too few retransmissions to compare: {kernel}"
-    assert abs(len(events) - kernel) <= 0.1 * kernel, (len(events), kernel)
+    assert 0.85 * kernel <= len(events) <= 1.1 * kernel, (len(events), kernel)
     for f, e in events:
         assert f.time - f.interval - 0.05 <= e.time <= f.time + 0.05, (f.time, e.time, e.text)
 
