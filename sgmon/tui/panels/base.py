@@ -195,9 +195,10 @@ class Panel(Widget, can_focus=True):
 
     @property
     def lines(self) -> list[str]:
-        """The panel as plain text, one string per line (what a person reads)."""
+        """The panel as plain text, one string per line (what a person reads); before its
+        layout, its lines at the guessed width."""
         self.draw()
-        return [s.text for s in self._strips]
+        return [s.text for s in (self._strips if self._laid_out_width else self.full())]
 
     def render_line(self, y: int) -> Strip:
         """One pre-rendered line on the widget's own background (focus changes it)."""
