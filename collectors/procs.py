@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, ValuesView
 from typing import Any
 
 from collectors.procfile import ProcFile, stat_fields
@@ -280,7 +280,7 @@ def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
     return row
 
 
-def _tasks(p: _Followed, nthreads: int) -> list[tuple[ProcFile, ProcFile]]:
+def _tasks(p: _Followed, nthreads: int) -> ValuesView[tuple[ProcFile, ProcFile]]:
     """Each thread's schedstat and status, opened once (one task for a single-threaded one;
     a followed thread is its own only task)."""
     if len(p.tasks) != nthreads and not p.thread:
@@ -298,7 +298,7 @@ def _tasks(p: _Followed, nthreads: int) -> list[tuple[ProcFile, ProcFile]]:
                 p.tasks[tid] = (sched, ProcFile(os.path.join(base, tid, "status")))
             except OSError:
                 sched.close()
-    return list(p.tasks.values())
+    return p.tasks.values()
 
 
 def _ctxt(status: str, vcsw: int, nvcsw: int) -> tuple[int, int]:

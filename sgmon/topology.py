@@ -89,9 +89,12 @@ class Dest:
 
 @dataclass(frozen=True, slots=True)
 class Topology:
-    """The primary (and why it was taken as one), its destinations, each host's place."""
+    """The primary's instances (and why they were taken as such), its destinations, each host's
+    place."""
 
-    primary: str | None
+    primaries: tuple[str, ...]
+    """The primary's instances (RAC: one host per instance, each with its own LGWR, thread and
+    NSS socket); empty when there is no primary."""
     why: str
     dests: tuple[Dest, ...] = ()
     standbys: tuple[str, ...] = ()
@@ -99,9 +102,11 @@ class Topology:
     notes: tuple[str, ...] = ()
     places: dict[str, str] = field(default_factory=dict)
     """host -> "commit path" or "lag risk" (standbys and far sync instances only)."""
-    primaries: tuple[str, ...] = ()
-    """The primary's instances (RAC: one host per instance, each with its own LGWR, thread and
-    NSS socket), ``primary`` first; empty when there is no primary."""
+
+    @property
+    def primary(self) -> str | None:
+        """The (first) primary instance, whose destinations are read; None without one."""
+        return self.primaries[0] if self.primaries else None
 
     @property
     def mapped(self) -> bool:
@@ -213,7 +218,7 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
                 f"sgmon: {d.inst} {d.target}: claimed by {' and '.join(d.hosts)}; give each "
                 "host its own db_unique_name"
             )
-    return Topology(primary, why, tuple(dests), standbys, far, tuple(notes), places, primaries)
+    return Topology(primaries, why, tuple(dests), standbys, far, tuple(notes), places)
 
 
 def disagreements(config: Config, topo: Topology) -> list[str]:

@@ -21,15 +21,13 @@ from sgmon.lab.proc import LogDevice, bind_to_parent, device_size, name_thread, 
 from sgmon.lab.waits import WaitRecorder
 from sgmon.lab.wire import ACK, HEAD, MAX_BATCH, PORT, SWITCH
 from sgmon.probe.protocol import ProtocolError, recv_exact
-from sgmon.sim.standin import StandIn
+from sgmon.sim.standin import StandIn, dg_stamp
 
 SID = "STBY"
 """The SYNC standby's instance name: its V$ stand-in's DB_UNIQUE_NAME and its threads' comm
 names (``--sid`` names another standby)."""
 LAG_EVERY = 1.0
 """Seconds between updates of V$DATAGUARD_STATS (its lags are whole seconds)."""
-STAMP = "%m/%d/%Y %H:%M:%S"
-"""DATUM_TIME and TIME_COMPUTED as 11g and later print them."""
 
 
 class Lag:
@@ -44,11 +42,11 @@ class Lag:
         """Redo the log writer took at ``stamp`` is on the standby log now."""
         now = time.time()
         self.lag = max(0.0, now - stamp)
-        self.datum = time.strftime(STAMP, time.localtime(now))
+        self.datum = dg_stamp(now)
 
     def publish(self) -> None:
         """Into V$DATAGUARD_STATS, computed now."""
-        computed = time.strftime(STAMP)
+        computed = dg_stamp()
         self.standin.set_dg_stats(self.lag, self.lag, self.datum or computed, computed)
 
 

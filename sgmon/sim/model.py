@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sgmon.sim.scenarios import Conditions
-from sgmon.sim.standin import Buckets, StandIn
+from sgmon.sim.standin import Buckets, StandIn, dg_stamp
 
 PRIMARY_EVENTS = (
     "log file sync",
@@ -298,7 +297,7 @@ class CommitModel:
         self.primary.publish_stats({k: round(v) for k, v in self.stats.items()})
         self.standby.publish_stats({k: round(v) for k, v in self.standby_stats.items()})
         self.primary.publish_resp_hist(2, self.resp)
-        stamp = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.wall(now)))
+        stamp = dg_stamp(self.wall(now))
         if not c.transport_stopped:
             self._datum = stamp
             self.standby.set_dg_stats(0.0, round(self.apply_lag), datum_time=stamp)

@@ -38,7 +38,7 @@ from sgmon.sim.scenarios import (
     spared,
     uncapped,
 )
-from sgmon.sim.standin import StandIn
+from sgmon.sim.standin import StandIn, dg_stamp
 from sgmon.sim.traces import TraceWriter
 
 OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp", "procs")
@@ -236,7 +236,8 @@ class SimPair:
         synced = cond if self._sync_capped else uncapped(cond)
         shipped: dict[str, TickStats] = {}
         conds: dict[str, Conditions] = {}
-        for name, (p, model, traces) in self.nodes.items() if not self._switching() else ():
+        switching = self._switching()  # may swap the roles, and so the nodes, first
+        for name, (p, model, traces) in self.nodes.items() if not switching else ():
             conds[name] = synced if p.faulted else spared(synced)
             shipped[name] = model.advance(self.t, self.interval, conds[name])
             if traces:
@@ -245,7 +246,7 @@ class SimPair:
         links = [(self.os[n].addr, shipped[n]) for n in shipped]
         self.t += self.interval
         self._seq += 1
-        stamp = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(self.now()))
+        stamp = dg_stamp(self.now())
         for name, (p, model, _tw) in self.nodes.items():  # archived as soon as the SYNC one
             for dest_id in self._dests if name in shipped and shipped[name].switches else ():
                 self.dbs[name].set_archived(dest_id, model.sequence - 1, p.thread)

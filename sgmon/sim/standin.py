@@ -34,6 +34,7 @@ import datetime as _dt
 import itertools
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from collectors.oracle.queries import parse_version
@@ -154,6 +155,12 @@ LOG_BYTES = 4 << 30
 def _now_text(when: float | None = None) -> str:
     t = _dt.datetime.now() if when is None else _dt.datetime.fromtimestamp(when)
     return t.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def dg_stamp(when: float | None = None) -> str:
+    """A V$DATAGUARD_STATS DATUM_TIME / TIME_COMPUTED as 11g and later print it (now, or the
+    epoch seconds ``when``), for every writer of the view's times."""
+    return time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(when))
 
 
 class Buckets:

@@ -24,7 +24,7 @@ def dest(inst: str, mode: str, host: str, status: str = "VALID") -> Dest:
 
 
 SEED_003 = Topology(
-    "prod",
+    ("prod",),
     "its database says PRIMARY",
     (dest("dest_2", "SYNC", "stby_b"), dest("dest_3", "ASYNC", "stby_a")),
     ("stby_c", "stby_a", "stby_b"),
@@ -48,7 +48,7 @@ def test_the_order_follows_the_commit_path_not_the_config() -> None:
 
 def test_several_sync_standbys_go_in_destination_order() -> None:
     topo = Topology(
-        "prod",
+        ("prod",),
         "",
         (dest("dest_2", "SYNC", "far"), dest("dest_3", "SYNC", "near")),
         ("near", "far"),
@@ -63,7 +63,7 @@ def test_several_sync_standbys_go_in_destination_order() -> None:
 def test_every_primary_instance_goes_first() -> None:
     """A RAC primary: every host whose role is primary is left of the standbys, in the config's
     order, whichever of them the topology took as the one that ships."""
-    topo = Topology("prod2", "", (dest("dest_2", "SYNC", "stby"),), ("stby",), places={
+    topo = Topology(("prod2",), "", (dest("dest_2", "SYNC", "stby"),), ("stby",), places={
         "stby": "commit path"})  # fmt: skip
     config = hosts("stby:standby", "prod1:primary", "prod2:primary")
     assert order(config, topo) == ["prod1", "prod2", "stby"]
@@ -74,7 +74,7 @@ def test_every_primary_instance_goes_first() -> None:
 def test_unmapped_destinations_say_standby_not_sync() -> None:
     """Until a destination is mapped to a watched host every standby is assumed on the commit
     path; the strip does not claim it is SYNC."""
-    topo = Topology("prod", "", (), ("stby",), places={"stby": "commit path"})
+    topo = Topology(("prod",), "", (), ("stby",), places={"stby": "commit path"})
     assert place(HostInfo("stby", "standby"), topo) == "standby"
 
 
