@@ -80,7 +80,7 @@ class _Followed:
         "last",
         "nthreads",
         "pid",
-        "runs",
+        "sched",
         "start",
         "stat",
         "tasks",
@@ -100,8 +100,8 @@ class _Followed:
             sched = ProcFile(os.path.join(base, "schedstat"))
             self.tasks[str(pid)] = (sched, ProcFile(os.path.join(base, "status")))
         self.nthreads = 1
-        self.runs = -1
-        """Times its threads were put on a CPU (schedstat pcount) at the last full read."""
+        self.sched: list[bytes] = []
+        """Its threads' schedstat texts at the last full read: equal now means it has not run."""
         self.last: dict[str, Any] | None = None
 
     def close(self) -> None:
@@ -242,17 +242,18 @@ def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
     """One process's raw counters (threads summed) and state.
 
     Most of an instance's processes sleep through most ticks: one that was sleeping and has
-    not been put on a CPU since (its schedstat pcount did not move) has no new CPU time, delay,
-    switch or I/O to count, so its last row stands and only its schedstat is read (3 us
-    instead of 25).  A process in R or D is read in full every tick.  Its CPU time is
-    schedstat's nanoseconds on a CPU, not stat's utime + stime in clock ticks (10 ms each: a
-    LGWR at 4 % of a CPU would read 0, 10 or 0 % from one second to the next).
+    not been put on a CPU since (its schedstat text, time on a CPU, delay and run count, is the
+    same bytes) has no new CPU time, delay, switch or I/O to count, so its last row stands and
+    only its schedstat is read and compared (3 us instead of 25).  A process in R or D is read
+    in full every tick.  Its CPU time is schedstat's nanoseconds on a CPU, not stat's utime +
+    stime in clock ticks (10 ms each: a LGWR at 4 % of a CPU would read 0, 10 or 0 % from one
+    second to the next).
     """
     tasks = _tasks(p, p.nthreads)
-    scheds = [sched.raw().split(None, 3) for sched, _ in tasks]
-    runs = sum(int(x[2]) for x in scheds)
-    if p.last is not None and p.last["state"] not in ("R", "D") and runs == p.runs:
+    raws = [sched.raw() for sched, _ in tasks]
+    if raws == p.sched and p.last is not None and p.last["state"] not in ("R", "D"):
         return p.last
+    scheds = [x.split() for x in raws]
     f = stat_fields(p.stat.read())
     if f[19] != p.start:
         raise ValueError("pid reused")
@@ -276,7 +277,7 @@ def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
         row["read_kb"] = _io(io, "read_bytes: ") / 1024
         row["write_kb"] = _io(io, "write_bytes: ") / 1024
     p.nthreads = int(f[17])  # a thread started or ended: the next read opens or drops its files
-    p.runs, p.last = runs, row
+    p.sched, p.last = raws, row
     return row
 
 

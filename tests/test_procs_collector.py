@@ -54,7 +54,9 @@ def _named(c: ProcsCollector, names: set[str], timeout: float = 5.0) -> dict:
 
 def test_background_processes_are_found_by_name_and_measured(spawn) -> None:
     """Two busy processes pinned to one CPU each get half of it and wait the other half: the
-    one named LGWR shows ~50 % CPU and ~500 ms/s of run-queue delay; a sleeper shows neither."""
+    one named LGWR shows at most ~50 % CPU and the rest of each second as run-queue delay (it
+    is runnable throughout: running plus waiting is the whole second, however many other
+    processes share CPU 0 on a loaded machine); a sleeper shows neither."""
     spawn("ora_lgwr_TST", "busy", 10, cpu=0)
     spawn("hog", "busy", 10, cpu=0)
     spawn("ora_nss2_TST")
@@ -70,7 +72,8 @@ def test_background_processes_are_found_by_name_and_measured(spawn) -> None:
         c.close()
     assert set(rows) == {"LGWR", "NSS2"}
     lgwr, nss = rows["LGWR"], rows["NSS2"]
-    assert lgwr["cpu"] == pytest.approx(50, abs=15) and lgwr["runq"] == pytest.approx(500, abs=150)
+    assert lgwr["cpu"] * 10 + lgwr["runq"] == pytest.approx(1000, rel=0.1)
+    assert lgwr["cpu"] < 65 and lgwr["runq"] > 350
     assert lgwr["nvcsw"] > 10  # preempted by the hog, again and again
     assert nss["runq"] < 50 and nss["state"] == "S" and nss["vcsw"] > 5  # it sleeps 20x/s
 
@@ -164,5 +167,6 @@ def test_threaded_execution_follows_the_background_thread_alone(spawn) -> None:
         proc.kill()
         proc.wait()
     assert rows["LGWR"]["pid"] == tid != proc.pid
-    assert rows["LGWR"]["cpu"] == pytest.approx(50, abs=15)
-    assert rows["LGWR"]["runq"] == pytest.approx(500, abs=150)
+    lgwr = rows["LGWR"]  # runnable throughout, sharing CPU 0 with the hog (and whatever else)
+    assert lgwr["cpu"] * 10 + lgwr["runq"] == pytest.approx(1000, rel=0.1)
+    assert lgwr["cpu"] < 65 and lgwr["runq"] > 350
