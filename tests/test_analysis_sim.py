@@ -31,6 +31,8 @@ CAUSE = {
     "rac-rto-stall": ("rto_stall", "node1"),
     # node 2 acknowledges node 1's commit SCNs late: broadcast on commit (seed 000 steps 4, 9)
     "rac-lms-slow": ("rac_broadcast", "node1"),
+    # node 2's slow redo disk holds the blocks node 1's sessions wait for (gcs log flush sync)
+    "rac-gcs-flush": ("rac_log_flush", "node1"),
 }
 
 
@@ -90,6 +92,16 @@ def test_a_fault_soon_after_start_is_named(scenario: str) -> None:
         if since >= 0 and top is not None and (top.rule, top.host) == (rule, host)
     ]
     assert named and named[0] <= 10
+
+
+def test_a_slow_log_flush_on_node2_is_named_with_node2s_write() -> None:
+    """The wait is node 2's LMS's, its cause node 2's LGWR write; node 1's sessions pay."""
+    _, ticks = run("rac-gcs-flush", seed=4, seconds=60 + 20)
+    top = ticks[-1][1]
+    assert top is not None and (top.rule, top.host) == ("rac_log_flush", "node1")
+    assert "gcs log flush sync" in top.title and "node2" in top.title
+    assert "log file parallel write" in top.title
+    assert ("node2", "oracle_waits", "log file parallel write", "avg") in top.series
 
 
 def test_healthy_pair_stays_quiet_for_10_minutes() -> None:

@@ -242,6 +242,11 @@ class SimPair:
             shipped[name] = model.advance(self.t, self.interval, conds[name])
             if traces:
                 traces.write(shipped[name])
+        for name, other in ((a, b) for a in shipped for b in shipped if a != b):
+            # RAC: the blocks name's transactions take from the other instance
+            blocks = round(shipped[name].commits * conds[name].gc_per_commit / (len(shipped) - 1))
+            if blocks:
+                self.nodes[other][1].ship_blocks(blocks, conds[other], self.nodes[name][1])
         st = merged(list(shipped.values())) if shipped else TickStats()
         links = [(self.os[n].addr, shipped[n]) for n in shipped]
         self.t += self.interval
