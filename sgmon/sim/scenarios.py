@@ -84,6 +84,10 @@ SCENARIOS: dict[str, str] = {
     "rac-lms-slow": "a two-node RAC primary whose node 2 acknowledges node 1's commit SCN "
     "broadcasts late (LMS starved, seed 000 steps 4 and 9): node 1's LGWR waits beyond its "
     "writes, which stay fast",
+    "failover": "the primary site_a dies at the onset (its host stops answering) and site_b, "
+    "its SYNC standby, is failed over to and opens as the primary 20 s later, with no standby "
+    "left: the panes follow the roles, the dead host is reported unreachable, and the gap is "
+    "no commit fault",
     "rac-gcs-flush": "a two-node RAC primary whose node 2 redo disk is slow: node 2's LMS waits "
     "on 'gcs log flush sync' before shipping a block, and node 1's sessions wait for those "
     "blocks (gc current block busy) while node 1's own commits stay fast",
@@ -111,7 +115,7 @@ _FAULTS: dict[str, Conditions] = {
 _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["rac-rto-stall"] = _FAULTS["rto-stall"]
 _FAULTS["rac-lms-slow"] = replace(HEALTHY, boc_ms=14.0)
-_FAULTS["switchover"] = HEALTHY
+_FAULTS["switchover"] = _FAULTS["failover"] = HEALTHY
 _FAULTS["rac-gcs-flush"] = replace(HEALTHY, local_ms=14.0, gc_per_commit=0.25)
 
 
@@ -164,6 +168,9 @@ class Layout:
     switch_gap: float | None = None
     """A switchover at the onset: seconds from the primary's conversion to standby until the
     standby opens as the new primary (None: no switchover)."""
+    failover: bool = False
+    """The role change at the onset is a failover: the primary's host dies instead of becoming
+    a standby, and the new primary has no standby left."""
 
 
 PAIR = Layout("19.21.0.0.0", (Standby("standby", "STBY", 2, "SYNCHRONOUS"),))
@@ -194,6 +201,13 @@ _LAYOUTS = {
         switch_gap=12.0,
     ),
     "rac-lms-slow": RAC,
+    "failover": Layout(
+        PAIR.version,
+        (Standby("site_b", "SITE_B", 2, "SYNCHRONOUS"),),
+        (Instance("site_a"),),
+        switch_gap=20.0,
+        failover=True,
+    ),
     "rac-gcs-flush": Layout(
         PAIR.version,
         PAIR.standbys,
