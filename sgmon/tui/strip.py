@@ -41,8 +41,8 @@ DEST_FIELDS = ("status", "error", "gap_status")
 def order(hosts: Sequence[HostInfo], topo: Topology | None) -> list[str]:
     """Host names along the commit path, as the panes take them from the left.
 
-    The primary instance(s) first (the topology's, then any other host whose role is primary,
-    such as a failover's dead old primary, in config order), then the standbys on the commit
+    The primary instance(s) first (the topology's in config order, then any other host whose
+    role is primary, such as a failover's dead old primary), then the standbys on the commit
     path, then the lag risks (ASYNC destinations), the cascaded standbys and any other host;
     within each, in the order of the primary's destinations, then of the config.  Without a
     topology (no analysis, or not yet run): the primaries, then the others in config order.
@@ -51,7 +51,7 @@ def order(hosts: Sequence[HostInfo], topo: Topology | None) -> list[str]:
     first = [h.name for h in hosts if h.role == "primary"]
     if topo is None:
         return first + [n for n in names if n not in first]
-    lead = [n for n in topo.primaries if n in names]  # the databases' own primary instances
+    lead = [n for n in names if n in topo.primaries]  # the databases' own primary instances
     first = lead + [n for n in first if n not in lead]  # then a dead host that was primary
     dest: dict[str, int] = {}
     for i, d in enumerate(topo.dests):
