@@ -24,6 +24,18 @@ COMMIT_EVENTS = (LOG_FILE_SYNC, SYNC_REMOTE_WRITE, TRANSPORT_MISC, LNS_SENDREQ)
 """The primary's commit-path waits, log file sync first: outliers here are the symptom."""
 REMOTE_WRITES = (SYNC_REMOTE_WRITE, LNS_SENDREQ)
 STANDBY_WRITES = (RFS_WRITE, RFS_RANDOM)
+GCS_LOG_FLUSH = "gcs log flush sync"
+GC_BUSY = (
+    "gc current block busy",
+    "gc cr block busy",
+    "gc buffer busy acquire",
+    "gc buffer busy release",
+)
+"""RAC's wait for another instance's redo: before an instance's LMS ships a block whose redo is
+not yet on disk (a current block with recent changes, or a CR copy built with undo), it asks its
+own LGWR to flush and waits on ``gcs log flush sync``; the sessions of the instance that asked for
+the block wait meanwhile on these gc busy events (seed 001's AWR: 'gcs log flush sync' 19.6 % of
+the background time, the gc busy waits 40 % of the foregrounds')."""
 SHOWN = (
     LOG_FILE_SYNC,
     LOCAL_WRITE,

@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sgmon.config import Config, ConfigError
-from sgmon.events import COMMIT_EVENTS, LOG_FILE_SYNC, RFS_WRITE, SYNC_REMOTE_WRITE
+from sgmon.events import (
+    COMMIT_EVENTS,
+    GCS_LOG_FLUSH,
+    LOG_FILE_SYNC,
+    RFS_WRITE,
+    SYNC_REMOTE_WRITE,
+)
 from sgmon.model import Field, Frame, Schema, Value
 
 if TYPE_CHECKING:
@@ -95,6 +101,8 @@ SEED_LIMITS: dict[str, Limit] = {
         f"oracle_waits.{e}.avg": Limit(WAIT_WARN_MS, WAIT_CRIT_MS, source=_AVG)
         for e in (LOG_FILE_SYNC, SYNC_REMOTE_WRITE, RFS_WRITE)
     },
+    # LMS's 'log file sync' before it ships a block (90 % under 2 ms when healthy)
+    f"oracle_waits.{GCS_LOG_FLUSH}.avg": Limit(WAIT_WARN_MS, WAIT_CRIT_MS, source=_AVG),
     "oracle_dg.log_switches": Limit(
         None, None, source="one switch is normal; the log_switches rule judges their frequency"
     ),

@@ -285,6 +285,11 @@ def schema_from_dict(d: Mapping[str, Any]) -> Schema:
     return {name: tuple(Field.from_dict(f) for f in fields) for name, fields in d.items()}
 
 
+def silence(source: str, seconds: float) -> str:
+    """Why every collector of a host is stale: its host has sent nothing for ``seconds``."""
+    return f"unreachable: no frames from {source} for {seconds:.0f}s"
+
+
 def data_guard_role(frame: Frame | None, configured: str = "") -> str:
     """A host's Data Guard role: its database's own (V$DATABASE via oracle_dg), which follows a
     switchover at once, else the frame's (the configured one), else ``configured``."""

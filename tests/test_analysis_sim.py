@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from sgmon.analysis import Analyzer, Finding
+from sgmon.model import Status
 from sgmon.sim import SCENARIOS, SimPair
 
 START = 1_800_000_000.0
@@ -31,6 +32,8 @@ CAUSE = {
     "rac-rto-stall": ("rto_stall", "node1"),
     # node 2 acknowledges node 1's commit SCNs late: broadcast on commit (seed 000 steps 4, 9)
     "rac-lms-slow": ("rac_broadcast", "node1"),
+    # node 2's slow redo disk holds the blocks node 1's sessions wait for (gcs log flush sync)
+    "rac-gcs-flush": ("rac_log_flush", "node1"),
 }
 
 
@@ -56,7 +59,7 @@ def run(
 
 
 def test_every_fault_scenario_is_covered() -> None:
-    assert set(CAUSE) == set(SCENARIOS) - {"healthy", "switchover"}
+    assert set(CAUSE) == set(SCENARIOS) - {"healthy", "switchover", "failover"}
 
 
 @pytest.mark.parametrize("scenario", sorted(CAUSE))
@@ -90,6 +93,16 @@ def test_a_fault_soon_after_start_is_named(scenario: str) -> None:
         if since >= 0 and top is not None and (top.rule, top.host) == (rule, host)
     ]
     assert named and named[0] <= 10
+
+
+def test_a_slow_log_flush_on_node2_is_named_with_node2s_write() -> None:
+    """The wait is node 2's LMS's, its cause node 2's LGWR write; node 1's sessions pay."""
+    _, ticks = run("rac-gcs-flush", seed=4, seconds=60 + 20)
+    top = ticks[-1][1]
+    assert top is not None and (top.rule, top.host) == ("rac_log_flush", "node1")
+    assert "gcs log flush sync" in top.title and "node2" in top.title
+    assert "log file parallel write" in top.title
+    assert ("node2", "oracle_waits", "log file parallel write", "avg") in top.series
 
 
 def test_healthy_pair_stays_quiet_for_10_minutes() -> None:
@@ -213,6 +226,43 @@ def test_switchover_roles_and_socket_follow_and_the_gap_blames_nothing() -> None
     assert sockets["site_b"][0].startswith("10.0.1.2:40312>10.0.1.1:1521")
     assert sockets["site_a"][0].startswith("10.0.1.1:1521>10.0.1.2:")
     assert not raised, raised[:3]
+
+
+def test_failover_follows_the_new_primary_and_reports_the_dead_host_once() -> None:
+    """The primary's host dies at the onset; 20 s later its standby opens as the primary, alone.
+    The role change comes from the database, the new primary leads the panes, every collector
+    of the dead host gives the one same reason, and nothing blames commit time on the gap."""
+    from sgmon.hosts import HostInfo
+    from sgmon.model import data_guard_role
+    from sgmon.tui.strip import order
+
+    pair = SimPair("failover", seed=3, start=START, onset=30.0)
+    a = Analyzer()
+    changes, raised = [], []
+    try:
+        while pair.t < 120:
+            frames = pair.step()
+            for f in frames:
+                a.feed(f)
+            changes += [(pair.t, f.host, e.text) for f in frames for e in f.events
+                        if e.kind == "role_change"]  # fmt: skip
+            raised += [f for f in a.state().findings if f.active and f.severity != "info"]
+    finally:
+        pair.close()
+    assert [(h, text) for _, h, text in changes] == [("site_b", "standby -> primary")]
+    assert 30 + 20 <= changes[0][0] <= 30 + 20 + 2
+    assert a.topology is not None and a.topology.primary == "site_b"
+    hosts = [HostInfo(f.host, data_guard_role(f)) for f in sorted(frames, key=lambda f: f.host)]
+    assert order(hosts, a.topology)[0] == "site_b"
+    dead = next(f for f in frames if f.host == "site_a")
+    reasons = {r.error for r in dead.collectors.values()}
+    assert {r.status for r in dead.collectors.values()} == {Status.STALE}
+    assert len(reasons) == 1 and next(iter(reasons)).startswith(
+        "unreachable: no frames from site_a"
+    )
+    # the new primary has no standby: its destination in error is all there is to say
+    assert {f.rule for f in raised} <= {"dg_state"}, {f.title for f in raised}
+    assert all("log file sync" not in f.title for f in raised)
 
 
 def test_a_standby_found_off_the_commit_path_keeps_no_cause_from_before() -> None:

@@ -59,7 +59,11 @@ def test_query_choice_per_version():
     assert pick("version_full", (12, 2)) is None
     assert pick("version_full", (19, 0)) is not None
     assert pick("system_event", (10, 2)) is None  # FG/micro columns: 11.2 is the floor
-    assert queries.default_events((11, 2)) == (*queries.EVENTS_11G, *queries.LOG_SPACE)
+    assert queries.default_events((11, 2)) == (
+        *queries.EVENTS_11G,
+        *queries.LOG_SPACE,
+        *queries.RAC_EVENTS,
+    )
     assert "LGWR any worker group" not in queries.default_events((11, 2))
     assert "LGWR any worker group" in queries.default_events((19, 0))
     assert "log file switch (checkpoint incomplete)" in queries.default_events((11, 2))

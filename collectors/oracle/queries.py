@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from sgmon.events import GC_BUSY, GCS_LOG_FLUSH
+
 Version = tuple[int, ...]
 
 # seed 000 Table 4 (12.1 onward) and the commit-path events every version has
@@ -52,6 +54,9 @@ LOG_SPACE = (
     "log file switch (private strand flush incomplete)",
 )
 """Sessions stalled before they can commit: LGWR behind, or a log switch waiting (all versions)."""
+RAC_EVENTS = (GCS_LOG_FLUSH, *GC_BUSY)
+"""RAC's waits for another instance's redo (``sgmon.events``): every version since 10g; a single
+instance never waits on them, so they add no rows there."""
 # seed 000 Table 3 (11.2)
 EVENTS_11G = (
     "log file sync",
@@ -216,8 +221,9 @@ def histogram_unit_us(text: str) -> int:
 
 def default_events(version: Version) -> tuple[str, ...]:
     """The built-in event list for a version (LNS names before 12.1, NSS/TT names and the LGWR
-    worker events after), with the log space and log switch stalls of every version."""
-    return (*(EVENTS_12C if version >= (12, 1) else EVENTS_11G), *LOG_SPACE)
+    worker events after), with the log space and log switch stalls and RAC's block flush waits
+    of every version."""
+    return (*(EVENTS_12C if version >= (12, 1) else EVENTS_11G), *LOG_SPACE, *RAC_EVENTS)
 
 
 def literal_list(values: Iterable[str]) -> str:

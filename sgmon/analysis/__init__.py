@@ -133,11 +133,12 @@ class Analyzer:
         """What the rules see for one primary instance: that instance and every other host
         but the other instances (RAC: each instance's commit path is its own), with the
         instance's budget and chain."""
-        hosts = self._views
+        hosts, instances = self._views, {}
         if len(topo.primaries) > 1:
             hosts = {n: v for n, v in hosts.items() if n == name or n not in topo.primaries}
+            instances = {n: v for n, v in self._views.items() if n in topo.primaries and n != name}
         ctx = Context(self._time, hosts, self.tracker, self.grader, self.config)
-        ctx.topology, ctx.primary_name = topo, name
+        ctx.topology, ctx.primary_name, ctx.instances = topo, name, instances
         primary, standby = ctx.primary, ctx.standby
         path = self._paths.setdefault(name or "", _Path())
         if primary is not None and primary.frame.time != path.budget_time:

@@ -70,6 +70,9 @@ class Context:
     primary_name: str | None = None
     """The primary instance this evaluation is of, as the topology took it (RAC: one
     evaluation per instance, whose ``hosts`` hold that instance and the standbys only)."""
+    instances: dict[str, HostView] = field(default_factory=dict)
+    """The other primary instances (RAC), for the rules of waits that cross instances only:
+    their commit paths are their own evaluations'."""
 
     @property
     def primary(self) -> HostView | None:

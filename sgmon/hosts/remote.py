@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from sgmon.config import HostConfig
 from sgmon.hosts import HostInfo
-from sgmon.model import CollectorResult, Frame, Schema, Status, schema_from_dict
+from sgmon.model import CollectorResult, Frame, Schema, Status, schema_from_dict, silence
 
 
 class RemoteSource:
@@ -229,7 +229,7 @@ class RemoteSource:
         self._last_stale = now
         if not self._schema:
             return
-        err = f"no frames from {self.config.ssh} for {silent:.0f}s"
+        err = silence(self.config.ssh, silent)
         t = time.time() + (self.clock_offset or 0.0)
         results = {c: CollectorResult(Status.STALE, error=err) for c in self._schema}
         emit(Frame(self.name, t, 0, self.interval, results, (), self.hosts[0].role))

@@ -96,7 +96,13 @@ def statements(extra_events: Sequence[str] = ()) -> dict[str, str]:
     live collectors' lists: both versions' Data Guard event names, since history may span an
     upgrade, every RFS event, and the config's extra events)."""
     events = queries.literal_list(
-        (*queries.EVENTS_12C, *queries.EVENTS_11G, *queries.LOG_SPACE, *extra_events)
+        (
+            *queries.EVENTS_12C,
+            *queries.EVENTS_11G,
+            *queries.LOG_SPACE,
+            *queries.RAC_EVENTS,
+            *extra_events,
+        )
     )
     like = " OR ".join(
         "event_name LIKE " + queries.literal_list([p]) for p in queries.EVENT_PATTERNS

@@ -285,7 +285,11 @@ def _columns(labels: list[str]) -> dict[str, int]:
 
 def known_events() -> tuple[str, ...]:
     """The live collector's event names, both versions' (a report may come from either)."""
-    return tuple(dict.fromkeys((*queries.EVENTS_12C, *queries.EVENTS_11G, *queries.LOG_SPACE)))
+    return tuple(
+        dict.fromkeys(
+            (*queries.EVENTS_12C, *queries.EVENTS_11G, *queries.LOG_SPACE, *queries.RAC_EVENTS)
+        )
+    )
 
 
 def _event(cell: str) -> str | None:

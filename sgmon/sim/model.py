@@ -20,6 +20,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sgmon.events import GC_BUSY, GCS_LOG_FLUSH
 from sgmon.sim.scenarios import Conditions
 from sgmon.sim.standin import Buckets, StandIn, dg_stamp
 
@@ -41,6 +42,9 @@ NAMES_11G = {
 """11.2's names for the same waits (seed 000 Table 3, seed 003's snapper): LNS waits on
 SENDREQ for the remote write, LGWR on the LNS channel for what outlasts its local write; 11.2
 has no Redo Transport MISC or Redo Writer Remote Sync Complete."""
+GC_CURRENT = GC_BUSY[0]
+INTERCONNECT_MS = 0.15
+"""A block's trip over the interconnect (gc current block 2-way: seed 001's AWR 0.18 ms)."""
 SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
 MSS = 1448  # bytes of redo per TCP segment
@@ -238,6 +242,24 @@ class CommitModel:
         self._count(st, dt, c)
         self._publish(t1, c)
         return st
+
+    def ship_blocks(self, n: int, c: Conditions, to: CommitModel) -> None:
+        """RAC: ``n`` blocks this instance ships to ``to``'s sessions this interval, each once its
+        LMS has had LGWR flush the block's redo ('gcs log flush sync', one local write under
+        ``c``); ``to``'s sessions wait for the flush and the interconnect ('gc current block
+        busy')."""
+        for name in (GCS_LOG_FLUSH, GC_CURRENT):
+            self.events.setdefault(name, Buckets())
+            to.events.setdefault(name, Buckets())
+        for _ in range(n):
+            flush = self.rng.lognormvariate(math.log(c.local_ms), c.local_sigma)
+            self.events[GCS_LOG_FLUSH].add(flush * 1000)
+            to.events[GC_CURRENT].add(
+                (flush + INTERCONNECT_MS * (0.8 + 0.4 * self.rng.random())) * 1000
+            )
+        for model in (self, to):
+            for name in (GCS_LOG_FLUSH, GC_CURRENT):
+                model.primary.publish_buckets(name, model.events[name])
 
     def _write(self, start: float, n: int, c: Conditions, p_loss: float) -> tuple:
         """One redo write: local and remote durations (ms), the SRL write, whether a loss hit."""

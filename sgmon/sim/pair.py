@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 
 from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.redo import OracleRedoCollector
@@ -23,7 +24,7 @@ from collectors.oracle.trace import OracleTraceCollector
 from collectors.oracle.waits import OracleWaitsCollector
 from sgmon.collector import Collector, RawRows
 from sgmon.engine import check_interval
-from sgmon.model import CollectorResult, Event, Frame, Schema, Status
+from sgmon.model import CollectorResult, Event, Frame, Schema, Status, silence
 from sgmon.registry import load
 from sgmon.sim.hostos import HostOS
 from sgmon.sim.model import CommitModel, TickStats, merged
@@ -106,7 +107,12 @@ class SimPair:
                 db.set_parameter("db_lost_write_protect", "TYPICAL")
         self._sync_capped = sync.capped
         self._gap = lay.switch_gap
+        self._failover = lay.failover
         self._converting = False
+        self._alone = False  # a failover's new primary: no standby left to ship to
+        self.dead: dict[str, float] = {}
+        """Hosts that stopped answering (a failover's old primary), with when: their collectors
+        report no frames, as a remote host's source does for a silent host."""
         self.nodes: dict[str, tuple[Instance, CommitModel, TraceWriter | None]] = {}
         """Each primary instance: its layout, its commit model, its trace files."""
         first: CommitModel | None = None
@@ -170,8 +176,13 @@ class SimPair:
         if self.t < self.onset + self._gap:
             if not self._converting:
                 self._converting = True
-                self.dbs[old].set_database(database_role="PHYSICAL STANDBY", open_mode="MOUNTED")
-                self.dbs[old].set_apply(None)  # started once the new primary is open
+                if self._failover:  # the host dies: nothing of it answers any more
+                    self.dead[old] = self.now()
+                else:
+                    self.dbs[old].set_database(
+                        database_role="PHYSICAL STANDBY", open_mode="MOUNTED"
+                    )
+                    self.dbs[old].set_apply(None)  # started once the new primary is open
             return True
         if self._converting:
             self._converting, self._gap = False, None
@@ -180,9 +191,18 @@ class SimPair:
 
     def _swap(self, old: str) -> None:
         new = next(h for h, role in self.hosts if role == "standby")
-        self.dbs[new].set_database(database_role="PRIMARY", open_mode="READ WRITE")
+        if self._failover:  # terminal recovery, then OPEN RESETLOGS: a new incarnation
+            self.dbs[new].resetlogs()
+            self._alone = True
+        self.dbs[new].set_database(
+            database_role="PRIMARY",
+            open_mode="READ WRITE",
+            db_unique_name=self.dbs[new].db_unique_name,
+            **({"switchover_status": "FAILED DESTINATION"} if self._failover else {}),
+        )
         self.dbs[new].set_apply(None)
-        self.dbs[old].set_apply("APPLYING_LOG")
+        if not self._failover:
+            self.dbs[old].set_apply("APPLYING_LOG")
         model = CommitModel(
             random.Random(f"sgmon-sim/{self.seed}/db/{new}"),
             self.dbs[new],
@@ -194,7 +214,8 @@ class SimPair:
             if traces:
                 traces.close()  # the old primary's LGWR and NSS write no more
         self.nodes = {new: (Instance(new), model, None)}
-        self.hosts = [(new, "primary"), (old, "standby")]
+        # a dead host keeps the role it was given (what a silent remote source reports)
+        self.hosts = [(new, "primary"), (old, "primary" if self._failover else "standby")]
         addr = {h: self.os[h].addr for h in (old, new)}
         self.os = {
             new: HostOS("primary", random.Random(f"sgmon-sim/{self.seed}/{new}/primary"),
@@ -233,6 +254,8 @@ class SimPair:
         """Advance one interval; the frames of the primary and the SYNC standby, then of the
         standbys off the commit path."""
         cond = conditions(self.scenario, self.t, self.onset)
+        if self._alone:  # its destination is the dead host: it commits locally only
+            cond = replace(cond, transport_stopped=True)
         synced = cond if self._sync_capped else uncapped(cond)
         shipped: dict[str, TickStats] = {}
         conds: dict[str, Conditions] = {}
@@ -242,6 +265,11 @@ class SimPair:
             shipped[name] = model.advance(self.t, self.interval, conds[name])
             if traces:
                 traces.write(shipped[name])
+        for name, other in ((a, b) for a in shipped for b in shipped if a != b):
+            # RAC: the blocks name's transactions take from the other instance
+            blocks = round(shipped[name].commits * conds[name].gc_per_commit / (len(shipped) - 1))
+            if blocks:
+                self.nodes[other][1].ship_blocks(blocks, conds[other], self.nodes[name][1])
         st = merged(list(shipped.values())) if shipped else TickStats()
         links = [(self.os[n].addr, shipped[n]) for n in shipped]
         self.t += self.interval
@@ -252,6 +280,9 @@ class SimPair:
                 self.dbs[name].set_archived(dest_id, model.sequence - 1, p.thread)
         frames = []
         for host, role in self.hosts:
+            if host in self.dead:
+                frames.append(self._silent(host, role))
+                continue
             seen, mine = shipped.get(host, st), conds.get(host, synced)
             if host in self.offpath:
                 mine = self.offpath[host].conditions(cond)
@@ -274,6 +305,12 @@ class SimPair:
                 )
             )
         return tuple(frames)
+
+    def _silent(self, host: str, role: str) -> Frame:
+        """A dead host's frame: every collector stale, for the one reason."""
+        err = silence(host, self.now() - self.dead[host])
+        results = {c: CollectorResult(Status.STALE, error=err) for c in self.schema(host)}
+        return Frame(host, self.now(), 0, self.interval, results, (), role)
 
     def _oracle(self, host: str) -> tuple[dict[str, CollectorResult], list[Event]]:
         """Run the real database collectors of one host against its stand-in."""

@@ -10,7 +10,7 @@ reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
 A scenario also has a layout: the database version, the standbys and the primary's instances.
 Every scenario is 19c, single-instance, with one SYNC standby named "standby", but
 ``rac-rto-stall`` and ``rac-lms-slow`` (seed 001's two-node RAC primary; the fault reaches
-node 1 only),
+node 1 only), ``rac-gcs-flush`` (the same primary; the slow redo disk is node 2's),
 ``cascade-iops-cap``, seed 003's 11.2.0.4
 configuration after the switchover (SYNC AFFIRM to B, ASYNC to A, C cascaded from B, the IOPS
 cap on B's and C's volumes), and ``async-iops-cap``, where the cap reaches only an ASYNC standby
@@ -49,6 +49,7 @@ class Conditions:
     reads_cache: float = 450.0  # physical reads cache per second (primary)
     transport_stopped: bool = False  # the standby receives nothing: its lag goes unknown
     boc_ms: float = 0.0  # RAC: mean wait for the other instances' SCN ack beyond the write
+    gc_per_commit: float = 0.0  # RAC: blocks a commit's transaction takes from another instance
 
 
 HEALTHY = Conditions()
@@ -83,6 +84,13 @@ SCENARIOS: dict[str, str] = {
     "rac-lms-slow": "a two-node RAC primary whose node 2 acknowledges node 1's commit SCN "
     "broadcasts late (LMS starved, seed 000 steps 4 and 9): node 1's LGWR waits beyond its "
     "writes, which stay fast",
+    "failover": "the primary site_a dies at the onset (its host stops answering) and site_b, "
+    "its SYNC standby, is failed over to and opens as the primary 20 s later, with no standby "
+    "left: the panes follow the roles, the dead host is reported unreachable, and the gap is "
+    "no commit fault",
+    "rac-gcs-flush": "a two-node RAC primary whose node 2 redo disk is slow: node 2's LMS waits "
+    "on 'gcs log flush sync' before shipping a block, and node 1's sessions wait for those "
+    "blocks (gc current block busy) while node 1's own commits stay fast",
 }
 
 _FAULTS: dict[str, Conditions] = {
@@ -107,7 +115,8 @@ _FAULTS: dict[str, Conditions] = {
 _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["rac-rto-stall"] = _FAULTS["rto-stall"]
 _FAULTS["rac-lms-slow"] = replace(HEALTHY, boc_ms=14.0)
-_FAULTS["switchover"] = HEALTHY
+_FAULTS["switchover"] = _FAULTS["failover"] = HEALTHY
+_FAULTS["rac-gcs-flush"] = replace(HEALTHY, local_ms=14.0, gc_per_commit=0.25)
 
 
 def uncapped(c: Conditions) -> Conditions:
@@ -119,8 +128,8 @@ def uncapped(c: Conditions) -> Conditions:
 
 def spared(c: Conditions) -> Conditions:
     """``c`` on a RAC instance the fault does not reach: no TCP losses on its own link, no late
-    SCN acks for its own commits."""
-    return replace(c, losses_per_s=0.0, boc_ms=0.0) if c.losses_per_s or c.boc_ms else c
+    SCN acks for its own commits, its own redo disk as healthy."""
+    return replace(c, losses_per_s=0.0, boc_ms=0.0, local_ms=HEALTHY.local_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +168,9 @@ class Layout:
     switch_gap: float | None = None
     """A switchover at the onset: seconds from the primary's conversion to standby until the
     standby opens as the new primary (None: no switchover)."""
+    failover: bool = False
+    """The role change at the onset is a failover: the primary's host dies instead of becoming
+    a standby, and the new primary has no standby left."""
 
 
 PAIR = Layout("19.21.0.0.0", (Standby("standby", "STBY", 2, "SYNCHRONOUS"),))
@@ -189,6 +201,18 @@ _LAYOUTS = {
         switch_gap=12.0,
     ),
     "rac-lms-slow": RAC,
+    "failover": Layout(
+        PAIR.version,
+        (Standby("site_b", "SITE_B", 2, "SYNCHRONOUS"),),
+        (Instance("site_a"),),
+        switch_gap=20.0,
+        failover=True,
+    ),
+    "rac-gcs-flush": Layout(
+        PAIR.version,
+        PAIR.standbys,
+        (Instance("node1", 1, 1, faulted=False), Instance("node2", 2, 2)),
+    ),
 }
 
 
@@ -202,6 +226,8 @@ def conditions(scenario: str, t: float, onset: float) -> Conditions:
     if scenario not in _FAULTS:
         raise KeyError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     if t < onset:
-        # the fixed route was set before the run: rto_min is a property of the link, not the fault
-        return replace(HEALTHY, rto_min_ms=_FAULTS[scenario].rto_min_ms)
+        # the fixed route was set before the run: rto_min is a property of the link, not the
+        # fault; blocks shared between RAC instances are the workload's
+        fault = _FAULTS[scenario]
+        return replace(HEALTHY, rto_min_ms=fault.rto_min_ms, gc_per_commit=fault.gc_per_commit)
     return _FAULTS[scenario]

@@ -41,18 +41,18 @@ DEST_FIELDS = ("status", "error", "gap_status")
 def order(hosts: Sequence[HostInfo], topo: Topology | None) -> list[str]:
     """Host names along the commit path, as the panes take them from the left.
 
-    The primary instance(s) first (every host whose role is primary, in config order, and the
-    host the topology assumed primary), then the standbys on the commit path, then the lag risks
-    (ASYNC destinations), the cascaded standbys and any other host; within each, in the order of
-    the primary's destinations, then of the config.  Without a topology (no analysis, or not yet
-    run): the primaries, then the others in config order.
+    The primary instance(s) first (the topology's in config order, then any other host whose
+    role is primary, such as a failover's dead old primary), then the standbys on the commit
+    path, then the lag risks (ASYNC destinations), the cascaded standbys and any other host;
+    within each, in the order of the primary's destinations, then of the config.  Without a
+    topology (no analysis, or not yet run): the primaries, then the others in config order.
     """
     names = [h.name for h in hosts]
     first = [h.name for h in hosts if h.role == "primary"]
     if topo is None:
         return first + [n for n in names if n not in first]
-    if topo.primary in names and topo.primary not in first:
-        first.insert(0, topo.primary)
+    lead = [n for n in names if n in topo.primaries]  # the databases' own primary instances
+    first = lead + [n for n in first if n not in lead]  # then a dead host that was primary
     dest: dict[str, int] = {}
     for i, d in enumerate(topo.dests):
         for h in d.hosts:

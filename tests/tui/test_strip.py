@@ -63,12 +63,20 @@ def test_several_sync_standbys_go_in_destination_order() -> None:
 def test_every_primary_instance_goes_first() -> None:
     """A RAC primary: every host whose role is primary is left of the standbys, in the config's
     order, whichever of them the topology took as the one that ships."""
-    topo = Topology(("prod2",), "", (dest("dest_2", "SYNC", "stby"),), ("stby",), places={
-        "stby": "commit path"})  # fmt: skip
+    topo = Topology(("prod2", "prod1"), "", (dest("dest_2", "SYNC", "stby"),), ("stby",),
+                    places={"stby": "commit path"})  # fmt: skip
     config = hosts("stby:standby", "prod1:primary", "prod2:primary")
     assert order(config, topo) == ["prod1", "prod2", "stby"]
     assert order(config, None) == ["prod1", "prod2", "stby"]
     assert [place(h, topo) for h in config] == ["SYNC", "primary", "primary"]
+
+
+def test_a_dead_primary_follows_the_one_the_databases_name() -> None:
+    """After a failover the old primary's host still says its configured role, primary: the
+    database that says PRIMARY takes the first pane."""
+    topo = Topology(("site_b",), "", (), ())
+    config = hosts("site_a:primary", "site_b:primary")
+    assert order(config, topo) == ["site_b", "site_a"]
 
 
 def test_unmapped_destinations_say_standby_not_sync() -> None:

@@ -19,7 +19,7 @@ from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
 from sgmon.analysis.results import Finding, Outlier, SeriesKey
 from sgmon.events import REMOTE_WRITES, SYNC_REMOTE_WRITE
 from sgmon.judgement import RANK, worst
-from sgmon.model import number
+from sgmon.model import Frame, number
 from sgmon.units import fmt_num, fmt_step
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
@@ -214,7 +214,11 @@ def remote_write_event(ctx: Context) -> str:
     """The primary's remote-write event: 12.1's ``SYNC Remote Write``, or 11.2's ``LNS wait on
     SENDREQ`` (whose release has no Fast Sync, seed 003); the 12.1 name when neither is known."""
     p = ctx.primary
-    frame = p.frame if p is not None else None
+    return remote_event(p.frame if p is not None else None)
+
+
+def remote_event(frame: Frame | None) -> str:
+    """A primary instance's remote-write event, as ``remote_write_event``."""
     return next(
         (
             e
