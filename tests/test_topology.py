@@ -407,6 +407,42 @@ def test_retransmits_on_an_async_transport_socket_are_no_cause(process: str, dra
         assert "ships ASYNC redo" in stalls[0].evidence[-1]
 
 
+def _dest_mode(frame: Frame, mode: str) -> Frame:
+    """The primary's frame with its destination 2 in ``mode`` (SYNCHRONOUS, ASYNCHRONOUS)."""
+    from dataclasses import replace
+
+    dg = frame.collectors["oracle_dg"]
+    rows = {i: (dict(r, transmit_mode=mode) if i == "dest_2" else r) for i, r in dg.rows.items()}
+    return replace(
+        frame, collectors={**frame.collectors, "oracle_dg": CollectorResult(dg.status, rows)}
+    )
+
+
+@pytest.mark.parametrize(("mode", "drawn"), [("SYNCHRONOUS", True), ("ASYNCHRONOUS", False)])
+def test_an_11_2_lns_socket_is_judged_by_the_standby_at_its_far_end(mode: str, drawn: bool):
+    """11.2's LNSn ship SYNC and ASYNC redo alike, so the process name cannot tell; the standby
+    holding the same socket the other way round can.  rto-stall's lossy socket, owned by
+    ora_lns1_PROD, is the cause while its standby is a SYNC destination and a lag risk once the
+    primary ships to that standby ASYNC."""
+    pair = SimPair("rto-stall", seed=3, start=START, onset=10.0)
+    a = Analyzer()
+    found = []
+    try:
+        while pair.t < 60:
+            primary, standby = pair.step()
+            a.feed(_dest_mode(_renamed(primary, "ora_lns1_PROD"), mode))
+            a.feed(standby)
+            found += [f for f in a.state().findings if f.host == "primary"]
+    finally:
+        pair.close()
+    stalls = [f for f in found if "DG socket retransmits" in f.title]
+    assert stalls
+    assert any(" <- DG socket retransmits" in f.title for f in stalls) is drawn
+    if not drawn:
+        assert all(f.rule == "lag_risk" for f in stalls)
+        assert "ships to standby, which is not a SYNC destination" in stalls[0].evidence[-1]
+
+
 def test_config_keys_of_several_standbys_show_with_their_origin(tmp_path: Path):
     cfg = tmp_path / "sgmon.toml"
     cfg.write_text(

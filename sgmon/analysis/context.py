@@ -73,6 +73,9 @@ class Context:
     instances: dict[str, HostView] = field(default_factory=dict)
     """The other primary instances (RAC), for the rules of waits that cross instances only:
     their commit paths are their own evaluations'."""
+    _ends: dict[str, str] | None = None
+    """DG socket key as its far end reads it (``peer>local``) -> the watched host at that end;
+    built on first use, once per evaluation."""
 
     @property
     def primary(self) -> HostView | None:
@@ -105,13 +108,37 @@ class Context:
         view = self.hosts.get(host)
         sockets = view.frame.rows("tcp") if view is not None else {}
         for _, coll, inst, _ in series:
-            process = sockets.get(inst, {}).get("process") if coll == "tcp" else None
+            if coll != "tcp":
+                continue
+            process = sockets.get(inst, {}).get("process")
             if off_path_sender(process):
                 return (
                     f"{inst} belongs to {process}, which ships ASYNC redo or archived logs "
                     "(TTnn, ARCn): no commit waits for it"
                 )
+            far = self.far_end(host, inst)
+            if far is not None and not self.on_commit_path(far):
+                return (
+                    f"{inst} ({process or 'its sender'}) ships to {far}, which is not a SYNC "
+                    "destination of the primary (sgmon.topology): no commit waits for it"
+                )
         return ""
+
+    def far_end(self, host: str, inst: str) -> str | None:
+        """The watched host at the other end of ``host``'s socket ``inst`` (``local>peer``): the
+        one holding the same socket the other way round.  11.2's LNSn ship both SYNC and ASYNC
+        redo, so only the far end tells which destination a socket serves; no name resolution,
+        the two ends' addresses are the kernel's own (None behind NAT, or unwatched)."""
+        if self._ends is None:
+            self._ends = {
+                key: name
+                for name, v in self.hosts.items()
+                for key in v.frame.rows("tcp")
+                if ">" in key
+            }
+        local, _, peer = inst.partition(">")
+        far = self._ends.get(f"{peer}>{local}")
+        return far if far != host else None
 
     def other(self, host: str) -> str | None:
         """The host at the other end of the Data Guard link: the commit-path standby seen from

@@ -19,6 +19,11 @@ from sgmon.sim.scenarios import Conditions
 
 NCPU = 8
 PRIMARY_ADDR, STANDBY_ADDR, NSS_PORT, DG_PORT = "10.0.1.1", "10.0.1.2", 40312, 1521
+Link = tuple[str, int, TickStats]
+"""One socket's far end and load: the sender's address and port (on a standby), what it shipped."""
+Send = tuple[str, int, str]
+"""A socket a host ships redo over that no commit waits for: (receiver's address, local port,
+sending process), e.g. the primary's TT00 to an ASYNC standby."""
 NSS_PID, RFS_PID = 4242, 5151
 """The processes at the two ends of the DG socket (its owner in ``tcp``, a row in ``procs``)."""
 
@@ -33,10 +38,16 @@ class HostOS:
         addr: str | None = None,
         sid: str = "PROD",
         peer: str = STANDBY_ADDR,
+        sender: str = "nss2",
+        sends: Sequence[Send] = (),
     ) -> None:
         """``addr``: the host's DG address (RAC nodes each have their own); ``sid``: the
-        primary instance's name, in its NSS process name; ``peer``: a primary's standby."""
+        primary instance's name, in its NSS process name; ``peer``: a primary's SYNC standby;
+        ``sender``: the process shipping SYNC (``nss2``, 11.2's ``lns1``); ``sends``: its
+        other outgoing DG sockets (ASYNC destinations, a cascading standby's onward one)."""
         self.peer = peer
+        self.sender = sender
+        self.sends = tuple(sends)
         self.role = role
         self.rng = rng
         self.sid = sid
@@ -51,10 +62,10 @@ class HostOS:
         st: TickStats,
         c: Conditions,
         dt: float,
-        links: Sequence[tuple[str, TickStats]] = (),
+        links: Sequence[Link] = (),
     ) -> dict[str, Rows]:
         """Frame rows of cpu, paging, disk, netdev and tcp for this interval; ``links``: a
-        standby's senders (address, what each shipped), one socket each (RAC: one per
+        standby's senders (address, port, what each shipped), one socket each (RAC: one per
         instance), else one from the single primary."""
         return {
             "cpu": self._cpu(st, c, dt),
@@ -182,36 +193,32 @@ class HostOS:
         pub = _nic(self._j(2400.0), self._j(5100.0), self._j(9000.0), self._j(8700.0), 10000)
         return {"eth0": pub, "eth1": dg}
 
-    def _tcp(
-        self, st: TickStats, c: Conditions, dt: float, links: Sequence[tuple[str, TickStats]]
-    ) -> Rows:
+    def _tcp(self, st: TickStats, c: Conditions, dt: float, links: Sequence[Link]) -> Rows:
         out: Rows = {}
         if self.primary:
-            links = ((self.peer, st),)
-        for i, (peer_addr, ls) in enumerate(links or ((PRIMARY_ADDR, st),)):
+            links = ((self.peer, DG_PORT, st),)
+        for i, (peer_addr, port, ls) in enumerate(links or ((PRIMARY_ADDR, NSS_PORT, st),)):
             rtt = self._j(c.rtt_ms, 0.2)
-            rto = round(c.rto_min_ms + rtt + (4 if c.rto_min_ms >= 200 else 1))
             rate = ls.redo_bytes / dt
             if self.primary:
-                inst = f"{self.addr}:{NSS_PORT}>{peer_addr}:{DG_PORT}"
-                proc, pid = f"ora_nss2_{self.sid}", NSS_PID
+                inst = f"{self.addr}:{NSS_PORT}>{peer_addr}:{port}"
+                proc, pid = f"ora_{self.sender}_{self.sid}", NSS_PID
                 acked, received = rate, ls.writes * 64 / dt
             else:
-                inst = f"{self.addr}:{DG_PORT}>{peer_addr}:{NSS_PORT}"
+                inst = f"{self.addr}:{DG_PORT}>{peer_addr}:{port}"
                 proc, pid = "oraclePRODSTBY", RFS_PID + i
                 acked, received = ls.writes * 64 / dt, rate
-            local, peer = inst.split(">")
-            out[inst] = {
-                "state": "ESTAB", "local": local, "peer": peer, "rto": rto,
-                "rtt": round(rtt, 3), "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None,
-                "unacked": ls.unacked if self.primary else 0,
-                "lost": 0, "retrans": 1 if ls.losses and self.primary else 0,
-                "retransmits": ls.losses if self.primary else 0, "bytes_acked": round(acked),
-                "bytes_received": round(received), "send_q": 0, "recv_q": 0,
-                "sndbuf": 4194304, "rcvbuf": 6291456, "delivery_rate": round(rate * 1.6),
-                "pid": pid, "process": proc,
-                "rto_min": c.rto_min_ms if c.rto_min_ms != 200.0 else None,
-            }  # fmt: skip
+            out[inst] = self._socket(inst, c, rtt, acked, received, pid, proc)
+            if self.primary:
+                out[inst].update(
+                    unacked=ls.unacked, retrans=1 if ls.losses else 0, retransmits=ls.losses
+                )
+        for i, (peer_addr, port, proc) in enumerate(self.sends):
+            inst = f"{self.addr}:{port}>{peer_addr}:{DG_PORT}"
+            rate = st.redo_bytes / dt  # the same redo, shipped without a commit waiting
+            out[inst] = self._socket(
+                inst, c, self._j(c.rtt_ms, 0.2), rate, 0.0, NSS_PID + 1 + i, proc
+            )
         losses = st.losses if self.primary else 0
         out["host"] = {
             "retrans_segs": round(losses / dt + self._j(0.2, 1.0), 2),
@@ -219,6 +226,23 @@ class HostOS:
             "lost_retransmit": 0.0,
         }
         return out
+
+    @staticmethod
+    def _socket(
+        inst: str, c: Conditions, rtt: float, acked: float, received: float, pid: int, proc: str
+    ) -> dict:
+        """One established DG socket's ss row, nothing lost or in flight."""
+        local, peer = inst.split(">")
+        return {
+            "state": "ESTAB", "local": local, "peer": peer,
+            "rto": round(c.rto_min_ms + rtt + (4 if c.rto_min_ms >= 200 else 1)),
+            "rtt": round(rtt, 3), "rttvar": round(rtt / 2, 3), "cwnd": 10, "ssthresh": None,
+            "unacked": 0, "lost": 0, "retrans": 0, "retransmits": 0, "bytes_acked": round(acked),
+            "bytes_received": round(received), "send_q": 0, "recv_q": 0,
+            "sndbuf": 4194304, "rcvbuf": 6291456,
+            "delivery_rate": round(max(acked, received) * 1.6),
+            "pid": pid, "process": proc, "rto_min": c.rto_min_ms if c.rto_min_ms != 200.0 else None,
+        }  # fmt: skip
 
 
 PRIMARY_PROCS = {  # name: (pid, share of a CPU it runs at, runs per write?)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from collectors.oracle.dg import OracleDgCollector
@@ -26,7 +27,7 @@ from sgmon.collector import Collector, RawRows
 from sgmon.engine import check_interval
 from sgmon.model import CollectorResult, Event, Frame, Schema, Status, silence
 from sgmon.registry import load
-from sgmon.sim.hostos import HostOS
+from sgmon.sim.hostos import NSS_PORT, HostOS
 from sgmon.sim.model import CommitModel, TickStats, merged
 from sgmon.sim.offpath import OffPathStandby
 from sgmon.sim.scenarios import (
@@ -34,6 +35,8 @@ from sgmon.sim.scenarios import (
     SCENARIOS,
     Conditions,
     Instance,
+    Layout,
+    Standby,
     conditions,
     layout,
     spared,
@@ -145,6 +148,7 @@ class SimPair:
             h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}"), *self._address(h))
             for h, role in self.hosts
         }
+        self._feeds = self._wire(lay, sync.name, others)
         self.sessions = {
             h: Session(role=role, connect=self.dbs[h].connect, clock=lambda: self.t)
             for h, role in self.hosts
@@ -238,11 +242,35 @@ class SimPair:
         return self.start + t
 
     def _address(self, host: str) -> tuple[str | None, str]:
-        """A host's DG address and instance name: RAC nodes each have their own."""
+        """A host's DG address and instance name: RAC nodes each have their own, and so does
+        every standby off the commit path."""
+        if host in self.offpath:
+            return f"10.0.1.{10 + list(self.offpath).index(host)}", "PROD"
         if host not in self.nodes or len(self.nodes) == 1:
             return None, "PROD"
         p = self.nodes[host][0]
         return f"10.0.1.{2 * p.inst_id - 1}", f"PROD{p.inst_id}"
+
+    def _wire(
+        self, lay: Layout, sync: str, others: Sequence[Standby]
+    ) -> dict[str, tuple[str, int]]:
+        """Each off-path standby's feeder and the port it sends from, with the senders' sockets:
+        an ASYNC destination from every primary instance (12c on: TTnn; 11.2: an LNSn, as for
+        SYNC), a cascaded standby from the SYNC one (11.2: ARCn, after the log is archived)."""
+        old = lay.version.startswith("11.")
+        feeds: dict[str, tuple[str, int]] = {}
+        for k, sb in enumerate(others):
+            port = NSS_PORT + 1 + k
+            senders = list(self.nodes) if sb.dest_id is not None else [sync]
+            proc = ("arc2" if sb.dest_id is None else f"lns{k + 2}") if old else f"tt{k:02d}"
+            for n in senders:
+                sid = self.os[n].sid if n in self.nodes else self.dbs[n].db_unique_name
+                self.os[n].sends += ((self.os[sb.name].addr, port, f"ora_{proc}_{sid}"),)
+            feeds[sb.name] = (senders[0], port)
+        if old:
+            for n in self.nodes:
+                self.os[n].sender = "lns1"  # 11.2's LNSn serve SYNC and ASYNC alike
+        return feeds
 
     def schema(self, host: str) -> Schema:
         """Declared fields of every collector of a host (oracle_trace: primary only)."""
@@ -271,7 +299,7 @@ class SimPair:
             if blocks:
                 self.nodes[other][1].ship_blocks(blocks, conds[other], self.nodes[name][1])
         st = merged(list(shipped.values())) if shipped else TickStats()
-        links = [(self.os[n].addr, shipped[n]) for n in shipped]
+        links = [(self.os[n].addr, NSS_PORT, shipped[n]) for n in shipped]
         self.t += self.interval
         self._seq += 1
         stamp = dg_stamp(self.now())
@@ -283,13 +311,15 @@ class SimPair:
             if host in self.dead:
                 frames.append(self._silent(host, role))
                 continue
-            seen, mine = shipped.get(host, st), conds.get(host, synced)
+            seen, mine, feed = shipped.get(host, st), conds.get(host, synced), links
             if host in self.offpath:
                 mine = self.offpath[host].conditions(cond)
                 seen = self.offpath[host].advance(st, mine, self.interval, stamp)
+                sender, port = self._feeds[host]
+                feed = [(self.os[sender].addr, port, st)]
             results: dict[str, CollectorResult] = {
                 name: CollectorResult(Status.OK, rows=rows, duration_ms=0.0)
-                for name, rows in self.os[host].rows(seen, mine, self.interval, links).items()
+                for name, rows in self.os[host].rows(seen, mine, self.interval, feed).items()
             }
             db_results, events = self._oracle(host)
             results.update(db_results)
