@@ -119,6 +119,13 @@ class Topology:
         or any standby while the destinations are not mapped."""
         return host in self.primaries or self.places.get(host, "commit path") == "commit path"
 
+    def fast_sync(self, host: str) -> bool:
+        """Whether ``host`` is a Fast Sync destination (SYNC NOAFFIRM, 12.1 on): it acknowledges
+        redo on receipt, so its SRL writes, and the disk under them, are off the commit path
+        (seed 000: Fast Sync "eliminates slow I/O on a standby from impacting production")."""
+        mine = [d for d in self.dests if host in d.hosts and d.commit_path]
+        return bool(mine) and all(d.affirm.upper() == "NO" for d in mine)
+
     def cascaded(self, host: str) -> bool:
         """Whether a watched standby receives from somewhere else than the primary (no
         destination of the primary ships to it, while others are mapped)."""

@@ -34,6 +34,8 @@ CAUSE = {
     "rac-lms-slow": ("rac_broadcast", "node1"),
     # node 2's slow redo disk holds the blocks node 1's sessions wait for (gcs log flush sync)
     "rac-gcs-flush": ("rac_log_flush", "node1"),
+    # the same cap behind Fast Sync: acknowledged on receipt, so a lag risk, never the cause
+    "fast-sync-iops-cap": ("lag_risk", "standby"),
 }
 
 
@@ -93,6 +95,38 @@ def test_a_fault_soon_after_start_is_named(scenario: str) -> None:
         if since >= 0 and top is not None and (top.rule, top.host) == (rule, host)
     ]
     assert named and named[0] <= 10
+
+
+@pytest.mark.parametrize(
+    ("scenario", "fast"), [("fast-sync-iops-cap", True), ("standby-iops-cap", False)]
+)
+def test_fast_sync_takes_the_standby_disk_off_the_commit_path(scenario: str, fast: bool) -> None:
+    """Seed 000: Fast Sync (SYNC NOAFFIRM) acknowledges on receipt, so the capped SRL volume
+    costs commits nothing and no part of the remote write is standby I/O; with AFFIRM the same
+    cap is the cause and most of the remote write."""
+    pair = SimPair(scenario, seed=5, start=START, onset=20.0)
+    a = Analyzer()
+    shares, found = [], []
+    try:
+        while pair.t < 80:
+            for f in pair.step():
+                a.feed(f)
+            st = a.state()
+            found += [f for f in st.findings if f.active and f.host == "standby"]
+            b = st.budget.get("primary")
+            if pair.t > 30 and b is not None and b.remote_write_ms:
+                shares.append((b.standby_io_ms or 0.0) / b.remote_write_ms)
+    finally:
+        pair.close()
+    io = [f for f in found if "disk sdb" in f.title]
+    assert shares and io
+    if fast:
+        assert max(shares) == 0.0
+        assert all(f.rule == "lag_risk" and " <- " not in f.title for f in io)
+        assert any("Fast Sync destination (SYNC NOAFFIRM)" in line for line in io[-1].evidence)
+    else:
+        assert min(shares) > 0.5
+        assert any(f.rule == "standby_io" and " <- " in f.title for f in io)
 
 
 def test_a_slow_log_flush_on_node2_is_named_with_node2s_write() -> None:

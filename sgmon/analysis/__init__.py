@@ -143,7 +143,8 @@ class Analyzer:
         path = self._paths.setdefault(name or "", _Path())
         if primary is not None and primary.frame.time != path.budget_time:
             path.budget_time = primary.frame.time
-            b = commit_budget(primary.frame, standby.frame if standby else None)
+            fast = standby is not None and topo.fast_sync(standby.name)
+            b = commit_budget(primary.frame, standby.frame if standby else None, fast)
             if b is not None:
                 self._budget[primary.name] = b
                 path.recent.append(b)
@@ -188,8 +189,10 @@ class Analyzer:
             for key, o in view.outliers.items():
                 if view is p and key[1:] in trigger_paths:
                     continue
-                if key[1] == "tcp" and ctx.off_path(view.name, (key,)):
-                    continue  # an ASYNC (TTnn) or archiver socket: no commit waits for it
+                if key[1] in ("tcp", "disk", "biolat", "oracle_waits") and ctx.off_path(
+                    view.name, (key,)
+                ):
+                    continue  # an ASYNC or archiver socket, a Fast Sync standby's SRL writes
                 meta = self.grader.meta(key[0], key[1], key[3])
                 candidates.append(
                     (o, self.tracker.series(key), meta.higher_is_worse if meta else True)

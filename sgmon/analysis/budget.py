@@ -115,8 +115,10 @@ def _standby_share(primary: Frame, standby: Frame | None, remote: float) -> floa
     return min(remote, (rfs + rest * rest_share) / n)
 
 
-def commit_budget(primary: Frame, standby: Frame | None) -> Budget | None:
-    """The budget of one primary interval, or None when log file sync had no waits."""
+def commit_budget(primary: Frame, standby: Frame | None, fast_sync: bool = False) -> Budget | None:
+    """The budget of one primary interval, or None when log file sync had no waits.
+    ``fast_sync``: the standby acknowledges on receipt (SYNC NOAFFIRM), so no part of the
+    remote write is its SRL write, however slow that is."""
     waits = primary.rows("oracle_waits")
     lfs = _avg(waits, LFS)
     if lfs is None:
@@ -125,7 +127,7 @@ def commit_budget(primary: Frame, standby: Frame | None) -> Budget | None:
     remote = remote_write(primary)
     sio = net = None
     if remote is not None:
-        sio = _standby_share(primary, standby, remote)
+        sio = 0.0 if fast_sync else _standby_share(primary, standby, remote)
         net = None if sio is None else remote - sio
     writes = [w for w in (local, remote) if w is not None]
     if not writes:

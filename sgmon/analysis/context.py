@@ -11,6 +11,7 @@ from sgmon.analysis.correlate import Link
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.results import Budget, Outlier, SeriesKey
 from sgmon.config import Config
+from sgmon.events import STANDBY_WRITES
 from sgmon.judgement import Grader
 from sgmon.model import Event, Frame
 from sgmon.topology import Topology, off_path_sender
@@ -98,8 +99,9 @@ class Context:
 
     def off_path(self, host: str, series: Iterable[SeriesKey] = ()) -> str:
         """Why no commit waits for ``host`` or for one of ``series`` ("" when one may): a
-        standby that is no SYNC destination, or a DG socket of a process that ships ASYNC redo
-        or archived logs.  The chain leaves such series out; rules turn them into lag risks."""
+        standby that is no SYNC destination, a Fast Sync standby's SRL writes and disks, or a
+        DG socket that ships ASYNC redo or archived logs (by its owner, or by the host at its
+        far end).  The chain leaves such series out; rules turn them into lag risks."""
         if not self.on_commit_path(host):
             return (
                 f"{host} is not a SYNC destination of the primary (sgmon.topology): its "
@@ -107,7 +109,14 @@ class Context:
             )
         view = self.hosts.get(host)
         sockets = view.frame.rows("tcp") if view is not None else {}
+        fast = self.topology is not None and self.topology.fast_sync(host)
         for _, coll, inst, _ in series:
+            if fast and (coll in ("disk", "biolat") or inst in STANDBY_WRITES):
+                return (
+                    f"{host} is a Fast Sync destination (SYNC NOAFFIRM): it acknowledges redo "
+                    "on receipt, before its SRL write, so its redo disk is not on the commit "
+                    "path (seed 000)"
+                )
             if coll != "tcp":
                 continue
             process = sockets.get(inst, {}).get("process")

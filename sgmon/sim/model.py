@@ -46,6 +46,8 @@ GC_CURRENT = GC_BUSY[0]
 INTERCONNECT_MS = 0.15
 """A block's trip over the interconnect (gc current block 2-way: seed 001's AWR 0.18 ms)."""
 SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold
+RECEIPT_MS = 0.03
+"""Fast Sync: the standby's RFS takes the redo into memory and acknowledges (no SRL write)."""
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
 MSS = 1448  # bytes of redo per TCP segment
 
@@ -122,15 +124,19 @@ class CommitModel:
         standby_name: str = "STBY",
         thread: int = 1,
         beside: CommitModel | None = None,
+        affirm: bool = True,
     ) -> None:
         """``thread``: the redo thread this (RAC) instance writes; ``beside``: another
         instance's model shipping to the same standby, whose RFS waits and statistics this one
-        adds to (the standby's V$ counters are of all threads)."""
+        adds to (the standby's V$ counters are of all threads); ``affirm``: SYNC AFFIRM, else
+        Fast Sync (NOAFFIRM: the remote write ends at the standby's receipt, its SRL write
+        follows on its own, seed 000)."""
         self.rng = rng
         self.primary = primary
         self.standby = standby
         self.standby_name = standby_name
         self.thread = thread
+        self.affirm = affirm
         self.events = {n: Buckets() for n in (*PRIMARY_EVENTS, LGWR_LNS, *STANDBY_EVENTS)}
         self.names = (
             NAMES_11G if primary.version < (12, 1) else {n: n for n in PRIMARY_EVENTS}
@@ -168,7 +174,9 @@ class CommitModel:
         self._msgid = 100000
         self.wall: Callable[[float], float] = lambda t: t
         """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
-        primary.set_dest(2, db_unique_name=standby_name, net_timeout=30)
+        primary.set_dest(
+            2, db_unique_name=standby_name, net_timeout=30, affirm="YES" if affirm else "NO"
+        )
         standby.set_standby_logs(thread, active=1)
 
     def advance(self, t0: float, dt: float, c: Conditions) -> TickStats:
@@ -210,10 +218,11 @@ class CommitModel:
                 st.slow.append((end, (end - start) * 1000.0, kb))
             if remote >= SPLIT_MS:
                 send = start + cpu / 1000.0
-                got = send + (remote - rfs - wire / 2) / 1000.0  # out, with any retransmission
-                done = got + rfs / 1000.0
+                waited = rfs if self.affirm else RECEIPT_MS  # the RFS part of the remote write
+                got = send + (remote - waited - wire / 2) / 1000.0  # out, with any resend
+                done = got + waited / 1000.0
                 st.remote.append(
-                    (self._msgid, self.sequence, send, got, done, send + remote / 1000.0, rfs)
+                    (self._msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
                 )
             for arrival in batch:
                 fg = rng.expovariate(1.0 / c.fg_cpu_ms) if c.fg_cpu_ms > 0 else 0.0
@@ -277,7 +286,8 @@ class CommitModel:
         if c.transport_stopped:  # the destination is in error: LGWR writes locally only
             return local, 0.0, 0.0, 0, 0.0
         lost = rng.random() < p_loss
-        remote = wire + rfs + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
+        acked = rfs if self.affirm else RECEIPT_MS  # Fast Sync: the receipt, not the SRL write
+        remote = wire + acked + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
         ev["SYNC Remote Write"].add(remote * 1000)
         ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
         ev["Redo Writer Remote Sync Complete"].add(rng.expovariate(1 / 0.006) * 1000)
@@ -328,6 +338,7 @@ class CommitModel:
             self.primary.set_dest(
                 2,
                 db_unique_name=self.standby_name,
+                affirm="YES" if self.affirm else "NO",
                 status="ERROR",
                 error="ORA-03135: connection lost contact",
             )

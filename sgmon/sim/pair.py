@@ -122,7 +122,13 @@ class SimPair:
         for p in lay.primaries:
             rng = random.Random(f"sgmon-sim/{seed}/db" + (f"/{p.name}" if first else ""))
             model = CommitModel(
-                rng, self.dbs[p.name], self.dbs[sync.name], sync.db_unique_name, p.thread, first
+                rng,
+                self.dbs[p.name],
+                self.dbs[sync.name],
+                sync.db_unique_name,
+                p.thread,
+                first,
+                sync.affirm,
             )
             model.wall = self.now_of
             sid = f"PROD{p.inst_id}" if rac else "PROD"

@@ -91,6 +91,9 @@ SCENARIOS: dict[str, str] = {
     "rac-gcs-flush": "a two-node RAC primary whose node 2 redo disk is slow: node 2's LMS waits "
     "on 'gcs log flush sync' before shipping a block, and node 1's sessions wait for those "
     "blocks (gc current block busy) while node 1's own commits stay fast",
+    "fast-sync-iops-cap": "standby-iops-cap's capped standby redo volume behind a Fast Sync "
+    "(SYNC NOAFFIRM) destination: the standby acknowledges on receipt, so commits stay fast "
+    "and the slow SRL writes are the standby's own trouble (seed 000)",
 }
 
 _FAULTS: dict[str, Conditions] = {
@@ -113,6 +116,7 @@ _FAULTS: dict[str, Conditions] = {
     "transport-stopped": replace(HEALTHY, transport_stopped=True),
 }
 _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
+_FAULTS["fast-sync-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["rac-rto-stall"] = _FAULTS["rto-stall"]
 _FAULTS["rac-lms-slow"] = replace(HEALTHY, boc_ms=14.0)
 _FAULTS["switchover"] = _FAULTS["failover"] = HEALTHY
@@ -147,14 +151,16 @@ class Instance:
 @dataclass(frozen=True, slots=True)
 class Standby:
     """One simulated standby: its host name, DB_UNIQUE_NAME, the primary's destination to it
-    (None: cascaded, fed by another standby), transmit mode, and whether the fault's IOPS cap
-    hits its volume."""
+    (None: cascaded, fed by another standby), transmit mode, whether the fault's IOPS cap
+    hits its volume, and whether a SYNC destination waits for its SRL write (AFFIRM; NOAFFIRM
+    is Fast Sync, 12.1 on: acknowledged on receipt)."""
 
     name: str
     db_unique_name: str
     dest_id: int | None
     mode: str  # SYNCHRONOUS | ASYNCHRONOUS
     capped: bool = True
+    affirm: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +213,9 @@ _LAYOUTS = {
         (Instance("site_a"),),
         switch_gap=20.0,
         failover=True,
+    ),
+    "fast-sync-iops-cap": Layout(
+        PAIR.version, (Standby("standby", "STBY", 2, "SYNCHRONOUS", affirm=False),)
     ),
     "rac-gcs-flush": Layout(
         PAIR.version,

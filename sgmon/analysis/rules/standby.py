@@ -95,14 +95,14 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
                     "itself waits on the device (seed 003, seen from the process)"
                 )
         ev += lost_write_reads(ctx, (h, "disk", dev, "w_await"), f"the standby's {dev} await")
-        ev.append(
-            "fix: give the standby redo/SRL volume the primary's IOPS (seed 003); "
-            + (
-                "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
-                if remote_write_event(ctx) == SYNC_REMOTE_WRITE
-                else "on 11.2 there is no Fast Sync to keep standby I/O out of commits"
-            )
-        )
+        if ctx.topology is not None and ctx.topology.fast_sync(h):
+            fix = "Fast Sync already keeps these writes out of commits; they still hold back the "
+            fix += "standby's own writes and apply"
+        elif remote_write_event(ctx) == SYNC_REMOTE_WRITE:
+            fix = "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
+        else:
+            fix = "on 11.2 there is no Fast Sync to keep standby I/O out of commits"
+        ev.append(f"fix: give the standby redo/SRL volume the primary's IOPS (seed 003); {fix}")
         keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
         keys += [(h, "biolat", dev, f) for f in ("p99", "max") if lat_p99 is not None]
         keys += [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
