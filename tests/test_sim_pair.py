@@ -174,3 +174,44 @@ def test_source_runs_faster_than_real_time_for_a_simulated_duration():
     assert len(frames) == 2 * 10
     assert frames[-1].time - frames[0].time == pytest.approx(4.5)
     assert [h.name for h in src.hosts] == ["primary", "standby"]
+
+
+def _far_ends(frames: tuple[Frame, ...]) -> dict[str, str]:
+    """Each DG socket (``local>peer``) -> the host holding it the other way round."""
+    held = {key: f.host for f in frames for key in f.rows("tcp") if ">" in key}
+    out = {}
+    for key, host in held.items():
+        local, _, peer = key.partition(">")
+        far = held.get(f"{peer}>{local}")
+        if far is not None:
+            out[f"{host} {key}"] = far
+    return out
+
+
+def test_every_socket_has_its_far_end_and_each_sender_its_own_rfs(runs):
+    """One socket per real connection, seen from both ends (seed 003's primary ships SYNC to B
+    and ASYNC to A over two 11.2 LNS sockets, B ships on to C), and on a RAC standby one RFS
+    per primary instance, each with its own instance's writes."""
+    frames = runs["cascade-iops-cap"][-1]
+    ends = _far_ends(frames)
+    by_host = {f.host: f for f in frames}
+    owners = {k.split(" ", 1)[0]: [] for k in ends}
+    for key, far in ends.items():
+        host, sock = key.split(" ", 1)
+        owners[host].append((by_host[host].rows("tcp")[sock]["process"], far))
+    assert sorted(owners["primary"]) == [
+        ("ora_lns1_PROD", "standby_b"),
+        ("ora_lns2_PROD", "standby_a"),
+    ]
+    assert ("ora_arc2_STBY_B", "standby_c") in owners["standby_b"]
+    assert all(
+        len(f.rows("tcp")) - 1 == len([k for k in ends if k.startswith(f.host + " ")])
+        for f in frames
+    )
+    node1, node2, standby = runs["rac-rto-stall"][-1]
+    rfs = {k: r for k, r in standby.rows("procs").items() if k.startswith("RFS[")}
+    assert len(rfs) == 2
+    senders = {r["pid"]: r for r in standby.rows("tcp").values() if r.get("pid")}
+    assert set(senders) == {r["pid"] for r in rfs.values()}
+    nss = [f.rows("procs")["NSS2"]["vcsw"] for f in (node1, node2)]
+    assert sorted(r["vcsw"] for r in rfs.values()) == sorted(nss)  # a wake per write received

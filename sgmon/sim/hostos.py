@@ -73,7 +73,7 @@ class HostOS:
             "disk": self._disk(st, c, dt),
             "netdev": self._netdev(st, dt),
             "tcp": self._tcp(st, c, dt, links),
-            "procs": self._procs(st, c, dt),
+            "procs": self._procs(st, c, dt, links),
         }
 
     def _j(self, v: float, spread: float = 0.08) -> float:
@@ -146,19 +146,27 @@ class HostOS:
         sys_ = _dev(self._j(1.0, 0.5), self._j(6.0, 0.5), 12.0, 60.0, 0.4, 0.8, svctm=0.3)
         return {"sda": sys_, "sdb": redo, "sdc": data}
 
-    def _procs(self, st: TickStats, c: Conditions, dt: float) -> Rows:
+    def _procs(self, st: TickStats, c: Conditions, dt: float, links: Sequence[Link]) -> Rows:
         """The commit path's processes: a CPU-starved primary keeps LGWR and its workers
-        runnable but waiting (run-queue delay), a capped standby keeps RFS in D on its writes."""
+        runnable but waiting (run-queue delay), a capped standby keeps RFS in D on its writes.
+        A standby has one RFS per sender (RAC: one per primary instance, each receiving its own
+        thread over its own socket), with that sender's writes."""
         j = self.procs_rng
         if self.primary:
             busy, extra = c.cpu_busy, c.runq_extra
         else:
             busy, extra = 0.12 + (0.1 if c.standby_cap else 0.0), 0.0
         queued = max(0.0, (busy * NCPU + extra - NCPU) / NCPU)  # runnable per CPU beyond one
-        writes = st.writes / dt
         rows: Rows = {}
-        table = PRIMARY_PROCS if self.primary else STANDBY_PROCS
-        for name, (pid, share, per_write) in table.items():
+        table: dict[str, tuple[int, float, bool, TickStats]] = {}
+        if self.primary:
+            table = {name: (*spec, st) for name, spec in PRIMARY_PROCS.items()}
+        else:
+            for i, (_addr, _port, ls) in enumerate(links or (("", 0, st),)):
+                table[f"RFS[{RFS_PID + i}]"] = (RFS_PID + i, RFS_SHARE, True, ls)
+            table.update({name: (*spec, st) for name, spec in STANDBY_PROCS.items()})
+        for name, (pid, share, per_write, own) in table.items():
+            writes = own.writes / dt
             demand = share * (0.5 + writes / 800.0 if per_write else 1.0)
             runq = 1000.0 * demand * queued + j.uniform(0.02, 0.4)
             io_ms = 0.0
@@ -167,7 +175,7 @@ class HostOS:
             if name.startswith("NSS") and st.unacked:
                 state = "S"  # asleep on its socket, waiting for the standby's ack
             if name.startswith("RFS"):
-                io_ms = min(1000.0, st.rfs_ms / dt)  # time in its SRL writes
+                io_ms = min(1000.0, own.rfs_ms / dt)  # time in its SRL writes
                 if c.standby_cap and io_ms > 500:
                     state, wchan = "D", "blk_mq_get_tag"  # queued for a tag of the capped device
             rows[name] = {
@@ -180,7 +188,7 @@ class HostOS:
                 "vcsw": round(writes if per_write else 5.0 + j.uniform(0, 2), 1),
                 "nvcsw": round(runq / 4.0 + j.uniform(0, 1), 1),
                 "read_kb": 0.0,
-                "write_kb": round(st.redo_bytes / 1024 / dt, 1) if name == "LGWR" else 0.0,
+                "write_kb": round(own.redo_bytes / 1024 / dt, 1) if name == "LGWR" else 0.0,
             }
         return rows
 
@@ -250,8 +258,10 @@ PRIMARY_PROCS = {  # name: (pid, share of a CPU it runs at, runs per write?)
     "NSS2": (NSS_PID, 0.02, True), "TT00": (4105, 0.002, False), "ARC0": (4106, 0.003, False),
     "CKPT": (4107, 0.002, False), "DBW0": (4108, 0.01, False),
 }  # fmt: skip
+RFS_SHARE = 0.02
+"""Share of a CPU an RFS process runs at (each sender's; named ``RFS[<pid>]`` as V$PROCESS)."""
 STANDBY_PROCS = {
-    f"RFS[{RFS_PID}]": (RFS_PID, 0.02, True), "MRP0": (5201, 0.03, False),
+    "MRP0": (5201, 0.03, False),
     "PR00": (5202, 0.02, False), "PR01": (5203, 0.02, False), "ARC0": (5204, 0.003, False),
 }  # fmt: skip
 
