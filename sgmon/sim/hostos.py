@@ -13,7 +13,7 @@ import math
 import random
 from collections.abc import Sequence
 
-from sgmon.model import Rows
+from sgmon.model import Rows, number
 from sgmon.sim.model import TickStats
 from sgmon.sim.scenarios import Conditions
 
@@ -204,8 +204,11 @@ class HostOS:
     def _tcp(self, st: TickStats, c: Conditions, dt: float, links: Sequence[Link]) -> Rows:
         out: Rows = {}
         if self.primary:
-            links = ((self.peer, DG_PORT, st),)
-        for i, (peer_addr, port, ls) in enumerate(links or ((PRIMARY_ADDR, NSS_PORT, st),)):
+            # a silent link once LGWR gave up on it (NET_TIMEOUT): NSS closed its socket
+            links = () if c.link_down and not st.silent_s else ((self.peer, DG_PORT, st),)
+        default = () if self.primary else ((PRIMARY_ADDR, NSS_PORT, st),)
+        losses = 0
+        for i, (peer_addr, port, ls) in enumerate(links or default):
             rtt = self._j(c.rtt_ms, 0.2)
             rate = ls.redo_bytes / dt
             if self.primary:
@@ -216,18 +219,24 @@ class HostOS:
                 inst = f"{self.addr}:{DG_PORT}>{peer_addr}:{port}"
                 proc, pid = "oraclePRODSTBY", RFS_PID + i
                 acked, received = ls.writes * 64 / dt, rate
+                if c.link_down:  # nothing reaches it, nothing it sends arrives
+                    acked = received = 0.0
             out[inst] = self._socket(inst, c, rtt, acked, received, pid, proc)
             if self.primary:
                 out[inst].update(
                     unacked=ls.unacked, retrans=1 if ls.losses else 0, retransmits=ls.losses
                 )
+            if self.primary and ls.silent_s:
+                silent = _backoff(number(out[inst]["rto"]) or 0.0, ls.silent_s, dt, ls.unacked)
+                out[inst].update(silent)
+                losses += silent["retransmits"]
         for i, (peer_addr, port, proc) in enumerate(self.sends):
             inst = f"{self.addr}:{port}>{peer_addr}:{DG_PORT}"
             rate = st.redo_bytes / dt  # the same redo, shipped without a commit waiting
             out[inst] = self._socket(
                 inst, c, self._j(c.rtt_ms, 0.2), rate, 0.0, NSS_PID + 1 + i, proc
             )
-        losses = st.losses if self.primary else 0
+        losses += st.losses if self.primary else 0
         out["host"] = {
             "retrans_segs": round(losses / dt + self._j(0.2, 1.0), 2),
             "timeouts": round(losses / dt, 2),
@@ -264,6 +273,25 @@ STANDBY_PROCS = {
     "MRP0": (5201, 0.03, False),
     "PR00": (5202, 0.02, False), "PR01": (5203, 0.02, False), "ARC0": (5204, 0.003, False),
 }  # fmt: skip
+
+
+def _backoff(rto: float, silent: float, dt: float, unacked: int) -> dict:
+    """A socket whose peer went silent ``silent`` seconds ago, at the interval's end: its RTO
+    doubles at each expiry (the kernel's exponential backoff, up to 120 s), each expiry resends
+    the first unacknowledged segment, and nothing is acknowledged."""
+    expiries, at, now = [], rto / 1000.0, rto
+    while at <= silent:
+        expiries.append(at)
+        now = min(now * 2, 120000.0)
+        at += now / 1000.0
+    return {
+        "rto": round(now),
+        "retransmits": sum(1 for t in expiries if t > silent - dt),
+        "retrans": 1 if expiries else 0,
+        "lost": unacked if expiries else 0,
+        "bytes_acked": 0,
+        "delivery_rate": 0,
+    }
 
 
 def _dev(

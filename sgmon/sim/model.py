@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sgmon.events import GC_BUSY, GCS_LOG_FLUSH
 from sgmon.sim.scenarios import Conditions
@@ -72,6 +72,9 @@ class TickStats:
     unacked: int = 0
     """Segments of a write still waiting for its retransmission when the interval ends: what
     ss shows at the tick, while NSS sleeps on the socket (seed 001)."""
+    silent_s: float = 0.0
+    """Seconds the standby has not acknowledged anything, at the interval's end, while LGWR
+    still waits for it (a silent link, before NET_TIMEOUT): the socket backs its RTO off."""
     slow: list[tuple[float, float, float]] = field(default_factory=list)
     """LGWR writes at least ``SLOW_MS`` long: (end time, ms, KB)."""
     remote: list[tuple[int, int, float, float, float, float, float]] = field(default_factory=list)
@@ -171,6 +174,13 @@ class CommitModel:
         self._datum = ""
         self._stopped = False
         self.sequence = 1
+        self.net_timeout = 30.0
+        """The destination's NET_TIMEOUT: how long LGWR waits for a silent standby."""
+        self._down_at: float | None = None
+        self._unacked = 0
+        self._later: list[tuple[float, str, float]] = []
+        """Waits that end after the interval they began in (end, event, us): V$SYSTEM_EVENT
+        counts a wait when it ends, so a 30 s hang shows when it is over, not when it starts."""
         self._msgid = 100000
         self.wall: Callable[[float], float] = lambda t: t
         """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
@@ -184,6 +194,15 @@ class CommitModel:
         st = TickStats()
         rng = self.rng
         t1 = t0 + dt
+        if c.link_down:
+            self._down_at = t0 if self._down_at is None else self._down_at
+            if t0 >= self._down_at + self.net_timeout:  # LGWR gave up on it: local writes only
+                c = replace(c, transport_stopped=True)
+            else:
+                st.silent_s = min(t1, self._down_at + self.net_timeout) - self._down_at
+        for _end, name, us in [x for x in self._later if x[0] < t1]:
+            self.events[name].add(us)
+        self._later = [x for x in self._later if x[0] >= t1]
         if self._next_switch is None or self._next_switch - t0 > c.switch_every:
             self._next_switch = t0 + c.switch_every * (0.5 + rng.random())
         while self._next_switch <= t1:
@@ -227,7 +246,10 @@ class CommitModel:
             for arrival in batch:
                 fg = rng.expovariate(1.0 / c.fg_cpu_ms) if c.fg_cpu_ms > 0 else 0.0
                 lfs = (end - arrival) * 1000.0 + fg
-                self.events["log file sync"].add(lfs * 1000.0)
+                if c.link_down and end >= t1:  # counted when the hang ends
+                    self._later.append((end, "log file sync", lfs * 1000.0))
+                else:
+                    self.events["log file sync"].add(lfs * 1000.0)
                 st.lfs_ms += lfs
             st.commits += len(batch)
             st.writes += 1
@@ -238,12 +260,15 @@ class CommitModel:
             st.losses += lost
             st.stall_ms = max(st.stall_ms, remote)
             busy += min(end, t1) - start
-            if lost and end > t1:  # sampled mid-stall: the lost segment is still unacked
+            if (lost or st.silent_s) and end > t1:  # sampled mid-stall: still unacked
                 st.unacked = max(1, math.ceil(len(batch) * c.redo_per_commit / MSS))
+                self._unacked = st.unacked
             self.stats["redo write time (usec)"] += phase * 1000.0
             bucket = max(1, math.ceil(remote / 1000.0))  # whole seconds, rounded up
             self.resp[bucket] = self.resp.get(bucket, 0) + 1
             self._lgwr_free = end
+        if st.silent_s and not st.writes:  # the hung write began in an earlier interval
+            st.unacked = self._unacked
         st.busy_frac = min(1.0, busy / dt)
         self._write_rate = max(st.writes / dt, 1.0)
         st.reads_cache = c.reads_cache * dt * (0.9 + 0.2 * rng.random())
@@ -285,6 +310,15 @@ class CommitModel:
         ev["log file parallel write"].add(local * 1000)
         if c.transport_stopped:  # the destination is in error: LGWR writes locally only
             return local, 0.0, 0.0, 0, 0.0
+        if c.link_down and self._down_at is not None:  # NSS waits out NET_TIMEOUT for an ack
+            remote = max(0.0, self._down_at + self.net_timeout - start) * 1000.0
+            end = start + remote / 1000.0
+            self._later += [
+                (end, "SYNC Remote Write", remote * 1000),
+                (end, "Redo Transport MISC", (remote + 0.004) * 1000),
+                (end, LGWR_LNS, max(0.0, remote - local) * 1000),
+            ]
+            return local, remote, 0.0, 0, wire
         lost = rng.random() < p_loss
         acked = rfs if self.affirm else RECEIPT_MS  # Fast Sync: the receipt, not the SRL write
         remote = wire + acked + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
@@ -330,19 +364,21 @@ class CommitModel:
         self.standby.publish_stats({k: round(v) for k, v in self.standby_stats.items()})
         self.primary.publish_resp_hist(2, self.resp)
         stamp = dg_stamp(self.wall(now))
-        if not c.transport_stopped:
+        if not c.transport_stopped and not c.link_down:
             self._datum = stamp
             self.standby.set_dg_stats(0.0, round(self.apply_lag), datum_time=stamp)
-        elif not self._stopped:  # what a real pair shows once the standby receives nothing
+        elif c.transport_stopped and not self._stopped:  # once the standby receives nothing
             self._stopped = True
             self.primary.set_dest(
                 2,
                 db_unique_name=self.standby_name,
                 affirm="YES" if self.affirm else "NO",
                 status="ERROR",
-                error="ORA-03135: connection lost contact",
+                error="ORA-16198: Timeout incurred on internal channel during remote archival"
+                if c.link_down
+                else "ORA-03135: connection lost contact",
             )
             self.primary.set_database(protection_level="RESYNCHRONIZATION")
-        if c.transport_stopped:
+        if c.transport_stopped or c.link_down:
             # V$DATAGUARD_STATS: a NULL transport lag, and a datum that no longer moves
             self.standby.set_dg_stats(None, round(self.apply_lag), self._datum, computed=stamp)

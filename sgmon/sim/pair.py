@@ -318,6 +318,8 @@ class SimPair:
                 frames.append(self._silent(host, role))
                 continue
             seen, mine, feed = shipped.get(host, st), conds.get(host, synced), links
+            if cond.link_down and host not in self.nodes:
+                seen = TickStats()  # a silent link: the standby receives and writes nothing
             if host in self.offpath:
                 mine = self.offpath[host].conditions(cond)
                 seen = self.offpath[host].advance(st, mine, self.interval, stamp)

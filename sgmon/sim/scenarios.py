@@ -48,6 +48,7 @@ class Conditions:
     lwd_per_read: float = 0.0  # redo bytes for lost write detection per cache read
     reads_cache: float = 450.0  # physical reads cache per second (primary)
     transport_stopped: bool = False  # the standby receives nothing: its lag goes unknown
+    link_down: bool = False  # the DG link drops every packet, silently: no RST, no ICMP
     boc_ms: float = 0.0  # RAC: mean wait for the other instances' SCN ack beyond the write
     gc_per_commit: float = 0.0  # RAC: blocks a commit's transaction takes from another instance
 
@@ -91,6 +92,10 @@ SCENARIOS: dict[str, str] = {
     "rac-gcs-flush": "a two-node RAC primary whose node 2 redo disk is slow: node 2's LMS waits "
     "on 'gcs log flush sync' before shipping a block, and node 1's sessions wait for those "
     "blocks (gc current block busy) while node 1's own commits stay fast",
+    "standby-unreachable": "the DG link goes silent (no packet passes, nothing resets the "
+    "connection): LGWR's remote write waits out NET_TIMEOUT (30 s) while no commit completes and "
+    "the NSS socket backs its RTO off, then the destination errors and commits go on "
+    "unprotected",
     "fast-sync-iops-cap": "standby-iops-cap's capped standby redo volume behind a Fast Sync "
     "(SYNC NOAFFIRM) destination: the standby acknowledges on receipt, so commits stay fast "
     "and the slow SRL writes are the standby's own trouble (seed 000)",
@@ -114,6 +119,7 @@ _FAULTS: dict[str, Conditions] = {
         HEALTHY, cpu_busy=0.995, runq_extra=38.0, lgwr_cpu_ms=6.0, fg_cpu_ms=4.0
     ),
     "transport-stopped": replace(HEALTHY, transport_stopped=True),
+    "standby-unreachable": replace(HEALTHY, link_down=True),
 }
 _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["fast-sync-iops-cap"] = _FAULTS["standby-iops-cap"]
