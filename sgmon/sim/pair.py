@@ -131,16 +131,16 @@ class SimPair:
             )
             for sb in others
         }
-        self._dests = tuple(sb.dest_id for sb in others if sb.dest_id is not None)
-        for sb, p in ((sb, p) for sb in others for p in lay.primaries):
-            if sb.dest_id is not None:  # a cascaded standby is no destination of the primary
-                self.dbs[p.name].set_dest(
-                    sb.dest_id,
-                    db_unique_name=sb.db_unique_name,
-                    transmit_mode=sb.mode,
-                    affirm="NO",
-                    net_timeout=30,
-                )
+        self._dests = tuple(sb.dest_id for sb in others if sb.via is None)
+        self._cascades = tuple((sb.via, sb.dest_id) for sb in others if sb.via is not None)
+        for sb in others:  # the primary's destinations (every instance's), or a cascading one's
+            for db in [self.dbs[p.name] for p in lay.primaries] if sb.via is None else ():
+                db.set_dest(sb.dest_id, db_unique_name=sb.db_unique_name, transmit_mode=sb.mode,
+                            affirm="NO", net_timeout=30)  # fmt: skip
+            if sb.via is not None:  # seed 003: B forwards what it receives to C, ASYNC
+                self.dbs[sb.via].set_dest(sb.dest_id, db_unique_name=sb.db_unique_name,
+                                          transmit_mode=sb.mode, affirm="NO", net_timeout=30,
+                                          valid_role="STANDBY_ROLE")  # fmt: skip
         self.os = {
             h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}"), *self._address(h))
             for h, role in self.hosts
@@ -278,6 +278,10 @@ class SimPair:
         for name, (p, model, _tw) in self.nodes.items():  # archived as soon as the SYNC one
             for dest_id in self._dests if name in shipped and shipped[name].switches else ():
                 self.dbs[name].set_archived(dest_id, model.sequence - 1, p.thread)
+            for via, dest_id in (
+                self._cascades if name in shipped and shipped[name].switches else ()
+            ):
+                self.dbs[via].set_archived(dest_id, model.sequence - 1, p.thread)
         frames = []
         for host, role in self.hosts:
             if host in self.dead:
