@@ -34,6 +34,8 @@ CAUSE = {
     "rac-lms-slow": ("rac_broadcast", "node1"),
     # node 2's slow redo disk holds the blocks node 1's sessions wait for (gcs log flush sync)
     "rac-gcs-flush": ("rac_log_flush", "node1"),
+    # node 1's destination errors; the standby's lag finding names thread 1 (node1) besides
+    "rac-thread-lag": ("dg_state", "node1"),
 }
 
 
