@@ -21,6 +21,14 @@ mapped to a watched host (no database, an OS-only config, an old recording), eve
 taken to be on the commit path, as sgmon did before it read destinations, and ``lines`` says so
 (unless the primary has destinations and none of them is SYNC: then no standby is).
 
+A standby or far sync instance ships onward through its own destinations (its ``dest_<N>`` rows,
+read every few ticks: ``collectors.oracle.dg``): seed 003's C was cascaded from B, and a far sync
+instance forwards the primary's SYNC redo to its terminal standbys.  Those are mapped to the
+watched hosts the same way, except to a primary and except where VALID_NOW says the destination
+does not ship in the sender's role; a host fed only by one is off the commit path whatever its
+mode (nothing on the primary waits for a standby's forwarding), and is said to be ``cascaded from
+B (dest_2 ASYNC)`` or ``behind far sync fs1 (dest_3 ASYNC)``.
+
 Headless and cheap: the analysis rebuilds it every evaluated tick, ``config --check`` prints it.
 """
 
@@ -69,6 +77,9 @@ class Dest:
     hosts: tuple[str, ...] = ()
     matched_by: str = ""  # "db_unique_name" | "host in service"
     logs_behind: int | None = None
+    source: str = ""
+    """The host whose destination this is (the primary instance's, or a cascading standby's)."""
+    valid_now: str = ""
 
     @property
     def commit_path(self) -> bool:
@@ -102,6 +113,15 @@ class Topology:
     notes: tuple[str, ...] = ()
     places: dict[str, str] = field(default_factory=dict)
     """host -> "commit path" or "lag risk" (standbys and far sync instances only)."""
+    onward: tuple[Dest, ...] = ()
+    """The standbys' and far sync instances' own destinations that ship (cascade, far sync)."""
+    owners: dict[str, str] = field(default_factory=dict)
+    """Redo thread (as text) -> the primary instance that writes it (the first, if two say so)."""
+
+    def thread_name(self, thread: object) -> str:
+        """``thread 1 (node1)``: a thread and the primary instance writing it, when known."""
+        who = self.owners.get(str(thread))
+        return f"thread {thread} ({who})" if who else f"thread {thread}"
 
     @property
     def primary(self) -> str | None:
@@ -128,10 +148,26 @@ class Topology:
 
     def cascaded(self, host: str) -> bool:
         """Whether a watched standby receives from somewhere else than the primary (no
-        destination of the primary ships to it, while others are mapped)."""
+        destination of the primary ships to it, while others are mapped or a standby's does)."""
         return (
-            self.mapped and host in self.standbys and not any(host in d.hosts for d in self.dests)
+            host in self.standbys
+            and not any(host in d.hosts for d in self.dests)
+            and (self.mapped or self.feeder(host) is not None)
         )
+
+    def feeder(self, host: str) -> Dest | None:
+        """The standby's or far sync instance's destination that ships to ``host``."""
+        return next((d for d in self.onward if host in d.hosts), None)
+
+    def upstream(self, host: str) -> str:
+        """``cascaded from B (dest_2 ASYNC)``, ``behind far sync fs1 (dest_3 ASYNC)`` for a
+        host no destination of the primary ships to but another watched host's does; else
+        empty."""
+        d = self.feeder(host)
+        if d is None or any(host in p.hosts for p in self.dests):
+            return ""
+        how = "behind far sync" if d.source in self.far_sync else "cascaded from"
+        return f"{how} {d.source} ({d.inst} {d.mode_text()})"
 
     def sync_standbys(self) -> list[str]:
         """The standbys (and far sync instances) on the commit path, in destination order."""
@@ -169,10 +205,20 @@ class Topology:
                 f"{d.inst} {d.target} ({d.service or '-'}): {d.mode_text()}, {d.status or '?'}"
                 f"{behind} -> {who}{how}: {where}"
             )
+        for d in self.onward:
+            who = " + ".join(d.hosts) if d.hosts else "unmonitored"
+            how = f", by {d.matched_by}" if d.matched_by else ""
+            behind = "" if d.logs_behind is None else f", {d.logs_behind} log(s) behind"
+            out.append(
+                f"{d.source} {d.inst} {d.target} ({d.service or '-'}): {d.mode_text()}, "
+                f"{d.status or '?'}{behind} -> {who}{how}: onward, off the commit path"
+            )
         for h in self.standbys:
             kind = "far sync" if h in self.far_sync else "standby"
             dest = next((d.inst for d in self.dests if h in d.hosts), None)
-            if dest is None and self.mapped:
+            if dest is None and self.upstream(h):
+                reason = self.upstream(h)
+            elif dest is None and self.mapped:
                 reason = "cascaded or not receiving: no destination of the primary ships to it"
             elif dest is None and self.dests and not any(d.commit_path for d in self.dests):
                 reason = "the primary has no SYNC destination"
@@ -198,7 +244,14 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
     primary = primaries[0] if primaries else None
     far = frozenset(n for n in names if hosts.get(n) is not None and hosts[n].far_sync)
     standbys = tuple(n for n in names if n not in primaries and (roles[n] == "standby" or n in far))
-    dests = _dests(frames.get(primary) if primary else None, names, hosts, frames, primaries)
+    pframe = frames.get(primary) if primary else None
+    dests = _dests(pframe, pframe, names, hosts, frames, primaries, primary or "")
+    onward = tuple(
+        d
+        for n in standbys
+        for d in _dests(frames.get(n), pframe, names, hosts, frames, (*primaries, n), n)
+        if d.valid_now.upper() in ("", "YES") and d.status.upper() not in OFF
+    )
     places: dict[str, str] = {}
     if any(d.hosts for d in dests):
         for n in standbys:
@@ -208,6 +261,10 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
         places = dict.fromkeys(standbys, "lag risk")
     else:
         places = dict.fromkeys(standbys, "commit path")
+    for d in onward:  # fed by a standby's forwarding: nothing on the primary waits for it
+        for n in d.hosts:
+            if not any(n in p.hosts for p in dests):
+                places[n] = "lag risk"
     threads: dict[object, list[str]] = {}
     for n in primaries:
         thread = _db_row(frames.get(n)).get("thread")
@@ -225,7 +282,17 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
                 f"sgmon: {d.inst} {d.target}: claimed by {' and '.join(d.hosts)}; give each "
                 "host its own db_unique_name"
             )
-    return Topology(primaries, why, tuple(dests), standbys, far, tuple(notes), places)
+    return Topology(
+        primaries,
+        why,
+        tuple(dests),
+        standbys,
+        far,
+        tuple(notes),
+        places,
+        onward,
+        {str(t): who[0] for t, who in threads.items()},
+    )
 
 
 def disagreements(config: Config, topo: Topology) -> list[str]:
@@ -280,7 +347,8 @@ def _primaries(
             notes.append(f"sgmon: {' and '.join(said)} all say primary; {said[0]} is taken")
         why = "its database says PRIMARY" if db else "configured role"
         return tuple(mine), why, notes
-    shipping = [n for n in names if _dest_rows(frames.get(n))]
+    # a standby ships too (cascade, far sync): only a host not known as one is assumed primary
+    shipping = [n for n in names if _dest_rows(frames.get(n)) and roles[n] != "standby"]
     if shipping:
         return (shipping[0],), "assumed: no host is primary, it ships redo to destinations", notes
     if len(names) == 1 and not roles[names[0]]:
@@ -313,17 +381,20 @@ def _dest_rows(frame: Frame | None) -> dict[str, dict]:
 
 def _dests(
     frame: Frame | None,
+    pframe: Frame | None,
     names: Sequence[str],
     hosts: Mapping[str, HostConfig],
     frames: Mapping[str, Frame | None],
-    primaries: Sequence[str],
+    senders: Sequence[str],
+    source: str,
 ) -> list[Dest]:
-    """The first primary instance's destinations (RAC instances share LOG_ARCHIVE_DEST_n)."""
+    """The destinations of ``source`` (``frame``): the first primary instance's (RAC instances
+    share LOG_ARCHIVE_DEST_n), or a standby's own, mapped to the hosts other than ``senders``
+    (the primary's instances, and the standby itself); logs behind the primary (``pframe``)."""
     rows = _dest_rows(frame)
     if not rows:
         return []
-    current = _sequence(frame)
-    others = [n for n in names if n not in primaries]
+    others = [n for n in names if n not in senders]
     uniq = {n: _unique_name(hosts.get(n), frames.get(n)) for n in others}
     aliases = {n: _aliases(n, hosts.get(n)) for n in others}
     out = []
@@ -334,6 +405,7 @@ def _dests(
         in_service = _service_hosts(service) if service and not by_name else frozenset()
         by_host = [n for n in others if aliases[n] & in_service]
         archived = number(r.get("archived_seq"))
+        current = _sequence(pframe, r.get("archived_thread"))
         behind = int(current - archived) if current is not None and archived else None
         out.append(
             Dest(
@@ -348,14 +420,19 @@ def _dests(
                 tuple(by_name or by_host),
                 "db_unique_name" if by_name else "host in service" if by_host else "",
                 max(0, behind) if behind is not None else None,
+                source,
+                _text(r.get("valid_now")),
             )
         )
     return out
 
 
-def _sequence(frame: Frame | None) -> float | None:
-    """The primary's highest log sequence (one thread; RAC's per-thread lag is not read yet)."""
+def _sequence(frame: Frame | None, thread: object = None) -> float | None:
+    """The primary's last log sequence of ``thread`` (ARCHIVED_THREAD#: each RAC instance's
+    thread has its own sequences), or the highest of any thread when it is not known."""
     rows = frame.rows("oracle_dg") if frame is not None else {}
+    if thread is not None and f"thread_{thread}" in rows:
+        return number(rows[f"thread_{thread}"].get("sequence"))
     seqs = [number(r.get("sequence")) for i, r in rows.items() if i.startswith("thread_")]
     return max((s for s in seqs if s is not None), default=None)
 
@@ -392,3 +469,22 @@ def _service_hosts(service: str) -> frozenset[str]:
         text = service.strip().removeprefix("//")
         hosts = [re.split(r"[:/]", text, maxsplit=1)[0]]
     return frozenset(n for h in hosts for n in (h.lower(), h.lower().split(".")[0]) if n)
+
+
+SPLIT_S = 1.0
+"""Seconds between the most and the least behind thread for their lags to be told apart."""
+
+
+def thread_lags(frame: Frame | None) -> dict[str, float]:
+    """A standby's per-thread lags (``thread_lag`` of its ``thread_<N>`` rows, thread -> s), only
+    when they differ by ``SPLIT_S`` or more: one thread behind while another is current is what
+    V$DATAGUARD_STATS' one transport lag hides; equal lags say nothing more than it does."""
+    rows = frame.rows("oracle_dg") if frame is not None else {}
+    lags = {
+        i.removeprefix("thread_"): v
+        for i, r in rows.items()
+        if i.startswith("thread_") and (v := number(r.get("thread_lag"))) is not None
+    }
+    if len(lags) < 2 or max(lags.values()) - min(lags.values()) < SPLIT_S:
+        return {}
+    return dict(sorted(lags.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0))

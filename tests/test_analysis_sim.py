@@ -36,6 +36,8 @@ CAUSE = {
     "rac-gcs-flush": ("rac_log_flush", "node1"),
     # the same cap behind Fast Sync: acknowledged on receipt, so a lag risk, never the cause
     "fast-sync-iops-cap": ("lag_risk", "standby"),
+    # node 1's destination errors; the standby's lag finding names thread 1 (node1) besides
+    "rac-thread-lag": ("dg_state", "node1"),
 }
 
 

@@ -238,7 +238,11 @@ def test_capped_async_standby_is_a_lag_risk_and_the_sync_one_the_cause():
         assert f.severity in ("info", "warn") and " <- " not in f.title, f.title
         assert f.rule == "lag_risk" or "lag risk" in f.title, f.title
     c_disk = [f for f in off if f.host == "standby_c" and "disk sdb" in f.title]
-    assert c_disk and "lag risk, not on the commit path" in c_disk[0].title
+    # C is named with what feeds it: B's own ASYNC destination (its dest_2, read on B)
+    assert c_disk and "lag risk, cascaded from standby_b (dest_2 ASYNC), not on the commit path" \
+        in c_disk[0].title  # fmt: skip
+    a_disk = [f for f in off if f.host == "standby_a" and "lag risk, not on the commit" in f.title]
+    assert all("cascaded" not in f.title for f in a_disk)
     assert c_disk[0].seed == "003"
     causes = [f for f in findings if " <- " in f.title]
     assert causes and all(f.host in ("primary", "standby_b") for f in causes)
@@ -291,7 +295,9 @@ def test_config_check_prints_the_simulated_topology():
     assert "dest_2 STBY_B (stby_b): SYNC AFFIRM, VALID -> standby_b, by db_unique_name: " \
         "commit path" in out  # fmt: skip
     assert "dest_3 STBY_A (stby_a): ASYNC, VALID -> standby_a" in out
-    assert "standby standby_c: lag risk (cascaded or not receiving: no destination of" in out
+    assert "standby_b dest_2 STBY_C (stby_c): ASYNC, VALID -> standby_c, by db_unique_name: " \
+        "onward, off the commit path" in out  # fmt: skip
+    assert "standby standby_c: lag risk (cascaded from standby_b (dest_2 ASYNC))" in out
 
 
 def test_config_check_names_claimants_and_disagreements(tmp_path: Path):

@@ -11,22 +11,40 @@ Instances:
   measures as TIME_COMPUTED - DATUM_TIME, both the standby's own clock.  Also on a standby: redo
   apply's state (MRP0 in V$DATAGUARD_PROCESS from 12.2, V$MANAGED_STANDBY before; "not running"
   when there is no MRP) and the gaps of V$ARCHIVE_GAP.
-* ``dest_<N>`` (primary): each remote destination's target, transmit mode (SYNC/ASYNC), affirm,
-  net_timeout, status, error and gap status, its service (DESTINATION), VALID_ROLE, type and
-  last archived sequence, which ``sgmon.topology`` maps to the configured hosts
-  (V$ARCHIVE_DEST + V$ARCHIVE_DEST_STATUS), and the
-  interval's SYNC response-time histogram (V$REDO_DEST_RESP_HISTOGRAM, 1-second buckets: it only
-  shows stalls; latency is in oracle_waits).
+* ``dest_<N>``: each remote destination's target, transmit mode (SYNC/ASYNC), affirm,
+  net_timeout, status, error and gap status, its service (DESTINATION), VALID_ROLE, VALID_NOW,
+  type and last archived thread and sequence, which ``sgmon.topology`` maps to the configured
+  hosts (V$ARCHIVE_DEST + V$ARCHIVE_DEST_STATUS), and on a primary the interval's SYNC
+  response-time histogram (V$REDO_DEST_RESP_HISTOGRAM, 1-second buckets: it only shows stalls;
+  latency is in oracle_waits).  A primary's are read every tick (a SYNC destination's status is
+  the commit path's).  A standby's or far sync instance's (its onward destinations: a cascaded
+  standby, the terminal standby behind a far sync) are read every ``ONWARD_EVERY`` ticks and
+  repeated in between: destinations change with a DBA's ALTER SYSTEM, not with load, and an
+  onward destination is never on the commit path, so one statement per ``ONWARD_EVERY`` ticks
+  (1/30 of a statement per tick at the default) is what knowing the cascade costs.
 * ``thread_<N>``: log switches in the interval (V$LOG_HISTORY's highest sequence in the current
   incarnation, so a RESETLOGS restarts the count instead of freezing it), the sequence,
-  and on a standby the standby redo logs in use.  Each switch on the primary is also a
-  ``log_switch`` event (the standby's history only echoes them).
+  and on a standby the standby redo logs in use and the thread's own lag.  Each switch on the
+  primary is also a ``log_switch`` event (the standby's history only echoes them).
+
+A RAC primary writes one redo thread per instance, and its standby receives each over its own RFS
+connection; V$DATAGUARD_STATS has one transport lag for all of them, so a thread that falls
+behind (its instance's link down, its RFS gone) hides in it.  Per thread, ``thread_lag`` is how
+long that thread's reception has not moved (the highest THREAD#/SEQUENCE#/BLOCK# of its RFS rows,
+compared tick to tick), capped at the database's transport lag: an idle instance generates no
+redo, and its reception standing still is no lag while the transport lag says all is current.
+The RFS rows come in the statement that already reads MRP0's state (V$DATAGUARD_PROCESS from
+12.2, V$MANAGED_STANDBY before), so the per-thread view costs no extra statement per tick.  Not
+seen: a thread that still receives, only slower than its instance generates (its position
+moves); its sequence falls behind the primary's (``recv_seq`` against the primary's
+``sequence``) once it is a log behind.  Apply is not per thread: MRP0 merges the threads.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Any
 
 from collectors import roles
 from collectors.oracle.base import OracleCollector
@@ -75,6 +93,8 @@ FIELDS = (
         300,
     ),
     Field("apply_state", "", T, "standby: MRP0's action or status; 'not running' without MRP"),
+    Field("valid_now", "", T, "destination: VALID_NOW (YES, WRONG VALID_ROLE ...)"),
+    Field("archived_thread", "", G, "destination: thread of ARCHIVED_SEQ# (ARCHIVED_THREAD#)"),
     Field("archive_gap", "", T, "standby: missing log sequences (V$ARCHIVE_GAP), thread:low-high"),
     Field("target", "", T, "destination: DB_UNIQUE_NAME of the target (else its service)"),
     Field("service", "", T, "destination: DESTINATION, the service redo is shipped to"),
@@ -105,7 +125,20 @@ FIELDS = (
     Field("log_switches", "count", D, "thread: log switches in the interval", 1, 4),
     Field("sequence", "", G, "thread: highest log sequence in V$LOG_HISTORY"),
     Field("srl_in_use", "", G, "thread (standby): standby redo log groups ACTIVE"),
+    Field("recv_seq", "", G, "thread (standby): sequence its RFS is receiving", combine="max"),
+    Field(
+        "thread_lag",
+        "s",
+        G,
+        "thread (standby): seconds its reception has not moved, at most the transport lag",
+        1,
+        10,
+        combine="max",
+    ),
 )
+
+ONWARD_EVERY = 30
+"""Ticks between two reads of a standby's or far sync instance's own destinations."""
 
 _LAG = re.compile(r"^\s*([+-])?(\d+) (\d{1,2}):(\d{2}):(\d{2})(?:\.(\d+))?\s*$")
 _MODES = {"SYNCHRONOUS": "SYNC", "ASYNCHRONOUS": "ASYNC"}
@@ -156,6 +189,13 @@ class OracleDgCollector(OracleCollector):
         self._seq: dict[str, int] = {}
         self._epoch = -1
         self._role = ""
+        self._recv: dict[Any, tuple[tuple[Any, Any], float]] = {}
+        """thread -> (its RFS position (sequence, block), when that position was first seen)."""
+        self._rfs: dict[Any, tuple[Any, Any]] | None = None
+        """This tick's furthest RFS position per thread; None when the view is not readable."""
+        self._onward: Rows = {}
+        self._onward_at = -ONWARD_EVERY
+        self._ticks = 0
 
     def read(self, s: Session) -> Rows:
         """State rows; log switches since the previous sample become events."""
@@ -181,12 +221,20 @@ class OracleDgCollector(OracleCollector):
             self.emit_event(
                 Event(self.clock(), self.name, "role_change", "db", f"{self._role} -> {s.role}")
             )
+            self._onward_at = self._ticks - ONWARD_EVERY  # a new role: its destinations now
         self._role = s.role or self._role
         if s.role == "standby":
             self._standby(s, db)
         rows["db"] = db
+        self._ticks += 1
         if s.role == "primary":
             self._dests(s, rows)
+        elif self._ticks - self._onward_at >= ONWARD_EVERY:
+            self._onward = {}
+            self._dests(s, self._onward, histogram=False)
+            self._onward_at = self._ticks
+        if s.role != "primary":
+            rows.update({i: dict(r) for i, r in self._onward.items()})
         self._threads(s, rows)
         return rows
 
@@ -201,18 +249,28 @@ class OracleDgCollector(OracleCollector):
                 age = datum_age(computed, datum)
                 db["datum_age"] = age
         apply = s.query("apply")
+        self._rfs = None
         if apply is not None:
-            states = [str(state or "") for _name, state in apply]
+            states = [
+                str(st or "") for name, st, *_ in apply if str(name).upper().startswith("MRP")
+            ]
             running = [x for x in states if x.upper() == "APPLYING_LOG"]
             db["apply_state"] = (running or states or ["not running"])[0]
+            rfs: dict[Any, tuple[Any, Any]] = {}
+            for name, _st, thread, seq, block in apply:
+                if str(name).upper().startswith("RFS") and thread and seq is not None:
+                    at = (seq, block or 0)  # the furthest of the thread's RFS (gap fetches lag)
+                    rfs[thread] = max(rfs.get(thread, at), at)
+            self._rfs = rfs
         gaps = s.query("archive_gap")
         if gaps is not None:
             db["archive_gap"] = " ".join(f"{t}:{lo}-{hi}" for t, lo, hi in gaps)
 
-    def _dests(self, s: Session, rows: Rows) -> None:
+    def _dests(self, s: Session, rows: Rows, histogram: bool = True) -> None:
+        """The destinations, and with ``histogram`` (a primary) their SYNC response times."""
         for dest in s.query("dest") or ():
             dest_id, status, target, mode, affirm, timeout, uname, err, _st, gap, err2 = dest[:11]
-            service, valid_role, dtype, archived = dest[11:15]
+            service, valid_role, dtype, archived, archived_thread, valid_now = dest[11:17]
             named = uname and str(uname).upper() != "NONE"  # NONE: no DB_UNIQUE_NAME attribute
             rows[f"dest_{dest_id}"] = {
                 "target": uname if named else service or target,
@@ -220,6 +278,8 @@ class OracleDgCollector(OracleCollector):
                 "valid_role": valid_role,
                 "dest_type": dtype,
                 "archived_seq": archived,
+                "archived_thread": archived_thread,
+                "valid_now": valid_now,
                 "transmit_mode": _MODES.get(str(mode), mode),
                 "affirm": affirm,
                 "status": status,
@@ -228,13 +288,14 @@ class OracleDgCollector(OracleCollector):
                 "net_timeout": timeout,
                 "resp_hist": [],
             }
-        for dest_id, duration, freq in s.query("resp_histogram") or ():
+        for dest_id, duration, freq in s.query("resp_histogram") or () if histogram else ():
             row = rows.setdefault(f"dest_{dest_id}", {"resp_hist": []})
             row["resp_hist"].append([duration, freq])  # type: ignore[union-attr]
 
     def _threads(self, s: Session, rows: Rows) -> None:
         if s.epoch != self._epoch:  # restart or first sample: no switches to report yet
             self._seq.clear()
+            self._recv.clear()
             self._epoch = s.epoch
         for thread, seq in s.query("log_history") or ():
             inst = f"thread_{thread}"
@@ -259,6 +320,25 @@ class OracleDgCollector(OracleCollector):
             for thread, active in s.query("standby_log") or ():
                 rows.setdefault(f"thread_{thread}", {"sequence": None, "log_switches": None})
                 rows[f"thread_{thread}"]["srl_in_use"] = active
+            self._thread_lags(rows)
+
+    def _thread_lags(self, rows: Rows) -> None:
+        """Each thread's reception position and how long it has stood still, capped at the
+        transport lag (see the module docstring); a thread whose RFS is gone keeps standing."""
+        if self._rfs is None:  # nothing to compare: no per-thread lag rather than a false one
+            self._recv.clear()
+            return
+        now = self.clock()
+        for thread, at in self._rfs.items():
+            seen = self._recv.get(thread)
+            if seen is None or seen[0] != at:
+                self._recv[thread] = (at, now)
+        lag = rows["db"].get("transport_lag")
+        for thread, (at, since) in self._recv.items():
+            row = rows.setdefault(f"thread_{thread}", {"sequence": None, "log_switches": None})
+            still = max(0.0, now - since)
+            row["recv_seq"] = at[0]
+            row["thread_lag"] = min(still, lag) if isinstance(lag, int | float) else still
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Deltas by kind, and the destinations' p99 from the interval histogram."""

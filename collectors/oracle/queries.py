@@ -137,7 +137,8 @@ QUERIES: dict[str, dict[Version, str]] = {
     "dest": {
         (11, 2): "SELECT d.dest_id, d.status, d.target, d.transmit_mode, d.affirm,"
         " d.net_timeout, d.db_unique_name, d.error, s.status, s.gap_status, s.error,"
-        ' d.destination, d.valid_role, s.type, s."ARCHIVED_SEQ#"'
+        ' d.destination, d.valid_role, s.type, s."ARCHIVED_SEQ#", s."ARCHIVED_THREAD#",'
+        " d.valid_now"
         " FROM v$archive_dest d JOIN v$archive_dest_status s ON s.dest_id = d.dest_id"
         " WHERE d.target IN ('STANDBY', 'REMOTE') AND d.status <> 'INACTIVE'"
         " ORDER BY d.dest_id",
@@ -158,9 +159,14 @@ QUERIES: dict[str, dict[Version, str]] = {
         ' GROUP BY "THREAD#" ORDER BY "THREAD#"',
     },
     "apply": {
-        # MRP0: absent, or not APPLYING_LOG, means the standby receives but does not apply
-        (0,): "SELECT process, status FROM v$managed_standby WHERE process LIKE 'MRP%'",
-        (12, 2): "SELECT name, action FROM v$dataguard_process WHERE name LIKE 'MRP%'",
+        # MRP0: absent, or not APPLYING_LOG, means the standby receives but does not apply; the
+        # RFS rows in the same statement say where each redo thread's reception stands (THREAD#,
+        # SEQUENCE#, BLOCK#: one RFS per sending primary instance).  19c prints RFS's NAME in
+        # lower case ("rfs"), so it is compared upper-cased.
+        (0,): 'SELECT process, status, "THREAD#", "SEQUENCE#", "BLOCK#" FROM v$managed_standby'
+        " WHERE process LIKE 'MRP%' OR UPPER(process) LIKE 'RFS%'",
+        (12, 2): 'SELECT name, action, "THREAD#", "SEQUENCE#", "BLOCK#" FROM v$dataguard_process'
+        " WHERE name LIKE 'MRP%' OR UPPER(name) LIKE 'RFS%'",
     },
     "archive_gap": {
         (0,): 'SELECT "THREAD#", "LOW_SEQUENCE#", "HIGH_SEQUENCE#" FROM v$archive_gap'

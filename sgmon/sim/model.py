@@ -160,9 +160,13 @@ class CommitModel:
             "redo write broadcast ack count": 0,
         }
         self.standby_stats: dict[str, float] = {"physical reads cache": 0, "redo size": 0.0}
+        self.received: dict[int, float] = {}
+        """Thread -> when the standby last received its redo (epoch seconds): V$DATAGUARD_STATS
+        has one transport lag for every thread, the oldest one's."""
         if beside is not None:
             self.events.update({n: beside.events[n] for n in STANDBY_EVENTS})
             self.standby_stats = beside.standby_stats
+            self.received = beside.received
         self.resp: dict[int, int] = {1: 0}
         self._pending: list[float] = []
         self._next_arrival: float | None = None
@@ -171,8 +175,9 @@ class CommitModel:
         self._next_switch: float | None = None
         self._last_switch = -1e9
         self.apply_lag = 0.0
-        self._datum = ""
         self._stopped = False
+        self._shipping = True
+        self._block = 0
         self.sequence = 1
         self.net_timeout = 30.0
         """The destination's NET_TIMEOUT: how long LGWR waits for a silent standby."""
@@ -203,6 +208,7 @@ class CommitModel:
         for _end, name, us in [x for x in self._later if x[0] < t1]:
             self.events[name].add(us)
         self._later = [x for x in self._later if x[0] >= t1]
+        self._shipping = not c.transport_stopped and not c.link_down
         if self._next_switch is None or self._next_switch - t0 > c.switch_every:
             self._next_switch = t0 + c.switch_every * (0.5 + rng.random())
         while self._next_switch <= t1:
@@ -274,6 +280,8 @@ class CommitModel:
         st.reads_cache = c.reads_cache * dt * (0.9 + 0.2 * rng.random())
         st.lwd_bytes = st.reads_cache * c.lwd_per_read
         self._count(st, dt, c)
+        if self._shipping:  # RFS's block in the thread's current log
+            self._block += math.ceil(st.redo_bytes / 512)
         self._publish(t1, c)
         return st
 
@@ -333,10 +341,12 @@ class CommitModel:
         self._last_switch = when
         st.switches += 1
         self.sequence += 1
+        self._block = 0
         self.primary.log_switch(self.thread)
-        self.standby.log_switch(self.thread)
-        self.standby.set_standby_logs(self.thread, active=1)
-        self.primary.set_archived(2, self.sequence - 1, self.thread)
+        if self._shipping:  # a stopped transport: the standby hears of no switch
+            self.standby.log_switch(self.thread)
+            self.standby.set_standby_logs(self.thread, active=1)
+            self.primary.set_archived(2, self.sequence - 1, self.thread)
 
     def _count(self, st: TickStats, dt: float, c: Conditions) -> None:
         s = self.stats
@@ -364,10 +374,7 @@ class CommitModel:
         self.standby.publish_stats({k: round(v) for k, v in self.standby_stats.items()})
         self.primary.publish_resp_hist(2, self.resp)
         stamp = dg_stamp(self.wall(now))
-        if not c.transport_stopped and not c.link_down:
-            self._datum = stamp
-            self.standby.set_dg_stats(0.0, round(self.apply_lag), datum_time=stamp)
-        elif c.transport_stopped and not self._stopped:  # once the standby receives nothing
+        if c.transport_stopped and not self._stopped:  # what a real pair shows: dest in error
             self._stopped = True
             self.primary.set_dest(
                 2,
@@ -379,6 +386,15 @@ class CommitModel:
                 else "ORA-03135: connection lost contact",
             )
             self.primary.set_database(protection_level="RESYNCHRONIZATION")
-        if c.transport_stopped or c.link_down:
-            # V$DATAGUARD_STATS: a NULL transport lag, and a datum that no longer moves
-            self.standby.set_dg_stats(None, round(self.apply_lag), self._datum, computed=stamp)
+        if self._shipping:
+            self.received[self.thread] = self.wall(now)
+        self.standby.set_receiving(self.thread, self.sequence if self._shipping else None,
+                                   self._block)  # fmt: skip
+        live = [t for t in self.received.values() if t >= self.wall(now)]
+        if live:  # some thread arrives: the datum moves, the lag is the oldest thread's
+            lag = self.wall(now) - min(self.received.values())
+            self.standby.set_dg_stats(round(lag), round(self.apply_lag), datum_time=stamp)
+        else:
+            # no thread arrives: a NULL transport lag, and a datum that no longer moves
+            datum = dg_stamp(max(self.received.values())) if self.received else ""
+            self.standby.set_dg_stats(None, round(self.apply_lag), datum, computed=stamp)

@@ -140,21 +140,21 @@ class SimPair:
             )
             for sb in others
         }
-        self._dests = tuple(sb.dest_id for sb in others if sb.dest_id is not None)
-        for sb, p in ((sb, p) for sb in others for p in lay.primaries):
-            if sb.dest_id is not None:  # a cascaded standby is no destination of the primary
-                self.dbs[p.name].set_dest(
-                    sb.dest_id,
-                    db_unique_name=sb.db_unique_name,
-                    transmit_mode=sb.mode,
-                    affirm="NO",
-                    net_timeout=30,
-                )
+        self._dests = tuple(sb.dest_id for sb in others if sb.via is None)
+        self._cascades = tuple((sb.via, sb.dest_id) for sb in others if sb.via is not None)
+        for sb in others:  # the primary's destinations (every instance's), or a cascading one's
+            for db in [self.dbs[p.name] for p in lay.primaries] if sb.via is None else ():
+                db.set_dest(sb.dest_id, db_unique_name=sb.db_unique_name, transmit_mode=sb.mode,
+                            affirm="NO", net_timeout=30)  # fmt: skip
+            if sb.via is not None:  # seed 003: B forwards what it receives to C, ASYNC
+                self.dbs[sb.via].set_dest(sb.dest_id, db_unique_name=sb.db_unique_name,
+                                          transmit_mode=sb.mode, affirm="NO", net_timeout=30,
+                                          valid_role="STANDBY_ROLE")  # fmt: skip
         self.os = {
             h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}"), *self._address(h))
             for h, role in self.hosts
         }
-        self._feeds = self._wire(lay, sync.name, others)
+        self._feeds = self._wire(lay, others)
         self.sessions = {
             h: Session(role=role, connect=self.dbs[h].connect, clock=lambda: self.t)
             for h, role in self.hosts
@@ -257,18 +257,16 @@ class SimPair:
         p = self.nodes[host][0]
         return f"10.0.1.{2 * p.inst_id - 1}", f"PROD{p.inst_id}"
 
-    def _wire(
-        self, lay: Layout, sync: str, others: Sequence[Standby]
-    ) -> dict[str, tuple[str, int]]:
+    def _wire(self, lay: Layout, others: Sequence[Standby]) -> dict[str, tuple[str, int]]:
         """Each off-path standby's feeder and the port it sends from, with the senders' sockets:
         an ASYNC destination from every primary instance (12c on: TTnn; 11.2: an LNSn, as for
-        SYNC), a cascaded standby from the SYNC one (11.2: ARCn, after the log is archived)."""
+        SYNC), a cascaded standby from its ``via`` (11.2: ARCn, after the log is archived)."""
         old = lay.version.startswith("11.")
         feeds: dict[str, tuple[str, int]] = {}
         for k, sb in enumerate(others):
             port = NSS_PORT + 1 + k
-            senders = list(self.nodes) if sb.dest_id is not None else [sync]
-            proc = ("arc2" if sb.dest_id is None else f"lns{k + 2}") if old else f"tt{k:02d}"
+            senders = list(self.nodes) if sb.via is None else [sb.via]
+            proc = ("arc2" if sb.via else f"lns{k + 2}") if old else f"tt{k:02d}"
             for n in senders:
                 sid = self.os[n].sid if n in self.nodes else self.dbs[n].db_unique_name
                 self.os[n].sends += ((self.os[sb.name].addr, port, f"ora_{proc}_{sid}"),)
@@ -312,6 +310,10 @@ class SimPair:
         for name, (p, model, _tw) in self.nodes.items():  # archived as soon as the SYNC one
             for dest_id in self._dests if name in shipped and shipped[name].switches else ():
                 self.dbs[name].set_archived(dest_id, model.sequence - 1, p.thread)
+            for via, dest_id in (
+                self._cascades if name in shipped and shipped[name].switches else ()
+            ):
+                self.dbs[via].set_archived(dest_id, model.sequence - 1, p.thread)
         frames = []
         for host, role in self.hosts:
             if host in self.dead:

@@ -9,12 +9,12 @@ reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
 
 A scenario also has a layout: the database version, the standbys and the primary's instances.
 Every scenario is 19c, single-instance, with one SYNC standby named "standby", but
-``rac-rto-stall`` and ``rac-lms-slow`` (seed 001's two-node RAC primary; the fault reaches
-node 1 only), ``rac-gcs-flush`` (the same primary; the slow redo disk is node 2's),
-``cascade-iops-cap``, seed 003's 11.2.0.4
-configuration after the switchover (SYNC AFFIRM to B, ASYNC to A, C cascaded from B, the IOPS
-cap on B's and C's volumes), and ``async-iops-cap``, where the cap reaches only an ASYNC standby
-(the case issue 15's lab asks for: never the cause of commit time).
+``rac-rto-stall``, ``rac-lms-slow`` and ``rac-thread-lag`` (seed 001's two-node RAC primary; the
+fault reaches node 1 only), ``rac-gcs-flush`` (the same primary; the slow redo disk is node 2's),
+``cascade-iops-cap``, seed 003's 11.2.0.4 configuration after the switchover (SYNC AFFIRM to B,
+ASYNC to A, C cascaded from B by B's own ASYNC destination, the IOPS cap on B's and C's volumes),
+and ``async-iops-cap``, where the cap reaches only an ASYNC standby (the case issue 15's lab asks
+for: never the cause of commit time).
 """
 
 from __future__ import annotations
@@ -89,6 +89,9 @@ SCENARIOS: dict[str, str] = {
     "its SYNC standby, is failed over to and opens as the primary 20 s later, with no standby "
     "left: the panes follow the roles, the dead host is reported unreachable, and the gap is "
     "no commit fault",
+    "rac-thread-lag": "a two-node RAC primary whose node 1 loses its link to the standby: its "
+    "destination errors and its commits stop waiting, thread 1 falls behind on the standby while "
+    "thread 2 stays current; the standby's one transport lag does not say which thread",
     "rac-gcs-flush": "a two-node RAC primary whose node 2 redo disk is slow: node 2's LMS waits "
     "on 'gcs log flush sync' before shipping a block, and node 1's sessions wait for those "
     "blocks (gc current block busy) while node 1's own commits stay fast",
@@ -125,6 +128,7 @@ _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-
 _FAULTS["fast-sync-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["rac-rto-stall"] = _FAULTS["rto-stall"]
 _FAULTS["rac-lms-slow"] = replace(HEALTHY, boc_ms=14.0)
+_FAULTS["rac-thread-lag"] = _FAULTS["transport-stopped"]
 _FAULTS["switchover"] = _FAULTS["failover"] = HEALTHY
 _FAULTS["rac-gcs-flush"] = replace(HEALTHY, local_ms=14.0, gc_per_commit=0.25)
 
@@ -138,8 +142,10 @@ def uncapped(c: Conditions) -> Conditions:
 
 def spared(c: Conditions) -> Conditions:
     """``c`` on a RAC instance the fault does not reach: no TCP losses on its own link, no late
-    SCN acks for its own commits, its own redo disk as healthy."""
-    return replace(c, losses_per_s=0.0, boc_ms=0.0, local_ms=HEALTHY.local_ms)
+    SCN acks for its own commits, its own redo disk as healthy, its own transport shipping."""
+    return replace(
+        c, losses_per_s=0.0, boc_ms=0.0, local_ms=HEALTHY.local_ms, transport_stopped=False
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,16 +162,18 @@ class Instance:
 
 @dataclass(frozen=True, slots=True)
 class Standby:
-    """One simulated standby: its host name, DB_UNIQUE_NAME, the primary's destination to it
-    (None: cascaded, fed by another standby), transmit mode, whether the fault's IOPS cap
-    hits its volume, and whether a SYNC destination waits for its SRL write (AFFIRM; NOAFFIRM
-    is Fast Sync, 12.1 on: acknowledged on receipt)."""
+    """One simulated standby: its host name, DB_UNIQUE_NAME, the destination that ships to it
+    (the primary's, or ``via``'s when it is cascaded from that standby), transmit mode, whether
+    the fault's IOPS cap hits its volume, and whether a SYNC destination waits for its SRL
+    write (AFFIRM; NOAFFIRM is Fast Sync, 12.1 on: acknowledged on receipt)."""
 
     name: str
     db_unique_name: str
-    dest_id: int | None
+    dest_id: int
     mode: str  # SYNCHRONOUS | ASYNCHRONOUS
     capped: bool = True
+    via: str | None = None
+    """The standby whose own destination ships to this one (None: the primary's does)."""
     affirm: bool = True
 
 
@@ -195,7 +203,7 @@ _LAYOUTS = {
         (
             Standby("standby_b", "STBY_B", 2, "SYNCHRONOUS"),
             Standby("standby_a", "STBY_A", 3, "ASYNCHRONOUS", capped=False),
-            Standby("standby_c", "STBY_C", None, "ASYNCHRONOUS"),
+            Standby("standby_c", "STBY_C", 2, "ASYNCHRONOUS", via="standby_b"),
         ),
     ),
     "async-iops-cap": Layout(
@@ -213,6 +221,7 @@ _LAYOUTS = {
         switch_gap=12.0,
     ),
     "rac-lms-slow": RAC,
+    "rac-thread-lag": RAC,
     "failover": Layout(
         PAIR.version,
         (Standby("site_b", "SITE_B", 2, "SYNCHRONOUS"),),

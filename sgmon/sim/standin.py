@@ -15,6 +15,7 @@ Publishing API (used by the simulation and by the lab, which publishes real meas
     db.publish_stats({"redo size": 123456, "user commits": 42})
     db.publish_osstat({"BUSY_TIME": 5000, "IDLE_TIME": 95000, "LOAD": 1.2})
     db.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", affirm="YES")
+    db.set_receiving(thread=1, seq=42, block=8190)     # an RFS row: where the thread's redo is
     db.set_archived(2, seq=41)                         # ARCHIVED_SEQ# of the destination
     db.publish_resp_hist(2, {1: 5000, 2: 1})
     db.set_dg_stats(transport_lag=0.0, apply_lag=1.0, datum_time="11/21/2026 15:00:01")
@@ -87,6 +88,7 @@ VIEWS: dict[str, tuple[str, ...]] = {
         "error",
         "destination",
         "valid_role",
+        "valid_now",
     ),
     "v$archive_dest_status": (
         "dest_id",
@@ -101,8 +103,8 @@ VIEWS: dict[str, tuple[str, ...]] = {
     "v$redo_dest_resp_histogram": ("dest_id", "time", "duration", "frequency"),
     "v$dataguard_stats": ("name", "value", "unit", "time_computed", "datum_time"),
     "v$log_history": ("RECID", "THREAD#", "SEQUENCE#", "first_time", "RESETLOGS_CHANGE#"),
-    "v$managed_standby": ("process", "pid", "status", "THREAD#", "SEQUENCE#"),
-    "v$dataguard_process": ("name", "pid", "role", "action"),
+    "v$managed_standby": ("process", "pid", "status", "THREAD#", "SEQUENCE#", "BLOCK#"),
+    "v$dataguard_process": ("name", "pid", "role", "action", "THREAD#", "SEQUENCE#", "BLOCK#"),
     "v$archive_gap": ("THREAD#", "LOW_SEQUENCE#", "HIGH_SEQUENCE#"),
     "v$standby_log": ("GROUP#", "THREAD#", "SEQUENCE#", "bytes", "used", "status"),
 }
@@ -116,8 +118,8 @@ KEYS = {
     "v$redo_dest_resp_histogram": ("dest_id", "duration"),
     "v$dataguard_stats": ("name",),
     "v$standby_log": ("GROUP#",),
-    "v$managed_standby": ("process",),
-    "v$dataguard_process": ("name",),
+    "v$managed_standby": ("process", "pid"),
+    "v$dataguard_process": ("name", "pid"),
     "v$archive_gap": ("THREAD#",),
 }
 USEC_STATS = (
@@ -414,6 +416,7 @@ class StandIn:
             "error": "",
             "destination": uname.lower(),  # a TNS alias, as LOG_ARCHIVE_DEST_n SERVICE= names it
             "valid_role": "ALL_ROLES",
+            "valid_now": "YES",
         }
         st: dict[str, object] = {
             "dest_id": dest_id,
@@ -515,9 +518,9 @@ class StandIn:
         """MRP0's state (APPLYING_LOG, WAIT_FOR_LOG ...), or None for no MRP at all: in
         V$DATAGUARD_PROCESS from 12.2, in V$MANAGED_STANDBY before 21c."""
         with self._lock:
-            for view in ("v$dataguard_process", "v$managed_standby"):
+            for view, name in (("v$dataguard_process", "name"), ("v$managed_standby", "process")):
                 if self.columns(view):
-                    self._db.execute(f"DELETE FROM {_q(view)}")
+                    self._db.execute(f"DELETE FROM {_q(view)} WHERE {name} LIKE 'MRP%'")
             if state is None:
                 return
             if self.columns("v$dataguard_process"):
@@ -526,6 +529,26 @@ class StandIn:
             if self.columns("v$managed_standby"):
                 row = {"process": "MRP0", "pid": 4242, "status": state, "THREAD#": 1}
                 self._upsert("v$managed_standby", [row])
+
+    def set_receiving(self, thread: int, seq: int | None, block: int = 0) -> None:
+        """The RFS process receiving a thread (one per sending primary instance) at ``seq`` and
+        ``block``; ``seq`` None: it is gone (its instance's transport stopped).  19c names it
+        "rfs" in V$DATAGUARD_PROCESS, as real standbys print it; V$MANAGED_STANDBY says RFS."""
+        pid = 5000 + thread
+        with self._lock:
+            for view, name in (("v$dataguard_process", "name"), ("v$managed_standby", "process")):
+                if self.columns(view):
+                    self._db.execute(
+                        f"DELETE FROM {_q(view)} WHERE UPPER({name}) = 'RFS' AND pid = ?", (pid,)
+                    )
+            if seq is None:
+                return
+            at = {"pid": pid, "THREAD#": thread, "SEQUENCE#": seq, "BLOCK#": block}
+            if self.columns("v$dataguard_process"):
+                row = {"name": "rfs", "role": "RFS sync", "action": "RECEIVING", **at}
+                self._upsert("v$dataguard_process", [row])
+            if self.columns("v$managed_standby"):
+                self._upsert("v$managed_standby", [{"process": "RFS", "status": "RECEIVING", **at}])
 
     def set_gap(self, gaps: Iterable[tuple[int, int, int]] = ()) -> None:
         """V$ARCHIVE_GAP rows (thread, low sequence, high sequence); none: no gap."""
@@ -551,7 +574,7 @@ class StandIn:
             {
                 "GROUP#": n,
                 "THREAD#": thread,
-                "SEQUENCE#": self._seq.get(thread, 0) if g < active else 0,
+                "SEQUENCE#": self._seq.get(thread, 0) + 1 if g < active else 0,  # the current
                 "bytes": size,
                 "used": 0,
                 "status": "ACTIVE" if g < active else "UNASSIGNED",

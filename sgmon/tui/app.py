@@ -412,8 +412,12 @@ class SgmonApp(App[int]):
             host = instant.hosts[name]
             worst = next((f for f in instant.findings if f.host == name and f.active), None)
             dests = [d.inst for d in topo.dests if name in d.hosts] if topo is not None else []
+            feed = topo.feeder(name) if topo is not None and not dests else None
+            sender = instant.hosts.get(feed.source) if feed is not None else None
+            src = self.timeline.glance(sender, instant.at, palette) if sender else seen
+            dests = [feed.inst] if feed is not None and sender is not None else dests
             view = self.timeline.glance(host, instant.at, palette)
-            entries.append(entry(view, place(host, topo), seen, dests, worst, name == chosen))
+            entries.append(entry(view, place(host, topo), src, dests, worst, name == chosen))
         width = strip.content_region.width or self.size.width
         strip.show(render_strip(palette, entries, width))
 

@@ -22,11 +22,12 @@ from textual.widgets import Static
 
 from sgmon.hosts import HostInfo
 from sgmon.judgement import worst
-from sgmon.topology import Topology, is_sync
+from sgmon.topology import Topology, is_sync, thread_lags
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.dataguard import lag_value, stale_datum
 from sgmon.tui.view import PaneView
+from sgmon.units import fmt_num
 
 MOST_LINES = 3
 """The strip's height at most; hosts beyond it are counted on its last line."""
@@ -75,7 +76,9 @@ def order(hosts: Sequence[HostInfo], topo: Topology | None) -> list[str]:
 def place(host: HostInfo, topo: Topology | None) -> str:
     """Where a host stands, in two words at most: ``primary``, ``SYNC`` (on the commit path),
     ``far sync``, ``ASYNC lag risk``, ``cascaded``; ``standby`` while the destinations are not
-    mapped to watched hosts (the analysis then takes every standby to be on the commit path)."""
+    mapped to watched hosts (the analysis then takes every standby to be on the commit path).
+    A host fed by a watched standby's or far sync instance's destination says which:
+    ``cascaded from B (dest_2 ASYNC)``, ``behind far sync fs1 (dest_3 ASYNC)``."""
     if host.role == "primary" or (topo is not None and host.name == topo.primary):
         return "primary"
     if topo is None or host.name not in topo.standbys:
@@ -84,7 +87,7 @@ def place(host: HostInfo, topo: Topology | None) -> str:
     if topo.places.get(host.name, "commit path") == "commit path":
         return "far sync" if far else "SYNC" if topo.mapped else "standby"
     if topo.cascaded(host.name):
-        return "cascaded"
+        return topo.upstream(host.name) or "cascaded"
     mode = next((d.mode for d in topo.dests if host.name in d.hosts), "")
     return f"{mode} lag risk" if mode and not is_sync(mode) else "lag risk"
 
@@ -100,8 +103,10 @@ def entry(
     """One host's entry: its name (in its worst severity), place, lag and destination status,
     and its worst open finding as (severity, title), cut to the room left where it is laid out.
 
-    ``primary`` is the primary at the cursor, whose ``dests`` rows ship redo to this host;
-    ``marked`` when the finding picked in the findings list is about this host.
+    ``primary`` is the host at the cursor whose ``dests`` rows ship redo to this host (the
+    primary, or the standby it is cascaded from); ``marked`` when the finding picked in the
+    findings list is about this host.  A RAC standby's threads follow its lag when they differ
+    (``lag t1 14 s t2 0 s``: which thread the one transport lag is).
     """
     p = view.palette
     grades = [view.severity("oracle_dg", "db", f) for f in LAG_FIELDS]
@@ -113,6 +118,11 @@ def entry(
         lag.append_text(view.cell("oracle_dg", "db", "apply_lag"))
         lag.append(" s", style=p.muted)
         parts.append(lag + stale_datum(view))
+    split = thread_lags(view.frame)
+    if split:
+        parts.append(
+            Text("lag " + " ".join(f"t{t} {fmt_num(v)} s" for t, v in split.items()), p.muted)
+        )
     for inst in dests if primary is not None else ():
         assert primary is not None
         grades += [primary.severity("oracle_dg", inst, f) for f in DEST_FIELDS]

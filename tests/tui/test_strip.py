@@ -86,6 +86,49 @@ def test_unmapped_destinations_say_standby_not_sync() -> None:
     assert place(HostInfo("stby", "standby"), topo) == "standby"
 
 
+def test_a_cascaded_standby_says_what_feeds_it() -> None:
+    """C is fed by B's own ASYNC destination, D by a far sync instance's (onward rows)."""
+    onward = (
+        Dest("dest_2", "STBY_C", "", "ASYNC", "NO", "VALID", "STANDBY_ROLE", "PHYSICAL", ("c",),
+             source="b"),
+        Dest("dest_3", "STBY_D", "", "ASYNC", "NO", "VALID", "ALL_ROLES", "PHYSICAL", ("d",),
+             source="fs1"),
+    )  # fmt: skip
+    topo = Topology(
+        ("prod",),
+        "",
+        (dest("dest_2", "SYNC", "b"), dest("dest_3", "SYNC", "fs1")),
+        ("b", "fs1", "c", "d"),
+        frozenset({"fs1"}),
+        places={"b": "commit path", "fs1": "commit path", "c": "lag risk", "d": "lag risk"},
+        onward=onward,
+    )
+    config = hosts("c:standby", "d:standby", "b:standby")
+    assert [place(h, topo) for h in config] == [
+        "cascaded from b (dest_2 ASYNC)",
+        "behind far sync fs1 (dest_3 ASYNC)",
+        "SYNC",
+    ]
+    b = _view("b", {"dest_2": {"status": "VALID", "gap_status": "NO GAP"}})
+    c = _view("c", {"db": {"transport_lag": 2.0, "apply_lag": 2.0}})
+    head, _ = entry(c, place(config[0], topo), b, ["dest_2"], None)
+    assert head.plain == "c  cascaded from b (dest_2 ASYNC) · lag 2/2 s · dest_2 VALID"
+
+
+def test_a_rac_standby_shows_its_threads_only_when_they_differ() -> None:
+    rows = {"db": {"transport_lag": 14.0, "apply_lag": 14.0}}
+    split = _view(
+        "stby", {**rows, "thread_1": {"thread_lag": 14.0}, "thread_2": {"thread_lag": 0.0}}
+    )
+    head, _ = entry(split, "SYNC", primary=None, dests=[], finding=None)
+    assert head.plain == "stby  SYNC · lag 14/14 s · lag t1 14 s t2 0 s"
+    even = _view(
+        "stby", {**rows, "thread_1": {"thread_lag": 14.0}, "thread_2": {"thread_lag": 14.0}}
+    )
+    head, _ = entry(even, "SYNC", primary=None, dests=[], finding=None)
+    assert head.plain == "stby  SYNC · lag 14/14 s"
+
+
 def _view(host: str, rows: dict) -> PaneView:
     f = Frame(host, 1.8e9, 1, 1.0, {"oracle_dg": CollectorResult(Status.OK, rows)})
     return PaneView(host, "", PALETTE, f, judgement=Judgement(f, Grader()), grader=Grader())

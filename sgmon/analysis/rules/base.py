@@ -107,7 +107,8 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     by the event-overlap score (``overlap=``), whichever is higher.
     """
     if why := ctx.off_path(claim.host, claim.series):
-        claim = lag_risk(claim, claim.rule or spec.name, why)
+        up = ctx.topology.upstream(claim.host) if ctx.topology is not None else ""
+        claim = lag_risk(claim, claim.rule or spec.name, why, up)
     weight = spec.weight if claim.weight is None else claim.weight
     link = ctx.link(claim.series) if claim.explains else None
     score, strength = (link.r, link.strength()) if link else (None, "")
@@ -150,15 +151,17 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
 LAG_RISK = "lag_risk"
 
 
-def lag_risk(claim: Claim, rule: str, why: str) -> Claim:
+def lag_risk(claim: Claim, rule: str, why: str, upstream: str = "") -> Claim:
     """A fault off the commit path (an ASYNC or cascaded standby, an ASYNC socket): a risk to
     the lag and to a failover, never the cause of commit time (seed 003: the capped ASYNC standby
-    did not slow commits), so at most warn and never drawn as a chain's cause."""
+    did not slow commits), so at most warn and never drawn as a chain's cause.  ``upstream``:
+    what feeds a cascaded host (``cascaded from B (dest_2 ASYNC)``), said in the title."""
+    said = f"{upstream}, " if upstream else ""
     return replace(
         claim,
         subject=f"{rule}:{claim.subject}",
         severity="info" if claim.severity == "info" else "warn",
-        conclusion=f"lag risk, not on the commit path: {claim.conclusion}"
+        conclusion=f"lag risk, {said}not on the commit path: {claim.conclusion}"
         + ("" if "seed 003" in claim.conclusion else " (seed 003)"),
         evidence=[*claim.evidence, why],
         explains=False,

@@ -24,7 +24,7 @@ from sgmon.analysis.rules.base import (
     rule,
 )
 from sgmon.model import number
-from sgmon.topology import is_sync
+from sgmon.topology import is_sync, thread_lags
 from sgmon.units import fmt_num
 
 
@@ -176,6 +176,16 @@ def dg_state(ctx: Context) -> Iterable[Claim]:
                 else "standby is behind"
             )
             evidence = [_dg_reason(o) for o in hits]
+            split = thread_lags(view.frame) if inst == "db" else {}
+            if split:  # which RAC thread (and so which primary instance) the lag is
+                name = ctx.topology.thread_name if ctx.topology is not None else "thread {}".format
+                late = max(split, key=lambda t: split[t])
+                what += f"; {name(late)} {fmt_num(split[late])} s behind"
+                evidence.append(
+                    "per thread (how long each RAC thread's reception has stood still, at most "
+                    "the transport lag): "
+                    + ", ".join(f"{name(t)} {fmt_num(v)} s" for t, v in split.items())
+                )
             since = ctx.now - view.role_changed if view.role_changed is not None else None
             if inst == "db" and since is not None and since < SETTLE_S:
                 sev, concl = "info", f"{concl}, {fmt_num(since)} s after a role change: settling"

@@ -1,4 +1,6 @@
-"""Data Guard state: role and protection, lags, each destination, log switches and events."""
+"""Data Guard state: role and protection, lags, each destination (a standby's onward ones too),
+each redo thread (on a standby with its own lag: which RAC thread is behind), log switches and
+events."""
 
 from __future__ import annotations
 
@@ -93,17 +95,14 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
         parts.append(line)
     threads = sorted(k for k in rows if k.startswith("thread_"))
     for inst in threads:
-        parts.append(
-            Text(f" {inst} ", style=p.muted)
-            + pairs(
-                p,
-                [
-                    ("seq", view.cell("oracle_dg", inst, "sequence")),
-                    ("switches/min", per_minute(view, inst)),
-                    ("srl in use", view.cell("oracle_dg", inst, "srl_in_use")),
-                ],
-            )
-        )
+        cells = [
+            ("seq", view.cell("oracle_dg", inst, "sequence")),
+            ("switches/min", per_minute(view, inst)),
+            ("srl in use", view.cell("oracle_dg", inst, "srl_in_use")),
+        ]
+        if view.value("oracle_dg", inst, "thread_lag") is not None:  # a standby: this thread's
+            cells.append(("lag s", view.cell("oracle_dg", inst, "thread_lag")))
+        parts.append(Text(f" {inst} ", style=p.muted) + pairs(p, cells))
     if threads:
         parts.append(switch_marks(view, threads, width))
     events = [e for f in view.window if f is not None for e in f.events if e.kind in EVENT_KINDS]

@@ -1,0 +1,174 @@
+"""Per-thread lag on a RAC primary's standby and the standbys' own (onward) destinations, read by
+the real oracle_dg collector with its exact SQL from the SQLite stand-in (issue 15)."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.oracle.dg import ONWARD_EVERY, OracleDgCollector
+from collectors.oracle.session import Session
+from sgmon.analysis import Analyzer
+from sgmon.config import Config, HostConfig
+from sgmon.model import CollectorResult, Frame, Status
+from sgmon.sim import SimPair
+from sgmon.sim.standin import StandIn
+from sgmon.topology import build, thread_lags
+
+START = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = START
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _collector(db: StandIn, role: str, clock: Clock | None = None) -> OracleDgCollector:
+    s = Session(role=role, connect=db.connect)
+    c = OracleDgCollector({"session": s, "clock": clock or Clock()})
+    c.open()
+    return c
+
+
+def _frame(host: str, c: OracleDgCollector, role: str) -> Frame:
+    rows = c.derive(None, c.sample(), 1.0)
+    return Frame(
+        host, START, 1, 1.0, {"oracle_dg": CollectorResult(Status.OK, rows=rows)}, (), role
+    )
+
+
+@pytest.mark.parametrize("version", ["19.21.0.0.0", "11.2.0.4.0"])
+def test_a_stalled_thread_lags_while_the_other_moves(version: str):
+    """V$DATAGUARD_PROCESS (19c, "rfs" in lower case) or V$MANAGED_STANDBY (11.2): thread 1's
+    RFS stops at one block while thread 2's moves; the lag is capped at the transport lag."""
+    db = StandIn(version=version, role="PHYSICAL STANDBY", db_unique_name="STBY")
+    clock = Clock()
+    c = _collector(db, "standby", clock)
+    try:
+        lags = []
+        for tick in range(8):
+            db.set_receiving(1, 7, 100)  # thread 1 stands still
+            db.set_receiving(2, 9, 100 + 50 * tick)
+            db.set_dg_stats(5.0, 5.0, datum_time="11/21/2026 15:00:01")
+            rows = c.derive(None, c.sample(), 1.0)
+            lags.append((rows["thread_1"]["thread_lag"], rows["thread_2"]["thread_lag"]))
+            clock.t += 1.0
+        assert lags[0] == (0.0, 0.0)
+        assert lags[3] == (3.0, 0.0)
+        assert lags[-1] == (5.0, 0.0)  # at most the database's transport lag
+        assert rows["thread_1"]["recv_seq"] == 7 and rows["thread_2"]["recv_seq"] == 9
+        db.set_receiving(1, None)  # its RFS gone: the thread keeps standing still
+        rows = c.derive(None, c.sample(), 1.0)
+        assert rows["thread_1"]["thread_lag"] == 5.0
+        db.set_dg_stats(0.0, 0.0, datum_time="11/21/2026 15:00:09")  # all current: no lag
+        rows = c.derive(None, c.sample(), 1.0)
+        assert rows["thread_1"]["thread_lag"] == 0.0
+        assert rows["db"]["apply_state"] == "APPLYING_LOG"  # MRP0 read from the same rows
+    finally:
+        c.close()
+        db.close()
+
+
+def test_thread_lags_are_shown_only_when_the_threads_differ():
+    def frame(lags: dict[int, float]) -> Frame:
+        rows = {"db": {}, **{f"thread_{t}": {"thread_lag": v} for t, v in lags.items()}}
+        return Frame("s", START, 1, 1.0, {"oracle_dg": CollectorResult(Status.OK, rows)}, ())
+
+    assert thread_lags(frame({1: 14.0, 2: 0.0})) == {"1": 14.0, "2": 0.0}
+    assert thread_lags(frame({1: 4.0, 2: 4.0})) == {}
+    assert thread_lags(frame({1: 4.0})) == {}
+
+
+def test_the_rac_standbys_lag_finding_names_the_lagging_threads_instance():
+    pair = SimPair("rac-thread-lag", seed=3, start=START, onset=10.0)
+    a = Analyzer()
+    try:
+        while pair.t < 40:
+            for f in pair.step():
+                a.feed(f)
+    finally:
+        pair.close()
+    lag = [f for f in a.state().findings if f.host == "standby" and f.rule == "dg_state"]
+    assert lag and "thread 1 (node1)" in lag[0].title and "node2" not in lag[0].title
+    assert any("thread 2 (node2) 0 s" in e for e in lag[0].evidence)
+
+
+def _standby(name: str, **dests: dict) -> StandIn:
+    db = StandIn(version="11.2.0.4.0", role="PHYSICAL STANDBY", db_unique_name=name)
+    for dest_id, cols in dests.items():
+        db.set_dest(int(dest_id.removeprefix("d")), **cols)
+    return db
+
+
+def test_cascade_and_far_sync_are_named_with_the_destination_that_feeds_them():
+    p = StandIn(version="11.2.0.4.0", role="PRIMARY", db_unique_name="PROD")
+    p.set_dest(2, db_unique_name="STBY_B", transmit_mode="SYNCHRONOUS", affirm="YES")
+    p.set_dest(3, db_unique_name="FS1", transmit_mode="SYNCHRONOUS", affirm="YES", type="FAR SYNC")
+    dbs = {
+        "p": p,
+        "b": _standby(
+            "STBY_B",
+            d2={"db_unique_name": "STBY_C", "transmit_mode": "ASYNCHRONOUS", "affirm": "NO"},
+            # back to the primary for after a switchover: not valid in the standby role now
+            d4={"db_unique_name": "PROD", "valid_now": "WRONG VALID_ROLE"},
+        ),
+        "c": _standby("STBY_C"),
+        "fs1": _standby(
+            "FS1", d3={"db_unique_name": "STBY_D", "transmit_mode": "ASYNCHRONOUS", "affirm": "NO"}
+        ),
+        "d": _standby("STBY_D"),
+    }
+    roles = {"p": "primary"}
+    cs = {h: _collector(db, roles.get(h, "standby")) for h, db in dbs.items()}
+    try:
+        frames = {h: _frame(h, c, roles.get(h, "standby")) for h, c in cs.items()}
+    finally:
+        for c in cs.values():
+            c.close()
+        for db in dbs.values():
+            db.close()
+    hosts = [HostConfig(name=h, far_sync=h == "fs1") for h in frames]
+    topo = build(Config(hosts=hosts), frames)
+    assert [(d.source, d.inst, d.hosts) for d in topo.onward] == [
+        ("b", "dest_2", ("c",)),
+        ("fs1", "dest_3", ("d",)),
+    ]
+    assert topo.upstream("c") == "cascaded from b (dest_2 ASYNC)"
+    assert topo.upstream("d") == "behind far sync fs1 (dest_3 ASYNC)"
+    assert topo.upstream("b") == "" and topo.upstream("fs1") == ""
+    assert topo.places == {
+        "b": "commit path",
+        "c": "lag risk",
+        "fs1": "commit path",
+        "d": "lag risk",
+    }
+    assert topo.cascaded("c") and topo.cascaded("d") and not topo.cascaded("b")
+    lines = topo.lines()
+    assert "b dest_2 STBY_C (stby_c): ASYNC, VALID -> c, by db_unique_name: onward, off the " \
+        "commit path" in lines  # fmt: skip
+    assert "standby c: lag risk (cascaded from b (dest_2 ASYNC))" in lines
+    assert "standby d: lag risk (behind far sync fs1 (dest_3 ASYNC))" in lines
+    assert not any("PROD" in line and line.startswith("b ") for line in lines)
+
+
+def test_a_standby_reads_its_destinations_once_every_n_ticks():
+    db = _standby("STBY_B", d2={"db_unique_name": "STBY_C", "transmit_mode": "ASYNCHRONOUS"})
+    s = Session(role="standby", connect=db.connect)
+    c = OracleDgCollector({"session": s, "clock": Clock()})
+    c.open()
+    try:
+        counts, seen = [], []
+        for _ in range(ONWARD_EVERY + 1):
+            before = s.statements
+            rows = c.sample()
+            counts.append(s.statements - before)
+            seen.append("dest_2" in rows)
+        assert all(seen), "the destination is repeated between reads"
+        # the first sample also connects (version, instance, container): its reads start at 1
+        assert counts[ONWARD_EVERY] == counts[1] + 1
+        assert len(set(counts[1:ONWARD_EVERY])) == 1
+    finally:
+        c.close()
+        db.close()
