@@ -19,6 +19,7 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from sgmon.events import GC_BUSY, GCS_LOG_FLUSH
 from sgmon.sim.scenarios import Conditions
@@ -46,6 +47,9 @@ GC_CURRENT = GC_BUSY[0]
 INTERCONNECT_MS = 0.15
 """A block's trip over the interconnect (gc current block 2-way: seed 001's AWR 0.18 ms)."""
 SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold
+SESSIONS = 400
+"""Sessions of the simulated workload: while commits hang, each waits in its own commit and
+starts no next one, so at most this many commits pile up (arrivals are open otherwise)."""
 RECEIPT_MS = 0.03
 """Fast Sync: the standby's RFS takes the redo into memory and acknowledges (no SRL write)."""
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
@@ -183,9 +187,10 @@ class CommitModel:
         """The destination's NET_TIMEOUT: how long LGWR waits for a silent standby."""
         self._down_at: float | None = None
         self._unacked = 0
-        self._later: list[tuple[float, str, float]] = []
-        """Waits that end after the interval they began in (end, event, us): V$SYSTEM_EVENT
-        counts a wait when it ends, so a 30 s hang shows when it is over, not when it starts."""
+        self._later: list[tuple[float, Callable[[TickStats], None]]] = []
+        """What a write that hangs past its interval counts when it ends (end, how): V$SYSTEM_EVENT
+        counts a wait, V$SYSSTAT its time and an LGWR trace its warning when the wait is over,
+        so a 30 s hang shows when it ends, not when it starts."""
         self._msgid = 100000
         self.wall: Callable[[float], float] = lambda t: t
         """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
@@ -205,8 +210,8 @@ class CommitModel:
                 c = replace(c, transport_stopped=True)
             else:
                 st.silent_s = min(t1, self._down_at + self.net_timeout) - self._down_at
-        for _end, name, us in [x for x in self._later if x[0] < t1]:
-            self.events[name].add(us)
+        for _end, settle in [x for x in self._later if x[0] < t1]:
+            settle(st)
         self._later = [x for x in self._later if x[0] >= t1]
         self._shipping = not c.transport_stopped and not c.link_down
         if self._next_switch is None or self._next_switch - t0 > c.switch_every:
@@ -216,7 +221,8 @@ class CommitModel:
             self._next_switch += c.switch_every * (0.8 + 0.4 * rng.random())
         a = t0 if self._next_arrival is None else self._next_arrival
         while a < t1:
-            self._pending.append(a)
+            if not c.link_down or len(self._pending) < SESSIONS:  # the rest are stuck
+                self._pending.append(a)
             a += rng.expovariate(c.commits)
         self._next_arrival = a
         p_loss = c.losses_per_s / max(self._write_rate, 1.0)
@@ -238,10 +244,15 @@ class CommitModel:
                 self.stats["redo write broadcast ack count"] += 1
             end = start + (cpu + phase + ack + c.post_ms) / 1000.0
             self._msgid += 1
+            hung = c.link_down and end >= t1  # counted when it ends, intervals later
             if (end - start) * 1000.0 >= SLOW_MS:
                 kb = len(batch) * c.redo_per_commit / 1024
-                st.slow.append((end, (end - start) * 1000.0, kb))
-            if remote >= SPLIT_MS:
+                slow = (end, (end - start) * 1000.0, kb)
+                if hung:
+                    self._later.append((end, partial(_slow, write=slow)))
+                else:
+                    st.slow.append(slow)
+            if remote >= SPLIT_MS and not hung:  # a hung write reached no RFS to split it
                 send = start + cpu / 1000.0
                 waited = rfs if self.affirm else RECEIPT_MS  # the RFS part of the remote write
                 got = send + (remote - waited - wire / 2) / 1000.0  # out, with any resend
@@ -252,11 +263,10 @@ class CommitModel:
             for arrival in batch:
                 fg = rng.expovariate(1.0 / c.fg_cpu_ms) if c.fg_cpu_ms > 0 else 0.0
                 lfs = (end - arrival) * 1000.0 + fg
-                if c.link_down and end >= t1:  # counted when the hang ends
-                    self._later.append((end, "log file sync", lfs * 1000.0))
+                if hung:
+                    self._later.append((end, partial(self._synced, lfs=lfs)))
                 else:
-                    self.events["log file sync"].add(lfs * 1000.0)
-                st.lfs_ms += lfs
+                    self._synced(st, lfs)
             st.commits += len(batch)
             st.writes += 1
             st.redo_bytes += len(batch) * c.redo_per_commit
@@ -269,9 +279,10 @@ class CommitModel:
             if (lost or st.silent_s) and end > t1:  # sampled mid-stall: still unacked
                 st.unacked = max(1, math.ceil(len(batch) * c.redo_per_commit / MSS))
                 self._unacked = st.unacked
-            self.stats["redo write time (usec)"] += phase * 1000.0
-            bucket = max(1, math.ceil(remote / 1000.0))  # whole seconds, rounded up
-            self.resp[bucket] = self.resp.get(bucket, 0) + 1
+            if hung:
+                self._later.append((end, partial(self._wrote, phase=phase, remote=remote)))
+            else:
+                self._wrote(st, phase, remote)
             self._lgwr_free = end
         if st.silent_s and not st.writes:  # the hung write began in an earlier interval
             st.unacked = self._unacked
@@ -284,6 +295,21 @@ class CommitModel:
             self._block += math.ceil(st.redo_bytes / 512)
         self._publish(t1, c)
         return st
+
+    def _synced(self, st: TickStats, lfs: float) -> None:
+        """One commit's log file sync, counted as it ends."""
+        self.events["log file sync"].add(lfs * 1000.0)
+        st.lfs_ms += lfs
+
+    def _wrote(self, st: TickStats, phase: float, remote: float) -> None:
+        """One redo write's time and its destination's response, counted as it ends."""
+        self.stats["redo write time (usec)"] += phase * 1000.0
+        bucket = max(1, math.ceil(remote / 1000.0))  # whole seconds, rounded up
+        self.resp[bucket] = self.resp.get(bucket, 0) + 1
+
+    def _waited(self, st: TickStats, name: str, us: float) -> None:
+        """One wait of ``name``, counted as it ends."""
+        self.events[name].add(us)
 
     def ship_blocks(self, n: int, c: Conditions, to: CommitModel) -> None:
         """RAC: ``n`` blocks this instance ships to ``to``'s sessions this interval, each once its
@@ -321,10 +347,13 @@ class CommitModel:
         if c.link_down and self._down_at is not None:  # NSS waits out NET_TIMEOUT for an ack
             remote = max(0.0, self._down_at + self.net_timeout - start) * 1000.0
             end = start + remote / 1000.0
+            waits = {
+                "SYNC Remote Write": remote * 1000,
+                "Redo Transport MISC": (remote + 0.004) * 1000,
+                LGWR_LNS: max(0.0, remote - local) * 1000,
+            }
             self._later += [
-                (end, "SYNC Remote Write", remote * 1000),
-                (end, "Redo Transport MISC", (remote + 0.004) * 1000),
-                (end, LGWR_LNS, max(0.0, remote - local) * 1000),
+                (end, partial(self._waited, name=name, us=us)) for name, us in waits.items()
             ]
             return local, remote, 0.0, 0, wire
         lost = rng.random() < p_loss
@@ -398,3 +427,8 @@ class CommitModel:
             # no thread arrives: a NULL transport lag, and a datum that no longer moves
             datum = dg_stamp(max(self.received.values())) if self.received else ""
             self.standby.set_dg_stats(None, round(self.apply_lag), datum, computed=stamp)
+
+
+def _slow(st: TickStats, write: tuple[float, float, float]) -> None:
+    """One LGWR write over the warning threshold, traced as it ends."""
+    st.slow.append(write)

@@ -21,6 +21,7 @@ from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers 
     logs,
     logspace,
     rac,
+    silent,
     standby,
     transport,
 )

@@ -16,6 +16,7 @@ from sgmon.analysis.rules.base import (
     mean,
     rule,
 )
+from sgmon.analysis.rules.silent import silent
 from sgmon.judgement import Limit
 from sgmon.model import Frame, Status, Value, number
 from sgmon.units import bdp_bytes, fmt_num, mbit_bytes
@@ -27,7 +28,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
     for h, view in ctx.hosts.items():
         worst: tuple[float, str, dict] | None = None
         for inst, row in view.frame.rows("tcp").items():
-            if inst == "host":
+            if inst == "host" or silent(row):  # no ack at all: standby_silent's, not a loss
                 continue
             n = sum(ctx.recent((h, "tcp", inst, "retransmits"), RECENT))
             if n > 0 and (worst is None or n > worst[0]):
