@@ -8,12 +8,14 @@ unit (so a flat series with no spread does not alarm on noise), and a ratio to t
 busy series does not alarm on a few percent).  A value that *stays* high becomes the new median
 within half a window and stops being a departure: the static thresholds, not the baseline, say
 whether a steady level is bad.  The fit is refreshed every ``every`` points, staggered by
-``phase`` across series, which keeps one tick of 200 series well under a millisecond.
+``phase`` across series, which keeps one tick of 200 series well under a millisecond; a window
+of one repeated value (an error counter at 0) is its own sorted order and is not sorted.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 
 MIN_POINTS = 8
 """Points needed before the baseline judges anything (8 s at the default interval: a 10 s
@@ -23,7 +25,7 @@ MIN_POINTS = 8
 class Series:
     """The recent ticks and values of one series and their robust fit."""
 
-    __slots__ = ("_count", "_every", "median", "sigma", "ticks", "values")
+    __slots__ = ("_count", "_every", "_run", "median", "sigma", "ticks", "values")
 
     def __init__(self, window: int = 120, every: int = 20, phase: int = 0) -> None:
         self.ticks: deque[int] = deque(maxlen=window)
@@ -32,16 +34,22 @@ class Series:
         self.sigma = 0.0
         self._every = every
         self._count = phase % every
+        self._run = 0  # trailing values equal to the last one
 
-    def push(self, tick: int, value: float) -> None:
-        """Add this tick's value; refit on schedule (or as soon as there are enough points)."""
+    def push(self, tick: int, value: float) -> bool:
+        """Add this tick's value; refit on schedule (or as soon as there are enough points).
+        True when it refit: the median and spread may have moved."""
+        values = self.values
+        self._run = self._run + 1 if values and value == values[-1] else 1
         self.ticks.append(tick)
-        self.values.append(value)
+        values.append(value)
         self._count += 1
-        if self._count >= self._every or (self.median is None and len(self.values) >= MIN_POINTS):
+        if self._count >= self._every or (self.median is None and len(values) >= MIN_POINTS):
             self._count = 0
-            if len(self.values) >= MIN_POINTS:
+            if len(values) >= MIN_POINTS:
                 self._refit()
+                return True
+        return False
 
     def span(self, first: int, last: int) -> list[float | None]:
         """Values for the ticks ``first..last`` (None where the series has no point)."""
@@ -65,7 +73,8 @@ class Series:
         return [self.values[i] for i in range(max(0, k - n), k)]
 
     def _refit(self) -> None:
-        vals = sorted(self.values)
+        # equal values compare neither way, so a stable sort would leave them as they are
+        vals = self.values if self._run >= len(self.values) else sorted(self.values)
         n = len(vals)
         self.median = _median(vals)
         self.sigma = (vals[(3 * n) // 4] - vals[n // 4]) / 1.349
@@ -80,7 +89,7 @@ class Series:
         return med - value >= max(z * self.sigma, floor) and value * ratio <= med
 
 
-def _median(sorted_vals: list[float]) -> float:
+def _median(sorted_vals: Sequence[float]) -> float:
     n = len(sorted_vals)
     mid = n // 2
     return sorted_vals[mid] if n % 2 else (sorted_vals[mid - 1] + sorted_vals[mid]) / 2
