@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from itertools import islice
 
 MIN_POINTS = 8
 """Points needed before the baseline judges anything (8 s at the default interval: a 10 s
@@ -25,7 +26,7 @@ MIN_POINTS = 8
 class Series:
     """The recent ticks and values of one series and their robust fit."""
 
-    __slots__ = ("_count", "_every", "_run", "median", "sigma", "ticks", "values")
+    __slots__ = ("_count", "_every", "median", "sigma", "ticks", "values")
 
     def __init__(self, window: int = 120, every: int = 20, phase: int = 0) -> None:
         self.ticks: deque[int] = deque(maxlen=window)
@@ -34,13 +35,11 @@ class Series:
         self.sigma = 0.0
         self._every = every
         self._count = phase % every
-        self._run = 0  # trailing values equal to the last one
 
     def push(self, tick: int, value: float) -> bool:
         """Add this tick's value; refit on schedule (or as soon as there are enough points).
         True when it refit: the median and spread may have moved."""
         values = self.values
-        self._run = self._run + 1 if values and value == values[-1] else 1
         self.ticks.append(tick)
         values.append(value)
         self._count += 1
@@ -69,12 +68,14 @@ class Series:
 
     def recent(self, n: int) -> list[float]:
         """The last ``n`` values."""
-        k = len(self.values)
-        return [self.values[i] for i in range(max(0, k - n), k)]
+        last = list(islice(reversed(self.values), n))
+        last.reverse()
+        return last
 
     def _refit(self) -> None:
-        # equal values compare neither way, so a stable sort would leave them as they are
-        vals = self.values if self._run >= len(self.values) else sorted(self.values)
+        vals: Sequence[float] = self.values
+        if vals[0] != vals[-1] or vals.count(vals[-1]) != len(vals):
+            vals = sorted(vals)  # else all equal: a stable sort would leave them as they are
         n = len(vals)
         self.median = _median(vals)
         self.sigma = (vals[(3 * n) // 4] - vals[n // 4]) / 1.349
