@@ -7,6 +7,9 @@ example), so the assertions check the seeds' own arithmetic, not the code's outp
 
 from __future__ import annotations
 
+import math
+import random
+
 import pytest
 
 from sgmon.analysis import Analyzer
@@ -14,7 +17,7 @@ from sgmon.analysis.baseline import MIN_POINTS, Series
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.correlate import best_lag, overlap, pearson
 from sgmon.analysis.findings import FindingBook
-from sgmon.analysis.outliers import OFF_TICKS
+from sgmon.analysis.outliers import OFF_TICKS, _Latch
 from sgmon.analysis.results import Finding
 from sgmon.config import Config, ConfigError
 from sgmon.model import CollectorResult, Event, Frame, Status
@@ -111,6 +114,62 @@ def test_os_level_must_hold_two_ticks() -> None:
     assert key not in a.state().outliers
     a.feed(frame("s", 1, disk={"sdb": {"aqu_sz": 12.0}}))
     assert a.state().outliers[key].severity == "crit"
+
+
+def _edgy_frames(n: int) -> list[Frame]:
+    """Frames whose values sit on the edges a calm band must draw exactly: a limit's warn and
+    crit, the median, ratio x median, median + floor, zero; a CPU count that changes (load
+    limits scale with it), an idle rto, a field that holds text then a number."""
+    rng = random.Random(15)
+    pick = rng.choices
+    out = []
+    for t in range(n):
+        cpus = {str(i): {"idle": 50.0} for i in range(2 if t % 90 < 45 else 4)}
+        cpus["all"] = {
+            "idle": pick([90.0, 45.0, 80.0, 5.0, 1.0, 100.0], [20, 1, 1, 1, 1, 2])[0],
+            "load1": pick([5.0, 0.5, 8.0, 16.0], [20, 2, 1, 1])[0],  # warn 4 on 2 CPUs, 8 on 4
+        }
+        disk = {
+            "sdb": {
+                "w_await": pick([2.0, 6.0, 4.0, 9.999, 10.0, 50.0, 0.0], [30, 2, 2, 1, 1, 1, 2])[0],
+                "aqu_sz": pick([0.2, 0.4, 1.2, 1.0, 8.0, 0.0], [30, 2, 2, 1, 1, 3])[0],
+                "util": pick([0.0, 89.99, 90.0, 99.0], [30, 1, 1, 1])[0],
+            }
+        }
+        sock = {"retransmits": pick([0, 1], [15, 1])[0], "rto": pick([204.0, 200.0], [5, 1])[0]}
+        dest = {"status": pick(["VALID", "ERROR", 0.0, 1], [20, 1, 2, 1])[0]}
+        out.append(
+            frame(
+                "s",
+                t,
+                cpu=cpus,
+                disk=disk,
+                tcp={"10.0.0.1:40000>10.0.0.2:1521": sock},
+                oracle_dg={"dest_2": dest},
+            )
+        )
+    return out
+
+
+def test_calm_band_judges_as_the_full_judgement(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A calm series' value inside its band is only added to its baseline: the outliers must be
+    those of judging every value in full, tick by tick, on the band's very edges."""
+    frames = _edgy_frames(400)
+
+    def run() -> list[dict]:
+        a = Analyzer()
+        seen = []
+        for f in frames:
+            a.feed(f)
+            seen.append({k: o.to_dict() for k, o in a.state().outliers.items()})
+        return seen
+
+    banded = run()
+    with monkeypatch.context() as m:
+        m.setattr(_Latch, "settle", lambda self: setattr(self, "lo", math.inf))
+        full = run()
+    assert sum(map(len, full)) > 400, "the frames must open outliers for the bands to matter"
+    assert banded == full
 
 
 def test_config_thresholds_override_per_field_and_instance() -> None:
@@ -488,6 +547,7 @@ def test_series_that_stop_reporting_are_forgotten() -> None:
         a.feed(frame("p", t, tcp=moved))
     assert a.tracker.series(old) is None
     assert a.tracker.series(("p", "tcp", "10.0.0.1:40002>10.0.0.2:1521", "rtt")) is not None
+    assert {k[2] for k in a.tracker._rows if k[1] == "tcp"} == {"10.0.0.1:40002>10.0.0.2:1521"}
     cached = {k[2] for k in a.grader._limits if k[1] == "tcp"}
     assert cached == {"10.0.0.1:40002>10.0.0.2:1521"}  # nor their cached limits
 

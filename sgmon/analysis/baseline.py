@@ -8,12 +8,15 @@ unit (so a flat series with no spread does not alarm on noise), and a ratio to t
 busy series does not alarm on a few percent).  A value that *stays* high becomes the new median
 within half a window and stops being a departure: the static thresholds, not the baseline, say
 whether a steady level is bad.  The fit is refreshed every ``every`` points, staggered by
-``phase`` across series, which keeps one tick of 200 series well under a millisecond.
+``phase`` across series, which keeps one tick of 200 series well under a millisecond; a window
+of one repeated value (an error counter at 0) is its own sorted order and is not sorted.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
+from itertools import islice
 
 MIN_POINTS = 8
 """Points needed before the baseline judges anything (8 s at the default interval: a 10 s
@@ -33,15 +36,19 @@ class Series:
         self._every = every
         self._count = phase % every
 
-    def push(self, tick: int, value: float) -> None:
-        """Add this tick's value; refit on schedule (or as soon as there are enough points)."""
+    def push(self, tick: int, value: float) -> bool:
+        """Add this tick's value; refit on schedule (or as soon as there are enough points).
+        True when it refit: the median and spread may have moved."""
+        values = self.values
         self.ticks.append(tick)
-        self.values.append(value)
+        values.append(value)
         self._count += 1
-        if self._count >= self._every or (self.median is None and len(self.values) >= MIN_POINTS):
+        if self._count >= self._every or (self.median is None and len(values) >= MIN_POINTS):
             self._count = 0
-            if len(self.values) >= MIN_POINTS:
+            if len(values) >= MIN_POINTS:
                 self._refit()
+                return True
+        return False
 
     def span(self, first: int, last: int) -> list[float | None]:
         """Values for the ticks ``first..last`` (None where the series has no point)."""
@@ -61,11 +68,14 @@ class Series:
 
     def recent(self, n: int) -> list[float]:
         """The last ``n`` values."""
-        k = len(self.values)
-        return [self.values[i] for i in range(max(0, k - n), k)]
+        last = list(islice(reversed(self.values), n))
+        last.reverse()
+        return last
 
     def _refit(self) -> None:
-        vals = sorted(self.values)
+        vals: Sequence[float] = self.values
+        if vals[0] != vals[-1] or vals.count(vals[-1]) != len(vals):
+            vals = sorted(vals)  # else all equal: a stable sort would leave them as they are
         n = len(vals)
         self.median = _median(vals)
         self.sigma = (vals[(3 * n) // 4] - vals[n // 4]) / 1.349
@@ -80,7 +90,7 @@ class Series:
         return med - value >= max(z * self.sigma, floor) and value * ratio <= med
 
 
-def _median(sorted_vals: list[float]) -> float:
+def _median(sorted_vals: Sequence[float]) -> float:
     n = len(sorted_vals)
     mid = n // 2
     return sorted_vals[mid] if n % 2 else (sorted_vals[mid - 1] + sorted_vals[mid]) / 2
