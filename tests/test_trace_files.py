@@ -218,10 +218,23 @@ def test_msgid_split_matches_on_thread_and_msgid(tmp_path):
     assert rows["remote"]["splits"] == 2
 
 
+def _until_exec(pid: int, program: bytes, timeout: float = 5.0) -> None:
+    """Wait until ``pid`` runs ``program``: before its exec, /proc/PID/environ is still the
+    forking test's own (a loaded machine read it there, and got no TZ)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            if fh.read().startswith(program):
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"pid {pid} never ran {program!r}")
+
+
 def test_11g_stamps_take_the_traced_process_tz(tmp_path, other_tz):
     """The instance was started with TZ=America/Chicago: its processes carry it, sgmon does not."""
     proc = subprocess.Popen(["sleep", "60"], env={"TZ": "America/Chicago"})
     try:
+        _until_exec(proc.pid, b"sleep")
         trc = tmp_path / f"oravm1_lgwr_{proc.pid}.trc"
         trc.write_text(V11.read_text())
         _, events = _read_whole(trc)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 FAULTS: dict[str, str] = {
     "loss": "packet loss toward the standby (nftables numgen), RTO stalls on the primary",
+    "silent": "every packet toward the standby's DG port dropped, with no reset: commits hang "
+    "while the primary's socket backs its RTO off",
     "rto_min": "rto_min 10ms on the primary's route to the standby (the seed 001 fix)",
     "iops": "IOPS cap on the standby log device with concurrent synced writers (seed 003)",
     "iops_async": "the same on the ASYNC standby's log device (implies --async-standby)",
@@ -97,6 +99,11 @@ def build(lab: Lab) -> dict[str, Fault]:
         "loss": Fault(
             "loss",
             lambda: pair.add_loss("b", o.loss_permille, o.port),
+            lambda: pair.clear_loss("b"),
+        ),
+        "silent": Fault(
+            "silent",
+            lambda: pair.add_loss("b", 1000, o.port),
             lambda: pair.clear_loss("b"),
         ),
         "rto_min": Fault(

@@ -46,9 +46,32 @@ def test_sync_standby_cap_is_still_the_cause_beside_an_async_standby(run):
     assert {f.host for f in run.frames} == {"primary", "standby", ASYNC_HOST}
 
 
-def assert_named(run, fault: str, rule: str, host: str) -> None:
+def test_a_silent_standby_hangs_commits_and_the_socket_says_so(run):
+    """Every packet toward the standby dropped, nothing reset: the primary's SYNC socket keeps
+    its segments unacknowledged, acknowledges nothing for whole ticks and doubles its RTO,
+    while the database counts no commit; the finding names it on the primary."""
+    t_on = assert_named(run, "silent", "standby_silent", "primary")
+    primary = [f for f in run.frames if f.host == "primary"]
+    before = [number(f.value("oracle_redo", "db", "user_commits")) or 0.0 for f in primary]
+    usual = median(before[: len([f for f in primary if f.time < t_on])] or [0.0])
+    hung = [
+        (f, row)
+        for f in primary
+        if f.time > t_on
+        for inst, row in f.rows("tcp").items()
+        if inst != "host" and row.get("unacked") and row.get("bytes_acked") == 0
+    ]
+    assert len(hung) >= 3, "the socket never showed a whole tick with nothing acknowledged"
+    rtos = [number(row.get("rto")) or 0.0 for _, row in hung]
+    assert max(rtos) >= 2 * min(rtos), f"no backoff: {rtos}"
+    stuck = [number(f.value("oracle_redo", "db", "user_commits")) or 0.0 for f, _ in hung[1:]]
+    assert usual > 10 and max(stuck) < 0.05 * usual, (usual, stuck)
+
+
+def assert_named(run, fault: str, rule: str, host: str) -> float:
     """The fault, switched on after WARM seconds, is named as ``rule`` on ``host`` within
-    DETECT seconds, ranks first of its rule there, and the recording says the same."""
+    DETECT seconds, ranks first of its rule there, and the recording says the same; returns
+    when the fault was switched on."""
     run.collect(WARM)
     t_on = run.switch(fault)
     run.collect(WINDOW)
@@ -60,6 +83,7 @@ def assert_named(run, fault: str, rule: str, host: str) -> None:
     replay = run.replayed()  # what `sgmon record` wrote tells the same story
     again = replay.first(rule, host, t_on)
     assert again is not None and again - t_on <= DETECT, replay.above_info(t_on)
+    return t_on
 
 
 def _stalls(frames, since: float) -> int:

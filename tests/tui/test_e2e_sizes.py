@@ -200,7 +200,12 @@ def test_every_host_has_a_pane_or_a_line_of_the_strip(demos: Demos, size: tuple[
         return (
             len(lines) == height
             and all(len(line) <= width for line in lines)
-            and re.search(rf"^ standby_c  cascaded · lag {NUM}/{NUM} s", screen, re.M) is not None
+            and re.search(
+                rf"^ standby_c  cascaded from standby_b \(dest_2 ASYNC\) · lag {NUM}/{NUM} s",
+                screen,
+                re.M,
+            )
+            is not None
         )
 
     tmux.wait_for(ready, f"the strip at {width}x{height}", timeout=90)

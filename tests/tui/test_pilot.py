@@ -318,7 +318,9 @@ async def test_panes_follow_the_commit_path_and_the_strip_lists_the_others() -> 
                       if f.host == "standby_c" and f.active)  # fmt: skip
         a, c = strip(app)
         assert a.startswith(f"standby_a  ASYNC lag risk · {lag(app, 'standby_a')} · dest_3 VALID")
-        assert c.startswith(f"standby_c  cascaded · {lag(app, 'standby_c')} · ")
+        assert c.startswith(
+            f"standby_c  cascaded from standby_b (dest_2 ASYNC) · {lag(app, 'standby_c')} · "
+        )
         assert f" · {behind.severity.upper()} {behind.title[:20]}" in c
         app.finding = behind.key  # a finding picked about a host in the strip marks its entry
         marked = app.palette.highlight
