@@ -180,12 +180,13 @@ class Panel(Widget, can_focus=True):
     def in_sight(self) -> bool:
         """Whether any line of the panel is inside its pane's scroll window (or it is zoomed).
 
-        Panels scrolled out of sight are not drawn.
+        Panels scrolled out of sight are not drawn, nor those folded away (``display`` off: they
+        have no region, which looked like "not laid out yet", so each was rendered every tick).
         """
         pane = self.parent
         if not isinstance(pane, Widget) or self.zoomed:
             return True
-        if not pane.display:
+        if not (pane.display and self.display):
             return False
         r = self.virtual_region
         if not r.height:
