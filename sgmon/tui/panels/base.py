@@ -18,7 +18,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from sgmon.tui.draw import grid, spark_row
+from sgmon.tui.draw import graph_width, grid, spark_row
 from sgmon.tui.view import PaneView
 
 Render = Callable[[PaneView, int], RenderableType]
@@ -263,7 +263,7 @@ def table_with_spark(
             spark_row(
                 p,
                 label,
-                view.series(collector, names[0], field),
+                view.series(collector, names[0], field, graph_width(width)),
                 width,
                 view.judge(collector, field),
                 highlighted=(collector, names[0], field) in view.highlight,
