@@ -88,6 +88,8 @@ class HostPane(VerticalScroll, can_focus=False):
         """The panel shown alone (z), if any."""
         self._folded = Text()
         self._border: tuple[str, str] | None = None
+        self._showing = 0
+        """Counts ``show`` calls: the rendering ahead of an older one stops."""
 
     def compose(self) -> ComposeResult:
         """One widget per panel."""
@@ -119,10 +121,25 @@ class HostPane(VerticalScroll, can_focus=False):
         self._set_border(title, subtitle)
         self.cited = cited
         present = view.frame.collectors if view.frame is not None else None
-        for panel in self.query(Panel):
+        panels = list(self.query(Panel))
+        for panel in panels:
             panel.present = (present is None or not panel.needs or panel.needs in present) and (
                 self.zoomed is None or panel is self.zoomed
             )
+        self._showing += 1
+        self._render_ahead(self._showing, view, [p for p in panels if p.present and p.display])
+
+    def _render_ahead(self, showing: int, view: PaneView, ahead: list[Panel]) -> None:
+        """Render the panels in sight one per message of the pane's own queue, then give every
+        panel the view, fit and draw: a key pressed meanwhile (the app's queue) waits for one
+        panel's render, not for a whole pane's.  A newer view drops what is left of this one."""
+        if showing != self._showing or not self.is_attached:
+            return
+        if ahead:
+            ahead[0].prepare(view)
+            self.call_later(self._render_ahead, showing, view, ahead[1:])
+            return
+        for panel in self.query(Panel):
             panel.view = view
         self.catch_up()
 

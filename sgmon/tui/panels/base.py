@@ -117,15 +117,22 @@ class Panel(Widget, can_focus=True):
 
     def full(self) -> list[Strip]:
         """Every line of the newest view at the current width (rendered once per view)."""
+        return self._rendered(self.view) if self.view is not None else []
+
+    def prepare(self, view: PaneView) -> None:
+        """Render ``view`` at the laid-out width before the pane gives it (``full`` then finds
+        it rendered)."""
+        if self._laid_out_width:
+            self._rendered(view)
+
+    def _rendered(self, view: PaneView) -> list[Strip]:
         width = self._width
-        if self.view is None:
-            return []
-        if self._full[:2] != (self.view, width):
-            lines = filtered(self.view, self.filters, type(self).render_view(self.view, width))
+        if self._full[:2] != (view, width):
+            lines = filtered(view, self.filters, type(self).render_view(view, width))
             if width != self._full[1]:
                 self._known.clear()
             strips = to_strips(self.app.console, lines, width, self._known)
-            self._full = (self.view, width, strips)
+            self._full = (view, width, strips)
         return self._full[2]
 
     def lines_needed(self) -> int:
