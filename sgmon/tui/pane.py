@@ -88,6 +88,8 @@ class HostPane(VerticalScroll, can_focus=False):
         """The panel shown alone (z), if any."""
         self._folded = Text()
         self._border: tuple[str, str] | None = None
+        self._showing = 0
+        """Counts ``show`` calls: the rendering ahead of an older one stops."""
 
     def compose(self) -> ComposeResult:
         """One widget per panel."""
@@ -116,14 +118,37 @@ class HostPane(VerticalScroll, can_focus=False):
         title = f"{(view.role or 'host').upper()}  {view.host}" + (
             f"  {view.role_note}" if view.role_note else ""
         )
-        self._set_border(title, subtitle)
-        self.cited = cited
         present = view.frame.collectors if view.frame is not None else None
-        for panel in self.query(Panel):
-            panel.present = (present is None or not panel.needs or panel.needs in present) and (
-                self.zoomed is None or panel is self.zoomed
-            )
-            panel.view = view
+        shown = {
+            panel: (present is None or not panel.needs or panel.needs in present)
+            and (self.zoomed is None or panel is self.zoomed)
+            for panel in self.query(Panel)
+        }
+        self._showing += 1
+        ahead = [panel for panel, on in shown.items() if on and panel.display]
+        self._render_ahead(self._showing, view, ahead, (title, subtitle, cited, shown))
+
+    def _render_ahead(
+        self,
+        showing: int,
+        view: PaneView,
+        ahead: list[Panel],
+        then: tuple[str, str, tuple[SeriesKey, ...], dict[Panel, bool]],
+    ) -> None:
+        """Render the panels in sight one per message of the pane's own queue, then give every
+        panel the view, fit and draw them with the border: a key pressed meanwhile (the app's
+        queue) waits for one panel's render, not for a whole pane's, and the pane's title and
+        panels still change together.  A newer view drops what is left of this one."""
+        if showing != self._showing or not self.is_attached:
+            return
+        if ahead:
+            ahead[0].prepare(view)
+            self.call_later(self._render_ahead, showing, view, ahead[1:], then)
+            return
+        title, subtitle, self.cited, shown = then
+        self._set_border(title, subtitle)
+        for panel, on in shown.items():
+            panel.present, panel.view = on, view
         self.catch_up()
 
     def _set_border(self, title: str, subtitle: str) -> None:

@@ -65,10 +65,13 @@ class PaneView:
         """One value at the cursor."""
         return self.frame.value(collector, instance, name) if self.frame else None
 
-    def series(self, collector: str, instance: str, name: str) -> list[float | None]:
-        """One numeric series over the shared window (None where unknown)."""
+    def series(
+        self, collector: str, instance: str, name: str, last: int | None = None
+    ) -> list[float | None]:
+        """One numeric series over the shared window (None where unknown); its ``last`` instants
+        only, when given (a sparkline shows 65 of the 160: each redraw reads every series)."""
         out: list[float | None] = []
-        for f in self.window:
+        for f in self.window if last is None else self.window[-last:] if last > 0 else ():
             v = f.value(collector, instance, name) if f is not None else None
             out.append(float(v) if isinstance(v, int | float) else None)
         return out

@@ -18,7 +18,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from sgmon.tui.draw import grid, spark_row
+from sgmon.tui.draw import graph_width, grid, spark_row
 from sgmon.tui.view import PaneView
 
 Render = Callable[[PaneView, int], RenderableType]
@@ -117,15 +117,22 @@ class Panel(Widget, can_focus=True):
 
     def full(self) -> list[Strip]:
         """Every line of the newest view at the current width (rendered once per view)."""
+        return self._rendered(self.view) if self.view is not None else []
+
+    def prepare(self, view: PaneView) -> None:
+        """Render ``view`` at the laid-out width before the pane gives it (``full`` then finds
+        it rendered)."""
+        if self._laid_out_width:
+            self._rendered(view)
+
+    def _rendered(self, view: PaneView) -> list[Strip]:
         width = self._width
-        if self.view is None:
-            return []
-        if self._full[:2] != (self.view, width):
-            lines = filtered(self.view, self.filters, type(self).render_view(self.view, width))
+        if self._full[:2] != (view, width):
+            lines = filtered(view, self.filters, type(self).render_view(view, width))
             if width != self._full[1]:
                 self._known.clear()
             strips = to_strips(self.app.console, lines, width, self._known)
-            self._full = (self.view, width, strips)
+            self._full = (view, width, strips)
         return self._full[2]
 
     def lines_needed(self) -> int:
@@ -180,12 +187,13 @@ class Panel(Widget, can_focus=True):
     def in_sight(self) -> bool:
         """Whether any line of the panel is inside its pane's scroll window (or it is zoomed).
 
-        Panels scrolled out of sight are not drawn.
+        Panels scrolled out of sight are not drawn, nor those folded away (``display`` off: they
+        have no region, which looked like "not laid out yet", so each was rendered every tick).
         """
         pane = self.parent
         if not isinstance(pane, Widget) or self.zoomed:
             return True
-        if not pane.display:
+        if not (pane.display and self.display):
             return False
         r = self.virtual_region
         if not r.height:
@@ -262,7 +270,7 @@ def table_with_spark(
             spark_row(
                 p,
                 label,
-                view.series(collector, names[0], field),
+                view.series(collector, names[0], field, graph_width(width)),
                 width,
                 view.judge(collector, field),
                 highlighted=(collector, names[0], field) in view.highlight,

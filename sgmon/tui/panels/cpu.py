@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from sgmon.model import number
-from sgmon.tui.draw import grid, pairs, spark_row, title
+from sgmon.tui.draw import graph_width, grid, pairs, spark_row, title
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
@@ -37,7 +37,10 @@ def render_cpu(view: PaneView, width: int) -> RenderableType:
         ("load", view.cell("cpu", "all", "load1")),
     ]
     idle = view.judge("cpu", "idle")
-    busy = [None if v is None else 100.0 - v for v in view.series("cpu", "all", "idle")]
+    busy = [
+        None if v is None else 100.0 - v
+        for v in view.series("cpu", "all", "idle", graph_width(width))
+    ]
     spark = spark_row(
         p,
         "busy %",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 
-from sgmon.tui.draw import pairs, spark_row, title
+from sgmon.tui.draw import graph_width, pairs, spark_row, title
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
@@ -30,7 +30,7 @@ def render_paging(view: PaneView, width: int) -> RenderableType:
     spark = spark_row(
         p,
         "scand/s",
-        view.series("paging", "all", "pgscand"),
+        view.series("paging", "all", "pgscand", graph_width(width)),
         width,
         view.judge("paging", "pgscand"),
         highlighted=("paging", "all", "pgscand") in view.highlight,

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from sgmon.model import number
-from sgmon.tui.draw import grid, pairs, spark_row, title
+from sgmon.tui.draw import graph_width, grid, pairs, spark_row, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
@@ -67,7 +67,7 @@ def render_sockets(view: PaneView, width: int) -> RenderableType:
                 spark_row(
                     p,
                     lab,
-                    view.series("tcp", n, f),
+                    view.series("tcp", n, f, graph_width(width)),
                     width,
                     view.judge("tcp", f),
                     highlighted=("tcp", n, f) in view.highlight,
