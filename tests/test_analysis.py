@@ -96,6 +96,19 @@ def test_flapping_series_stays_one_outlier_then_closes() -> None:
     assert key not in a.state().outliers
 
 
+def test_a_field_that_joins_a_row_later_is_judged() -> None:
+    """The tracker skips a row's unwatched fields by the names it came with last: a row whose
+    names change (a field appears, another goes) is looked at anew."""
+    a = Analyzer()
+    sock = "10.0.0.1:40000>10.0.0.2:1521"
+    for t in range(3):
+        a.feed(frame("p", t, tcp={sock: {"state": "ESTAB", "rtt": 0.3}}))
+    a.feed(frame("p", 3, tcp={sock: {"state": "ESTAB", "rtt": 0.3, "retransmits": 3}}))
+    assert ("p", "tcp", sock, "retransmits") in a.state().outliers
+    a.feed(frame("p", 4, tcp={sock: {"rtt": 0.3, "rto": 204.0, "retransmits": 2}}))
+    assert a.state().outliers[("p", "tcp", sock, "rto")].severity == "warn"
+
+
 def test_rto_counts_only_with_retransmits() -> None:
     """Seed 001: rto 200 ms is every idle Linux socket; it costs time when a segment is resent."""
     a = Analyzer()

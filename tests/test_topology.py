@@ -7,13 +7,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.session import Session
+from sgmon import analysis
 from sgmon.analysis import Analyzer
+from sgmon.analysis.context import Context
+from sgmon.analysis.rules import RULES
+from sgmon.analysis.rules.base import HostClaims
 from sgmon.config import Config, DbConfig, HostConfig, parse_config
 from sgmon.model import CollectorResult, Frame, Status
 from sgmon.sim import SimPair
@@ -516,3 +522,46 @@ def test_the_only_host_is_no_primary_when_it_says_standby(primary):
         assert topo.primary is None and topo.primaries == ()
     finally:
         sb.close()
+
+
+def _sick(f: Frame) -> Frame:
+    """A standby's frame that breaks every per-host rule: a memory shortage, NIC drops, and
+    DG sockets with a long round trip and a receive buffer far below 3 x BDP."""
+    rows = {k: dict(r.rows) for k, r in f.collectors.items()}
+    rows["paging"]["all"].update(memused=99.5, pgscank=800.0)
+    rows["netdev"]["eth1"].update(rx_drop=12.0)
+    for inst, sock in rows["tcp"].items():
+        if inst != "host":
+            sock.update(rtt=30.0, rcvbuf=100_000.0)
+    return replace(f, collectors={k: CollectorResult(Status.OK, v) for k, v in rows.items()})
+
+
+def test_a_per_host_rule_claims_the_same_from_either_instance(monkeypatch):
+    """RAC evaluates each primary instance apart, but makes the per-host rules' claims once a
+    tick, from a context without an instance: from each instance's own context (its primary,
+    budget, chain and route) they must be the same, here about a standby that breaks them all
+    while thread 1 falls behind (dg_state)."""
+    claimed: Counter[tuple[str, str]] = Counter()
+    evaluate = analysis.evaluate
+
+    def checked(ctx: Context, hosts: HostClaims) -> list:
+        for r in RULES:
+            for h, view in ctx.hosts.items() if r.host_check is not None else ():
+                mine = list(r.host_check(ctx, view))
+                assert mine == hosts[r.name][h], (r.name, ctx.primary_name, h)
+                claimed[r.name, h] += len(mine)
+        return evaluate(ctx, hosts)
+
+    monkeypatch.setattr(analysis, "evaluate", checked)
+    pair = SimPair("rac-thread-lag", seed=1, start=START, onset=20)
+    a = Analyzer()
+    try:
+        for _ in range(60):
+            for f in pair.step():
+                a.feed(_sick(f) if f.host == "standby" else f)
+    finally:
+        pair.close()
+    assert a.topology is not None and a.topology.primaries == ("node1", "node2")
+    per_host = {r.name for r in RULES if r.host_check is not None}
+    assert per_host == {"memory", "nic", "dg_state", "network_latency", "socket_buffers"}
+    assert {name for (name, h), n in claimed.items() if h == "standby" and n} == per_host

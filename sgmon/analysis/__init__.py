@@ -29,7 +29,7 @@ from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.results import AnalysisState, Budget, Finding, Outlier, SeriesKey
-from sgmon.analysis.rules import evaluate
+from sgmon.analysis.rules import evaluate, host_claims
 from sgmon.analysis.rules.base import LAG_RISK
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
@@ -111,11 +111,15 @@ class Analyzer:
         self.topology = topo = topology.build(
             self.config, {h: v.frame for h, v in self._views.items()}
         )
+        common = Context(self._time, self._views, self.tracker, self.grader, self.config)
+        common.topology, common.interval = topo, interval
+        common.max_lag = math.ceil(abs(self.skew) / interval) + 1
+        hosts = host_claims(common)  # once a tick, not once per primary instance
         asserted: dict[str, Finding] = {}
         explained = []
         for name in topo.primaries or (None,):
-            ctx = self._context(topo, name, interval)
-            for f in evaluate(ctx):  # a standby's finding, seen from each instance: one, worst
+            ctx = self._context(common, topo, name)
+            for f in evaluate(ctx, hosts):  # a standby's finding, from each instance: one, worst
                 if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
                     asserted[f.key] = _of_instance(f, ctx) if f.host == name else f
             if ctx.explained and name is not None:
@@ -129,16 +133,17 @@ class Analyzer:
         self._opened.extend(self.book.opened)
         self._closed.extend(self.book.closed)
 
-    def _context(self, topo: topology.Topology, name: str | None, interval: float) -> Context:
-        """What the rules see for one primary instance: that instance and every other host
-        but the other instances (RAC: each instance's commit path is its own), with the
-        instance's budget and chain."""
+    def _context(self, common: Context, topo: topology.Topology, name: str | None) -> Context:
+        """What the rules see for one primary instance: the tick's ``common`` context with
+        that instance and every other host but the other instances (RAC: each instance's
+        commit path is its own), and the instance's budget and chain."""
         hosts, instances = self._views, {}
         if len(topo.primaries) > 1:
             hosts = {n: v for n, v in hosts.items() if n == name or n not in topo.primaries}
             instances = {n: v for n, v in self._views.items() if n in topo.primaries and n != name}
-        ctx = Context(self._time, hosts, self.tracker, self.grader, self.config)
+        ctx = Context(common.now, hosts, self.tracker, self.grader, self.config)
         ctx.topology, ctx.primary_name, ctx.instances = topo, name, instances
+        ctx.interval, ctx.max_lag = common.interval, common.max_lag
         primary, standby = ctx.primary, ctx.standby
         path = self._paths.setdefault(name or "", _Path())
         if primary is not None and primary.frame.time != path.budget_time:
@@ -150,8 +155,6 @@ class Analyzer:
                 path.recent.append(b)
         if primary is not None and path.recent:
             ctx.budget = _smooth(path.recent)
-        ctx.interval = interval
-        ctx.max_lag = math.ceil(abs(self.skew) / interval) + 1
         ctx.chain = self._chain(ctx, path)
         return ctx
 

@@ -156,6 +156,19 @@ class _Latch:
         self.lo, self.hi = lo, hi
 
 
+class _Row:
+    """One (host, collector, instance) row: its latches by field, and the fields with a plan
+    in the order of the field names it last came with (most fields of a row, a process's
+    figures, are neither watched nor limited: the loop over a row skips them at C speed)."""
+
+    __slots__ = ("judged", "latches", "names")
+
+    def __init__(self) -> None:
+        self.latches: dict[str, _Latch] = {}
+        self.names: tuple[str, ...] = ()
+        self.judged: tuple[tuple[str, _Plan], ...] = ()
+
+
 _Plan = tuple[bool, float, float, bool, str, bool, bool]
 """watched, floor, ratio, up, unit, commit path, level (a limit must hold two ticks)."""
 LEVELS = frozenset({"cpu", "paging", "disk", "netdev"})
@@ -168,8 +181,8 @@ class OutlierTracker:
         self.grader = grader
         self.window = window
         self._latches: dict[SeriesKey, _Latch] = {}
-        self._rows: dict[tuple[str, str, str], dict[str, _Latch]] = {}
-        """The latches of each (host, collector, instance) row by field: one lookup a value."""
+        self._rows: dict[tuple[str, str, str], _Row] = {}
+        """Each (host, collector, instance) row's latches by field: one lookup a value."""
         self._open: dict[str, dict[SeriesKey, _Latch]] = {}
         self._plans: dict[tuple[str, str], dict[str, _Plan | None]] = {}
 
@@ -177,6 +190,18 @@ class OutlierTracker:
         """The recent points of one watched series (for correlation and rules)."""
         latch = self._latches.get(key)
         return latch.series if latch else None
+
+    def _judged(
+        self, plans: dict[str, _Plan | None], host: str, collector: str, names: tuple[str, ...]
+    ) -> tuple[tuple[str, _Plan], ...]:
+        """The fields of a row that have a plan (made on first sight), with it, in order."""
+        out = []
+        for name in names:
+            if name not in plans:
+                plans[name] = self._plan(host, collector, name)
+            if (plan := plans[name]) is not None:
+                out.append((name, plan))
+        return tuple(out)
 
     def _plan(self, host: str, collector: str, name: str) -> _Plan | None:
         meta = self.grader.meta(host, collector, name)
@@ -199,10 +224,15 @@ class OutlierTracker:
             for inst, row in res.rows.items():
                 if coll == "cpu" and inst != "all":
                     continue  # one busy CPU is normal; the all row says whether all are busy
-                latches = rows.get((host, coll, inst))
-                if latches is None:
-                    latches = rows[host, coll, inst] = {}
-                for name, v in row.items():
+                known = rows.get((host, coll, inst))
+                if known is None:
+                    known = rows[host, coll, inst] = _Row()
+                names = tuple(row)
+                if names != known.names:  # the fields that have a plan, in the row's order
+                    known.names, known.judged = names, self._judged(plans, host, coll, names)
+                latches = known.latches
+                for name, plan in known.judged:
+                    v = row[name]
                     latch = latches.get(name)
                     if latch is not None and (type(v) is float or type(v) is int):
                         if latch.lo < v < latch.hi and latch.ncpu == ncpu:  # calm, stays calm
@@ -213,11 +243,7 @@ class OutlierTracker:
                         else:
                             self._number(latch, v, row, tick, ncpu, opened)
                         continue
-                    try:
-                        plan = plans[name]
-                    except KeyError:
-                        plan = plans[name] = self._plan(host, coll, name)
-                    if plan is None or v is None:
+                    if v is None:
                         continue
                     key = (host, coll, inst, name)
                     if type(v) is str:
@@ -247,7 +273,7 @@ class OutlierTracker:
 
     def _new(self, key: SeriesKey, series: Series | None, plan: _Plan) -> _Latch:
         latch = self._latches[key] = _Latch(key, series, plan)
-        self._rows[key[:3]][key[3]] = latch
+        self._rows[key[:3]].latches[key[3]] = latch
         return latch
 
     def _number(
@@ -342,8 +368,8 @@ class OutlierTracker:
         ]
         for key in gone:
             del self._latches[key]
-            del self._rows[key[:3]][key[3]]
-        for row in [k for k, latches in self._rows.items() if k[0] == host and not latches]:
+            del self._rows[key[:3]].latches[key[3]]
+        for row in [k for k, r in self._rows.items() if k[0] == host and not r.latches]:
             del self._rows[row]  # rows gone, or whose fields have no latch
         self.grader.forget(set(gone))
 

@@ -25,15 +25,16 @@ from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers 
     standby,
     transport,
 )
-from sgmon.analysis.rules.base import R_MIN, RULES
+from sgmon.analysis.rules.base import R_MIN, RULES, HostClaims, host_claims
 from sgmon.analysis.rules.commit import commit_chain
 
-__all__ = ["RULES", "R_MIN", "evaluate"]
+__all__ = ["RULES", "R_MIN", "evaluate", "host_claims"]
 
 
-def evaluate(ctx: Context) -> list[Finding]:
-    """All rules; the generic chain only when no cause explains a degraded commit path."""
-    out = [f for r in RULES for f in r.findings(ctx)]
+def evaluate(ctx: Context, hosts: HostClaims) -> list[Finding]:
+    """All rules (the per-host ones' claims made once a tick, ``hosts``); the generic chain
+    only when no cause explains a degraded commit path."""
+    out = [f for r in RULES for f in r.findings(ctx, hosts)]
     if not ctx.explained:
         out += list(commit_chain(ctx))
     return out

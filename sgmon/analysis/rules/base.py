@@ -2,9 +2,11 @@
 
 A rule is a function of the evaluation ``Context`` that yields ``Claim``s, registered with the
 ``rule`` decorator, which states as data what the rule is: its name, its seed, and its weight (a
-cause, a cause inferred from the database alone, or advice).  ``make`` turns a claim into a
-``Finding``, taking the commit-path chain into account.  A new rule is one decorated function in
-the module of its family.
+cause, a cause inferred from the database alone, or advice).  A rule about each host on its own
+(``host_rule``: a function of the context and one host's view) is evaluated once a tick for
+every host, not once per primary instance (RAC), from a context that has no primary instance.
+``make`` turns a claim into a ``Finding``, taking the commit-path chain into account.  A new rule
+is one decorated function in the module of its family.
 
 Rule parameters that are not per-field thresholds live here as constants, with their source.
 """
@@ -59,7 +61,9 @@ class Claim:
     subject: str
     severity: str
     cause: str
-    where: str
+    where: str | None
+    """None: the Data Guard route seen from ``host`` (``Context.route``), which names the
+    primary instance of each evaluation, so a per-host rule leaves it to ``make``."""
     conclusion: str
     evidence: list[str]
     series: list[SeriesKey]
@@ -70,6 +74,12 @@ class Claim:
     weight: float | None = None
 
 
+Check = Callable[[Context], Iterable[Claim]]
+HostCheck = Callable[[Context, HostView], Iterable[Claim]]
+HostClaims = dict[str, dict[str, list[Claim]]]
+"""Per-host rule name -> host -> its claims this tick (``host_claims``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """A rule as data: its name, its seed, its weight, and the check that yields its claims."""
@@ -77,27 +87,56 @@ class Rule:
     name: str
     seed: str
     weight: float
-    check: Callable[[Context], Iterable[Claim]] = field(compare=False)
+    check: Check | None = field(compare=False)
+    host_check: HostCheck | None = field(default=None, compare=False)
+    """Instead of ``check``: the claims about one host, which may read that host's view and
+    what every evaluation of the tick shares (grader, tracker, topology, time), never the
+    primary instance, its budget or its chain (``host_claims`` gives it none of them)."""
 
-    def findings(self, ctx: Context) -> Iterable[Finding]:
-        """The rule's claims now, as findings."""
-        return (make(ctx, self, c) for c in self.check(ctx))
+    def findings(self, ctx: Context, hosts: HostClaims) -> Iterable[Finding]:
+        """The rule's claims now, as findings; a per-host rule's are the tick's (``hosts``)
+        about the hosts of this evaluation, in their order."""
+        if self.check is not None:
+            claims = self.check(ctx)
+        else:
+            claims = (c for h in ctx.hosts for c in hosts[self.name][h])
+        return (make(ctx, self, c) for c in claims)
 
 
 RULES: list[Rule] = []
 """Every registered rule, causes and advice, in registration order."""
 
 
-def rule(
-    name: str, seed: str, weight: float
-) -> Callable[[Callable[[Context], Iterable[Claim]]], Callable[[Context], Iterable[Claim]]]:
+def rule(name: str, seed: str, weight: float) -> Callable[[Check], Check]:
     """Register a rule's check under its name, seed and weight."""
 
-    def register(check: Callable[[Context], Iterable[Claim]]):
+    def register(check: Check) -> Check:
         RULES.append(Rule(name, seed, weight, check))
         return check
 
     return register
+
+
+def host_rule(name: str, seed: str, weight: float) -> Callable[[HostCheck], HostCheck]:
+    """Register a rule about each host on its own (``Rule.host_check``)."""
+
+    def register(check: HostCheck) -> HostCheck:
+        RULES.append(Rule(name, seed, weight, None, check))
+        return check
+
+    return register
+
+
+def host_claims(ctx: Context) -> HostClaims:
+    """Every per-host rule's claims about every host of ``ctx``, a context of no primary
+    instance: RAC evaluates each instance apart, and the claims about a standby are the same
+    from each, so they are made once a tick."""
+    assert ctx.primary_name is None and ctx.budget is None and ctx.chain is None
+    return {
+        r.name: {h: list(r.host_check(ctx, v)) for h, v in ctx.hosts.items()}
+        for r in RULES
+        if r.host_check is not None
+    }
 
 
 def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
@@ -115,11 +154,12 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     if claim.overlap is not None and (score is None or claim.overlap > score):
         score, strength = claim.overlap, f"overlap={claim.overlap:.2f}"
     severity, evidence = claim.severity, claim.evidence
-    title = f"{claim.cause} ({claim.where}): {claim.conclusion}"
+    where = ctx.route(claim.host) if claim.where is None else claim.where
+    title = f"{claim.cause} ({where}): {claim.conclusion}"
     if ctx.chain is not None and score is not None and score >= R_MIN:
         # only a cause that lines up is drawn as the symptom's cause ("<-"), and it is as
         # severe as the symptom it explains; "r=0.00" under an arrow would contradict itself
-        title = f"{ctx.chain.label} <- {claim.cause} ({claim.where}, {strength}): "
+        title = f"{ctx.chain.label} <- {claim.cause} ({where}, {strength}): "
         title += claim.conclusion
         severity = worst((severity, ctx.chain.trigger.severity)) or severity
         evidence = [*evidence, f"lines up with {ctx.chain.label}: {chain_peak(ctx)}"]

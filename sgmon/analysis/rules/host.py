@@ -11,6 +11,7 @@ from sgmon.analysis.rules.base import (
     OVERHEAD_MIN,
     QUEUED_IDLE,
     Claim,
+    host_rule,
     rule,
 )
 from sgmon.model import number
@@ -125,33 +126,33 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
         )
 
 
-@rule("memory", seed="000", weight=CAUSE)
-def memory(ctx: Context) -> Iterable[Claim]:
+@host_rule("memory", seed="000", weight=CAUSE)
+def memory(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000: %memused near 100 with scans over 200 pages/s, or any swapping."""
-    for h, view in ctx.hosts.items():
-        row = view.frame.rows("paging").get("all", {})
-        used = number(row.get("memused"))
-        scan = sum(v for v in (number(row.get("pgscank")), number(row.get("pgscand"))) if v)
-        swap = sum(v for v in (number(row.get("pswpin")), number(row.get("pswpout"))) if v)
-        near_full = ctx.grader.grade(h, "paging", "all", "memused", used) != "ok"
-        if not ((near_full and scan >= 200) or swap >= 1):
-            continue
-        ev = [
-            f"%memused {fmt_num(used)}, scan {fmt_num(scan)} pages/s, swapping "
-            f"{fmt_num(swap)} pages/s (seed 000: memused near 100 with scans over 200/s is a "
-            "shortage; swapping deteriorates performance dramatically)"
-        ]
-        keys = [
-            (h, "paging", "all", f)
-            for f in ("pgscank", "pgscand", "pswpin", "pswpout", "memused", "majflt")
-        ]
-        yield Claim(
-            host=h,
-            subject="memory",
-            severity="warn",
-            cause=f"memory {fmt_num(used)}% used, scan {fmt_num(scan)}/s, swap {fmt_num(swap)}/s",
-            where=h,
-            conclusion="memory shortage",
-            evidence=ev,
-            series=keys,
-        )
+    h = view.name
+    row = view.frame.rows("paging").get("all", {})
+    used = number(row.get("memused"))
+    scan = sum(v for v in (number(row.get("pgscank")), number(row.get("pgscand"))) if v)
+    swap = sum(v for v in (number(row.get("pswpin")), number(row.get("pswpout"))) if v)
+    near_full = ctx.grader.grade(h, "paging", "all", "memused", used) != "ok"
+    if not ((near_full and scan >= 200) or swap >= 1):
+        return
+    ev = [
+        f"%memused {fmt_num(used)}, scan {fmt_num(scan)} pages/s, swapping "
+        f"{fmt_num(swap)} pages/s (seed 000: memused near 100 with scans over 200/s is a "
+        "shortage; swapping deteriorates performance dramatically)"
+    ]
+    keys = [
+        (h, "paging", "all", f)
+        for f in ("pgscank", "pgscand", "pswpin", "pswpout", "memused", "majflt")
+    ]
+    yield Claim(
+        host=h,
+        subject="memory",
+        severity="warn",
+        cause=f"memory {fmt_num(used)}% used, scan {fmt_num(scan)}/s, swap {fmt_num(swap)}/s",
+        where=h,
+        conclusion="memory shortage",
+        evidence=ev,
+        series=keys,
+    )

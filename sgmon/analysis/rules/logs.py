@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
-from sgmon.analysis.context import Context
+from sgmon.analysis.context import Context, HostView
 from sgmon.analysis.correlate import overlap
 from sgmon.analysis.results import Outlier
 from sgmon.analysis.rules.base import (
@@ -20,6 +20,7 @@ from sgmon.analysis.rules.base import (
     TABLE2,
     Claim,
     busiest_disk,
+    host_rule,
     mean,
     rule,
 )
@@ -146,61 +147,61 @@ def _dg_reason(o: Outlier) -> str:
     return o.reason
 
 
-@rule("dg_state", seed="MAA", weight=CAUSE)
-def dg_state(ctx: Context) -> Iterable[Claim]:
+@host_rule("dg_state", seed="MAA", weight=CAUSE)
+def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
     """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
-    for h, view in ctx.hosts.items():
-        for inst, row in view.frame.rows("oracle_dg").items():
-            hits = [
-                o
-                for f in DG_STATES
-                if (o := ctx.outlier((h, "oracle_dg", inst, f))) and o.severity != "info"
-            ]
-            if not hits:
-                continue
-            sync = is_sync(row.get("transmit_mode") or "SYNC")
-            crit = any(o.severity == "crit" for o in hits) and (sync or inst == "db")
-            sev = "crit" if crit else "warn"  # an ASYNC destination is a lag risk: warn at most
-            what = "; ".join(_dg_reason(o) for o in hits)
-            target = row.get("target") or inst
-            fields = {o.field for o in hits}
-            concl = (
-                "SYNC destination not protecting commits"
-                if inst != "db" and sync
-                else "ASYNC destination behind: lag risk, not on the commit path (seed 003)"
-                if inst != "db"
-                else "the standby receives no redo"
-                if fields & {"lag_unknown", "datum_age"}
-                else "redo apply is not running"
-                if fields == {"apply_state"}
-                else "standby is behind"
+    h = view.name
+    for inst, row in view.frame.rows("oracle_dg").items():
+        hits = [
+            o
+            for f in DG_STATES
+            if (o := ctx.outlier((h, "oracle_dg", inst, f))) and o.severity != "info"
+        ]
+        if not hits:
+            continue
+        sync = is_sync(row.get("transmit_mode") or "SYNC")
+        crit = any(o.severity == "crit" for o in hits) and (sync or inst == "db")
+        sev = "crit" if crit else "warn"  # an ASYNC destination is a lag risk: warn at most
+        what = "; ".join(_dg_reason(o) for o in hits)
+        target = row.get("target") or inst
+        fields = {o.field for o in hits}
+        concl = (
+            "SYNC destination not protecting commits"
+            if inst != "db" and sync
+            else "ASYNC destination behind: lag risk, not on the commit path (seed 003)"
+            if inst != "db"
+            else "the standby receives no redo"
+            if fields & {"lag_unknown", "datum_age"}
+            else "redo apply is not running"
+            if fields == {"apply_state"}
+            else "standby is behind"
+        )
+        evidence = [_dg_reason(o) for o in hits]
+        split = thread_lags(view.frame) if inst == "db" else {}
+        if split:  # which RAC thread (and so which primary instance) the lag is
+            name = ctx.topology.thread_name if ctx.topology is not None else "thread {}".format
+            late = max(split, key=lambda t: split[t])
+            what += f"; {name(late)} {fmt_num(split[late])} s behind"
+            evidence.append(
+                "per thread (how long each RAC thread's reception has stood still, at most "
+                "the transport lag): "
+                + ", ".join(f"{name(t)} {fmt_num(v)} s" for t, v in split.items())
             )
-            evidence = [_dg_reason(o) for o in hits]
-            split = thread_lags(view.frame) if inst == "db" else {}
-            if split:  # which RAC thread (and so which primary instance) the lag is
-                name = ctx.topology.thread_name if ctx.topology is not None else "thread {}".format
-                late = max(split, key=lambda t: split[t])
-                what += f"; {name(late)} {fmt_num(split[late])} s behind"
-                evidence.append(
-                    "per thread (how long each RAC thread's reception has stood still, at most "
-                    "the transport lag): "
-                    + ", ".join(f"{name(t)} {fmt_num(v)} s" for t, v in split.items())
-                )
-            since = ctx.now - view.role_changed if view.role_changed is not None else None
-            if inst == "db" and since is not None and since < SETTLE_S:
-                sev, concl = "info", f"{concl}, {fmt_num(since)} s after a role change: settling"
-                evidence.append(
-                    f"the database became {view.role} {fmt_num(since)} s ago (a switchover or "
-                    f"failover): apply and transport restart within its steps; a fault only if "
-                    f"it lasts past {fmt_num(SETTLE_S)} s"
-                )
-            yield Claim(
-                host=h,
-                subject=inst,
-                severity=sev,
-                cause=f"{target}: {what}",
-                where=h,
-                conclusion=concl,
-                evidence=evidence,
-                series=[o.key for o in hits],
+        since = ctx.now - view.role_changed if view.role_changed is not None else None
+        if inst == "db" and since is not None and since < SETTLE_S:
+            sev, concl = "info", f"{concl}, {fmt_num(since)} s after a role change: settling"
+            evidence.append(
+                f"the database became {view.role} {fmt_num(since)} s ago (a switchover or "
+                f"failover): apply and transport restart within its steps; a fault only if "
+                f"it lasts past {fmt_num(SETTLE_S)} s"
             )
+        yield Claim(
+            host=h,
+            subject=inst,
+            severity=sev,
+            cause=f"{target}: {what}",
+            where=h,
+            conclusion=concl,
+            evidence=evidence,
+            series=[o.key for o in hits],
+        )

@@ -6,13 +6,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 
-from sgmon.analysis.context import Context
+from sgmon.analysis.context import Context, HostView
 from sgmon.analysis.rules.base import (
     ADVICE,
     CAUSE,
     LOSSY,
     RECENT,
     Claim,
+    host_rule,
     mean,
     rule,
 )
@@ -197,121 +198,117 @@ def _sender_waiting(ctx: Context, h: str, inst: str, row: Mapping[str, Value]) -
     return out
 
 
-@rule("nic", seed="000", weight=CAUSE)
-def nic(ctx: Context) -> Iterable[Claim]:
+@host_rule("nic", seed="000", weight=CAUSE)
+def nic(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000: drops and overruns on an interface show saturation."""
     bad = ("rx_drop", "tx_drop", "rx_overrun", "rx_fifo", "tx_fifo", "rx_err", "tx_err", "util")
-    for h, view in ctx.hosts.items():
-        for iface in view.frame.rows("netdev"):
-            hits = [
-                o
-                for f in bad
-                if (o := ctx.outlier((h, "netdev", iface, f))) and o.severity != "info"
-            ]
-            if not hits:
-                continue
-            what = ", ".join(f"{o.field} {fmt_num(number(o.value))}" for o in hits)
-            ev = [f"{iface}: {o.reason}" for o in hits]
-            ev.append(
-                "seed 000: dropped and overrun counts indicate interface saturation; the "
-                "NIC must carry the peak redo rate plus other traffic"
-            )
-            yield Claim(
-                host=h,
-                subject=iface,
-                severity="warn",
-                cause=f"{h} {iface} {what}",
-                where=h,
-                conclusion="NIC saturation",
-                evidence=ev,
-                series=[o.key for o in hits],
-            )
-
-
-@rule("network_latency", seed="000", weight=CAUSE)
-def network_latency(ctx: Context) -> Iterable[Claim]:
-    """Seed 000 "Network": SYNC does best below 5 ms round trip; every commit pays the RTT."""
-    for h, view in ctx.hosts.items():
-        worst: tuple[float, str, Limit, str] | None = None
-        for inst in view.frame.rows("tcp"):
-            if inst == "host":
-                continue
-            rtt = mean(ctx.recent((h, "tcp", inst, "rtt"), RECENT))
-            lim = ctx.grader.limit(h, "tcp", inst, "rtt")
-            if rtt is None or lim is None or (sev := lim.grade(rtt)) is None:
-                continue
-            if worst is None or rtt > worst[0]:
-                worst = (rtt, inst, lim, sev)
-        if worst is None:
-            continue
-        rtt, inst, lim, sev = worst
-        ev = [
-            f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks ({lim.source})",
-            "seed 000: SYNC works best below 5 ms round trip; measure the link with "
-            "`sgmon probe` (oratcptest-like, seed 002); consider Fast Sync or Far Sync",
+    h = view.name
+    for iface in view.frame.rows("netdev"):
+        hits = [
+            o for f in bad if (o := ctx.outlier((h, "netdev", iface, f))) and o.severity != "info"
         ]
-        keys = [(h, "tcp", inst, f) for f in ("rtt", "rttvar")]
+        if not hits:
+            continue
+        what = ", ".join(f"{o.field} {fmt_num(number(o.value))}" for o in hits)
+        ev = [f"{iface}: {o.reason}" for o in hits]
+        ev.append(
+            "seed 000: dropped and overrun counts indicate interface saturation; the "
+            "NIC must carry the peak redo rate plus other traffic"
+        )
         yield Claim(
             host=h,
-            subject="dg",
-            severity=sev,
-            cause=f"DG round trip {fmt_num(rtt)} ms",
-            where=ctx.route(h),
-            conclusion="network latency above the SYNC comfort zone",
+            subject=iface,
+            severity="warn",
+            cause=f"{h} {iface} {what}",
+            where=h,
+            conclusion="NIC saturation",
             evidence=ev,
-            series=keys,
+            series=[o.key for o in hits],
         )
 
 
-@rule("socket_buffers", seed="000", weight=ADVICE)
-def socket_buffers(ctx: Context) -> Iterable[Claim]:
-    """Seed 000: socket buffers of at least 3 x BDP, from the measured RTT and link speed."""
-    for h, view in ctx.hosts.items():
-        speeds = [
-            s
-            for r in view.frame.rows("netdev").values()
-            if (s := number(r.get("speed"))) and str(r.get("operstate", "up")).lower() == "up"
-        ]
-        if not speeds:
+@host_rule("network_latency", seed="000", weight=CAUSE)
+def network_latency(ctx: Context, view: HostView) -> Iterable[Claim]:
+    """Seed 000 "Network": SYNC does best below 5 ms round trip; every commit pays the RTT."""
+    h = view.name
+    worst: tuple[float, str, Limit, str] | None = None
+    for inst in view.frame.rows("tcp"):
+        if inst == "host":
             continue
-        mbit = max(speeds)
-        hostrow = view.frame.rows("tcp").get("host", {})
-        for inst, row in view.frame.rows("tcp").items():
-            if inst == "host":
-                continue
-            rtt = mean(ctx.recent((h, "tcp", inst, "rtt"), 60)) or number(row.get("rtt"))
-            side, sysctl = (
-                ("rcvbuf", "rmem_max") if view.role == "standby" else ("sndbuf", "wmem_max")
-            )
-            buf = number(row.get(side))
-            if not rtt or not buf:
-                continue
-            bdp = bdp_bytes(mbit_bytes(mbit), rtt)
-            if buf >= 3 * bdp:
-                continue
-            cap = number(hostrow.get(sysctl))
-            ev = [
-                f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
-                f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (seed 000)",
-                f"net.core.{sysctl} "
-                + (
-                    f"{fmt_num(cap)} B"
-                    if cap
-                    else "not in the frame: check it is above RECV_BUF_SIZE/SEND_BUF_SIZE"
-                ),
-                "fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, "
-                f"net.core.{sysctl} above it",
-            ]
-            send_q = number(row.get("send_q")) or 0.0
-            base = "warn" if side == "sndbuf" and send_q >= 0.5 * buf else "info"
-            keys = [(h, "tcp", inst, f) for f in ("send_q", "rtt", "unacked")]
-            yield Claim(
-                host=h,
-                subject=inst,
-                severity=base,
-                cause=f"{side} {fmt_num(buf)} B below 3 x BDP {fmt_num(3 * bdp)} B",
-                where=ctx.route(h),
-                conclusion="socket buffers too small for the link",
-                evidence=ev,
-                series=keys,
-            )
+        rtt = mean(ctx.recent((h, "tcp", inst, "rtt"), RECENT))
+        lim = ctx.grader.limit(h, "tcp", inst, "rtt")
+        if rtt is None or lim is None or (sev := lim.grade(rtt)) is None:
+            continue
+        if worst is None or rtt > worst[0]:
+            worst = (rtt, inst, lim, sev)
+    if worst is None:
+        return
+    rtt, inst, lim, sev = worst
+    ev = [
+        f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks ({lim.source})",
+        "seed 000: SYNC works best below 5 ms round trip; measure the link with "
+        "`sgmon probe` (oratcptest-like, seed 002); consider Fast Sync or Far Sync",
+    ]
+    keys = [(h, "tcp", inst, f) for f in ("rtt", "rttvar")]
+    yield Claim(
+        host=h,
+        subject="dg",
+        severity=sev,
+        cause=f"DG round trip {fmt_num(rtt)} ms",
+        where=None,
+        conclusion="network latency above the SYNC comfort zone",
+        evidence=ev,
+        series=keys,
+    )
+
+
+@host_rule("socket_buffers", seed="000", weight=ADVICE)
+def socket_buffers(ctx: Context, view: HostView) -> Iterable[Claim]:
+    """Seed 000: socket buffers of at least 3 x BDP, from the measured RTT and link speed."""
+    h = view.name
+    speeds = [
+        s
+        for r in view.frame.rows("netdev").values()
+        if (s := number(r.get("speed"))) and str(r.get("operstate", "up")).lower() == "up"
+    ]
+    if not speeds:
+        return
+    mbit = max(speeds)
+    hostrow = view.frame.rows("tcp").get("host", {})
+    for inst, row in view.frame.rows("tcp").items():
+        if inst == "host":
+            continue
+        rtt = mean(ctx.recent((h, "tcp", inst, "rtt"), 60)) or number(row.get("rtt"))
+        side, sysctl = ("rcvbuf", "rmem_max") if view.role == "standby" else ("sndbuf", "wmem_max")
+        buf = number(row.get(side))
+        if not rtt or not buf:
+            continue
+        bdp = bdp_bytes(mbit_bytes(mbit), rtt)
+        if buf >= 3 * bdp:
+            continue
+        cap = number(hostrow.get(sysctl))
+        ev = [
+            f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
+            f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (seed 000)",
+            f"net.core.{sysctl} "
+            + (
+                f"{fmt_num(cap)} B"
+                if cap
+                else "not in the frame: check it is above RECV_BUF_SIZE/SEND_BUF_SIZE"
+            ),
+            "fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, "
+            f"net.core.{sysctl} above it",
+        ]
+        send_q = number(row.get("send_q")) or 0.0
+        base = "warn" if side == "sndbuf" and send_q >= 0.5 * buf else "info"
+        keys = [(h, "tcp", inst, f) for f in ("send_q", "rtt", "unacked")]
+        yield Claim(
+            host=h,
+            subject=inst,
+            severity=base,
+            cause=f"{side} {fmt_num(buf)} B below 3 x BDP {fmt_num(3 * bdp)} B",
+            where=None,
+            conclusion="socket buffers too small for the link",
+            evidence=ev,
+            series=keys,
+        )
