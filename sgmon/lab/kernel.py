@@ -81,7 +81,8 @@ class NsPair:
         return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], **kw)
 
     def add_loss(self, side: str, permille: int, port: int) -> None:
-        """Drop permille/1000 of TCP packets arriving on ``side`` for ``port`` (nftables)."""
+        """Drop permille/1000 of TCP packets arriving on ``side`` for ``port`` (nftables); 1000
+        drops them all (nft's ``numgen ... mod 1000`` ranges over 0-999, so no numgen then)."""
         table = "sgmonloss"
         self.run(side, "nft", "add", "table", "inet", table)
         self.run(
@@ -105,12 +106,7 @@ class NsPair:
             "tcp",
             "dport",
             str(port),
-            "numgen",
-            "random",
-            "mod",
-            "1000",
-            "lt",
-            str(permille),
+            *(("numgen", "random", "mod", "1000", "lt", str(permille)) if permille < 1000 else ()),
             "drop",
         )
 
