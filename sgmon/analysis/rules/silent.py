@@ -45,7 +45,8 @@ def standby_silent(ctx: Context) -> Iterable[Claim]:
             f"{inst}: {fmt_num(number(row.get('unacked')))} segments unacknowledged and no byte "
             f"acknowledged this tick; rto {fmt_num(number(row.get('rto')))} ms, doubled at each "
             "expiry: the peer answers nothing (a lossy link still acknowledges between "
-            "retransmissions)"
+            "retransmissions); once packets pass again TCP resends only when this RTO next "
+            "expires, so commits can stay hung up to that long after the link is back"
         ]
         series = ctx.tracker.series((p.name, "oracle_redo", "db", "user_commits"))
         now = number(p.frame.value("oracle_redo", "db", "user_commits"))
