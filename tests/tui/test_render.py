@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from rich.console import Console
+from rich.style import Style
+from rich.text import Span, Text
 from tuikit import START
 
 import themes
@@ -13,6 +16,7 @@ from sgmon.model import CollectorResult, Field, Frame, Kind, Status
 from sgmon.sim import SimPair
 from sgmon.tui.draw import AXIS_LEFT, sparkline
 from sgmon.tui.palette import Palette
+from sgmon.tui.panels.base import to_strips
 from sgmon.tui.panels.budget import legs, render_budget
 from sgmon.tui.panels.disks import ordered, render_disks
 from sgmon.tui.panels.heatmap import render_heatmap
@@ -175,3 +179,25 @@ def test_a_stopped_transport_reads_unknown_not_blank() -> None:
         grader=grader,
     )
     assert "transport lag s 0 " in "\n".join(text(render_dataguard(quiet, 100)))
+
+
+def test_line_strips_equal_rich_render() -> None:
+    """Panel lines skip Rich's render where their spans do not overlap: the same segments, so
+    the screen is the same (overlapping, string-styled and base-styled lines included)."""
+    console = Console(width=40, color_system="truecolor")
+    red, bold = Style(color="red"), Style(bold=True)
+    lines = [
+        Text("plain"),
+        Text("a 12 b 345", spans=[Span(2, 4, red), Span(7, 10, bold)]),
+        Text("abutting", spans=[Span(0, 3, red), Span(3, 3, bold), Span(3, 8, bold)]),
+        Text("overlap hi", spans=[Span(0, 10, red), Span(8, 10, bold)]),
+        Text("named style", spans=[Span(0, 5, "bold")]),
+        Text("based", style=red, spans=[Span(1, 2, bold)]),
+        Text("cropped to ten cells, not more", spans=[Span(5, 25, red)]),
+        Text("wide 汉字 cells", spans=[Span(5, 7, bold)]),
+    ]
+    options = console.options.update(width=10, no_wrap=True, overflow="crop")
+    for line in lines:
+        want = console.render_lines(line, options, pad=True)[0]
+        got = list(to_strips(console, line, 10)[0])
+        assert [(s.text, s.style) for s in got] == [(s.text, s.style) for s in want], line
