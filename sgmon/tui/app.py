@@ -88,9 +88,8 @@ class FramesArrived(Message):
 
 @dataclass(frozen=True)
 class _Instant:
-    """What one redraw shows, shared by the panes it draws one message apart."""
+    """What one redraw shows, shared by its panes."""
 
-    generation: int
     at: float | None
     times: list[float]
     state: Any
@@ -170,11 +169,9 @@ class SgmonApp(App[int]):
         self._prompt = "filter"
         """What the line under the panes asks for: a filter, or a time to go to (g)."""
         self._redraw_due = False
-        self._generation = 0
         self._drawn_newest: float | None = None
         self._skips: deque[tuple[float, int]] = deque()
         """(monotonic time, instants not drawn) of live redraws in the last minute."""
-        """Counts redraws: a pane queued by an older one is not drawn."""
         self._quiet: tuple[bool, ...] = ()
         self._palettes: dict[str, Palette] = {}
         self.theme = "sgmon-dark"
@@ -303,14 +300,13 @@ class SgmonApp(App[int]):
     def redraw(self) -> None:
         """Draw the header, the findings and every pane at the cursor.
 
-        The header and the first pane are drawn now, each further pane in a message of its own:
-        a key pressed while a frame is drawn waits for one pane's redraw, not for all of them.
-        A newer redraw makes the panes still queued by an older one redundant.
+        The header and the strip are drawn now; each pane builds its view now and renders its
+        panels in its own task, giving the event loop a turn between two (``HostPane.show``), so a
+        key pressed while a frame is drawn is answered between two panels.
         """
         self._redraw_due = False
         if not self._live:
             return
-        self._generation += 1
         axis = self.axis()
         at = self._at(axis)
         state = self.feed.state_at(at) if at is not None else None
@@ -322,7 +318,6 @@ class SgmonApp(App[int]):
         self._show_header(hosts, at, axis[-1] if axis else None)
         self._show_findings(state)
         instant = _Instant(
-            self._generation,
             at,
             self.timeline.window(axis, at),
             state,
@@ -330,10 +325,7 @@ class SgmonApp(App[int]):
             findings,
         )
         for i, pane in enumerate(panes):
-            if i == 0:
-                self._draw_pane(i, pane, instant)
-            else:
-                self.call_later(self._draw_pane, i, pane, instant)
+            self._draw_pane(i, pane, instant)
         self._show_strip(instant)
 
     def _count_skipped(self, axis: list[float]) -> None:
@@ -350,9 +342,7 @@ class SgmonApp(App[int]):
             self._skips.popleft()
 
     def _draw_pane(self, i: int, pane: HostPane, instant: _Instant) -> None:
-        """One pane at the instant of a redraw, unless a newer redraw has begun since."""
-        if instant.generation != self._generation or not self._live:
-            return
+        """One pane at the instant of a redraw."""
         name = self._slots[i] if i < len(self._slots) else None
         pane.set_class(name is None, "-empty")
         if name is None or name not in instant.hosts or not pane.is_mounted:

@@ -9,6 +9,7 @@ on one line at the bottom, so the reader knows what a taller terminal or `z` wou
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 
 from rich.text import Text
@@ -126,24 +127,29 @@ class HostPane(VerticalScroll, can_focus=False):
         }
         self._showing += 1
         ahead = [panel for panel, on in shown.items() if on and panel.display]
-        self._render_ahead(self._showing, view, ahead, (title, subtitle, cited, shown))
+        self.call_later(
+            self._render_panels, self._showing, view, ahead, (title, subtitle, cited, shown)
+        )
 
-    def _render_ahead(
+    async def _render_panels(
         self,
         showing: int,
         view: PaneView,
         ahead: list[Panel],
         then: tuple[str, str, tuple[SeriesKey, ...], dict[Panel, bool]],
     ) -> None:
-        """Render the panels in sight one per message of the pane's own queue, then give every
-        panel the view, fit and draw them with the border: a key pressed meanwhile (the app's
-        queue) waits for one panel's render, not for a whole pane's, and the pane's title and
-        panels still change together.  A newer view drops what is left of this one."""
+        """Render the panels in sight, giving the event loop a turn after each, then give every
+        panel the view, fit and draw them with the border (the pane's title and panels change
+        together).  A pane's queued messages run in one turn of the loop (Textual takes the next
+        without yielding), so only an await lets a key pressed meanwhile, and the screen update
+        that shows its answer, in between two panels rather than after both panes.  A newer
+        view drops what is left of this one."""
+        for panel in ahead:
+            if showing != self._showing or not self.is_attached:
+                return
+            panel.prepare(view)
+            await asyncio.sleep(0)
         if showing != self._showing or not self.is_attached:
-            return
-        if ahead:
-            ahead[0].prepare(view)
-            self.call_later(self._render_ahead, showing, view, ahead[1:], then)
             return
         title, subtitle, self.cited, shown = then
         self._set_border(title, subtitle)
