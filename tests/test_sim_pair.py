@@ -4,6 +4,7 @@ signature (from its seed) present after the onset and absent before it."""
 from __future__ import annotations
 
 import threading
+from statistics import median
 
 import pytest
 
@@ -215,3 +216,33 @@ def test_every_socket_has_its_far_end_and_each_sender_its_own_rfs(runs):
     assert set(senders) == {r["pid"] for r in rfs.values()}
     nss = [f.rows("procs")["NSS2"]["vcsw"] for f in (node1, node2)]
     assert sorted(r["vcsw"] for r in rfs.values()) == sorted(nss)  # a wake per write received
+
+
+def test_a_silent_link_hangs_commits_until_net_timeout_then_they_go_on() -> None:
+    """standby-unreachable: no log file sync wait ends while LGWR waits out NET_TIMEOUT (30 s),
+    then the hung ones end at once, up to 30 s long; after that commits run at their usual rate
+    again, locally, with the destination in error."""
+    p = SimPair("standby-unreachable", seed=2, start=START, onset=10.0)
+    ticks = []
+    try:
+        while p.t < 55:
+            primary, _standby = p.step()
+            w = primary.rows("oracle_waits").get("log file sync", {})
+            ticks.append(
+                (
+                    p.t,
+                    w.get("waits") or 0,
+                    w.get("avg"),
+                    primary.value("oracle_dg", "dest_2", "status"),
+                )
+            )
+    finally:
+        p.close()
+    before = [n for t, n, _, _ in ticks if t <= 10]
+    hung = [n for t, n, _, _ in ticks if 12 <= t <= 39]
+    end = next((t, n, avg) for t, n, avg, _ in ticks if t > 11 and n)
+    after = [n for t, n, _, s in ticks if t >= end[0] + 2]
+    assert min(before) > 500 and max(hung) == 0
+    assert 39 <= end[0] <= 42 and end[1] >= 400 and end[2] >= 5000  # ms: the 30 s waits
+    assert abs(median(after) - median(before)) < 0.2 * median(before)
+    assert ticks[-1][3] == "ERROR"

@@ -22,6 +22,11 @@ TIMED = frozenset({"lgwr_slow_write", "remote_write_split"})
 retransmission and the write it stalled are often read in different ticks)."""
 
 
+Saturated = tuple[str, str, tuple[str, ...], tuple[SeriesKey, ...]]
+"""A capped standby device as its frame shows it: the device, the cause, the evidence and the
+series it rests on (``sgmon.analysis.rules.standby``)."""
+
+
 @dataclass(slots=True)
 class HostView:
     """One host as the analysis knows it."""
@@ -39,6 +44,8 @@ class HostView:
     devices: tuple[str, ...] = ()
     role_changed: float | None = None
     """When the database last reported a new role (a switchover or failover)."""
+    saturated: tuple[Frame, Saturated | None] | None = None
+    """``standby_io``'s look at this frame's devices, made once for every primary instance."""
 
 
 @dataclass(frozen=True, slots=True)

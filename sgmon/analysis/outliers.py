@@ -80,11 +80,13 @@ class _Latch:
 
     __slots__ = (
         "baseline",
+        "built",
         "hi",
         "key",
         "limit",
         "lo",
         "ncpu",
+        "out",
         "pending",
         "plan",
         "quiet",
@@ -94,6 +96,7 @@ class _Latch:
         "streak",
         "tick",
         "value",
+        "why",
     )
 
     def __init__(self, key: SeriesKey, series: Series | None, plan: _Plan) -> None:
@@ -105,7 +108,13 @@ class _Latch:
         self.ncpu = -1
         self.severity: str | None = None
         self.quiet = 0
+        self.why: Why = _NO_WHY
+        """What the reason says, as the function that words it and its arguments: worded only
+        when the outlier is read with another reason than last time (issue 15)."""
         self.reason = ""
+        self.built: Why = _NO_WHY
+        self.out: Outlier | None = None
+        """The outlier last handed out, handed out again while nothing in it changed."""
         self.value: float | str | None = None
         self.baseline: float | None = None
         """The median the value was last judged against (a calm band's values are not)."""
@@ -113,11 +122,11 @@ class _Latch:
         self.pending = 0
         self.streak = 0
 
-    def judge(self, opened: dict[SeriesKey, _Latch], sev: str | None, why: str) -> None:
+    def judge(self, opened: dict[SeriesKey, _Latch], sev: str | None, why: Why) -> None:
         """Open or raise at once; lower or close only after ``OFF_TICKS`` quieter ticks."""
         cur = self.severity
         if sev is not None and (cur is None or RANK[sev] >= RANK[cur]):
-            self.severity, self.reason, self.quiet = sev, why, 0
+            self.severity, self.why, self.quiet = sev, why, 0
             opened[self.key] = self
             return
         if cur is None:
@@ -128,7 +137,7 @@ class _Latch:
                 self.severity = None
                 opened.pop(self.key, None)
             else:
-                self.severity, self.reason, self.quiet = sev, why, 0
+                self.severity, self.why, self.quiet = sev, why, 0
 
     def settle(self) -> None:
         """After a judgement: the open band ``lo < v < hi`` of values that would leave a calm
@@ -169,6 +178,9 @@ class _Row:
         self.judged: tuple[tuple[str, _Plan], ...] = ()
 
 
+Why = tuple
+"""A reason unworded: ``(function, *arguments)``; ``()`` for none."""
+_NO_WHY: Why = ()
 _Plan = tuple[bool, float, float, bool, str, bool, bool]
 """watched, floor, ratio, up, unit, commit path, level (a limit must hold two ticks)."""
 LEVELS = frozenset({"cpu", "paging", "disk", "netdev"})
@@ -252,7 +264,7 @@ class OutlierTracker:
                         ser = Series(self.window, phase=len(self._latches)) if plan[0] else None
                         self._number(self._new(key, ser, plan), v, row, tick, ncpu, opened)
         for latch in [x for x in opened.values() if x.tick != tick]:  # gone this tick: quiet
-            latch.judge(opened, None, "")
+            latch.judge(opened, None, _NO_WHY)
         if tick % PRUNE_EVERY == 0:
             self._prune(host, tick, opened)
         return {k: self._outlier(latch) for k, latch in opened.items()}
@@ -268,7 +280,7 @@ class OutlierTracker:
         if latch is None:
             latch = self._new(key, None, plan)
         latch.value, latch.tick = v, tick
-        latch.judge(opened, sev, why)
+        latch.judge(opened, sev, (str, why))
         latch.lo, latch.hi = inf, -inf  # a number after text is judged in full
 
     def _new(self, key: SeriesKey, series: Series | None, plan: _Plan) -> _Latch:
@@ -290,7 +302,7 @@ class OutlierTracker:
         if latch.ncpu != ncpu:
             latch.limit = self.grader.limit(*latch.key, ncpu)
             latch.ncpu = ncpu
-        sev, why = self._beyond_limit(latch, v, row, plan) if latch.limit else (None, "")
+        sev, why = self._beyond_limit(latch, v, row, plan) if latch.limit else (None, _NO_WHY)
         ser = latch.series
         if ser is not None:
             base = latch.baseline = ser.median
@@ -314,35 +326,35 @@ class OutlierTracker:
     @staticmethod
     def _beyond_limit(
         latch: _Latch, v: float, row: Mapping[str, object], plan: _Plan
-    ) -> tuple[str | None, str]:
+    ) -> tuple[str | None, Why]:
         """warn/crit from the series' static limit; an OS level must break it two ticks running
         (one busy second of a checkpoint is not saturation)."""
         lim = latch.limit
         coll, name = latch.key[1], latch.key[3]
         if lim is None or idle_rto(coll, name, row):
-            return None, ""
+            return None, _NO_WHY
         sev = lim.grade(v)
         if plan[6] and latch.severity is None:
             latch.pending = latch.pending + 1 if sev else 0
             if latch.pending < 2:
-                return None, ""
+                return None, _NO_WHY
         if not sev:
-            return None, ""
+            return None, _NO_WHY
         bound = lim.crit if sev == "crit" else lim.warn
         op = ">=" if lim.higher_is_worse else "<="
-        return sev, _why(coll, name, v, plan[4], op, bound, lim.source)
+        return sev, (_why, coll, name, v, plan[4], op, bound, lim.source)
 
     @staticmethod
     def _departure(
         latch: _Latch, v: float, base: float, row: Mapping[str, object], plan: _Plan
-    ) -> tuple[str | None, str]:
+    ) -> tuple[str | None, Why]:
         """A sudden departure from the series' own baseline: info, or warn on the commit path
         when it holds two ticks or is BIG at once (and, for a wait, rests on enough waits)."""
         _, floor, ratio, up, unit, commit, _ = plan
         assert latch.series is not None
         if not latch.series.departs(v, floor, ratio, Z, up):
             latch.streak = 0
-            return None, ""
+            return None, _NO_WHY
         latch.streak += 1
         _, coll, inst, name = latch.key
         held = (  # the histogram walk last: only a commit-path wait needs it
@@ -354,9 +366,7 @@ class OutlierTracker:
                 or (v >= WAIT_WARN_MS and _tail(row.get("hist"), v) >= MIN_TAIL)
             )
         )
-        show = _shown(coll, name, unit)
-        why = f"{name} {show(v)} vs baseline {show(base)}: sudden departure"
-        return ("warn" if held else "info"), why
+        return ("warn" if held else "info"), (_departed, coll, name, unit, v, base)
 
     def _prune(self, host: str, tick: int, opened: dict[SeriesKey, _Latch]) -> None:
         """Sockets reconnect on new ports: forget the host's series long gone."""
@@ -373,17 +383,34 @@ class OutlierTracker:
             del self._rows[row]  # rows gone, or whose fields have no latch
         self.grader.forget(set(gone))
 
-    def _outlier(self, latch: _Latch) -> Outlier:
-        meta = self.grader.meta(*latch.key[:2], latch.key[3])
-        return Outlier(
+    @staticmethod
+    def _outlier(latch: _Latch) -> Outlier:
+        """The latch as an outlier: the last one while it is the same (most open outliers
+        are steady), its reason worded only when it changed."""
+        why, old, value, sev = latch.why, latch.out, latch.value, latch.severity or "info"
+        if why != latch.built:
+            latch.reason, latch.built = why[0](*why[1:]) if why else "", why
+        if (
+            old is not None
+            and old.severity == sev
+            and old.quiet == latch.quiet
+            and old.reason is latch.reason
+            and type(old.value) is type(value)
+            and old.value == value
+            and old.baseline == latch.baseline
+            and type(old.baseline) is type(latch.baseline)
+        ):
+            return old
+        latch.out = out = Outlier(
             *latch.key,
-            latch.severity or "info",
-            latch.value,
+            sev,
+            value,
             latch.baseline,
             latch.reason,
             latch.quiet,
-            meta.unit if meta else "",
+            latch.plan[4],
         )
+        return out
 
 
 def _why(coll: str, name: str, v: float, unit: str, op: str, bound, source: str) -> str:
@@ -393,6 +420,12 @@ def _why(coll: str, name: str, v: float, unit: str, op: str, bound, source: str)
         here, limit = buckets.span_of(v), buckets.span_of(float(bound))
         return f"{name} in the {here} bucket, at or past {limit} ({source})"
     return f"{name} {_show(v, unit)} {op} {fmt_num(bound)} ({source})"
+
+
+def _departed(coll: str, name: str, unit: str, v: float, base: float) -> str:
+    """Why a departure from the baseline was flagged: ``p99 <256 ms vs baseline <2 ms``."""
+    show = _shown(coll, name, unit)
+    return f"{name} {show(v)} vs baseline {show(base)}: sudden departure"
 
 
 def _shown(coll: str, name: str, unit: str):

@@ -221,7 +221,7 @@ class CommitModel:
             self._next_switch += c.switch_every * (0.8 + 0.4 * rng.random())
         a = t0 if self._next_arrival is None else self._next_arrival
         while a < t1:
-            if not c.link_down or len(self._pending) < SESSIONS:  # the rest are stuck
+            if not st.silent_s or len(self._pending) < SESSIONS:  # the rest are stuck
                 self._pending.append(a)
             a += rng.expovariate(c.commits)
         self._next_arrival = a

@@ -166,7 +166,7 @@ def test_the_top_findings_evidence_is_on_screen(
 
     tmux.wait_for(ready, f"the {scenario} finding at {width}x{height}", timeout=90)
     tmux.keys("space")  # hold one instant: the finding and the panes show the same one
-    screen = tmux.wait_for(lambda s: " PAUSED " in s, "pause")
+    screen = tmux.settled(lambda s: " PAUSED " in s, "pause")
     said = pattern.search(findings(screen))
     assert said is not None, f"the finding went away on pause:\n{screen}"
     pane = box(screen, case.host)
@@ -210,7 +210,7 @@ def test_every_host_has_a_pane_or_a_line_of_the_strip(demos: Demos, size: tuple[
 
     tmux.wait_for(ready, f"the strip at {width}x{height}", timeout=90)
     tmux.keys("space")
-    screen = tmux.wait_for(lambda s: " PAUSED " in s, "pause")
+    screen = tmux.settled(lambda s: " PAUSED " in s, "pause")
     lines = screen.splitlines()
     panes = re.findall(r"╭─ (?:PRIMARY|STANDBY)  (\w+)", screen)
     strip = [(y, m.group(1)) for y, line in enumerate(lines) if (m := entry.match(line))]

@@ -37,7 +37,7 @@ def pane_times(screen: str) -> list[str]:
 def test_demo_rto_stall_as_a_person_sees_it(tmux: Tmux) -> None:
     # 5x speed and an onset 15 simulated seconds in: the stall starts ~3 s after launch.
     tmux.start(f"{sys.executable} -m sgmon demo --scenario rto-stall --speed 5 --onset 15s")
-    screen = tmux.wait_for(
+    screen = tmux.settled(
         lambda s: "PRIMARY" in s and "STANDBY" in s and "log file sync" in s, "both panes"
     )
     assert "WAIT EVENTS" in screen and "DG SOCKETS" in screen
@@ -46,14 +46,14 @@ def test_demo_rto_stall_as_a_person_sees_it(tmux: Tmux) -> None:
     assert "CRIT" in finding and "retransmi" in finding
 
     tmux.keys("p")
-    screen = tmux.wait_for(lambda s: "PAUSED" in s, "pause")
+    screen = tmux.settled(lambda s: "PAUSED" in s, "pause")
     held = pane_times(screen)
     assert len(held) == 2 and held[0] == held[1]
     time.sleep(1.5)  # frames keep coming; the view must not move
     assert pane_times(tmux.screen()) == held
 
     tmux.keys("Left")
-    screen = tmux.wait_for(
+    screen = tmux.settled(
         lambda s: "PAUSED" in s and pane_times(s) != held, "the cursor to move back"
     )
     moved = pane_times(screen)

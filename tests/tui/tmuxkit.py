@@ -57,5 +57,19 @@ class Tmux:
             time.sleep(0.2)
         pytest.fail(f"waited {timeout:.0f}s for {what}; the screen was:\n{screen}")
 
+    def settled(self, check: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
+        """``wait_for(check)``, then until two screens 0.2 s apart are the same: a pane renders
+        its panels one message at a time, so the first paused screen may hold some panels of
+        the instant before."""
+        screen = self.wait_for(check, what, timeout)
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            again = self.screen()
+            if again == screen and check(again):
+                return again
+            screen = again
+        return self.wait_for(check, what, timeout)
+
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
-from sgmon.analysis.context import Context, HostView, now
+from sgmon.analysis.context import Context, HostView, Saturated, now
 from sgmon.analysis.correlate import pearson
 from sgmon.analysis.results import SeriesKey
 from sgmon.analysis.rules.base import (
@@ -41,60 +41,17 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
     for h, view in ctx.hosts.items():
         if view.role != "standby":
             continue
-        disks = view.frame.rows("disk")
-        names = [d for d in view.devices if d in disks] or list(disks)
-        best: tuple[float, str, float, float | None, float | None] | None = None
-        for dev in names:
-            row = disks[dev]
-            aqu = number(row.get("aqu_sz"))
-            aw = max(
-                (
-                    a
-                    for a in (number(row.get("w_await")), number(row.get("r_await")))
-                    if a is not None
-                ),
-                default=None,
-            )
-            if aqu is None or aw is None or aqu < DEEP_QUEUE:
-                continue
-            svctm = number(row.get("svctm"))
-            lim = ctx.grader.limit(view.name, "disk", dev, "w_await")
-            if (svctm and aw < AWAIT_RATIO * svctm) or aw < (lim.warn if lim and lim.warn else 10):
-                continue
-            if best is None or aqu > best[0]:
-                best = (aqu, dev, aw, svctm, number(row.get("util")))
-        if best is None:
+        if view.saturated is None or view.saturated[0] is not view.frame:
+            view.saturated = (view.frame, _saturated(ctx, view))
+        seen = view.saturated[1]
+        if seen is None:
             yield from _standby_io_unseen(ctx, view)
             continue
-        aqu, dev, aw, svctm, util = best
+        dev, cause, said, keys = seen
         ev = [
-            f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
-            f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
+            *said,
+            *lost_write_reads(ctx, (h, "disk", dev, "w_await"), f"the standby's {dev} await"),
         ]
-        lat_p99 = number(view.frame.value("biolat", dev, "p99"))
-        if lat_p99 is not None:
-            top = number(view.frame.value("biolat", dev, "max"))
-            most = f", max {buckets.quantile_text(top)}" if top is not None else ""
-            ev.append(
-                f"{dev}: I/O latency p99 {buckets.quantile_text(lat_p99)}{most} over "
-                f"{fmt_num(number(view.frame.value('biolat', dev, 'ios')))} I/Os (biolatency): "
-                "the tail each synced redo write can hit, which await averages away"
-            )
-        for event in STANDBY_EVENTS:
-            avg = number(view.frame.value("oracle_waits", event, "avg"))
-            p99 = number(view.frame.value("oracle_waits", event, "p99"))
-            if avg is not None:
-                tail = f", p99 {buckets.quantile_text(p99)}" if p99 is not None else ""
-                ev.append(f"standby {event} avg {fmt_num(avg)} ms{tail}")
-        for name, prow in view.frame.rows("procs").items():
-            if name.startswith("RFS") and prow.get("state") == "D":
-                io = number(prow.get("io_delay"))
-                said = f", waiting for I/O {fmt_num(io)} ms/s" if io is not None else ""
-                ev.append(
-                    f"{name} in D ({prow.get('wchan') or '?'}){said}: the receiving process "
-                    "itself waits on the device (seed 003, seen from the process)"
-                )
-        ev += lost_write_reads(ctx, (h, "disk", dev, "w_await"), f"the standby's {dev} await")
         if ctx.topology is not None and ctx.topology.fast_sync(h):
             fix = "Fast Sync already keeps these writes out of commits; they still hold back the "
             fix += "standby's own writes and apply"
@@ -103,20 +60,76 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
         else:
             fix = "on 11.2 there is no Fast Sync to keep standby I/O out of commits"
         ev.append(f"fix: give the standby redo/SRL volume the primary's IOPS (seed 003); {fix}")
-        keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
-        keys += [(h, "biolat", dev, f) for f in ("p99", "max") if lat_p99 is not None]
-        keys += [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
         yield Claim(
             host=h,
             subject=STANDBY_IO_SUBJECT,
             severity="warn",
-            cause=f"{h} disk {dev} await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, "
-            f"queue {fmt_num(aqu)}",
+            cause=cause,
             where=h,
             conclusion="standby I/O saturated, see seed 003",
             evidence=ev,
-            series=keys,
+            series=list(keys),
         )
+
+
+def _saturated(ctx: Context, view: HostView) -> Saturated | None:
+    """The standby's most queued device that is capped, with what its frame alone says of it:
+    the same for every primary instance (RAC), so ``standby_io`` keeps it per frame."""
+    disks = view.frame.rows("disk")
+    names = [d for d in view.devices if d in disks] or list(disks)
+    best: tuple[float, str, float, float | None, float | None] | None = None
+    for dev in names:
+        row = disks[dev]
+        aqu = number(row.get("aqu_sz"))
+        aw = max(
+            (a for a in (number(row.get("w_await")), number(row.get("r_await"))) if a is not None),
+            default=None,
+        )
+        if aqu is None or aw is None or aqu < DEEP_QUEUE:
+            continue
+        svctm = number(row.get("svctm"))
+        lim = ctx.grader.limit(view.name, "disk", dev, "w_await")
+        if (svctm and aw < AWAIT_RATIO * svctm) or aw < (lim.warn if lim and lim.warn else 10):
+            continue
+        if best is None or aqu > best[0]:
+            best = (aqu, dev, aw, svctm, number(row.get("util")))
+    if best is None:
+        return None
+    h, frame = view.name, view.frame
+    aqu, dev, aw, svctm, util = best
+    ev = [
+        f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
+        f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
+    ]
+    lat_p99 = number(frame.value("biolat", dev, "p99"))
+    if lat_p99 is not None:
+        top = number(frame.value("biolat", dev, "max"))
+        most = f", max {buckets.quantile_text(top)}" if top is not None else ""
+        ev.append(
+            f"{dev}: I/O latency p99 {buckets.quantile_text(lat_p99)}{most} over "
+            f"{fmt_num(number(frame.value('biolat', dev, 'ios')))} I/Os (biolatency): "
+            "the tail each synced redo write can hit, which await averages away"
+        )
+    for event in STANDBY_EVENTS:
+        avg = number(frame.value("oracle_waits", event, "avg"))
+        p99 = number(frame.value("oracle_waits", event, "p99"))
+        if avg is not None:
+            tail = f", p99 {buckets.quantile_text(p99)}" if p99 is not None else ""
+            ev.append(f"standby {event} avg {fmt_num(avg)} ms{tail}")
+    for name, prow in frame.rows("procs").items():
+        if name.startswith("RFS") and prow.get("state") == "D":
+            io = number(prow.get("io_delay"))
+            said = f", waiting for I/O {fmt_num(io)} ms/s" if io is not None else ""
+            ev.append(
+                f"{name} in D ({prow.get('wchan') or '?'}){said}: the receiving process "
+                "itself waits on the device (seed 003, seen from the process)"
+            )
+    keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
+    keys += [(h, "biolat", dev, f) for f in ("p99", "max") if lat_p99 is not None]
+    keys += [(h, "oracle_waits", e, f) for e in STANDBY_EVENTS for f in ("avg", "p99")]
+    cause = f"{h} disk {dev} await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, "
+    cause += f"queue {fmt_num(aqu)}"
+    return dev, cause, tuple(ev), tuple(keys)
 
 
 def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Claim]:
