@@ -246,3 +246,17 @@ def test_a_silent_link_hangs_commits_until_net_timeout_then_they_go_on() -> None
     assert 39 <= end[0] <= 42 and end[1] >= 400 and end[2] >= 5000  # ms: the 30 s waits
     assert abs(median(after) - median(before)) < 0.2 * median(before)
     assert ticks[-1][3] == "ERROR"
+
+
+def test_switchover_status_is_read_and_follows_a_failed_destination(runs):
+    """V$DATABASE.SWITCHOVER_STATUS through the collector's own SQL on the stand-in: a healthy
+    primary could switch over (TO STANDBY), its standby not by itself; once the destination
+    errors, the primary says FAILED DESTINATION."""
+
+    def status(frame: Frame) -> object:
+        return frame.value("oracle_dg", "db", "switchover_status")
+
+    frames = runs["transport-stopped"]
+    primary, standby = _before(frames)[0]
+    assert (status(primary), status(standby)) == ("TO STANDBY", "NOT ALLOWED")
+    assert status(_after(frames)[-1][0]) == "FAILED DESTINATION"

@@ -59,6 +59,13 @@ FIELDS = (
     Field("protection_mode", "", T, "configured protection mode"),
     Field("protection_level", "", T, "protection level in effect (drops when SYNC fails)"),
     Field("open_mode", "", T, "MOUNTED, READ WRITE, READ ONLY WITH APPLY ..."),
+    Field(
+        "switchover_status",
+        "",
+        T,
+        "V$DATABASE.SWITCHOVER_STATUS: TO STANDBY, SESSIONS ACTIVE, NOT ALLOWED, FAILED "
+        "DESTINATION, RESOLVABLE GAP ...: whether a switchover could run now",
+    ),
     Field("version", "", T, "database version (VERSION_FULL where it exists)"),
     Field("db_unique_name", "", T, "DB_UNIQUE_NAME"),
     Field("instance_name", "", T, "INSTANCE_NAME of the instance this host's session reads"),
@@ -207,7 +214,7 @@ class OracleDgCollector(OracleCollector):
             "inst_id": inst_id,
             "thread": thread,
         }
-        for role, pmode, plevel, omode, name in s.query("database") or ():
+        for role, pmode, plevel, omode, name, switchover in s.query("database") or ():
             s.role = role_of(role)
             roles.observe(str(self.options.get("host") or ""), s.role)
             db.update(
@@ -216,6 +223,7 @@ class OracleDgCollector(OracleCollector):
                 protection_level=plevel,
                 open_mode=omode,
                 db_unique_name=name,
+                switchover_status=switchover,
             )
         if self._role and s.role and s.role != self._role:  # a switchover or failover
             self.emit_event(

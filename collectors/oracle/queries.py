@@ -118,8 +118,8 @@ QUERIES: dict[str, dict[Version, str]] = {
         (0,): "SELECT startup_time FROM v$instance",
     },
     "database": {
-        (0,): "SELECT database_role, protection_mode, protection_level, open_mode, db_unique_name"
-        " FROM v$database",
+        (0,): "SELECT database_role, protection_mode, protection_level, open_mode, db_unique_name,"
+        " switchover_status FROM v$database",
     },
     "system_event": {
         (11, 2): "SELECT event, total_waits, time_waited_micro FROM v$system_event"

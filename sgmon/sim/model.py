@@ -414,7 +414,9 @@ class CommitModel:
                 if c.link_down
                 else "ORA-03135: connection lost contact",
             )
-            self.primary.set_database(protection_level="RESYNCHRONIZATION")
+            self.primary.set_database(
+                protection_level="RESYNCHRONIZATION", switchover_status="FAILED DESTINATION"
+            )
         if self._shipping:
             self.received[self.thread] = self.wall(now)
         self.standby.set_receiving(self.thread, self.sequence if self._shipping else None,

@@ -64,6 +64,9 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
         x for x in (_text(view, "db", "db_unique_name"), _text(view, "db", "role")) if x
     )
     head.append(f"  {role}  {_text(view, 'db', 'protection_level')}", style=p.muted)
+    switchover = _text(view, "db", "switchover_status")
+    if switchover:  # whether a switchover could run now (V$DATABASE.SWITCHOVER_STATUS)
+        head.append(f"  switchover {switchover}", style=p.muted)
     parts: list[RenderableType] = [
         head,
         pairs(
