@@ -216,8 +216,8 @@ class Topology:
         for h in self.standbys:
             kind = "far sync" if h in self.far_sync else "standby"
             dest = next((d.inst for d in self.dests if h in d.hosts), None)
-            if dest is None and self.upstream(h):
-                reason = self.upstream(h)
+            if dest is None and (up := self.upstream(h)):
+                reason = up
             elif dest is None and self.mapped:
                 reason = "cascaded or not receiving: no destination of the primary ships to it"
             elif dest is None and self.dests and not any(d.commit_path for d in self.dests):

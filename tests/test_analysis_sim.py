@@ -241,13 +241,15 @@ def test_rac_names_the_instance_thread_and_socket_and_leaves_node2_clean() -> No
     assert st.budget["node1"].lfs_ms > 5 * st.budget["node2"].lfs_ms
 
 
-def test_switchover_roles_and_socket_follow_and_the_gap_blames_nothing() -> None:
-    """Roles come from the database: the role change is an event on both hosts, the topology
-    and the DG socket's direction follow it at once, and nothing above info is raised."""
-    pair = SimPair("switchover", seed=3, start=START, onset=30.0)
+def _role_change(scenario: str) -> tuple[Analyzer, tuple, list, list, float | None]:
+    """120 s of a role-changing scenario, its fault at 30 s: the analysis, the last frames, the
+    role changes (t, host, text), the active findings above info (t, finding), and when the
+    topology first took site_b for the primary."""
+    pair = SimPair(scenario, seed=3, start=START, onset=30.0)
     a = Analyzer()
     changes: list[tuple[float, str, str]] = []
-    raised, followed = [], None
+    raised: list[tuple[float, Finding]] = []
+    followed = None
     try:
         while pair.t < 120:
             frames = pair.step()
@@ -255,13 +257,20 @@ def test_switchover_roles_and_socket_follow_and_the_gap_blames_nothing() -> None
                 a.feed(f)
             changes += [(pair.t, f.host, e.text) for f in frames for e in f.events
                         if e.kind == "role_change"]  # fmt: skip
-            raised += [(pair.t, f.title) for f in a.state().findings
+            raised += [(pair.t, f) for f in a.state().findings
                        if f.active and f.severity != "info"]  # fmt: skip
             if followed is None and a.topology and a.topology.primary == "site_b":
                 followed = pair.t
-        sockets = {f.host: [k for k in f.rows("tcp") if k != "host"] for f in frames}
     finally:
         pair.close()
+    return a, frames, changes, raised, followed
+
+
+def test_switchover_roles_and_socket_follow_and_the_gap_blames_nothing() -> None:
+    """Roles come from the database: the role change is an event on both hosts, the topology
+    and the DG socket's direction follow it at once, and nothing above info is raised."""
+    a, frames, changes, raised, followed = _role_change("switchover")
+    sockets = {f.host: [k for k in f.rows("tcp") if k != "host"] for f in frames}
     assert [(h, text) for _, h, text in changes] == [
         ("site_a", "primary -> standby"),
         ("site_b", "standby -> primary"),
@@ -270,7 +279,7 @@ def test_switchover_roles_and_socket_follow_and_the_gap_blames_nothing() -> None
     assert a.topology is not None and a.topology.sync_standbys() == ["site_a"]
     assert sockets["site_b"][0].startswith("10.0.1.2:40312>10.0.1.1:1521")
     assert sockets["site_a"][0].startswith("10.0.1.1:1521>10.0.1.2:")
-    assert not raised, raised[:3]
+    assert not raised, [(t, f.title) for t, f in raised[:3]]
 
 
 def test_failover_follows_the_new_primary_and_reports_the_dead_host_once() -> None:
@@ -281,19 +290,7 @@ def test_failover_follows_the_new_primary_and_reports_the_dead_host_once() -> No
     from sgmon.model import data_guard_role
     from sgmon.tui.strip import order
 
-    pair = SimPair("failover", seed=3, start=START, onset=30.0)
-    a = Analyzer()
-    changes, raised = [], []
-    try:
-        while pair.t < 120:
-            frames = pair.step()
-            for f in frames:
-                a.feed(f)
-            changes += [(pair.t, f.host, e.text) for f in frames for e in f.events
-                        if e.kind == "role_change"]  # fmt: skip
-            raised += [f for f in a.state().findings if f.active and f.severity != "info"]
-    finally:
-        pair.close()
+    a, frames, changes, raised, _ = _role_change("failover")
     assert [(h, text) for _, h, text in changes] == [("site_b", "standby -> primary")]
     assert 30 + 20 <= changes[0][0] <= 30 + 20 + 2
     assert a.topology is not None and a.topology.primary == "site_b"
@@ -306,8 +303,8 @@ def test_failover_follows_the_new_primary_and_reports_the_dead_host_once() -> No
         "unreachable: no frames from site_a"
     )
     # the new primary has no standby: its destination in error is all there is to say
-    assert {f.rule for f in raised} <= {"dg_state"}, {f.title for f in raised}
-    assert all("log file sync" not in f.title for f in raised)
+    assert {f.rule for _, f in raised} <= {"dg_state"}, {f.title for _, f in raised}
+    assert all("log file sync" not in f.title for _, f in raised)
 
 
 def test_a_standby_found_off_the_commit_path_keeps_no_cause_from_before() -> None:

@@ -192,9 +192,7 @@ class Analyzer:
             for key, o in view.outliers.items():
                 if view is p and key[1:] in trigger_paths:
                     continue
-                if key[1] in ("tcp", "disk", "biolat", "oracle_waits") and ctx.off_path(
-                    view.name, (key,)
-                ):
+                if ctx.off_path(view.name, (key,)):
                     continue  # an ASYNC or archiver socket, a Fast Sync standby's SRL writes
                 meta = self.grader.meta(key[0], key[1], key[3])
                 candidates.append(

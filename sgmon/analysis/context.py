@@ -116,9 +116,9 @@ class Context:
             )
         view = self.hosts.get(host)
         sockets = view.frame.rows("tcp") if view is not None else {}
-        fast = self.topology is not None and self.topology.fast_sync(host)
         for _, coll, inst, _ in series:
-            if fast and (coll in ("disk", "biolat") or inst in STANDBY_WRITES):
+            srl = coll in ("disk", "biolat") or inst in STANDBY_WRITES
+            if srl and self.topology is not None and self.topology.fast_sync(host):
                 return (
                     f"{host} is a Fast Sync destination (SYNC NOAFFIRM): it acknowledges redo "
                     "on receipt, before its SRL write, so its redo disk is not on the commit "
@@ -152,8 +152,7 @@ class Context:
                 for key in v.frame.rows("tcp")
                 if ">" in key
             }
-        local, _, peer = inst.partition(">")
-        far = self._ends.get(f"{peer}>{local}")
+        far = self._ends.get(turned(inst))
         return far if far != host else None
 
     def other(self, host: str) -> str | None:
@@ -189,6 +188,12 @@ class Context:
         """The open outlier of a series, if any."""
         view = self.hosts.get(key[0])
         return view.outliers.get(key) if view else None
+
+
+def turned(inst: str) -> str:
+    """A DG socket's key (``local>peer``) as the host at its other end keys the same socket."""
+    local, _, peer = inst.partition(">")
+    return f"{peer}>{local}"
 
 
 PEAK_TICKS = 10

@@ -402,7 +402,8 @@ class CommitModel:
         self.primary.publish_stats({k: round(v) for k, v in self.stats.items()})
         self.standby.publish_stats({k: round(v) for k, v in self.standby_stats.items()})
         self.primary.publish_resp_hist(2, self.resp)
-        stamp = dg_stamp(self.wall(now))
+        wall = self.wall(now)
+        stamp = dg_stamp(wall)
         if c.transport_stopped and not self._stopped:  # what a real pair shows: dest in error
             self._stopped = True
             self.primary.set_dest(
@@ -418,12 +419,12 @@ class CommitModel:
                 protection_level="RESYNCHRONIZATION", switchover_status="FAILED DESTINATION"
             )
         if self._shipping:
-            self.received[self.thread] = self.wall(now)
+            self.received[self.thread] = wall
         self.standby.set_receiving(self.thread, self.sequence if self._shipping else None,
                                    self._block)  # fmt: skip
-        live = [t for t in self.received.values() if t >= self.wall(now)]
-        if live:  # some thread arrives: the datum moves, the lag is the oldest thread's
-            lag = self.wall(now) - min(self.received.values())
+        if any(t >= wall for t in self.received.values()):
+            # some thread arrives: the datum moves, the lag is the oldest thread's
+            lag = wall - min(self.received.values())
             self.standby.set_dg_stats(round(lag), round(self.apply_lag), datum_time=stamp)
         else:
             # no thread arrives: a NULL transport lag, and a datum that no longer moves

@@ -140,16 +140,16 @@ class SimPair:
             )
             for sb in others
         }
-        self._dests = tuple(sb.dest_id for sb in others if sb.via is None)
-        self._cascades = tuple((sb.via, sb.dest_id) for sb in others if sb.via is not None)
-        for sb in others:  # the primary's destinations (every instance's), or a cascading one's
-            for db in [self.dbs[p.name] for p in lay.primaries] if sb.via is None else ():
-                db.set_dest(sb.dest_id, db_unique_name=sb.db_unique_name, transmit_mode=sb.mode,
-                            affirm="NO", net_timeout=30)  # fmt: skip
-            if sb.via is not None:  # seed 003: B forwards what it receives to C, ASYNC
-                self.dbs[sb.via].set_dest(sb.dest_id, db_unique_name=sb.db_unique_name,
-                                          transmit_mode=sb.mode, affirm="NO", net_timeout=30,
-                                          valid_role="STANDBY_ROLE")  # fmt: skip
+        self._ships = tuple((sb.via, sb.dest_id) for sb in others)
+        """Each off-path standby's destination: on every primary instance (via None), or on the
+        cascading standby that forwards to it (seed 003: B to C, ASYNC)."""
+        for sb in others:
+            senders = [p.name for p in lay.primaries] if sb.via is None else [sb.via]
+            role = {} if sb.via is None else {"valid_role": "STANDBY_ROLE"}
+            for n in senders:
+                self.dbs[n].set_dest(sb.dest_id, db_unique_name=sb.db_unique_name,
+                                     transmit_mode=sb.mode, affirm="NO", net_timeout=30,
+                                     **role)  # fmt: skip
         self.os = {
             h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}"), *self._address(h))
             for h, role in self.hosts
@@ -308,12 +308,8 @@ class SimPair:
         self._seq += 1
         stamp = dg_stamp(self.now())
         for name, (p, model, _tw) in self.nodes.items():  # archived as soon as the SYNC one
-            for dest_id in self._dests if name in shipped and shipped[name].switches else ():
-                self.dbs[name].set_archived(dest_id, model.sequence - 1, p.thread)
-            for via, dest_id in (
-                self._cascades if name in shipped and shipped[name].switches else ()
-            ):
-                self.dbs[via].set_archived(dest_id, model.sequence - 1, p.thread)
+            for via, dest_id in self._ships if name in shipped and shipped[name].switches else ():
+                self.dbs[via or name].set_archived(dest_id, model.sequence - 1, p.thread)
         frames = []
         for host, role in self.hosts:
             if host in self.dead:

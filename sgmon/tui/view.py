@@ -71,7 +71,7 @@ class PaneView:
         """One numeric series over the shared window (None where unknown); its ``last`` instants
         only, when given (a sparkline shows 65 of the 160: each redraw reads every series)."""
         out: list[float | None] = []
-        for f in self.window if last is None else self.window[-last:] if last > 0 else ():
+        for f in self.window if last is None else self.window[max(0, len(self.window) - last) :]:
             v = f.value(collector, instance, name) if f is not None else None
             out.append(float(v) if isinstance(v, int | float) else None)
         return out

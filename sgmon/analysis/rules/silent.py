@@ -17,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from sgmon import buckets
-from sgmon.analysis.context import Context
+from sgmon.analysis.context import Context, turned
 from sgmon.analysis.rules.base import CAUSE, RECENT, Claim, remote_write_event, rule
 from sgmon.model import Value, number
 from sgmon.units import fmt_num
+
+WAITED = 0.9 * 1000
+"""A remote write (ms) that reached 90 % of NET_TIMEOUT (s) waited it out (a bucket's bound)."""
 
 
 def silent(row: Mapping[str, Value]) -> bool:
@@ -59,7 +62,8 @@ def standby_silent(ctx: Context) -> Iterable[Claim]:
         timeout = _net_timeout(ctx, far)
         if far is not None:
             back = ctx.hosts.get(far)
-            got = _received(back.frame.rows("tcp"), inst) if back is not None else None
+            mirror = back.frame.rows("tcp").get(turned(inst), {}) if back is not None else {}
+            got = number(mirror.get("bytes_received"))
             if got is not None:
                 ev.append(f"{far}: the same socket received {fmt_num(got)} B/s")
             age = number(back.frame.value("oracle_dg", "db", "datum_age")) if back else None
@@ -71,7 +75,7 @@ def standby_silent(ctx: Context) -> Iterable[Claim]:
             subject="silent",
             severity="crit",
             cause=f"{far or 'the SYNC standby'} acknowledges nothing",
-            where=ctx.route(p.name),
+            where=None,
             conclusion=f"commits hang: LGWR waits for the standby up to {wait}, then drops the "
             "destination and commits go on unprotected; check the standby host and the DG link "
             "(packets vanish: no reset, no ICMP)",
@@ -99,7 +103,7 @@ def _hang_over(ctx: Context) -> Iterable[Claim]:
     for d in topo.dests:
         timeout = number(p.frame.value("oracle_dg", d.inst, "net_timeout"))
         status = str(p.frame.value("oracle_dg", d.inst, "status") or "")
-        if not d.commit_path or not timeout or longest is None or longest < 900 * timeout:
+        if not d.commit_path or not timeout or longest is None or longest < WAITED * timeout:
             continue
         if status.upper() not in ("ERROR", "DISABLED"):
             continue
@@ -111,7 +115,7 @@ def _hang_over(ctx: Context) -> Iterable[Claim]:
             subject="silent",
             severity="crit",
             cause=f"{d.target} acknowledged nothing for NET_TIMEOUT {fmt_num(timeout)} s",
-            where=ctx.route(p.name),
+            where=None,
             conclusion=f"the hung commits end now; {d.inst} is dropped and commits go on "
             "unprotected: check the standby host and the DG link",
             evidence=[
@@ -136,12 +140,6 @@ def _net_timeout(ctx: Context, far: str | None) -> float | None:
     if topo is None or p is None:
         return None
     for d in topo.dests:
-        if far is None or far in d.hosts:
+        if d.commit_path and (far is None or far in d.hosts):
             return number(p.frame.value("oracle_dg", d.inst, "net_timeout"))
     return None
-
-
-def _received(rows: Mapping[str, Mapping[str, Value]], inst: str) -> float | None:
-    """bytes_received of the far end's view of socket ``inst`` (``local>peer`` reversed)."""
-    local, _, peer = inst.partition(">")
-    return number(rows.get(f"{peer}>{local}", {}).get("bytes_received"))
