@@ -181,6 +181,23 @@ def test_a_stopped_transport_reads_unknown_not_blank() -> None:
     assert "transport lag s 0 " in "\n".join(text(render_dataguard(quiet, 100)))
 
 
+def test_the_switchover_status_is_shown_whole_or_not_at_all() -> None:
+    """V$DATABASE.SWITCHOVER_STATUS in the DATA GUARD header: a panel too narrow for it leaves
+    it out rather than cut it ("switchover NOT ALLOWED" cropped to "switchover NOT" reads as
+    the opposite)."""
+    from sgmon.tui.panels.dataguard import render_dataguard
+
+    row = {"role": "standby", "db_unique_name": "STBY", "protection_level": "MAXIMUM AVAILABILITY",
+           "switchover_status": "NOT ALLOWED"}  # fmt: skip
+    v = view(frame({"db": row}, collector="oracle_dg"))
+    wide = text(render_dataguard(v, 100))[0]
+    assert wide.rstrip().endswith("MAXIMUM AVAILABILITY  switchover NOT ALLOWED")
+    room = len(wide.rstrip())
+    assert "switchover NOT ALLOWED" in text(render_dataguard(v, room))[0]
+    narrow = text(render_dataguard(v, room - 1))[0]
+    assert "switchover" not in narrow and "MAXIMUM AVAILABILITY" in narrow
+
+
 def test_line_strips_equal_rich_render() -> None:
     """Panel lines skip Rich's render where their spans do not overlap: the same segments, so
     the screen is the same (overlapping, string-styled and base-styled lines included)."""

@@ -64,9 +64,10 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
         x for x in (_text(view, "db", "db_unique_name"), _text(view, "db", "role")) if x
     )
     head.append(f"  {role}  {_text(view, 'db', 'protection_level')}", style=p.muted)
-    switchover = _text(view, "db", "switchover_status")
-    if switchover:  # whether a switchover could run now (V$DATABASE.SWITCHOVER_STATUS)
-        head.append(f"  switchover {switchover}", style=p.muted)
+    switchover = f"  switchover {_text(view, 'db', 'switchover_status')}"
+    if not switchover.endswith(" ") and head.cell_len + len(switchover) <= width:
+        # whether a switchover could run now; whole or not at all ("NOT ALLOWED" cut to "NOT")
+        head.append(switchover, style=p.muted)
     parts: list[RenderableType] = [
         head,
         pairs(
