@@ -40,6 +40,8 @@ CAUSE = {
     "standby-unreachable": ("standby_silent", "primary"),
     # node 1's destination errors; the standby's lag finding names thread 1 (node1) besides
     "rac-thread-lag": ("dg_state", "node1"),
+    # node 1's link to the ASYNC standby A is too thin: thread 1 arrives late, never stops
+    "rac-thread-slow": ("lag_risk", "standby_a"),
 }
 
 

@@ -71,6 +71,64 @@ def test_a_stalled_thread_lags_while_the_other_moves(version: str):
         db.close()
 
 
+def test_a_threads_receive_rate_counts_blocks_within_one_log():
+    """BLOCK# x 512 B per second over RATE_S; the interval across a log switch is left out
+    (the old log's tail is unknown), and a thread whose RFS is gone receives nothing."""
+    db = StandIn(version="19.21.0.0.0", role="PHYSICAL STANDBY", db_unique_name="STBY")
+    clock = Clock()
+    c = _collector(db, "standby", clock)
+    try:
+        db.set_dg_stats(0.0, 0.0, datum_time="11/21/2026 15:00:01")
+        rates = []
+        for tick in range(30):
+            seq, block = (7, 1000 + 200 * tick) if tick < 20 else (8, 300 * (tick - 20))
+            db.set_receiving(1, seq, block)
+            db.set_receiving(2, 9, 100 + 2000 * tick)
+            rows = c.derive(None, c.sample(), 1.0)
+            rates.append((rows["thread_1"]["recv_rate"], rows["thread_2"]["recv_rate"]))
+            clock.t += 1.0
+        assert rates[0] == (None, None)  # one position: no rate yet
+        assert rates[5] == (200 * 512, 2000 * 512)
+        assert rates[20][0] == 200 * 512  # the switch's interval is not counted
+        assert rates[21][0] == (8 * 200 + 300) * 512 / 9  # ticks 11-21 but the switch's
+        assert rates[29][0] == 300 * 512
+        assert rows["thread_1"]["thread_lag"] == 0.0  # it moves: no stood-still lag
+        db.set_receiving(1, None)
+        rows = c.derive(None, c.sample(), 1.0)
+        assert rows["thread_1"]["recv_rate"] == 0.0
+    finally:
+        c.close()
+        db.close()
+
+
+def test_a_thread_that_arrives_slowly_is_named_with_its_shortfall():
+    """rac-thread-slow: node 1's link to the ASYNC standby A carries less than node 1 writes.
+    Thread 1 never stands still (no stood-still lag), yet the finding on A names it, with what
+    it arrives short of; thread 2 and the rest stay clean."""
+    pair = SimPair("rac-thread-slow", seed=4, start=START, onset=15.0)
+    a = Analyzer()
+    try:
+        while pair.t < 60:
+            frames = {f.host: f for f in pair.step()}
+            for f in frames.values():
+                a.feed(f)
+    finally:
+        pair.close()
+    rows = frames["standby_a"].rows("oracle_dg")
+    made = {n: frames[n].value("oracle_redo", "db", "redo_size") for n in ("node1", "node2")}
+    assert rows["thread_1"]["recv_rate"] < 0.8 * made["node1"]
+    assert rows["thread_2"]["recv_rate"] > 0.9 * made["node2"]
+    assert rows["thread_1"]["thread_lag"] == rows["thread_2"]["thread_lag"] == 0.0
+    assert rows["db"]["transport_lag"] >= 10
+    active = [f for f in a.state().findings if f.active and f.severity != "info"]
+    top = active[0]
+    assert (top.rule, top.host) == ("lag_risk", "standby_a")
+    assert "thread 1 (node1) arrives" in top.title and "node2" not in top.title
+    said = next(e for e in top.evidence if e.startswith("per thread, redo received"))
+    assert "further behind every minute" in said
+    assert {f.host for f in active} == {"standby_a"}
+
+
 def test_thread_lags_are_shown_only_when_the_threads_differ():
     def frame(lags: dict[int, float]) -> Frame:
         rows = {"db": {}, **{f"thread_{t}": {"thread_lag": v} for t, v in lags.items()}}

@@ -34,16 +34,23 @@ long that thread's reception has not moved (the highest THREAD#/SEQUENCE#/BLOCK#
 compared tick to tick), capped at the database's transport lag: an idle instance generates no
 redo, and its reception standing still is no lag while the transport lag says all is current.
 The RFS rows come in the statement that already reads MRP0's state (V$DATAGUARD_PROCESS from
-12.2, V$MANAGED_STANDBY before), so the per-thread view costs no extra statement per tick.  Not
-seen: a thread that still receives, only slower than its instance generates (its position
-moves); its sequence falls behind the primary's (``recv_seq`` against the primary's
-``sequence``) once it is a log behind.  Apply is not per thread: MRP0 merges the threads.
+12.2, V$MANAGED_STANDBY before), so the per-thread view costs no extra statement per tick.  A
+thread that still receives, only slower than its instance generates, does not stand still:
+``recv_rate`` is how fast its RFS position moves (BLOCK# x 512 bytes over the last ``RATE_S``
+seconds, within one log), which the analysis compares with the 'redo size' rate of the primary
+instance writing that thread (``oracle_redo``, read there every tick anyway); the primary's
+V$LOG_HISTORY sequence of the thread, against ``recv_seq``, says how many logs behind it is.
+Redo blocks carry headers and LGWR's partly filled last block ('redo wastage'), so a thread
+receives a little more than 'redo size': a shortfall is never overstated.  Apply is not per
+thread: MRP0 merges the threads.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
 from collectors import roles
@@ -134,6 +141,12 @@ FIELDS = (
     Field("srl_in_use", "", G, "thread (standby): standby redo log groups ACTIVE"),
     Field("recv_seq", "", G, "thread (standby): sequence its RFS is receiving", combine="max"),
     Field(
+        "recv_rate",
+        "B/s",
+        G,
+        "thread (standby): redo its RFS received per second over the last RATE_S seconds",
+    ),
+    Field(
         "thread_lag",
         "s",
         G,
@@ -146,6 +159,11 @@ FIELDS = (
 
 ONWARD_EVERY = 30
 """Ticks between two reads of a standby's or far sync instance's own destinations."""
+RATE_S = 10.0
+"""Seconds over which a thread's receive rate is measured: long enough that one late sample
+does not look like a slow link, short enough to see a thread fall behind within seconds."""
+REDO_BLOCK = 512
+"""Bytes per BLOCK# of an RFS row (V$MANAGED_STANDBY: "512-byte blocks")."""
 
 _LAG = re.compile(r"^\s*([+-])?(\d+) (\d{1,2}):(\d{2}):(\d{2})(?:\.(\d+))?\s*$")
 _MODES = {"SYNCHRONOUS": "SYNC", "ASYNCHRONOUS": "ASYNC"}
@@ -183,6 +201,18 @@ def datum_age(computed: object, datum: object) -> float | None:
     return None if a is None or b is None else max(0.0, (a - b).total_seconds())
 
 
+def _rate(path: deque[tuple[float, Any, Any]]) -> float | None:
+    """Bytes per second a thread's RFS moved over its recent positions, counting only the
+    intervals within one log (across a switch the old log's tail is unknown without its size);
+    None until two positions in one log are known."""
+    secs = blocks = 0.0
+    for (t0, s0, b0), (t1, s1, b1) in pairwise(path):
+        if s0 == s1 and t1 > t0 and isinstance(b0, int | float) and isinstance(b1, int | float):
+            secs += t1 - t0
+            blocks += b1 - b0
+    return max(0.0, blocks) * REDO_BLOCK / secs if secs else None
+
+
 class OracleDgCollector(OracleCollector):
     """Data Guard role, destinations, response histogram, lags and log switches."""
 
@@ -200,6 +230,8 @@ class OracleDgCollector(OracleCollector):
         """thread -> (its RFS position (sequence, block), when that position was first seen)."""
         self._rfs: dict[Any, tuple[Any, Any]] | None = None
         """This tick's furthest RFS position per thread; None when the view is not readable."""
+        self._path: dict[Any, deque[tuple[float, Any, Any]]] = {}
+        """thread -> its RFS positions (when, sequence, block) over the last ``RATE_S``."""
         self._onward: Rows = {}
         self._onward_at = -ONWARD_EVERY
         self._ticks = 0
@@ -304,6 +336,7 @@ class OracleDgCollector(OracleCollector):
         if s.epoch != self._epoch:  # restart or first sample: no switches to report yet
             self._seq.clear()
             self._recv.clear()
+            self._path.clear()
             self._epoch = s.epoch
         for thread, seq in s.query("log_history") or ():
             inst = f"thread_{thread}"
@@ -335,18 +368,24 @@ class OracleDgCollector(OracleCollector):
         transport lag (see the module docstring); a thread whose RFS is gone keeps standing."""
         if self._rfs is None:  # nothing to compare: no per-thread lag rather than a false one
             self._recv.clear()
+            self._path.clear()
             return
         now = self.clock()
         for thread, at in self._rfs.items():
             seen = self._recv.get(thread)
             if seen is None or seen[0] != at:
                 self._recv[thread] = (at, now)
+            path = self._path.setdefault(thread, deque())
+            path.append((now, *at))
+            while len(path) > 2 and now - path[0][0] > RATE_S:
+                path.popleft()
         lag = rows["db"].get("transport_lag")
         for thread, (at, since) in self._recv.items():
             row = rows.setdefault(f"thread_{thread}", {"sequence": None, "log_switches": None})
             still = max(0.0, now - since)
             row["recv_seq"] = at[0]
             row["thread_lag"] = min(still, lag) if isinstance(lag, int | float) else still
+            row["recv_rate"] = _rate(self._path[thread]) if thread in self._rfs else 0.0
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Deltas by kind, and the destinations' p99 from the interval histogram."""

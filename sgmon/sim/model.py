@@ -104,6 +104,12 @@ def standby_waits(rng: random.Random, events: dict[str, Buckets], rfs_ms: float)
     events["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
 
 
+def blocks(st: TickStats) -> int:
+    """The 512-byte redo blocks an interval's redo fills: its commits' and lost write
+    detection's, as 'redo size' counts them (shipped alike)."""
+    return math.ceil((st.redo_bytes + st.lwd_bytes) / 512)
+
+
 def merged(stats: list[TickStats]) -> TickStats:
     """What a standby receives in one interval from several primary instances (RAC threads)."""
     if len(stats) == 1:
@@ -291,8 +297,8 @@ class CommitModel:
         st.reads_cache = c.reads_cache * dt * (0.9 + 0.2 * rng.random())
         st.lwd_bytes = st.reads_cache * c.lwd_per_read
         self._count(st, dt, c)
-        if self._shipping:  # RFS's block in the thread's current log
-            self._block += math.ceil(st.redo_bytes / 512)
+        if self._shipping:  # RFS's block in the thread's current log (all of 'redo size')
+            self._block += blocks(st)
         self._publish(t1, c)
         return st
 

@@ -6,19 +6,62 @@ shows as a growing transport and apply lag, never as a slower commit.  The model
 interval's ``TickStats`` (the writes LGWR shipped) with this standby's own SRL write times, so the
 OS rows of ``hostos`` follow its own disk.
 
+Each redo thread (a RAC primary's instance each) arrives over its own link, which may carry
+less than the instance generates (``Conditions.async_mbit``): the thread's RFS position then
+trails the primary's, its transport lag grows while the other threads stay current, and yet
+it never stands still.
+
 Not modelled: the ASYNC transport's own socket on the primary (the primary's tcp rows show the
-SYNC socket only) and the cascading standby's forwarding cost.
+full rate even on a capped link) and the cascading standby's forwarding cost.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import replace
 
-from sgmon.sim.model import STANDBY_EVENTS, TickStats, lag_after, standby_waits
+from sgmon.sim.model import STANDBY_EVENTS, TickStats, blocks, lag_after, standby_waits
 from sgmon.sim.scenarios import Conditions, uncapped
-from sgmon.sim.standin import Buckets, StandIn
+from sgmon.sim.standin import Buckets, StandIn, dg_stamp
+
+Shipped = tuple[int, int, TickStats, float]
+"""One thread's interval for an off-path standby: thread, the instance's current sequence, what
+it generated, and the bytes per second its link carries (0: no cap)."""
+
+
+class Reception:
+    """One thread's redo on its way to an off-path standby, in 512-byte blocks: generated,
+    received (at most what the link carries, the backlog first), and when each was generated."""
+
+    def __init__(self, db: StandIn, thread: int) -> None:
+        self.db, self.thread = db, thread
+        self.made = self.got = 0
+        self.logs: deque[tuple[int, int]] = deque([(1, 0)])
+        """(sequence, block at which it began) of the logs not yet received whole."""
+        self.marks: deque[tuple[int, float]] = deque()
+        """(blocks generated, when) at each interval's end, from the oldest not received."""
+
+    def advance(self, seq: int, st: TickStats, cap: float, dt: float, wall: float) -> float:
+        """Receive one interval; the thread's transport lag (seconds) afterwards."""
+        if seq != self.logs[-1][0]:  # the instance switched logs: the next one begins here
+            self.logs.append((seq, self.made))
+        self.made += blocks(st)
+        self.marks.append((self.made, wall))
+        room = cap * dt / 512 if cap else self.made
+        self.got = min(self.made, self.got + int(room))
+        while len(self.logs) > 1 and self.logs[1][1] <= self.got:
+            (was, _), (now, _) = self.logs.popleft(), self.logs[0]
+            for _ in range(now - was):  # a log received whole: the standby switches SRLs
+                self.db.log_switch(self.thread)
+            self.db.set_standby_logs(self.thread, active=1)
+        while len(self.marks) > 1 and self.marks[0][0] < self.got:
+            self.marks.popleft()
+        seq0, start = self.logs[0]
+        self.db.set_receiving(self.thread, seq0, self.got - start)
+        return wall - self.marks[0][1] if self.marks[0][0] > self.got else 0.0
 
 
 class OffPathStandby:
@@ -31,6 +74,7 @@ class OffPathStandby:
         self.events = {n: Buckets() for n in STANDBY_EVENTS}
         self.lag = 0.0
         self.redo = 0.0
+        self.threads: dict[int, Reception] = {}
         db.set_standby_logs(1, active=1)
 
     def conditions(self, c: Conditions) -> Conditions:
@@ -38,22 +82,27 @@ class OffPathStandby:
         capped), the healthy ones elsewhere."""
         return c if self.capped else uncapped(c)
 
-    def advance(self, st: TickStats, mine: Conditions, dt: float, stamp: str) -> TickStats:
-        """Receive the interval's redo under this standby's own conditions (``conditions``);
-        publish counters and lag; the interval as this standby saw it (its SRL write times)."""
+    def advance(
+        self, st: TickStats, mine: Conditions, dt: float, wall: float, shipped: Sequence[Shipped]
+    ) -> TickStats:
+        """Receive the interval's redo (``st``, every thread's; ``shipped``, each thread's own)
+        under this standby's own conditions (``conditions``); publish counters and lag; the
+        interval as this standby saw it (its SRL write times)."""
         rng, rfs = self.rng, 0.0
         for _ in range(st.writes):
             ms = rng.lognormvariate(math.log(mine.rfs_ms), mine.rfs_sigma)
             rfs += ms
             standby_waits(rng, self.events, ms)
-        for _ in range(st.switches):
-            self.db.log_switch(1)
-            self.db.set_standby_logs(1, active=1)
         behind = mine.standby_cap and rfs > 0.5 * dt * 1000
         self.lag = lag_after(self.lag, behind, dt)
+        late = 0.0  # the oldest thread's: V$DATAGUARD_STATS has one transport lag
+        for thread, seq, mine_st, cap in shipped:
+            got = self.threads.setdefault(thread, Reception(self.db, thread))
+            late = max(late, got.advance(seq, mine_st, cap, dt, wall))
         for name, b in self.events.items():
             self.db.publish_buckets(name, b)
         self.redo += st.redo_bytes
         self.db.publish_stats({"redo size": round(self.redo)})
-        self.db.set_dg_stats(round(self.lag), round(self.lag), datum_time=stamp)
+        lag = round(max(self.lag, late))  # nothing unreceived is applied
+        self.db.set_dg_stats(lag, lag, datum_time=dg_stamp(wall))
         return replace(st, rfs_ms=rfs, losses=0)

@@ -29,7 +29,7 @@ from sgmon.model import CollectorResult, Event, Frame, Schema, Status, silence
 from sgmon.registry import load
 from sgmon.sim.hostos import NSS_PORT, HostOS
 from sgmon.sim.model import CommitModel, TickStats, merged
-from sgmon.sim.offpath import OffPathStandby
+from sgmon.sim.offpath import OffPathStandby, Shipped
 from sgmon.sim.scenarios import (
     DEFAULT_ONSET,
     SCENARIOS,
@@ -42,7 +42,7 @@ from sgmon.sim.scenarios import (
     spared,
     uncapped,
 )
-from sgmon.sim.standin import StandIn, dg_stamp
+from sgmon.sim.standin import StandIn
 from sgmon.sim.traces import TraceWriter
 
 OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp", "procs")
@@ -306,7 +306,6 @@ class SimPair:
         links = [(self.os[n].addr, NSS_PORT, shipped[n]) for n in shipped]
         self.t += self.interval
         self._seq += 1
-        stamp = dg_stamp(self.now())
         for name, (p, model, _tw) in self.nodes.items():  # archived as soon as the SYNC one
             for via, dest_id in self._ships if name in shipped and shipped[name].switches else ():
                 self.dbs[via or name].set_archived(dest_id, model.sequence - 1, p.thread)
@@ -320,7 +319,9 @@ class SimPair:
                 seen = TickStats()  # a silent link: the standby receives and writes nothing
             if host in self.offpath:
                 mine = self.offpath[host].conditions(cond)
-                seen = self.offpath[host].advance(st, mine, self.interval, stamp)
+                seen = self.offpath[host].advance(
+                    st, mine, self.interval, self.now(), self._threads(host, shipped, conds)
+                )
                 sender, port = self._feeds[host]
                 feed = [(self.os[sender].addr, port, st)]
             results: dict[str, CollectorResult] = {
@@ -341,6 +342,19 @@ class SimPair:
                 )
             )
         return tuple(frames)
+
+    def _threads(
+        self, host: str, shipped: dict[str, TickStats], conds: dict[str, Conditions]
+    ) -> list[Shipped]:
+        """Each primary instance's thread as it reaches the off-path standby ``host``: over the
+        instance's own link, capped by its ``async_mbit``, or forwarded whole by a cascading
+        standby."""
+        direct = self._feeds[host][0] in self.nodes
+        return [
+            (p.thread, model.sequence, shipped[n], conds[n].async_mbit * 1e6 / 8 if direct else 0)
+            for n, (p, model, _tw) in self.nodes.items()
+            if n in shipped
+        ]
 
     def _silent(self, host: str, role: str) -> Frame:
         """A dead host's frame: every collector stale, for the one reason."""

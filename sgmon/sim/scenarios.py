@@ -9,10 +9,12 @@ reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
 
 A scenario also has a layout: the database version, the standbys and the primary's instances.
 Every scenario is 19c, single-instance, with one SYNC standby named "standby", but
-``rac-rto-stall``, ``rac-lms-slow`` and ``rac-thread-lag`` (seed 001's two-node RAC primary; the
-fault reaches node 1 only), ``rac-gcs-flush`` (the same primary; the slow redo disk is node 2's),
-``cascade-iops-cap``, seed 003's 11.2.0.4 configuration after the switchover (SYNC AFFIRM to B,
-ASYNC to A, C cascaded from B by B's own ASYNC destination, the IOPS cap on B's and C's volumes),
+``rac-rto-stall``, ``rac-lms-slow``, ``rac-thread-lag`` and ``rac-thread-slow`` (seed 001's
+two-node RAC primary; the fault reaches node 1 only, in ``rac-thread-slow`` its link to an ASYNC
+standby A beside the SYNC one), ``rac-gcs-flush`` (the same primary; the slow redo disk is
+node 2's), ``cascade-iops-cap``, seed 003's 11.2.0.4 configuration after the switchover (SYNC
+AFFIRM to B, ASYNC to A, C cascaded from B by B's own ASYNC destination, the IOPS cap on B's
+and C's volumes),
 and ``async-iops-cap``, where the cap reaches only an ASYNC standby (the case issue 15's lab asks
 for: never the cause of commit time).
 """
@@ -51,6 +53,7 @@ class Conditions:
     link_down: bool = False  # the DG link drops every packet, silently: no RST, no ICMP
     boc_ms: float = 0.0  # RAC: mean wait for the other instances' SCN ack beyond the write
     gc_per_commit: float = 0.0  # RAC: blocks a commit's transaction takes from another instance
+    async_mbit: float = 0.0  # throughput cap of the link to the ASYNC standbys (0: none)
 
 
 HEALTHY = Conditions()
@@ -99,6 +102,9 @@ SCENARIOS: dict[str, str] = {
     "connection): LGWR's remote write waits out NET_TIMEOUT (30 s) while no commit completes and "
     "the NSS socket backs its RTO off, then the destination errors and commits go on "
     "unprotected",
+    "rac-thread-slow": "a two-node RAC primary shipping SYNC to one standby and ASYNC to "
+    "standby A; node 1's link to A carries 25 Mbit/s of the ~37 its thread generates: thread 1 "
+    "still arrives, ever later, while thread 2 stays current; commits stay fast (a lag risk)",
     "fast-sync-iops-cap": "standby-iops-cap's capped standby redo volume behind a Fast Sync "
     "(SYNC NOAFFIRM) destination: the standby acknowledges on receipt, so commits stay fast "
     "and the slow SRL writes are the standby's own trouble (seed 000)",
@@ -129,6 +135,7 @@ _FAULTS["fast-sync-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["rac-rto-stall"] = _FAULTS["rto-stall"]
 _FAULTS["rac-lms-slow"] = replace(HEALTHY, boc_ms=14.0)
 _FAULTS["rac-thread-lag"] = _FAULTS["transport-stopped"]
+_FAULTS["rac-thread-slow"] = replace(HEALTHY, async_mbit=25.0)
 _FAULTS["switchover"] = _FAULTS["failover"] = HEALTHY
 _FAULTS["rac-gcs-flush"] = replace(HEALTHY, local_ms=14.0, gc_per_commit=0.25)
 
@@ -142,9 +149,15 @@ def uncapped(c: Conditions) -> Conditions:
 
 def spared(c: Conditions) -> Conditions:
     """``c`` on a RAC instance the fault does not reach: no TCP losses on its own link, no late
-    SCN acks for its own commits, its own redo disk as healthy, its own transport shipping."""
+    SCN acks for its own commits, its own redo disk as healthy, its own transport shipping, its
+    own link to the ASYNC standbys uncapped."""
     return replace(
-        c, losses_per_s=0.0, boc_ms=0.0, local_ms=HEALTHY.local_ms, transport_stopped=False
+        c,
+        losses_per_s=0.0,
+        boc_ms=0.0,
+        local_ms=HEALTHY.local_ms,
+        transport_stopped=False,
+        async_mbit=0.0,
     )
 
 
@@ -222,6 +235,14 @@ _LAYOUTS = {
     ),
     "rac-lms-slow": RAC,
     "rac-thread-lag": RAC,
+    "rac-thread-slow": Layout(
+        PAIR.version,
+        (
+            Standby("standby", "STBY", 2, "SYNCHRONOUS", capped=False),
+            Standby("standby_a", "STBY_A", 3, "ASYNCHRONOUS", capped=False),
+        ),
+        RAC.primaries,
+    ),
     "failover": Layout(
         PAIR.version,
         (Standby("site_b", "SITE_B", 2, "SYNCHRONOUS"),),

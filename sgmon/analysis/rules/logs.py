@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from collectors.oracle.dg import RATE_S
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.context import Context, HostView
@@ -147,6 +148,49 @@ def _dg_reason(o: Outlier) -> str:
     return o.reason
 
 
+SHORT = 0.9
+"""A thread arriving at less than this share of what its instance generates is named as falling
+behind: sampling the two hosts a fraction of a second apart moves the share by far less over
+``RATE_S``, and a thread's blocks carry somewhat more than 'redo size' (headers, wastage)."""
+
+
+def thread_rates(ctx: Context, view: HostView) -> dict[str, tuple[float, float]]:
+    """Each thread a standby receives straight from the primary: (bytes/s received over
+    ``RATE_S``, bytes/s its primary instance generated over the same span).  A cascaded standby
+    (or one behind a far sync) is left out: it may receive a log at a time, when its feeder has
+    archived it (11.2), so its rate says nothing of its feeder's link."""
+    topo = ctx.topology
+    if topo is None or topo.cascaded(view.name):
+        return {}
+    n = max(1, round(RATE_S / ctx.interval))
+    out = {}
+    for inst, row in view.frame.rows("oracle_dg").items():
+        got = number(row.get("recv_rate")) if inst.startswith("thread_") else None
+        owner = topo.owners.get(inst.removeprefix("thread_"))
+        if got is None or owner is None:
+            continue
+        made = mean(ctx.recent((owner, "oracle_redo", "db", "redo_size"), n))
+        if made:
+            out[inst.removeprefix("thread_")] = (got, made)
+    return out
+
+
+def _mbs(rate: float) -> str:
+    return f"{fmt_num(rate / 1e6)} MB/s"
+
+
+def _behind(ctx: Context, view: HostView, thread: str) -> str:
+    """``, 2 logs behind`` when the standby receives an older log of the thread than the one
+    its instance writes (the primary's V$LOG_HISTORY sequence + 1); else empty."""
+    owner = ctx.topology.owners.get(thread) if ctx.topology is not None else None
+    pview = ctx.hosts.get(owner) if owner else None
+    inst = f"thread_{thread}"
+    done = number(pview.frame.value("oracle_dg", inst, "sequence")) if pview else None
+    at = number(view.frame.value("oracle_dg", inst, "recv_seq"))
+    logs = done + 1 - at if done is not None and at is not None else 0
+    return f", {fmt_num(logs)} log(s) behind" if logs >= 1 else ""
+
+
 @host_rule("dg_state", seed="MAA", weight=CAUSE)
 def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
     """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
@@ -178,8 +222,8 @@ def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
         )
         evidence = [_dg_reason(o) for o in hits]
         split = thread_lags(view.frame) if inst == "db" else {}
+        name = ctx.topology.thread_name if ctx.topology is not None else "thread {}".format
         if split:  # which RAC thread (and so which primary instance) the lag is
-            name = ctx.topology.thread_name if ctx.topology is not None else "thread {}".format
             late = max(split, key=lambda t: split[t])
             what += f"; {name(late)} {fmt_num(split[late])} s behind"
             evidence.append(
@@ -187,6 +231,27 @@ def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
                 "the transport lag): "
                 + ", ".join(f"{name(t)} {fmt_num(v)} s" for t, v in split.items())
             )
+        elif inst == "db" and (rates := thread_rates(ctx, view)):
+            # a thread that still arrives, only slower than its instance writes it (one that
+            # receives nothing stands still, which the stood-still lag and the state say)
+            short = {t: (g, m) for t, (g, m) in rates.items() if 0 < g < m * SHORT}
+            if short:
+                worst = min(short, key=lambda t: short[t][0] / short[t][1])
+                got, made = short[worst]
+                what += (
+                    f"; {name(worst)} arrives {_mbs(made - got)} short of the {_mbs(made)} "
+                    "its instance generates"
+                )
+                evidence.append(
+                    f"per thread, redo received over the last {fmt_num(RATE_S)} s (RFS BLOCK# "
+                    "x 512 B) against its instance's 'redo size' rate: "
+                    + ", ".join(
+                        f"{name(t)} {fmt_num(g / 1e6)} of {_mbs(m)}{_behind(ctx, view, t)}"
+                        for t, (g, m) in rates.items()
+                    )
+                    + f"; {name(worst)} falls {fmt_num((made - got) / made * 60)} s further "
+                    "behind every minute, though it never stops"
+                )
         since = ctx.now - view.role_changed if view.role_changed is not None else None
         if inst == "db" and since is not None and since < SETTLE_S:
             sev, concl = "info", f"{concl}, {fmt_num(since)} s after a role change: settling"
