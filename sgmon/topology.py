@@ -27,7 +27,9 @@ instance forwards the primary's SYNC redo to its terminal standbys.  Those are m
 watched hosts the same way, except to a primary and except where VALID_NOW says the destination
 does not ship in the sender's role; a host fed only by one is off the commit path whatever its
 mode (nothing on the primary waits for a standby's forwarding), and is said to be ``cascaded from
-B (dest_2 ASYNC)`` or ``behind far sync fs1 (dest_3 ASYNC)``.
+B (dest_2 ASYNC)`` or ``behind far sync fs1 (dest_3 ASYNC)``.  A host is a far sync instance
+when the config says ``far_sync`` or the primary's destination mapped to it has the TYPE FAR SYNC
+(V$ARCHIVE_DEST_STATUS), so an unconfigured one (the simulation's) is known as such too.
 
 Headless and cheap: the analysis rebuilds it every evaluated tick, ``config --check`` prints it.
 """
@@ -246,6 +248,8 @@ def build(config: Config, frames: Mapping[str, Frame | None]) -> Topology:
     standbys = tuple(n for n in names if n not in primaries and (roles[n] == "standby" or n in far))
     pframe = frames.get(primary) if primary else None
     dests = _dests(pframe, pframe, names, hosts, frames, primaries, primary or "")
+    # a far sync instance is one by the config, or by the primary's destination's TYPE
+    far |= {n for d in dests if d.kind.upper() == "FAR SYNC" for n in d.hosts}
     onward = tuple(
         d
         for n in standbys

@@ -42,6 +42,9 @@ CAUSE = {
     "rac-thread-lag": ("dg_state", "node1"),
     # node 1's link to the ASYNC standby A is too thin: thread 1 arrives late, never stops
     "rac-thread-slow": ("lag_risk", "standby_a"),
+    # a far sync instance's SRL writes are the commit's; its terminal standby's are not
+    "far-sync-slow": ("standby_io", "farsync"),
+    "far-sync-terminal-cap": ("lag_risk", "standby"),
 }
 
 

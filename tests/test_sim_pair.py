@@ -61,6 +61,15 @@ def test_same_seed_same_frames_other_seed_other_frames():
     assert _strip(a) != _strip(c)
 
 
+@pytest.mark.parametrize("scenario", ["rac-thread-slow", "far-sync-slow"])
+def test_the_layouts_with_more_hosts_are_deterministic_too(scenario: str):
+    """The per-thread reception of an off-path standby and the far sync's frames depend on the
+    seed alone: the same frames twice, every host's."""
+    a, b = _run(scenario, 5, 25), _run(scenario, 5, 25)
+    assert len(a[0]) == 4 if scenario == "rac-thread-slow" else len(a[0]) == 3
+    assert _strip(a) == _strip(b)
+
+
 def test_frames_are_complete_and_declared(runs):
     p = SimPair(start=START)
     try:

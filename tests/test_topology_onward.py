@@ -129,6 +129,41 @@ def test_a_thread_that_arrives_slowly_is_named_with_its_shortfall():
     assert {f.host for f in active} == {"standby_a"}
 
 
+@pytest.mark.parametrize(
+    ("scenario", "blamed"), [("far-sync-slow", "farsync"), ("far-sync-terminal-cap", "standby")]
+)
+def test_a_far_sync_is_on_the_commit_path_and_its_terminal_standby_is_not(
+    scenario: str, blamed: str
+):
+    """No config: the far sync is known by its destination's TYPE and its DATABASE_ROLE, has
+    no apply to judge, and is the cause when its SRL volume is capped; the standby behind it
+    is a lag risk, named with the far sync that feeds it, when the cap is its own."""
+    pair = SimPair(scenario, seed=2, start=START, onset=15.0)
+    a = Analyzer()
+    try:
+        while pair.t < 45:
+            frames = {f.host: f for f in pair.step()}
+            for f in frames.values():
+                a.feed(f)
+    finally:
+        pair.close()
+    topo = build(Config(hosts=[]), frames)
+    assert topo.far_sync == {"farsync"}
+    assert topo.places == {"farsync": "commit path", "standby": "lag risk"}
+    assert topo.upstream("standby") == "behind far sync farsync (dest_3 ASYNC)"
+    fs = frames["farsync"].rows("oracle_dg")["db"]
+    assert fs.get("apply_state") is None and fs.get("apply_lag") is None
+    active = [f for f in a.state().findings if f.active and f.severity != "info"]
+    assert active[0].host == blamed
+    if blamed == "farsync":
+        assert active[0].rule == "standby_io" and " <- " in active[0].title
+        assert "far sync I/O saturated" in active[0].title
+    else:
+        assert {f.rule for f in active if f.host == "standby"} == {"lag_risk"}
+        assert all("behind far sync farsync" in f.title for f in active if f.host == "standby")
+        assert not [f for f in active if f.host in ("farsync", "primary")]
+
+
 def test_thread_lags_are_shown_only_when_the_threads_differ():
     def frame(lags: dict[int, float]) -> Frame:
         rows = {"db": {}, **{f"thread_{t}": {"thread_lag": v} for t, v in lags.items()}}

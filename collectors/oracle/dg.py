@@ -246,7 +246,9 @@ class OracleDgCollector(OracleCollector):
             "inst_id": inst_id,
             "thread": thread,
         }
+        far = False
         for role, pmode, plevel, omode, name, switchover in s.query("database") or ():
+            far = str(role).upper() == "FAR SYNC"
             s.role = role_of(role)
             roles.observe(str(self.options.get("host") or ""), s.role)
             db.update(
@@ -264,7 +266,7 @@ class OracleDgCollector(OracleCollector):
             self._onward_at = self._ticks - ONWARD_EVERY  # a new role: its destinations now
         self._role = s.role or self._role
         if s.role == "standby":
-            self._standby(s, db)
+            self._standby(s, db, far)
         rows["db"] = db
         self._ticks += 1
         if s.role == "primary":
@@ -278,8 +280,9 @@ class OracleDgCollector(OracleCollector):
         self._threads(s, rows)
         return rows
 
-    def _standby(self, s: Session, db: dict[str, Value]) -> None:
-        """Lags, whether they are known and how old their datum is, apply and gaps."""
+    def _standby(self, s: Session, db: dict[str, Value], far: bool = False) -> None:
+        """Lags, whether they are known and how old their datum is, apply and gaps.  A far sync
+        instance (``far``) has SRLs and a transport lag but no datafiles: no apply state."""
         for name, value, _unit, computed, datum in s.query("dg_stats") or ():
             key = "transport_lag" if str(name).lower() == "transport lag" else "apply_lag"
             db[key] = parse_lag(value)
@@ -290,12 +293,13 @@ class OracleDgCollector(OracleCollector):
                 db["datum_age"] = age
         apply = s.query("apply")
         self._rfs = None
-        if apply is not None:
+        if apply is not None and not far:
             states = [
                 str(st or "") for name, st, *_ in apply if str(name).upper().startswith("MRP")
             ]
             running = [x for x in states if x.upper() == "APPLYING_LOG"]
             db["apply_state"] = (running or states or ["not running"])[0]
+        if apply is not None:
             rfs: dict[Any, tuple[Any, Any]] = {}
             for name, _st, thread, seq, block in apply:
                 if str(name).upper().startswith("RFS") and thread and seq is not None:

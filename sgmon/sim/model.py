@@ -138,18 +138,22 @@ class CommitModel:
         thread: int = 1,
         beside: CommitModel | None = None,
         affirm: bool = True,
+        far_sync: bool = False,
     ) -> None:
         """``thread``: the redo thread this (RAC) instance writes; ``beside``: another
         instance's model shipping to the same standby, whose RFS waits and statistics this one
         adds to (the standby's V$ counters are of all threads); ``affirm``: SYNC AFFIRM, else
         Fast Sync (NOAFFIRM: the remote write ends at the standby's receipt, its SRL write
-        follows on its own, seed 000)."""
+        follows on its own, seed 000); ``far_sync``: the destination is a far sync instance
+        (V$ARCHIVE_DEST_STATUS.TYPE FAR SYNC), which writes SRLs and forwards but has no
+        datafiles to apply redo to, so it has a transport lag and no apply lag."""
         self.rng = rng
         self.primary = primary
         self.standby = standby
         self.standby_name = standby_name
         self.thread = thread
         self.affirm = affirm
+        self.kind = "FAR SYNC" if far_sync else "PHYSICAL"
         self.events = {n: Buckets() for n in (*PRIMARY_EVENTS, LGWR_LNS, *STANDBY_EVENTS)}
         self.names = (
             NAMES_11G if primary.version < (12, 1) else {n: n for n in PRIMARY_EVENTS}
@@ -201,7 +205,11 @@ class CommitModel:
         self.wall: Callable[[float], float] = lambda t: t
         """Simulated seconds -> epoch seconds (the pair sets it), for the lag datum time."""
         primary.set_dest(
-            2, db_unique_name=standby_name, net_timeout=30, affirm="YES" if affirm else "NO"
+            2,
+            db_unique_name=standby_name,
+            net_timeout=30,
+            affirm="YES" if affirm else "NO",
+            type=self.kind,
         )
         standby.set_standby_logs(thread, active=1)
 
@@ -416,6 +424,7 @@ class CommitModel:
                 2,
                 db_unique_name=self.standby_name,
                 affirm="YES" if self.affirm else "NO",
+                type=self.kind,
                 status="ERROR",
                 error="ORA-16198: Timeout incurred on internal channel during remote archival"
                 if c.link_down
@@ -428,14 +437,15 @@ class CommitModel:
             self.received[self.thread] = wall
         self.standby.set_receiving(self.thread, self.sequence if self._shipping else None,
                                    self._block)  # fmt: skip
+        applied = round(self.apply_lag) if self.kind != "FAR SYNC" else None
         if any(t >= wall for t in self.received.values()):
             # some thread arrives: the datum moves, the lag is the oldest thread's
             lag = wall - min(self.received.values())
-            self.standby.set_dg_stats(round(lag), round(self.apply_lag), datum_time=stamp)
+            self.standby.set_dg_stats(round(lag), applied, datum_time=stamp)
         else:
             # no thread arrives: a NULL transport lag, and a datum that no longer moves
             datum = dg_stamp(max(self.received.values())) if self.received else ""
-            self.standby.set_dg_stats(None, round(self.apply_lag), datum, computed=stamp)
+            self.standby.set_dg_stats(None, applied, datum, computed=stamp)
 
 
 def _slow(st: TickStats, write: tuple[float, float, float]) -> None:

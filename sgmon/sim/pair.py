@@ -97,7 +97,7 @@ class SimPair:
         for sb in lay.standbys:
             self.dbs[sb.name] = StandIn(
                 version=lay.version,
-                role="PHYSICAL STANDBY",
+                role="FAR SYNC" if sb.far_sync else "PHYSICAL STANDBY",
                 db_unique_name=sb.db_unique_name,
                 startup=self.start - 3 * 86400,
             )
@@ -129,6 +129,7 @@ class SimPair:
                 p.thread,
                 first,
                 sync.affirm,
+                sync.far_sync,
             )
             model.wall = self.now_of
             sid = f"PROD{p.inst_id}" if rac else "PROD"

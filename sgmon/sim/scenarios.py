@@ -15,8 +15,10 @@ standby A beside the SYNC one), ``rac-gcs-flush`` (the same primary; the slow re
 node 2's), ``cascade-iops-cap``, seed 003's 11.2.0.4 configuration after the switchover (SYNC
 AFFIRM to B, ASYNC to A, C cascaded from B by B's own ASYNC destination, the IOPS cap on B's
 and C's volumes),
-and ``async-iops-cap``, where the cap reaches only an ASYNC standby (the case issue 15's lab asks
-for: never the cause of commit time).
+``async-iops-cap``, where the cap reaches only an ASYNC standby (the case issue 15's lab asks
+for: never the cause of commit time), and ``far-sync-slow`` and ``far-sync-terminal-cap``: a far
+sync instance ``farsync`` (SYNC AFFIRM from the primary) forwarding ASYNC to ``standby``, the
+cap on the far sync's SRL volume (on the commit path) or on the terminal standby's (a lag risk).
 """
 
 from __future__ import annotations
@@ -105,6 +107,11 @@ SCENARIOS: dict[str, str] = {
     "rac-thread-slow": "a two-node RAC primary shipping SYNC to one standby and ASYNC to "
     "standby A; node 1's link to A carries 25 Mbit/s of the ~37 its thread generates: thread 1 "
     "still arrives, ever later, while thread 2 stays current; commits stay fast (a lag risk)",
+    "far-sync-slow": "a far sync instance between the primary and its standby: SYNC AFFIRM to "
+    "far sync FS1, which forwards ASYNC to the terminal standby; FS1's SRL volume is capped, so "
+    "its SRL writes, on the commit path, slow every commit; the terminal standby is a lag risk",
+    "far-sync-terminal-cap": "the same far sync layout with the cap on the terminal standby's "
+    "volume only: commits stay fast, the standby behind the far sync falls behind, a lag risk",
     "fast-sync-iops-cap": "standby-iops-cap's capped standby redo volume behind a Fast Sync "
     "(SYNC NOAFFIRM) destination: the standby acknowledges on receipt, so commits stay fast "
     "and the slow SRL writes are the standby's own trouble (seed 000)",
@@ -138,6 +145,9 @@ _FAULTS["rac-thread-lag"] = _FAULTS["transport-stopped"]
 _FAULTS["rac-thread-slow"] = replace(HEALTHY, async_mbit=25.0)
 _FAULTS["switchover"] = _FAULTS["failover"] = HEALTHY
 _FAULTS["rac-gcs-flush"] = replace(HEALTHY, local_ms=14.0, gc_per_commit=0.25)
+_FAULTS["far-sync-slow"] = _FAULTS["far-sync-terminal-cap"] = replace(
+    _FAULTS["standby-iops-cap"], lwd_per_read=0.0, reads_cache=HEALTHY.reads_cache
+)  # the same capped SRL volume; a far sync has no datafiles, so no lost-write reads
 
 
 def uncapped(c: Conditions) -> Conditions:
@@ -188,6 +198,9 @@ class Standby:
     via: str | None = None
     """The standby whose own destination ships to this one (None: the primary's does)."""
     affirm: bool = True
+    far_sync: bool = False
+    """A far sync instance (12.1 on): it takes the primary's SYNC redo into its SRLs,
+    acknowledges, and forwards it to the standbys whose ``via`` it is; it applies nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +265,20 @@ _LAYOUTS = {
     ),
     "fast-sync-iops-cap": Layout(
         PAIR.version, (Standby("standby", "STBY", 2, "SYNCHRONOUS", affirm=False),)
+    ),
+    "far-sync-slow": Layout(
+        PAIR.version,
+        (
+            Standby("farsync", "FS1", 2, "SYNCHRONOUS", far_sync=True),
+            Standby("standby", "STBY", 3, "ASYNCHRONOUS", capped=False, via="farsync"),
+        ),
+    ),
+    "far-sync-terminal-cap": Layout(
+        PAIR.version,
+        (
+            Standby("farsync", "FS1", 2, "SYNCHRONOUS", capped=False, far_sync=True),
+            Standby("standby", "STBY", 3, "ASYNCHRONOUS", via="farsync"),
+        ),
     ),
     "rac-gcs-flush": Layout(
         PAIR.version,

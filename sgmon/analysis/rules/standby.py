@@ -59,14 +59,16 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
             fix = "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
         else:
             fix = "on 11.2 there is no Fast Sync to keep standby I/O out of commits"
-        ev.append(f"fix: give the standby redo/SRL volume the primary's IOPS (seed 003); {fix}")
+        far = ctx.topology is not None and h in ctx.topology.far_sync
+        kind = "far sync" if far else "standby"  # a far sync's SRL writes are the commit's too
+        ev.append(f"fix: give the {kind} redo/SRL volume the primary's IOPS (seed 003); {fix}")
         yield Claim(
             host=h,
             subject=STANDBY_IO_SUBJECT,
             severity="warn",
             cause=cause,
             where=h,
-            conclusion="standby I/O saturated, see seed 003",
+            conclusion=f"{kind} I/O saturated, see seed 003",
             evidence=ev,
             series=list(keys),
         )
