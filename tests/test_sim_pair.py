@@ -269,3 +269,66 @@ def test_switchover_status_is_read_and_follows_a_failed_destination(runs):
     primary, standby = _before(frames)[0]
     assert (status(primary), status(standby)) == ("TO STANDBY", "NOT ALLOWED")
     assert status(_after(frames)[-1][0]) == "FAILED DESTINATION"
+
+
+@pytest.mark.parametrize("scenario", ["switchover", "failover"])
+def test_the_traces_follow_the_primary_role(scenario: str, monkeypatch):
+    """Every LGWR write traced as slow (and every remote write split): before the role change
+    the old primary's LGWR and NSS write, after it the new primary's, read by its own
+    oracle_trace collector."""
+    from sgmon.sim import model
+
+    monkeypatch.setattr(model, "SLOW_MS", 0.01)
+    monkeypatch.setattr(model, "SPLIT_MS", 0.01)
+    p = SimPair(scenario, seed=2, start=START, onset=10.0)
+    try:
+        slow: dict[str, list[float]] = {"site_a": [], "site_b": []}
+        sizes = []
+        while p.t < 45:
+            for f in p.step():
+                if f.host in slow and f.value("oracle_trace", "lgwr", "slow_writes"):
+                    slow[f.host].append(p.t)
+            sizes.append({h: w.paths["nss"].stat().st_size for h, w in p.writers.items()})
+        opened = 10.0 + (20.0 if scenario == "failover" else 12.0)
+        assert slow["site_a"] and max(slow["site_a"]) <= 11.0
+        assert slow["site_b"] and min(slow["site_b"]) > opened
+        assert sizes[5]["site_b"] == 0 and sizes[5]["site_a"] > 0
+        assert sizes[-1]["site_a"] == sizes[11]["site_a"]  # the old primary's NSS is quiet
+        # a failover's new primary has no standby left: its NSS has nothing to ship
+        assert (sizes[-1]["site_b"] > 0) is (scenario == "switchover")
+    finally:
+        p.close()
+
+
+def test_rac_lms_slow_traces_late_scn_acks_as_a_real_lgwr_does():
+    """Node 2's late acks of node 1's commit SCNs: node 1's LGWR trace has the warning lines a
+    12.2 RAC LG00 trace has (tests/data/traces), the collector counts them, and the finding cites
+    them; node 2's own commits wait for no ack."""
+    import re
+    from pathlib import Path
+
+    from sgmon.analysis import Analyzer
+
+    shape = re.compile(r"Warning: log write broadcast wait time \d+ms \(SCN 0x[0-9a-f]+\)")
+    real = Path(__file__).parent / "data" / "traces" / "XXXXXX_lg00_280164.trc"
+    assert [ln for ln in real.read_text().splitlines() if "broadcast" in ln]
+    assert all(shape.fullmatch(ln) for ln in real.read_text().splitlines() if "broadcast" in ln)
+    p = SimPair("rac-lms-slow", seed=3, start=START, onset=10.0)
+    a = Analyzer()
+    waits = {"node1": 0, "node2": 0}
+    cited = 0
+    try:
+        while p.t < 110:
+            for f in p.step():
+                a.feed(f)
+                if f.host in waits:
+                    waits[f.host] += f.value("oracle_trace", "lgwr", "broadcast_waits") or 0
+            top = [x for x in a.state().findings if x.active and x.rule == "rac_broadcast"]
+            cited += any(e.startswith("LGWR trace: ") for x in top for e in x.evidence)
+        text = p.writers["node1"].paths["lgwr"].read_text().splitlines()
+    finally:
+        p.close()
+    said = [ln for ln in text if "broadcast" in ln]
+    assert said and all(shape.fullmatch(ln) for ln in said)
+    assert waits["node1"] == len(said) and waits["node2"] == 0
+    assert cited

@@ -7,8 +7,9 @@ collectors' rows and the oracle_* rows produced by the real database collectors 
 SQL against the SQLite stand-in (``sgmon.sim.standin``, reusable by the lab).  The fault of a
 scenario begins ``onset`` simulated seconds after the start.  The primary also carries
 ``oracle_trace`` (its LGWR and NSS traces and the standby's RFS trace, written by the model into a
-private temporary directory and read by the real trace reader); ``schema(host)`` says which
-collectors each host has.  ``SimPair.close()`` removes the stand-ins and the trace directory.
+private temporary directory and read by the real trace reader; a switchover's standby has its own,
+which its LGWR and NSS write once it is the primary); ``schema(host)`` says which collectors each
+host has.  ``SimPair.close()`` removes the stand-ins and the trace directory.
 """
 
 from __future__ import annotations

@@ -46,7 +46,10 @@ has no Redo Transport MISC or Redo Writer Remote Sync Complete."""
 GC_CURRENT = GC_BUSY[0]
 INTERCONNECT_MS = 0.15
 """A block's trip over the interconnect (gc current block 2-way: seed 001's AWR 0.18 ms)."""
-SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold
+SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold, and its broadcast ack's
+SCN = 0xA50C01D0000
+"""The commit SCN of the simulated workload's first write (its hex as a 12.2 LGWR trace prints
+it); each redo write adds one."""
 SESSIONS = 400
 """Sessions of the simulated workload: while commits hang, each waits in its own commit and
 starts no next one, so at most this many commits pile up (arrivals are open otherwise)."""
@@ -80,6 +83,8 @@ class TickStats:
     """Seconds the standby has not acknowledged anything, at the interval's end, while LGWR
     still waits for it (a silent link, before NET_TIMEOUT): the socket backs its RTO off."""
     slow: list[tuple[float, float, float]] = field(default_factory=list)
+    bcast: list[tuple[float, float, int]] = field(default_factory=list)
+    """RAC: SCN acks that came at least ``SLOW_MS`` after the write: (when, ms, SCN)."""
     """LGWR writes at least ``SLOW_MS`` long: (end time, ms, KB)."""
     remote: list[tuple[int, int, float, float, float, float, float]] = field(default_factory=list)
     """Remote writes at least ``SPLIT_MS`` long: (msgid, sequence, NSS send, RFS received,
@@ -122,6 +127,7 @@ def merged(stats: list[TickStats]) -> TickStats:
         out.stall_ms = max(out.stall_ms, st.stall_ms)
         out.busy_frac = max(out.busy_frac, st.busy_frac)
         out.slow += st.slow
+        out.bcast += st.bcast
         out.remote += st.remote
     return out
 
@@ -258,6 +264,8 @@ class CommitModel:
                 self.stats["redo write broadcast ack count"] += 1
             end = start + (cpu + phase + ack + c.post_ms) / 1000.0
             self._msgid += 1
+            if ack >= SLOW_MS:  # LGWR traces the late ack as it ends (seed 000 steps 4, 9)
+                st.bcast.append((start + (cpu + phase + ack) / 1000.0, ack, SCN + self._msgid))
             hung = c.link_down and end >= t1  # counted when it ends, intervals later
             if (end - start) * 1000.0 >= SLOW_MS:
                 kb = len(batch) * c.redo_per_commit / 1024

@@ -116,8 +116,18 @@ class SimPair:
         self.dead: dict[str, float] = {}
         """Hosts that stopped answering (a failover's old primary), with when: their collectors
         report no frames, as a remote host's source does for a silent host."""
-        self.nodes: dict[str, tuple[Instance, CommitModel, TraceWriter | None]] = {}
+        self.nodes: dict[str, tuple[Instance, CommitModel, TraceWriter]] = {}
         """Each primary instance: its layout, its commit model, its trace files."""
+        self.writers: dict[str, TraceWriter] = {}
+        """The trace files of every host that is or will be a primary: a switchover's standby
+        has its own, which its LGWR and NSS write once it is the primary (the RFS trace of the
+        standby of the moment is written beside them, as the primary's collector reads it)."""
+        if self._gap is not None:
+            self.writers[sync.name] = TraceWriter(
+                self.now_of,
+                sync.db_unique_name,
+                standby=self.dbs[lay.primaries[0].name].db_unique_name,
+            )
         first: CommitModel | None = None
         for p in lay.primaries:
             rng = random.Random(f"sgmon-sim/{seed}/db" + (f"/{p.name}" if first else ""))
@@ -133,7 +143,8 @@ class SimPair:
             )
             model.wall = self.now_of
             sid = f"PROD{p.inst_id}" if rac else "PROD"
-            self.nodes[p.name] = (p, model, TraceWriter(self.now_of, sid, p.thread))
+            self.writers[p.name] = TraceWriter(self.now_of, sid, p.thread)
+            self.nodes[p.name] = (p, model, self.writers[p.name])
             first = first or model
         self.offpath = {
             sb.name: OffPathStandby(
@@ -163,7 +174,7 @@ class SimPair:
         self.collectors: dict[str, list[Collector]] = {}
         for h, s in self.sessions.items():
             cs = [cls({"session": s, "clock": self.now}) for cls in DB_COLLECTORS]
-            writer = self.nodes[h][2] if h in self.nodes else None
+            writer = self.writers.get(h)
             if writer:  # LGWR and NSS live on the primary; the RFS trace is copied over
                 paths = {k: str(p) for k, p in writer.paths.items()}
                 cs.append(OracleTraceCollector({**paths, "clock": self.now}))
@@ -221,10 +232,8 @@ class SimPair:
             self.dbs[old].db_unique_name,
         )
         model.wall = self.now_of
-        for _p, _model, traces in self.nodes.values():
-            if traces:
-                traces.close()  # the old primary's LGWR and NSS write no more
-        self.nodes = {new: (Instance(new), model, None)}
+        # the old primary's LGWR and NSS write no more; the new one's take over
+        self.nodes = {new: (Instance(new), model, self.writers[new])}
         # a dead host keeps the role it was given (what a silent remote source reports)
         self.hosts = [(new, "primary"), (old, "primary" if self._failover else "standby")]
         addr = {h: self.os[h].addr for h in (old, new)}
@@ -286,18 +295,17 @@ class SimPair:
     def step(self) -> tuple[Frame, ...]:
         """Advance one interval; the frames of the primary and the SYNC standby, then of the
         standbys off the commit path."""
+        switching = self._switching()  # may swap the roles, and so the nodes, first
         cond = conditions(self.scenario, self.t, self.onset)
-        if self._alone:  # its destination is the dead host: it commits locally only
-            cond = replace(cond, transport_stopped=True)
+        if self._alone:  # its destination is the dead host: it commits locally only, from
+            cond = replace(cond, transport_stopped=True)  # the first interval it is open
         synced = cond if self._sync_capped else uncapped(cond)
         shipped: dict[str, TickStats] = {}
         conds: dict[str, Conditions] = {}
-        switching = self._switching()  # may swap the roles, and so the nodes, first
         for name, (p, model, traces) in self.nodes.items() if not switching else ():
             conds[name] = synced if p.faulted else spared(synced)
             shipped[name] = model.advance(self.t, self.interval, conds[name])
-            if traces:
-                traces.write(shipped[name])
+            traces.write(shipped[name])
         for name, other in ((a, b) for a in shipped for b in shipped if a != b):
             # RAC: the blocks name's transactions take from the other instance
             blocks = round(shipped[name].commits * conds[name].gc_per_commit / (len(shipped) - 1))
@@ -391,6 +399,5 @@ class SimPair:
             s.close()
         for db in self.dbs.values():
             db.close()
-        for _p, _model, traces in self.nodes.values():
-            if traces:
-                traces.close()
+        for traces in self.writers.values():
+            traces.close()

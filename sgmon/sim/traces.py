@@ -23,17 +23,25 @@ def stamp(epoch: float) -> str:
 
 
 class TraceWriter:
-    """Appends LGWR, NSS and RFS trace lines for an interval's slow and long remote writes."""
+    """Appends LGWR, NSS and RFS trace lines for an interval's slow writes, late RAC SCN acks
+    and long remote writes."""
 
-    def __init__(self, wall: Callable[[float], float], sid: str = "PROD", thread: int = 1) -> None:
+    def __init__(
+        self,
+        wall: Callable[[float], float],
+        sid: str = "PROD",
+        thread: int = 1,
+        standby: str = "STBY",
+    ) -> None:
         """``sid``: the primary instance's name; ``thread``: its redo thread (RAC: one NSS per
-        instance, one RFS on the standby per thread)."""
+        instance, one RFS on the standby per thread); ``standby``: the name of the standby its
+        RFS trace is of."""
         self._dir = tempfile.TemporaryDirectory(prefix="sgmon-sim-")
         base = Path(self._dir.name)
         self.paths = {
             "lgwr": base / f"{sid}_lgwr_4242.trc",
             "nss": base / f"{sid}_nss2_4243.trc",
-            "rfs": base / f"STBY_rfs_{5150 + thread}.trc",
+            "rfs": base / f"{standby}_rfs_{5150 + thread}.trc",
         }
         self.thread = thread
         for p in self.paths.values():
@@ -43,11 +51,15 @@ class TraceWriter:
     def write(self, st: TickStats) -> None:
         """Append this interval's lines."""
         w = self.wall
-        if st.slow:
+        lines = [(end, f"log write elapsed time {ms:.0f}ms, size {kb:.0f}KB")
+                 for end, ms, kb in st.slow]  # fmt: skip
+        # RAC, a late SCN ack, as a 12.2 LG00 trace prints it (tests/data/traces)
+        lines += [(end, f"log write broadcast wait time {ms:.0f}ms (SCN 0x{scn:x})")
+                  for end, ms, scn in st.bcast]  # fmt: skip
+        if lines:
             with self.paths["lgwr"].open("a") as f:
-                for end, ms, kb in st.slow:
-                    f.write(f"\n*** {stamp(w(end))}\n")
-                    f.write(f"Warning: log write elapsed time {ms:.0f}ms, size {kb:.0f}KB\n")
+                for end, text in sorted(lines):
+                    f.write(f"\n*** {stamp(w(end))}\nWarning: {text}\n")
         if not st.remote:
             return
         with self.paths["nss"].open("a") as nss, self.paths["rfs"].open("a") as rfs:
