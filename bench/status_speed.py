@@ -12,7 +12,6 @@ is run as a user runs it, through the installed `sgmon` script (pip's launcher i
 from __future__ import annotations
 
 import argparse
-import compileall
 import contextlib
 import os
 import shutil
@@ -22,6 +21,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from checkout import checkout_env
 
 BASELINE = (
     "from sgmon.config import Config\n"
@@ -57,13 +58,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=30)
     args = ap.parse_args()
-    # as `pip install .` leaves it: an editable install under PYTHONDONTWRITEBYTECODE would
-    # otherwise recompile every changed module on every call and time the compiler
-    root = Path(__file__).resolve().parents[1]
-    for package in ("sgmon", "collectors"):
-        compileall.compile_dir(root / package, quiet=1)
     tmp = Path(tempfile.mkdtemp(prefix="sgmon-bench-"))
-    env = dict(os.environ, SGMON_RUNTIME_DIR=str(tmp / "run"))
+    env = checkout_env(dict(os.environ, SGMON_RUNTIME_DIR=str(tmp / "run")))
     sgmon = shutil.which("sgmon", path=str(Path(sys.executable).parent)) or "sgmon"
     rec = subprocess.Popen(
         [sgmon, "record", "--dir", str(tmp / "arch"), "--interval", "1", "--quiet"], env=env

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from checkout import checkout_env
 from peers import GLANCES_OFFLINE
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -191,10 +192,12 @@ def one_round(cs: list[Contender], seconds: float, keys: int, env: dict) -> list
             win = f"c{i}"
             launched = time.monotonic()
             where = ["-c", c.cwd or os.getcwd(), "-t", "idle"]
+            # a window gets the server's environment, not its client's: the changes go by -e
+            changed = [f"{k}={v}" for k, v in env.items() if os.environ.get(k) != v]
+            given = [a for kv in changed for a in ("-e", kv)]
             subprocess.run(
-                ["tmux", "-L", SOCKET, "new-window", "-d", "-n", win, *where, c.command],
+                ["tmux", "-L", SOCKET, "new-window", "-d", "-n", win, *given, *where, c.command],
                 check=True,
-                env=env,
             )
             target = f"idle:{win}"
             seen = wait_for(target, c.ready, 30.0)
@@ -228,7 +231,7 @@ def main() -> int:
     ap.add_argument("--glances", default=shutil.which("glances"), help="glances executable")
     args = ap.parse_args()
 
-    env = {**os.environ, "TERM": "xterm-256color"}
+    env = checkout_env({**os.environ, "TERM": "xterm-256color"})
     with tempfile.TemporaryDirectory() as home:
         env["XDG_CONFIG_HOME"] = home  # `sgmon` alone: no config found, this host only
         cs = contenders(args.glances, home)

@@ -342,6 +342,15 @@ class Judgement:
         self._grades[key] = sev
         return sev
 
+    def forget_grades(self) -> None:
+        """Drop the grades worked out so far (``grade`` works them out again if asked).
+
+        The dashboard keeps a judgement per frame of its history, and the grades a redraw
+        asked for cost 7 kB a frame (the demo), a quarter of what an instant of history holds:
+        once a newer frame of the host is in, they are let go.
+        """
+        self._grades.clear()
+
     def outlier(self, collector: str, instance: str, name: str) -> Any:
         """The analysis' open outlier of this host's series, if any."""
         if self.state is None:

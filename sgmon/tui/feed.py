@@ -53,6 +53,8 @@ class Feed:
         with self._lock:
             self._arrived[frame.host] = time.monotonic()
             verdicts = self._verdicts.setdefault(frame.host, OrderedDict())
+            if verdicts:  # the live view moves on: the cursor rarely comes back
+                next(reversed(verdicts.values())).forget_grades()
             verdicts[frame.time] = judgement
             while len(verdicts) > self.keep:
                 verdicts.popitem(last=False)
