@@ -8,12 +8,14 @@ of queueing them.  Every redraw reads the instant under the cursor from the hist
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import gc
 import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
@@ -33,7 +35,7 @@ from sgmon.model import Frame, Schema
 from sgmon.tui.help import HelpScreen
 from sgmon.tui.live import Live
 from sgmon.tui.palette import Palette
-from sgmon.tui.pane import HostPane
+from sgmon.tui.pane import HostPane, PaneUpdate
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.findings import FindingsPanel
 from sgmon.tui.panels.header import Header, HeaderView, clock
@@ -169,6 +171,10 @@ class SgmonApp(App[int]):
         self._prompt = "filter"
         """What the line under the panes asks for: a filter, or a time to go to (g)."""
         self._redraw_due = False
+        self._rendering = 0
+        """Counts redraws: the rendering of an older one stops."""
+        self._shown_at = 0.0
+        """Monotonic time a redraw last showed its instant."""
         self._drawn_newest: float | None = None
         self._skips: deque[tuple[float, int]] = deque()
         """(monotonic time, instants not drawn) of live redraws in the last minute."""
@@ -195,7 +201,7 @@ class SgmonApp(App[int]):
         """Redraw shortly, so the frames of both hosts of one tick make one redraw."""
         if not self._redraw_due:
             self._redraw_due = True
-            self.set_timer(REDRAW_DELAY, self.redraw)
+            self.set_timer(REDRAW_DELAY, partial(self.redraw, at_once=False))
 
     # ---- layout ---------------------------------------------------------------------------
 
@@ -297,12 +303,14 @@ class SgmonApp(App[int]):
         down, and the 1 s timer or a due redraw can still fire in between."""
         return self._drawing and self.is_running
 
-    def redraw(self) -> None:
-        """Draw the header, the findings and every pane at the cursor.
+    def redraw(self, at_once: bool = True) -> None:
+        """Draw the header, the findings, every pane and the strip at the cursor.
 
-        The header and the strip are drawn now; each pane builds its view now and renders its
-        panels in its own task, giving the event loop a turn between two (``HostPane.show``), so a
-        key pressed while a frame is drawn is answered between two panels.
+        The panes' panels are rendered one at a time, the event loop getting a turn between two
+        (a key pressed meanwhile is answered in between), then everything is shown in one turn
+        (``_render``): one compositor pass per tick, not one per pane, header and strip.  A key's
+        redraw (``at_once``) shows the header and the findings first, so the answer is seen
+        before the panes are rendered.
         """
         self._redraw_due = False
         if not self._live:
@@ -315,8 +323,10 @@ class SgmonApp(App[int]):
         self._assign(hosts, findings[0].host if findings else None)
         panes = list(self.main.query(HostPane))
         self._count_skipped(axis)
-        self._show_header(hosts, at, axis[-1] if axis else None)
-        self._show_findings(state)
+        header = self._header_view(hosts, at, axis[-1] if axis else None)
+        if at_once:
+            self._show_header(header)
+            self._show_findings(state)
         instant = _Instant(
             at,
             self.timeline.window(axis, at),
@@ -324,8 +334,32 @@ class SgmonApp(App[int]):
             {h.name: h for h in hosts},
             findings,
         )
-        for i, pane in enumerate(panes):
-            self._draw_pane(i, pane, instant)
+        updates = [u for i, pane in enumerate(panes) if (u := self._pane_update(i, pane, instant))]
+        self._rendering += 1
+        self.main.query_one("#body").call_later(
+            self._render, self._rendering, updates, header, instant
+        )
+
+    async def _render(
+        self, rendering: int, updates: list[PaneUpdate], header: HeaderView, instant: _Instant
+    ) -> None:
+        """Render the panes' panels in sight, giving the event loop a turn after each, then show
+        the header, the findings, the panes and the strip together.  It runs on the panes'
+        container, not the app: a callback holds its widget's queue until it returns, and the
+        app's queue must stay free for keys.  A newer redraw drops what is left of this one."""
+        for update in updates:
+            for panel in update.ahead:
+                if rendering != self._rendering or not self._live:
+                    return
+                panel.prepare(update.view)
+                await asyncio.sleep(0)
+        if rendering != self._rendering or not self._live:
+            return
+        self._shown_at = time.monotonic()
+        self._show_header(header)
+        self._show_findings(instant.state)
+        for update in updates:
+            update.pane.commit(update)
         self._show_strip(instant)
 
     def _count_skipped(self, axis: list[float]) -> None:
@@ -341,12 +375,12 @@ class SgmonApp(App[int]):
         while self._skips and now - self._skips[0][0] > 60.0:
             self._skips.popleft()
 
-    def _draw_pane(self, i: int, pane: HostPane, instant: _Instant) -> None:
-        """One pane at the instant of a redraw."""
+    def _pane_update(self, i: int, pane: HostPane, instant: _Instant) -> PaneUpdate | None:
+        """One pane's share of a redraw (None: the pane shows no host)."""
         name = self._slots[i] if i < len(self._slots) else None
         pane.set_class(name is None, "-empty")
         if name is None or name not in instant.hosts or not pane.is_mounted:
-            return
+            return None
         view = self.timeline.pane_view(
             instant.hosts[name],
             instant.at,
@@ -365,7 +399,7 @@ class SgmonApp(App[int]):
             note = f"at {clock(view.frame.time)}"
         pane.set_class(view.stale_since is not None, "-stale")
         cited = tuple(s[1:] for f in instant.findings for s in f.series if s[0] == name)
-        pane.show(view, note, cited)
+        return pane.update(view, note, cited)
 
     def _assign(self, hosts: list[HostInfo], top: str | None) -> None:
         """Fill the panes along the commit path from the left, as many hosts as there are panes
@@ -420,9 +454,11 @@ class SgmonApp(App[int]):
         note = self.feed.analysis_note or "no findings at this instant"
         self.main.query_one(FindingsPanel).show(findings, self.palette, note)
 
-    def _show_header(self, hosts: list[HostInfo], at: float | None, newest: float | None) -> None:
+    def _header_view(
+        self, hosts: list[HostInfo], at: float | None, newest: float | None
+    ) -> HeaderView:
         behind = newest - at if self.paused and at is not None and newest is not None else None
-        view = HeaderView(
+        return HeaderView(
             palette=self.palette,
             name=self.title,
             hosts=self.timeline.host_states(hosts),
@@ -434,6 +470,8 @@ class SgmonApp(App[int]):
             self_cpu=self._self_cpu,
             skipped=sum(n for _, n in self._skips),
         )
+
+    def _show_header(self, view: HeaderView) -> None:
         self.main.query_one(Header).show(view)
 
     def _tick(self) -> None:
@@ -454,9 +492,9 @@ class SgmonApp(App[int]):
         if quiet != self._quiet:
             self._quiet = quiet
             self.redraw()
-        else:
+        elif time.monotonic() - self._shown_at > 1.5:  # no frame drew it since the last tick
             axis = self.axis()
-            self._show_header(hosts, self._at(axis), axis[-1] if axis else None)
+            self._show_header(self._header_view(hosts, self._at(axis), axis[-1] if axis else None))
 
     def _settle(self) -> None:
         """Collect the start's garbage, then freeze what is left out of later collections.

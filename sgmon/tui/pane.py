@@ -9,8 +9,8 @@ on one line at the bottom, so the reader knows what a taller terminal or `z` wou
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -78,6 +78,21 @@ def allot(sizes: Sequence[int], order: Iterable[int], height: int) -> list[int]:
     return given
 
 
+@dataclass(frozen=True)
+class PaneUpdate:
+    """One pane's share of a redraw: rendered ahead panel by panel, then committed."""
+
+    pane: HostPane
+    view: PaneView
+    ahead: list[Panel]
+    """The panels in sight, to render before the commit."""
+    title: str
+    subtitle: str
+    cited: tuple[SeriesKey, ...]
+    shown: dict[Panel, bool]
+    """Every panel, and whether its host has its collector (and no other is zoomed)."""
+
+
 class HostPane(VerticalScroll, can_focus=False):
     """A column of panels for one host; its border names the host and its liveness."""
 
@@ -89,8 +104,6 @@ class HostPane(VerticalScroll, can_focus=False):
         """The panel shown alone (z), if any."""
         self._folded = Text()
         self._border: tuple[str, str] | None = None
-        self._showing = 0
-        """Counts ``show`` calls: the rendering ahead of an older one stops."""
 
     def compose(self) -> ComposeResult:
         """One widget per panel."""
@@ -114,8 +127,14 @@ class HostPane(VerticalScroll, can_focus=False):
             if panel.in_sight():
                 panel.draw()
 
-    def show(self, view: PaneView, subtitle: str = "", cited: tuple[SeriesKey, ...] = ()) -> None:
-        """Show one instant in every panel, the cited ones first to get their lines."""
+    def update(
+        self, view: PaneView, subtitle: str = "", cited: tuple[SeriesKey, ...] = ()
+    ) -> PaneUpdate:
+        """One instant for every panel: what to render ahead (the panels in sight), and the
+        step that shows it (``commit``).  The app renders every pane's panels first,
+        then commits them all in one turn of the event loop, so one compositor pass paints a
+        tick: each pass walks every widget overlapping the lines it repaints, header to key line,
+        whatever changed."""
         title = f"{(view.role or 'host').upper()}  {view.host}" + (
             f"  {view.role_note}" if view.role_note else ""
         )
@@ -125,36 +144,18 @@ class HostPane(VerticalScroll, can_focus=False):
             and (self.zoomed is None or panel is self.zoomed)
             for panel in self.query(Panel)
         }
-        self._showing += 1
         ahead = [panel for panel, on in shown.items() if on and panel.display]
-        self.call_later(
-            self._render_panels, self._showing, view, ahead, (title, subtitle, cited, shown)
-        )
+        return PaneUpdate(self, view, ahead, title, subtitle, cited, shown)
 
-    async def _render_panels(
-        self,
-        showing: int,
-        view: PaneView,
-        ahead: list[Panel],
-        then: tuple[str, str, tuple[SeriesKey, ...], dict[Panel, bool]],
-    ) -> None:
-        """Render the panels in sight, giving the event loop a turn after each, then give every
-        panel the view, fit and draw them with the border (the pane's title and panels change
-        together).  A pane's queued messages run in one turn of the loop (Textual takes the next
-        without yielding), so only an await lets a key pressed meanwhile, and the screen update
-        that shows its answer, in between two panels rather than after both panes.  A newer
-        view drops what is left of this one."""
-        for panel in ahead:
-            if showing != self._showing or not self.is_attached:
-                return
-            panel.prepare(view)
-            await asyncio.sleep(0)
-        if showing != self._showing or not self.is_attached:
+    def commit(self, update: PaneUpdate) -> None:
+        """Give every panel the view, then fit and draw them with the border (the pane's title
+        and panels change together)."""
+        if not self.is_attached:
             return
-        title, subtitle, self.cited, shown = then
-        self._set_border(title, subtitle)
-        for panel, on in shown.items():
-            panel.present, panel.view = on, view
+        self._set_border(update.title, update.subtitle)
+        self.cited = update.cited
+        for panel, on in update.shown.items():
+            panel.present, panel.view = on, update.view
         self.catch_up()
 
     def _set_border(self, title: str, subtitle: str) -> None:

@@ -7,13 +7,15 @@ one redraw per second for two panes this keeps the dashboard's own CPU small (se
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Span, Text
+from textual.color import Color
 from textual.events import Resize
+from textual.filter import LineFilter
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
@@ -130,6 +132,7 @@ class Panel(Widget, can_focus=True):
         self._known: dict[LineKey, Strip] = {}
         self._strips: list[Strip] = []
         self._styled: list[Strip] | None = None
+        self._filters: tuple[Sequence[LineFilter], Color] | None = None
 
     @property
     def _laid_out_width(self) -> int:
@@ -246,10 +249,35 @@ class Panel(Widget, can_focus=True):
             self._styled = [s.apply_style(base) for s in self._strips]
         return self._styled[y] if y < len(self._styled) else Strip.blank(self.size.width)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines in ``crop`` for the compositor, straight from the pre-rendered ones.
+
+        Textual's generic path (its styles cache) pads, backgrounds and post-processes every
+        repainted line for borders, padding, tint and opacity, which a panel has none of: a
+        third of the compositor's time per frame.  What it does that still applies is done
+        here: the app's line filters (true colour for ANSI colours), cached per strip, and the
+        crop.
+        """
+        if self._filters is None:
+            self._filters = (self.app.get_line_filters(), self.background_colors[1])
+        filters, background = self._filters
+        width = self.size.width
+        out = []
+        for y in crop.line_range:
+            strip = self.render_line(y)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            out.append(strip)
+        if crop.column_span != (0, width):
+            x1, x2 = crop.column_span
+            out = [strip.crop(x1, x2) for strip in out]
+        return out
+
     def notify_style_update(self) -> None:
         """Focus, theme or class changed the background: restyle the lines."""
         super().notify_style_update()
         self._styled = None
+        self._filters = None
 
     def on_resize(self, event: Resize) -> None:
         """Wider or narrower (zoom, terminal resize): draw again at the new width."""

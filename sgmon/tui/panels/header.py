@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from rich.text import Text
+from rich.text import Span, Text
 from textual.widgets import Static
 
 from sgmon.tui.palette import Palette
@@ -87,6 +87,13 @@ def render_header(v: HeaderView, width: int = 160) -> Text:
 class Header(Static):
     """The dashboard's top line."""
 
+    _shown: tuple[str, list[Span]] | None = None
+
     def show(self, view: HeaderView) -> None:
-        """Draw the header."""
-        self.update(render_header(view, self.size.width), layout=False)
+        """Draw the header, unless it reads as it does already (a repaint of the line is a
+        compositor pass over the whole screen's width)."""
+        text = render_header(view, self.size.width)
+        shown = (text.plain, text.spans)
+        if shown != self._shown:
+            self._shown = shown
+            self.update(text, layout=False)
