@@ -64,12 +64,13 @@ class FindingsPanel(OptionList):
     def show(self, findings: Sequence[Any], palette: Palette, note: str = "") -> None:
         """Show the findings, keeping the highlighted one where it still is.
 
-        When only their evidence changed (counts that move every tick), the rows are rewritten
-        in place: rebuilding the list would relayout the whole screen each second.
+        When the same findings are listed (their titles and evidence carry numbers that move
+        every tick), the rows are rewritten in place: rebuilding the list relayouts the whole
+        screen.
         """
         self._last = (findings, palette, note)
         width = self.content_region.width or 120
-        rows = tuple((f.key, f.severity, f.title, f.end, f.key in self.expanded) for f in findings)
+        rows = tuple((f.key, f.key in self.expanded) for f in findings)
         texts = [render_finding(f, palette, width, f.key in self.expanded) for f in findings]
         plain = tuple(t.plain for t in texts)
         if (rows, palette, note, width) == self._shown[:4]:
