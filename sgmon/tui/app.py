@@ -180,6 +180,11 @@ class SgmonApp(App[int]):
         """(monotonic time, instants not drawn) of live redraws in the last minute."""
         self._quiet: tuple[bool, ...] = ()
         self._palettes: dict[str, Palette] = {}
+        # the widgets every redraw updates, kept rather than queried (a query walks the DOM)
+        self._header = Header(id="header")
+        self._body = Container(id="body")
+        self._strip = HostStrip(id="strip")
+        self._findings = FindingsPanel(id="findings")
         self.theme = "sgmon-dark"
 
     # ---- data in -------------------------------------------------------------------------
@@ -208,15 +213,14 @@ class SgmonApp(App[int]):
     def compose(self) -> ComposeResult:
         """Header, the host panes (more are added when there is room and hosts for them) and the
         strip of the hosts without one, the findings, the filter line and the footer."""
-        yield Header(id="header")
+        yield self._header
         with Container(id="hosts"):
-            with Container(id="body"):
+            with self._body:
                 yield HostPane(id="pane-0")
                 yield HostPane(id="pane-1")
-            yield HostStrip(id="strip")
-        findings = FindingsPanel(id="findings")
-        findings.border_title = "FINDINGS  (f)"
-        yield findings
+            yield self._strip
+        self._findings.border_title = "FINDINGS  (f)"
+        yield self._findings
         yield Static(id="toosmall")
         yield Input(placeholder=FILTER_HINT, id="filter")
         yield Footer()
@@ -321,7 +325,7 @@ class SgmonApp(App[int]):
         hosts = self.timeline.hosts()
         findings = list(getattr(state, "findings", None) or [])
         self._assign(hosts, findings[0].host if findings else None)
-        panes = list(self.main.query(HostPane))
+        panes = [c for c in self._body.children if isinstance(c, HostPane)]
         self._count_skipped(axis)
         header = self._header_view(hosts, at, axis[-1] if axis else None)
         if at_once:
@@ -336,9 +340,7 @@ class SgmonApp(App[int]):
         )
         updates = [u for i, pane in enumerate(panes) if (u := self._pane_update(i, pane, instant))]
         self._rendering += 1
-        self.main.query_one("#body").call_later(
-            self._render, self._rendering, updates, header, instant
-        )
+        self._body.call_later(self._render, self._rendering, updates, header, instant)
 
     async def _render(
         self, rendering: int, updates: list[PaneUpdate], header: HeaderView, instant: _Instant
@@ -416,7 +418,7 @@ class SgmonApp(App[int]):
         first = self._first if self._first in self._order else top if one_pane else None
         k = self._order.index(first) if first is not None else 0
         shown = [self._order[(k + i) % len(self._order)] for i in range(n)]
-        body = self.main.query_one("#body")
+        body = self._body
         have = len(body.children)
         if n > have:  # drawn at the next redraw, once they are composed
             body.mount(*(HostPane(id=f"pane-{i}") for i in range(have, n)))
@@ -425,7 +427,7 @@ class SgmonApp(App[int]):
 
     def _show_strip(self, instant: _Instant) -> None:
         """The hosts without a pane, one entry each, at the instant the panes show."""
-        strip = self.main.query_one(HostStrip)
+        strip = self._strip
         rest = [n for n in self._order if n not in self._slots and n in instant.hosts]
         if not rest:
             strip.show([])
@@ -452,7 +454,7 @@ class SgmonApp(App[int]):
     def _show_findings(self, state: Any) -> None:
         findings = list(getattr(state, "findings", []) or []) if state is not None else []
         note = self.feed.analysis_note or "no findings at this instant"
-        self.main.query_one(FindingsPanel).show(findings, self.palette, note)
+        self._findings.show(findings, self.palette, note)
 
     def _header_view(
         self, hosts: list[HostInfo], at: float | None, newest: float | None
@@ -472,7 +474,7 @@ class SgmonApp(App[int]):
         )
 
     def _show_header(self, view: HeaderView) -> None:
-        self.main.query_one(Header).show(view)
+        self._header.show(view)
 
     def _tick(self) -> None:
         """Once a second: own CPU and liveness; the panes only when a host went quiet or came back.

@@ -104,12 +104,15 @@ class HostPane(VerticalScroll, can_focus=False):
         """The panel shown alone (z), if any."""
         self._folded = Text()
         self._border: tuple[str, str] | None = None
+        self._panels = [cls(classes="panel") for cls in PANELS]
+        """Its panels in ``PANELS`` order (kept: a DOM query per redraw matched CSS selectors
+        against every node)."""
+        self._folded_line = Static(classes="folded")
 
     def compose(self) -> ComposeResult:
         """One widget per panel."""
-        for cls in PANELS:
-            yield cls(classes="panel")
-        yield Static(classes="folded")
+        yield from self._panels
+        yield self._folded_line
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         """Scrolled: draw the panels that came into sight with their newest view."""
@@ -123,7 +126,7 @@ class HostPane(VerticalScroll, can_focus=False):
     def catch_up(self) -> None:
         """Share the height out again and draw every panel in sight that has a newer view."""
         self.fit()
-        for panel in self.query(Panel):
+        for panel in self._panels:
             if panel.in_sight():
                 panel.draw()
 
@@ -142,7 +145,7 @@ class HostPane(VerticalScroll, can_focus=False):
         shown = {
             panel: (present is None or not panel.needs or panel.needs in present)
             and (self.zoomed is None or panel is self.zoomed)
-            for panel in self.query(Panel)
+            for panel in self._panels
         }
         ahead = [panel for panel, on in shown.items() if on and panel.display]
         return PaneUpdate(self, view, ahead, title, subtitle, cited, shown)
@@ -177,7 +180,7 @@ class HostPane(VerticalScroll, can_focus=False):
 
     def fit(self) -> None:
         """Give each panel its lines (all of them when zoomed or not laid out yet)."""
-        panels = [p for p in self.query(Panel) if p.present]
+        panels = [p for p in self._panels if p.present]
         height = self.scrollable_content_region.height
         given: list[int | None] = [None] * len(panels)
         if self.zoomed is None and height > 0:
@@ -195,11 +198,11 @@ class HostPane(VerticalScroll, can_focus=False):
             p.limit = n
             if n == 0:
                 folded.append(p.heading)
-        for p in self.query(Panel):
+        for p in self._panels:
             shown = p.present and p.limit != 0
             if p.display != shown:
                 p.display = shown
-        line = self.query_one(".folded", Static)
+        line = self._folded_line
         if line.display != bool(folded):
             line.display = bool(folded)
         if folded and panels and panels[0].view is not None:
