@@ -106,16 +106,17 @@ class PaneView:
     ) -> Text:
         """A value formatted, coloured by severity and marked when the selected finding names it."""
         v = self.value(collector, instance, name) if value is None else value
-        text = Text(v if isinstance(v, str) else fmt_num(number(v), width))
+        shown = v if isinstance(v, str) else fmt_num(number(v), width)
         if v is None:
-            text.stylize(self.palette.muted)
-            return text
-        text.stylize(self.palette.sev(self.severity(collector, instance, name, value)))
+            return Text(shown, style=self.palette.muted)
+        # one style for the whole cell, not a span per mark: a line of cells whose spans do
+        # not overlap is drawn on the fast path (panels.base._segments)
+        style = self.palette.sev(self.severity(collector, instance, name, value))
         if self.lingers(collector, instance, name):
-            text.stylize(self.palette.lingering)
+            style = style + self.palette.lingering
         if (collector, instance, name) in self.highlight:
-            text.stylize(self.palette.highlight)
-        return text
+            style = style + self.palette.highlight
+        return Text(shown, style=style)
 
     def collector_problem(self, collector: str) -> Text | None:
         """A one-line note when a collector is stale, failed or unavailable at the cursor."""

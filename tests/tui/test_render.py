@@ -81,7 +81,7 @@ def test_static_thresholds_colour_values() -> None:
     v = view(frame(rows), grader=declaring("disk", w_await))
     assert v.severity("disk", "sda", "w_await") == "crit"
     assert v.severity("disk", "sdb", "w_await") == "warn"
-    assert v.cell("disk", "sda", "w_await").spans[0].style == PALETTE.sev("crit")
+    assert v.cell("disk", "sda", "w_await").style == PALETTE.sev("crit")
     relaxed = declaring("disk", w_await, overrides={"disk.w_await": {"crit": 100}})
     assert view(frame(rows), grader=relaxed).severity("disk", "sda", "w_await") == "warn"
 
@@ -93,8 +93,7 @@ def test_outlier_from_analysis_outranks_thresholds_and_highlight_marks() -> None
     state = AnalysisState(START, {o.key: o}, [], {})
     v = view(f, state=state, highlight=frozenset({key}))
     cell = v.cell(*key)
-    styles = [s.style for s in cell.spans]
-    assert PALETTE.sev("crit") in styles and PALETTE.highlight in styles
+    assert cell.style == PALETTE.sev("crit") + PALETTE.highlight
 
 
 def test_sparkline_right_aligned_on_shared_axis() -> None:
