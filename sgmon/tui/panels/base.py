@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
 from rich.style import Style
@@ -60,10 +61,26 @@ def to_strips(
     return [Strip(Segment.adjust_line_length(line, width), width) for line in lines]
 
 
+NARROW = frozenset(c for c in "·│≥≤█▄▀→←●○▸■▒▇▆▅▃▂▁↓↑…░▓─" if cell_len(c) == 1)
+"""The characters beyond ASCII that the panels draw and Rich counts one cell wide."""
+
+
+def cells(plain: str) -> int:
+    """Terminal cells of a panel line, as Rich counts them.  Rich caches the count of the last
+    4,096 strings; a redraw's lines are new strings (their numbers moved), and counting one
+    character at a time cost more than all the rest of turning a line into a strip."""
+    return len(plain) if plain.isascii() or NARROW.issuperset(plain) else cell_len(plain)
+
+
 def _strip(console: Console, text: Text, width: int) -> Strip:
     # Text.render leaves the Text's own (base) style to its caller.
-    segments = Segment.apply_style(_segments(console, text), console.get_style(text.style))
-    return Strip(Segment.adjust_line_length(list(segments), width), width)
+    segments = list(Segment.apply_style(_segments(console, text), console.get_style(text.style)))
+    used = cells(text.plain)
+    if used > width:
+        return Strip(Segment.adjust_line_length(segments, width), width)
+    if used < width:
+        segments.append(Segment(" " * (width - used)))
+    return Strip(segments, width)
 
 
 def _segments(console: Console, text: Text) -> list[Segment]:
