@@ -393,9 +393,9 @@ class OutlierTracker:
         ]
         for key in gone:
             del self._latches[key]
-            row = self._rows[key[:3]]
-            del row.latches[key[3]]
-            row.names = ()
+            known = self._rows[key[:3]]
+            del known.latches[key[3]]
+            known.names = ()  # its fields are matched with their latches again next time
         for row in [k for k, r in self._rows.items() if k[0] == host and not r.latches]:
             del self._rows[row]  # rows gone, or whose fields have no latch
         self.grader.forget(set(gone))
