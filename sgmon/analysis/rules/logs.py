@@ -151,6 +151,8 @@ def _dg_reason(o: Outlier) -> str:
 def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
     """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
     h = view.name
+    if not view.flagged("oracle_dg"):
+        return
     for inst, row in view.frame.rows("oracle_dg").items():
         hits = [
             o
