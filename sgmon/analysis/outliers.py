@@ -175,9 +175,10 @@ class _Latch:
 
 
 class _Row:
-    """One (host, collector, instance) row: its latches by field, and the fields with a plan
-    in the order of the field names it last came with (most fields of a row, a process's
-    figures, are neither watched nor limited: the loop over a row skips them at C speed)."""
+    """One (host, collector, instance) row: its latches by field, and the fields with a plan,
+    each with its latch once it has one, in the order of the field names it last came with
+    (most fields of a row, a process's figures, are neither watched nor limited: the loop over
+    a row skips them at C speed; ``names`` is emptied when a latch comes or goes)."""
 
     __slots__ = ("judged", "latches", "names")
 
