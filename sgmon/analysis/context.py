@@ -47,6 +47,11 @@ class HostView:
     saturated: tuple[Frame, Saturated | None] | None = None
     """``standby_io``'s look at this frame's devices, made once for every primary instance."""
 
+    def flagged(self, collector: str) -> bool:
+        """Whether one of the host's outliers from ``collector`` is worse than info: a rule that
+        looks up every field of every row of it needs none of the lookups otherwise."""
+        return any(k[1] == collector and o.severity != "info" for k, o in self.outliers.items())
+
 
 @dataclass(frozen=True, slots=True)
 class Chain:

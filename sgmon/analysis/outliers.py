@@ -82,9 +82,11 @@ class _Latch:
         "baseline",
         "built",
         "hi",
+        "hi_limit",
         "key",
         "limit",
         "lo",
+        "lo_limit",
         "ncpu",
         "out",
         "pending",
@@ -105,6 +107,8 @@ class _Latch:
         self.plan = plan
         self.lo, self.hi = inf, -inf  # the calm band: none until judged calm
         self.limit: Limit | None = None
+        self.lo_limit, self.hi_limit = -inf, inf
+        """The band the limit leaves calm: ``settle`` reads it every time the median moves."""
         self.ncpu = -1
         self.severity: str | None = None
         self.quiet = 0
@@ -116,6 +120,7 @@ class _Latch:
         self.out: Outlier | None = None
         """The outlier last handed out, handed out again while nothing in it changed."""
         self.value: float | str | None = None
+        """The value last judged in full: an open latch's (a calm band's values are not kept)."""
         self.baseline: float | None = None
         """The median the value was last judged against (a calm band's values are not)."""
         self.tick = 0
@@ -139,6 +144,17 @@ class _Latch:
             else:
                 self.severity, self.why, self.quiet = sev, why, 0
 
+    def limited(self, lim: Limit | None, ncpu: int) -> None:
+        """Take the series' limit for ``ncpu`` CPUs, and the band it leaves calm."""
+        self.limit, self.ncpu = lim, ncpu
+        self.lo_limit, self.hi_limit = -inf, inf
+        if lim is not None:
+            bounds = [b for b in (lim.warn, lim.crit) if b is not None]
+            if bounds and lim.higher_is_worse:
+                self.hi_limit = min(bounds)  # grade() warns from v >= warn
+            elif bounds:
+                self.lo_limit = max(bounds)
+
     def settle(self) -> None:
         """After a judgement: the open band ``lo < v < hi`` of values that would leave a calm
         series calm against its limit and its current median, and no band otherwise.  Exact,
@@ -147,14 +163,7 @@ class _Latch:
         if self.severity is not None or self.pending or self.streak:
             self.lo, self.hi = inf, -inf
             return
-        lo, hi = -inf, inf
-        lim = self.limit
-        if lim is not None:
-            bounds = [b for b in (lim.warn, lim.crit) if b is not None]
-            if bounds and lim.higher_is_worse:
-                hi = min(bounds)  # grade() warns from v >= warn
-            elif bounds:
-                lo = max(bounds)
+        lo, hi = self.lo_limit, self.hi_limit
         base = self.series.median if self.series is not None else None
         if base is not None:
             _, _, ratio, up = self.plan[:4]
@@ -166,16 +175,17 @@ class _Latch:
 
 
 class _Row:
-    """One (host, collector, instance) row: its latches by field, and the fields with a plan
-    in the order of the field names it last came with (most fields of a row, a process's
-    figures, are neither watched nor limited: the loop over a row skips them at C speed)."""
+    """One (host, collector, instance) row: its latches by field, and the fields with a plan,
+    each with its latch once it has one, in the order of the field names it last came with
+    (most fields of a row, a process's figures, are neither watched nor limited: the loop over
+    a row skips them at C speed; ``names`` is emptied when a latch comes or goes)."""
 
     __slots__ = ("judged", "latches", "names")
 
     def __init__(self) -> None:
         self.latches: dict[str, _Latch] = {}
         self.names: tuple[str, ...] = ()
-        self.judged: tuple[tuple[str, _Plan], ...] = ()
+        self.judged: tuple[tuple[str, _Plan, _Latch | None], ...] = ()
 
 
 Why = tuple
@@ -204,15 +214,21 @@ class OutlierTracker:
         return latch.series if latch else None
 
     def _judged(
-        self, plans: dict[str, _Plan | None], host: str, collector: str, names: tuple[str, ...]
-    ) -> tuple[tuple[str, _Plan], ...]:
-        """The fields of a row that have a plan (made on first sight), with it, in order."""
+        self,
+        plans: dict[str, _Plan | None],
+        host: str,
+        collector: str,
+        names: tuple[str, ...],
+        latches: dict[str, _Latch],
+    ) -> tuple[tuple[str, _Plan, _Latch | None], ...]:
+        """The fields of a row that have a plan (made on first sight), with it and their latch
+        if they have one yet, in order."""
         out = []
         for name in names:
             if name not in plans:
                 plans[name] = self._plan(host, collector, name)
             if (plan := plans[name]) is not None:
-                out.append((name, plan))
+                out.append((name, plan, latches.get(name)))
         return tuple(out)
 
     def _plan(self, host: str, collector: str, name: str) -> _Plan | None:
@@ -241,14 +257,13 @@ class OutlierTracker:
                     known = rows[host, coll, inst] = _Row()
                 names = tuple(row)
                 if names != known.names:  # the fields that have a plan, in the row's order
-                    known.names, known.judged = names, self._judged(plans, host, coll, names)
-                latches = known.latches
-                for name, plan in known.judged:
+                    known.names = names
+                    known.judged = self._judged(plans, host, coll, names, known.latches)
+                for name, plan, latch in known.judged:
                     v = row[name]
-                    latch = latches.get(name)
                     if latch is not None and (type(v) is float or type(v) is int):
                         if latch.lo < v < latch.hi and latch.ncpu == ncpu:  # calm, stays calm
-                            latch.value, latch.tick = v, tick
+                            latch.tick = tick
                             ser = latch.series
                             if ser is not None and ser.push(tick, v):
                                 latch.settle()  # a new median, a new band
@@ -285,7 +300,9 @@ class OutlierTracker:
 
     def _new(self, key: SeriesKey, series: Series | None, plan: _Plan) -> _Latch:
         latch = self._latches[key] = _Latch(key, series, plan)
-        self._rows[key[:3]].latches[key[3]] = latch
+        row = self._rows[key[:3]]
+        row.latches[key[3]] = latch
+        row.names = ()  # its fields are matched with their latches again next time
         return latch
 
     def _number(
@@ -300,8 +317,7 @@ class OutlierTracker:
         """One number: its limit, then its departure from its own baseline; the worse wins."""
         plan = latch.plan
         if latch.ncpu != ncpu:
-            latch.limit = self.grader.limit(*latch.key, ncpu)
-            latch.ncpu = ncpu
+            latch.limited(self.grader.limit(*latch.key, ncpu), ncpu)
         sev, why = self._beyond_limit(latch, v, row, plan) if latch.limit else (None, _NO_WHY)
         ser = latch.series
         if ser is not None:
@@ -378,7 +394,9 @@ class OutlierTracker:
         ]
         for key in gone:
             del self._latches[key]
-            del self._rows[key[:3]].latches[key[3]]
+            known = self._rows[key[:3]]
+            del known.latches[key[3]]
+            known.names = ()  # its fields are matched with their latches again next time
         for row in [k for k, r in self._rows.items() if k[0] == host and not r.latches]:
             del self._rows[row]  # rows gone, or whose fields have no latch
         self.grader.forget(set(gone))

@@ -195,6 +195,8 @@ def _behind(ctx: Context, view: HostView, thread: str) -> str:
 def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
     """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
     h = view.name
+    if not view.flagged("oracle_dg"):
+        return
     for inst, row in view.frame.rows("oracle_dg").items():
         hits = [
             o

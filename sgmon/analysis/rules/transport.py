@@ -203,6 +203,8 @@ def nic(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000: drops and overruns on an interface show saturation."""
     bad = ("rx_drop", "tx_drop", "rx_overrun", "rx_fifo", "tx_fifo", "rx_err", "tx_err", "util")
     h = view.name
+    if not view.flagged("netdev"):
+        return
     for iface in view.frame.rows("netdev"):
         hits = [
             o for f in bad if (o := ctx.outlier((h, "netdev", iface, f))) and o.severity != "info"
