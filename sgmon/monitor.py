@@ -29,6 +29,10 @@ def frame_at(frames: Sequence[Frame], time: float) -> Frame | None:
     return frames[i - 1] if i else None
 
 
+PACK_BEHIND = 2
+"""Frames of a host newer than the one packed when a frame is added."""
+
+
 class History:
     """The last ``size`` frames of each host, for the screen, the cursor and the analysis."""
 
@@ -38,9 +42,14 @@ class History:
         self._lock = threading.Lock()
 
     def add(self, frame: Frame) -> None:
-        """Append one frame (frames of a host arrive in time order)."""
+        """Append one frame (frames of a host arrive in time order), and pack the rows of the
+        one ``PACK_BEHIND`` frames older (``Frame.pack``): the newest frames are the ones read
+        most, by the analysis and every panel; older ones only by sparklines and the cursor."""
         with self._lock:
-            self._frames.setdefault(frame.host, deque(maxlen=self.size)).append(frame)
+            frames = self._frames.setdefault(frame.host, deque(maxlen=self.size))
+            frames.append(frame)
+            if len(frames) > PACK_BEHIND:
+                frames[-1 - PACK_BEHIND].pack()
 
     def hosts(self) -> list[str]:
         """Hosts seen so far."""

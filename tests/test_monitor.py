@@ -74,3 +74,30 @@ def test_collectors_follow_the_config() -> None:
     assert "tcp" not in names and "cpu" in names
     assert not any(n.startswith("oracle_") for n in names)  # no database configured
     assert [c.name for c in make_collectors(Config(), None)][:1] == ["cpu"]
+
+
+def test_older_frames_are_packed_and_read_the_same() -> None:
+    """The history packs a frame's rows once newer ones are in: every reader (values, the
+    JSON form, iteration) sees the same content, and the newest frames stay plain dicts."""
+    from sgmon.model import PackedRow
+
+    def made(t: float) -> Frame:
+        rows = {
+            "sda": {"r_s": t, "w_await": 1.5, "name": "sda", "hist": [[1.0, 3], [None, 0]]},
+            "sdb": {"r_s": None, "w_await": 0.0},
+        }
+        return Frame("h", t, int(t), 1.0, {"disk": CollectorResult(Status.OK, rows)})
+
+    history = History(size=10)
+    frames = [made(float(t)) for t in range(5)]
+    want = [f.to_dict() for f in frames]
+    for f in frames:
+        history.add(f)
+    kept = history.frames("h")
+    assert [f.to_dict() for f in kept] == want
+    assert isinstance(kept[0].rows("disk")["sda"], PackedRow)
+    assert all(isinstance(r, dict) for f in kept[-2:] for r in f.rows("disk").values())
+    old = kept[1].rows("disk")
+    assert old["sda"]["r_s"] == 1.0 and old["sda"].get("missing", 7) == 7
+    assert dict(old["sdb"]) == {"r_s": None, "w_await": 0.0} and "w_await" in old["sdb"]
+    assert kept[1].value("disk", "sda", "hist") == [[1.0, 3], [None, 0]]
