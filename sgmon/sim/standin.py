@@ -31,12 +31,15 @@ A file path instead of ``":memory:"`` lets another process (the lab) publish whi
 
 from __future__ import annotations
 
+import collections
 import datetime as _dt
+import functools
 import itertools
+import operator
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from collectors.oracle.queries import parse_version
 from sgmon import buckets
@@ -166,22 +169,57 @@ def dg_stamp(when: float | None = None) -> str:
 
 
 class Buckets:
-    """Cumulative power-of-two histogram of durations, as both V$ histogram views count them."""
+    """Cumulative power-of-two histogram of durations, as both V$ histogram views count them.
+
+    ``add`` only keeps a wait; the waits kept are binned when the totals are read, in one pass
+    of built-ins (the simulation adds thousands a second and reads them once a tick)."""
 
     def __init__(self) -> None:
-        self.waits = 0
-        self.time_us = 0.0
-        self.micro: dict[int, int] = {}
-        self.milli: dict[int, int] = {}
-
-    def add(self, us: float) -> None:
+        self._waits = 0
+        self._time_us = 0.0
+        self._micro: dict[int, int] = {}
+        self._milli: dict[int, int] = {}
+        self._kept: list[float] = []
+        self.add: Callable[[float], object] = self._kept.append
         """Count one wait of ``us`` microseconds (bucket b holds [b/2, b))."""
-        self.waits += 1
-        self.time_us += us
-        b = 1 << int(us).bit_length()
-        self.micro[b] = self.micro.get(b, 0) + 1
-        m = 1 << int(us / 1000.0).bit_length()
-        self.milli[m] = self.milli.get(m, 0) + 1
+
+    def _fold(self) -> None:
+        """Bin the waits kept since the last read, in the order they came (the same float sum
+        and the same dict order as adding them one by one)."""
+        kept = self._kept
+        if not kept:
+            return
+        self._waits += len(kept)
+        self._time_us = functools.reduce(operator.add, kept, self._time_us)
+        _count(self._micro, map(int, kept))
+        _count(self._milli, map(int, map(operator.truediv, kept, itertools.repeat(1000.0))))
+        kept.clear()  # in place: ``add`` is this list's append
+
+    @property
+    def waits(self) -> int:
+        self._fold()
+        return self._waits
+
+    @property
+    def time_us(self) -> float:
+        self._fold()
+        return self._time_us
+
+    @property
+    def micro(self) -> dict[int, int]:
+        self._fold()
+        return self._micro
+
+    @property
+    def milli(self) -> dict[int, int]:
+        self._fold()
+        return self._milli
+
+
+def _count(bins: dict[int, int], whole: Iterable[int]) -> None:
+    """Add each whole duration to its power-of-two bucket (the bound above its bit length)."""
+    for bits, n in collections.Counter(map(int.bit_length, whole)).items():
+        bins[1 << bits] = bins.get(1 << bits, 0) + n
 
 
 class StandIn:
