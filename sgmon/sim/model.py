@@ -15,7 +15,10 @@ wait lands in cumulative ``Buckets`` that the stand-in publishes as V$ counters.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
+import operator
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -239,26 +242,30 @@ class CommitModel:
         while self._next_switch <= t1:
             self._switch(self._next_switch, st)
             self._next_switch += c.switch_every * (0.8 + 0.4 * rng.random())
+        pending = self._pending
         a = t0 if self._next_arrival is None else self._next_arrival
         while a < t1:
-            if not st.silent_s or len(self._pending) < SESSIONS:  # the rest are stuck
-                self._pending.append(a)
+            if not st.silent_s or len(pending) < SESSIONS:  # the rest are stuck
+                pending.append(a)
             a += rng.expovariate(c.commits)
         self._next_arrival = a
         p_loss = c.losses_per_s / max(self._write_rate, 1.0)
         busy = 0.0
-        while self._pending:
-            start = max(self._lgwr_free, self._pending[0])
+        cpu_wait, ack_wait, fg_wait = (
+            partial(rng.expovariate, 1.0 / ms) if ms > 0 else _no_wait
+            for ms in (c.lgwr_cpu_ms, c.boc_ms, c.fg_cpu_ms)
+        )
+        i = 0  # pending[:i] are in a write; arrivals only grow, so a batch is one bisection
+        while i < len(pending):
+            start = max(self._lgwr_free, pending[i])
             if start >= t1:
                 break
-            n = 0
-            while n < len(self._pending) and self._pending[n] <= start:
-                n += 1
-            batch, self._pending = self._pending[:n], self._pending[n:]
+            j = bisect.bisect_right(pending, start, i)  # every arrival up to the start
+            batch, i = pending[i:j], j
             local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
-            cpu = rng.expovariate(1.0 / c.lgwr_cpu_ms) if c.lgwr_cpu_ms > 0 else 0.0
+            cpu = cpu_wait()
             phase = max(local, remote)
-            ack = rng.expovariate(1.0 / c.boc_ms) if c.boc_ms > 0 else 0.0  # steps 4 and 9
+            ack = ack_wait()  # steps 4 and 9
             if ack:
                 self.stats["redo write broadcast ack time"] += ack * 1000.0
                 self.stats["redo write broadcast ack count"] += 1
@@ -282,13 +289,11 @@ class CommitModel:
                 st.remote.append(
                     (self._msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
                 )
-            for arrival in batch:
-                fg = rng.expovariate(1.0 / c.fg_cpu_ms) if c.fg_cpu_ms > 0 else 0.0
-                lfs = (end - arrival) * 1000.0 + fg
-                if hung:
-                    self._later.append((end, partial(self._synced, lfs=lfs)))
-                else:
-                    self._synced(st, lfs)
+            lfs = [(end - arrival) * 1000.0 + fg_wait() for arrival in batch]
+            if hung:
+                self._later.append((end, partial(self._synced, lfs=lfs)))
+            else:
+                self._synced(st, lfs)
             st.commits += len(batch)
             st.writes += 1
             st.redo_bytes += len(batch) * c.redo_per_commit
@@ -306,6 +311,7 @@ class CommitModel:
             else:
                 self._wrote(st, phase, remote)
             self._lgwr_free = end
+        del pending[:i]
         if st.silent_s and not st.writes:  # the hung write began in an earlier interval
             st.unacked = self._unacked
         st.busy_frac = min(1.0, busy / dt)
@@ -318,10 +324,10 @@ class CommitModel:
         self._publish(t1, c)
         return st
 
-    def _synced(self, st: TickStats, lfs: float) -> None:
-        """One commit's log file sync, counted as it ends."""
-        self.events["log file sync"].add(lfs * 1000.0)
-        st.lfs_ms += lfs
+    def _synced(self, st: TickStats, lfs: list[float]) -> None:
+        """One write's commits' log file syncs (ms, in commit order), counted as they end."""
+        self.events["log file sync"].add_all([ms * 1000.0 for ms in lfs])
+        st.lfs_ms = functools.reduce(operator.add, lfs, st.lfs_ms)
 
     def _wrote(self, st: TickStats, phase: float, remote: float) -> None:
         """One redo write's time and its destination's response, counted as it ends."""
@@ -454,6 +460,11 @@ class CommitModel:
             # no thread arrives: a NULL transport lag, and a datum that no longer moves
             datum = dg_stamp(max(self.received.values())) if self.received else ""
             self.standby.set_dg_stats(None, applied, datum, computed=stamp)
+
+
+def _no_wait() -> float:
+    """No CPU or SCN-ack wait: a condition whose mean is 0 draws nothing."""
+    return 0.0
 
 
 def _slow(st: TickStats, write: tuple[float, float, float]) -> None:

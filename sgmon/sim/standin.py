@@ -31,10 +31,11 @@ A file path instead of ``":memory:"`` lets another process (the lab) publish whi
 
 from __future__ import annotations
 
-import collections
+import bisect
 import datetime as _dt
 import functools
 import itertools
+import math
 import operator
 import sqlite3
 import threading
@@ -171,8 +172,9 @@ def dg_stamp(when: float | None = None) -> str:
 class Buckets:
     """Cumulative power-of-two histogram of durations, as both V$ histogram views count them.
 
-    ``add`` only keeps a wait; the waits kept are binned when the totals are read, in one pass
-    of built-ins (the simulation adds thousands a second and reads them once a tick)."""
+    ``add`` only keeps a wait; the waits kept are binned when the totals are read, sorted once
+    and bisected (the simulation adds thousands a second and reads them once a tick).
+    Bad input (a negative, NaN or infinite wait) is refused then, as a ValueError."""
 
     def __init__(self) -> None:
         self._waits = 0
@@ -182,17 +184,24 @@ class Buckets:
         self._kept: list[float] = []
         self.add: Callable[[float], object] = self._kept.append
         """Count one wait of ``us`` microseconds (bucket b holds [b/2, b))."""
+        self.add_all: Callable[[Iterable[float]], object] = self._kept.extend
+        """Count waits, in order."""
 
     def _fold(self) -> None:
-        """Bin the waits kept since the last read, in the order they came (the same float sum
-        and the same dict order as adding them one by one)."""
+        """Bin the waits kept since the last read: summed in the order they came (the float
+        total of adding them one by one), then sorted, so that a bucket's count is the distance
+        between two bisections."""
         kept = self._kept
         if not kept:
             return
+        total = functools.reduce(operator.add, kept, self._time_us)
+        kept.sort()
+        if not math.isfinite(total) or kept[0] < 0:
+            raise ValueError(f"a wait of {kept[0] if kept[0] < 0 else total} us")
+        _bin(self._micro, kept, _in_us)
+        _bin(self._milli, kept, _in_ms)
         self._waits += len(kept)
-        self._time_us = functools.reduce(operator.add, kept, self._time_us)
-        _count(self._micro, map(int, kept))
-        _count(self._milli, map(int, map(operator.truediv, kept, itertools.repeat(1000.0))))
+        self._time_us = total
         kept.clear()  # in place: ``add`` is this list's append
 
     @property
@@ -216,10 +225,27 @@ class Buckets:
         return self._milli
 
 
-def _count(bins: dict[int, int], whole: Iterable[int]) -> None:
-    """Add each whole duration to its power-of-two bucket (the bound above its bit length)."""
-    for bits, n in collections.Counter(map(int.bit_length, whole)).items():
-        bins[1 << bits] = bins.get(1 << bits, 0) + n
+def _bin(bins: dict[int, int], waits: list[float], key: Callable[[float], float]) -> None:
+    """Add sorted, non-negative waits (us) to their buckets, as ``1 << int(key(us)).bit_length()``
+    names them: bucket 2**k holds the keys from 2**(k-1) to below 2**k (bucket 1: below 1),
+    since int(x) >= 2**k exactly when x >= 2**k; ``key`` keeps the order, so each bound is one
+    bisection."""
+    lo, bits = 0, 0
+    while lo < len(waits):
+        hi = bisect.bisect_left(waits, float(1 << bits), lo, key=key)  # the first at 2**bits
+        if hi > lo:
+            bins[1 << bits] = bins.get(1 << bits, 0) + hi - lo
+        lo, bits = hi, bits + 1
+
+
+def _in_us(us: float) -> float:
+    """The V$EVENT_HISTOGRAM_MICRO (microseconds) view of a wait: itself."""
+    return us
+
+
+def _in_ms(us: float) -> float:
+    """The V$EVENT_HISTOGRAM (milliseconds) view of a wait."""
+    return us / 1000.0
 
 
 class StandIn:
@@ -411,8 +437,7 @@ class StandIn:
     def add_waits(self, name: str, durations_us: Iterable[float]) -> None:
         """Accumulate measured waits (microseconds) into an event and publish its counters."""
         b = self._buckets.setdefault(name, Buckets())
-        for us in durations_us:
-            b.add(us)
+        b.add_all(durations_us)
         self.publish_buckets(name, b)
 
     def publish_buckets(self, name: str, b: Buckets) -> None:
