@@ -60,6 +60,11 @@ RECEIPT_MS = 0.03
 """Fast Sync: the standby's RFS takes the redo into memory and acknowledges (no SRL write)."""
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
 MSS = 1448  # bytes of redo per TCP segment
+RFS_IO_MU = math.log(0.28)  # 'RFS random i/o': lognormal, median 0.28 ms
+# Draws per commit and per write are random.Random's own formulas written out (CPython 3.11:
+# expovariate(l) is -log(1.0 - random()) / l, lognormvariate(mu, s) exp(normalvariate(mu, s))):
+# a call costs more than the draw, and the same formulas give every seed the same values.
+exp, log = math.exp, math.log
 
 
 @dataclass(slots=True)
@@ -108,8 +113,8 @@ def standby_waits(rng: random.Random, events: dict[str, Buckets], rfs_ms: float)
     """One SRL write as the standby's V$ counters see it: the RFS write, and the random i/o
     and dispatch around it."""
     events["RFS write"].add(rfs_ms * 1000)
-    events["RFS random i/o"].add(rng.lognormvariate(math.log(0.28), 0.3) * 1000)
-    events["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
+    events["RFS random i/o"].add(exp(rng.normalvariate(RFS_IO_MU, 0.3)) * 1000)
+    events["RFS dispatch"].add(-log(1.0 - rng.random()) / (1 / 0.01) * 1000)
 
 
 def blocks(st: TickStats) -> int:
@@ -242,18 +247,18 @@ class CommitModel:
         while self._next_switch <= t1:
             self._switch(self._next_switch, st)
             self._next_switch += c.switch_every * (0.8 + 0.4 * rng.random())
-        pending = self._pending
+        pending, draw = self._pending, rng.random
         a = t0 if self._next_arrival is None else self._next_arrival
         while a < t1:
             if not st.silent_s or len(pending) < SESSIONS:  # the rest are stuck
                 pending.append(a)
-            a += rng.expovariate(c.commits)
+            a += -log(1.0 - draw()) / c.commits
         self._next_arrival = a
         p_loss = c.losses_per_s / max(self._write_rate, 1.0)
         busy = 0.0
-        cpu_wait, ack_wait, fg_wait = (
-            partial(rng.expovariate, 1.0 / ms) if ms > 0 else _no_wait
-            for ms in (c.lgwr_cpu_ms, c.boc_ms, c.fg_cpu_ms)
+        # exponential waits' rates (0: no wait, no draw)
+        cpu_rate, ack_rate, fg_rate = (
+            1.0 / ms if ms > 0 else 0.0 for ms in (c.lgwr_cpu_ms, c.boc_ms, c.fg_cpu_ms)
         )
         i = 0  # pending[:i] are in a write; arrivals only grow, so a batch is one bisection
         while i < len(pending):
@@ -263,9 +268,9 @@ class CommitModel:
             j = bisect.bisect_right(pending, start, i)  # every arrival up to the start
             batch, i = pending[i:j], j
             local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
-            cpu = cpu_wait()
+            cpu = -log(1.0 - draw()) / cpu_rate if cpu_rate else 0.0
             phase = max(local, remote)
-            ack = ack_wait()  # steps 4 and 9
+            ack = -log(1.0 - draw()) / ack_rate if ack_rate else 0.0  # steps 4 and 9
             if ack:
                 self.stats["redo write broadcast ack time"] += ack * 1000.0
                 self.stats["redo write broadcast ack count"] += 1
@@ -289,7 +294,10 @@ class CommitModel:
                 st.remote.append(
                     (self._msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
                 )
-            lfs = [(end - arrival) * 1000.0 + fg_wait() for arrival in batch]
+            lfs = [
+                (end - arrival) * 1000.0 + (-log(1.0 - draw()) / fg_rate if fg_rate else 0.0)
+                for arrival in batch
+            ]
             if hung:
                 self._later.append((end, partial(self._synced, lfs=lfs)))
             else:
@@ -361,8 +369,8 @@ class CommitModel:
         """One redo write: local and remote durations (ms), the SRL write, whether a loss hit."""
         rng = self.rng
         size = n * c.redo_per_commit
-        local = rng.lognormvariate(math.log(c.local_ms), c.local_sigma) + size / 400e6 * 1000
-        rfs = rng.lognormvariate(math.log(c.rfs_ms), c.rfs_sigma)
+        local = exp(rng.normalvariate(log(c.local_ms), c.local_sigma)) + size / 400e6 * 1000
+        rfs = exp(rng.normalvariate(log(c.rfs_ms), c.rfs_sigma))
         since = start - self._last_switch
         # after a switch: SRL header updates and a standby checkpoint (seed 000)
         if c.switch_spike_ms and 0.0 <= since < 1.5:
@@ -389,7 +397,7 @@ class CommitModel:
         remote = wire + acked + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
         ev["SYNC Remote Write"].add(remote * 1000)
         ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
-        ev["Redo Writer Remote Sync Complete"].add(rng.expovariate(1 / 0.006) * 1000)
+        ev["Redo Writer Remote Sync Complete"].add(-log(1.0 - rng.random()) / (1 / 0.006) * 1000)
         ev[LGWR_LNS].add(max(0.0, remote - local) * 1000)  # no draw: other scenarios unchanged
         standby_waits(rng, ev, rfs)
         return local, remote, rfs, int(lost), wire
@@ -460,11 +468,6 @@ class CommitModel:
             # no thread arrives: a NULL transport lag, and a datum that no longer moves
             datum = dg_stamp(max(self.received.values())) if self.received else ""
             self.standby.set_dg_stats(None, applied, datum, computed=stamp)
-
-
-def _no_wait() -> float:
-    """No CPU or SCN-ack wait: a condition whose mean is 0 draws nothing."""
-    return 0.0
 
 
 def _slow(st: TickStats, write: tuple[float, float, float]) -> None:
