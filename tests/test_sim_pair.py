@@ -3,6 +3,7 @@ signature (from its seed) present after the onset and absent before it."""
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 from statistics import median
@@ -12,7 +13,7 @@ import pytest
 from sgmon.hosts.sim import SimSource
 from sgmon.model import Frame
 from sgmon.sim import SCENARIOS, SimPair
-from sgmon.sim.standin import Buckets
+from sgmon.sim.standin import MICRO_BOUNDS, MILLI_BOUNDS, Buckets
 
 START = 1_800_000_000.0
 ONSET = 15.0
@@ -351,6 +352,10 @@ def test_buckets_bin_kept_waits_as_one_by_one_and_refuse_bad_ones():
         for bins, x in ((micro, us), (milli, us / 1000.0)):
             bins[1 << int(x).bit_length()] = bins.get(1 << int(x).bit_length(), 0) + 1
     assert (b.waits, b.time_us, b.micro, b.milli) == (len(waits), total, micro, milli)
+    for bounds, scale in ((MICRO_BOUNDS, 1.0), (MILLI_BOUNDS, 1000.0)):  # each bucket's first
+        for k, least in enumerate(bounds[:-1]):
+            assert int(least / scale).bit_length() == k + 1
+            assert int(math.nextafter(least, 0.0) / scale).bit_length() == k
     for bad in (-1.0, float("nan"), float("inf")):
         refused = Buckets()
         refused.add_all([3.0, bad])

@@ -198,8 +198,8 @@ class Buckets:
         kept.sort()
         if not math.isfinite(total) or kept[0] < 0:
             raise ValueError(f"a wait of {kept[0] if kept[0] < 0 else total} us")
-        _bin(self._micro, kept, _in_us)
-        _bin(self._milli, kept, _in_ms)
+        _bin(self._micro, kept, MICRO_BOUNDS)
+        _bin(self._milli, kept, MILLI_BOUNDS)
         self._waits += len(kept)
         self._time_us = total
         kept.clear()  # in place: ``add`` is this list's append
@@ -225,27 +225,24 @@ class Buckets:
         return self._milli
 
 
-def _bin(bins: dict[int, int], waits: list[float], key: Callable[[float], float]) -> None:
-    """Add sorted, non-negative waits (us) to their buckets, as ``1 << int(key(us)).bit_length()``
-    names them: bucket 2**k holds the keys from 2**(k-1) to below 2**k (bucket 1: below 1),
-    since int(x) >= 2**k exactly when x >= 2**k; ``key`` keeps the order, so each bound is one
-    bisection."""
-    lo, bits = 0, 0
+MICRO_BOUNDS = [2.0**k for k in range(1024)] + [math.inf]
+"""Where each bucket's waits begin, V$EVENT_HISTOGRAM_MICRO: bucket 2**(k+1) at 2**k us (as
+``int(us)`` reaches 2**k), for every power of two a float holds; then infinity, reached by none."""
+MILLI_BOUNDS = [b * 1000.0 for b in MICRO_BOUNDS if b * 1000.0 < math.inf] + [math.inf]
+"""V$EVENT_HISTOGRAM: bucket 2**(k+1) at 2**k ms, where ``int(us / 1000.0)`` reaches 2**k (the
+float below 1000 * 2**k us, divided, does not round up to 2**k)."""
+
+
+def _bin(bins: dict[int, int], waits: list[float], bounds: list[float]) -> None:
+    """Add sorted, non-negative waits (us) to their buckets, as ``1 << int(x).bit_length()``
+    names them (x: the wait in the view's unit): a wait's bit length is the number of
+    ``bounds`` it reaches, and each bucket's waits end where the next bound begins."""
+    lo = 0
     while lo < len(waits):
-        hi = bisect.bisect_left(waits, float(1 << bits), lo, key=key)  # the first at 2**bits
-        if hi > lo:
-            bins[1 << bits] = bins.get(1 << bits, 0) + hi - lo
-        lo, bits = hi, bits + 1
-
-
-def _in_us(us: float) -> float:
-    """The V$EVENT_HISTOGRAM_MICRO (microseconds) view of a wait: itself."""
-    return us
-
-
-def _in_ms(us: float) -> float:
-    """The V$EVENT_HISTOGRAM (milliseconds) view of a wait."""
-    return us / 1000.0
+        bits = bisect.bisect_right(bounds, waits[lo])  # the bucket of the least wait left
+        hi = bisect.bisect_left(waits, bounds[bits], lo)
+        bins[1 << bits] = bins.get(1 << bits, 0) + hi - lo
+        lo = hi
 
 
 class StandIn:
@@ -337,13 +334,12 @@ class StandIn:
             self._db.execute(f"DROP TABLE IF EXISTS {_q(view)}")
 
     def _upsert(self, view: str, rows: Iterable[Mapping[str, object]]) -> None:
-        for row in rows:
-            cols = list(row)
+        for cols, same in itertools.groupby(rows, key=tuple):  # one statement a column set
             sql = (
                 f"INSERT OR REPLACE INTO {_q(view)} ({', '.join(map(_q, cols))}) "
                 f"VALUES ({', '.join('?' for _ in cols)})"
             )
-            self._db.execute(sql, [row[c] for c in cols])
+            self._db.executemany(sql, ([row[c] for c in cols] for row in same))
 
     def _single(self, view: str, values: Mapping[str, object]) -> None:
         cur = self._db.execute(f"SELECT COUNT(*) FROM {_q(view)}").fetchone()[0]
