@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import operator
 import random
@@ -260,9 +261,10 @@ class CommitModel:
         cpu_rate, ack_rate, fg_rate = (
             1.0 / ms if ms > 0 else 0.0 for ms in (c.lgwr_cpu_ms, c.boc_ms, c.fg_cpu_ms)
         )
+        free, msgid, per_commit = self._lgwr_free, self._msgid, c.redo_per_commit
         i = 0  # pending[:i] are in a write; arrivals only grow, so a batch is one bisection
         while i < len(pending):
-            start = max(self._lgwr_free, pending[i])
+            start = max(free, pending[i])
             if start >= t1:
                 break
             j = bisect.bisect_right(pending, start, i)  # every arrival up to the start
@@ -275,36 +277,33 @@ class CommitModel:
                 self.stats["redo write broadcast ack time"] += ack * 1000.0
                 self.stats["redo write broadcast ack count"] += 1
             end = start + (cpu + phase + ack + c.post_ms) / 1000.0
-            self._msgid += 1
+            msgid += 1
             if ack >= SLOW_MS:  # LGWR traces the late ack as it ends (seed 000 steps 4, 9)
-                st.bcast.append((start + (cpu + phase + ack) / 1000.0, ack, SCN + self._msgid))
+                st.bcast.append((start + (cpu + phase + ack) / 1000.0, ack, SCN + msgid))
             hung = c.link_down and end >= t1  # counted when it ends, intervals later
+            slow = None
             if (end - start) * 1000.0 >= SLOW_MS:
-                kb = len(batch) * c.redo_per_commit / 1024
-                slow = (end, (end - start) * 1000.0, kb)
-                if hung:
-                    self._later.append((end, partial(_slow, write=slow)))
-                else:
-                    st.slow.append(slow)
+                slow = (end, (end - start) * 1000.0, len(batch) * per_commit / 1024)
             if remote >= SPLIT_MS and not hung:  # a hung write reached no RFS to split it
                 send = start + cpu / 1000.0
                 waited = rfs if self.affirm else RECEIPT_MS  # the RFS part of the remote write
                 got = send + (remote - waited - wire / 2) / 1000.0  # out, with any resend
                 done = got + waited / 1000.0
                 st.remote.append(
-                    (self._msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
+                    (msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
                 )
             lfs = [
                 (end - arrival) * 1000.0 + (-log(1.0 - draw()) / fg_rate if fg_rate else 0.0)
                 for arrival in batch
             ]
             if hung:
-                self._later.append((end, partial(self._synced, lfs=lfs)))
+                ended = partial(self._ended, slow=slow, lfs=lfs, phase=phase, remote=remote)
+                self._later.append((end, ended))
             else:
-                self._synced(st, lfs)
+                self._ended(st, slow, lfs, phase, remote)
             st.commits += len(batch)
             st.writes += 1
-            st.redo_bytes += len(batch) * c.redo_per_commit
+            st.redo_bytes += len(batch) * per_commit
             st.local_ms += local
             st.remote_ms += remote
             st.rfs_ms += rfs
@@ -312,13 +311,10 @@ class CommitModel:
             st.stall_ms = max(st.stall_ms, remote)
             busy += min(end, t1) - start
             if (lost or st.silent_s) and end > t1:  # sampled mid-stall: still unacked
-                st.unacked = max(1, math.ceil(len(batch) * c.redo_per_commit / MSS))
+                st.unacked = max(1, math.ceil(len(batch) * per_commit / MSS))
                 self._unacked = st.unacked
-            if hung:
-                self._later.append((end, partial(self._wrote, phase=phase, remote=remote)))
-            else:
-                self._wrote(st, phase, remote)
-            self._lgwr_free = end
+            free = end
+        self._lgwr_free, self._msgid = free, msgid
         del pending[:i]
         if st.silent_s and not st.writes:  # the hung write began in an earlier interval
             st.unacked = self._unacked
@@ -332,13 +328,21 @@ class CommitModel:
         self._publish(t1, c)
         return st
 
-    def _synced(self, st: TickStats, lfs: list[float]) -> None:
-        """One write's commits' log file syncs (ms, in commit order), counted as they end."""
-        self.events["log file sync"].add_all([ms * 1000.0 for ms in lfs])
+    def _ended(
+        self,
+        st: TickStats,
+        slow: tuple[float, float, float] | None,
+        lfs: list[float],
+        phase: float,
+        remote: float,
+    ) -> None:
+        """One redo write, counted as it ends: its warning in the LGWR trace when it is slow
+        (end, ms, KB), its commits' log file syncs (ms, in commit order), its time and its
+        destination's response."""
+        if slow is not None:
+            st.slow.append(slow)
+        self.events["log file sync"].add_all(map(operator.mul, lfs, itertools.repeat(1000.0)))
         st.lfs_ms = functools.reduce(operator.add, lfs, st.lfs_ms)
-
-    def _wrote(self, st: TickStats, phase: float, remote: float) -> None:
-        """One redo write's time and its destination's response, counted as it ends."""
         self.stats["redo write time (usec)"] += phase * 1000.0
         bucket = max(1, math.ceil(remote / 1000.0))  # whole seconds, rounded up
         self.resp[bucket] = self.resp.get(bucket, 0) + 1
@@ -355,12 +359,12 @@ class CommitModel:
         for name in (GCS_LOG_FLUSH, GC_CURRENT):
             self.events.setdefault(name, Buckets())
             to.events.setdefault(name, Buckets())
+        flushed, waited = self.events[GCS_LOG_FLUSH].add, to.events[GC_CURRENT].add
+        normal, draw, mu = self.rng.normalvariate, self.rng.random, log(c.local_ms)
         for _ in range(n):
-            flush = self.rng.lognormvariate(math.log(c.local_ms), c.local_sigma)
-            self.events[GCS_LOG_FLUSH].add(flush * 1000)
-            to.events[GC_CURRENT].add(
-                (flush + INTERCONNECT_MS * (0.8 + 0.4 * self.rng.random())) * 1000
-            )
+            flush = exp(normal(mu, c.local_sigma))
+            flushed(flush * 1000)
+            waited((flush + INTERCONNECT_MS * (0.8 + 0.4 * draw())) * 1000)
         for model in (self, to):
             for name in (GCS_LOG_FLUSH, GC_CURRENT):
                 model.primary.publish_buckets(name, model.events[name])
@@ -468,8 +472,3 @@ class CommitModel:
             # no thread arrives: a NULL transport lag, and a datum that no longer moves
             datum = dg_stamp(max(self.received.values())) if self.received else ""
             self.standby.set_dg_stats(None, applied, datum, computed=stamp)
-
-
-def _slow(st: TickStats, write: tuple[float, float, float]) -> None:
-    """One LGWR write over the warning threshold, traced as it ends."""
-    st.slow.append(write)
