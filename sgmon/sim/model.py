@@ -65,7 +65,7 @@ RFS_IO_MU = math.log(0.28)  # 'RFS random i/o': lognormal, median 0.28 ms
 # Draws per commit and per write are random.Random's own formulas written out (CPython 3.11:
 # expovariate(l) is -log(1.0 - random()) / l, lognormvariate(mu, s) exp(normalvariate(mu, s))):
 # a call costs more than the draw, and the same formulas give every seed the same values.
-exp, log = math.exp, math.log
+_exp, _log = math.exp, math.log
 
 
 @dataclass(slots=True)
@@ -114,8 +114,8 @@ def standby_waits(rng: random.Random, events: dict[str, Buckets], rfs_ms: float)
     """One SRL write as the standby's V$ counters see it: the RFS write, and the random i/o
     and dispatch around it."""
     events["RFS write"].add(rfs_ms * 1000)
-    events["RFS random i/o"].add(exp(rng.normalvariate(RFS_IO_MU, 0.3)) * 1000)
-    events["RFS dispatch"].add(-log(1.0 - rng.random()) / (1 / 0.01) * 1000)
+    events["RFS random i/o"].add(_exp(rng.normalvariate(RFS_IO_MU, 0.3)) * 1000)
+    events["RFS dispatch"].add(-_log(1.0 - rng.random()) / (1 / 0.01) * 1000)
 
 
 def blocks(st: TickStats) -> int:
@@ -253,7 +253,7 @@ class CommitModel:
         while a < t1:
             if not st.silent_s or len(pending) < SESSIONS:  # the rest are stuck
                 pending.append(a)
-            a += -log(1.0 - draw()) / c.commits
+            a += -_log(1.0 - draw()) / c.commits
         self._next_arrival = a
         p_loss = c.losses_per_s / max(self._write_rate, 1.0)
         busy = 0.0
@@ -270,9 +270,9 @@ class CommitModel:
             j = bisect.bisect_right(pending, start, i)  # every arrival up to the start
             batch, i = pending[i:j], j
             local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
-            cpu = -log(1.0 - draw()) / cpu_rate if cpu_rate else 0.0
+            cpu = -_log(1.0 - draw()) / cpu_rate if cpu_rate else 0.0
             phase = max(local, remote)
-            ack = -log(1.0 - draw()) / ack_rate if ack_rate else 0.0  # steps 4 and 9
+            ack = -_log(1.0 - draw()) / ack_rate if ack_rate else 0.0  # steps 4 and 9
             if ack:
                 self.stats["redo write broadcast ack time"] += ack * 1000.0
                 self.stats["redo write broadcast ack count"] += 1
@@ -293,7 +293,7 @@ class CommitModel:
                     (msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
                 )
             lfs = [
-                (end - arrival) * 1000.0 + (-log(1.0 - draw()) / fg_rate if fg_rate else 0.0)
+                (end - arrival) * 1000.0 + (-_log(1.0 - draw()) / fg_rate if fg_rate else 0.0)
                 for arrival in batch
             ]
             if hung:
@@ -360,9 +360,9 @@ class CommitModel:
             self.events.setdefault(name, Buckets())
             to.events.setdefault(name, Buckets())
         flushed, waited = self.events[GCS_LOG_FLUSH].add, to.events[GC_CURRENT].add
-        normal, draw, mu = self.rng.normalvariate, self.rng.random, log(c.local_ms)
+        normal, draw, mu = self.rng.normalvariate, self.rng.random, _log(c.local_ms)
         for _ in range(n):
-            flush = exp(normal(mu, c.local_sigma))
+            flush = _exp(normal(mu, c.local_sigma))
             flushed(flush * 1000)
             waited((flush + INTERCONNECT_MS * (0.8 + 0.4 * draw())) * 1000)
         for model in (self, to):
@@ -373,8 +373,8 @@ class CommitModel:
         """One redo write: local and remote durations (ms), the SRL write, whether a loss hit."""
         rng = self.rng
         size = n * c.redo_per_commit
-        local = exp(rng.normalvariate(log(c.local_ms), c.local_sigma)) + size / 400e6 * 1000
-        rfs = exp(rng.normalvariate(log(c.rfs_ms), c.rfs_sigma))
+        local = _exp(rng.normalvariate(_log(c.local_ms), c.local_sigma)) + size / 400e6 * 1000
+        rfs = _exp(rng.normalvariate(_log(c.rfs_ms), c.rfs_sigma))
         since = start - self._last_switch
         # after a switch: SRL header updates and a standby checkpoint (seed 000)
         if c.switch_spike_ms and 0.0 <= since < 1.5:
@@ -401,7 +401,7 @@ class CommitModel:
         remote = wire + acked + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
         ev["SYNC Remote Write"].add(remote * 1000)
         ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
-        ev["Redo Writer Remote Sync Complete"].add(-log(1.0 - rng.random()) / (1 / 0.006) * 1000)
+        ev["Redo Writer Remote Sync Complete"].add(-_log(1.0 - rng.random()) / (1 / 0.006) * 1000)
         ev[LGWR_LNS].add(max(0.0, remote - local) * 1000)  # no draw: other scenarios unchanged
         standby_waits(rng, ev, rfs)
         return local, remote, rfs, int(lost), wire
