@@ -3,6 +3,8 @@ signature (from its seed) present after the onset and absent before it."""
 
 from __future__ import annotations
 
+import math
+import random
 import threading
 from statistics import median
 
@@ -11,6 +13,7 @@ import pytest
 from sgmon.hosts.sim import SimSource
 from sgmon.model import Frame
 from sgmon.sim import SCENARIOS, SimPair
+from sgmon.sim.standin import MICRO_BOUNDS, MILLI_BOUNDS, Buckets
 
 START = 1_800_000_000.0
 ONSET = 15.0
@@ -332,3 +335,29 @@ def test_rac_lms_slow_traces_late_scn_acks_as_a_real_lgwr_does():
     assert said and all(shape.fullmatch(ln) for ln in said)
     assert waits["node1"] == len(said) and waits["node2"] == 0
     assert cited
+
+
+def test_buckets_bin_kept_waits_as_one_by_one_and_refuse_bad_ones():
+    """Buckets bins its kept waits in one go when read; that must give what binning each wait
+    as it comes gives (the V$ rows of every simulated tick depend on it), at the bounds too."""
+    rng = random.Random(7)
+    bounds = [0.0, 0.5, 1.0, 511.99, 512.0, 999.9999999999999, 1000.0, 1023.999, 1024.0, 2048.0]
+    waits = bounds + [rng.lognormvariate(6.0, 2.0) for _ in range(2000)]
+    b, total, micro, milli = Buckets(), 0.0, {}, {}
+    for n, us in enumerate(waits):
+        b.add(us)
+        if n % 700 == 0:
+            assert b.waits == n + 1  # read midway: the rest is binned on the next read
+        total += us
+        for bins, x in ((micro, us), (milli, us / 1000.0)):
+            bins[1 << int(x).bit_length()] = bins.get(1 << int(x).bit_length(), 0) + 1
+    assert (b.waits, b.time_us, b.micro, b.milli) == (len(waits), total, micro, milli)
+    for bounds, scale in ((MICRO_BOUNDS, 1.0), (MILLI_BOUNDS, 1000.0)):  # each bucket's first
+        for k, least in enumerate(bounds[:-1]):
+            assert int(least / scale).bit_length() == k + 1
+            assert int(math.nextafter(least, 0.0) / scale).bit_length() == k
+    for bad in (-1.0, float("nan"), float("inf")):
+        refused = Buckets()
+        refused.add_all([3.0, bad])
+        with pytest.raises(ValueError, match="a wait of"):
+            assert refused.micro is None

@@ -15,7 +15,11 @@ wait lands in cumulative ``Buckets`` that the stand-in publishes as V$ counters.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import math
+import operator
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -57,6 +61,11 @@ RECEIPT_MS = 0.03
 """Fast Sync: the standby's RFS takes the redo into memory and acknowledges (no SRL write)."""
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
 MSS = 1448  # bytes of redo per TCP segment
+RFS_IO_MU = math.log(0.28)  # 'RFS random i/o': lognormal, median 0.28 ms
+# Draws per commit and per write are random.Random's own formulas written out (CPython 3.11:
+# expovariate(l) is -log(1.0 - random()) / l, lognormvariate(mu, s) exp(normalvariate(mu, s))):
+# a call costs more than the draw, and the same formulas give every seed the same values.
+_exp, _log = math.exp, math.log
 
 
 @dataclass(slots=True)
@@ -105,8 +114,8 @@ def standby_waits(rng: random.Random, events: dict[str, Buckets], rfs_ms: float)
     """One SRL write as the standby's V$ counters see it: the RFS write, and the random i/o
     and dispatch around it."""
     events["RFS write"].add(rfs_ms * 1000)
-    events["RFS random i/o"].add(rng.lognormvariate(math.log(0.28), 0.3) * 1000)
-    events["RFS dispatch"].add(rng.expovariate(1 / 0.01) * 1000)
+    events["RFS random i/o"].add(_exp(rng.normalvariate(RFS_IO_MU, 0.3)) * 1000)
+    events["RFS dispatch"].add(-_log(1.0 - rng.random()) / (1 / 0.01) * 1000)
 
 
 def blocks(st: TickStats) -> int:
@@ -239,59 +248,62 @@ class CommitModel:
         while self._next_switch <= t1:
             self._switch(self._next_switch, st)
             self._next_switch += c.switch_every * (0.8 + 0.4 * rng.random())
+        pending, draw = self._pending, rng.random
         a = t0 if self._next_arrival is None else self._next_arrival
         while a < t1:
-            if not st.silent_s or len(self._pending) < SESSIONS:  # the rest are stuck
-                self._pending.append(a)
-            a += rng.expovariate(c.commits)
+            if not st.silent_s or len(pending) < SESSIONS:  # the rest are stuck
+                pending.append(a)
+            a += -_log(1.0 - draw()) / c.commits
         self._next_arrival = a
         p_loss = c.losses_per_s / max(self._write_rate, 1.0)
         busy = 0.0
-        while self._pending:
-            start = max(self._lgwr_free, self._pending[0])
+        # exponential waits' rates (0: no wait, no draw)
+        cpu_rate, ack_rate, fg_rate = (
+            1.0 / ms if ms > 0 else 0.0 for ms in (c.lgwr_cpu_ms, c.boc_ms, c.fg_cpu_ms)
+        )
+        free, msgid, per_commit = self._lgwr_free, self._msgid, c.redo_per_commit
+        i = 0  # pending[:i] are in a write; arrivals only grow, so a batch is one bisection
+        while i < len(pending):
+            start = max(free, pending[i])
             if start >= t1:
                 break
-            n = 0
-            while n < len(self._pending) and self._pending[n] <= start:
-                n += 1
-            batch, self._pending = self._pending[:n], self._pending[n:]
+            j = bisect.bisect_right(pending, start, i)  # every arrival up to the start
+            batch, i = pending[i:j], j
             local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
-            cpu = rng.expovariate(1.0 / c.lgwr_cpu_ms) if c.lgwr_cpu_ms > 0 else 0.0
+            cpu = -_log(1.0 - draw()) / cpu_rate if cpu_rate else 0.0
             phase = max(local, remote)
-            ack = rng.expovariate(1.0 / c.boc_ms) if c.boc_ms > 0 else 0.0  # steps 4 and 9
+            ack = -_log(1.0 - draw()) / ack_rate if ack_rate else 0.0  # steps 4 and 9
             if ack:
                 self.stats["redo write broadcast ack time"] += ack * 1000.0
                 self.stats["redo write broadcast ack count"] += 1
             end = start + (cpu + phase + ack + c.post_ms) / 1000.0
-            self._msgid += 1
+            msgid += 1
             if ack >= SLOW_MS:  # LGWR traces the late ack as it ends (seed 000 steps 4, 9)
-                st.bcast.append((start + (cpu + phase + ack) / 1000.0, ack, SCN + self._msgid))
+                st.bcast.append((start + (cpu + phase + ack) / 1000.0, ack, SCN + msgid))
             hung = c.link_down and end >= t1  # counted when it ends, intervals later
+            slow = None
             if (end - start) * 1000.0 >= SLOW_MS:
-                kb = len(batch) * c.redo_per_commit / 1024
-                slow = (end, (end - start) * 1000.0, kb)
-                if hung:
-                    self._later.append((end, partial(_slow, write=slow)))
-                else:
-                    st.slow.append(slow)
+                slow = (end, (end - start) * 1000.0, len(batch) * per_commit / 1024)
             if remote >= SPLIT_MS and not hung:  # a hung write reached no RFS to split it
                 send = start + cpu / 1000.0
                 waited = rfs if self.affirm else RECEIPT_MS  # the RFS part of the remote write
                 got = send + (remote - waited - wire / 2) / 1000.0  # out, with any resend
                 done = got + waited / 1000.0
                 st.remote.append(
-                    (self._msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
+                    (msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
                 )
-            for arrival in batch:
-                fg = rng.expovariate(1.0 / c.fg_cpu_ms) if c.fg_cpu_ms > 0 else 0.0
-                lfs = (end - arrival) * 1000.0 + fg
-                if hung:
-                    self._later.append((end, partial(self._synced, lfs=lfs)))
-                else:
-                    self._synced(st, lfs)
+            lfs = [
+                (end - arrival) * 1000.0 + (-_log(1.0 - draw()) / fg_rate if fg_rate else 0.0)
+                for arrival in batch
+            ]
+            if hung:
+                ended = partial(self._ended, slow=slow, lfs=lfs, phase=phase, remote=remote)
+                self._later.append((end, ended))
+            else:
+                self._ended(st, slow, lfs, phase, remote)
             st.commits += len(batch)
             st.writes += 1
-            st.redo_bytes += len(batch) * c.redo_per_commit
+            st.redo_bytes += len(batch) * per_commit
             st.local_ms += local
             st.remote_ms += remote
             st.rfs_ms += rfs
@@ -299,13 +311,11 @@ class CommitModel:
             st.stall_ms = max(st.stall_ms, remote)
             busy += min(end, t1) - start
             if (lost or st.silent_s) and end > t1:  # sampled mid-stall: still unacked
-                st.unacked = max(1, math.ceil(len(batch) * c.redo_per_commit / MSS))
+                st.unacked = max(1, math.ceil(len(batch) * per_commit / MSS))
                 self._unacked = st.unacked
-            if hung:
-                self._later.append((end, partial(self._wrote, phase=phase, remote=remote)))
-            else:
-                self._wrote(st, phase, remote)
-            self._lgwr_free = end
+            free = end
+        self._lgwr_free, self._msgid = free, msgid
+        del pending[:i]
         if st.silent_s and not st.writes:  # the hung write began in an earlier interval
             st.unacked = self._unacked
         st.busy_frac = min(1.0, busy / dt)
@@ -318,13 +328,21 @@ class CommitModel:
         self._publish(t1, c)
         return st
 
-    def _synced(self, st: TickStats, lfs: float) -> None:
-        """One commit's log file sync, counted as it ends."""
-        self.events["log file sync"].add(lfs * 1000.0)
-        st.lfs_ms += lfs
-
-    def _wrote(self, st: TickStats, phase: float, remote: float) -> None:
-        """One redo write's time and its destination's response, counted as it ends."""
+    def _ended(
+        self,
+        st: TickStats,
+        slow: tuple[float, float, float] | None,
+        lfs: list[float],
+        phase: float,
+        remote: float,
+    ) -> None:
+        """One redo write, counted as it ends: its warning in the LGWR trace when it is slow
+        (end, ms, KB), its commits' log file syncs (ms, in commit order), its time and its
+        destination's response."""
+        if slow is not None:
+            st.slow.append(slow)
+        self.events["log file sync"].add_all(map(operator.mul, lfs, itertools.repeat(1000.0)))
+        st.lfs_ms = functools.reduce(operator.add, lfs, st.lfs_ms)
         self.stats["redo write time (usec)"] += phase * 1000.0
         bucket = max(1, math.ceil(remote / 1000.0))  # whole seconds, rounded up
         self.resp[bucket] = self.resp.get(bucket, 0) + 1
@@ -341,12 +359,12 @@ class CommitModel:
         for name in (GCS_LOG_FLUSH, GC_CURRENT):
             self.events.setdefault(name, Buckets())
             to.events.setdefault(name, Buckets())
+        flushed, waited = self.events[GCS_LOG_FLUSH].add, to.events[GC_CURRENT].add
+        normal, draw, mu = self.rng.normalvariate, self.rng.random, _log(c.local_ms)
         for _ in range(n):
-            flush = self.rng.lognormvariate(math.log(c.local_ms), c.local_sigma)
-            self.events[GCS_LOG_FLUSH].add(flush * 1000)
-            to.events[GC_CURRENT].add(
-                (flush + INTERCONNECT_MS * (0.8 + 0.4 * self.rng.random())) * 1000
-            )
+            flush = _exp(normal(mu, c.local_sigma))
+            flushed(flush * 1000)
+            waited((flush + INTERCONNECT_MS * (0.8 + 0.4 * draw())) * 1000)
         for model in (self, to):
             for name in (GCS_LOG_FLUSH, GC_CURRENT):
                 model.primary.publish_buckets(name, model.events[name])
@@ -355,8 +373,8 @@ class CommitModel:
         """One redo write: local and remote durations (ms), the SRL write, whether a loss hit."""
         rng = self.rng
         size = n * c.redo_per_commit
-        local = rng.lognormvariate(math.log(c.local_ms), c.local_sigma) + size / 400e6 * 1000
-        rfs = rng.lognormvariate(math.log(c.rfs_ms), c.rfs_sigma)
+        local = _exp(rng.normalvariate(_log(c.local_ms), c.local_sigma)) + size / 400e6 * 1000
+        rfs = _exp(rng.normalvariate(_log(c.rfs_ms), c.rfs_sigma))
         since = start - self._last_switch
         # after a switch: SRL header updates and a standby checkpoint (seed 000)
         if c.switch_spike_ms and 0.0 <= since < 1.5:
@@ -383,7 +401,7 @@ class CommitModel:
         remote = wire + acked + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
         ev["SYNC Remote Write"].add(remote * 1000)
         ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
-        ev["Redo Writer Remote Sync Complete"].add(rng.expovariate(1 / 0.006) * 1000)
+        ev["Redo Writer Remote Sync Complete"].add(-_log(1.0 - rng.random()) / (1 / 0.006) * 1000)
         ev[LGWR_LNS].add(max(0.0, remote - local) * 1000)  # no draw: other scenarios unchanged
         standby_waits(rng, ev, rfs)
         return local, remote, rfs, int(lost), wire
@@ -454,8 +472,3 @@ class CommitModel:
             # no thread arrives: a NULL transport lag, and a datum that no longer moves
             datum = dg_stamp(max(self.received.values())) if self.received else ""
             self.standby.set_dg_stats(None, applied, datum, computed=stamp)
-
-
-def _slow(st: TickStats, write: tuple[float, float, float]) -> None:
-    """One LGWR write over the warning threshold, traced as it ends."""
-    st.slow.append(write)

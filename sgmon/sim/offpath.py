@@ -88,9 +88,9 @@ class OffPathStandby:
         """Receive the interval's redo (``st``, every thread's; ``shipped``, each thread's own)
         under this standby's own conditions (``conditions``); publish counters and lag; the
         interval as this standby saw it (its SRL write times)."""
-        rng, rfs = self.rng, 0.0
+        rng, rfs, mu = self.rng, 0.0, math.log(mine.rfs_ms)
         for _ in range(st.writes):
-            ms = rng.lognormvariate(math.log(mine.rfs_ms), mine.rfs_sigma)
+            ms = math.exp(rng.normalvariate(mu, mine.rfs_sigma))  # lognormvariate's own formula
             rfs += ms
             standby_waits(rng, self.events, ms)
         behind = mine.standby_cap and rfs > 0.5 * dt * 1000

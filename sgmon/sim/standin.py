@@ -31,12 +31,16 @@ A file path instead of ``":memory:"`` lets another process (the lab) publish whi
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
+import functools
 import itertools
+import math
+import operator
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from collectors.oracle.queries import parse_version
 from sgmon import buckets
@@ -166,22 +170,79 @@ def dg_stamp(when: float | None = None) -> str:
 
 
 class Buckets:
-    """Cumulative power-of-two histogram of durations, as both V$ histogram views count them."""
+    """Cumulative power-of-two histogram of durations, as both V$ histogram views count them.
+
+    ``add`` only keeps a wait; the waits kept are binned when the totals are read, sorted once
+    and bisected (the simulation adds thousands a second and reads them once a tick).
+    Bad input (a negative, NaN or infinite wait) is refused then, as a ValueError."""
 
     def __init__(self) -> None:
-        self.waits = 0
-        self.time_us = 0.0
-        self.micro: dict[int, int] = {}
-        self.milli: dict[int, int] = {}
-
-    def add(self, us: float) -> None:
+        self._waits = 0
+        self._time_us = 0.0
+        self._micro: dict[int, int] = {}
+        self._milli: dict[int, int] = {}
+        self._kept: list[float] = []
+        self.add: Callable[[float], object] = self._kept.append
         """Count one wait of ``us`` microseconds (bucket b holds [b/2, b))."""
-        self.waits += 1
-        self.time_us += us
-        b = 1 << int(us).bit_length()
-        self.micro[b] = self.micro.get(b, 0) + 1
-        m = 1 << int(us / 1000.0).bit_length()
-        self.milli[m] = self.milli.get(m, 0) + 1
+        self.add_all: Callable[[Iterable[float]], object] = self._kept.extend
+        """Count waits, in order."""
+
+    def _fold(self) -> None:
+        """Bin the waits kept since the last read: summed in the order they came (the float
+        total of adding them one by one), then sorted, so that a bucket's count is the distance
+        between two bisections."""
+        kept = self._kept
+        if not kept:
+            return
+        total = functools.reduce(operator.add, kept, self._time_us)
+        kept.sort()
+        if not math.isfinite(total) or kept[0] < 0:
+            raise ValueError(f"a wait of {kept[0] if kept[0] < 0 else total} us")
+        _bin(self._micro, kept, MICRO_BOUNDS)
+        _bin(self._milli, kept, MILLI_BOUNDS)
+        self._waits += len(kept)
+        self._time_us = total
+        kept.clear()  # in place: ``add`` is this list's append
+
+    @property
+    def waits(self) -> int:
+        self._fold()
+        return self._waits
+
+    @property
+    def time_us(self) -> float:
+        self._fold()
+        return self._time_us
+
+    @property
+    def micro(self) -> dict[int, int]:
+        self._fold()
+        return self._micro
+
+    @property
+    def milli(self) -> dict[int, int]:
+        self._fold()
+        return self._milli
+
+
+MICRO_BOUNDS = [2.0**k for k in range(1024)] + [math.inf]
+"""Where each bucket's waits begin, V$EVENT_HISTOGRAM_MICRO: bucket 2**(k+1) at 2**k us (as
+``int(us)`` reaches 2**k), for every power of two a float holds; then infinity, reached by none."""
+MILLI_BOUNDS = [b * 1000.0 for b in MICRO_BOUNDS if b * 1000.0 < math.inf] + [math.inf]
+"""V$EVENT_HISTOGRAM: bucket 2**(k+1) at 2**k ms, where ``int(us / 1000.0)`` reaches 2**k (the
+float below 1000 * 2**k us, divided, does not round up to 2**k)."""
+
+
+def _bin(bins: dict[int, int], waits: list[float], bounds: list[float]) -> None:
+    """Add sorted, non-negative waits (us) to their buckets, as ``1 << int(x).bit_length()``
+    names them (x: the wait in the view's unit): a wait's bit length is the number of
+    ``bounds`` it reaches, and each bucket's waits end where the next bound begins."""
+    lo = 0
+    while lo < len(waits):
+        bits = bisect.bisect_right(bounds, waits[lo])  # the bucket of the least wait left
+        hi = bisect.bisect_left(waits, bounds[bits], lo)
+        bins[1 << bits] = bins.get(1 << bits, 0) + hi - lo
+        lo = hi
 
 
 class StandIn:
@@ -273,13 +334,12 @@ class StandIn:
             self._db.execute(f"DROP TABLE IF EXISTS {_q(view)}")
 
     def _upsert(self, view: str, rows: Iterable[Mapping[str, object]]) -> None:
-        for row in rows:
-            cols = list(row)
+        for cols, same in itertools.groupby(rows, key=tuple):  # one statement a column set
             sql = (
                 f"INSERT OR REPLACE INTO {_q(view)} ({', '.join(map(_q, cols))}) "
                 f"VALUES ({', '.join('?' for _ in cols)})"
             )
-            self._db.execute(sql, [row[c] for c in cols])
+            self._db.executemany(sql, ([row[c] for c in cols] for row in same))
 
     def _single(self, view: str, values: Mapping[str, object]) -> None:
         cur = self._db.execute(f"SELECT COUNT(*) FROM {_q(view)}").fetchone()[0]
@@ -373,8 +433,7 @@ class StandIn:
     def add_waits(self, name: str, durations_us: Iterable[float]) -> None:
         """Accumulate measured waits (microseconds) into an event and publish its counters."""
         b = self._buckets.setdefault(name, Buckets())
-        for us in durations_us:
-            b.add(us)
+        b.add_all(durations_us)
         self.publish_buckets(name, b)
 
     def publish_buckets(self, name: str, b: Buckets) -> None:
