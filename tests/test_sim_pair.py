@@ -361,3 +361,20 @@ def test_buckets_bin_kept_waits_as_one_by_one_and_refuse_bad_ones():
         refused.add_all([3.0, bad])
         with pytest.raises(ValueError, match="a wait of"):
             assert refused.micro is None
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "cascade-iops-cap"])
+def test_no_wait_accumulator_keeps_its_waits_past_a_tick(scenario: str):
+    """Waits are kept unbinned only until the tick's publish: an accumulator nobody publishes
+    (an event of another version, LGWR-LNS on 19c) kept every wait it was given, about 16 kB a
+    tick, for as long as the dashboard ran."""
+    pair = SimPair(scenario, seed=1, start=1_800_000_000.0, onset=5)
+    try:
+        for _ in range(4):
+            pair.step()
+        models = [m for _, m, _ in pair.nodes.values()] + list(pair.offpath.values())
+        kept = {name: len(b._kept) for m in models for name, b in m.events.items() if b._kept}
+        assert kept == {}
+        assert any(b.waits for m in models for b in m.events.values())
+    finally:
+        pair.close()

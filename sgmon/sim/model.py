@@ -439,6 +439,8 @@ class CommitModel:
             self.primary.publish_buckets(shown, self.events[name])
         for name in STANDBY_EVENTS:
             self.standby.publish_buckets(name, self.events[name])
+        for b in self.events.values():  # the ones not published too (Buckets.fold)
+            b.fold()
         self.primary.publish_stats({k: round(v) for k, v in self.stats.items()})
         self.standby.publish_stats({k: round(v) for k, v in self.standby_stats.items()})
         self.primary.publish_resp_hist(2, self.resp)
