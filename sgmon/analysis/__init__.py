@@ -30,7 +30,7 @@ from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.results import AnalysisState, Budget, Finding, Outlier, SeriesKey
 from sgmon.analysis.rules import evaluate, host_claims
-from sgmon.analysis.rules.base import LAG_RISK
+from sgmon.analysis.rules.base import LAG_RISK, mean
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
 from sgmon.judgement import RANK, Grader, cpu_count
@@ -279,20 +279,13 @@ def _note_switches(view: HostView, frame: Frame) -> None:
 def _smooth(budgets: deque[Budget]) -> Budget:
     """Field-wise mean of recent budgets (a single interval's split is noisy)."""
     last = budgets[-1]
-
-    def mean(name: str) -> float | None:
-        vals = [getattr(b, name) for b in budgets if getattr(b, name) is not None]
-        return sum(vals) / len(vals) if vals else None
-
-    return Budget(
-        last.host,
-        last.time,
-        mean("lfs_ms"),
-        mean("local_write_ms"),
-        mean("remote_write_ms"),
-        mean("standby_io_ms"),
-        mean("network_ms"),
-        mean("overhead_ms"),
-        mean("queue_ms"),
-        last.queue_on,
-    )
+    parts = zip(
+        *(
+            (b.lfs_ms, b.local_write_ms, b.remote_write_ms, b.standby_io_ms, b.network_ms,
+             b.overhead_ms, b.queue_ms)
+            for b in budgets
+        ),
+        strict=True,
+    )  # fmt: skip
+    lfs, local, remote, sio, net, over, queue = map(mean, parts)
+    return Budget(last.host, last.time, lfs, local, remote, sio, net, over, queue, last.queue_on)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from sgmon import buckets
 from sgmon.analysis.correlate import Link
@@ -21,10 +22,7 @@ TIMED = frozenset({"lgwr_slow_write", "remote_write_split"})
 """Traced writes that rules line up with other moments to the millisecond across ticks (a
 retransmission and the write it stalled are often read in different ticks)."""
 
-
-Saturated = tuple[str, str, tuple[str, ...], tuple[SeriesKey, ...]]
-"""A capped standby device as its frame shows it: the device, the cause, the evidence and the
-series it rests on (``sgmon.analysis.rules.standby``)."""
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -44,8 +42,8 @@ class HostView:
     devices: tuple[str, ...] = ()
     role_changed: float | None = None
     """When the database last reported a new role (a switchover or failover)."""
-    saturated: tuple[Frame, Saturated | None] | None = None
-    """``standby_io``'s look at this frame's devices, made once for every primary instance."""
+    looks: dict[Callable, tuple[Frame, object]] = field(default_factory=dict)
+    """What rules read from this frame alone, by the function that reads it (``once``)."""
 
     def flagged(self, collector: str) -> bool:
         """Whether one of the host's outliers from ``collector`` is worse than info: a rule that
@@ -193,6 +191,16 @@ class Context:
         """The open outlier of a series, if any."""
         view = self.hosts.get(key[0])
         return view.outliers.get(key) if view else None
+
+
+def once(ctx: Context, view: HostView, look: Callable[[Context, HostView], T]) -> T:
+    """``look(ctx, view)``, made once per frame of ``view``: a rule's reading of one host that
+    uses what every evaluation of a tick shares (grader, tracker, topology), never the primary
+    instance, its budget or its chain, so RAC's evaluations, one per instance, share it."""
+    got = view.looks.get(look)
+    if got is None or got[0] is not view.frame:
+        got = view.looks[look] = (view.frame, look(ctx, view))
+    return cast(T, got[1])
 
 
 def turned(inst: str) -> str:

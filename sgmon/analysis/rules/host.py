@@ -3,9 +3,10 @@ and 12) and memory."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
-from sgmon.analysis.context import Context, HostView
+from sgmon.analysis.context import Context, HostView, once
 from sgmon.analysis.rules.base import (
     CAUSE,
     OVERHEAD_MIN,
@@ -14,25 +15,46 @@ from sgmon.analysis.rules.base import (
     host_rule,
     rule,
 )
-from sgmon.model import number
+from sgmon.model import Value, number
 from sgmon.units import fmt_num
 
 
-def waiting(ctx: Context, view: HostView) -> list[tuple[float, str, str]]:
-    """(run-queue delay ms/s, name, grade) of the host's commit-path processes kept waiting for
-    a CPU (the procs collector's schedstat), worst first: LGWR and its LGnn workers and NSS/LNS
-    on a primary, RFS on a standby.  Seed 000: a delay past its warn level is evidence while
-    the commit path is degraded; past crit it is starvation whatever the commit path shows."""
+class _Cpu(NamedTuple):
+    """What a host's frame alone says of its CPU: the same for every primary instance."""
+
+    row: Mapping[str, Value]
+    idle: float | None
+    runq: float | None
+    saturated: bool
+    followed: bool
+    waits: list[tuple[float, str, str]]
+    """(run-queue delay ms/s, name, grade) of the host's commit-path processes past their
+    warn level, worst first (``_cpu``)."""
+
+
+def _cpu(ctx: Context, view: HostView) -> _Cpu:
+    """The host's CPU as its frame shows it, and its commit-path processes kept waiting for a
+    CPU (the procs collector's schedstat): LGWR and its LGnn workers and NSS/LNS on a primary,
+    RFS on a standby.  Seed 000: a delay past its warn level is evidence while the commit path
+    is degraded, which each instance's evaluation knows; past crit it is starvation whatever
+    the commit path shows."""
+    h = view.name
+    row = view.frame.rows("cpu").get("all", {})
+    idle, runq = number(row.get("idle")), number(row.get("runq_sz"))
+    busy = ctx.grader.grade(h, "cpu", "all", "idle", idle, ncpu=view.ncpu) != "ok"
+    queued = ctx.grader.grade(h, "cpu", "all", "runq_sz", runq, ncpu=view.ncpu) != "ok"
+    saturated = busy or (queued and idle is not None and idle < QUEUED_IDLE)
+    procs = view.frame.rows("procs")
     names = ("RFS",) if view.role == "standby" else ("LGWR", "LG", "NSS", "LNS")
-    out = []
-    for inst, row in view.frame.rows("procs").items():
+    waits = []
+    for inst, prow in procs.items():
         if not inst.startswith(names):
             continue
-        delay = number(row.get("runq"))
-        sev = ctx.grader.grade(view.name, "procs", inst, "runq", delay)
-        if delay is not None and (sev == "crit" or (sev == "warn" and ctx.chain is not None)):
-            out.append((delay, inst, sev))
-    return sorted(out, reverse=True)
+        delay = number(prow.get("runq"))
+        sev = ctx.grader.grade(h, "procs", inst, "runq", delay)
+        if delay is not None and sev in ("warn", "crit"):
+            waits.append((delay, inst, sev))
+    return _Cpu(row, idle, runq, saturated, bool(procs), sorted(waits, reverse=True))
 
 
 @rule("cpu_starvation", seed="000", weight=CAUSE)
@@ -44,13 +66,8 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
     waiting on a host with idle CPUs (affinity, a cgroup's quota) is starvation all the same.
     """
     for h, view in ctx.hosts.items():
-        row = view.frame.rows("cpu").get("all", {})
-        idle, runq = number(row.get("idle")), number(row.get("runq_sz"))
-        busy = ctx.grader.grade(h, "cpu", "all", "idle", idle, ncpu=view.ncpu) != "ok"
-        queued = ctx.grader.grade(h, "cpu", "all", "runq_sz", runq, ncpu=view.ncpu) != "ok"
-        followed = bool(view.frame.rows("procs"))
-        kept = waiting(ctx, view) if followed else []
-        saturated = busy or (queued and idle is not None and idle < QUEUED_IDLE)
+        row, idle, runq, saturated, followed, waits = once(ctx, view, _cpu)
+        kept = [w for w in waits if w[2] == "crit" or ctx.chain is not None]
         if not (kept or saturated):
             continue  # a long run queue on CPUs that still idle is a sampling blip, not starvation
         has_db = bool(view.frame.rows("oracle_waits")) or followed

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
-from sgmon.analysis.context import Context, HostView, Saturated, now
+from sgmon.analysis.context import Context, HostView, now, once
 from sgmon.analysis.correlate import pearson
 from sgmon.analysis.results import SeriesKey
 from sgmon.analysis.rules.base import (
@@ -33,6 +33,9 @@ trouble (seed 003 saw them move together over days of 15-minute snapshots)."""
 STANDBY_IO_SUBJECT = "io"
 """One finding per standby for its I/O, whether inferred below iostat's view or seen saturated:
 the same cause, so an onset first inferred becomes the seen diagnosis, not a second finding."""
+Saturated = tuple[str, str, tuple[str, ...], tuple[SeriesKey, ...]]
+"""A capped standby device as its frame shows it: the device, the cause, the evidence and the
+series it rests on."""
 
 
 @rule("standby_io", seed="003", weight=CAUSE)
@@ -41,9 +44,7 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
     for h, view in ctx.hosts.items():
         if view.role != "standby":
             continue
-        if view.saturated is None or view.saturated[0] is not view.frame:
-            view.saturated = (view.frame, _saturated(ctx, view))
-        seen = view.saturated[1]
+        seen = once(ctx, view, _saturated)
         if seen is None:
             yield from _standby_io_unseen(ctx, view)
             continue
@@ -76,7 +77,7 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
 
 def _saturated(ctx: Context, view: HostView) -> Saturated | None:
     """The standby's most queued device that is capped, with what its frame alone says of it:
-    the same for every primary instance (RAC), so ``standby_io`` keeps it per frame."""
+    the same for every primary instance (RAC), so ``standby_io`` makes it ``once``."""
     disks = view.frame.rows("disk")
     names = [d for d in view.devices if d in disks] or list(disks)
     best: tuple[float, str, float, float | None, float | None] | None = None

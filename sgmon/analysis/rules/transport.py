@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
-from sgmon.analysis.context import Context, HostView
+from sgmon.analysis.context import Context, HostView, once
+from sgmon.analysis.results import SeriesKey
 from sgmon.analysis.rules.base import (
     ADVICE,
     CAUSE,
@@ -23,40 +25,70 @@ from sgmon.model import Frame, Status, Value, number
 from sgmon.units import bdp_bytes, fmt_num, mbit_bytes
 
 
+class _Loss(NamedTuple):
+    """A host's worst-retransmitting DG socket as its frame and series show it: the same for
+    every primary instance (``_loss``)."""
+
+    n: float
+    inst: str
+    rto: float
+    stall: float
+    """The rto from which a loss stalls the write (the socket's warn level)."""
+    peer: str
+    keys: list[SeriesKey]
+    said: list[str]
+    """The evidence before the socket's last retransmission (which each evaluation lines up
+    with the traced writes of its own hosts)."""
+    sender: list[str]
+    """And after it: the sender seen waiting (``_sender_waiting``)."""
+
+
+def _loss(ctx: Context, view: HostView) -> _Loss | None:
+    """The host's DG socket with the most segments retransmitted in the last ``RECENT`` ticks,
+    with what its frame alone says of it; None without one or without an rto."""
+    h = view.name
+    worst: tuple[float, str, dict] | None = None
+    for inst, row in view.frame.rows("tcp").items():
+        if inst == "host" or silent(row):  # no ack at all: standby_silent's, not a loss
+            continue
+        n = sum(ctx.recent((h, "tcp", inst, "retransmits"), RECENT))
+        if n > 0 and (worst is None or n > worst[0]):
+            worst = (n, inst, row)
+    if worst is None:
+        return None
+    n, inst, row = worst
+    rtos = [*ctx.recent((h, "tcp", inst, "rto"), RECENT), number(row.get("rto"))]
+    rto = min((r for r in rtos if r is not None), default=None)
+    if rto is None:
+        return None
+    lim = ctx.grader.limit(h, "tcp", inst, "rto")
+    stall = lim.warn if lim and lim.warn else 200.0
+    rto_min = number(row.get("rto_min"))
+    peer = str(row.get("peer") or "PEER").rsplit(":", 1)[0]
+    keys: list[SeriesKey] = [(h, "tcp", inst, f) for f in ("retransmits", "rto", "lost", "retrans")]
+    keys += [(h, "tcp", "host", f) for f in ("timeouts", "retrans_segs")]
+    said = [
+        f"{inst}: {fmt_num(n)} segments retransmitted in the last {RECENT} ticks, "
+        f"rto {fmt_num(rto)} ms, route rto_min "
+        + (f"{fmt_num(rto_min)} ms" if rto_min is not None else "unset (kernel 200 ms)"),
+    ]
+    to = number(view.frame.value("tcp", "host", "timeouts"))
+    if to:
+        said.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
+    return _Loss(n, inst, rto, stall, peer, keys, said, _sender_waiting(ctx, h, inst, row))
+
+
 @rule("rto_stall", seed="001", weight=CAUSE)
 def rto_stall(ctx: Context) -> Iterable[Claim]:
     """Seed 001: segments retransmitted on a DG socket wait out a 200 ms RTO each time."""
     for h, view in ctx.hosts.items():
-        worst: tuple[float, str, dict] | None = None
-        for inst, row in view.frame.rows("tcp").items():
-            if inst == "host" or silent(row):  # no ack at all: standby_silent's, not a loss
-                continue
-            n = sum(ctx.recent((h, "tcp", inst, "retransmits"), RECENT))
-            if n > 0 and (worst is None or n > worst[0]):
-                worst = (n, inst, row)
-        if worst is None:
+        loss = once(ctx, view, _loss)
+        if loss is None:
             continue
-        n, inst, row = worst
-        rtos = [*ctx.recent((h, "tcp", inst, "rto"), RECENT), number(row.get("rto"))]
-        rto = min((r for r in rtos if r is not None), default=None)
-        if rto is None:
-            continue
-        lim = ctx.grader.limit(h, "tcp", inst, "rto")
-        stall = lim.warn if lim and lim.warn else 200.0
-        rto_min = number(row.get("rto_min"))
-        peer = str(row.get("peer") or "PEER").rsplit(":", 1)[0]
-        keys = [(h, "tcp", inst, f) for f in ("retransmits", "rto", "lost", "retrans")]
-        keys += [(h, "tcp", "host", f) for f in ("timeouts", "retrans_segs")]
-        ev = [
-            f"{inst}: {fmt_num(n)} segments retransmitted in the last {RECENT} ticks, "
-            f"rto {fmt_num(rto)} ms, route rto_min "
-            + (f"{fmt_num(rto_min)} ms" if rto_min is not None else "unset (kernel 200 ms)"),
-        ]
-        to = number(view.frame.value("tcp", "host", "timeouts"))
-        if to:
-            ev.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
+        n, inst, rto, stall, peer = loss.n, loss.inst, loss.rto, loss.stall, loss.peer
+        ev = [*loss.said]
         kind = _last_retransmit(ctx, view.frame, inst, rto, ev)
-        ev += _sender_waiting(ctx, h, inst, row)
+        ev += loss.sender
         if rto >= stall:
             ev.append(
                 f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001)"
@@ -73,7 +105,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
                 where=ctx.route(h),
                 conclusion="TCP retransmission stalls, see rto_min",
                 evidence=ev,
-                series=keys,
+                series=list(loss.keys),
             )
         else:
             ev.append(
@@ -88,7 +120,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
                 where=ctx.route(h),
                 conclusion="packet loss on the DG link, stalls bounded by the low rto_min",
                 evidence=ev,
-                series=keys,
+                series=list(loss.keys),
                 rule="dg_loss",
             )
 
