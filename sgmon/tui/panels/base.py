@@ -150,6 +150,7 @@ class Panel(Widget, can_focus=True):
         self._strips: list[Strip] = []
         self._styled: list[Strip] | None = None
         self._filters: tuple[Sequence[LineFilter], Color] | None = None
+        self._base: Style | None = None
 
     @property
     def _laid_out_width(self) -> int:
@@ -226,7 +227,7 @@ class Panel(Widget, can_focus=True):
             return
         # the same number of lines: repaint only those that changed (a panel's title, its
         # headings and its steady rows stay as Textual last composited them)
-        base = self.rich_style
+        base = self._base_style
         changed = [
             y for y, (a, b) in enumerate(zip(old, strips, strict=True)) if a is not b and a != b
         ]
@@ -259,10 +260,18 @@ class Panel(Widget, can_focus=True):
         self.draw()
         return [s.text for s in (self._strips if self._laid_out_width else self.full())]
 
+    @property
+    def _base_style(self) -> Style:
+        """The panel's own style under its lines (background, focus), kept until a style
+        update: working it out walks the panel's ancestors."""
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
+
     def render_line(self, y: int) -> Strip:
         """One pre-rendered line on the widget's own background (focus changes it)."""
         if self._styled is None:
-            base = self.rich_style
+            base = self._base_style
             self._styled = [s.apply_style(base) for s in self._strips]
         return self._styled[y] if y < len(self._styled) else Strip.blank(self.size.width)
 
@@ -295,6 +304,7 @@ class Panel(Widget, can_focus=True):
         super().notify_style_update()
         self._styled = None
         self._filters = None
+        self._base = None
 
     def on_resize(self, event: Resize) -> None:
         """Wider or narrower (zoom, terminal resize): draw again at the new width."""
