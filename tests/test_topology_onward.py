@@ -39,6 +39,24 @@ def _frame(host: str, c: OracleDgCollector, role: str) -> Frame:
     )
 
 
+def _analysed(
+    scenario: str, seed: int, onset: float, until: float
+) -> tuple[dict[str, Frame], Analyzer]:
+    """Run a scenario's hosts through one analyzer until simulated time ``until``: the last
+    frame of each host, and the analyzer."""
+    pair = SimPair(scenario, seed=seed, start=START, onset=onset)
+    a = Analyzer()
+    frames: dict[str, Frame] = {}
+    try:
+        while pair.t < until:
+            frames = {f.host: f for f in pair.step()}
+            for f in frames.values():
+                a.feed(f)
+    finally:
+        pair.close()
+    return frames, a
+
+
 @pytest.mark.parametrize("version", ["19.21.0.0.0", "11.2.0.4.0"])
 def test_a_stalled_thread_lags_while_the_other_moves(version: str):
     """V$DATAGUARD_PROCESS (19c, "rfs" in lower case) or V$MANAGED_STANDBY (11.2): thread 1's
@@ -105,15 +123,7 @@ def test_a_thread_that_arrives_slowly_is_named_with_its_shortfall():
     """rac-thread-slow: node 1's link to the ASYNC standby A carries less than node 1 writes.
     Thread 1 never stands still (no stood-still lag), yet the finding on A names it, with what
     it arrives short of; thread 2 and the rest stay clean."""
-    pair = SimPair("rac-thread-slow", seed=4, start=START, onset=15.0)
-    a = Analyzer()
-    try:
-        while pair.t < 60:
-            frames = {f.host: f for f in pair.step()}
-            for f in frames.values():
-                a.feed(f)
-    finally:
-        pair.close()
+    frames, a = _analysed("rac-thread-slow", seed=4, onset=15.0, until=60)
     rows = frames["standby_a"].rows("oracle_dg")
     made = {n: frames[n].value("oracle_redo", "db", "redo_size") for n in ("node1", "node2")}
     assert rows["thread_1"]["recv_rate"] < 0.8 * made["node1"]
@@ -138,15 +148,7 @@ def test_a_far_sync_is_on_the_commit_path_and_its_terminal_standby_is_not(
     """No config: the far sync is known by its destination's TYPE and its DATABASE_ROLE, has
     no apply to judge, and is the cause when its SRL volume is capped; the standby behind it
     is a lag risk, named with the far sync that feeds it, when the cap is its own."""
-    pair = SimPair(scenario, seed=2, start=START, onset=15.0)
-    a = Analyzer()
-    try:
-        while pair.t < 45:
-            frames = {f.host: f for f in pair.step()}
-            for f in frames.values():
-                a.feed(f)
-    finally:
-        pair.close()
+    frames, a = _analysed(scenario, seed=2, onset=15.0, until=45)
     topo = build(Config(hosts=[]), frames)
     assert topo.far_sync == {"farsync"}
     assert topo.places == {"farsync": "commit path", "standby": "lag risk"}
@@ -175,14 +177,7 @@ def test_thread_lags_are_shown_only_when_the_threads_differ():
 
 
 def test_the_rac_standbys_lag_finding_names_the_lagging_threads_instance():
-    pair = SimPair("rac-thread-lag", seed=3, start=START, onset=10.0)
-    a = Analyzer()
-    try:
-        while pair.t < 40:
-            for f in pair.step():
-                a.feed(f)
-    finally:
-        pair.close()
+    _, a = _analysed("rac-thread-lag", seed=3, onset=10.0, until=40)
     lag = [f for f in a.state().findings if f.host == "standby" and f.rule == "dg_state"]
     assert lag and "thread 1 (node1)" in lag[0].title and "node2" not in lag[0].title
     assert any("thread 2 (node2) 0 s" in e for e in lag[0].evidence)
