@@ -649,6 +649,7 @@ class SgmonApp(App[int]):
                 if pane.zoomed is not None:
                     pane.zoomed.zoomed = False
                 pane.zoomed = None
+                pane.catch_up()
             self.redraw()
             return
         target = self.focused
@@ -664,6 +665,7 @@ class SgmonApp(App[int]):
         pane.zoomed, target.zoomed = target, True
         pane.add_class("-zoomed")
         screen.add_class("-zoom")
+        pane.catch_up()  # the other panels go now, not when the redraw's views are shown
         self.redraw()
 
     def action_next_theme(self) -> None:

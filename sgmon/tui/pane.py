@@ -178,9 +178,14 @@ class HostPane(VerticalScroll, can_focus=False):
             width, height = self.outer_size
             self.refresh(Region(-x, height - 1 - y, width, 1))
 
+    def _shows(self, panel: Panel) -> bool:
+        """Whether the panel is shown at all: its host has its collector, and no other panel is
+        zoomed (known at once, not only from the next redraw's views)."""
+        return panel.present and (self.zoomed is None or panel is self.zoomed)
+
     def fit(self) -> None:
         """Give each panel its lines (all of them when zoomed or not laid out yet)."""
-        panels = [p for p in self._panels if p.present]
+        panels = [p for p in self._panels if self._shows(p)]
         height = self.scrollable_content_region.height
         given: list[int | None] = [None] * len(panels)
         if self.zoomed is None and height > 0:
@@ -199,7 +204,7 @@ class HostPane(VerticalScroll, can_focus=False):
             if n == 0:
                 folded.append(p.heading)
         for p in self._panels:
-            shown = p.present and p.limit != 0
+            shown = self._shows(p) and p.limit != 0
             if p.display != shown:
                 p.display = shown
         line = self._folded_line

@@ -281,8 +281,8 @@ class Panel(Widget, can_focus=True):
         Textual's generic path (its styles cache) pads, backgrounds and post-processes every
         repainted line for borders, padding, tint and opacity, which a panel has none of: a
         third of the compositor's time per frame.  What it does that still applies is done
-        here: the app's line filters (true colour for ANSI colours), cached per strip, and the
-        crop.
+        here: the app's line filters (true colour for ANSI colours), cached per strip, the crop,
+        and lines drawn at another width (until the resize draws them again) fitted to this one.
         """
         if self._filters is None:
             self._filters = (self.app.get_line_filters(), self.background_colors[1])
@@ -291,6 +291,8 @@ class Panel(Widget, can_focus=True):
         out = []
         for y in crop.line_range:
             strip = self.render_line(y)
+            if strip.cell_length != width:  # drawn at the width it had (a zoom, a resize)
+                strip = strip.adjust_cell_length(width, self._base_style)
             for line_filter in filters:
                 strip = strip.apply_filter(line_filter, background)
             out.append(strip)
