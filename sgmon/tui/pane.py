@@ -90,7 +90,7 @@ class PaneUpdate:
     subtitle: str
     cited: tuple[SeriesKey, ...]
     shown: dict[Panel, bool]
-    """Every panel, and whether its host has its collector (and no other is zoomed)."""
+    """Every panel, and whether its host has its collector."""
 
 
 class HostPane(VerticalScroll, can_focus=False):
@@ -142,9 +142,8 @@ class HostPane(VerticalScroll, can_focus=False):
             f"  {view.role_note}" if view.role_note else ""
         )
         present = view.frame.collectors if view.frame is not None else None
-        shown = {
-            panel: (present is None or not panel.needs or panel.needs in present)
-            and (self.zoomed is None or panel is self.zoomed)
+        shown = {  # the zoom is the fit's to apply (``_shows``), at once, not the view's
+            panel: present is None or not panel.needs or panel.needs in present
             for panel in self._panels
         }
         ahead = [panel for panel, on in shown.items() if on and panel.display]

@@ -185,6 +185,26 @@ async def test_zoom_help_and_export(tmp_path, monkeypatch) -> None:
         assert len(list(tmp_path.glob("sgmon-*.svg"))) == 1
 
 
+async def test_zoom_takes_the_pane_at_once_not_at_the_next_redraw() -> None:
+    """A redraw renders the panels ahead and shows them tens of ms later; the zoom must not
+    wait for that: the other panels go (and come back) in the key's own turn, or the screen
+    shows them, or a blank pane, for a frame (CI caught the blank in tmux)."""
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, 10)
+        await until(pilot, lambda: drawn(app))
+        pane = app.query_one("#pane-0", HostPane)
+        feed(app, pair, 1)  # a frame's redraw in flight
+        app.action_zoom()  # nothing focused: the pane's first panel
+        zoomed = app.zoomed
+        assert isinstance(zoomed, Panel)
+        assert [p for p in pane.query(Panel) if p.display] == [zoomed]
+        await pilot.pause(0.3)
+        assert [p for p in pane.query(Panel) if p.display] == [zoomed] and zoomed.lines[0]
+        app.action_zoom()
+        assert len([p for p in pane.query(Panel) if p.display]) > 2
+
+
 async def test_a_quiet_host_shows_stale_with_its_last_frame_time() -> None:
     app, pair = make_app()
     app.timeline.stale_after = lambda: 0.3  # seconds without a frame before a host is stale

@@ -143,7 +143,7 @@ class Panel(Widget, can_focus=True):
         self.zoomed = False
         """Shown alone over its pane's whole area (z)."""
         self.present = True
-        """Whether its host has its collector (and no other panel is zoomed)."""
+        """Whether its host has its collector (a zoom hides the others: ``HostPane._shows``)."""
         self._drawn: tuple[PaneView | None, int, int | None] = (None, 0, None)
         self._full: tuple[PaneView | None, int, list[Strip]] = (None, 0, [])
         self._known: dict[LineKey, Strip] = {}
