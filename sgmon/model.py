@@ -253,12 +253,15 @@ class CollectorResult:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
+        """JSON form (a history's packed rows as the dicts they were; a fresh frame's as is)."""
+        rows = self.rows
+        if isinstance(next(iter(rows.values()), None), PackedRow):  # ``pack_rows`` packs all
+            rows = {i: dict(r) for i, r in rows.items()}
         return {
             "status": self.status.value,
             "duration_ms": self.duration_ms,
             "error": self.error,
-            "rows": {i: r if isinstance(r, dict) else dict(r) for i, r in self.rows.items()},
+            "rows": rows,
         }
 
 

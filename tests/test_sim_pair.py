@@ -372,7 +372,7 @@ def test_no_wait_accumulator_keeps_its_waits_past_a_tick(scenario: str):
     try:
         for _ in range(4):
             pair.step()
-        models = [m for _, m, _ in pair.nodes.values()] + list(pair.offpath.values())
+        models = [m for _, m in pair.nodes.values()] + list(pair.offpath.values())
         kept = {name: len(b._kept) for m in models for name, b in m.events.items() if b._kept}
         assert kept == {}
         assert any(b.waits for m in models for b in m.events.values())

@@ -68,6 +68,20 @@ RFS_IO_MU = math.log(0.28)  # 'RFS random i/o': lognormal, median 0.28 ms
 _exp, _log = math.exp, math.log
 
 
+class Uncounted(Buckets):
+    """The accumulator of a wait this version does not have (11.2's Redo Transport MISC, 19c's
+    LGWR-LNS wait on channel): its waits are still drawn, so that every version draws alike,
+    but kept nowhere (kept, as ``Buckets`` keeps waits until read, they were never read)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add = self.add_all = _uncounted
+
+
+def _uncounted(_: object) -> None:
+    """A wait of an event the version does not publish."""
+
+
 @dataclass(slots=True)
 class TickStats:
     """What one interval did, for the OS rows of both hosts."""
@@ -92,9 +106,9 @@ class TickStats:
     """Seconds the standby has not acknowledged anything, at the interval's end, while LGWR
     still waits for it (a silent link, before NET_TIMEOUT): the socket backs its RTO off."""
     slow: list[tuple[float, float, float]] = field(default_factory=list)
+    """LGWR writes at least ``SLOW_MS`` long: (end time, ms, KB)."""
     bcast: list[tuple[float, float, int]] = field(default_factory=list)
     """RAC: SCN acks that came at least ``SLOW_MS`` after the write: (when, ms, SCN)."""
-    """LGWR writes at least ``SLOW_MS`` long: (end time, ms, KB)."""
     remote: list[tuple[int, int, float, float, float, float, float]] = field(default_factory=list)
     """Remote writes at least ``SPLIT_MS`` long: (msgid, sequence, NSS send, RFS received,
     RFS done, NSS received, RFS write ms), times in simulated seconds."""
@@ -169,10 +183,13 @@ class CommitModel:
         self.thread = thread
         self.affirm = affirm
         self.kind = "FAR SYNC" if far_sync else "PHYSICAL"
-        self.events = {n: Buckets() for n in (*PRIMARY_EVENTS, LGWR_LNS, *STANDBY_EVENTS)}
         self.names = (
             NAMES_11G if primary.version < (12, 1) else {n: n for n in PRIMARY_EVENTS}
         )  # published name of each primary event on this version
+        self.events = {
+            n: Buckets() if n in self.names or n in STANDBY_EVENTS else Uncounted()
+            for n in (*PRIMARY_EVENTS, LGWR_LNS, *STANDBY_EVENTS)
+        }
         self.stats: dict[str, float] = {
             "redo size": 0.0,
             "redo writes": 0,
@@ -439,8 +456,6 @@ class CommitModel:
             self.primary.publish_buckets(shown, self.events[name])
         for name in STANDBY_EVENTS:
             self.standby.publish_buckets(name, self.events[name])
-        for b in self.events.values():  # the ones not published too (Buckets.fold)
-            b.fold()
         self.primary.publish_stats({k: round(v) for k, v in self.stats.items()})
         self.standby.publish_stats({k: round(v) for k, v in self.standby_stats.items()})
         self.primary.publish_resp_hist(2, self.resp)

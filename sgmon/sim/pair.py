@@ -116,8 +116,9 @@ class SimPair:
         self.dead: dict[str, float] = {}
         """Hosts that stopped answering (a failover's old primary), with when: their collectors
         report no frames, as a remote host's source does for a silent host."""
-        self.nodes: dict[str, tuple[Instance, CommitModel, TraceWriter]] = {}
-        """Each primary instance: its layout, its commit model, its trace files."""
+        self.nodes: dict[str, tuple[Instance, CommitModel]] = {}
+        """Each primary instance: its layout and its commit model (its trace files are its
+        ``writers``)."""
         self.writers: dict[str, TraceWriter] = {}
         """The trace files of every host that is or will be a primary: a switchover's standby
         has its own, which its LGWR and NSS write once it is the primary (the RFS trace of the
@@ -144,7 +145,7 @@ class SimPair:
             model.wall = self.now_of
             sid = f"PROD{p.inst_id}" if rac else "PROD"
             self.writers[p.name] = TraceWriter(self.now_of, sid, p.thread)
-            self.nodes[p.name] = (p, model, self.writers[p.name])
+            self.nodes[p.name] = (p, model)
             first = first or model
         self.offpath = {
             sb.name: OffPathStandby(
@@ -183,7 +184,7 @@ class SimPair:
             self.collectors[h] = cs
         self._prev: dict[tuple[str, str], RawRows] = {}
         # prime: one interval before start, so the first step already has rates
-        for _p, model, _tw in self.nodes.values():
+        for _p, model in self.nodes.values():
             model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
         for h in self.collectors:
             self._oracle(h)
@@ -233,7 +234,7 @@ class SimPair:
         )
         model.wall = self.now_of
         # the old primary's LGWR and NSS write no more; the new one's take over
-        self.nodes = {new: (Instance(new), model, self.writers[new])}
+        self.nodes = {new: (Instance(new), model)}
         # a dead host keeps the role it was given (what a silent remote source reports)
         self.hosts = [(new, "primary"), (old, "primary" if self._failover else "standby")]
         addr = {h: self.os[h].addr for h in (old, new)}
@@ -302,10 +303,10 @@ class SimPair:
         synced = cond if self._sync_capped else uncapped(cond)
         shipped: dict[str, TickStats] = {}
         conds: dict[str, Conditions] = {}
-        for name, (p, model, traces) in self.nodes.items() if not switching else ():
+        for name, (p, model) in self.nodes.items() if not switching else ():
             conds[name] = synced if p.faulted else spared(synced)
             shipped[name] = model.advance(self.t, self.interval, conds[name])
-            traces.write(shipped[name])
+            self.writers[name].write(shipped[name])
         for name, other in ((a, b) for a in shipped for b in shipped if a != b):
             # RAC: the blocks name's transactions take from the other instance
             blocks = round(shipped[name].commits * conds[name].gc_per_commit / (len(shipped) - 1))
@@ -315,7 +316,7 @@ class SimPair:
         links = [(self.os[n].addr, NSS_PORT, shipped[n]) for n in shipped]
         self.t += self.interval
         self._seq += 1
-        for name, (p, model, _tw) in self.nodes.items():  # archived as soon as the SYNC one
+        for name, (p, model) in self.nodes.items():  # archived as soon as the SYNC one
             for via, dest_id in self._ships if name in shipped and shipped[name].switches else ():
                 self.dbs[via or name].set_archived(dest_id, model.sequence - 1, p.thread)
         frames = []
@@ -361,7 +362,7 @@ class SimPair:
         direct = self._feeds[host][0] in self.nodes
         return [
             (p.thread, model.sequence, shipped[n], conds[n].async_mbit * 1e6 / 8 if direct else 0)
-            for n, (p, model, _tw) in self.nodes.items()
+            for n, (p, model) in self.nodes.items()
             if n in shipped
         ]
 

@@ -187,11 +187,11 @@ class Buckets:
         self.add_all: Callable[[Iterable[float]], object] = self._kept.extend
         """Count waits, in order."""
 
-    def fold(self) -> None:
+    def _fold(self) -> None:
         """Bin the waits kept since the last read: summed in the order they came (the float
         total of adding them one by one), then sorted, so that a bucket's count is the distance
-        between two bisections.  A model folds every accumulator each tick, read or not: one
-        never published (an event of another version) would keep every wait it was given."""
+        between two bisections.  An accumulator is read each tick or given no waits: it keeps
+        every wait until then (``sim.model.Uncounted`` for the waits no one reads)."""
         kept = self._kept
         if not kept:
             return
@@ -207,22 +207,22 @@ class Buckets:
 
     @property
     def waits(self) -> int:
-        self.fold()
+        self._fold()
         return self._waits
 
     @property
     def time_us(self) -> float:
-        self.fold()
+        self._fold()
         return self._time_us
 
     @property
     def micro(self) -> dict[int, int]:
-        self.fold()
+        self._fold()
         return self._micro
 
     @property
     def milli(self) -> dict[int, int]:
-        self.fold()
+        self._fold()
         return self._milli
 
 

@@ -329,7 +329,7 @@ class SgmonApp(App[int]):
         self._count_skipped(axis)
         header = self._header_view(hosts, at, axis[-1] if axis else None)
         if at_once:
-            self._show_header(header)
+            self._header.show(header)
             self._show_findings(state)
         instant = _Instant(
             at,
@@ -358,7 +358,7 @@ class SgmonApp(App[int]):
         if rendering != self._rendering or not self._live:
             return
         self._shown_at = time.monotonic()
-        self._show_header(header)
+        self._header.show(header)
         self._show_findings(instant.state)
         for update in updates:
             update.pane.commit(update)
@@ -473,9 +473,6 @@ class SgmonApp(App[int]):
             skipped=sum(n for _, n in self._skips),
         )
 
-    def _show_header(self, view: HeaderView) -> None:
-        self._header.show(view)
-
     def _tick(self) -> None:
         """Once a second: own CPU and liveness; the panes only when a host went quiet or came back.
 
@@ -496,7 +493,7 @@ class SgmonApp(App[int]):
             self.redraw()
         elif time.monotonic() - self._shown_at > 1.5:  # no frame drew it since the last tick
             axis = self.axis()
-            self._show_header(self._header_view(hosts, self._at(axis), axis[-1] if axis else None))
+            self._header.show(self._header_view(hosts, self._at(axis), axis[-1] if axis else None))
 
     def _settle(self) -> None:
         """Collect the start's garbage, then freeze what is left out of later collections.

@@ -85,10 +85,10 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
         loss = once(ctx, view, _loss)
         if loss is None:
             continue
-        n, inst, rto, stall, peer = loss.n, loss.inst, loss.rto, loss.stall, loss.peer
-        ev = [*loss.said]
+        n, inst, rto, stall, peer, keys, said, sender = loss
+        ev = [*said]  # the look is shared by every instance's evaluation: extended on a copy
         kind = _last_retransmit(ctx, view.frame, inst, rto, ev)
-        ev += loss.sender
+        ev += sender
         if rto >= stall:
             ev.append(
                 f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001)"
@@ -105,7 +105,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
                 where=ctx.route(h),
                 conclusion="TCP retransmission stalls, see rto_min",
                 evidence=ev,
-                series=list(loss.keys),
+                series=list(keys),
             )
         else:
             ev.append(
@@ -120,7 +120,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
                 where=ctx.route(h),
                 conclusion="packet loss on the DG link, stalls bounded by the low rto_min",
                 evidence=ev,
-                series=list(loss.keys),
+                series=list(keys),
                 rule="dg_loss",
             )
 

@@ -85,9 +85,9 @@ def _strip(console: Console, text: Text, width: int) -> Strip:
 
 def _segments(console: Console, text: Text) -> list[Segment]:
     """``text.render(console)`` for a line whose spans follow one another without overlapping
-    and carry Style objects (the panels' lines but a highlighted or lingering cell): the same
-    segments, cut at the same offsets, without Rich's sort and style stack (about half of
-    converting a line).  Any other Text goes through Rich."""
+    and carry Style objects (the panels' lines: a cell is one Text with one style,
+    ``PaneView.cell``): the same segments, cut at the same offsets, without Rich's sort and
+    style stack (about half of converting a line).  Any other Text goes through Rich."""
     plain = text.plain
     if not text.spans:
         return [Segment(plain)]
