@@ -597,7 +597,7 @@ class SgmonApp(App[int]):
             self.set_focus(None)
         else:
             panel.focus()
-            if panel.highlighted is None and panel.option_count:
+            if panel.highlighted is None and panel.count:
                 panel.highlighted = 0
 
     def action_filter(self) -> None:

@@ -2,21 +2,32 @@
 
 Moving the highlight to a finding posts ``FindingChosen``; the app then marks the series it
 names in both host panes.
+
+A line-API list rather than Textual's ``OptionList``: the findings are redrawn every tick (their
+evidence carries numbers that move), and an OptionList lays each option out anew through its
+own content pipeline, a fifth of the compositor's time per frame.  Here a finding's lines are
+rendered once per change of its text and width, and only the lines that changed are repainted.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from rich.console import Group
+from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.events import Click
+from textual.geometry import Region, Size
 from textual.message import Message
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
+from sgmon.tui.panels.base import to_strips
 
 
 def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = False) -> Text:
@@ -43,8 +54,36 @@ def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = Fals
     return out
 
 
-class FindingsPanel(OptionList):
+TextKey = tuple[str, tuple, Any]
+"""A Text's content (plain, spans, style): equal keys render to equal lines."""
+
+
+class FindingsPanel(ScrollView, can_focus=True):
     """The ranked findings at the cursor; highlight one to mark its series in every pane."""
+
+    DEFAULT_CSS = """
+    FindingsPanel {
+        overflow-x: hidden;
+    }
+    FindingsPanel > .findings--highlighted {
+        background: $block-cursor-blurred-background;
+    }
+    FindingsPanel:focus {
+        background-tint: $foreground 5%;
+    }
+    FindingsPanel:focus > .findings--highlighted {
+        color: $block-cursor-foreground;
+        text-style: bold;
+    }
+    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"findings--highlighted"}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "move(-1)", show=False),
+        Binding("down", "move(1)", show=False),
+        Binding("pageup", "page(-1)", show=False),
+        Binding("pagedown", "page(1)", show=False),
+        Binding("enter", "expand", show=False),
+    ]
 
     class FindingChosen(Message):
         """The highlighted finding changed (``key`` None: none)."""
@@ -55,50 +94,151 @@ class FindingsPanel(OptionList):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple = ((), None, None, 0, ())
-        self._keys: list[str] = []
         self.expanded: set[str] = set()
         """Keys of the findings shown with all their evidence (Enter toggles)."""
+        self._keys: list[str] = []
+        self._highlighted: int | None = None
         self._last: tuple[Sequence[Any], Palette | None, str] = ((), None, "")
+        self._texts: list[TextKey] = []
+        """Each finding's (or the note's) text as last rendered."""
+        self._items: list[list[Strip]] = []
+        """Each finding's lines at the laid-out width, unstyled."""
+        self._lines: list[tuple[int, int]] = []
+        """(finding, line within it) of every line of the list."""
+        self._first: list[int] = []
+        """The first line of each finding."""
+        self._styles: tuple[Style, Style] | None = None
+        self._width = 0
+        """The width the lines were wrapped at."""
 
-    def show(self, findings: Sequence[Any], palette: Palette, note: str = "") -> None:
-        """Show the findings, keeping the highlighted one where it still is.
+    @property
+    def count(self) -> int:
+        """Findings listed (0 while only the note shows)."""
+        return len(self._keys)
 
-        When the same findings are listed (their titles and evidence carry numbers that move
-        every tick), the rows are rewritten in place: rebuilding the list relayouts the whole
-        screen.
-        """
-        self._last = (findings, palette, note)
-        width = self.content_region.width or 120
-        rows = tuple((f.key, f.key in self.expanded) for f in findings)
-        texts = [render_finding(f, palette, width, f.key in self.expanded) for f in findings]
-        plain = tuple(t.plain for t in texts)
-        if (rows, palette, note, width) == self._shown[:4]:
-            for i, (old, new) in enumerate(zip(self._shown[4], plain, strict=True)):
-                if old != new:
-                    self.replace_option_prompt_at_index(i, texts[i])
-            self._shown = (rows, palette, note, width, plain)
+    @property
+    def texts(self) -> list[str]:
+        """Each finding's text as shown (its lines joined), in rank order."""
+        return [text for text, _, _ in self._texts[: self.count]]
+
+    @property
+    def highlighted(self) -> int | None:
+        """Index of the highlighted finding, if any."""
+        return self._highlighted
+
+    @highlighted.setter
+    def highlighted(self, index: int | None) -> None:
+        if index is not None:
+            index = min(max(index, 0), self.count - 1) if self.count else None
+        if index == self._highlighted:
             return
-        self._shown = (rows, palette, note, width, plain)
-        keep = self.highlighted_key()
-        self.clear_options()
-        # A finding that ended and came back is listed twice under one key: ids must differ.
-        self._keys = [f.key for f in findings]
-        if not findings:
-            self.add_option(Option(Text(note or "no findings", style=palette.muted), disabled=True))
-            return
-        self.add_options(texts)
-        if keep in self._keys:
-            self.highlighted = self._keys.index(keep)
+        old, self._highlighted = self._highlighted, index
+        for i in (old, index):
+            self._repaint(i)
+        if index is not None:
+            lines = Region(0, self._first[index], 1, len(self._items[index]))
+            self.scroll_to_region(lines, animate=False, immediate=True)
+        self.post_message(self.FindingChosen(self.highlighted_key()))
 
     def highlighted_key(self) -> str | None:
         """Key of the highlighted finding, if any."""
-        i = self.highlighted
+        i = self._highlighted
         return self._keys[i] if i is not None and i < len(self._keys) else None
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+    def show(self, findings: Sequence[Any], palette: Palette, note: str = "") -> None:
+        """Show the findings, keeping the highlighted one highlighted while it is listed.
+
+        Findings whose text did not change keep their rendered lines; when every finding keeps
+        its number of lines, only the lines that changed are repainted (the evidence's numbers
+        move every tick; relaying out the list would repaint the whole screen).
+        """
+        self._last = (findings, palette, note)
+        width = self.scrollable_content_region.width or 120
+        if width != self._width:
+            self._texts, self._items, self._width = [], [], width
+        keep = self.highlighted_key()
+        self._keys = [f.key for f in findings]
+        if findings:
+            texts = [render_finding(f, palette, width, f.key in self.expanded) for f in findings]
+        else:
+            texts = [Text(note or "no findings", style=palette.muted)]
+        keys = [(t.plain, tuple(t.spans), t.style) for t in texts]
+        known = dict(zip(self._texts, self._items, strict=True))
+        items = [known.get(k) or self._strips(t, width) for k, t in zip(keys, texts, strict=True)]
+        same_shape = [len(s) for s in items] == [len(s) for s in self._items]
+        old = self._items
+        changed = [i for i, s in enumerate(items) if i >= len(old) or s is not old[i]]
+        self._texts, self._items = keys, items
+        # a finding gone from the list leaves none highlighted (the app keeps marking its key
+        # until another is picked, so it is marked again if it comes back)
+        was = self._highlighted
+        self._highlighted = self._keys.index(keep) if keep in self._keys else None
+        if same_shape:
+            for i in {*changed, was, self._highlighted}:
+                self._repaint(i)
+            return
+        self._lines = [(i, n) for i, s in enumerate(items) for n in range(len(s))]
+        self._first = [y for y, (_, n) in enumerate(self._lines) if n == 0]
+        self.virtual_size = Size(width, len(self._lines))
+        self.refresh()
+
+    def _strips(self, text: Text, width: int) -> list[Strip]:
+        """The text's lines, long ones wrapped at words, as strips of ``width`` cells (the
+        panels' fast path: Rich's whole render of a multi-line Text cost twice this)."""
+        console = self.app.console
+        lines = [
+            part
+            for line in text.split("\n")
+            for part in (line.wrap(console, width) if line.cell_len > width else (line,))
+        ]
+        return to_strips(console, Group(*lines), width)
+
+    def _repaint(self, index: int | None) -> None:
+        if index is not None and index < len(self._first):
+            self.refresh_lines(self._first[index], len(self._items[index]))
+
+    def render_line(self, y: int) -> Strip:
+        """A line of the list on the widget's background, the highlighted finding marked."""
+        if self._styles is None:
+            base = self.rich_style
+            self._styles = (base, base + self.get_component_rich_style("findings--highlighted"))
+        at = self.scroll_offset.y + y
+        if at >= len(self._lines):
+            return Strip.blank(self._width, self._styles[0])
+        index, n = self._lines[at]
+        style = self._styles[index == self._highlighted]
+        return self._items[index][n].apply_style(style)
+
+    def notify_style_update(self) -> None:
+        """Focus or theme changed the colours: restyle the lines."""
+        super().notify_style_update()
+        self._styles = None
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Wrap again first when the width for text changed: a resize, or the scrollbar that a
+        longer list brings (it narrows the content without a resize event)."""
+        findings, palette, note = self._last
+        if palette is not None and self.scrollable_content_region.width != self._width:
+            self.show(findings, palette, note)
+        return super().render_lines(crop)
+
+    def action_move(self, step: int) -> None:
+        """Up/down: the previous or next finding."""
+        if self.count:
+            here = self._highlighted
+            self.highlighted = 0 if here is None else here + step
+
+    def action_page(self, step: int) -> None:
+        """Page up/down: the finding a screen away."""
+        if not self.count:
+            return
+        page = step * self.scrollable_content_region.height
+        line = self._first[self._highlighted or 0] + page
+        line = min(max(line, 0), len(self._lines) - 1)
+        self.highlighted = self._lines[line][0]
+
+    def action_expand(self) -> None:
         """Enter: show the finding's whole evidence, or fold it back to one line."""
-        event.stop()
         key = self.highlighted_key()
         if key is None:
             return
@@ -107,7 +247,16 @@ class FindingsPanel(OptionList):
         if palette is not None:
             self.show(findings, palette, note)
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        """Tell the app which finding to mark."""
-        event.stop()
-        self.post_message(self.FindingChosen(self.highlighted_key()))
+    def on_click(self, event: Click) -> None:
+        """A click picks the finding under it; a click on the picked one expands it."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        at = self.scroll_offset.y + offset.y
+        if not (0 <= at < len(self._lines)) or self._lines[at][0] >= self.count:
+            return
+        index = self._lines[at][0]
+        if index == self._highlighted:
+            self.action_expand()
+        else:
+            self.highlighted = index
