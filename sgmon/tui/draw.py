@@ -70,15 +70,20 @@ def sparkline(
     peak = max([top or 0.0, *known]) if known else 0.0
     if known and top is None and max(known) <= min(known) * (FLAT_LOG if log else FLAT):
         peak = 0.0  # every value on the bottom row
+    # a series repeats its values (idle counters, steady gauges): each is graded once
+    drawn: dict[float, tuple[str, Style | None]] = {}
     cells: list[tuple[str, Style | None]] = []
     for v in vals:
         if v is None:
             cells.append((" ", None))
             continue
-        level = 0 if peak <= 0 else round(_scale(v, peak, log) * (len(BARS) - 2)) + 1
-        sev = severity(v)
-        style = palette.spark if sev == "ok" else palette.sev(sev)
-        cells.append((BARS[min(max(level, 1), len(BARS) - 1)], style))
+        cell = drawn.get(v)
+        if cell is None:
+            level = 0 if peak <= 0 else round(_scale(v, peak, log) * (len(BARS) - 2)) + 1
+            sev = severity(v)
+            style = palette.spark if sev == "ok" else palette.sev(sev)
+            cell = drawn[v] = (BARS[min(max(level, 1), len(BARS) - 1)], style)
+        cells.append(cell)
     return runs(cells)
 
 

@@ -16,7 +16,7 @@ from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.header import HostState
-from sgmon.tui.view import PaneView
+from sgmon.tui.view import PaneView, SeriesMemo
 
 WINDOW = 160
 """Instants in a pane's window: the widest sparkline or heatmap a zoomed panel draws."""
@@ -30,6 +30,7 @@ class Timeline:
         self.history = monitor.history
         self.feed = feed
         self.config = config
+        self._memos: dict[str, SeriesMemo] = {}
 
     def hosts(self) -> list[HostInfo]:
         """Hosts of the sources, then any others that sent frames (tests, replays)."""
@@ -126,6 +127,7 @@ class Timeline:
             pinned=tuple(pinned),
             filter=filter,
             stale_since=stale,
+            memo=self._memos.setdefault(host.name, SeriesMemo()),
         )
 
     def glance(self, host: HostInfo, at: float | None, palette: Palette) -> PaneView:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any
 
 from rich.text import Text
@@ -19,6 +20,48 @@ from sgmon.units import fmt_num
 
 SeriesKey = tuple[str, str, str]
 """(collector, instance, field) within one host."""
+
+
+Frames = tuple[Frame | None, ...]
+
+
+class SeriesMemo:
+    """A host's sparkline series as last read, so the next tick reads one new value per series.
+
+    Each redraw reads every drawn series over the shared window (65 to 200 instants); from one
+    tick to the next the window moves on by one instant, so all but its newest value are the
+    ones read a second earlier.  Held by the timeline per host, handed to every view of it.
+    """
+
+    LIMIT = 1024
+    """Series kept; past it the memo starts again (sockets and devices come and go)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str, str, int], tuple[Frames, list[float | None]]] = {}
+
+    def series(
+        self, frames: Frames, collector: str, instance: str, name: str
+    ) -> list[float | None]:
+        """One field's value in each frame (None where unknown or not a number); the list is
+        shared with later calls, so callers must not change it."""
+        key = (collector, instance, name, len(frames))
+        old = self._known.get(key)
+        # frames compare by identity: a Frame's own == compares every value
+        if old is not None and all(map(is_, old[0], frames)):
+            return old[1]
+        if old is not None and frames and all(map(is_, old[0][1:], frames[:-1])):
+            values = [*old[1][1:], _number(frames[-1], collector, instance, name)]
+        else:
+            values = [_number(f, collector, instance, name) for f in frames]
+        if len(self._known) >= self.LIMIT:
+            self._known.clear()
+        self._known[key] = (frames, values)
+        return values
+
+
+def _number(frame: Frame | None, collector: str, instance: str, name: str) -> float | None:
+    v = frame.value(collector, instance, name) if frame is not None else None
+    return float(v) if isinstance(v, int | float) else None
 
 
 @dataclass(frozen=True)
@@ -49,6 +92,8 @@ class PaneView:
     """Only devices, interfaces and sockets whose name contains this (case-insensitive)."""
     stale_since: float | None = None
     """Time of the last frame when the host has gone quiet, else None."""
+    memo: SeriesMemo = field(default_factory=SeriesMemo, compare=False)
+    """The host's series as last read (the timeline keeps one per host)."""
 
     def rows(self, collector: str) -> dict[str, dict[str, Value]]:
         """Rows of one collector at the cursor."""
@@ -69,12 +114,10 @@ class PaneView:
         self, collector: str, instance: str, name: str, last: int | None = None
     ) -> list[float | None]:
         """One numeric series over the shared window (None where unknown); its ``last`` instants
-        only, when given (a sparkline shows 65 of the 160: each redraw reads every series)."""
-        out: list[float | None] = []
-        for f in self.window if last is None else self.window[max(0, len(self.window) - last) :]:
-            v = f.value(collector, instance, name) if f is not None else None
-            out.append(float(v) if isinstance(v, int | float) else None)
-        return out
+        only, when given (a sparkline shows 65 of the 160).  Not to be changed: it is the
+        memo's."""
+        frames = self.window if last is None else self.window[max(0, len(self.window) - last) :]
+        return self.memo.series(frames, collector, instance, name)
 
     def matches(self, name: str) -> bool:
         """Whether a device, interface or socket passes the filter."""

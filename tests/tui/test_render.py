@@ -22,7 +22,7 @@ from sgmon.tui.panels.disks import ordered, render_disks
 from sgmon.tui.panels.heatmap import render_heatmap
 from sgmon.tui.panels.sockets import render_sockets
 from sgmon.tui.panels.waits import render_waits
-from sgmon.tui.view import PaneView
+from sgmon.tui.view import PaneView, SeriesMemo
 
 PALETTE = Palette.from_variables("sgmon-dark", themes.load_themes()["sgmon-dark"]["variables"])
 
@@ -50,6 +50,42 @@ def view(
 def declaring(collector: str, *fields: Field, overrides: dict | None = None) -> Grader:
     """A grader whose hosts' schema declares these fields (as a remote agent's would)."""
     return Grader(overrides, schema_of=lambda host: {collector: fields})
+
+
+class Counted:
+    """A frame that counts how often its values are read."""
+
+    reads = 0
+
+    def __init__(self, t: float, v: object) -> None:
+        self.t, self.v = t, v
+
+    def value(self, collector: str, instance: str, name: str) -> object:
+        Counted.reads += 1
+        return self.v if (collector, instance, name) == ("disk", "sda", "await") else None
+
+
+def test_series_memo_reads_one_new_value_per_tick_and_never_a_stale_one() -> None:
+    frames = [Counted(t, v) for t, v in enumerate([1, 2.5, None, "x", 7, 8, 9, 10])]
+    frames.insert(3, None)  # an instant the host had no frame
+    memo = SeriesMemo()
+
+    def read(window: tuple) -> list[float | None]:
+        return memo.series(window, "disk", "sda", "await")
+
+    def truth(window: tuple) -> list[float | None]:
+        return [float(f.v) if f and isinstance(f.v, int | float) else None for f in window]
+
+    windows = [tuple(frames[i : i + 5]) for i in range(len(frames) - 4)]
+    Counted.reads = 0
+    assert read(windows[0]) == truth(windows[0]) and Counted.reads == 4  # one None frame
+    for w in windows[1:]:  # the window moves on one instant a tick
+        before = Counted.reads
+        assert read(w) == truth(w)
+        assert Counted.reads - before == (w[-1] is not None)
+    assert read(windows[-1]) is read(windows[-1])  # the same window again: nothing read
+    assert read(windows[1]) == truth(windows[1])  # the cursor jumped back
+    assert memo.series(windows[1], "disk", "sdb", "await") == [None] * 5  # another series
 
 
 def test_histogram_columns_fold_buckets_like_awr() -> None:
