@@ -112,9 +112,13 @@ class SgmonApp(App[int]):
         Binding("right,right_square_bracket", "step(1)", "fwd", key_display="→/]", priority=True),
         Binding("home", "jump(0)", "oldest", show=False, priority=True),
         Binding("end", "jump(-1)", "live", priority=True),
-        Binding("f", "findings", "findings"),
-        Binding("slash", "filter", "filter", key_display="/"),
-        Binding("g", "goto", "go to", show=False),
+        # the keys that move the focus act as they arrive (priority), not after the keys
+        # already queued behind them: typed ahead (a burst over ssh), `/sdb` must type into the
+        # filter line and `f z` zoom the findings (``check_action`` lets a focused line have
+        # them as text)
+        Binding("f", "findings", "findings", priority=True),
+        Binding("slash", "filter", "filter", key_display="/", priority=True),
+        Binding("g", "goto", "go to", show=False, priority=True),
         Binding("z", "zoom", "zoom"),
         Binding("t", "next_theme", "theme"),
         Binding("plus,equals_sign", "interval(1)", "slower", key_display="+", show=False),
@@ -596,7 +600,7 @@ class SgmonApp(App[int]):
         if self.focused is panel:
             self.set_focus(None)
         else:
-            panel.focus()
+            self.set_focus(panel)  # at once: Widget.focus() waits behind the queued keys
             if panel.highlighted is None and panel.count:
                 panel.highlighted = 0
 
@@ -613,7 +617,7 @@ class SgmonApp(App[int]):
         self.main.add_class("-filtering")
         box = self.main.query_one("#filter", Input)
         box.placeholder, box.value = hint, value
-        box.focus()
+        self.set_focus(box)  # at once: the keys typed next are the line's
 
     def action_escape(self) -> None:
         """Close the filter line (clearing it), un-zoom, clear an applied filter, or leave the
@@ -655,7 +659,7 @@ class SgmonApp(App[int]):
             return
         if not isinstance(target, Panel):
             target = next(p for p in screen.query(Panel) if p.display)
-            target.focus()
+            self.set_focus(target)
         parent = target.parent
         assert isinstance(parent, HostPane)
         pane = parent

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from textual.widgets import Static
+from textual import events
+from textual.widgets import Input, Static
 from tuikit import TICKS, drawn, feed, make_app, until
 
 from sgmon.tui.app import SgmonApp
@@ -82,6 +83,28 @@ async def test_findings_at_the_cursor_and_their_series_marked_in_the_panes() -> 
         assert marked == {frozenset(wanted)}
         await pilot.press("home")  # long before the onset: nothing to find
         assert not any(f.end is None for f in app.feed.state_at(app.cursor_time).findings)
+
+
+async def test_keys_queued_together_go_where_the_first_one_sent_the_focus() -> None:
+    """A user types ahead of the screen (a slow link, a busy host): `f` then `z` must zoom the
+    findings, and `/` then letters must type into the filter, not run as commands (those that
+    open the filter or the findings included)."""
+    app, pair = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, TICKS)
+        await until(pilot, lambda: drawn(app))
+        for key in ("f", "z"):
+            app.post_message(events.Key(key, key))
+        await pilot.pause(0.2)
+        assert isinstance(app.zoomed, FindingsPanel)
+        await pilot.press("escape", "escape")
+        hosts = [str(pane.border_title) for pane in app.query(HostPane)]
+        typed = [("slash", "/"), ("s", "s"), ("f", "f"), ("g", "g"), ("slash", "/"), ("b", "b")]
+        for key, char in typed:
+            app.post_message(events.Key(key, char))
+        await pilot.pause(0.2)
+        assert app.query_one("#filter", Input).value == "sfg/b"  # the line's keys are text
+        assert [str(pane.border_title) for pane in app.query(HostPane)] == hosts  # no `s` swap
 
 
 async def test_theme_key_cycles_and_recolours_the_panels() -> None:
