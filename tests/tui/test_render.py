@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from rich.console import Console
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Span, Text
 from tuikit import START
@@ -238,6 +239,7 @@ def test_line_strips_equal_rich_render() -> None:
     the screen is the same (overlapping, string-styled and base-styled lines included)."""
     console = Console(width=40, color_system="truecolor")
     red, bold = Style(color="red"), Style(bold=True)
+    ground = Style(color="white", bgcolor="blue")
     lines = [
         Text("plain"),
         Text("a 12 b 345", spans=[Span(2, 4, red), Span(7, 10, bold)]),
@@ -253,3 +255,7 @@ def test_line_strips_equal_rich_render() -> None:
         want = console.render_lines(line, options, pad=True)[0]
         got = list(to_strips(console, line, 10)[0])
         assert [(s.text, s.style) for s in got] == [(s.text, s.style) for s in want], line
+        # on a widget's background: as if the background were applied after
+        on_blue = list(to_strips(console, line, 10, base=ground)[0])
+        under = list(Segment.apply_style(want, ground))
+        assert [(s.text, s.style) for s in on_blue] == [(s.text, s.style) for s in under], line

@@ -27,6 +27,8 @@ from sgmon.tui.view import PaneView
 Render = Callable[[PaneView, int], RenderableType]
 
 
+NULL = Style.null()
+
 LineKey = tuple[str, tuple[Span, ...], str | Style]
 """A one-line Text's content: equal keys give equal strips."""
 
@@ -36,8 +38,10 @@ def to_strips(
     renderable: RenderableType,
     width: int,
     known: dict[LineKey, Strip] | None = None,
+    base: Style = NULL,
 ) -> list[Strip]:
-    """Lines of a renderable as strips of exactly ``width`` cells.
+    """Lines of a renderable as strips of exactly ``width`` cells, on ``base`` (the widget's
+    own background and colour, applied in the same pass as each line's style).
 
     Panels render a Group of one-line Texts; those skip Rich's wrapping machinery (a third of a
     redraw's cost otherwise).  Anything else goes through ``render_lines``.  ``known`` holds the
@@ -49,16 +53,22 @@ def to_strips(
     texts = [p for p in parts if isinstance(p, Text) and "\n" not in p.plain]
     if len(texts) == len(parts):
         if known is None:
-            return [_strip(console, t, width) for t in texts]
+            return [_strip(console, t, width, base) for t in texts]
         keys = [(t.plain, tuple(t.spans), t.style) for t in texts]
         pairs = zip(keys, texts, strict=True)
-        strips = [known.get(k) or _strip(console, t, width) for k, t in pairs]
+        strips = [known.get(k) or _strip(console, t, width, base) for k, t in pairs]
         known.clear()
         known.update(zip(keys, strips, strict=True))
         return strips
     options = console.options.update(width=width, no_wrap=True, overflow="crop")
     lines = console.render_lines(renderable, options, pad=False)
-    return [Strip(Segment.adjust_line_length(line, width), width) for line in lines]
+    return [
+        Strip(
+            Segment.adjust_line_length(list(Segment.apply_style(line, base)), width, base or None),
+            width,
+        )
+        for line in lines
+    ]
 
 
 NARROW = frozenset(c for c in "·│≥≤█▄▀→←●○▸■▒▇▆▅▃▂▁↓↑…░▓─" if cell_len(c) == 1)
@@ -72,14 +82,15 @@ def cells(plain: str) -> int:
     return len(plain) if plain.isascii() or NARROW.issuperset(plain) else cell_len(plain)
 
 
-def _strip(console: Console, text: Text, width: int) -> Strip:
-    # Text.render leaves the Text's own (base) style to its caller.
-    segments = list(Segment.apply_style(_segments(console, text), console.get_style(text.style)))
+def _strip(console: Console, text: Text, width: int, base: Style) -> Strip:
+    # Text.render leaves the Text's own style to its caller.
+    style = base + console.get_style(text.style)
+    segments = list(Segment.apply_style(_segments(console, text), style))
     used = cells(text.plain)
     if used > width:
         return Strip(Segment.adjust_line_length(segments, width), width)
     if used < width:
-        segments.append(Segment(" " * (width - used)))
+        segments.append(Segment(" " * (width - used), base or None))
     return Strip(segments, width)
 
 
@@ -148,7 +159,6 @@ class Panel(Widget, can_focus=True):
         self._full: tuple[PaneView | None, int, list[Strip]] = (None, 0, [])
         self._known: dict[LineKey, Strip] = {}
         self._strips: list[Strip] = []
-        self._styled: list[Strip] | None = None
         self._filters: tuple[Sequence[LineFilter], Color] | None = None
         self._base: Style | None = None
 
@@ -183,7 +193,7 @@ class Panel(Widget, can_focus=True):
             lines = filtered(view, self.filters, type(self).render_view(view, width))
             if width != self._full[1]:
                 self._known.clear()
-            strips = to_strips(self.app.console, lines, width, self._known)
+            strips = to_strips(self.app.console, lines, width, self._known, self._base_style)
             self._full = (view, width, strips)
         return self._full[2]
 
@@ -216,23 +226,20 @@ class Panel(Widget, can_focus=True):
             kept = max(1, limit)
             note = Text(f"  +{len(strips) - kept} lines (z)", style=self.view.palette.muted)
             head = strips[0].crop(0, max(0, width - note.cell_len))
-            tail = to_strips(self.app.console, note, note.cell_len)[0]
-            strips = [Strip.join([head, tail]).adjust_cell_length(width), *strips[1:kept]]
+            base = self._base_style
+            tail = to_strips(self.app.console, note, note.cell_len, base=base)[0]
+            strips = [Strip.join([head, tail]).adjust_cell_length(width, base), *strips[1:kept]]
         old, self._strips = self._strips, strips
-        if len(old) != len(strips) or self._styled is None:
-            self._styled = None
+        if len(old) != len(strips):
             if self.styles.height is None or self.styles.height.value != len(strips):
                 self.styles.height = max(1, len(strips))
             self.refresh()
             return
         # the same number of lines: repaint only those that changed (a panel's title, its
         # headings and its steady rows stay as Textual last composited them)
-        base = self._base_style
         changed = [
             y for y, (a, b) in enumerate(zip(old, strips, strict=True)) if a is not b and a != b
         ]
-        for y in changed:
-            self._styled[y] = strips[y].apply_style(base)
         if changed:
             self.refresh(*(Region(0, y, width, 1) for y in changed))
 
@@ -263,17 +270,18 @@ class Panel(Widget, can_focus=True):
     @property
     def _base_style(self) -> Style:
         """The panel's own style under its lines (background, focus), kept until a style
-        update: working it out walks the panel's ancestors."""
+        update: working it out walks the panel's ancestors.  Lines are rendered on it."""
         if self._base is None:
             self._base = self.rich_style
         return self._base
 
     def render_line(self, y: int) -> Strip:
-        """One pre-rendered line on the widget's own background (focus changes it)."""
-        if self._styled is None:
-            base = self._base_style
-            self._styled = [s.apply_style(base) for s in self._strips]
-        return self._styled[y] if y < len(self._styled) else Strip.blank(self.size.width)
+        """One pre-rendered line (on the widget's own background)."""
+        if self._base is None and self.view is not None:
+            self.draw()  # the background changed (focus, theme): render on the new one
+        if y < len(self._strips):
+            return self._strips[y]
+        return Strip.blank(self.size.width, self._base_style)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines in ``crop`` for the compositor, straight from the pre-rendered ones.
@@ -302,11 +310,14 @@ class Panel(Widget, can_focus=True):
         return out
 
     def notify_style_update(self) -> None:
-        """Focus, theme or class changed the background: restyle the lines."""
+        """Focus, theme or class changed the background: the lines are rendered again on the
+        new one when next drawn (a style update happens on focus and theme changes only)."""
         super().notify_style_update()
-        self._styled = None
         self._filters = None
         self._base = None
+        self._known.clear()
+        self._full = (None, 0, [])
+        self._drawn = (None, 0, None)
 
     def on_resize(self, event: Resize) -> None:
         """Wider or narrower (zoom, terminal resize): draw again at the new width."""
