@@ -17,6 +17,7 @@ import pytest
 from tmuxkit import Tmux
 
 from sgmon.tui.app import SgmonApp
+from sgmon.tui.panels.findings import FindingsPanel
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -39,6 +40,10 @@ NAMES = {
     "slash": "/",
     "escape": "esc",
     "left": "←",
+    "up": "↑",
+    "down": "↓",
+    "pageup": "pgup",
+    "pagedown": "pgdn",
     "right": "→",
     "left_square_bracket": "[",
     "right_square_bracket": "]",
@@ -55,7 +60,7 @@ def test_help_lists_every_key(demo: Tmux) -> None:
     for line in screen.splitlines():
         if "│" in line:
             listed.update(line.split("│")[1][:17].split())  # the key column
-    for binding in SgmonApp.BINDINGS:
+    for binding in [*SgmonApp.BINDINGS, *FindingsPanel.BINDINGS]:
         for key in binding.key.split(","):  # type: ignore[union-attr]
             if key != "equals_sign":  # `=` is `+` without shift
                 assert NAMES.get(key, key) in listed, f"`{key}` is not in the help:\n{screen}"
