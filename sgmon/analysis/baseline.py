@@ -8,8 +8,9 @@ unit (so a flat series with no spread does not alarm on noise), and a ratio to t
 busy series does not alarm on a few percent).  A value that *stays* high becomes the new median
 within half a window and stops being a departure: the static thresholds, not the baseline, say
 whether a steady level is bad.  The fit is refreshed every ``every`` points, staggered by
-``phase`` across series, which keeps one tick of 200 series well under a millisecond; a window
-of one repeated value (an error counter at 0) is its own sorted order and is not sorted.
+``phase`` across series, which keeps one tick of 200 series well under a millisecond.  Every
+window is sorted, even one of a single repeated value (an error counter at 0): the sort finds
+it in order in one pass of float compares, cheaper than the generic compares of counting it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ MIN_POINTS = 8
 class Series:
     """The recent ticks and values of one series and their robust fit."""
 
-    __slots__ = ("_count", "_every", "median", "sigma", "ticks", "values")
+    __slots__ = ("_every", "_left", "median", "sigma", "ticks", "values")
 
     def __init__(self, window: int = 120, every: int = 20, phase: int = 0) -> None:
         self.ticks: deque[int] = deque(maxlen=window)
@@ -34,21 +35,30 @@ class Series:
         self.median: float | None = None
         self.sigma = 0.0
         self._every = every
-        self._count = phase % every
+        self._left = self._due(phase % every)
+        """Pushes to the next refit: a push that leaves some only adds its point."""
 
     def push(self, tick: int, value: float) -> bool:
         """Add this tick's value; refit on schedule (or as soon as there are enough points).
         True when it refit: the median and spread may have moved."""
-        values = self.values
         self.ticks.append(tick)
-        values.append(value)
-        self._count += 1
-        if self._count >= self._every or (self.median is None and len(values) >= MIN_POINTS):
-            self._count = 0
-            if len(values) >= MIN_POINTS:
-                self._refit()
-                return True
-        return False
+        self.values.append(value)
+        self._left -= 1
+        if self._left:
+            return False
+        fits = len(self.values) >= MIN_POINTS
+        if fits:
+            self._refit()
+        self._left = self._due(0)
+        return fits
+
+    def _due(self, since: int) -> int:
+        """Pushes to the next refit, ``since`` pushes after the last: ``every``, or as soon as
+        there are MIN_POINTS while there is no fit yet."""
+        due = self._every - since
+        if self.median is None:
+            due = min(due, max(1, MIN_POINTS - len(self.values)))
+        return due
 
     def span(self, first: int, last: int) -> list[float | None]:
         """Values for the ticks ``first..last`` (None where the series has no point)."""
@@ -73,9 +83,7 @@ class Series:
         return last
 
     def _refit(self) -> None:
-        vals: Sequence[float] = self.values
-        if vals[0] != vals[-1] or vals.count(vals[-1]) != len(vals):
-            vals = sorted(vals)  # else all equal: a stable sort would leave them as they are
+        vals = sorted(self.values)
         n = len(vals)
         self.median = _median(vals)
         self.sigma = (vals[(3 * n) // 4] - vals[n // 4]) / 1.349

@@ -25,7 +25,7 @@ import re
 
 from sgmon import events
 from sgmon.analysis.results import Budget
-from sgmon.model import Frame, Rows
+from sgmon.model import Frame, Rows, number
 from sgmon.rates import bucket_midpoints
 from sgmon.units import fmt_num
 
@@ -36,8 +36,7 @@ STANDBY_IO = events.STANDBY_WRITES
 
 
 def _avg(waits: Rows, event: str) -> float | None:
-    v = waits.get(event, {}).get("avg")
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+    return number(waits.get(event, {}).get("avg"))
 
 
 def _has_sync_dest(frame: Frame) -> bool:
