@@ -105,7 +105,7 @@ class _Latch:
         self.key = key
         self.series = series
         self.plan = plan
-        self.lo, self.hi = inf, -inf  # the calm band: none until judged calm
+        self.lo, self.hi = inf, -inf  # the calm band: none until judged calm (for ``ncpu``)
         self.limit: Limit | None = None
         self.lo_limit, self.hi_limit = -inf, inf
         """The band the limit leaves calm: ``settle`` reads it every time the median moves."""
@@ -207,6 +207,8 @@ class OutlierTracker:
         """Each (host, collector, instance) row's latches by field: one lookup a value."""
         self._open: dict[str, dict[SeriesKey, _Latch]] = {}
         self._plans: dict[tuple[str, str], dict[str, _Plan | None]] = {}
+        self._ncpu: dict[str, int] = {}
+        """Each host's CPU count at its last frame."""
 
     def series(self, key: SeriesKey) -> Series | None:
         """The recent points of one watched series (for correlation and rules)."""
@@ -246,6 +248,8 @@ class OutlierTracker:
         """Judge every series of one frame and return the host's open outliers."""
         host = frame.host
         opened = self._open.setdefault(host, {})
+        if self._ncpu.setdefault(host, ncpu) != ncpu:
+            self._recount(host, ncpu)
         rows = self._rows
         for coll, res in frame.collectors.items():
             plans = self._plans.setdefault((host, coll), {})
@@ -262,7 +266,7 @@ class OutlierTracker:
                 for name, plan, latch in known.judged:
                     v = row[name]
                     if latch is not None and (type(v) is float or type(v) is int):
-                        if latch.lo < v < latch.hi and latch.ncpu == ncpu:  # calm, stays calm
+                        if latch.lo < v < latch.hi:  # calm, stays calm
                             latch.tick = tick
                             ser = latch.series
                             if ser is not None and ser.push(tick, v):
@@ -283,6 +287,14 @@ class OutlierTracker:
         if tick % PRUNE_EVERY == 0:
             self._prune(host, tick, opened)
         return {k: self._outlier(latch) for k, latch in opened.items()}
+
+    def _recount(self, host: str, ncpu: int) -> None:
+        """The host's CPUs changed, and with them the limits that scale with them: every series
+        of the host is judged in full next time (a calm band holds for one count only)."""
+        self._ncpu[host] = ncpu
+        for key, latch in self._latches.items():
+            if key[0] == host:
+                latch.lo, latch.hi = inf, -inf
 
     def _text(
         self, key: SeriesKey, v: str, plan: _Plan, tick: int, opened: dict[SeriesKey, _Latch]
