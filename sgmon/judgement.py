@@ -38,7 +38,7 @@ from sgmon.events import (
     RFS_WRITE,
     SYNC_REMOTE_WRITE,
 )
-from sgmon.model import Field, Frame, Schema, Value
+from sgmon.model import Field, Frame, Schema, Value, number
 
 if TYPE_CHECKING:
     from sgmon.analysis import Analyzer
@@ -247,12 +247,11 @@ class Grader:
         """The static grade of one value: ``ok``, ``warn`` or ``crit`` ("ok" when unbounded)."""
         if isinstance(value, str):
             return text_grade(collector, name, value)[0] or "ok"
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            return "ok"
-        if row is not None and idle_rto(collector, name, row):
+        v = number(value)
+        if v is None or (row is not None and idle_rto(collector, name, row)):
             return "ok"
         lim = self.limit(host, collector, instance, name, ncpu)
-        return (lim.grade(value) if lim is not None else None) or "ok"
+        return (lim.grade(v) if lim is not None else None) or "ok"
 
     def judge(
         self, host: str, collector: str, instance: str, name: str, ncpu: int = 0
