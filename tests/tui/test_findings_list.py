@@ -23,8 +23,12 @@ def finding(key: str, title: str, evidence: list[str] = EVIDENCE) -> SimpleNames
     )
 
 
+FOUR = [finding(k, f"finding {k} title") for k in "abcd"]
+
+
 class OneList(App[None]):
-    """The findings list alone, 60 columns wide, 4 lines inside its border."""
+    """The findings list alone, 60 columns wide, 4 lines inside its border, focused, listing
+    ``FOUR``."""
 
     CSS = "FindingsPanel { height: 6; width: 60; border: round; }"
 
@@ -37,19 +41,19 @@ class OneList(App[None]):
     def compose(self) -> ComposeResult:
         yield FindingsPanel()
 
+    def on_mount(self) -> None:
+        self.panel = self.query_one(FindingsPanel)
+        self.panel.show(FOUR, self.palette)
+        self.panel.focus()
+
     def on_findings_panel_finding_chosen(self, event: FindingsPanel.FindingChosen) -> None:
         self.chosen.append(event.key)
-
-
-FOUR = [finding(k, f"finding {k} title") for k in "abcd"]
 
 
 async def test_arrows_pick_enter_expands_and_a_click_picks() -> None:
     app = OneList()
     async with app.run_test() as pilot:
-        panel = app.query_one(FindingsPanel)
-        panel.show(FOUR, app.palette)
-        panel.focus()
+        panel = app.panel
         await pilot.press("down")
         assert panel.highlighted_key() == "a" and app.chosen == ["a"]
         await pilot.press("down", "down")
@@ -75,8 +79,7 @@ async def test_arrows_pick_enter_expands_and_a_click_picks() -> None:
 async def test_a_tick_rewraps_only_the_finding_whose_numbers_moved() -> None:
     app = OneList()
     async with app.run_test() as pilot:
-        panel = app.query_one(FindingsPanel)
-        panel.show(FOUR, app.palette)
+        panel = app.panel
         await pilot.pause()
         # wrapped at the width left beside the scrollbar that eight lines in four bring
         width = panel.scrollable_content_region.width
@@ -94,9 +97,7 @@ async def test_a_tick_rewraps_only_the_finding_whose_numbers_moved() -> None:
 async def test_the_pick_follows_its_finding_and_an_empty_list_says_why() -> None:
     app = OneList()
     async with app.run_test() as pilot:
-        panel = app.query_one(FindingsPanel)
-        panel.show(FOUR, app.palette)
-        panel.focus()
+        panel = app.panel
         await pilot.press("down", "down")
         panel.show([FOUR[3], FOUR[1]], app.palette)  # b moved up to second place
         assert panel.highlighted == 1 and panel.highlighted_key() == "b"
