@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import is_
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.text import Text
 
@@ -23,44 +23,72 @@ SeriesKey = tuple[str, str, str]
 
 
 Frames = tuple[Frame | None, ...]
+T = TypeVar("T")
 
 
 class SeriesMemo:
     """A host's sparkline series as last read, so the next tick reads one new value per series.
 
     Each redraw reads every drawn series over the shared window (65 to 200 instants); from one
-    tick to the next the window moves on by one instant, so all but its newest value are the
-    ones read a second earlier.  Held by the timeline per host, handed to every view of it.
+    tick to the next the window moves on by one instant (or grows by one, while the history is
+    younger than the window), so all but its newest value are the ones read a second earlier.
+    Held by the timeline per host, handed to every view of it.  An entry is keyed by what was
+    asked, not by the window's length: keyed by length, each length the window had while it
+    grew kept its own entry, and with it the first frames the dashboard saw, for good.
     """
 
     LIMIT = 1024
     """Series kept; past it the memo starts again (sockets and devices come and go)."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, str, str, int], tuple[Frames, list[float | None]]] = {}
+        self._known: dict[tuple[Any, ...], tuple[Frames, list[Any]]] = {}
 
     def series(
-        self, frames: Frames, collector: str, instance: str, name: str
+        self, frames: Frames, collector: str, instance: str, name: str, last: int | None = None
     ) -> list[float | None]:
-        """One field's value in each frame (None where unknown or not a number); the list is
+        """One field's value in each frame (None where unknown or not a number); ``last``: the
+        length asked for (a window's sparkline, its zoomed one), a part of the key.  The list is
         shared with later calls, so callers must not change it."""
-        key = (collector, instance, name, len(frames))
+        return self.column(frames, collector, instance, name, _number, last)
+
+    def column(
+        self,
+        frames: Frames,
+        collector: str,
+        instance: str,
+        name: str,
+        read: Callable[[Frame, str, str, str], T],
+        last: int | None = None,
+    ) -> list[T | None]:
+        """``read(frame, collector, instance, name)`` of each frame (None where there is none),
+        memoised by all of those and ``last``; shared with later calls, like ``series``."""
+        key = (read, collector, instance, name, last)
+
+        def one(frame: Frame | None) -> T | None:
+            return read(frame, collector, instance, name) if frame is not None else None
+
         old = self._known.get(key)
-        # frames compare by identity: a Frame's own == compares every value
-        if old is not None and all(map(is_, old[0], frames)):
-            return old[1]
-        if old is not None and frames and all(map(is_, old[0][1:], frames[:-1])):
-            values = [*old[1][1:], _number(frames[-1], collector, instance, name)]
-        else:
-            values = [_number(f, collector, instance, name) for f in frames]
+        values: list[T | None] | None = None
+        if old is not None:
+            was, kept = old
+            n = len(frames)
+            # frames compare by identity: a Frame's own == compares every value
+            if len(was) == n and all(map(is_, was, frames)):
+                return kept
+            if n and len(was) == n and all(map(is_, was[1:], frames[:-1])):  # moved on one
+                values = [*kept[1:], one(frames[-1])]
+            elif len(was) + 1 == n and all(map(is_, was, frames)):  # grew by one
+                values = [*kept, one(frames[-1])]
+        if values is None:
+            values = [one(f) for f in frames]
         if len(self._known) >= self.LIMIT:
             self._known.clear()
         self._known[key] = (frames, values)
         return values
 
 
-def _number(frame: Frame | None, collector: str, instance: str, name: str) -> float | None:
-    v = frame.value(collector, instance, name) if frame is not None else None
+def _number(frame: Frame, collector: str, instance: str, name: str) -> float | None:
+    v = frame.value(collector, instance, name)
     return float(v) if isinstance(v, int | float) else None
 
 
@@ -117,7 +145,7 @@ class PaneView:
         only, when given (a sparkline shows 65 of the 160).  Not to be changed: it is the
         memo's."""
         frames = self.window if last is None else self.window[max(0, len(self.window) - last) :]
-        return self.memo.series(frames, collector, instance, name)
+        return self.memo.series(frames, collector, instance, name, last)
 
     def matches(self, name: str) -> bool:
         """Whether a device, interface or socket passes the filter."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections import deque
+
 import pytest
 from rich.console import Console
 from rich.segment import Segment
@@ -21,6 +24,7 @@ from sgmon.tui.panels.base import to_strips
 from sgmon.tui.panels.budget import legs, render_budget
 from sgmon.tui.panels.disks import ordered, render_disks
 from sgmon.tui.panels.heatmap import render_heatmap
+from sgmon.tui.panels.histogram import render_histogram
 from sgmon.tui.panels.sockets import render_sockets
 from sgmon.tui.panels.waits import render_waits
 from sgmon.tui.view import PaneView, SeriesMemo
@@ -87,6 +91,17 @@ def test_series_memo_reads_one_new_value_per_tick_and_never_a_stale_one() -> Non
     assert read(windows[-1]) is read(windows[-1])  # the same window again: nothing read
     assert read(windows[1]) == truth(windows[1])  # the cursor jumped back
     assert memo.series(windows[1], "disk", "sdb", "await") == [None] * 5  # another series
+
+
+def test_series_memo_reads_one_new_value_while_the_window_grows() -> None:
+    """A young history: the window grows by one instant a tick, and is read once a tick."""
+    frames = [Counted(t, float(t)) for t in range(8)]
+    memo = SeriesMemo()
+    Counted.reads = 0
+    for n in range(1, len(frames) + 1):
+        window = tuple(frames[:n])
+        assert memo.series(window, "disk", "sda", "await", 65) == [f.v for f in window]
+        assert Counted.reads == n
 
 
 def test_histogram_columns_fold_buckets_like_awr() -> None:
@@ -183,6 +198,23 @@ def test_waits_heatmap_and_sockets_show_the_rto_stall(stalled) -> None:
     assert cells[:-20].strip() == "" and cells[-20:].strip() != ""  # only after the onset
     socks = text(render_sockets(v, 78))
     assert "rto" in socks[1] and "1521" in socks[2]
+
+
+def test_panels_keep_no_frame_their_window_has_left() -> None:
+    """The heatmap, the % OF WAITS row and the sparklines hold no frame the window has moved
+    past: the dashboard's history lets a frame go, and nothing drawn may keep it (a cache of
+    the bucket shares by frame held 2000 frames, the memo each length a young window had)."""
+    pair = SimPair("rto-stall", seed=1, start=START, onset=5)
+    memo = SeriesMemo()
+    first = pair.step()[0]
+    window: deque[Frame] = deque([first], maxlen=30)
+    for _ in range(150):  # the window grows to 30 instants, then moves on
+        window.append(pair.step()[0])
+        v = view(window[-1], window=tuple(window), memo=memo)
+        assert text(render_heatmap(v, 78))[1].strip() == "log file sync"
+        assert text(render_histogram(v, 78))[1].split()[0] == "event"
+        assert "rto" in text(render_sockets(v, 78))[1]
+    assert sys.getrefcount(first) == 2  # this test's name and getrefcount's argument
 
 
 def test_collector_problem_is_one_line_not_a_table() -> None:

@@ -15,6 +15,7 @@ from rich.style import Style
 from rich.text import Text
 
 from sgmon import buckets, events
+from sgmon.model import Frame
 from sgmon.tui.draw import AXIS_LEFT, runs, title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
@@ -32,8 +33,13 @@ ROW_LABELS = (
 
 
 def grid(view: PaneView, event: str) -> list[list[float] | None]:
-    """Per instant of the window: the share of waits per bucket column (None: no data)."""
-    return [frame_shares(f, event) for f in view.window]
+    """Per instant of the window: the share of waits per bucket column (None: no data); through
+    the host's memo, so a tick works out the newest instant's only."""
+    return view.memo.column(view.window, "oracle_waits", event, "hist", _shares)
+
+
+def _shares(frame: Frame, _collector: str, event: str, _name: str) -> list[float] | None:
+    return frame_shares(frame, event)
 
 
 def render_event(view: PaneView, event: str, width: int) -> list[Text]:
@@ -83,7 +89,7 @@ def render_heatmap(view: PaneView, width: int) -> RenderableType:
     problem = view.collector_problem("oracle_waits")
     if problem is not None:
         return Group(head, problem)
-    present = [e for e in EVENTS if any(frame_shares(f, e) for f in view.window)]
+    present = [e for e in EVENTS if any(grid(view, e))]
     if not present:
         return Group(head, Text("  no histogram data yet", style=p.muted))
     parts: list[RenderableType] = [head]

@@ -7,8 +7,6 @@ from ``sgmon.buckets``, so the micro and milli views of the same waits read the 
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from rich.console import Group, RenderableType
 from rich.text import Text
 
@@ -20,26 +18,15 @@ from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.waits import events
 from sgmon.tui.view import PaneView
 
-_CACHE: OrderedDict[tuple[int, str], tuple[Frame, list[float] | None]] = OrderedDict()
-_CACHE_SIZE = 8000
-
 
 def frame_shares(frame: Frame | None, event: str) -> list[float] | None:
-    """Bucket shares of one event in one frame, computed once per frame (frames never change).
+    """Bucket shares of one event's waits in one frame (None: no waits, or no histogram).
 
-    The cache holds the frame itself, so its id cannot be reused by another frame meanwhile.
-    """
-    if frame is None:
-        return None
-    key = (id(frame), event)
-    hit = _CACHE.get(key)
-    if hit is None or hit[0] is not frame:
-        value = frame.value("oracle_waits", event, "hist")
-        hit = (frame, buckets.shares(value) if isinstance(value, list) else None)
-        _CACHE[key] = hit
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return hit[1]
+    Not cached by frame: a cache holds its frames after the history has let them go.  The
+    heatmap reads its window through the host's memo (``SeriesMemo``), which holds the
+    window's frames only."""
+    value = frame.value("oracle_waits", event, "hist") if frame is not None else None
+    return buckets.shares(value) if isinstance(value, list) else None
 
 
 CRIT_COLUMN = buckets.column(128.0)
@@ -64,7 +51,7 @@ def render_histogram(view: PaneView, width: int) -> RenderableType:
         return Group(head, problem)
     rows_out = []
     for e in events(view)[:5]:
-        sh = frame_shares(view.frame, e)  # the heatmap's last column: computed once per frame
+        sh = frame_shares(view.frame, e)
         if sh is None:
             continue
         cells = []
