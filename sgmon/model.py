@@ -30,6 +30,9 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import sys
+import weakref
+from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -188,24 +191,57 @@ class Event:
         }
 
 
+class _Pairs(tuple[Value, ...]):
+    """A histogram's ``[[bound, count], ...]`` in a packed row, flattened to ``(bound, count,
+    bound, count, ...)``: one object instead of a list and a list per bucket; read back as the
+    list of pairs it was."""
+
+    __slots__ = ()
+
+    def unpacked(self) -> list[list[Value]]:
+        """The list of ``[bound, count]`` pairs (a new one: no reader can change the frame)."""
+        return [[self[i], self[i + 1]] for i in range(0, len(self), 2)]
+
+
+def _kept(v: Value) -> Kept:
+    """How packed rows keep a value that is not a float."""
+    if type(v) is str:
+        return sys.intern(v)
+    if type(v) is list and all(type(p) is list and len(p) == 2 for p in v):
+        return _Pairs(x for pair in v for x in pair)
+    return v
+
+
+Kept = Value | _Pairs
+"""A value as packed rows keep it (``_kept``)."""
+
+
 class PackedRow(Mapping[str, Value]):
-    """A row of a frame kept in a history, read-only: its values in a tuple beside a field index
-    that every row with the same fields shares.  A dict per row was most of what an instant of
-    history held (a 15-minute history of two hosts grew the dashboard by 60 MB)."""
+    """One row of a frame kept in a history (``PackedRows``), read-only: a view, made when it is
+    read, of where the row's values are in its collector's packed values."""
 
-    __slots__ = ("_index", "_values")
+    __slots__ = ("_floats", "_index", "_others")
 
-    def __init__(self, index: dict[str, int], values: tuple[Value, ...]) -> None:
+    def __init__(
+        self, index: Mapping[str, int], floats: array[float], others: tuple[Kept, ...]
+    ) -> None:
         self._index = index
-        self._values = values
+        self._floats = floats
+        self._others = others
 
     def __getitem__(self, name: str) -> Value:
-        return self._values[self._index[name]]
+        return self._at(self._index[name])
 
     def get(self, name: str, default: Any = None) -> Any:
         """The value of ``name``, or ``default`` when the row has no such field."""
         i = self._index.get(name)
-        return default if i is None else self._values[i]
+        return default if i is None else self._at(i)
+
+    def _at(self, i: int) -> Value:
+        if i >= 0:
+            return self._floats[i]
+        v = self._others[~i]
+        return v.unpacked() if isinstance(v, _Pairs) else v
 
     def __contains__(self, name: object) -> bool:
         return name in self._index
@@ -214,36 +250,105 @@ class PackedRow(Mapping[str, Value]):
         return iter(self._index)
 
     def __len__(self) -> int:
-        return len(self._values)
+        return len(self._index)
 
     def __repr__(self) -> str:
         return f"PackedRow({dict(self)!r})"
 
 
-_INDEXES: dict[tuple[str, ...], dict[str, int]] = {}
-"""Field indexes by the fields of a row, shared by every packed row with those fields."""
-INDEXES_KEPT = 4096
-"""Distinct field sets whose index is shared; beyond them each row gets its own (a collector
-whose rows' fields vary without bound must not grow the table)."""
+class _Shape:
+    """Where each value of a collector's packed rows is: instance -> field -> position (``>= 0``
+    in the floats, ``< 0`` the others' ``~position``); shared by the rows of every frame with the
+    same instances, fields and float fields.  ``key`` lists those, as ``pack_rows`` makes it."""
+
+    __slots__ = ("__weakref__", "rows")
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        kinds: str = key[-1]
+        self.rows: dict[str, dict[str, int]] = {}
+        i = nf = no = 0
+        while i < len(key) - 1:
+            instance, n = key[i], key[i + 1]
+            index: dict[str, int] = {}
+            for name in key[i + 2 : i + 2 + n]:
+                if kinds[nf + no] == "f":
+                    index[name] = nf
+                    nf += 1
+                else:
+                    index[name] = ~no
+                    no += 1
+            self.rows[instance] = index
+            i += 2 + n
+
+
+_SHAPES: weakref.WeakValueDictionary[tuple[Any, ...], _Shape] = weakref.WeakValueDictionary()
+"""The shapes some frame's packed rows have; a shape goes with the last frame that has it, so
+instances that come and go (processes, sockets) do not grow the table."""
+_NO_FLOATS: array[float] = array("d")
+"""The floats of packed rows that have none (shared: packed rows are never written)."""
+
+
+class PackedRows(Mapping[str, Mapping[str, Value]]):
+    """A collector's rows in a frame kept by a history, read-only.  Its float values are in one
+    array (8 bytes each, not a 24-byte object and a pointer in a row's own tuple), the other
+    values in one tuple (strings interned: a state or a name repeats in every frame; histograms
+    flattened, ``_Pairs``), and where each one is in a ``_Shape`` shared with the other frames;
+    a row is a view made when read."""
+
+    __slots__ = ("_floats", "_others", "_shape")
+
+    def __init__(self, shape: _Shape, floats: array[float], others: tuple[Kept, ...]) -> None:
+        self._shape = shape
+        self._floats = floats
+        self._others = others
+
+    def __getitem__(self, instance: str) -> PackedRow:
+        return PackedRow(self._shape.rows[instance], self._floats, self._others)
+
+    def get(self, instance: str, default: Any = None) -> Any:
+        """The row of ``instance``, or ``default`` when there is none."""
+        index = self._shape.rows.get(instance)
+        return default if index is None else PackedRow(index, self._floats, self._others)
+
+    def __contains__(self, instance: object) -> bool:
+        return instance in self._shape.rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._shape.rows)
+
+    def __len__(self) -> int:
+        return len(self._shape.rows)
+
+    def __repr__(self) -> str:
+        return f"PackedRows({ {i: dict(r) for i, r in self.items()}!r})"
 
 
 def pack_rows(rows: Rows) -> Rows:
-    """``rows`` with each row packed (``PackedRow``): the same values, a fraction of the
-    memory.  Typed as ``Rows`` for its readers; a packed row cannot be written, and no one
-    writes a frame once it is made."""
-    out: dict[str, Any] = {}
-    for inst, row in rows.items():
-        if isinstance(row, PackedRow):
-            out[inst] = row
-            continue
-        names = tuple(row)
-        index = _INDEXES.get(names)
-        if index is None:
-            index = {n: i for i, n in enumerate(names)}
-            if len(_INDEXES) < INDEXES_KEPT:
-                _INDEXES[names] = index
-        out[inst] = PackedRow(index, tuple(row.values()))
-    return out
+    """``rows`` packed (``PackedRows``): the same values in a fraction of the memory.  Typed as
+    ``Rows`` for its readers; packed rows cannot be written, and no one writes a frame once it
+    is made."""
+    if isinstance(rows, PackedRows):
+        return rows
+    key: list[Any] = []
+    kinds: list[str] = []
+    floats: list[float] = []
+    others: list[Kept] = []
+    for instance, row in rows.items():
+        key += (instance, len(row), *row)
+        for v in row.values():
+            if type(v) is float:
+                floats.append(v)
+                kinds.append("f")
+            else:
+                others.append(_kept(v))
+                kinds.append("o")
+    key.append("".join(kinds))
+    shape_key = tuple(key)
+    shape = _SHAPES.get(shape_key)
+    if shape is None:
+        shape = _SHAPES[shape_key] = _Shape(shape_key)
+    packed = PackedRows(shape, array("d", floats) if floats else _NO_FLOATS, tuple(others))
+    return packed  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +363,7 @@ class CollectorResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON form (a history's packed rows as the dicts they were; a fresh frame's as is)."""
         rows = self.rows
-        if isinstance(next(iter(rows.values()), None), PackedRow):  # ``pack_rows`` packs all
+        if isinstance(rows, PackedRows):
             rows = {i: dict(r) for i, r in rows.items()}
         return {
             "status": self.status.value,
