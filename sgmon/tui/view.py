@@ -49,24 +49,17 @@ class SeriesMemo:
         """One field's value in each frame (None where unknown or not a number); ``last``: the
         length asked for (a window's sparkline, its zoomed one), a part of the key.  The list is
         shared with later calls, so callers must not change it."""
-        return self.column(frames, collector, instance, name, _number, last)
+        return self.column(
+            frames,
+            (collector, instance, name, last),
+            lambda f: number(f.value(collector, instance, name)),
+        )
 
     def column(
-        self,
-        frames: Frames,
-        collector: str,
-        instance: str,
-        name: str,
-        read: Callable[[Frame, str, str, str], T],
-        last: int | None = None,
+        self, frames: Frames, key: tuple[Any, ...], read: Callable[[Frame], T]
     ) -> list[T | None]:
-        """``read(frame, collector, instance, name)`` of each frame (None where there is none),
-        memoised by all of those and ``last``; shared with later calls, like ``series``."""
-        key = (read, collector, instance, name, last)
-
-        def one(frame: Frame | None) -> T | None:
-            return read(frame, collector, instance, name) if frame is not None else None
-
+        """``read(frame)`` of each frame (None where there is none), memoised under ``key``
+        (what is read, and how much of the window); shared with later calls, like ``series``."""
         old = self._known.get(key)
         values: list[T | None] | None = None
         if old is not None:
@@ -76,20 +69,18 @@ class SeriesMemo:
             if len(was) == n and all(map(is_, was, frames)):
                 return kept
             if n and len(was) == n and all(map(is_, was[1:], frames[:-1])):  # moved on one
-                values = [*kept[1:], one(frames[-1])]
+                values = kept[1:]
             elif len(was) + 1 == n and all(map(is_, was, frames)):  # grew by one
-                values = [*kept, one(frames[-1])]
+                values = kept[:]
         if values is None:
-            values = [one(f) for f in frames]
+            values = [read(f) if f is not None else None for f in frames]
+        else:
+            newest = frames[-1]
+            values.append(read(newest) if newest is not None else None)
         if len(self._known) >= self.LIMIT:
             self._known.clear()
         self._known[key] = (frames, values)
         return values
-
-
-def _number(frame: Frame, collector: str, instance: str, name: str) -> float | None:
-    v = frame.value(collector, instance, name)
-    return float(v) if isinstance(v, int | float) else None
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,12 @@ Render = Callable[[PaneView, int], RenderableType]
 NULL = Style.null()
 
 LineKey = tuple[str, tuple[Span, ...], str | Style]
-"""A one-line Text's content: equal keys give equal strips."""
+"""A Text's content: equal keys give equal strips."""
+
+
+def line_key(text: Text) -> LineKey:
+    """What a Text renders from (its plain text, spans and own style)."""
+    return (text.plain, tuple(text.spans), text.style)
 
 
 def to_strips(
@@ -54,7 +59,7 @@ def to_strips(
     if len(texts) == len(parts):
         if known is None:
             return [_strip(console, t, width, base) for t in texts]
-        keys = [(t.plain, tuple(t.spans), t.style) for t in texts]
+        keys = [line_key(t) for t in texts]
         pairs = zip(keys, texts, strict=True)
         strips = [known.get(k) or _strip(console, t, width, base) for k, t in pairs]
         known.clear()

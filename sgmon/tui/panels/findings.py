@@ -27,7 +27,7 @@ from textual.strip import Strip
 
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
-from sgmon.tui.panels.base import to_strips
+from sgmon.tui.panels.base import LineKey, line_key, to_strips
 
 
 def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = False) -> Text:
@@ -52,10 +52,6 @@ def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = Fals
     line = fit_words(" · ".join(evidence), max(20, width - 6 - len(more)))
     out.append("\n     " + line + more, style=palette.muted)
     return out
-
-
-TextKey = tuple[str, tuple, Any]
-"""A Text's content (plain, spans, style): equal keys render to equal lines."""
 
 
 class FindingsPanel(ScrollView, can_focus=True):
@@ -99,7 +95,7 @@ class FindingsPanel(ScrollView, can_focus=True):
         self._keys: list[str] = []
         self._highlighted: int | None = None
         self._last: tuple[Sequence[Any], Palette | None, str] = ((), None, "")
-        self._texts: list[TextKey] = []
+        self._texts: list[LineKey] = []
         """Each finding's (or the note's) text as last rendered."""
         self._items: list[list[Strip]] = []
         """Each finding's lines at the laid-out width, unstyled."""
@@ -162,7 +158,7 @@ class FindingsPanel(ScrollView, can_focus=True):
             texts = [render_finding(f, palette, width, f.key in self.expanded) for f in findings]
         else:
             texts = [Text(note or "no findings", style=palette.muted)]
-        keys = [(t.plain, tuple(t.spans), t.style) for t in texts]
+        keys = [line_key(t) for t in texts]
         known = dict(zip(self._texts, self._items, strict=True))
         items = [known.get(k) or self._strips(t, width) for k, t in zip(keys, texts, strict=True)]
         same_shape = [len(s) for s in items] == [len(s) for s in self._items]
@@ -217,9 +213,8 @@ class FindingsPanel(ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         """Wrap again first when the width for text changed: a resize, or the scrollbar that a
         longer list brings (it narrows the content without a resize event)."""
-        findings, palette, note = self._last
-        if palette is not None and self.scrollable_content_region.width != self._width:
-            self.show(findings, palette, note)
+        if self.scrollable_content_region.width != self._width:
+            self._show_again()
         return super().render_lines(crop)
 
     def action_move(self, step: int) -> None:
@@ -243,6 +238,10 @@ class FindingsPanel(ScrollView, can_focus=True):
         if key is None:
             return
         self.expanded ^= {key}
+        self._show_again()
+
+    def _show_again(self) -> None:
+        """The last findings shown, laid out again (another width, a finding expanded)."""
         findings, palette, note = self._last
         if palette is not None:
             self.show(findings, palette, note)

@@ -15,7 +15,6 @@ from rich.style import Style
 from rich.text import Text
 
 from sgmon import buckets, events
-from sgmon.model import Frame
 from sgmon.tui.draw import AXIS_LEFT, runs, title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
@@ -35,11 +34,7 @@ ROW_LABELS = (
 def grid(view: PaneView, event: str) -> list[list[float] | None]:
     """Per instant of the window: the share of waits per bucket column (None: no data); through
     the host's memo, so a tick works out the newest instant's only."""
-    return view.memo.column(view.window, "oracle_waits", event, "hist", _shares)
-
-
-def _shares(frame: Frame, _collector: str, event: str, _name: str) -> list[float] | None:
-    return frame_shares(frame, event)
+    return view.memo.column(view.window, ("shares", event), lambda f: frame_shares(f, event))
 
 
 def render_event(view: PaneView, event: str, width: int) -> list[Text]:
