@@ -204,11 +204,15 @@ def test_bad_file_beside_good_ones_loses_nothing(loaded: Path, tmp_path: Path) -
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1, missing.stderr
 
 
-def test_restart_marker_becomes_an_event(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pause", [0.0, 2.5])
+def test_restart_marker_becomes_an_event(tmp_path: Path, pause: float) -> None:
+    """The restart is stamped in the second of the record before it; a slow restart (``pause``)
+    leaves records more than 1.5 steps apart, which the restart explains: no gap besides."""
     nslab.require_root("sadf", SADC)
     path = tmp_path / "sa24"
     sadc(path, 2)
     subprocess.run([SADC, str(path)], check=True, timeout=30)  # the boot-time dummy record
+    time.sleep(pause)
     sadc(path, 2)
     sar = subprocess.run(["sar", "-q", "-f", str(path)], capture_output=True, text=True).stdout
     assert "LINUX RESTART" in sar

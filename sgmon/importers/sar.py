@@ -332,10 +332,12 @@ def _host(b: Builder, path: Path, host: str, role: str, h: dict[str, Any], trunc
     for n, s in enumerate(stats, 1):
         t = _when(s["timestamp"])
         dt = float(s["timestamp"].get("interval") or step or 0.0)
+        # A restart stamped in the second of the record before it came after that record (sadc
+        # writes it later; the first record after a restart is an interval on): [prev, t).
         events = [
             Event(r, "sar", "restart", "", "LINUX RESTART: counters restart from 0")
             for r in restarts
-            if (prev is None or r > prev) and r <= t
+            if (prev is None or r >= prev) and r < t
         ]
         restarted = bool(events)  # a restart in between already says why records stopped
         if prev is not None and is_gap(t - prev, step) and not restarted:
