@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache, cached_property
 
-from rich.color import Color, blend_rgb
+from rich.color import Color, ColorParseError, blend_rgb
 from rich.style import Style
 
 
@@ -65,6 +65,25 @@ class Palette:
         muted for a name the theme has no colour for, never an error mid-draw."""
         colour = self.var(f"leg-{name}")
         return Style(color=colour) if colour else self.muted
+
+    @cached_property
+    def truecolor(self) -> bool:
+        """Whether every style it gives is an RGB colour without dim (the built-in themes): the
+        lines drawn in it are then as Textual's ANSI-to-truecolor line filter would leave them,
+        and panels skip that filter (a new list and strip for each line repainted)."""
+        for key, value in self.variables:
+            if key == "sgmon-crit-style":
+                style = Style.parse(value or "bold")
+                colours = (style.color, style.bgcolor)
+                if style.dim or any(c is not None and c.triplet is None for c in colours):
+                    return False
+                continue
+            try:
+                if Color.parse(value).triplet is None:
+                    return False
+            except ColorParseError:
+                return False
+        return True
 
     def heat(self, level: float) -> Color:
         """Heatmap colour for a share 0..1 (0 is never drawn)."""

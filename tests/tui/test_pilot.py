@@ -25,7 +25,7 @@ def pane_times(app: SgmonApp) -> list[set[float]]:
 
 
 def header(app: SgmonApp) -> str:
-    return str(app.query_one(Header).render())
+    return app.query_one(Header).text
 
 
 async def test_pause_holds_the_view_while_frames_keep_coming() -> None:

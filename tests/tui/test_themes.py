@@ -53,3 +53,53 @@ async def test_a_partial_user_theme_runs_with_the_dark_defaults(tmp_path, monkey
         dark = themes.load_themes()["sgmon-dark"]["variables"]
         assert app.palette.var("crit") == "#ff00ff"
         assert app.palette.var("warn") == dark["sgmon-warn"]
+
+
+async def test_panels_skip_the_truecolor_filter_only_where_it_changes_nothing(
+    tmp_path, monkeypatch
+) -> None:
+    """Panels leave out Textual's ANSI-to-truecolor line filter for a palette of RGB colours
+    only: every line drawn in each built-in theme is as the filter would leave it, and a user
+    theme with ANSI colour names and a dim crit style still gets it."""
+    from rich.color import ColorType
+    from textual.filter import ANSIToTruecolor
+    from textual.geometry import Region
+    from tuikit import drawn, feed, make_app, until
+
+    from sgmon.tui.panels.base import Panel
+
+    folder = tmp_path / "config" / "sgmon" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "ansi.toml").write_text(
+        'name = "ansi"\nprimary = "#00ff00"\n[variables]\n'
+        'sgmon-crit = "red"\nsgmon-warn = "yellow"\nsgmon-muted = "bright_black"\n'
+        'sgmon-crit-style = "dim"\n'
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    app, pair = make_app("rto-stall")
+    async with app.run_test(size=(160, 48)) as pilot:
+        seen = {}
+        for _ in range(4):  # dark, light, contrast, then the user's
+            feed(app, pair, 40)
+            await until(pilot, lambda: drawn(app))
+            truecolor = ANSIToTruecolor(app.ansi_theme)
+            panels = [p for p in app.query(Panel) if p.display and p.view is not None]
+            styles, raw = set(), set()
+            for panel in panels:
+                raw.update(s.style for line in panel._strips for s in line if s.style)
+                width = panel.size.width
+                out = panel.render_lines(Region(0, 0, width, panel.size.height))
+                for strip in out:
+                    segments = list(strip)
+                    again = truecolor.apply(segments, panel.background_colors[1])
+                    assert again == segments, (app.theme, panel, strip.text)
+                    styles.update(s.style for s in segments if s.style is not None)
+            seen[app.theme] = (app.palette.truecolor, styles, raw)
+            await pilot.press("t")
+    rgb = [t for t, (truecolor, _, _) in seen.items() if truecolor]
+    assert rgb == ["sgmon-dark", "sgmon-light", "sgmon-contrast"]
+    truecolor, styles, raw = seen["ansi"]
+    assert not truecolor
+    assert ColorType.STANDARD in {s.color.type for s in raw if s.color is not None}
+    colours = {s.color.type for s in styles if s.color is not None}
+    assert colours and ColorType.STANDARD not in colours and not any(s.dim for s in styles)

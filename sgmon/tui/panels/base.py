@@ -16,12 +16,13 @@ from rich.style import Style
 from rich.text import Span, Text
 from textual.color import Color
 from textual.events import Resize
-from textual.filter import LineFilter
+from textual.filter import ANSIToTruecolor, LineFilter
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
 from sgmon.tui.draw import graph_width, grid, spark_row
+from sgmon.tui.palette import Palette
 from sgmon.tui.view import PaneView
 
 Render = Callable[[PaneView, int], RenderableType]
@@ -130,7 +131,86 @@ def _segments(console: Console, text: Text) -> list[Segment]:
     return out
 
 
-class Panel(Widget, can_focus=True):
+class Lines(Widget):
+    """A widget drawn from strips rendered ahead on its own background (the panels, the
+    header): they go to the compositor as they are.
+
+    Textual's generic path (its styles cache) pads, backgrounds and post-processes every
+    repainted line for borders, padding, tint and opacity, which these widgets have none of: a
+    third of the compositor's time per frame, and for a ``Static`` its content pipeline besides.
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._strips: list[Strip] = []
+        self._filters: tuple[Palette | None, Sequence[LineFilter], Color] | None = None
+        self._base: Style | None = None
+
+    @property
+    def palette(self) -> Palette | None:
+        """The palette its lines are drawn in (None before it has any)."""
+        return None
+
+    def restyle(self) -> None:
+        """Render the lines again on a new background (after a focus or theme change)."""
+
+    @property
+    def _base_style(self) -> Style:
+        """The widget's own style under its lines (background, focus), kept until a style
+        update: working it out walks the widget's ancestors.  Lines are rendered on it."""
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
+
+    def render_line(self, y: int) -> Strip:
+        """One pre-rendered line (on the widget's own background)."""
+        if self._base is None:
+            self.restyle()  # the background changed (focus, theme): render on the new one
+        if y < len(self._strips):
+            return self._strips[y]
+        return Strip.blank(self.size.width, self._base_style)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines in ``crop`` for the compositor, straight from the pre-rendered ones.
+
+        What Textual's path does that still applies is done here: the app's line filters (true
+        colour for ANSI colours: left out for a palette of RGB colours, where it changes
+        nothing), cached per strip, the crop, and lines drawn at another width (until the
+        resize draws them again) fitted to this one.
+        """
+        palette = self.palette
+        if self._filters is None or self._filters[0] is not palette:
+            rgb = palette is not None and palette.truecolor
+            kept = [
+                f
+                for f in self.app.get_line_filters()
+                if not (rgb and isinstance(f, ANSIToTruecolor))  # it would change nothing
+            ]
+            self._filters = (palette, kept, self.background_colors[1])
+        _, filters, background = self._filters
+        width = self._size.width  # no border or padding: its size, without a map lookup
+        out = []
+        for y in crop.line_range:
+            strip = self.render_line(y)
+            if strip.cell_length != width:  # drawn at the width it had (a zoom, a resize)
+                strip = strip.adjust_cell_length(width, self._base_style)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            out.append(strip)
+        if crop.column_span != (0, width):
+            x1, x2 = crop.column_span
+            out = [strip.crop(x1, x2) for strip in out]
+        return out
+
+    def notify_style_update(self) -> None:
+        """Focus, theme or class changed the background: the lines are rendered again on the
+        new one when next drawn (a style update happens on focus and theme changes only)."""
+        super().notify_style_update()
+        self._filters = None
+        self._base = None
+
+
+class Panel(Lines, can_focus=True):
     """Shows ``render_view(view, width)``; an equal view at the same width costs no redraw.
 
     Its pane may give it fewer lines than it has (``limit``): the first lines stay, as every
@@ -163,19 +243,20 @@ class Panel(Widget, can_focus=True):
         self._drawn: tuple[PaneView | None, int, int | None] = (None, 0, None)
         self._full: tuple[PaneView | None, int, list[Strip]] = (None, 0, [])
         self._known: dict[LineKey, Strip] = {}
-        self._strips: list[Strip] = []
-        self._filters: tuple[Sequence[LineFilter], Color] | None = None
-        self._base: Style | None = None
 
     @property
     def _laid_out_width(self) -> int:
         """Its own width, or its pane's while it is folded away (to count its lines); 0 before
-        the layout has given either."""
+        the layout has given either.
+
+        Its own is the size the layout gave it (a panel has no border or padding), not its
+        ``content_region``: that looks the panel up in the screen's map, 4 % of the dashboard's
+        time when asked a few times per panel and tick.
+        """
+        if self.display and self._size.width:
+            return self._size.width
         pane = self.parent
-        own = self.content_region.width
-        if not own and isinstance(pane, Widget):
-            own = pane.scrollable_content_region.width
-        return own
+        return pane.scrollable_content_region.width if isinstance(pane, Widget) else 0
 
     @property
     def _width(self) -> int:
@@ -273,53 +354,18 @@ class Panel(Widget, can_focus=True):
         return [s.text for s in (self._strips if self._laid_out_width else self.full())]
 
     @property
-    def _base_style(self) -> Style:
-        """The panel's own style under its lines (background, focus), kept until a style
-        update: working it out walks the panel's ancestors.  Lines are rendered on it."""
-        if self._base is None:
-            self._base = self.rich_style
-        return self._base
+    def palette(self) -> Palette | None:
+        """The palette of its newest view."""
+        return self.view.palette if self.view is not None else None
 
-    def render_line(self, y: int) -> Strip:
-        """One pre-rendered line (on the widget's own background)."""
-        if self._base is None and self.view is not None:
-            self.draw()  # the background changed (focus, theme): render on the new one
-        if y < len(self._strips):
-            return self._strips[y]
-        return Strip.blank(self.size.width, self._base_style)
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """The lines in ``crop`` for the compositor, straight from the pre-rendered ones.
-
-        Textual's generic path (its styles cache) pads, backgrounds and post-processes every
-        repainted line for borders, padding, tint and opacity, which a panel has none of: a
-        third of the compositor's time per frame.  What it does that still applies is done
-        here: the app's line filters (true colour for ANSI colours), cached per strip, the crop,
-        and lines drawn at another width (until the resize draws them again) fitted to this one.
-        """
-        if self._filters is None:
-            self._filters = (self.app.get_line_filters(), self.background_colors[1])
-        filters, background = self._filters
-        width = self.size.width
-        out = []
-        for y in crop.line_range:
-            strip = self.render_line(y)
-            if strip.cell_length != width:  # drawn at the width it had (a zoom, a resize)
-                strip = strip.adjust_cell_length(width, self._base_style)
-            for line_filter in filters:
-                strip = strip.apply_filter(line_filter, background)
-            out.append(strip)
-        if crop.column_span != (0, width):
-            x1, x2 = crop.column_span
-            out = [strip.crop(x1, x2) for strip in out]
-        return out
+    def restyle(self) -> None:
+        """Draw the newest view again (``notify_style_update`` forgot the last render)."""
+        if self.view is not None:
+            self.draw()
 
     def notify_style_update(self) -> None:
-        """Focus, theme or class changed the background: the lines are rendered again on the
-        new one when next drawn (a style update happens on focus and theme changes only)."""
+        """The background changed: forget the lines rendered on the old one."""
         super().notify_style_update()
-        self._filters = None
-        self._base = None
         self._known.clear()
         self._full = (None, 0, [])
         self._drawn = (None, 0, None)

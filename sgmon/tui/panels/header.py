@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from rich.text import Span, Text
-from textual.widgets import Static
+from rich.text import Text
+from textual.events import Resize
 
 from sgmon.tui.palette import Palette
+from sgmon.tui.panels.base import Lines, to_strips
 from sgmon.units import fmt_num
 
 SKEW_SHOWN_MS = 20.0
@@ -84,16 +85,45 @@ def render_header(v: HeaderView, width: int = 160) -> Text:
     return out
 
 
-class Header(Static):
-    """The dashboard's top line."""
+class Header(Lines):
+    """The dashboard's top line, drawn through the line API as the panels are: a ``Static``
+    laid its text out again through Textual's content pipeline on every tick (the clock)."""
 
-    _shown: tuple[str, list[Span]] | None = None
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._view: HeaderView | None = None
+        self._shown: tuple[HeaderView | None, int] = (None, 0)
+
+    @property
+    def palette(self) -> Palette | None:
+        """The palette of the last view shown."""
+        return self._view.palette if self._view is not None else None
+
+    @property
+    def text(self) -> str:
+        """The line as shown."""
+        return self._strips[0].text if self._strips else ""
 
     def show(self, view: HeaderView) -> None:
         """Draw the header, unless it reads as it does already (a repaint of the line is a
         compositor pass over the whole screen's width)."""
-        text = render_header(view, self.size.width)
-        shown = (text.plain, text.spans)
-        if shown != self._shown:
-            self._shown = shown
-            self.update(text, layout=False)
+        self._view = view
+        width = self.size.width
+        if not width or self._shown == (view, width):
+            return  # not laid out yet: on_resize draws it
+        self._shown = (view, width)
+        text = render_header(view, width)
+        strips = to_strips(self.app.console, text, width, base=self._base_style)
+        if strips != self._strips:
+            self._strips = strips
+            self.refresh()
+
+    def restyle(self) -> None:
+        """Draw the last view again on the new background."""
+        self._shown = (None, 0)
+        if self._view is not None:
+            self.show(self._view)
+
+    def on_resize(self, _: Resize) -> None:
+        """A new width: draw the last view at it."""
+        self.restyle()
