@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Span, Text
 
@@ -33,6 +34,17 @@ def pairs(palette: Palette, items: Sequence[tuple[str, Text]]) -> Text:
         out.append(name + " ", style=palette.muted)
         out.append_text(value)
     return out
+
+
+NARROW = frozenset(c for c in "·│≥≤█▄▀→←●○▸■▒▇▆▅▃▂▁↓↑…░▓─" if cell_len(c) == 1)
+"""The characters beyond ASCII that the panels draw and Rich counts one cell wide."""
+
+
+def cell_count(plain: str) -> int:
+    """Terminal cells of a panel line, as Rich counts them.  Rich caches the count of the last
+    4,096 strings; a redraw's lines are new strings (their numbers moved), and counting one
+    character at a time cost more than all the rest of turning a line into a strip."""
+    return len(plain) if plain.isascii() or NARROW.issuperset(plain) else cell_len(plain)
 
 
 def graph_width(width: int) -> int:
@@ -96,16 +108,21 @@ def _scale(v: float, peak: float, log: bool) -> float:
 
 def runs(cells: Sequence[tuple[str, Style | None]]) -> Text:
     """Characters with styles as Text, one span per run of equal styles (cheap to render)."""
-    out = Text()
-    i = 0
+    parts: list[str] = []
+    spans: list[Span] = []
+    at = i = 0
     while i < len(cells):
         j = i
         style = cells[i][1]
         while j < len(cells) and cells[j][1] == style:
             j += 1
-        out.append("".join(c for c, _ in cells[i:j]), style=style)
+        run = "".join(c for c, _ in cells[i:j])
+        if style:
+            spans.append(Span(at, at + len(run), style))
+        parts.append(run)
+        at += len(run)
         i = j
-    return out
+    return Text("".join(parts), spans=spans)
 
 
 def spark_row(
@@ -138,7 +155,7 @@ def grid(
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
-            widths[i] = max(widths[i], cell.cell_len)
+            widths[i] = max(widths[i], cell_count(cell.plain))
     lines = [_line([Text(h, style=palette.muted) for h in headers], widths, right_from)]
     lines += [_line(list(row), widths, right_from) for row in rows]
     return lines
@@ -152,7 +169,7 @@ def _line(cells: list[Text], widths: list[int], right_from: int) -> Text:
     spans: list[Span] = []
     at = 0
     for i, (cell, w) in enumerate(zip(cells, widths, strict=True)):
-        pad = " " * (w - cell.cell_len)
+        pad = " " * (w - cell_count(cell.plain))
         if i:
             parts.append(" ")
             at += 1

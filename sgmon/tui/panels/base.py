@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
 from rich.style import Style
@@ -21,7 +20,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from sgmon.tui.draw import graph_width, grid, spark_row
+from sgmon.tui.draw import cell_count, graph_width, grid, spark_row
 from sgmon.tui.palette import Palette
 from sgmon.tui.view import PaneView
 
@@ -77,22 +76,10 @@ def to_strips(
     ]
 
 
-NARROW = frozenset(c for c in "·│≥≤█▄▀→←●○▸■▒▇▆▅▃▂▁↓↑…░▓─" if cell_len(c) == 1)
-"""The characters beyond ASCII that the panels draw and Rich counts one cell wide."""
-
-
-def cells(plain: str) -> int:
-    """Terminal cells of a panel line, as Rich counts them.  Rich caches the count of the last
-    4,096 strings; a redraw's lines are new strings (their numbers moved), and counting one
-    character at a time cost more than all the rest of turning a line into a strip."""
-    return len(plain) if plain.isascii() or NARROW.issuperset(plain) else cell_len(plain)
-
-
 def _strip(console: Console, text: Text, width: int, base: Style) -> Strip:
     # Text.render leaves the Text's own style to its caller.
-    style = base + console.get_style(text.style)
-    segments = list(Segment.apply_style(_segments(console, text), style))
-    used = cells(text.plain)
+    segments = _segments(console, text, base + console.get_style(text.style))
+    used = cell_count(text.plain)
     if used > width:
         return Strip(Segment.adjust_line_length(segments, width), width)
     if used < width:
@@ -100,34 +87,34 @@ def _strip(console: Console, text: Text, width: int, base: Style) -> Strip:
     return Strip(segments, width)
 
 
-def _segments(console: Console, text: Text) -> list[Segment]:
-    """``text.render(console)`` for a line whose spans follow one another without overlapping
-    and carry Style objects (the panels' lines: a cell is one Text with one style,
-    ``PaneView.cell``): the same segments, cut at the same offsets, without Rich's sort and
-    style stack (about half of converting a line).  Any other Text goes through Rich."""
+def _segments(console: Console, text: Text, own: Style) -> list[Segment]:
+    """``Segment.apply_style(text.render(console), own)`` (``own``: the widget's base and the
+    Text's own style) for a line whose spans follow one another without overlapping and carry
+    Style objects (the panels' lines: a cell is one Text with one style, ``PaneView.cell``):
+    the same segments, cut at the same offsets, in one pass without Rich's sort and style
+    stack (about half of converting a line).  Any other Text goes through Rich."""
     plain = text.plain
-    if not text.spans:
-        return [Segment(plain)]
     runs: list[tuple[int, int, Style]] = []
     at = 0
     for start, end, style in text.spans:
         if start < at or end < start or not isinstance(style, Style):
-            return list(text.render(console))
+            return list(Segment.apply_style(text.render(console), own))
         runs.append((start, end, style))
         at = end
     if at > len(plain):
-        return list(text.render(console))
-    base = console.get_style(text.style, default=Style.null())
+        return list(Segment.apply_style(text.render(console), own))
+    if not runs:
+        return [Segment(plain, own or None)]  # as Rich leaves a line without spans
     out: list[Segment] = []
     at = 0
     for start, end, style in runs:
         if start > at:
-            out.append(Segment(plain[at:start], base))
+            out.append(Segment(plain[at:start], own))
         if end > start:
-            out.append(Segment(plain[start:end], base + style))
+            out.append(Segment(plain[start:end], own + style))
         at = end
     if at < len(plain):
-        out.append(Segment(plain[at:], base))
+        out.append(Segment(plain[at:], own))
     return out
 
 
