@@ -114,7 +114,7 @@ def runs(cells: Sequence[tuple[str, Style | None]]) -> Text:
     while i < len(cells):
         j = i
         style = cells[i][1]
-        while j < len(cells) and cells[j][1] == style:
+        while j < len(cells) and (cells[j][1] is style or cells[j][1] == style):
             j += 1
         run = "".join(c for c, _ in cells[i:j])
         if style:
@@ -152,24 +152,27 @@ def grid(
 
     Columns from ``right_from`` on are right-aligned, as numbers are; one space between columns.
     """
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], cell_count(cell.plain))
-    lines = [_line([Text(h, style=palette.muted) for h in headers], widths, right_from)]
-    lines += [_line(list(row), widths, right_from) for row in rows]
-    return lines
+    head = [Text(h, style=palette.muted) for h in headers]
+    table = [[_measured(c) for c in row] for row in [head, *rows]]
+    widths = [max(cols) for cols in zip(*([n for _, n, _ in row] for row in table), strict=True)]
+    return [_line(row, widths, right_from) for row in table]
 
 
-def _line(cells: list[Text], widths: list[int], right_from: int) -> Text:
-    """One row as a single Text built from its parts: the plain string joined once and each
-    cell's spans moved to its column (the same Text appending cell by cell gives, at a third of
-    the cost; a redraw lays out a hundred rows)."""
+def _measured(cell: Text) -> tuple[str, int, Text]:
+    """A cell's plain text (a property Rich joins each time it is read), its width, the cell."""
+    plain = cell.plain
+    return plain, cell_count(plain), cell
+
+
+def _line(cells: list[tuple[str, int, Text]], widths: list[int], right_from: int) -> Text:
+    """One row (each cell's plain text and its width, worked out once, and the cell) as a single
+    Text built from its parts: the plain string joined once and each cell's spans moved to its
+    column (the same Text appending cell by cell gives, at a third of the cost)."""
     parts: list[str] = []
     spans: list[Span] = []
     at = 0
-    for i, (cell, w) in enumerate(zip(cells, widths, strict=True)):
-        pad = " " * (w - cell_count(cell.plain))
+    for i, ((plain, used, cell), w) in enumerate(zip(cells, widths, strict=True)):
+        pad = " " * (w - used)
         if i:
             parts.append(" ")
             at += 1
@@ -177,10 +180,11 @@ def _line(cells: list[Text], widths: list[int], right_from: int) -> Text:
             parts.append(pad)
             at += len(pad)
         if cell.style:
-            spans.append(Span(at, at + len(cell), cell.style))
-        spans.extend(Span(start + at, end + at, style) for start, end, style in cell.spans)
-        parts.append(cell.plain)
-        at += len(cell)
+            spans.append(Span(at, at + len(plain), cell.style))
+        if cell.spans:
+            spans.extend(Span(start + at, end + at, style) for start, end, style in cell.spans)
+        parts.append(plain)
+        at += len(plain)
         if i < right_from:
             parts.append(pad)
             at += len(pad)

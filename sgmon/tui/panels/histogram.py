@@ -57,11 +57,16 @@ def render_histogram(view: PaneView, width: int) -> RenderableType:
         cells = []
         lit = ("oracle_waits", e, "hist") in view.highlight
         for i, s in enumerate(sh):
-            txt = Text("" if s <= 0 else f"{s * 100:.1f}" if s < 0.995 else "100")
-            txt.stylize(p.sev(cell_severity(i, s)))
-            if lit and s > 0:
-                txt.stylize(p.highlight)
-            cells.append(txt)
+            if s <= 0:
+                cells.append(Text(""))
+                continue
+            style = p.sev(cell_severity(i, s))  # one style a cell: no spans to merge
+            cells.append(
+                Text(
+                    f"{s * 100:.1f}" if s < 0.995 else "100",
+                    style=style + p.highlight if lit else style,
+                )
+            )
         rows_out.append([Text(fit(e, 18)), *cells])
     if not rows_out:
         return Group(head, Text("  no waits with histograms this interval", style=p.muted))
