@@ -13,8 +13,9 @@ private tmux server, over the same window of time:
 Measured: CPU % of one core (user+system from /proc/PID/stat over the window, after a warm-up),
 resident memory at the end, the first full frame after launch (sgmon: both panes showing wait
 events), and for ``sgmon demo`` the key press to redraw (``p`` sent with tmux send-keys until the
-header says PAUSED / LIVE).  The simulated pair and its analysis also run headless in this
-process over a window of the same length, so the demo's drawing share is the difference.
+header says PAUSED / LIVE).  The simulated pair, its analysis and the state file for
+``sgmon status`` (which every sgmon process publishes) also run headless in this process over a
+window of the same length, so the demo's drawing share is the difference.
 
 Usage: python bench/tui_cost.py [--rounds 3] [--seconds 30] [--keys 20] [--glances PATH]
 Peers: apt-get install htop atop btop; glances from PyPI in a separate venv (bench only).
@@ -150,20 +151,26 @@ def contenders(glances: str | None, home: str) -> list[Contender]:
 
 
 def headless_cpu(seconds: float) -> float:
-    """CPU % of the simulated pair plus the analysis without any drawing."""
+    """CPU % of the simulated pair plus the analysis without any drawing: the demo's one Judge
+    and the state file every sgmon process publishes for ``sgmon status`` (``record``, ``agent``
+    and ``serve`` too), so that the difference is what drawing costs."""
     from sgmon.hosts.sim import SimSource
     from sgmon.judgement import judge_for
     from sgmon.monitor import Monitor
+    from sgmon.sinks.statefile import StatePublisher
 
     source = SimSource("rto-stall", onset=15.0)
-    monitor = Monitor([source], judge=judge_for(None, [source]))  # the demo's one Judge
-    monitor.start()
-    time.sleep(5.0)
-    c0, t0 = time.process_time(), time.monotonic()
-    time.sleep(seconds)
-    used = time.process_time() - c0
-    elapsed = time.monotonic() - t0
-    monitor.stop()
+    with tempfile.TemporaryDirectory() as run:
+        state = StatePublisher(Path(run))
+        monitor = Monitor([source], [state], judge=judge_for(None, [source]))
+        monitor.start()
+        time.sleep(5.0)
+        c0, t0 = time.process_time(), time.monotonic()
+        time.sleep(seconds)
+        used = time.process_time() - c0
+        elapsed = time.monotonic() - t0
+        monitor.stop()
+        state.close()
     return used / elapsed * 100.0
 
 
@@ -248,7 +255,7 @@ def main() -> int:
     print("|---|---|---|---|")
     for c in cs:
         print(f"| {c.name} | {mmm(c.cpu)} | {mmm(c.rss, '{:.0f}')} | {mmm(c.first)} |")
-    print(f"| sim + analysis headless (no drawing) | {mmm(sim)} | - | - |")
+    print(f"| sim + analysis + state file, headless (no drawing) | {mmm(sim)} | - | - |")
     demo = cs[0]
     drawing = [d - s for d, s in zip(demo.cpu, sim, strict=True)]
     print(f"| sgmon demo, drawing share (difference) | {mmm(drawing)} | - | - |")
