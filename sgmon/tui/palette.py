@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 
 from rich.color import Color, ColorParseError, blend_rgb
+from rich.errors import StyleSyntaxError
 from rich.style import Style
 
 
@@ -71,18 +72,18 @@ class Palette:
         """Whether every style it gives is an RGB colour without dim (the built-in themes): the
         lines drawn in it are then as Textual's ANSI-to-truecolor line filter would leave them,
         and panels skip that filter (a new list and strip for each line repainted)."""
-        for key, value in self.variables:
-            if key == "sgmon-crit-style":
+        try:
+            for key, value in self.variables:
+                if key != "sgmon-crit-style":
+                    if Color.parse(value).triplet is None:
+                        return False
+                    continue
                 style = Style.parse(value or "bold")
                 colours = (style.color, style.bgcolor)
                 if style.dim or any(c is not None and c.triplet is None for c in colours):
                     return False
-                continue
-            try:
-                if Color.parse(value).triplet is None:
-                    return False
-            except ColorParseError:
-                return False
+        except (ColorParseError, StyleSyntaxError):
+            return False  # drawn as Rich can, and filtered as before
         return True
 
     def heat(self, level: float) -> Color:

@@ -1,4 +1,5 @@
-"""The widget every host panel is: pre-rendered lines, redrawn only when its view changes.
+"""The widgets drawn from pre-rendered lines (every host panel, the header), redrawn only when
+their view changes.
 
 Panels use Textual's line API rather than ``Static``: the pure render function's output is turned
 into strips once per change, and the layout is only redone when the number of lines changes.  At
