@@ -82,3 +82,48 @@ def unused_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+PLUGIN_CPU = """
+from collectors.cpu import CpuCollector
+from sgmon.model import Field, Kind
+
+
+class PluginCpu(CpuCollector):
+    fields = (Field("steal_pct", "%", Kind.GAUGE, "a field no built-in has"),)
+"""
+SIM_SCHEMA = """
+import sys
+from sgmon import registry
+from sgmon.sim import SimPair
+
+pair = SimPair("healthy", seed=1, start=1.8e9)
+cpu = [f.name for f in pair.schema("primary")["cpu"]]
+scanned = "importlib.metadata" in sys.modules
+print("SIM:", cpu == [f.name for f in registry.builtin("cpu").fields])
+print("LOAD:", registry.load("cpu").__module__)
+print("BUILTIN:", registry.builtin("cpu").__module__)
+print("SCANNED:", scanned, "importlib.metadata" in sys.modules)
+pair.close()
+"""
+
+
+def test_a_plugin_replaces_a_builtin_for_load_not_for_the_simulation(tmp_path) -> None:
+    """A distribution's entry point named like a built-in replaces it for ``load`` (real
+    collection); the simulation writes the built-in's rows, so it describes them with the
+    built-in's fields, and builds them without scanning the installed distributions (the
+    demo's start)."""
+    (tmp_path / "plugcpu.py").write_text(PLUGIN_CPU)
+    info = tmp_path / "plugcpu-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugcpu\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[sgmon.collectors]\ncpu = plugcpu:PluginCpu\n")
+    env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", SIM_SCHEMA], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(": ", 1) for line in out.stdout.splitlines())
+    assert lines["SIM"] == "True" and lines["BUILTIN"] == "collectors.cpu", lines
+    assert lines["LOAD"] == "plugcpu", lines
+    assert lines["SCANNED"] == "False True", lines  # load() scanned them; the schema did not

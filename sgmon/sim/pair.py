@@ -26,7 +26,7 @@ from collectors.oracle.waits import OracleWaitsCollector
 from sgmon.collector import Collector, RawRows
 from sgmon.engine import check_interval
 from sgmon.model import CollectorResult, Event, Frame, Schema, Status, silence
-from sgmon.registry import load
+from sgmon.registry import builtin
 from sgmon.sim.hostos import NSS_PORT, HostOS
 from sgmon.sim.model import CommitModel, TickStats, merged
 from sgmon.sim.offpath import OffPathStandby, Shipped
@@ -288,8 +288,9 @@ class SimPair:
         return feeds
 
     def schema(self, host: str) -> Schema:
-        """Declared fields of every collector of a host (oracle_trace: primary only)."""
-        out: Schema = {name: load(name).fields for name in OS_COLLECTORS}
+        """Declared fields of every collector of a host (oracle_trace: primary only): the
+        built-in collectors', whose rows the simulation writes."""
+        out: Schema = {name: builtin(name).fields for name in OS_COLLECTORS}
         out.update({c.name: c.fields for c in self.collectors[host]})
         return out
 
