@@ -22,6 +22,7 @@ from sgmon.tui.draw import AXIS_LEFT, sparkline
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import to_strips
 from sgmon.tui.panels.budget import legs, render_budget
+from sgmon.tui.panels.dataguard import render_dataguard
 from sgmon.tui.panels.disks import ordered, render_disks
 from sgmon.tui.panels.heatmap import render_heatmap
 from sgmon.tui.panels.histogram import render_histogram
@@ -291,3 +292,28 @@ def test_line_strips_equal_rich_render() -> None:
         on_blue = list(to_strips(console, line, 10, base=ground)[0])
         under = list(Segment.apply_style(want, ground))
         assert [(s.text, s.style) for s in on_blue] == [(s.text, s.style) for s in under], line
+
+
+def test_log_switches_per_minute_and_on_the_axis_through_the_memo() -> None:
+    """log-switch-storm switches every 5 s: the DATA GUARD panel says about 12 a minute, marks
+    each switch on the time axis and lists the last switches, and a memo carried from tick to
+    tick (as the timeline's) draws what a fresh one draws at every tick."""
+    pair = SimPair("log-switch-storm", seed=1, start=START, onset=0.0)
+    frames: deque[Frame] = deque(maxlen=100)
+    memo = SeriesMemo()
+    try:
+        for tick in range(90):
+            frames.append(next(f for f in pair.step() if f.host == "primary"))
+            window = tuple(frames)
+            carried = view(window[-1], window, memo=memo)
+            fresh = view(window[-1], window, memo=SeriesMemo())
+            lines = text(render_dataguard(carried, 120))
+            assert lines == text(render_dataguard(fresh, 120)), tick
+    finally:
+        pair.close()
+    rate = next(line for line in lines if "switches/min" in line)
+    per_minute = int(rate.split("switches/min ")[1].split()[0])
+    assert 10 <= per_minute <= 14, rate
+    axis = next(line for line in lines if line.lstrip().startswith("switches "))
+    assert 10 <= axis[-60:].count("│") <= 14, axis
+    assert any("log switch" in line.lower() for line in lines[-3:]), lines

@@ -5,12 +5,13 @@ events."""
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from sgmon.model import number
+from sgmon.model import Event, Frame, number
 from sgmon.tui.draw import AXIS_LEFT, pairs, runs, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
@@ -109,7 +110,8 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
         parts.append(Text(f" {inst} ", style=p.muted) + pairs(p, cells))
     if threads:
         parts.append(switch_marks(view, threads, width))
-    events = [e for f in view.window if f is not None for e in f.events if e.kind in EVENT_KINDS]
+    marked = view.memo.column(view.window, ("dg events",), _marked_events)
+    events = [e for found in marked if found for e in found]
     for e in events[-3:]:
         stamp = time.strftime("%H:%M:%S", time.localtime(e.time))
         parts.append(Text(fit(f" {stamp} {e.text}", max(20, width)), style=p.muted))
@@ -121,11 +123,9 @@ def per_minute(view: PaneView, inst: str) -> Text:
     is 12 a minute, where a per-interval count reads 0 four ticks in five."""
     end = view.frame.time if view.frame is not None else None
     n, seen = 0.0, False
-    for f in view.window:
-        if f is None or end is None or not end - 60 < f.time <= end:
-            continue
-        v = f.value("oracle_dg", inst, "log_switches")
-        if isinstance(v, int | float):
+    counts = view.memo.column(view.window, ("switch counts", inst), partial(_switches, inst))
+    for at, v in (c for c in counts if c is not None):
+        if end is not None and end - 60 < at <= end and v is not None:
             n, seen = n + v, True
     if not seen:
         return Text("-", style=view.palette.muted)
@@ -138,13 +138,27 @@ def switch_marks(view: PaneView, threads: list[str], width: int) -> Text:
     p = view.palette
     n = max(1, width - AXIS_LEFT)
     cells: list[tuple[str, Style | None]] = []
-    for f in view.window[-n:]:
-        hit = f is not None and any(
-            (number(f.value("oracle_dg", t, "log_switches")) or 0) > 0 for t in threads
-        )
-        cells.append(("│", p.sev("warn")) if hit else ("·" if f is not None else " ", p.muted))
+    hits = view.memo.column(view.window, ("switched", *threads), partial(_switched, threads))
+    for hit in hits[-n:]:
+        cells.append(("│", p.sev("warn")) if hit else ("·" if hit is not None else " ", p.muted))
     cells = [(" ", None)] * (n - len(cells)) + cells
     return Text(f"{'switches':>{AXIS_LEFT - 1}} ", style=p.muted) + runs(cells)
+
+
+def _marked_events(frame: Frame) -> tuple[Event, ...]:
+    """A frame's events the panel lists (through the host's memo: read once per frame)."""
+    return tuple(e for e in frame.events if e.kind in EVENT_KINDS)
+
+
+def _switches(inst: str, frame: Frame) -> tuple[float, float | None]:
+    """A frame's time and its log switches of one thread."""
+    v = frame.value("oracle_dg", inst, "log_switches")
+    return frame.time, float(v) if isinstance(v, int | float) else None
+
+
+def _switched(threads: list[str], frame: Frame) -> bool:
+    """Whether any thread switched logs in a frame's interval."""
+    return any((number(frame.value("oracle_dg", t, "log_switches")) or 0) > 0 for t in threads)
 
 
 class DataGuardPanel(Panel):
