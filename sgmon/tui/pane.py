@@ -124,10 +124,16 @@ class HostPane(VerticalScroll, can_focus=False):
         self.call_after_refresh(self.catch_up)
 
     def catch_up(self) -> None:
-        """Share the height out again and draw every panel in sight that has a newer view."""
-        self.fit()
+        """Share the height out again and draw every panel in sight that has a newer view.
+
+        The pane's content region is worked out once here for the fit and every panel: each
+        ask walks the pane's styles and scrollbars (13 asks a pane and tick before)."""
+        region = self.scrollable_content_region
+        self.fit(region)
+        top = self.scroll_offset.y
+        rows = (top, top + region.height)
         for panel in self._panels:
-            if panel.in_sight():
+            if panel.in_sight(rows):
                 panel.draw()
 
     def update(
@@ -182,10 +188,11 @@ class HostPane(VerticalScroll, can_focus=False):
         zoomed (known at once, not only from the next redraw's views)."""
         return panel.present and (self.zoomed is None or panel is self.zoomed)
 
-    def fit(self) -> None:
-        """Give each panel its lines (all of them when zoomed or not laid out yet)."""
+    def fit(self, region: Region) -> None:
+        """Give each panel its lines (all of them when zoomed or not laid out yet) within the
+        pane's content ``region``."""
         panels = [p for p in self._panels if self._shows(p)]
-        height = self.scrollable_content_region.height
+        height = region.height
         given: list[int | None] = [None] * len(panels)
         if self.zoomed is None and height > 0:
             cls = [type(p) for p in panels]
@@ -195,7 +202,7 @@ class HostPane(VerticalScroll, can_focus=False):
                 if c is not None and c in cls and c not in ranked:
                     ranked.append(c)
             ranked += [c for c in FIRST if c in cls and c not in ranked]
-            sizes = [p.lines_needed() for p in panels]
+            sizes = [p.lines_needed(region.width) for p in panels]
             given = list(allot(sizes, (cls.index(c) for c in ranked), height))
         folded: list[str] = []
         for p, n in zip(panels, given, strict=True):
@@ -211,9 +218,7 @@ class HostPane(VerticalScroll, can_focus=False):
             line.display = bool(folded)
         if folded and panels and panels[0].view is not None:
             muted = panels[0].view.palette.muted
-            names = Text(
-                fit("▸ " + " · ".join(folded), self.scrollable_content_region.width), muted
-            )
+            names = Text(fit("▸ " + " · ".join(folded), region.width), muted)
             if names != self._folded:
                 self._folded = names
                 line.update(names)

@@ -9,6 +9,7 @@ one redraw per second for two panes this keeps the dashboard's own CPU small (se
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
@@ -94,29 +95,33 @@ def _segments(console: Console, text: Text, own: Style) -> list[Segment]:
     Style objects (the panels' lines: a cell is one Text with one style, ``PaneView.cell``):
     the same segments, cut at the same offsets, in one pass without Rich's sort and style
     stack (about half of converting a line).  Any other Text goes through Rich."""
-    plain = text.plain
-    runs: list[tuple[int, int, Style]] = []
-    at = 0
-    for start, end, style in text.spans:
-        if start < at or end < start or not isinstance(style, Style):
-            return list(Segment.apply_style(text.render(console), own))
-        runs.append((start, end, style))
-        at = end
-    if at > len(plain):
+    plain, spans = text.plain, text.spans
+    if not _abutting(spans, len(plain)):
         return list(Segment.apply_style(text.render(console), own))
-    if not runs:
+    if not spans:
         return [Segment(plain, own or None)]  # as Rich leaves a line without spans
     out: list[Segment] = []
     at = 0
-    for start, end, style in runs:
+    for start, end, style in spans:
         if start > at:
             out.append(Segment(plain[at:start], own))
         if end > start:
-            out.append(Segment(plain[start:end], own + style))
+            out.append(Segment(plain[start:end], own + cast(Style, style)))  # _abutting saw
         at = end
     if at < len(plain):
         out.append(Segment(plain[at:], own))
     return out
+
+
+def _abutting(spans: list[Span], length: int) -> bool:
+    """Whether spans follow one another without overlapping, end within ``length`` and carry
+    Style objects (not style names)."""
+    at = 0
+    for start, end, style in spans:
+        if start < at or end < start or not isinstance(style, Style):
+            return False
+        at = end
+    return at <= length
 
 
 class Lines(Widget):
@@ -271,10 +276,11 @@ class Panel(Lines, can_focus=True):
             self._full = (view, width, strips)
         return self._full[2]
 
-    def lines_needed(self) -> int:
-        """Lines the newest view has; while folded away, those of its last render, so that a
-        panel nobody sees costs nothing per tick (a row count rarely changes)."""
-        if not self.display and self._full[1] == self._width and self._full[2]:
+    def lines_needed(self, width: int) -> int:
+        """Lines the newest view has; while folded away, those of its last render at its pane's
+        content ``width``, so that a panel nobody sees costs nothing per tick (a row count
+        rarely changes)."""
+        if not self.display and self._full[1] == width and self._full[2]:
             return len(self._full[2])
         return len(self.full())
 
@@ -317,8 +323,10 @@ class Panel(Lines, can_focus=True):
         if changed:
             self.refresh(*(Region(0, y, width, 1) for y in changed))
 
-    def in_sight(self) -> bool:
-        """Whether any line of the panel is inside its pane's scroll window (or it is zoomed).
+    def in_sight(self, rows: tuple[int, int] | None = None) -> bool:
+        """Whether any line of the panel is inside its pane's scroll window (or it is zoomed);
+        ``rows``: that window's first and end row, when the pane has worked them out for all
+        its panels at once.
 
         Panels scrolled out of sight are not drawn, nor those folded away (``display`` off: they
         have no region, which looked like "not laid out yet", so each was rendered every tick).
@@ -331,8 +339,10 @@ class Panel(Lines, can_focus=True):
         r = self.virtual_region
         if not r.height:
             return True  # not laid out yet
-        top = pane.scroll_offset.y
-        return r.y < top + pane.scrollable_content_region.height and r.bottom > top
+        if rows is None:
+            top = pane.scroll_offset.y
+            rows = (top, top + pane.scrollable_content_region.height)
+        return r.y < rows[1] and r.bottom > rows[0]
 
     @property
     def lines(self) -> list[str]:
