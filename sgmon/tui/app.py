@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
+from textual.driver import Driver
 from textual.events import Print, Resize
 from textual.message import Message
 from textual.reactive import var
@@ -228,6 +229,18 @@ class SgmonApp(App[int]):
         yield Static(id="toosmall")
         yield Input(placeholder=FILTER_HINT, id="filter")
         yield Footer()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal; on Linux, one whose input thread sleeps while no
+        key comes (``sgmon.tui.driver``)."""
+        driver = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if driver is LinuxDriver:
+            from sgmon.tui.driver import QuietLinuxDriver
+
+            return QuietLinuxDriver
+        return driver
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """sgmon's own colour variables, so a user theme may leave any of them out."""
