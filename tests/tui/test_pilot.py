@@ -413,3 +413,20 @@ async def test_one_pane_and_the_strip_at_80x24() -> None:
         await pilot.press("s")
         await until(pilot, lambda: drawn(app) and top in " ".join(strip(app)))
         assert panes(app)[0].split()[1] == path[(path.index(top) + 1) % len(path)]
+
+
+async def test_the_layout_containers_are_not_composited_but_what_they_hold_is() -> None:
+    """#hosts and #body only lay out the panes and the strip: hidden, the compositor renders none
+    of their lines on a frame (their background is the screen's), and the panes, their panels and
+    the strip are composited still (seed 003 at 160x48: two panes and two hosts in the strip)."""
+    app, pair = make_app("cascade-iops-cap")
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, pair, TICKS)
+        await until(pilot, lambda: drawn(app) and len(strip(app)) == 2)
+        shown = app.screen._compositor.visible_widgets
+        names = {w.id for w in shown}
+        assert not names & {"hosts", "body"}
+        assert {"pane-0", "pane-1", "strip"} <= names
+        assert sum(isinstance(w, Panel) for w in shown) >= 10
+        text = app.export_screenshot()
+        assert "PRIMARY" in text and "STANDBY" in text and "standby_a" in text
