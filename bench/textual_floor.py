@@ -69,8 +69,10 @@ class Floor(App[None]):
     """Two panes of panels, ``changed`` lines replaced each second."""
 
     CSS = """
-    VerticalScroll { width: 1fr; border: round $panel; padding: 0 1; }
+    VerticalScroll { width: 1fr; border: round $panel; padding: 0 1; visibility: visible; }
+    Horizontal { visibility: hidden; }
     """
+    """The container of the panes is not composited, as sgmon's are not (sgmon.tcss)."""
 
     def __init__(self, changed: int) -> None:
         # sgmon's own driver, whose input thread sleeps while no key comes: Textual's looks ten
