@@ -17,11 +17,13 @@ import selectors
 import threading
 import time
 from codecs import getincrementaldecoder
+from collections.abc import Callable
 
 from textual import constants
 from textual._xterm_parser import XTermParser
 from textual.app import App
 from textual.drivers.linux_driver import LinuxDriver
+from textual.message import Message
 
 LOOK_EVERY = 0.1
 """Seconds between two looks while a sequence may be pending (Textual's own pace)."""
@@ -75,39 +77,49 @@ class QuietLinuxDriver(LinuxDriver):
         self.exit_event: WakingEvent = WakingEvent()
 
     def run_input_thread(self) -> None:
-        """Read keys, mouse and terminal replies until the driver stops; parse them as Textual
-        does and hand each event to ``process_message``."""
-        wake = self.exit_event
-        parser = XTermParser(self._debug)
-        decode = getincrementaldecoder("utf-8")().decode
-        linger = LINGER + constants.ESCAPE_DELAY
-        last_input = float("-inf")
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.fileno, selectors.EVENT_READ)
-            selector.register(wake.fileno, selectors.EVENT_READ)
-            wake.drain()
-            try:
-                while not wake.is_set():
-                    recent = time.monotonic() - last_input < linger
-                    for key, _ in selector.select(LOOK_EVERY if recent else None):
-                        if key.fd == wake.fileno:
-                            wake.drain()
-                            continue
-                        data = decode(os.read(self.fileno, 4096))
-                        if not data:  # end of input: wait for the stop alone
-                            selector.unregister(self.fileno)
-                            continue
-                        last_input = time.monotonic()
-                        for event in parser.feed(data):
-                            self.process_message(event)
-                    for event in parser.tick():
-                        self.process_message(event)
-            finally:
-                with contextlib.suppress(Exception):  # the parser's end, as Textual's thread
-                    for _ in parser.feed(""):
-                        pass
+        """Read keys, mouse and terminal replies until the driver stops (``read_input``)."""
+        read_input(self.fileno, self.exit_event, self.process_message, self._debug)
 
     def close(self) -> None:
         """Stop writing, then release the wake-up pipe."""
         super().close()
         self.exit_event.close()
+
+
+def read_input(
+    fileno: int, wake: WakingEvent, deliver: Callable[[Message], None], debug: bool = False
+) -> None:
+    """Parse what arrives on ``fileno`` as Textual's input thread does and ``deliver`` each
+    event, until ``wake`` is set.  Blocks while nothing arrives, except for ``LINGER`` past
+    ``ESCDELAY`` after each input, when it looks every ``LOOK_EVERY`` s for the parser's
+    timeouts (a lone Esc)."""
+    parser = XTermParser(debug)
+    decode = getincrementaldecoder("utf-8")().decode
+    linger = LINGER + constants.ESCAPE_DELAY
+    last_input = float("-inf")
+    with selectors.DefaultSelector() as selector:
+        selector.register(fileno, selectors.EVENT_READ)
+        selector.register(wake.fileno, selectors.EVENT_READ)
+        wake.drain()
+        try:
+            while not wake.is_set():
+                recent = time.monotonic() - last_input < linger
+                for key, _ in selector.select(LOOK_EVERY if recent else None):
+                    if key.fd == wake.fileno:
+                        wake.drain()
+                        continue
+                    raw = os.read(fileno, 4096)
+                    if not raw:  # end of input: wait for the stop alone
+                        selector.unregister(fileno)
+                        continue
+                    last_input = time.monotonic()
+                    data = decode(raw)
+                    if data:  # not only the first bytes of a character
+                        for event in parser.feed(data):
+                            deliver(event)
+                for event in parser.tick():
+                    deliver(event)
+        finally:
+            with contextlib.suppress(Exception):  # the parser's end, as Textual's thread
+                for _ in parser.feed(""):
+                    pass

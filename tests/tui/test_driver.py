@@ -3,17 +3,22 @@ and still gets every key, a lone Esc among them, and stops at once when the dash
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual import events
 from tmuxkit import Tmux
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+from sgmon.tui.driver import WakingEvent, read_input
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 PROBE = textwrap.dedent(
     """
@@ -72,6 +77,7 @@ def tmux() -> Iterator[Tmux]:
         t.kill()
 
 
+@needs_tmux
 def test_input_thread_sleeps_between_keys_and_stops_with_the_dashboard(
     tmux: Tmux, tmp_path: Path
 ) -> None:
@@ -101,3 +107,41 @@ def test_input_thread_sleeps_between_keys_and_stops_with_the_dashboard(
     tmux.keys("q")
     assert wait_file(tmp_path / "ended", timeout=5) == "yes"
     assert time.monotonic() - started < 5
+
+
+def test_input_cut_inside_a_character_a_lone_escape_and_the_end_of_input() -> None:
+    """Over a pipe: a character whose bytes arrive in two reads is one key, not the end of input;
+    a lone Esc comes out once ESCDELAY has passed, with nothing more arriving; after the writer
+    closes, the reader waits for its stop without spinning, and stops when told."""
+    r, w = os.pipe()
+    wake = WakingEvent()
+    got: list[events.Event] = []
+    reader = threading.Thread(target=read_input, args=(r, wake, got.append), daemon=True)
+    reader.start()
+    try:
+
+        def keys() -> list[str]:
+            return [e.key for e in got if isinstance(e, events.Key)]
+
+        for part in (b"x", b"\xc3", b"\xa9", b"\x1b"):  # x, then é in two reads, then Esc
+            os.write(w, part)
+            time.sleep(0.2)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and len(keys()) < 3:
+            time.sleep(0.02)
+        assert keys() == ["x", "\xe9", "escape"]
+        os.close(w)
+        time.sleep(0.3)
+        stat = Path(f"/proc/self/task/{reader.native_id}/stat")
+        before = stat.read_text().rsplit(")", 1)[1].split()
+        time.sleep(1.0)
+        after = stat.read_text().rsplit(")", 1)[1].split()
+        ticks = sum(int(after[i]) - int(before[i]) for i in (11, 12))
+        assert ticks <= 5, f"the reader spun after the end of input: {ticks} ticks in 1 s"
+        assert reader.is_alive()
+    finally:
+        wake.set()
+        reader.join(2)
+        os.close(r)
+        wake.close()
+    assert not reader.is_alive()
