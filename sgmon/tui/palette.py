@@ -73,18 +73,12 @@ class Palette:
         lines drawn in it are then as Textual's ANSI-to-truecolor line filter would leave them,
         and panels skip that filter (a new list and strip for each line repainted)."""
         try:
-            for key, value in self.variables:
-                if key != "sgmon-crit-style":
-                    if Color.parse(value).triplet is None:
-                        return False
-                    continue
-                style = Style.parse(value or "bold")
-                colours = (style.color, style.bgcolor)
-                if style.dim or any(c is not None and c.triplet is None for c in colours):
-                    return False
+            colours = [Color.parse(v) for k, v in self.variables if k != "sgmon-crit-style"]
+            crit = self.sev("crit")  # its style parsed as drawn
         except (ColorParseError, StyleSyntaxError):
             return False  # drawn as Rich can, and filtered as before
-        return True
+        colours += [c for c in (crit.color, crit.bgcolor) if c is not None]
+        return not crit.dim and all(c.triplet is not None for c in colours)
 
     def heat(self, level: float) -> Color:
         """Heatmap colour for a share 0..1 (0 is never drawn)."""

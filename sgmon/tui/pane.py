@@ -20,7 +20,7 @@ from textual.geometry import Region
 from textual.widgets import Static
 
 from sgmon.tui.fit import fit
-from sgmon.tui.panels.base import Panel
+from sgmon.tui.panels.base import Panel, sight
 from sgmon.tui.panels.budget import BudgetPanel
 from sgmon.tui.panels.cpu import CpuPanel
 from sgmon.tui.panels.dataguard import DataGuardPanel
@@ -130,8 +130,7 @@ class HostPane(VerticalScroll, can_focus=False):
         ask walks the pane's styles and scrollbars (13 asks a pane and tick before)."""
         region = self.scrollable_content_region
         self.fit(region)
-        top = self.scroll_offset.y
-        rows = (top, top + region.height)
+        rows = sight(self, region)
         for panel in self._panels:
             if panel.in_sight(rows):
                 panel.draw()

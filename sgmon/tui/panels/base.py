@@ -340,8 +340,7 @@ class Panel(Lines, can_focus=True):
         if not r.height:
             return True  # not laid out yet
         if rows is None:
-            top = pane.scroll_offset.y
-            rows = (top, top + pane.scrollable_content_region.height)
+            rows = sight(pane)
         return r.y < rows[1] and r.bottom > rows[0]
 
     @property
@@ -372,6 +371,13 @@ class Panel(Lines, can_focus=True):
         """Wider or narrower (zoom, terminal resize): draw again at the new width."""
         if event.size.width != self._drawn[1] and self.in_sight():
             self.draw()
+
+
+def sight(pane: Widget, region: Region | None = None) -> tuple[int, int]:
+    """The first and end row of a scrolling pane's window (``region``: its content region, when
+    the caller has worked it out already)."""
+    top = pane.scroll_offset.y
+    return top, top + (pane.scrollable_content_region if region is None else region).height
 
 
 def filtered(view: PaneView, collector: str, renderable: RenderableType) -> RenderableType:
