@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from collectors.oracle.session import Session
 from sgmon.importers.awr import Window, import_awr
 from sgmon.importers.write import write
+from sgmon.oracle.session import Session
 from sgmon.sim import SimPair
 from sgmon.sim.awr import run_with_awr
 

@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from collectors.biolat import BiolatCollector
-from collectors.procfile import stat_fields
+from sgmon.readers.procfile import stat_fields
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 WRITER = r"""

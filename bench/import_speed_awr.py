@@ -25,10 +25,10 @@ from pathlib import Path
 
 from readme import append_section
 
-from collectors.oracle.queries import EVENTS_12C, SYSSTATS
-from collectors.oracle.session import Session
 from sgmon.importers.awr import Window, import_awr
 from sgmon.importers.write import write
+from sgmon.oracle.queries import EVENTS_12C, SYSSTATS
+from sgmon.oracle.session import Session
 from sgmon.sim.awr import Awr
 from sgmon.sim.standin import StandIn
 

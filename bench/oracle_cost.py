@@ -25,8 +25,8 @@ from readme import append_section
 
 from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.redo import OracleRedoCollector
-from collectors.oracle.session import Session
 from collectors.oracle.waits import OracleWaitsCollector
+from sgmon.oracle.session import Session
 from sgmon.sim.model import CommitModel
 from sgmon.sim.scenarios import HEALTHY
 from sgmon.sim.standin import StandIn

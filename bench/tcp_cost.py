@@ -90,8 +90,8 @@ def inner(samples: int) -> list[str]:
     """The measurement, inside the namespace.  Returns markdown table rows."""
     from pyroute2 import DiagSocket
 
-    from collectors.inet_diag import CONNECTED, InetDiag
     from collectors.tcp import TcpCollector
+    from sgmon.readers.inet_diag import CONNECTED, InetDiag
 
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # children inherit it

@@ -32,15 +32,15 @@ from pathlib import Path
 
 from overhead import farm_options, in_turns
 
-from collectors import netlink as nl
-from collectors.inet_diag import _LOOKUP_BATCH as BATCH
-from collectors.inet_diag import DiagSock, InetDiag
-from collectors.procfile import ProcFile
-from collectors.rtnl import Rtnl
 from collectors.tcp import TcpCollector
 from sgmon.config import Config
 from sgmon.engine import Engine, next_boundary
 from sgmon.hosts.build import make_collectors
+from sgmon.readers import netlink as nl
+from sgmon.readers.inet_diag import _LOOKUP_BATCH as BATCH
+from sgmon.readers.inet_diag import DiagSock, InetDiag
+from sgmon.readers.procfile import ProcFile
+from sgmon.readers.rtnl import Rtnl
 
 WARM = 5
 """Ticks before the measured ones: opening, the first dump."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from collectors.procfile import ProcFile
 from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.rates import counter_rate
+from sgmon.readers.procfile import ProcFile
 
 G, R = Kind.GAUGE, Kind.RATE
 

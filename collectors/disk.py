@@ -22,10 +22,10 @@ import functools
 import os
 from collections.abc import Mapping
 
-from collectors.procfile import ProcFile
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.rates import counter_delta
+from sgmon.readers.procfile import ProcFile
 
 G = Kind.GAUGE
 

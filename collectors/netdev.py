@@ -5,7 +5,7 @@ globs.  Read over netlink (one RTM_GETLINK dump: IFLA_STATS64, IFLA_OPERSTATE,
 IFLA_CARRIER_CHANGES); an interface that is re-created (new ifindex, or counters that went back)
 gives no rate for one tick.
 
-The dump is read by collectors/rtnl.py (stdlib only; why not pyroute2 is measured there).
+The dump is read by sgmon/readers/rtnl.py (stdlib only; why not pyroute2 is measured there).
 
 Under the ``root`` option (another host's proc/ and sys/, see sgmon/collector.py) netlink would
 answer for this machine, not that directory, so the counters come from ROOT/proc/net/dev instead,
@@ -23,8 +23,10 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from collectors.procfile import ProcFile
-from collectors.rtnl import (
+from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
+from sgmon.model import Field, Kind, Rows, Value
+from sgmon.readers.procfile import ProcFile
+from sgmon.readers.rtnl import (
     COLLISIONS,
     MULTICAST,
     RX_BYTES,
@@ -41,8 +43,6 @@ from collectors.rtnl import (
     Link,
     Rtnl,
 )
-from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
-from sgmon.model import Field, Kind, Rows, Value
 
 G, R, D = Kind.GAUGE, Kind.RATE, Kind.DELTA
 SPEED_REFRESH = 30.0

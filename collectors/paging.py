@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from collectors.procfile import KeyedLines, ProcFile
 from sgmon.collector import Collector, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
+from sgmon.readers.procfile import KeyedLines, ProcFile
 
 G, R = Kind.GAUGE, Kind.RATE
 

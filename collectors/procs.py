@@ -33,9 +33,9 @@ import time
 from collections.abc import Mapping, ValuesView
 from typing import Any
 
-from collectors.procfile import ProcFile, stat_fields
 from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import Event, Field, Kind, Rows
+from sgmon.readers.procfile import ProcFile, stat_fields
 
 G, R, T = Kind.GAUGE, Kind.RATE, Kind.TEXT
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -9,7 +9,7 @@ can switch it off alone.  When it is off, retransmissions are what `tcp` shows: 
 "tracefs" when the events are in use.
 
 What it reads: the tracepoints ``tcp:tcp_retransmit_skb`` and ``tcp:tcp_cong_state_set`` in a
-private trace instance (collectors/tracefs.py), filtered in the kernel on the Data Guard ports
+private trace instance (sgmon/readers/tracefs.py), filtered in the kernel on the Data Guard ports
 (``dport`` on a primary, ``sport`` on a standby, either where the role is unknown, as the `tcp`
 collector's ``direction``), so other traffic never reaches Python.  The instance's clock is
 CLOCK_MONOTONIC, mapped to wall time by the offset between ``time.time()`` and
@@ -66,11 +66,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from collectors.inet_diag import TCP_STATES
 from collectors.tcp import dg_selection, endpoint
-from collectors.tracefs import TraceInstance, TraceUnavailable
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.model import Event, Field, Kind, Rows, Value
+from sgmon.readers.inet_diag import TCP_STATES
+from sgmon.readers.tracefs import TraceInstance, TraceUnavailable
 
 G, D, T = Kind.GAUGE, Kind.DELTA, Kind.TEXT
 

@@ -4,7 +4,7 @@ Instances: one per socket, ``LADDR:LPORT>PADDR:PPORT`` (IPv6 addresses in bracke
 peers shown as IPv4); plus ``host`` for the host-wide counters of /proc/net/snmp and
 /proc/net/netstat.  Sockets are selected in the kernel by an inet_diag bytecode filter on the Data
 Guard ports (local or remote) and, when ``peers`` is given, on the peer address, so unrelated
-client connections on the listener port never reach Python (see collectors/inet_diag.py for why
+client connections on the listener port never reach Python (see sgmon/readers/inet_diag.py for why
 raw netlink and a lean tcp_info decode instead of pyroute2's DiagSocket).
 
 Between two such dumps the sockets already found are re-read by exact lookup in the kernel's
@@ -24,7 +24,7 @@ every client connection of the database; a standby's are the connections its lis
 (local port).  ``auto`` (the default) takes "out" on a primary, "in" on a standby, and "both"
 where the role is unknown or ``peers`` is set (the peer filter then keeps the clients out, and a
 gap fetch the other way shows too).  The role is the host's database's own (V$DATABASE, as the
-oracle_dg collector last read it, ``collectors.roles``) where it has one, else the configured
+oracle_dg collector last read it, ``sgmon.readers.roles``) where it has one, else the configured
 one: after a switchover the direction follows at the next tick, with a ``role`` event saying so.
 A cascading standby or a far sync instance (which also sends redo on) needs ``direction =
 "both"``.
@@ -36,9 +36,9 @@ us), delivery_rate in B/s (ss prints bit/s), ``retransmits`` = increase of tcpi_
 the interval.
 
 ``rto_min`` is read from the route toward each peer (``ip route get``'s RTAX_RTO_MIN, ms, over
-rtnetlink, see collectors/rtnl.py), cached per peer for ``SETTINGS_REFRESH`` seconds.  ``pid`` and
-``process`` come from a /proc/*/fd scan (what ss -p does), run only when a socket we have not
-resolved appears, in small time slices; None when not visible.
+rtnetlink, see sgmon/readers/rtnl.py), cached per peer for ``SETTINGS_REFRESH`` seconds.
+``pid`` and ``process`` come from a /proc/*/fd scan (what ss -p does), run only when a socket
+we have not resolved appears, in small time slices; None when not visible.
 
 Under the ``root`` option (a directory holding another host's proc/, see sgmon/collector.py) only
 the host row is read, from that tree: the sockets, their routes and their owners come from
@@ -55,8 +55,11 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collectors import roles
-from collectors.inet_diag import (
+from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
+from sgmon.model import Event, Field, Kind, Rows, Value
+from sgmon.rates import counter_delta, counter_rate
+from sgmon.readers import roles
+from sgmon.readers.inet_diag import (
     CONNECTED,
     DIRECTIONS,
     FIGURES,
@@ -65,11 +68,8 @@ from collectors.inet_diag import (
     InetDiag,
     figures,
 )
-from collectors.procfile import ProcFile
-from collectors.rtnl import RTAX_RTO_MIN, Rtnl
-from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
-from sgmon.model import Event, Field, Kind, Rows, Value
-from sgmon.rates import counter_delta, counter_rate
+from sgmon.readers.procfile import ProcFile
+from sgmon.readers.rtnl import RTAX_RTO_MIN, Rtnl
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
 

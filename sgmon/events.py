@@ -4,7 +4,7 @@ Seed 000's commit chain (Table 4, 12.1 onward; Table 3 for 11.2's LNS names): th
 waits on ``log file sync`` while LGWR writes locally (``log file parallel write``) and, through
 NSS, remotely (``SYNC Remote Write``, the network and the standby's ``RFS write``); ``Redo
 Transport MISC`` is the rest of the remote leg.  The collectors' query lists
-(``collectors.oracle.queries``) hold every Data Guard event per version; these are the ones
+(``sgmon.oracle.queries``) hold every Data Guard event per version; these are the ones
 sgmon reasons with.
 """
 

@@ -16,8 +16,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
 from sgmon.hosts import HostInfo, Source
-from sgmon.judgement import Judge, Judgement
+from sgmon.judgement import Judge
 from sgmon.model import Frame, Schema, Value
+from sgmon.verdicts import Judgement
 
 Sink = Callable[[Frame, Judgement], None]
 """Called with each frame and the Judge's verdict on it; a sink reads both and grades nothing."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import time
 
-from collectors.procfile import stat_fields
+from sgmon.readers.procfile import start_time
 
 STATE_FORMAT = 2
 MAGIC = "sgmon-state"
@@ -41,17 +41,6 @@ def runtime_dir() -> str:
     if xdg and os.path.isdir(xdg):
         return os.path.join(xdg, "sgmon")
     return f"/tmp/sgmon-{os.getuid()}"
-
-
-def start_time(pid: int) -> str | None:
-    """A process's start time (clock ticks after boot, /proc/PID/stat field 22), or None when
-    no such process exists: with the pid, it names one process for the life of the machine."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            fields = stat_fields(fh.read())
-    except OSError:
-        return None
-    return fields[19] if len(fields) > 19 else None
 
 
 def state_text(pid: int, start: str, hosts: dict[str, dict]) -> str:

@@ -28,11 +28,11 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from collectors.oracle.errors import OracleError
-from collectors.oracle.session import Session
 from sgmon import topology
 from sgmon.config import Config
 from sgmon.model import Frame, number
+from sgmon.oracle.errors import OracleError
+from sgmon.oracle.session import Session
 from sgmon.units import bdp_bytes, fmt_num, mbit_bytes
 
 WINDOW = 10

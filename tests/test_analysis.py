@@ -18,9 +18,9 @@ from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.correlate import best_lag, overlap, pearson
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import OFF_TICKS, _Latch
-from sgmon.analysis.results import Finding
 from sgmon.config import Config, ConfigError
 from sgmon.model import CollectorResult, Event, Frame, Status
+from sgmon.verdicts import Finding
 
 T0 = 1_800_000_000.0
 

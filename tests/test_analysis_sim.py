@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from sgmon.analysis import Analyzer, Finding
+from sgmon.analysis import Analyzer
 from sgmon.model import Status
 from sgmon.sim import SCENARIOS, SimPair
+from sgmon.verdicts import Finding
 
 START = 1_800_000_000.0
 CAUSE = {

@@ -14,10 +14,10 @@ import pytest
 from rich.console import Group
 
 import themes
-from collectors.oracle.session import Session
 from collectors.oracle.waits import OracleWaitsCollector
 from sgmon import buckets
 from sgmon.model import CollectorResult, Frame, Status
+from sgmon.oracle.session import Session
 from sgmon.sim import SimPair
 from sgmon.sim.standin import StandIn
 from sgmon.tui.palette import Palette

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from collectors.oracle.session import Session
 from sgmon import buckets
 from sgmon.cli import Unreachable, UsageError
 from sgmon.hosts.replay import ReplaySource
 from sgmon.importers.awr import Window, import_awr, statements
 from sgmon.importers.write import write
+from sgmon.oracle.session import Session
 from sgmon.sim.awr import Awr
 from sgmon.sim.standin import StandIn
 

@@ -14,7 +14,7 @@ from operator import itemgetter
 
 import pytest
 
-from collectors.inet_diag import (
+from sgmon.readers.inet_diag import (
     CONNECTED,
     FIGURES,
     TCP_INFO_LEN,

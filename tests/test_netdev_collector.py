@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.netdev import NetdevCollector
-from collectors.rtnl import Link
+from sgmon.readers.rtnl import Link
 
 
 class _Links:

@@ -18,9 +18,10 @@ import pytest
 
 import themes
 from sgmon.config import load_config
+from sgmon.grading import RANK
 from sgmon.hosts import HostInfo
 from sgmon.hosts.replay import ReplaySource
-from sgmon.judgement import RANK, judge_for
+from sgmon.judgement import judge_for
 from sgmon.monitor import Monitor
 from sgmon.sinks.prometheus import FrameCollector
 from sgmon.sinks.statefile import StatePublisher

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.redo import OracleRedoCollector
-from collectors.oracle.session import _shared
 from collectors.oracle.trace import OracleTraceCollector
 from collectors.oracle.waits import OracleWaitsCollector
 from sgmon.engine import Engine
 from sgmon.model import Status
+from sgmon.oracle.session import _shared
 from sgmon.sim.standin import StandIn
 
 

@@ -7,8 +7,8 @@ source, and checks what a DBA reads off the table.
 
 from __future__ import annotations
 
-from collectors.oracle.session import Session
 from collectors.oracle.waits import OracleWaitsCollector
+from sgmon.oracle.session import Session
 from sgmon.rates import histogram_delta, percentile_from_buckets
 from sgmon.sim.standin import StandIn
 

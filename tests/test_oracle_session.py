@@ -14,13 +14,13 @@ import oracledb
 import pytest
 
 from collectors.oracle.dg import OracleDgCollector
-from collectors.oracle.errors import OracleError
-from collectors.oracle.session import Session
 from collectors.oracle.waits import OracleWaitsCollector
 from sgmon.collector import Unavailable
 from sgmon.config import DbConfig
 from sgmon.engine import Engine
 from sgmon.model import Status
+from sgmon.oracle.errors import OracleError
+from sgmon.oracle.session import Session
 from sgmon.sim.standin import StandIn
 
 PASSWORD = "S3cret-Pa55w0rd"
@@ -352,7 +352,7 @@ def test_role_differing_from_the_config_is_noted_once():
 
 
 def test_prompted_password_asked_once_up_front(monkeypatch):
-    from collectors.oracle import session as session_mod
+    from sgmon.oracle import session as session_mod
 
     asked: list[str] = []
     monkeypatch.setattr(session_mod.sys.stdin, "isatty", lambda: True, raising=False)

@@ -15,9 +15,9 @@ import time
 import pytest
 
 from collectors.oracle.dg import OracleDgCollector
-from collectors.oracle.session import Session
 from sgmon.analysis import Analyzer
 from sgmon.model import CollectorResult, Frame, Status
+from sgmon.oracle.session import Session
 from sgmon.sim.standin import StandIn
 
 T0 = 1_800_000_000.0
@@ -139,8 +139,8 @@ def test_a_connect_that_hangs_is_bounded_and_holds_no_lock() -> None:
     not cover it) must not hold the session's lock, nor a caller past the connect timeout."""
     import threading
 
-    from collectors.oracle.errors import OracleError
-    from collectors.oracle.session import Session
+    from sgmon.oracle.errors import OracleError
+    from sgmon.oracle.session import Session
 
     release = threading.Event()
     closed = threading.Event()
@@ -178,7 +178,7 @@ def test_a_connect_that_hangs_is_bounded_and_holds_no_lock() -> None:
 
 
 def test_thick_mode_dsns_carry_their_own_connect_timeouts() -> None:
-    from collectors.oracle.session import timed_dsn
+    from sgmon.oracle.session import timed_dsn
 
     assert timed_dsn("stby1:1521/PRODSTBY", 5) == (
         "stby1:1521/PRODSTBY?connect_timeout=5&transport_connect_timeout=5"
@@ -198,8 +198,8 @@ def test_thick_mode_dsns_carry_their_own_connect_timeouts() -> None:
 
 @pytest.mark.parametrize(("container", "refused"), [((3, "PDB1"), True), ((1, "CDB$ROOT"), False)])
 def test_a_session_in_a_pdb_is_refused_with_what_to_do(container, refused: bool) -> None:
-    from collectors.oracle.errors import OracleError
-    from collectors.oracle.session import Session
+    from sgmon.oracle.errors import OracleError
+    from sgmon.oracle.session import Session
 
     db = StandIn(version="19.21.0.0.0", container=container)
     s = Session(connect=db.connect)

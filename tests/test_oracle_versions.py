@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from collectors.oracle import queries
 from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.redo import OracleRedoCollector
-from collectors.oracle.session import Session
 from collectors.oracle.waits import OracleWaitsCollector
+from sgmon.oracle import queries
+from sgmon.oracle.session import Session
 from sgmon.sim.standin import StandIn
 
 VERSIONS = ["11.2.0.4.0", "12.1.0.2.0", "19.21.0.0.0", "23.5.0.24.7"]

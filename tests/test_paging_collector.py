@@ -7,7 +7,7 @@ import time
 import pytest
 
 from collectors.paging import parse_meminfo, parse_pressure, parse_vmstat
-from collectors.procfile import KeyedLines, ProcFile
+from sgmon.readers.procfile import KeyedLines, ProcFile
 
 VMSTAT = """pgpgin 100
 pgpgout 200

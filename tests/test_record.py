@@ -17,7 +17,6 @@ from pathlib import Path
 import nslab
 import pytest
 
-from collectors.tracefs import TRACEFS, remove_stale
 from sgmon import registry
 from sgmon.archive import ARCHIVE_FORMAT, header
 from sgmon.collector import Collector
@@ -25,6 +24,7 @@ from sgmon.engine import Engine
 from sgmon.hosts.local import LocalSource
 from sgmon.hosts.replay import ReplaySource
 from sgmon.model import Field, Kind
+from sgmon.readers.tracefs import TRACEFS, remove_stale
 from sgmon.sinks.csvarchive import ArchiveWriter
 
 SGMON = [sys.executable, "-m", "sgmon"]

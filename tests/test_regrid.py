@@ -132,8 +132,8 @@ def test_seed_003_from_its_own_kind_of_data(tmp_path: Path) -> None:
     standby's capped device, lined up with the primary's commit path, with the lost-write clue
     and the resolution it rests on. (A correlation needs 8 points: 24 simulated minutes give
     12; at AWR's 15 minutes that is 3 hours, where seed 003's author had days.)"""
-    from collectors.oracle.session import Session
     from sgmon.importers.awr import Window, import_awr
+    from sgmon.oracle.session import Session
     from sgmon.sim import SimPair
     from sgmon.sim.awr import Awr
 

@@ -33,10 +33,10 @@ import pytest
 from nslab import NsPair, ns_pair, require_root
 from test_tcp_accuracy import SERVER
 
-from collectors.inet_diag import TcpInfo, decode_tcp_info
 from collectors.retrans import RetransCollector
-from collectors.tracefs import TRACEFS, TraceInstance, mount
 from sgmon.collector import Unavailable
+from sgmon.readers.inet_diag import TcpInfo, decode_tcp_info
+from sgmon.readers.tracefs import TRACEFS, TraceInstance, mount
 
 PORT = 1522
 MSG = 1000  # one segment per write: one retransmission is one retransmitted segment
@@ -356,7 +356,7 @@ def test_root_option_is_unavailable(tmp_path: Path) -> None:
 MOUNT_SCRIPT = """
 import ctypes, os
 from collectors.retrans import RetransCollector
-from collectors.tracefs import TRACEFS
+from sgmon.readers.tracefs import TRACEFS
 libc = ctypes.CDLL(None, use_errno=True)
 while os.path.ismount(TRACEFS):  # this mount namespace's copy only
     assert libc.umount2(TRACEFS.encode(), 2) == 0, os.strerror(ctypes.get_errno())

@@ -8,8 +8,8 @@ import struct
 from collections.abc import Iterator
 from operator import itemgetter
 
-from collectors.netlink import attributes
-from collectors.rtnl import Link, Rtnl
+from sgmon.readers.netlink import attributes
+from sgmon.readers.rtnl import Link, Rtnl
 
 
 def _stable(link: Link) -> tuple:

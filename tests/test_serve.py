@@ -16,8 +16,9 @@ import pytest
 
 from sgmon.collector import Collector
 from sgmon.engine import Engine
+from sgmon.grading import RANK
 from sgmon.hosts.sim import SimSource
-from sgmon.judgement import RANK, Judge
+from sgmon.judgement import Judge
 from sgmon.model import Kind
 from sgmon.sinks.prometheus import FrameCollector, counter_column, metric_name
 

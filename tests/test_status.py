@@ -8,8 +8,9 @@ import subprocess
 import sys
 import time
 
+from sgmon.grading import Grader
 from sgmon.hosts.sim import SimSource
-from sgmon.judgement import Grader, Judge
+from sgmon.judgement import Judge
 from sgmon.sinks.statefile import StatePublisher
 
 FORBIDDEN = (
@@ -116,7 +117,8 @@ def test_status_reads_a_running_recorder(tmp_path):
 def test_a_dead_publishers_state_is_ignored_even_when_its_pid_is_reused(tmp_path):
     """A state file names its publisher by pid and start time: a pid the kernel has since given
     to another process (here: this test's own) is not a running sgmon."""
-    from sgmon.status import start_time, state_text
+    from sgmon.readers.procfile import start_time
+    from sgmon.status import state_text
 
     hosts = {
         "primary": {

@@ -1,6 +1,6 @@
 """`sgmon check --symmetry` (issue 15 item 8): the primary beside its SYNC standby.
 
-The database items run their exact SQL (collectors/oracle/queries.py) through a Session against
+The database items run their exact SQL (sgmon/oracle/queries.py) through a Session against
 two SQLite stand-ins made deliberately asymmetric one property at a time, and every other line
 must stay ok; the OS items are judged on frames built by hand; the CLI runs end to end on the
 simulated pair and on a recording of it."""
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.oracle.errors import OracleError
-from collectors.oracle.session import Session
 from sgmon.config import Config, HostConfig
 from sgmon.model import CollectorResult, Frame, Status
+from sgmon.oracle.errors import OracleError
+from sgmon.oracle.session import Session
 from sgmon.sim.standin import StandIn
 from sgmon.symmetry import DbFacts, Line, db_lines, os_lines, read_db
 

@@ -243,7 +243,8 @@ def test_kernel_filter_returns_only_dg_sockets_among_2000_unrelated() -> None:
                 "a",
                 sys.executable,
                 "-c",
-                "from collectors.inet_diag import InetDiag; print(len(InetDiag().query([1521])))",
+                "from sgmon.readers.inet_diag import InetDiag;"
+                " print(len(InetDiag().query([1521])))",
             )
         finally:
             hold.kill()

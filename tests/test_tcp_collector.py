@@ -86,9 +86,9 @@ def test_the_role_picks_which_end_is_a_dg_socket(listener, options: dict, ends: 
 
 
 def test_after_a_switchover_the_direction_follows_the_database(listener) -> None:
-    """Configured primary, but V$DATABASE (through oracle_dg, ``collectors.roles``) says
+    """Configured primary, but V$DATABASE (through oracle_dg, ``sgmon.readers.roles``) says
     standby: the next tick takes the inbound end, with an event that says why."""
-    from collectors import roles
+    from sgmon.readers import roles
 
     host = f"switched-{os.getpid()}"
     coll = TcpCollector({"ports": [PORT], "role": "primary", "host": host})

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from collectors.oracle.dg import OracleDgCollector
-from collectors.oracle.session import Session
 from sgmon import analysis
 from sgmon.analysis import Analyzer
 from sgmon.analysis.context import Context
@@ -22,6 +21,7 @@ from sgmon.analysis.rules import RULES
 from sgmon.analysis.rules.base import HostClaims
 from sgmon.config import Config, DbConfig, HostConfig, parse_config
 from sgmon.model import CollectorResult, Frame, Status
+from sgmon.oracle.session import Session
 from sgmon.sim import SimPair
 from sgmon.sim.standin import StandIn
 from sgmon.topology import build, disagreements, instance_text

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from collectors.oracle.dg import ONWARD_EVERY, OracleDgCollector
-from collectors.oracle.session import Session
 from sgmon.analysis import Analyzer
 from sgmon.config import Config, HostConfig
 from sgmon.model import CollectorResult, Frame, Status
+from sgmon.oracle.session import Session
 from sgmon.sim import SimPair
 from sgmon.sim.standin import StandIn
 from sgmon.topology import build, thread_lags

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from collectors.oracle.session import Session
 from collectors.oracle.trace import OracleTraceCollector
+from sgmon.oracle.session import Session
 from sgmon.sim.standin import StandIn
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from test_analysis import _run, frame, waits
 
-from sgmon.analysis.results import Finding
+from sgmon.verdicts import Finding
 
 
 def _ticks(polling: float | None) -> list[Finding]:

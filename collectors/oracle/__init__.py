@@ -9,7 +9,7 @@ Options each collector reads (``Config.collector_options(name)`` plus what the h
   read from V$DATABASE at every connect.
 * ``connect``: instead of ``db``, a zero-argument callable returning a DB-API connection (the
   SQLite stand-in of ``sgmon.sim.standin``, or a test double); the same SQL text runs on it.
-* ``session``: an already made ``collectors.oracle.session.Session`` to share (the simulation).
+* ``session``: an already made ``sgmon.oracle.session.Session`` to share (the simulation).
 * ``clock``: epoch-seconds clock for event times (default ``time.time``).
 * ``oracle_trace`` only: ``lgwr`` (path of the LGWR trace file), ``nss`` and ``rfs`` (event 16410
   traces of the primary's NSS and the standby's RFS), ``threshold_ms`` (default 100).

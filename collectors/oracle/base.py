@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from collectors.oracle.errors import OracleError
-from collectors.oracle.session import Session, acquire, release
 from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import Event, Rows
+from sgmon.oracle.errors import OracleError
+from sgmon.oracle.session import Session, acquire, release
 
 EPOCH = "_epoch"  # raw-only row: the session epoch the sample belongs to
 

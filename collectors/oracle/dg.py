@@ -53,11 +53,11 @@ from datetime import datetime
 from itertools import pairwise
 from typing import Any
 
-from collectors import roles
 from collectors.oracle.base import OracleCollector
-from collectors.oracle.session import Session, role_of
 from sgmon.model import Event, Field, Kind, Rows, Value
+from sgmon.oracle.session import Session, role_of
 from sgmon.rates import percentile_from_buckets
+from sgmon.readers import roles
 
 G, D, H, T = Kind.GAUGE, Kind.DELTA, Kind.HISTOGRAM, Kind.TEXT
 

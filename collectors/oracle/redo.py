@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from collectors.oracle.base import OracleCollector
-from collectors.oracle.session import Session
 from sgmon.model import Field, Kind, Rows, Value
+from sgmon.oracle.session import Session
 from sgmon.rates import counter_delta
 
 G, R = Kind.GAUGE, Kind.RATE

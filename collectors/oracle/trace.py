@@ -49,13 +49,13 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from collectors.oracle.errors import OracleError
-from collectors.oracle.session import Session, acquire, release
-from collectors.oracle.tracedb import Layout, layout
-from collectors.oracle.tracefiles import Finder, Follower, trace_name
-from collectors.oracle.tracetime import ZoneError, host_zone, parse_ts, process_zone, zone_named
 from sgmon.collector import Collector, Unavailable
 from sgmon.model import Event, Field, Kind, Rows, Value
+from sgmon.oracle.errors import OracleError
+from sgmon.oracle.session import Session, acquire, release
+from sgmon.oracle.tracedb import Layout, layout
+from sgmon.oracle.tracefiles import Finder, Follower, trace_name
+from sgmon.oracle.tracetime import ZoneError, host_zone, parse_ts, process_zone, zone_named
 
 G, D = Kind.GAUGE, Kind.DELTA
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from collectors.oracle import queries
 from collectors.oracle.base import OracleCollector
-from collectors.oracle.session import Session
 from sgmon import buckets
 from sgmon.model import Field, Kind, Rows, Value
+from sgmon.oracle import queries
+from sgmon.oracle.session import Session
 from sgmon.rates import counter_delta, histogram_delta
 
 G, R, H = Kind.GAUGE, Kind.RATE, Kind.HISTOGRAM

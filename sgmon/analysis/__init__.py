@@ -28,15 +28,15 @@ from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, 
 from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import OutlierTracker
-from sgmon.analysis.results import AnalysisState, Budget, Finding, Outlier, SeriesKey
 from sgmon.analysis.rules import evaluate, host_claims
 from sgmon.analysis.rules.base import LAG_RISK, mean
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
-from sgmon.judgement import RANK, Grader, cpu_count
+from sgmon.grading import RANK, Grader, cpu_count
 from sgmon.model import Frame, data_guard_role, number
+from sgmon.verdicts import AnalysisState, Budget, Finding, Outlier, SeriesKey
 
-__all__ = ["AnalysisState", "Analyzer", "Budget", "Finding", "Outlier"]
+__all__ = ["Analyzer"]
 
 # The series a chain starts from, most specific first: the remote write explains more than
 # log file sync does.

@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 
 from sgmon import events
-from sgmon.analysis.results import Budget
 from sgmon.model import Frame, Rows, number
 from sgmon.rates import bucket_midpoints
 from sgmon.units import fmt_num
+from sgmon.verdicts import Budget
 
 LFS = events.LOG_FILE_SYNC
 LOCAL = events.LOCAL_WRITE

@@ -10,13 +10,13 @@ from typing import TypeVar, cast
 from sgmon import buckets
 from sgmon.analysis.correlate import Link
 from sgmon.analysis.outliers import OutlierTracker
-from sgmon.analysis.results import Budget, Outlier, SeriesKey
 from sgmon.config import Config
 from sgmon.events import STANDBY_WRITES
-from sgmon.judgement import Grader
+from sgmon.grading import Grader
 from sgmon.model import Event, Frame
 from sgmon.topology import Topology, off_path_sender
 from sgmon.units import fmt_num
+from sgmon.verdicts import Budget, Outlier, SeriesKey
 
 TIMED = frozenset({"lgwr_slow_write", "remote_write_split"})
 """Traced writes that rules line up with other moments to the millisecond across ticks (a

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from operator import mul
 
 from sgmon.analysis.baseline import Series
-from sgmon.analysis.results import Outlier, SeriesKey
-from sgmon.judgement import RANK
+from sgmon.grading import RANK
+from sgmon.verdicts import Outlier, SeriesKey
 
 WINDOW = 40
 MIN_PAIRS = 8

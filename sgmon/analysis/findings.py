@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import replace
 
-from sgmon.analysis.results import Finding
-from sgmon.judgement import RANK
+from sgmon.grading import RANK
+from sgmon.verdicts import Finding
 
 
 class FindingBook:

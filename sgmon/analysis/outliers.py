@@ -24,18 +24,11 @@ from math import inf, nextafter
 
 from sgmon import buckets
 from sgmon.analysis.baseline import Series
-from sgmon.analysis.results import Outlier, SeriesKey
 from sgmon.events import COMMIT_EVENTS
-from sgmon.judgement import (
-    RANK,
-    WAIT_WARN_MS,
-    Grader,
-    Limit,
-    idle_rto,
-    text_grade,
-)
+from sgmon.grading import RANK, WAIT_WARN_MS, Grader, Limit, idle_rto, text_grade
 from sgmon.model import Frame, Kind
 from sgmon.units import fmt_num
+from sgmon.verdicts import Outlier, SeriesKey
 
 OFF_TICKS = 5
 PRUNE_EVERY = 100  # ticks between sweeps for series that stopped reporting

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING
 
 from sgmon.cli import Unreachable, UsageError
 from sgmon.headless import add_sim_options, sim_onset
-from sgmon.judgement import Judge, Judgement, judge_for
+from sgmon.judgement import Judge, judge_for
 from sgmon.units import fmt_num, fmt_step, parse_duration
+from sgmon.verdicts import Judgement
 
 if TYPE_CHECKING:
-    from sgmon.analysis import AnalysisState
-    from sgmon.analysis.results import Outlier
     from sgmon.config import Config
     from sgmon.model import Frame
     from sgmon.sim import SimPair
+    from sgmon.verdicts import AnalysisState, Outlier
 
 EXIT = {None: 0, "info": 0, "warn": 1, "crit": 2}
 EPILOG = """exit status: 0 no finding above info, 1 worst finding is a warning, 2 worst finding is

@@ -76,7 +76,7 @@ def _ask_passwords(dbs: list[DbConfig | None]) -> None:
     """Prompt on the main thread, before any full-screen UI owns the terminal."""
     if not any(db is not None and db.password == "prompt" for db in dbs):
         return
-    from collectors.oracle.session import OracleError, ask_passwords
+    from sgmon.oracle.session import OracleError, ask_passwords
 
     try:
         ask_passwords(dbs)

@@ -4,7 +4,7 @@ AWR is part of the Oracle Diagnostics Pack: query it only where that licence is 
 needs SELECT_CATALOG_ROLE (or SELECT on the DBA_HIST_* views read here); a missing grant is one
 ``sgmon:`` line that names it.
 
-The connection is the live collectors' own (``collectors.oracle.session.Session``): a config
+The connection is the live collectors' own (``sgmon.oracle.session.Session``): a config
 host's ``[host.db]`` (``--config F --db HOST``) or the same keys as options (``--dsn``,
 ``--user``, ``--mode``, ``--password-env``, ``--wallet-dir``, ``--password-prompt``,
 ``--thick``), with a longer call timeout (history queries are not 2-second polls).
@@ -50,16 +50,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from collectors.cpu import cpu_percentages
-from collectors.oracle import queries, redo, waits
-from collectors.oracle.errors import OracleError
+from collectors.oracle import redo, waits
 from collectors.oracle.redo import OracleRedoCollector
-from collectors.oracle.session import Session
 from collectors.oracle.waits import OracleWaitsCollector
 from sgmon.cli import Unreachable, UsageError
 from sgmon.config import DbConfig, db_config, load_config
 from sgmon.importers import Imported
 from sgmon.importers.frames import Builder
 from sgmon.model import Event, Rows, Value
+from sgmon.oracle import queries
+from sgmon.oracle.errors import OracleError
+from sgmon.oracle.session import Session
 from sgmon.units import parse_duration, parse_instant, parse_offset
 
 HELP = (

@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors.oracle import queries
 from collectors.oracle.waits import percentiles
 from sgmon.cli import UsageError
 from sgmon.importers import Imported
 from sgmon.importers.frames import Builder
 from sgmon.model import Rows, Value
+from sgmon.oracle import queries
 from sgmon.units import parse_offset
 
 HELP = "wait-event histograms of AWR text reports (awrrpt.sql, text format), one frame per file"

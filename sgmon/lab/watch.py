@@ -19,11 +19,11 @@ import sys
 import threading
 from typing import Any
 
-from collectors.procfile import stat_fields
 from sgmon import registry
 from sgmon.engine import Engine
 from sgmon.lab.proc import bind_to_parent
 from sgmon.model import Frame, schema_to_dict
+from sgmon.readers.procfile import stat_fields
 from sgmon.sim.standin import open_session
 
 OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp", "procs", "retrans")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import socket
 
-from collectors.inet_diag import TCP_INFO_LEN, decode_tcp_info
+from sgmon.readers.inet_diag import TCP_INFO_LEN, decode_tcp_info
 
 
 def read(sock: socket.socket) -> dict[str, float] | None:

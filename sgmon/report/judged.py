@@ -15,10 +15,10 @@ from sgmon.judgement import judge_for
 from sgmon.model import data_guard_role
 
 if TYPE_CHECKING:
-    from sgmon.analysis.results import Budget, Finding
     from sgmon.config import Config
     from sgmon.hosts.replay import ReplaySource
     from sgmon.model import Frame
+    from sgmon.verdicts import Budget, Finding
 
 ROLE_ORDER = {"primary": 0, "standby": 1}
 EPS = 1e-6

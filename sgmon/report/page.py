@@ -15,8 +15,8 @@ from sgmon.analysis.budget import describe
 from sgmon.units import fmt_step, fmt_utc
 
 if TYPE_CHECKING:
-    from sgmon.analysis.results import Budget, Finding
     from sgmon.report.judged import Judged
+    from sgmon.verdicts import Budget, Finding
 
 UPLOT_VERSION = "1.6.32"
 _HERE = files("sgmon.report")

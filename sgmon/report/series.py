@@ -26,7 +26,7 @@ from sgmon.regrid import is_gap, usual_step
 from sgmon.report.judged import Judged, within
 
 if TYPE_CHECKING:
-    from sgmon.analysis.results import Budget
+    from sgmon.verdicts import Budget
 
 WAIT_EVENTS = (
     events.LOG_FILE_SYNC,

@@ -20,12 +20,12 @@ from dataclasses import replace
 
 from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.redo import OracleRedoCollector
-from collectors.oracle.session import Session
 from collectors.oracle.trace import OracleTraceCollector
 from collectors.oracle.waits import OracleWaitsCollector
 from sgmon.collector import Collector, RawRows
 from sgmon.engine import check_interval
 from sgmon.model import CollectorResult, Event, Frame, Schema, Status, silence
+from sgmon.oracle.session import Session
 from sgmon.registry import builtin
 from sgmon.sim.hostos import NSS_PORT, HostOS
 from sgmon.sim.model import CommitModel, TickStats, merged

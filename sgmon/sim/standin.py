@@ -42,8 +42,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from collectors.oracle.queries import parse_version
 from sgmon import buckets
+from sgmon.oracle.queries import parse_version
 
 _ids = itertools.count()
 

@@ -43,8 +43,8 @@ from sgmon.archive import (
     safe_name,
     write_meta,
 )
-from sgmon.judgement import Judgement
 from sgmon.model import Frame, Kind, Schema, Status
+from sgmon.verdicts import Judgement
 
 _ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 

@@ -14,11 +14,10 @@ import sys
 from collections import deque
 from pathlib import Path
 
-from sgmon.analysis.results import Finding
 from sgmon.archive import fmt_time, safe_name
-from sgmon.judgement import Judgement
 from sgmon.model import Frame
 from sgmon.sinks.csvarchive import AppendFile
+from sgmon.verdicts import Finding, Judgement
 
 COLUMNS = ("time", "host", "event", "severity", "rule", "title", "evidence", "start", "end")
 

@@ -43,9 +43,10 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from sgmon import buckets as bucket_scale
-from sgmon.judgement import Judgement, rank
+from sgmon.grading import rank
 from sgmon.model import Field, Frame, Kind, Schema, Status, column_name
 from sgmon.rates import bucket_midpoints
+from sgmon.verdicts import Judgement
 
 _SCALE_TO_SECONDS = {"ms": 1e-3, "us": 1e-6, "s": 1.0}
 

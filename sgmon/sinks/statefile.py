@@ -12,10 +12,11 @@ import os
 import time
 from pathlib import Path
 
-from sgmon.judgement import Judgement
 from sgmon.model import Frame, Status, number
-from sgmon.status import runtime_dir, start_time, state_text
+from sgmon.readers.procfile import start_time
+from sgmon.status import runtime_dir, state_text
 from sgmon.units import fmt_num
+from sgmon.verdicts import Judgement
 
 _TAG = {"primary": "P", "standby": "S"}
 

@@ -13,11 +13,11 @@ import threading
 import time
 from collections import OrderedDict
 
-from sgmon.analysis.results import AnalysisState
-from sgmon.judgement import Judge, Judgement
+from sgmon.judgement import Judge
 from sgmon.model import Frame, Schema
 from sgmon.monitor import History
 from sgmon.topology import Topology
+from sgmon.verdicts import AnalysisState, Judgement
 
 
 class Feed:

@@ -14,11 +14,12 @@ from collections.abc import Callable, Sequence
 from sgmon.config import Config
 from sgmon.hosts import Source
 from sgmon.hosts.replay import replaying
-from sgmon.judgement import Judgement, judge_for
+from sgmon.judgement import judge_for
 from sgmon.model import Frame, Schema
 from sgmon.monitor import Monitor
 from sgmon.sinks.statefile import StatePublisher
 from sgmon.tui.feed import Feed
+from sgmon.verdicts import Judgement
 
 
 class Live:

@@ -20,8 +20,8 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from sgmon.grading import worst
 from sgmon.hosts import HostInfo
-from sgmon.judgement import worst
 from sgmon.topology import Topology, is_sync, thread_lags
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette

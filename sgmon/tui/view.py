@@ -13,10 +13,11 @@ from typing import Any, TypeVar
 
 from rich.text import Text
 
-from sgmon.judgement import Grader, Judgement
+from sgmon.grading import Grader
 from sgmon.model import Frame, Status, Value, number
 from sgmon.tui.palette import Palette
 from sgmon.units import fmt_num
+from sgmon.verdicts import Judgement
 
 SeriesKey = tuple[str, str, str]
 """(collector, instance, field) within one host."""

@@ -18,7 +18,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/nslab.py
 
 import nslab  # noqa: I001  (after the path insert)
-from sgmon.judgement import RANK, Judge, judge_for
+from sgmon.grading import RANK
+from sgmon.judgement import Judge, judge_for
 from sgmon.hosts.replay import ReplaySource
 from sgmon.model import Frame
 from sgmon.sinks.csvarchive import ArchiveWriter

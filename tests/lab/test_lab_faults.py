@@ -7,7 +7,7 @@ from statistics import median
 import pytest
 
 from sgmon.analysis.rules.base import LAG_RISK
-from sgmon.judgement import RANK
+from sgmon.grading import RANK
 from sgmon.lab.run import ASYNC_HOST
 from sgmon.model import number
 

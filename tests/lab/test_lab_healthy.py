@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from collectors.cpu import cpu_percentages, parse_stat
-from sgmon.judgement import RANK
+from sgmon.grading import RANK
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 MIN_IDLE = 50.0  # % idle of every CPU before the lab starts

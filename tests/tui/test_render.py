@@ -14,8 +14,7 @@ from tuikit import START
 
 import themes
 from sgmon import buckets
-from sgmon.analysis.results import AnalysisState, Budget, Outlier
-from sgmon.judgement import Grader, Judgement
+from sgmon.grading import Grader
 from sgmon.model import CollectorResult, Field, Frame, Kind, Status
 from sgmon.sim import SimPair
 from sgmon.tui.draw import AXIS_LEFT, sparkline
@@ -29,6 +28,7 @@ from sgmon.tui.panels.histogram import render_histogram
 from sgmon.tui.panels.sockets import render_sockets
 from sgmon.tui.panels.waits import render_waits
 from sgmon.tui.view import PaneView, SeriesMemo
+from sgmon.verdicts import AnalysisState, Budget, Judgement, Outlier
 
 PALETTE = Palette.from_variables("sgmon-dark", themes.load_themes()["sgmon-dark"]["variables"])
 

@@ -8,13 +8,14 @@ from types import SimpleNamespace
 from rich.text import Text
 
 import themes
+from sgmon.grading import Grader
 from sgmon.hosts import HostInfo
-from sgmon.judgement import Grader, Judgement
 from sgmon.model import CollectorResult, Frame, Status
 from sgmon.topology import Dest, Topology
 from sgmon.tui.palette import Palette
 from sgmon.tui.strip import entry, order, place, render_strip
 from sgmon.tui.view import PaneView
+from sgmon.verdicts import Judgement
 
 PALETTE = Palette.from_variables("sgmon-dark", themes.load_themes()["sgmon-dark"]["variables"])
 

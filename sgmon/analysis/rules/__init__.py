@@ -13,7 +13,6 @@ One module per family of causes; ``base`` holds what they share and the registry
 from __future__ import annotations
 
 from sgmon.analysis.context import Context
-from sgmon.analysis.results import Finding
 from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers its rules
     adaptive_sync,
     commit,
@@ -27,6 +26,7 @@ from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers 
 )
 from sgmon.analysis.rules.base import R_MIN, RULES, HostClaims, host_claims
 from sgmon.analysis.rules.commit import commit_chain
+from sgmon.verdicts import Finding
 
 __all__ = ["RULES", "R_MIN", "evaluate", "host_claims"]
 

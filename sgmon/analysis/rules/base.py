@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, replace
 
 from sgmon import buckets
 from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
-from sgmon.analysis.results import Finding, Outlier, SeriesKey
 from sgmon.events import REMOTE_WRITES, SYNC_REMOTE_WRITE
-from sgmon.judgement import RANK, worst
+from sgmon.grading import RANK, worst
 from sgmon.model import Frame, number
 from sgmon.units import fmt_num, fmt_step
+from sgmon.verdicts import Finding, Outlier, SeriesKey
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
 INFERRED = 2.0  # a cause read from the database alone, without the OS evidence the seed saw

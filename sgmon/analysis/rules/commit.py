@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import Context
 from sgmon.analysis.correlate import Link
-from sgmon.analysis.results import Finding
 from sgmon.analysis.rules.base import (
     ADVICE,
     GENERIC,
@@ -19,8 +18,9 @@ from sgmon.analysis.rules.base import (
     rule,
 )
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
-from sgmon.judgement import RANK
+from sgmon.grading import RANK
 from sgmon.units import fmt_num
+from sgmon.verdicts import Finding
 
 
 @rule("fast_sync", seed="000", weight=ADVICE)

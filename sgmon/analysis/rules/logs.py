@@ -10,7 +10,6 @@ from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.context import Context, HostView
 from sgmon.analysis.correlate import overlap
-from sgmon.analysis.results import Outlier
 from sgmon.analysis.rules.base import (
     CAUSE,
     GUIDE_S,
@@ -28,6 +27,7 @@ from sgmon.analysis.rules.base import (
 from sgmon.model import number
 from sgmon.topology import is_sync, thread_lags
 from sgmon.units import fmt_num
+from sgmon.verdicts import Outlier
 
 
 @rule("log_switches", seed="000", weight=CAUSE)

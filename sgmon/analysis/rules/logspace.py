@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from collectors.oracle.queries import LOG_SPACE
 from sgmon.analysis.context import Context
 from sgmon.analysis.rules.base import CAUSE, Claim, rule
+from sgmon.oracle.queries import LOG_SPACE
 from sgmon.units import fmt_num
 
 STALL_MS = 10.0

@@ -10,7 +10,6 @@ from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import Context, HostView, now, once
 from sgmon.analysis.correlate import pearson
-from sgmon.analysis.results import SeriesKey
 from sgmon.analysis.rules.base import (
     AWAIT_RATIO,
     CAUSE,
@@ -26,6 +25,7 @@ from sgmon.analysis.rules.base import (
 from sgmon.events import SYNC_REMOTE_WRITE
 from sgmon.model import number
 from sgmon.units import fmt_num
+from sgmon.verdicts import SeriesKey
 
 LWD_WINDOW = 120
 """Ticks over which the primary's lost-write-detection redo is compared with the standby's

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from sgmon.analysis.context import Context, HostView, once
-from sgmon.analysis.results import SeriesKey
 from sgmon.analysis.rules.base import (
     ADVICE,
     CAUSE,
@@ -20,9 +19,10 @@ from sgmon.analysis.rules.base import (
     rule,
 )
 from sgmon.analysis.rules.silent import silent
-from sgmon.judgement import Limit
+from sgmon.grading import Limit
 from sgmon.model import Frame, Status, Value, number
 from sgmon.units import bdp_bytes, fmt_num, mbit_bytes
+from sgmon.verdicts import SeriesKey
 
 
 class _Loss(NamedTuple):

@@ -1,16 +1,20 @@
-"""What the analysis hands to its consumers: outliers, findings, the commit-time budget.
+"""The verdicts every sink reads: outliers, findings, the commit-time budget, and the
+``Judgement`` of one frame that carries them with the grades of its cells.
 
 Plain dataclasses with ``to_dict`` so the dashboard, the status line, the recorder's findings log,
 the exporter and ``sgmon check --format json`` all read the same thing.  Severities are those of
-``sgmon.judgement.SEVERITIES``.
+``sgmon.grading.SEVERITIES``.  Below the analysis: a sink, a panel or the report reads a verdict
+from here without importing the analysis that made it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sgmon.judgement import worst
+from sgmon.grading import Grader, rank, worst
+from sgmon.model import Frame
 
 SeriesKey = tuple[str, str, str, str]
 """(host, collector, instance, field)."""
@@ -131,3 +135,62 @@ class AnalysisState:
             "findings": [f.to_dict() for f in self.findings],
             "budget": {h: b.to_dict() for h, b in self.budget.items()},
         }
+
+
+@dataclass(slots=True)
+class Judgement:
+    """The verdict on one frame that every sink reads: grades of its cells and, where the
+    analysis runs, its state (outliers, findings, budget) and the findings that opened and
+    closed with this frame."""
+
+    frame: Frame
+    grader: Grader
+    state: AnalysisState | None = None
+    opened: tuple[Finding, ...] = ()
+    closed: tuple[Finding, ...] = ()
+    ncpu: int = 0
+    _grades: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False)
+
+    def grade(self, collector: str, instance: str, name: str) -> str:
+        """The grade of one cell now: its static limit's, raised by the analysis while the
+        series is out of line this tick.  An outlier still open but quiet now does not raise
+        it (``lingers`` says so instead)."""
+        key = (collector, instance, name)
+        try:
+            return self._grades[key]
+        except KeyError:
+            pass
+        frame = self.frame
+        row = frame.rows(collector).get(instance, {})
+        sev = self.grader.grade(
+            frame.host, collector, instance, name, row.get(name), row, self.ncpu
+        )
+        o = self.outlier(collector, instance, name)
+        if o is not None and not o.quiet and rank(o.severity) > rank(sev):
+            sev = o.severity
+        self._grades[key] = sev
+        return sev
+
+    def forget_grades(self) -> None:
+        """Drop the grades worked out so far (``grade`` works them out again if asked).
+
+        The dashboard keeps a judgement per frame of its history, and the grades a redraw
+        asked for cost 7 kB a frame (the demo), a quarter of what an instant of history holds:
+        once a newer frame of the host is in, they are let go.
+        """
+        self._grades.clear()
+
+    def outlier(self, collector: str, instance: str, name: str) -> Any:
+        """The analysis' open outlier of this host's series, if any."""
+        if self.state is None:
+            return None
+        return self.state.outliers.get((self.frame.host, collector, instance, name))
+
+    def lingers(self, collector: str, instance: str, name: str) -> bool:
+        """Whether the series has an outlier still open but back in line this tick."""
+        o = self.outlier(collector, instance, name)
+        return o is not None and o.quiet > 0
+
+    def worst(self, cells: Iterable[tuple[str, str, str]]) -> str:
+        """The worst grade of several cells."""
+        return worst(self.grade(*c) for c in cells) or "ok"

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from collectors.netlink import (
+from sgmon.readers.netlink import (
     NLH,
     NLM_F_DUMP,
     NLM_F_REQUEST,

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 
-from collectors.oracle import queries
-from collectors.oracle.errors import OracleError
-from collectors.oracle.session import Session
-from collectors.oracle.tracefiles import PROCESSES, TraceName
+from sgmon.oracle import queries
+from sgmon.oracle.errors import OracleError
+from sgmon.oracle.session import Session
+from sgmon.oracle.tracefiles import PROCESSES, TraceName
 
 queries.QUERIES.update(
     {

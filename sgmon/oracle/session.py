@@ -47,8 +47,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
-from collectors.oracle import queries
-from collectors.oracle.errors import (
+from sgmon.config import DbConfig
+from sgmon.oracle import queries
+from sgmon.oracle.errors import (
     FATAL,
     LOST,
     MISSING,
@@ -58,7 +59,6 @@ from collectors.oracle.errors import (
     explain,
     redact,
 )
-from sgmon.config import DbConfig
 
 log = logging.getLogger("sgmon.oracle")
 

@@ -32,7 +32,7 @@ import re
 import select
 import struct
 
-from sgmon.status import start_time
+from sgmon.readers.procfile import start_time
 
 TRACEFS = "/sys/kernel/tracing"
 PREFIX = "sgmon-"

@@ -17,7 +17,7 @@ import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from collectors import netlink as nl
+from sgmon.readers import netlink as nl
 
 _RTM_NEWLINK, _RTM_GETLINK, _RTM_NEWROUTE, _RTM_GETROUTE = 16, 18, 24, 26
 _RTA_DST, _RTA_METRICS = 1, 8

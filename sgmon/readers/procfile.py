@@ -77,3 +77,14 @@ class KeyedLines:
             end = text.find("\n", begin)
             out[key] = text[begin:] if end < 0 else text[begin:end]
         return out
+
+
+def start_time(pid: int) -> str | None:
+    """A process's start time (clock ticks after boot, /proc/PID/stat field 22), or None when
+    no such process exists: with the pid, it names one process for the life of the machine."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = stat_fields(fh.read())
+    except OSError:
+        return None
+    return fields[19] if len(fields) > 19 else None
