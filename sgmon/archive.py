@@ -27,6 +27,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sgmon.errors import ArchiveError
 from sgmon.model import Field, Kind, Value, column_name
 
 ARCHIVE_FORMAT = 1
@@ -48,10 +49,6 @@ _BOUNDS: dict[str, tuple[str, float, tuple[int, ...]]] = {
 FILE_RE = re.compile(
     r"^(?P<collector>.+)_(?P<stamp>\d{8}_\d{2}(?:\d{2})?)(?:-(?P<n>\d+))?\.csv(?P<gz>\.gz)?$"
 )
-
-
-class ArchiveError(Exception):
-    """An archive problem as one line that says what to do."""
 
 
 def _bucket_spec(f: Field) -> tuple[str, float, tuple[int, ...]]:

@@ -13,6 +13,7 @@ import sys
 from importlib import import_module
 
 from sgmon import __version__
+from sgmon.errors import Unreachable, UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every status)
 if TYPE_CHECKING:
@@ -36,14 +37,6 @@ COMMANDS: dict[str, str] = {
     "top": "plain-text live view of the local host (no Textual)",
 }
 _MODULE = {"dashboard": "dashboard", "config": "configcmd", "import": "importcmd"}
-
-
-class UsageError(Exception):
-    """A user error in arguments or config: printed as one `sgmon:` line, exit 2."""
-
-
-class Unreachable(Exception):
-    """A source could not be reached: printed as one `sgmon:` line, exit 3."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -99,10 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:
-        # Config errors and value errors raised by parsers are user errors, not crashes.
-        from sgmon.config import ConfigError
-
-        if isinstance(e, ConfigError | ValueError):
+        # Config errors (a ValueError) and value errors raised by parsers are user errors.
+        if isinstance(e, ValueError):
             return _fail(str(e), 2)
         raise
 

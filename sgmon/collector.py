@@ -24,6 +24,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
+from sgmon.errors import ConfigError  # the plugin API raises the user-facing config error
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import counter_delta, counter_rate, histogram_delta
 
@@ -36,10 +37,6 @@ reply as one tuple)."""
 
 class Unavailable(Exception):
     """The collector cannot run on this host; the message says why and what to do."""
-
-
-class ConfigError(ValueError):
-    """A collector option is wrong; the message is one line that says what to do."""
 
 
 class Collector:

@@ -48,11 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sgmon.errors import ConfigError
 from sgmon.units import parse_duration
-
-
-class ConfigError(ValueError):
-    """A config problem, as one line that says what to do."""
 
 
 @dataclass(frozen=True, slots=True)

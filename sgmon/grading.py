@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from sgmon.config import ConfigError
+from sgmon.errors import ConfigError
 from sgmon.events import (
     COMMIT_EVENTS,
     GCS_LOG_FLUSH,

@@ -14,9 +14,9 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from sgmon.cli import UsageError
 from sgmon.config import Config, load_config
 from sgmon.engine import check_interval
+from sgmon.errors import UsageError
 from sgmon.hosts import Source
 from sgmon.judgement import Judge
 from sgmon.units import parse_duration

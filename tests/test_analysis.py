@@ -18,7 +18,8 @@ from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.correlate import best_lag, overlap, pearson
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.outliers import OFF_TICKS, _Latch
-from sgmon.config import Config, ConfigError
+from sgmon.config import Config
+from sgmon.errors import ConfigError
 from sgmon.model import CollectorResult, Event, Frame, Status
 from sgmon.verdicts import Finding
 

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from sgmon.config import ConfigError, parse_config
+from sgmon.config import parse_config
+from sgmon.errors import ConfigError
 
 GOOD = """\
 interval = "500ms"

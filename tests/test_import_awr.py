@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sgmon import buckets
-from sgmon.cli import Unreachable, UsageError
+from sgmon.errors import Unreachable, UsageError
 from sgmon.hosts.replay import ReplaySource
 from sgmon.importers.awr import Window, import_awr, statements
 from sgmon.importers.write import write

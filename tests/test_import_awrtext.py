@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sgmon import buckets
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.hosts.replay import ReplaySource
 from sgmon.importers import awrtext
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sgmon.cli import Unreachable, UsageError
+from sgmon.errors import Unreachable, UsageError
 from sgmon.headless import add_sim_options, sim_onset
 from sgmon.judgement import Judge, judge_for
 from sgmon.units import fmt_num, fmt_step, parse_duration
@@ -205,7 +205,7 @@ def _replay(
     analysis: bool = True,
 ) -> tuple[Judge, list[str], float]:
     """Play a recording through the judge (and to ``keep``); the hosts and the span."""
-    from sgmon.archive import ArchiveError
+    from sgmon.errors import ArchiveError
     from sgmon.hosts.replay import ReplaySource
 
     try:

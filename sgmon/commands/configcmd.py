@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print each value with its origin, the topology, then each problem on one line; exit 2 on
     problems."""
-    from sgmon.config import ConfigError, check_config, load_config, search_paths
+    from sgmon.config import check_config, load_config, search_paths
+    from sgmon.errors import ConfigError
 
     checked = check_config(args.config)
     if checked.path is not None:
@@ -75,7 +76,7 @@ def _topology(config: Config, scenario: str | None) -> list[str]:
 
 def _simulated(scenario: str) -> dict[str, Frame | None]:
     """One interval of a simulated scenario's hosts (its databases run the real collectors)."""
-    from sgmon.cli import UsageError
+    from sgmon.errors import UsageError
     from sgmon.sim import SCENARIOS, SimPair
 
     if scenario not in SCENARIOS:

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List the scenarios, or open the dashboard on the chosen one."""
-    from sgmon.cli import UsageError
+    from sgmon.errors import UsageError
     from sgmon.sim import SCENARIOS
 
     if args.list:

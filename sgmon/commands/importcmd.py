@@ -12,7 +12,7 @@ import sys
 from importlib import import_module
 from pathlib import Path
 
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.importers import SOURCES
 
 
@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the source, write the archive, print one summary line."""
-    from sgmon.archive import ArchiveError
+    from sgmon.errors import ArchiveError
     from sgmon.importers.write import write
 
     if args.kind not in SOURCES:

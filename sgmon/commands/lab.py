@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.units import parse_duration
 
 

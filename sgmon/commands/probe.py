@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from sgmon.cli import Unreachable, UsageError
+from sgmon.errors import Unreachable, UsageError
 from sgmon.units import parse_duration, parse_size
 
 DEFAULT_PORT = 1521

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.headless import (
     add_source_arguments,
     load_sources,
@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns."""
-    from sgmon.archive import ArchiveError
+    from sgmon.errors import ArchiveError
     from sgmon.judgement import judge_for
     from sgmon.sinks.csvarchive import ArchiveWriter
     from sgmon.sinks.findings import FindingsLog

@@ -6,7 +6,7 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.headless import instant
 from sgmon.units import fmt_utc
 
@@ -36,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the archive and show it."""
-    from sgmon.archive import ArchiveError
     from sgmon.config import load_config
+    from sgmon.errors import ArchiveError
     from sgmon.hosts.replay import ReplaySource
 
     config = load_config(args.config)

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,8 +63,8 @@ def _write(path: Path, text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Judge the archive in range and write the report."""
 
-    from sgmon.archive import ArchiveError
     from sgmon.config import load_config
+    from sgmon.errors import ArchiveError
     from sgmon.headless import instant
     from sgmon.hosts.replay import ReplaySource
     from sgmon.report.judged import judge_archive, within

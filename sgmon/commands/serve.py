@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.headless import (
     add_source_arguments,
     load_sources,

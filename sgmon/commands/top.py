@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.model import Frame, Rows, Status, Value
 from sgmon.units import fmt_num, parse_duration
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from sgmon import registry
 from sgmon.collector import Collector, Unavailable
-from sgmon.config import Config, ConfigError, DbConfig, HostConfig
+from sgmon.config import Config, DbConfig, HostConfig
+from sgmon.errors import ConfigError
 from sgmon.hosts import Source
 
 

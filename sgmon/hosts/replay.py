@@ -18,14 +18,8 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sgmon.archive import (
-    STATUS_KIND,
-    ArchiveError,
-    data_files,
-    decode_row,
-    parse_time,
-    read_meta,
-)
+from sgmon.archive import STATUS_KIND, data_files, decode_row, parse_time, read_meta
+from sgmon.errors import ArchiveError
 from sgmon.hosts import HostInfo
 from sgmon.model import CollectorResult, Event, Field, Frame, Rows, Schema, Status
 from sgmon.regrid import common_step, needs_regrid, regrid

@@ -53,8 +53,8 @@ from collectors.cpu import cpu_percentages
 from collectors.oracle import redo, waits
 from collectors.oracle.redo import OracleRedoCollector
 from collectors.oracle.waits import OracleWaitsCollector
-from sgmon.cli import Unreachable, UsageError
 from sgmon.config import DbConfig, db_config, load_config
+from sgmon.errors import Unreachable, UsageError
 from sgmon.importers import Imported
 from sgmon.importers.frames import Builder
 from sgmon.model import Event, Rows, Value

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors.oracle.waits import percentiles
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.importers import Imported
 from sgmon.importers.frames import Builder
 from sgmon.model import Rows, Value

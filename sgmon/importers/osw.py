@@ -42,7 +42,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from collectors.procs import BACKGROUND
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.importers import Imported
 from sgmon.importers.frames import NOT_IMPORTED, Builder, add_host_options
 from sgmon.model import Event, Rows, Value

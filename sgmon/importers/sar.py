@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sgmon.cli import UsageError
+from sgmon.errors import UsageError
 from sgmon.importers import Imported
 from sgmon.importers.frames import NOT_IMPORTED, Builder, add_host_options
 from sgmon.model import Event, Rows, Value, number

@@ -31,7 +31,6 @@ from sgmon.archive import (
     EVENT_COLUMNS,
     FILE_RE,
     STATUS_KIND,
-    ArchiveError,
     encode_row,
     field_columns,
     fmt_time,
@@ -43,6 +42,7 @@ from sgmon.archive import (
     safe_name,
     write_meta,
 )
+from sgmon.errors import ArchiveError
 from sgmon.model import Frame, Kind, Schema, Status
 from sgmon.verdicts import Judgement
 

@@ -69,7 +69,7 @@ class Live:
 def run_dashboard(sources: list[Source], config: Config | None = None, title: str = "sgmon") -> int:
     """Run the dashboard until the user quits; the exit code for the command."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        from sgmon.cli import UsageError
+        from sgmon.errors import UsageError
 
         for source in sources:
             source.close()

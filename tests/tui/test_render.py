@@ -250,6 +250,36 @@ def test_a_stopped_transport_reads_unknown_not_blank() -> None:
     assert "transport lag s 0 " in "\n".join(text(render_dataguard(quiet, 100)))
 
 
+def test_destination_states_take_the_judgements_colours() -> None:
+    """The DATA GUARD panel grades no destination state itself: a DEFERRED destination (ok in
+    the one judgement, sgmon.grading.text_grade) is drawn in the ok colour, an ERROR one and its
+    error text crit, a gap warn: the colours of the judgement every other sink reads."""
+    rows = {
+        "db": {"role": "primary"},
+        "dest_2": {"target": "stby", "status": "DEFERRED", "gap_status": "NO GAP"},
+        "dest_3": {"target": "far", "status": "ERROR", "gap_status": "RESOLVABLE GAP",
+                   "error": "ORA-12541: TNS:no listener"},
+    }  # fmt: skip
+    f = frame(rows, collector="oracle_dg")
+    v = view(f)
+    verdict = Judgement(f, Grader())
+    lines = render_dataguard(v, 120).renderables
+
+    def colour(line: Text, word: str) -> object:
+        at = line.plain.index(word)
+        return next(sp.style for sp in reversed(line.spans) if sp.start <= at < sp.end)
+
+    def sev(inst: str, name: str) -> object:
+        return PALETTE.sev(verdict.grade("oracle_dg", inst, name))
+
+    deferred = next(t for t in lines if "dest_2" in t.plain)
+    failed = next(t for t in lines if "dest_3" in t.plain)
+    assert colour(deferred, "DEFERRED") == sev("dest_2", "status") == PALETTE.sev("ok")
+    assert colour(failed, "ERROR") == sev("dest_3", "status") == PALETTE.sev("crit")
+    assert colour(failed, "RESOLVABLE") == PALETTE.sev("warn")
+    assert colour(failed, "ORA-12541") == PALETTE.sev("crit")
+
+
 def test_the_switchover_status_is_shown_whole_or_not_at_all() -> None:
     """V$DATABASE.SWITCHOVER_STATUS in the DATA GUARD header: a panel too narrow for it leaves
     it out rather than cut it ("switchover NOT ALLOWED" cropped to "switchover NOT" reads as

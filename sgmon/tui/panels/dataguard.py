@@ -81,22 +81,23 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
         ),
     ]
     for inst in sorted(k for k in rows if k.startswith("dest_")):
-        status = _text(view, inst, "status")
         line = Text(f" {inst} ", style=p.muted)
         line.append(fit(_text(view, inst, "target"), 14, "middle") + " ")
         line.append(f"{_text(view, inst, 'transmit_mode')} {_text(view, inst, 'affirm')} ")
-        line.append(status, style=p.sev("ok" if status in ("VALID", "") else "crit"))
-        gap = _text(view, inst, "gap_status")
-        if gap:
-            line.append(f" {gap}", style=p.sev("ok" if gap == "NO GAP" else "warn"))
+        # the states' colours are the judgement's (sgmon.grading.text_grade), as every cell's
+        if _text(view, inst, "status"):
+            line.append_text(view.cell("oracle_dg", inst, "status"))
+        if _text(view, inst, "gap_status"):
+            line.append(" ")
+            line.append_text(view.cell("oracle_dg", inst, "gap_status"))
         line.append("  resp p99 ", style=p.muted)
         resp = view.cell("oracle_dg", inst, "resp_p99")
         if resp.plain != "-":  # a histogram bucket's upper bound, in seconds
             resp = Text("≤", style=resp.style) + resp + Text(" s", style=p.muted)
         line.append_text(resp)
-        err = _text(view, inst, "error")
-        if err:
-            line.append(f"  {err}", style=p.sev("crit"))
+        if _text(view, inst, "error"):
+            line.append("  ")
+            line.append_text(view.cell("oracle_dg", inst, "error"))
         parts.append(line)
     threads = sorted(k for k in rows if k.startswith("thread_"))
     for inst in threads:
