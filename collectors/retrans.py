@@ -47,8 +47,8 @@ With one redo write in flight (packets_out == 1) the probe timeout is 2 x SRTT +
 rto_min (the kernel's allowance for a delayed ACK), so on a LAN a TLP repair of a lone write
 stalls ~rto_min + 2 RTT, as long as an RTO does: route ``rto_min`` shortens both.  At most one
 probe is outstanding (``tlp_high_seq``), so a loss right after a probe-repaired one waits for the
-RTO instead: measured here (tests/test_retrans.py, 3 % loss, one 1000-byte write in flight) about
-one ~205 ms stall in ten was an RTO, the rest tail-loss probes.
+RTO instead: measured here (tests/system/kernel/test_retrans.py, 3 % loss, one 1000-byte write
+in flight) about one ~205 ms stall in ten was an RTO, the rest tail-loss probes.
 
 Instances: one per socket, keyed as the `tcp` collector keys it (``LADDR:LPORT>PADDR:PPORT``),
 shown for ``KEEP`` seconds after its last event; plus ``host`` (source, lost records).  At most

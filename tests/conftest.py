@@ -13,6 +13,15 @@ from collections.abc import Iterator
 
 import pytest
 
+# fixtures that the unit and the system tests of one area share (tests/kits/)
+pytest_plugins = [
+    "kits.core_engine",
+    "kits.inet_diag",
+    "kits.report",
+    "kits.topology",
+    "kits.trace_files",
+]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:

@@ -55,6 +55,7 @@ from typing import Any
 
 from collectors.oracle.base import OracleCollector
 from sgmon.model import Event, Field, Kind, Rows, Value
+from sgmon.oracle.queries import RATE_S
 from sgmon.oracle.session import Session, role_of
 from sgmon.rates import percentile_from_buckets
 from sgmon.readers import roles
@@ -159,9 +160,6 @@ FIELDS = (
 
 ONWARD_EVERY = 30
 """Ticks between two reads of a standby's or far sync instance's own destinations."""
-RATE_S = 10.0
-"""Seconds over which a thread's receive rate is measured: long enough that one late sample
-does not look like a slow link, short enough to see a thread fall behind within seconds."""
 REDO_BLOCK = 512
 """Bytes per BLOCK# of an RFS row (V$MANAGED_STANDBY: "512-byte blocks")."""
 

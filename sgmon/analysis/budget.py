@@ -26,7 +26,6 @@ import re
 from sgmon import events
 from sgmon.model import Frame, Rows, number
 from sgmon.rates import bucket_midpoints
-from sgmon.units import fmt_num
 from sgmon.verdicts import Budget
 
 LFS = events.LOG_FILE_SYNC
@@ -176,19 +175,3 @@ def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float 
         else:
             part = "standby" if max(rfs) >= 0.5 * res["remote"] else "network"
     return min(excess, max(res.values())), part
-
-
-def describe(b: Budget) -> str:
-    """``log file sync 4.60 ms = local write 0.62 ms (13%), remote write 3.45 ms (75%) [standby
-    I/O 2.89 ms (63%), network 0.56 ms (12%)], LGWR overhead 1.15 ms (25%)``."""
-
-    def part(name: str, v: float | None) -> str:
-        s = b.share(v)
-        return f"{name} {fmt_num(v)} ms" + (f" ({s:.0%})" if s is not None else "")
-
-    queued = f", {part(f'queued behind {b.queue_on}', b.queue_ms)}" if b.queue_ms else ""
-    return (
-        f"log file sync {fmt_num(b.lfs_ms)} ms = {part('local write', b.local_write_ms)}, "
-        f"{part('remote write', b.remote_write_ms)} [{part('standby I/O', b.standby_io_ms)}, "
-        f"{part('network', b.network_ms)}]{queued}, {part('LGWR overhead', b.overhead_ms)}"
-    )

@@ -282,7 +282,6 @@ def _outlier_now(o: Outlier) -> str:
 def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str = "") -> str:
     """The text report: findings (worst first) with evidence, the topology's summary (when
     known), the commit budget, outliers."""
-    from sgmon.analysis.budget import describe
 
     worst = state.worst(active_only=False)
     lines = [
@@ -297,7 +296,7 @@ def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str
     if topology:
         lines.append(f"topology: {topology}")
     for host, b in state.budget.items():
-        lines.append(f"commit budget {host} (last interval): {describe(b)}")
+        lines.append(f"commit budget {host} (last interval): {b.describe()}")
     bad = [o for o in state.outliers.values() if o.severity != "info"]
     if bad:
         lines.append(f"outliers now: {len(bad)} above info")

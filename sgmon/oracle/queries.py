@@ -75,6 +75,11 @@ EVENTS_11G = (
 # receiving side: every RFS event (RFS write, RFS random i/o, RFS sequential i/o, RFS dispatch...)
 EVENT_PATTERNS = ("RFS%",)
 
+RATE_S = 10.0
+"""Seconds over which the RFS positions of the "apply" query (THREAD#, SEQUENCE#, BLOCK#) become
+a thread's receive rate (the dg collector, the log rules): long enough that one late sample does
+not look like a slow link, short enough to see a thread fall behind within seconds."""
+
 SYSSTATS = (
     "redo size",
     "redo writes",

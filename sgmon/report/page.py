@@ -11,7 +11,6 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from sgmon import __version__
-from sgmon.analysis.budget import describe
 from sgmon.units import fmt_step, fmt_utc
 
 if TYPE_CHECKING:
@@ -79,7 +78,7 @@ def _budget(budgets: list[Budget]) -> str:
         last = mine[-1]
         peak = max(mine, key=lambda b: b.lfs_ms or 0.0)
         for what, shown in (("last", last), ("slowest", peak)):
-            text = f"{host}, {what} interval ({_clock(shown.time)}): {describe(shown)}"
+            text = f"{host}, {what} interval ({_clock(shown.time)}): {shown.describe()}"
             lines.append(f"<li>{escape(text)}</li>")
     return f'<ul class="budget">{"".join(lines)}</ul>'
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import Context
 from sgmon.analysis.correlate import Link
 from sgmon.analysis.rules.base import (
@@ -44,7 +43,7 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
     remote = remote_write_event(ctx)
     fast = remote == SYNC_REMOTE_WRITE  # 11.2 (LNS wait on SENDREQ) has no Fast Sync
     ev = [
-        f"budget: {describe_budget(b)}",
+        f"budget: {b.describe()}",
         f"{', '.join(affirm)}: SYNC AFFIRM",
         "seed 000: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
         "from the commit; a tiny exposure remains if both sites fail within milliseconds"
@@ -78,7 +77,7 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
     top: list[Link] = [lk for lk in c.links if lk.r >= R_MIN][:3]
     ev = [c.trigger.reason]
     if ctx.budget is not None:
-        ev.append(f"budget: {describe_budget(ctx.budget)}")
+        ev.append(f"budget: {ctx.budget.describe()}")
     ev += [f"lines up: {describe(lk.outlier)} ({lk.strength()})" for lk in top]
     if top:
         title = f"{c.label} <- {describe(top[0].outlier)} (r={top[0].r:.2f}): commit path degraded"

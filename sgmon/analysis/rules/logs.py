@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from collectors.oracle.dg import RATE_S
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.context import Context, HostView
@@ -25,6 +24,7 @@ from sgmon.analysis.rules.base import (
     rule,
 )
 from sgmon.model import number
+from sgmon.oracle.queries import RATE_S
 from sgmon.topology import is_sync, thread_lags
 from sgmon.units import fmt_num
 from sgmon.verdicts import Outlier

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
-from sgmon.analysis.budget import describe as describe_budget
 from sgmon.analysis.context import Context, HostView, now, once
 from sgmon.analysis.correlate import pearson
 from sgmon.analysis.rules.base import (
@@ -153,7 +152,7 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Claim]:
     if not hits:
         return
     ev = [now(o) for o in hits]
-    ev.append(f"budget: {describe_budget(b)}")
+    ev.append(f"budget: {b.describe()}")
     seen = bool(view.frame.rows("disk"))
     if seen:
         ev.append(

@@ -1,0 +1,1 @@
+"""Helpers that tests in both tiers import."""
