@@ -1,20 +1,8 @@
-"""The /proc and /sys collectors under the ``root`` option, on stored trees from real hosts.
+"""The /proc and /sys collectors under the ``root`` option, checked against awk reading the same
+files: a tree captured from this host, and this host's live files copied twice.
 
-Each tree under tests/fixtures/roots/ says where it comes from in its README.txt.  A collector is
-opened on a copy of a tree, sampled, the tree's files are rewritten in place with the second
-snapshot (the collector keeps its files open and re-reads them, as it does /proc), sampled again,
-and the derived figures are compared with what sysstat prints or with hand-computed values:
-
-- sysstat-root1 -> sysstat-root2: two snapshots from sysstat's own test suite, and the figures
-  sysstat's tests expect from ``iostat -x 1 2``, ``mpstat -A 1 4`` and ``sar -A 1 2`` on exactly
-  these trees (tests/expected.iostat-x, expected.mpstat-A, expected.sar-A), interval = the
-  /proc/uptime delta, 31.17 s, as iostat and sar take it.
-- pcp-hpbl920 (480 CPUs, 83 block devices), pcp-reclaim (kswapd and direct reclaim, swap written)
-  and node-exporter (1 GB of swap in use, TCP retransmission counters): one snapshot each; the
-  second is made by adding known deltas (documented in each test), and the figures must equal
-  sysstat's formulas applied to those deltas by hand.
-- thishost: captured from the build machine; checked against awk reading the same files.  A
-  second test copies this machine's live files twice and checks the rates the same way.
+The stored trees from other hosts (sysstat's test suite, pcp, node-exporter) are read in process
+by tests/unit/test_rootdir.py, whose docstring says where each comes from.
 """
 
 from __future__ import annotations
