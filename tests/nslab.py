@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -50,3 +52,40 @@ def throttled_loop(write_iops: int | None, size_mb: int = 64) -> Iterator[Thrott
         pytest.skip("needs cgroup v1 blkio throttling (/sys/fs/cgroup/blkio)")
     with kernel.throttled_loop(write_iops, size_mb) as loop:
         yield loop
+
+
+# ~400 random 8 KiB O_DIRECT reads per second for at most `seconds`
+READER = """
+import mmap, os, random, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf, end = mmap.mmap(-1, 8192), time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    os.preadv(fd, [buf], random.randrange(8192) * 8192)
+    time.sleep(0.0025)
+"""
+
+
+@contextlib.contextmanager
+def disk_load(loop: ThrottledLoop, n: int, seconds: int):
+    """``n`` dd processes writing 8 KiB O_DIRECT|O_DSYNC blocks under the throttle, one reader."""
+    procs: list[subprocess.Popen] = []
+    try:
+        procs.append(subprocess.Popen([sys.executable, "-c", READER, loop.device, str(seconds)]))
+        for i in range(n):
+            procs.append(
+                subprocess.Popen(
+                    [
+                        "timeout", str(seconds), "dd", "if=/dev/zero", f"of={loop.device}",
+                        "bs=8k", "count=100000", f"seek={i * 512}", "oflag=direct,dsync",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    preexec_fn=lambda: loop.add_pid(0),  # 0: the child itself
+                )
+            )  # fmt: skip
+        yield procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()

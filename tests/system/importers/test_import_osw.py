@@ -23,7 +23,6 @@ import nslab
 import oswlab
 import pytest
 from importlab import rows, sgmon, unexplained_findings
-from test_disk_accuracy import load
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -76,7 +75,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     try:
         with (
             nslab.throttled_loop(write_iops=100) as loop,
-            load(loop, 8, 20),
+            nslab.disk_load(loop, 8, 20),
             loopback_traffic(15),
         ):
             time.sleep(1.5)  # let the queue fill

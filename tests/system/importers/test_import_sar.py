@@ -20,7 +20,6 @@ from pathlib import Path
 import nslab
 import pytest
 from importlab import rows, sgmon, unexplained_findings
-from test_disk_accuracy import load
 
 from sgmon import registry
 from sgmon.archive import read_meta
@@ -64,7 +63,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     nslab.require_root("losetup", "dd", "timeout", "sadf", SADC)
     path = tmp_path_factory.mktemp("sa") / "sa24"
     sadc(path.with_suffix(".quiet"), 3)  # the same host just before: no device queues
-    with nslab.throttled_loop(write_iops=100) as loop, load(loop, 8, 12):
+    with nslab.throttled_loop(write_iops=100) as loop, nslab.disk_load(loop, 8, 12):
         time.sleep(1.5)  # let the queue fill
         sadc(path, 6)
         path.with_suffix(".dev").write_text(loop.name)

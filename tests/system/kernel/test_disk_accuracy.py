@@ -8,9 +8,6 @@ Both read /proc/diskstats over the same 2 s.
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
 import time
 
 import nslab
@@ -25,46 +22,9 @@ WRITERS = 8
 SECONDS = 2
 
 
-# ~400 random 8 KiB O_DIRECT reads per second for at most `seconds`
-READER = """
-import mmap, os, random, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
-buf, end = mmap.mmap(-1, 8192), time.monotonic() + float(sys.argv[2])
-while time.monotonic() < end:
-    os.preadv(fd, [buf], random.randrange(8192) * 8192)
-    time.sleep(0.0025)
-"""
-
-
-@contextlib.contextmanager
-def load(loop: nslab.ThrottledLoop, n: int, seconds: int):
-    """``n`` dd processes writing 8 KiB O_DIRECT|O_DSYNC blocks under the throttle, one reader."""
-    procs: list[subprocess.Popen] = []
-    try:
-        procs.append(subprocess.Popen([sys.executable, "-c", READER, loop.device, str(seconds)]))
-        for i in range(n):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        "timeout", str(seconds), "dd", "if=/dev/zero", f"of={loop.device}",
-                        "bs=8k", "count=100000", f"seek={i * 512}", "oflag=direct,dsync",
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    preexec_fn=lambda: loop.add_pid(0),  # 0: the child itself
-                )
-            )  # fmt: skip
-        yield procs
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-
-
 def test_disk_matches_iostat_under_an_iops_cap() -> None:
     nslab.require_root("iostat", "losetup", "dd", "timeout")
-    with nslab.throttled_loop(write_iops=300) as loop, load(loop, WRITERS, 20) as procs:
+    with nslab.throttled_loop(write_iops=300) as loop, nslab.disk_load(loop, WRITERS, 20) as procs:
         time.sleep(1.5)  # let the queue fill
         assert all(p.poll() is None for p in procs), "writers died before the measurement"
         cmd = ["iostat", "-dxy", "-o", "JSON", loop.name, str(SECONDS), "1"]
