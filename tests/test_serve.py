@@ -19,7 +19,7 @@ from sgmon.engine import Engine
 from sgmon.hosts.sim import SimSource
 from sgmon.judgement import Judge
 from sgmon.model import Kind
-from sgmon.sinks.prometheus import FrameCollector, metric_name
+from sgmon.sinks.prometheus import CONTRACT, FrameCollector, metric_name
 
 parser = pytest.importorskip("prometheus_client.parser")
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,7 +171,7 @@ def _possible_names() -> set[str]:
     src = SimSource("healthy")
     names = {
         "sgmon_build_info", "sgmon_host_up", "sgmon_host_info", "sgmon_collector_success",
-        "sgmon_finding", "sgmon_oracle_dg_dest_info", "sgmon_oracle_dg_thread_info",
+        "sgmon_finding", "sgmon_oracle_dg_dest_info",
     }  # fmt: skip
     for h in src.hosts:
         for c, fields in src.schema(h.name).items():
@@ -227,3 +227,13 @@ def test_rules_and_dashboards_name_real_metrics():
     for block in alerts.split("- alert: ")[1:]:
         for key in ("severity: ", "summary: ", "description: ", "runbook_url: "):
             assert key in block, block.splitlines()[0]
+
+
+def test_the_contract_names_every_metric():
+    doc = (ROOT / "docs" / "metrics.md").read_text()
+    assert f"Contract version **{CONTRACT}**" in doc
+    for name in _possible_names():
+        base = re.sub(r"_(bucket|count|sum)$", "", name)
+        if base.endswith("_info") and base != "sgmon_host_info":
+            continue  # one row for the *_info family
+        assert f"`{base}`" in doc, base
