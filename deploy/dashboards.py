@@ -231,54 +231,102 @@ def configuration() -> dict:
             ),
         ],
         [
-            _socket_panel("primary", PRIMARY, rate),
-            _socket_panel("standby", STANDBY, rate),
+            side_panel("sockets", "primary", PRIMARY),
+            side_panel("sockets", "standby", STANDBY),
         ],
         [
-            _disk_panel("primary", PRIMARY),
-            _disk_panel("standby", STANDBY),
+            side_panel("disks", "primary", PRIMARY),
+            side_panel("disks", "standby", STANDBY),
         ],
         [
-            _cpu_panel("primary", PRIMARY),
-            _cpu_panel("standby", STANDBY),
+            side_panel("cpu", "primary", PRIMARY),
+            side_panel("cpu", "standby", STANDBY),
         ],
     ]
     return dashboard("sgmon-configuration", "sgmon / one Data Guard configuration", variables, rows)
 
 
-def _socket_panel(side: str, sel: str, rate: str) -> dict:
-    return panel(
-        f"{side}: Data Guard sockets, rto / rtt and retransmits",
+SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
+    "sockets": (
+        "Data Guard sockets, rto / rtt and retransmits",
+        "s",
         [
-            target(f"sgmon_tcp_rto_seconds{{{sel}}}", "{{host}} rto"),
-            target(f"sgmon_tcp_rtt_seconds{{{sel}}}", "{{host}} rtt"),
-            target(f"rate(sgmon_tcp_retransmits_total{{{sel}}}{rate})", "{{host}} retransmits/s"),
+            ("sgmon_tcp_rto_seconds{SEL}", "{{host}} rto"),
+            ("sgmon_tcp_rtt_seconds{SEL}", "{{host}} rtt"),
+            ("rate(sgmon_tcp_retransmits_total{SEL}[$__rate_interval])", "{{host}} retransmits/s"),
         ],
-        unit="s",
-    )
-
-
-def _disk_panel(side: str, sel: str) -> dict:
-    return panel(
-        f"{side}: disks, w_await and queue (iostat -x)",
+    ),
+    "disks": (
+        "disks, w_await and queue (iostat -x)",
+        "s",
         [
-            target(f"sgmon_disk_w_await_seconds{{{sel}}}", "{{host}} {{device}} w_await"),
-            target(f"sgmon_disk_aqu_sz{{{sel}}}", "{{host}} {{device}} aqu-sz"),
+            ("sgmon_disk_w_await_seconds{SEL}", "{{host}} {{device}} w_await"),
+            ("sgmon_disk_aqu_sz{SEL}", "{{host}} {{device}} aqu-sz"),
         ],
-        unit="s",
-    )
-
-
-def _cpu_panel(side: str, sel: str) -> dict:
-    return panel(
-        f"{side}: CPU and run queue",
+    ),
+    "cpu": (
+        "CPU and run queue",
+        "percentunit",
         [
-            target(f"sgmon_cpu_usr_ratio{{{sel}}}", "{{host}} usr"),
-            target(f"sgmon_cpu_sys_ratio{{{sel}}}", "{{host}} sys"),
-            target(f"sgmon_cpu_iowait_ratio{{{sel}}}", "{{host}} iowait"),
-            target(f"sgmon_cpu_runq_sz{{{sel}}}", "{{host}} runq-sz"),
+            ("sgmon_cpu_usr_ratio{SEL}", "{{host}} usr"),
+            ("sgmon_cpu_sys_ratio{SEL}", "{{host}} sys"),
+            ("sgmon_cpu_iowait_ratio{SEL}", "{{host}} iowait"),
+            ("sgmon_cpu_runq_sz{SEL}", "{{host}} runq-sz"),
         ],
-        unit="percentunit",
+    ),
+    "paging": (
+        "load and paging",
+        "short",
+        [
+            ("sgmon_cpu_load1{SEL}", "load1"),
+            ("rate(sgmon_paging_pgscank_total{SEL}[$__rate_interval])", "pgscank/s"),
+            ("rate(sgmon_paging_pgscand_total{SEL}[$__rate_interval])", "pgscand/s"),
+            ("rate(sgmon_paging_pswpout_total{SEL}[$__rate_interval])", "pswpout/s"),
+        ],
+    ),
+    "iops": (
+        "disks, IOPS and %util",
+        "short",
+        [
+            ("sgmon_disk_w_per_second{SEL}", "{{device}} w/s"),
+            ("sgmon_disk_r_per_second{SEL}", "{{device}} r/s"),
+            ("sgmon_disk_util_ratio{SEL}", "{{device}} util"),
+        ],
+    ),
+    "interfaces": (
+        "interfaces, bytes and drops per second",
+        "Bps",
+        [
+            ("rate(sgmon_netdev_rx_bytes_total{SEL}[$__rate_interval])", "{{device}} rx"),
+            ("rate(sgmon_netdev_tx_bytes_total{SEL}[$__rate_interval])", "{{device}} tx"),
+            ("rate(sgmon_netdev_rx_drop_total{SEL}[$__rate_interval])", "{{device}} rx drop"),
+        ],
+    ),
+    "processes": (
+        "processes, CPU and time waiting for a CPU (s/s)",
+        "short",
+        [
+            ("rate(sgmon_procs_cpu_seconds_total{SEL}[$__rate_interval])", "{{process}} cpu"),
+            ("rate(sgmon_procs_runq_seconds_total{SEL}[$__rate_interval])", "{{process}} runq"),
+        ],
+    ),
+    "collectors": (
+        "collectors answering",
+        "short",
+        [("sgmon_collector_success{SEL}", "{{collector}}")],
+    ),
+}
+"""Panels drawn for each side of a configuration and for one host: title, unit, queries with
+``{SEL}`` for the side's selector."""
+
+
+def side_panel(kind: str, side: str, sel: str) -> dict:
+    """One of ``SIDE_PANELS`` for the hosts ``sel`` selects."""
+    title, unit, queries = SIDE_PANELS[kind]
+    return panel(
+        f"{side}: {title}",
+        [target(q.replace("{SEL}", "{" + sel + "}"), legend) for q, legend in queries],
+        unit=unit,
     )
 
 
@@ -288,7 +336,6 @@ def host() -> dict:
         variable("dg_config", "label_values(sgmon_host_up, dg_config)"),
         variable("host", 'label_values(sgmon_host_up{dg_config="$dg_config"}, host)'),
     ]
-    rate = "[$__rate_interval]"
     rows = [
         [
             panel(
@@ -307,61 +354,10 @@ def host() -> dict:
                 unit="s",
             ),
         ],
-        [
-            _cpu_panel("host", HOST),
-            panel(
-                "load and paging",
-                [
-                    target(f"sgmon_cpu_load1{{{HOST}}}", "load1"),
-                    target(f"rate(sgmon_paging_pgscank_total{{{HOST}}}{rate})", "pgscank/s"),
-                    target(f"rate(sgmon_paging_pgscand_total{{{HOST}}}{rate})", "pgscand/s"),
-                    target(f"rate(sgmon_paging_pswpout_total{{{HOST}}}{rate})", "pswpout/s"),
-                ],
-            ),
-        ],
-        [
-            _disk_panel("host", HOST),
-            panel(
-                "disks: IOPS and %util",
-                [
-                    target(f"sgmon_disk_w_per_second{{{HOST}}}", "{{device}} w/s"),
-                    target(f"sgmon_disk_r_per_second{{{HOST}}}", "{{device}} r/s"),
-                    target(f"sgmon_disk_util_ratio{{{HOST}}}", "{{device}} util"),
-                ],
-            ),
-        ],
-        [
-            panel(
-                "interfaces: bytes and drops per second",
-                [
-                    target(f"rate(sgmon_netdev_rx_bytes_total{{{HOST}}}{rate})", "{{device}} rx"),
-                    target(f"rate(sgmon_netdev_tx_bytes_total{{{HOST}}}{rate})", "{{device}} tx"),
-                    target(
-                        f"rate(sgmon_netdev_rx_drop_total{{{HOST}}}{rate})", "{{device}} rx drop"
-                    ),
-                ],
-                unit="Bps",
-            ),
-            _socket_panel("host", HOST, rate),
-        ],
-        [
-            panel(
-                "processes: CPU and time waiting for a CPU (s/s)",
-                [
-                    target(
-                        f"rate(sgmon_procs_cpu_seconds_total{{{HOST}}}{rate})", "{{process}} cpu"
-                    ),
-                    target(
-                        f"rate(sgmon_procs_runq_seconds_total{{{HOST}}}{rate})",
-                        "{{process}} runq",
-                    ),
-                ],
-            ),
-            panel(
-                "collectors answering",
-                [target(f"sgmon_collector_success{{{HOST}}}", "{{collector}}")],
-            ),
-        ],
+        [side_panel("cpu", "host", HOST), side_panel("paging", "host", HOST)],
+        [side_panel("disks", "host", HOST), side_panel("iops", "host", HOST)],
+        [side_panel("interfaces", "host", HOST), side_panel("sockets", "host", HOST)],
+        [side_panel("processes", "host", HOST), side_panel("collectors", "host", HOST)],
     ]
     return dashboard("sgmon-host", "sgmon / one host", variables, rows)
 
