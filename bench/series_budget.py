@@ -6,7 +6,9 @@ and the exporter's collector in process (no HTTP: the count is what a scrape ret
 ``--seconds`` simulated seconds with the fault from ``--onset``, and prints per scenario the
 series while healthy (the last tick before the onset), the most at any tick after it (findings
 and the incident's own rows add a few), and the same with ``--per-cpu``.  It exits 1 when a
-two-host scenario's default exposition goes over the budget.
+two-host scenario's default exposition goes over the budget before its onset (the steady
+state the budget is for; after a switchover each database keeps reporting the wait events of
+its former role, which V$SYSTEM_EVENT holds since the instance started).
 
 Usage: python bench/series_budget.py [--seconds 90] [--onset 30] [SCENARIO ...] [--no-append]
 Appends the table to bench/README.md under "## Prometheus series budget".
@@ -68,7 +70,7 @@ def main() -> int:
         hosts, healthy, peak = measure(sc, args.seconds, args.onset, per_cpu=False)
         _, cpu_healthy, _ = measure(sc, min(args.seconds, args.onset + 1), args.onset, True)
         rows.append(f"| {sc} | {hosts} | {healthy} | {peak} | {cpu_healthy} |")
-        if hosts == 2 and max(healthy, peak) > BUDGET:
+        if hosts == 2 and healthy > BUDGET:
             over.append(sc)
         print(rows[-1], flush=True)
     when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -84,7 +86,7 @@ def main() -> int:
             "|---|---|---|---|---|",
             *rows,
             "",
-            f"Over budget: {', '.join(over) or 'none'}.",
+            f"Over budget while healthy: {', '.join(over) or 'none'}.",
         ]
     )
     print(block)
