@@ -121,6 +121,7 @@ def test_file_sd_output_keeps_a_member_that_went_missing(tmp_path):
     r = _discover("--config", str(cfg), "--output", str(out), "--port", "9500", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stderr.startswith("sgmon: 2 targets in") and r.stderr.count("\n") == 1
+    assert "prim1 unreachable" in r.stderr
     groups = json.loads(out.read_text())
     states = {g["labels"]["host"]: g["labels"]["member_state"] for g in groups}
     assert states == {"prim1": "unreachable", "stby1": "unreachable"}
@@ -139,3 +140,21 @@ def test_file_sd_output_keeps_a_member_that_went_missing(tmp_path):
     (tmp_path / "empty.toml").write_text('name = "X"\n')
     r = _discover("--config", str(tmp_path / "empty.toml"), cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("sgmon: ") and r.stderr.count("\n") == 1
+
+
+def test_one_target_per_configuration_for_a_serve_that_watches_it(tmp_path):
+    cfg = tmp_path / "prod.toml"
+    cfg.write_text(CONFIG)
+    other = tmp_path / "hr.toml"
+    other.write_text(CONFIG.replace("PRODCFG", "HRCFG"))
+    r = _discover(
+        "--config", str(cfg), "--serve", "jump1:9464", "--config", str(other),
+        "--serve", "jump1:9465", "--no-broker", cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [
+        {"targets": ["jump1:9464"], "labels": {"dg_config": "PRODCFG"}},
+        {"targets": ["jump1:9465"], "labels": {"dg_config": "HRCFG"}},
+    ]
+    r = _discover("--config", str(cfg), "--serve", "a:1", "--serve", "b:2", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("sgmon: --serve")

@@ -1,14 +1,19 @@
 """`sgmon discover`: Prometheus targets for a fleet of Data Guard configurations, from the
 configs and, where a database answers, from the broker.
 
-One target per member (a host of the config, or a database the broker or the primary's
-destinations name that the config does not), at ``<its address>:<port>`` where its `sgmon serve`
-listens, labelled with the identity every sgmon series carries (``dg_config``,
-``db_unique_name``, ``host``) and ``member_state``: ``ok``, ``unreachable`` (its database did not
-answer), ``disabled`` (the broker does not manage it: maintenance), ``error`` / ``warning`` (the
-broker's status, or the destination's), ``deferred``, ``unchecked`` (no database configured or
-``--no-broker``), ``missing`` (in the previous output, found by no source now).  A member never
-drops out because it is down: the fleet sees its target fail instead of forgetting it.
+Two layouts.  By default, one target per member (a host of the config, or a database the broker
+or the primary's destinations name that the config does not) at ``<its address>:<port>``, where
+a `sgmon serve` on that member listens.  With ``--serve``, one target per configuration: the one
+`sgmon serve` that watches all its hosts and lines them up (its ``sgmon_host_up`` then marks a
+member that is down), and the members found are reported on stderr, those the config does not
+list by name.
+
+A member's target carries the identity every sgmon series carries (``dg_config``,
+``db_unique_name``, ``host``) and ``member_state``: ``ok``; ``unreachable`` (its database did
+not answer); ``disabled`` (the broker does not manage it: maintenance); ``error`` or ``warning``
+(the broker's status, or the destination's); ``deferred``; ``unchecked`` (no database configured,
+or ``--no-broker``); ``missing`` (in the previous output, found by no source now).  A member
+never drops out because it is down: the fleet sees its target fail instead of forgetting it.
 
 The members come from ``V$DG_BROKER_CONFIG`` on 23ai and later (every member, from any member)
 and ``V$ARCHIVE_DEST`` before (the destinations of the database asked).  The output is the JSON
@@ -81,6 +86,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_PORT,
         help=f"the port each member's `sgmon serve` listens on (default {DEFAULT_PORT})",
+    )
+    parser.add_argument(
+        "--serve",
+        metavar="ADDR:PORT",
+        action="append",
+        help="the `sgmon serve` that watches a whole configuration (one per --config, in the "
+        "same order): one target per configuration instead of one per member",
     )
     parser.add_argument(
         "--output",
@@ -223,26 +235,40 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: use a port between 1 and 65535")
     configs = [load_config(c) for c in (args.config or [None])]
+    if args.serve and len(args.serve) != len(configs):
+        raise UsageError(f"--serve: give one per --config ({len(configs)}), in the same order")
     members: list[Member] = []
-    for config in configs:
+    groups: list[dict] = []
+    unlisted: list[str] = []
+    for i, config in enumerate(configs):
         if not config.hosts:
             where = config.path or "the default config"
             raise ConfigError(f"{where}: no [[host]] to discover; list the configuration's hosts")
-        members += members_of(config, None if args.no_broker else _real_session)
+        found = members_of(config, None if args.no_broker else _real_session)
+        members += found
+        if args.serve:
+            groups.append({"targets": [args.serve[i]], "labels": {"dg_config": config.name}})
+            listed = {h.name for h in config.hosts}
+            unlisted += [f"{m.db_unique_name} ({m.host})" for m in found if m.host not in listed]
     out = Path(args.output) if args.output else None
-    if out is not None:
-        members = with_missing(members, _previous(out))
-    text = json.dumps([m.group(args.port) for m in members], indent=2) + "\n"
+    if not args.serve:
+        if out is not None:
+            members = with_missing(members, _previous(out))
+        groups = [m.group(args.port) for m in members]
+    text = json.dumps(groups, indent=2) + "\n"
     if out is None:
         sys.stdout.write(text)
-        return 0
-    try:
-        write_atomically(out, text)
-    except OSError as e:
-        raise UsageError(f"--output {out}: {e.strerror or e}") from None
-    down = sum(m.state not in ("ok", "unchecked") for m in members)
+    else:
+        try:
+            write_atomically(out, text)
+        except OSError as e:
+            raise UsageError(f"--output {out}: {e.strerror or e}") from None
+    down = sorted(f"{m.host} {m.state}" for m in members if m.state not in ("ok", "unchecked"))
+    where = f" in {out}" if out else ""
+    note = f"; members no config lists (add them as [[host]]): {', '.join(unlisted)}"
     print(
-        f"sgmon: {len(members)} targets in {out} ({down} marked down or missing)",
+        f"sgmon: {len(groups)} targets{where}; down or missing: {', '.join(down) or 'none'}"
+        + (note if unlisted else ""),
         file=sys.stderr,
     )
     return 0
