@@ -235,3 +235,64 @@ def _variable_sets(api: Api, dash: dict) -> list[dict[str, str]]:
         elif v["name"] != "dg_config":
             values[v["name"]] = found[0]
     return [{**values, "host": h} for h in hosts] or [values]
+
+
+def test_the_documented_fleet_config_with_discovered_targets(tmp_path):
+    """docs/metrics.md's prometheus.yml as written, with targets from `sgmon discover --serve`:
+    the serve is up under its configuration's name and nothing is renamed."""
+    doc = (ROOT / "docs" / "metrics.md").read_text()
+    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert "honor_labels: true" in block and "file_sd_configs" in block
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    for f in ("prometheus_rules.yaml", "prometheus_alerts.yaml"):
+        shutil.copy(DEPLOY / f, etc / f)
+    (etc / "prometheus.yml").write_text(
+        block.replace("/etc/prometheus/sgmon/", f"{etc}/").replace("15s", "1s")
+    )
+    cfg = tmp_path / "prod.toml"
+    cfg.write_text('name = "PROD"\n[[host]]\nname = "primary"\n[[host]]\nname = "standby"\n')
+    port, pport = _free_port(), _free_port()
+    r = subprocess.run(
+        [sys.executable, "-m", "sgmon", "discover", "--config", str(cfg),
+         "--serve", f"127.0.0.1:{port}", "--output", str(etc / "targets.json")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "sgmon", "serve", "--listen", f"127.0.0.1:{port}",
+             "--config", str(cfg), "--simulate", "healthy", "--duration", "120s"],
+            stderr=subprocess.DEVNULL, cwd=tmp_path,
+        ),
+        subprocess.Popen(
+            ["prometheus", f"--config.file={etc / 'prometheus.yml'}",
+             f"--storage.tsdb.path={tmp_path / 'data'}",
+             f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        ),
+    ]  # fmt: skip
+    try:
+        api = Api(pport)
+        deadline = time.monotonic() + 45
+        while not (api.ready() and api.query('sgmon_host_up{dg_config="PROD"}')):
+            assert time.monotonic() < deadline, "no sgmon series scraped through file_sd"
+            time.sleep(0.5)
+        assert [r["value"][1] for r in api.query('up{job="sgmon", dg_config="PROD"}')] == ["1"]
+        hosts = {r["metric"]["host"] for r in api.query('sgmon_host_up{dg_config="PROD"}')}
+        assert hosts == {"primary", "standby"}
+        names = {k for r in api.query('{job="sgmon"}') for k in r["metric"]}
+        assert not [n for n in names if n.startswith("exported_")], names
+        groups = api.get("/api/v1/rules")["groups"]
+        assert {g["name"] for g in groups} == {
+            "sgmon.rules", "sgmon-configuration", "sgmon-commit-path",
+        }  # fmt: skip
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
