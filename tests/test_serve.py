@@ -237,3 +237,28 @@ def test_the_contract_names_every_metric():
         if base.endswith("_info") and base != "sgmon_host_info":
             continue  # one row for the *_info family
         assert f"`{base}`" in doc, base
+
+
+def test_a_third_party_collector_never_takes_a_reserved_label():
+    from sgmon.grading import Grader
+    from sgmon.model import CollectorResult, Field, Frame, Status
+    from sgmon.verdicts import Judgement
+
+    fields = (
+        Field("depth", "ms", Kind.GAUGE, "queue depth"),
+        Field("host", "", Kind.TEXT, "the peer's host"),
+        Field("instance", "", Kind.TEXT, "its instance"),
+        Field("item", "", Kind.TEXT, "its item"),
+    )
+    row = {"depth": 2.0, "host": "x9", "instance": "orcl2", "item": "q"}
+    frame = Frame("h1", time.time(), 1, 1.0, {"queues": CollectorResult(Status.OK, {"q-1": row})})
+    col = FrameCollector(lambda h: {"queues": fields})
+    col(frame, Judgement(frame, Grader()))
+    fams = {f.name: f for f in col.collect()}
+    (depth,) = fams["sgmon_queues_depth_seconds"].samples
+    assert depth.labels == {"dg_config": "sgmon", "db_unique_name": "", "host": "h1",
+                            "item": "q-1"} and depth.value == 0.002  # fmt: skip
+    (info,) = fams["sgmon_queues_info"].samples
+    assert info.labels["host"] == "h1" and info.labels["item"] == "q-1"
+    assert info.labels["queues_host"] == "x9" and info.labels["queues_instance"] == "orcl2"
+    assert info.labels["queues_item"] == "q" and "instance" not in info.labels

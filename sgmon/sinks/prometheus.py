@@ -338,7 +338,7 @@ class FrameCollector:
                     fam = out.histogram(name, _help(f))
                     fam.add_histogram(ident, dims, _cumulative(bounds_of(f), hist[key]), hsum[key])
             vals = {
-                INFO_LABEL.get(f.name, f.name): str(row.get(f.name) or "")
+                info_label(c, f.name, dim): str(row.get(f.name) or "")
                 for f in texts
                 if f.name in row
             }
@@ -347,6 +347,19 @@ class FrameCollector:
                 out.gauge(info, f"{c}: its text fields as labels (value 1)").add(
                     ident, dims, 1.0, vals
                 )
+
+
+RESERVED = frozenset({*IDENTITY, "instance", "job", "le", "__name__"})
+
+
+def info_label(collector: str, field_name: str, dim: tuple[str, str] | None) -> str:
+    """The label a text field becomes on ``*_info``: its OpenTelemetry name where there is
+    one, and never a label Prometheus, the identity or the row's dimension already holds (a
+    third-party collector's ``host`` field is ``<collector>_host``)."""
+    name = INFO_LABEL.get(field_name) or re.sub(r"[^a-zA-Z0-9_]", "_", field_name)
+    if name in RESERVED or (dim and name == dim[0]) or name.startswith("__"):
+        return f"{collector}_{name.lstrip('_')}"
+    return name
 
 
 def _finding(out: _Families, ident: list[str], f: Finding) -> None:
