@@ -28,6 +28,7 @@ What the contract fixes, and why (a default Prometheus scrape, no ``honor_labels
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -47,6 +48,10 @@ from sgmon import buckets as bucket_scale
 from sgmon.model import Field, Frame, Kind, Schema, Status
 from sgmon.rates import bucket_midpoints
 from sgmon.verdicts import Finding, Judgement
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sgmon.config import Config
 
 CONTRACT = "1"
 """The version of the metric contract in docs/metrics.md; raised when a name, a label or a
@@ -162,6 +167,7 @@ def _suffixed(stem: str, suffix: str) -> str:
     return f"{stem}_{suffix}"
 
 
+@functools.cache  # asked for every cell of every frame
 def metric_name(collector: str, f: Field) -> str | None:
     """The exposed name of a field under the contract (None: not exposed).  Counters and
     histograms are named without ``_total`` / ``_bucket``, as their families are."""
@@ -196,7 +202,7 @@ class Identity:
     db_unique_names: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, config) -> Identity:
+    def of(cls, config: Config) -> Identity:
         """From a loaded ``sgmon.config.Config``."""
         return cls(config.name, {h.name: h.db_unique_name for h in config.hosts})
 
