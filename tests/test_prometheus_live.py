@@ -36,6 +36,7 @@ EXPECTED = {
     "log-switch-storm": {"SgmonCommitsSlowedByLogSwitches"},
     "primary-cpu-starved": {"SgmonCommitsSlowedByCpu"},
     "transport-stopped": {"SgmonSyncDestinationError", "SgmonStandbyReceivingNothing"},
+    "failover": {"SgmonHostSilent", "SgmonRoleChanged"},
 }
 """Each seed scenario and the alerts it must fire; "healthy" runs beside them and fires none."""
 

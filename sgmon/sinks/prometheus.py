@@ -298,9 +298,12 @@ class FrameCollector:
         for host, (frame, judgement, seen) in sorted(latest.items()):
             ident = [self.identity.dg_config, dbname.get(host, ""), host]
             fresh = now - seen <= 3 * frame.interval + 1
+            answers = fresh and any(r.status is Status.OK for r in frame.collectors.values())
             out.gauge(
-                "sgmon_host_up", "1 while the host's frames arrive, 0 when it went silent"
-            ).add(ident, [], 1.0 if fresh else 0.0)
+                "sgmon_host_up",
+                "1 while the host answers (a recent frame, a collector in it answered), "
+                "0 when it went silent",
+            ).add(ident, [], 1.0 if answers else 0.0)
             out.gauge(
                 "sgmon_host_info", "the role sgmon sees the host in (primary, standby ...)"
             ).add(ident, [], 1.0, {"role": frame.role})
