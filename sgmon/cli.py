@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "import": "sar, OSWatcher or AWR history into an archive (for replay, check --from)",
     "report": "a recording as one self-contained HTML incident report",
     "top": "plain-text live view of the local host (no Textual)",
+    "discover": "Prometheus targets for a fleet, from the configs and the broker",
 }
 _MODULE = {"dashboard": "dashboard", "config": "configcmd", "import": "importcmd"}
 

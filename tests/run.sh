@@ -4,10 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# prometheus brings promtool, which checks the shipped alert rules; libbpf-tools brings the
-# biolatency the biolat collector runs; net-tools the netstat that OSWatcher runs (the osw
-# import tests make archives with it); chromium opens the HTML report headless
-# (tests/system/report/test_report.py)
+# prometheus brings the server the live test scrapes sgmon with, and promtool, which checks the
+# shipped rules; libbpf-tools brings the biolatency the biolat collector runs; net-tools the
+# netstat that OSWatcher runs (the osw import tests make archives with it); chromium opens the
+# HTML report headless (tests/system/report/test_report.py)
 PKGS="iproute2 nftables sysstat tmux procps util-linux net-tools openssh-server openssh-client
   prometheus libbpf-tools chromium"
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

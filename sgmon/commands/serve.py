@@ -19,6 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--listen", default="127.0.0.1:9464", metavar="ADDR:PORT", help="where to listen"
     )
+    parser.add_argument(
+        "--per-cpu",
+        action="store_true",
+        help="export every CPU's row too (by default the all-CPU row only: 9 series a CPU)",
+    )
     add_source_arguments(parser)
 
 
@@ -34,14 +39,14 @@ def parse_listen(text: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> int:
     """Serve until --duration, SIGTERM or SIGINT."""
     from sgmon.judgement import judge_for
-    from sgmon.sinks.prometheus import Exporter
+    from sgmon.sinks.prometheus import Exporter, Identity
     from sgmon.sinks.statefile import StatePublisher
 
     addr, port = parse_listen(args.listen)
     config, sources, _, duration = load_sources(args)
     schema_of = schema_lookup(sources)
     try:
-        exporter = Exporter(schema_of, addr, port)
+        exporter = Exporter(schema_of, addr, port, Identity.of(config), args.per_cpu)
     except OSError as e:
         for s in sources:
             s.close()
@@ -49,6 +54,6 @@ def run(args: argparse.Namespace) -> int:
             f"--listen {args.listen}: {e.strerror or e}; choose another port with --listen"
         ) from None
     print(f"sgmon: serving metrics on http://{args.listen}/metrics", file=sys.stderr, flush=True)
-    judge = judge_for(config, sources, analysis=False)  # fleets alert on the grades
+    judge = judge_for(config, sources)  # fleets alert on sgmon_finding, the analysis' verdict
     run_until_stopped(sources, [exporter, StatePublisher()], judge, duration)
     return 0

@@ -195,6 +195,17 @@ QUERIES: dict[str, dict[Version, str]] = {
         (0,): "SELECT \"GROUP#\", member FROM v$logfile WHERE type = 'STANDBY'"
         ' ORDER BY "GROUP#", member',
     },
+    # read by `sgmon discover`: the configuration's other members.  The broker's view lists every
+    # member from any member (23ai adds SEVERITY); before, or without the broker, the
+    # destinations this database ships redo to.  Columns: unique name, connect identifier, role,
+    # enabled, status (ORA- number, or the destination's status), severity.
+    "members": {
+        (0,): "SELECT db_unique_name, destination, 'STANDBY', 'TRUE', status, NULL"
+        " FROM v$archive_dest WHERE target = 'STANDBY' AND status <> 'INACTIVE'"
+        " ORDER BY dest_id",
+        (23, 0): "SELECT database, connect_identifier, dataguard_role, enabled, status, severity"
+        " FROM v$dg_broker_config ORDER BY database",
+    },
     "lost_write_protect": {
         (0,): "SELECT value FROM v$parameter WHERE name = 'db_lost_write_protect'",
     },

@@ -151,6 +151,12 @@ VIEWS["v$log"] = (
 )  # fmt: skip
 VIEWS["v$logfile"] = ("GROUP#", "status", "type", "member", "is_recovery_dest_file")
 VIEWS["v$parameter"] = ("num", "name", "type", "value", "display_value", "isdefault")
+# -- the Data Guard broker's summary of the configuration, as 23ai has it (`sgmon discover`)
+VIEWS["v$dg_broker_config"] = (
+    "database", "connect_identifier", "dataguard_role", "redo_source", "enabled", "status",
+    "severity",
+)  # fmt: skip
+KEYS["v$dg_broker_config"] = ("database",)
 KEYS["v$log"] = ("GROUP#",)
 KEYS["v$logfile"] = ("member",)
 KEYS["v$parameter"] = ("name",)
@@ -309,6 +315,8 @@ class StandIn:
             return ()
         if view == "v$managed_standby" and self.version >= (21,):
             return ()  # deprecated in 12.2, desupported in 21c
+        if view == "v$dg_broker_config" and self.version < (23,):
+            return ()
         if view == "v$instance" and self.version >= (18,):
             cols = (*cols, "version_full")
         return cols
@@ -494,6 +502,28 @@ class StandIn:
         with self._lock:
             self._upsert("v$archive_dest", [dest])
             self._upsert("v$archive_dest_status", [st])
+
+    def set_broker_member(
+        self,
+        database: str,
+        connect_identifier: str,
+        role: str = "PHYSICAL STANDBY",
+        enabled: str = "TRUE",
+        status: int = 0,
+        severity: str = "SUCCESS",
+    ) -> None:
+        """A row of V$DG_BROKER_CONFIG (23ai): one member of the broker's configuration."""
+        row = {
+            "database": database,
+            "connect_identifier": connect_identifier,
+            "dataguard_role": role,
+            "redo_source": "",
+            "enabled": enabled,
+            "status": status,
+            "severity": severity,
+        }
+        with self._lock:
+            self._upsert("v$dg_broker_config", [row])
 
     def set_archived(self, dest_id: int, seq: int, thread: int = 1) -> None:
         """V$ARCHIVE_DEST_STATUS: the last sequence the destination has archived."""

@@ -16,11 +16,10 @@ from paths import REPO
 
 from sgmon.collector import Collector
 from sgmon.engine import Engine
-from sgmon.grading import RANK
 from sgmon.hosts.sim import SimSource
 from sgmon.judgement import Judge
 from sgmon.model import Kind
-from sgmon.sinks.prometheus import FrameCollector, counter_column, metric_name
+from sgmon.sinks.prometheus import CONTRACT, FrameCollector, metric_name
 
 parser = pytest.importorskip("prometheus_client.parser")
 ROOT = REPO
@@ -61,16 +60,30 @@ def test_scrape_the_simulated_pair():
         assert proc.wait(10) == 0
     ok = fams["sgmon_collector_success"]
     assert {s.labels["host"] for s in ok.samples} == {"primary", "standby"}
-    assert {s.labels["role"] for s in ok.samples} == {"primary", "standby"}
-    assert fams["sgmon_collector_duration_seconds"].type == "gauge"
-    # wait events as real histograms: le in seconds, cumulative, +Inf == count
-    h = fams["sgmon_oracle_waits_hist_seconds"]
+    # identity on every series; the role only on an info metric; never instance or job
+    for fam in fams.values():
+        for s in fam.samples:
+            assert "instance" not in s.labels and "job" not in s.labels, s
+            assert "role" not in s.labels or fam.name.endswith("_info"), s
+            if fam.name != "sgmon_build_info":
+                assert {"dg_config", "db_unique_name", "host"} <= set(s.labels), s
+    roles = {s.labels["host"]: s.labels["role"] for s in fams["sgmon_host_info"].samples}
+    assert roles == {"primary": "primary", "standby": "standby"}
+    assert fams["sgmon_build_info"].samples[0].labels["contract"] == "1"
+    # wait events as real histograms: one fixed le set in seconds, cumulative, +Inf == count
+    h = fams["sgmon_oracle_waits_seconds"]
     assert h.type == "histogram" and h.documentation.startswith("waits of the interval")
-    lfs = [s for s in h.samples if s.labels.get("instance") == "log file sync"
+    lfs = [s for s in h.samples if s.labels.get("event") == "log file sync"
            and s.labels["host"] == "primary"]  # fmt: skip
+    assert {s.labels["db_unique_name"] for s in lfs} == {"PROD"}
     buckets = [s for s in lfs if s.name.endswith("_bucket")]
     les = [float(s.labels["le"]) for s in buckets]
-    assert les == sorted(les) and les[-1] == float("inf") and les[0] < 0.01
+    assert les == [2**e / 1e6 for e in range(8, 21)] + [float("inf")]
+    per_event = {}
+    for s in h.samples:
+        if s.name.endswith("_bucket"):
+            per_event.setdefault((s.labels["host"], s.labels["event"]), []).append(s.labels["le"])
+    assert all(v == per_event[("primary", "log file sync")] for v in per_event.values())
     counts = [s.value for s in buckets]
     assert counts == sorted(counts) and counts[-1] > 0
     count = next(s.value for s in lfs if s.name.endswith("_count"))
@@ -82,12 +95,20 @@ def test_scrape_the_simulated_pair():
     v1 = {s.labels["host"]: s.value for s in c1.samples if s.name.endswith("_total")}
     v2 = {s.labels["host"]: s.value for s in c2.samples if s.name.endswith("_total")}
     assert all(v2[h] > v1[h] for h in v1)
-    g = fams["sgmon_disk_w_await_ms"]
+    # base units: seconds and ratios, not ms and %
+    g = fams["sgmon_disk_w_await_seconds"]
     assert g.type == "gauge" and "iostat w_await" in g.documentation
     assert {s.labels["host"] for s in g.samples} == {"primary", "standby"}
+    assert all(s.value < 1 for s in g.samples)  # seconds: a 1 ms write is 0.001
+    idle = fams["sgmon_cpu_idle_ratio"].samples
+    assert len(idle) == 2 and all(0 <= s.value <= 1 and "cpu" not in s.labels for s in idle)
+    assert {s.labels["device"] for s in fams["sgmon_disk_util_ratio"].samples} >= {"sdb"}
+    # the volatile text only on *_info, the lag's datum nowhere, no PID in a label
     info = fams["sgmon_oracle_dg_info"]
-    assert any(s.labels.get("role") == "primary" and s.labels.get("instance") == "db"
-               for s in info.samples)  # fmt: skip
+    assert {s.labels["oracle_db_role"] for s in info.samples} == {"primary", "standby"}
+    assert "lag_datum" not in str(fams)
+    procs = {s.labels["process"] for s in fams["sgmon_procs_cpu_seconds"].samples}
+    assert "RFS" in procs and not any("[" in p for p in procs)
 
 
 def test_port_in_use_is_one_line():
@@ -137,51 +158,107 @@ def test_stale_collector_and_silent_host_report_success_zero():
     fams = {f.name: f for f in col.collect()}
     ok = {s.labels["collector"]: s.value for s in fams["sgmon_collector_success"].samples}
     assert ok == {"cpu": 1.0, "hang": 0.0}
-    assert "sgmon_cpu_usr_pct" in fams
-    # the grades are the Judge's, the ones the dashboard and the status line show
-    grades = {
-        (g.labels["instance"], g.labels["field"]): g.value for g in fams["sgmon_grade"].samples
-    }
-    assert grades[("all", "idle")] == RANK[judgement.grade("cpu", "all", "idle")]
-    assert ("all", "usr") not in grades  # no limit, no grade
+    assert "sgmon_cpu_usr_ratio" in fams
+    assert [s.value for s in fams["sgmon_host_up"].samples] == [1.0]
     time.sleep(3 * 0.2 + 1.2)  # nothing new from the host for more than 3 intervals
     fams = {f.name: f for f in col.collect()}
     assert all(s.value == 0.0 for s in fams["sgmon_collector_success"].samples)
-    assert "sgmon_cpu_usr_pct" not in fams  # no stale values
+    assert [s.value for s in fams["sgmon_host_up"].samples] == [0.0]
+    assert "sgmon_cpu_usr_ratio" not in fams  # no stale values
 
 
 def _possible_names() -> set[str]:
     src = SimSource("healthy")
-    names = {"sgmon_collector_success", "sgmon_collector_duration_seconds", "sgmon_grade"}
+    names = {
+        "sgmon_build_info", "sgmon_host_up", "sgmon_host_info", "sgmon_collector_success",
+        "sgmon_finding", "sgmon_oracle_dg_dest_info",
+    }  # fmt: skip
     for h in src.hosts:
         for c, fields in src.schema(h.name).items():
-            names.add(metric_name(c, "info"))
+            names.add(f"sgmon_{c}_info")
             for f in fields:
-                if f.kind is Kind.GAUGE:
-                    names.add(metric_name(c, f.column))
-                elif f.kind in (Kind.RATE, Kind.DELTA):
-                    names.add(metric_name(c, counter_column(f)) + "_total")
+                name = metric_name(c, f)
+                if name is None:
+                    continue
+                if f.kind in (Kind.RATE, Kind.DELTA):
+                    names.add(name + "_total")
                 elif f.kind is Kind.HISTOGRAM:
-                    base = metric_name(c, f.name + ("_seconds" if f.unit in ("ms", "s") else ""))
-                    names |= {base + "_bucket", base + "_count", base + "_sum"}
+                    names |= {name + "_bucket", name + "_count", name + "_sum"}
+                else:
+                    names.add(name)
     src.close()
     return names
 
 
-def test_rules_and_dashboard_name_real_metrics():
+def test_rules_and_dashboards_name_real_metrics():
     possible = _possible_names()
-    rules = (ROOT / "deploy" / "prometheus-rules.yml").read_text()
-    dash_text = (ROOT / "deploy" / "grafana-dashboard.json").read_text()
-    dash = json.loads(dash_text)
-    for text in (rules, dash_text):
-        used = set(re.findall(r"\bsgmon_[a-z0-9_]+", text))
+    rules = (ROOT / "deploy" / "prometheus_rules.yaml").read_text()
+    alerts = (ROOT / "deploy" / "prometheus_alerts.yaml").read_text()
+    recorded = set(re.findall(r"record: (\S+)", rules))
+    dashboards = sorted((ROOT / "deploy" / "dashboards_out").glob("*.json"))
+    assert [d.name for d in dashboards] == [
+        "sgmon-configuration.json", "sgmon-fleet.json", "sgmon-host.json",
+    ]  # fmt: skip
+    for text in (rules, alerts, *(d.read_text() for d in dashboards)):
+        plain = re.sub(r"\w+:\w+:\w+", "", text)  # recording rules: level:metric:operations
+        used = set(re.findall(r"\bsgmon_[a-z0-9_]+", plain))
         assert used and used <= possible, used - possible
-    titles = [p["title"] for p in dash["panels"] if p["type"] != "row"]
-    assert sum("$primary" in t for t in titles) == sum("$standby" in t for t in titles) > 3
+        assert not re.search(r"\binstance=", text)  # a dimension is never Prometheus' label
+        for name in re.findall(r"\b(dg_config\w*:\w+:\w+)", text):
+            assert name in recorded, name
+    # the committed dashboards are what deploy/dashboards.py writes
+    r = subprocess.run(
+        [sys.executable, "-c", "import json, dashboards; print(json.dumps(dashboards.build()))"],
+        cwd=ROOT / "deploy", capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    built = json.loads(r.stdout)
+    for d in dashboards:
+        assert json.loads(d.read_text()) == built[d.name], "run python deploy/dashboards.py"
     if shutil.which("promtool") is None:
         pytest.skip("promtool not installed (Debian package prometheus)")
     r = subprocess.run(
-        ["promtool", "check", "rules", str(ROOT / "deploy" / "prometheus-rules.yml")],
+        ["promtool", "check", "rules", str(ROOT / "deploy" / "prometheus_rules.yaml"),
+         str(ROOT / "deploy" / "prometheus_alerts.yaml")],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
+    # every alert has a severity, a summary, a description and a runbook
+    for block in alerts.split("- alert: ")[1:]:
+        for key in ("severity: ", "summary: ", "description: ", "runbook_url: "):
+            assert key in block, block.splitlines()[0]
+
+
+def test_the_contract_names_every_metric():
+    doc = (ROOT / "docs" / "metrics.md").read_text()
+    assert f"Contract version **{CONTRACT}**" in doc
+    for name in _possible_names():
+        base = re.sub(r"_(bucket|count|sum)$", "", name)
+        if base.endswith("_info") and base != "sgmon_host_info":
+            continue  # one row for the *_info family
+        assert f"`{base}`" in doc, base
+
+
+def test_a_third_party_collector_never_takes_a_reserved_label():
+    from sgmon.grading import Grader
+    from sgmon.model import CollectorResult, Field, Frame, Status
+    from sgmon.verdicts import Judgement
+
+    fields = (
+        Field("depth", "ms", Kind.GAUGE, "queue depth"),
+        Field("host", "", Kind.TEXT, "the peer's host"),
+        Field("instance", "", Kind.TEXT, "its instance"),
+        Field("item", "", Kind.TEXT, "its item"),
+    )
+    row = {"depth": 2.0, "host": "x9", "instance": "orcl2", "item": "q"}
+    frame = Frame("h1", time.time(), 1, 1.0, {"queues": CollectorResult(Status.OK, {"q-1": row})})
+    col = FrameCollector(lambda h: {"queues": fields})
+    col(frame, Judgement(frame, Grader()))
+    fams = {f.name: f for f in col.collect()}
+    (depth,) = fams["sgmon_queues_depth_seconds"].samples
+    assert depth.labels == {"dg_config": "sgmon", "db_unique_name": "", "host": "h1",
+                            "item": "q-1"} and depth.value == 0.002  # fmt: skip
+    (info,) = fams["sgmon_queues_info"].samples
+    assert info.labels["host"] == "h1" and info.labels["item"] == "q-1"
+    assert info.labels["queues_host"] == "x9" and info.labels["queues_instance"] == "orcl2"
+    assert info.labels["queues_item"] == "q" and "instance" not in info.labels
