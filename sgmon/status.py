@@ -20,6 +20,7 @@ import os
 import time
 
 from sgmon.readers.procfile import start_time
+from sgmon.readers.regular import read_regular
 
 STATE_FORMAT = 2
 MAGIC = "sgmon-state"
@@ -75,8 +76,8 @@ def read_states(directory: str | os.PathLike | None = None) -> dict[str, dict]:
             continue
         path = os.path.join(directory, name)
         try:
-            with open(path, encoding="utf-8") as fh:
-                head, *rows = fh.read().rstrip("\n").split("\n")  # (splitlines cuts at RS)
+            text = read_regular(path).decode("utf-8")  # a FIFO here is refused, not waited on
+            head, *rows = text.rstrip("\n").split("\n")  # (splitlines cuts at RS)
             magic, version, pid, start = head.split(" ")
             if magic != MAGIC or int(version) != STATE_FORMAT:
                 continue

@@ -37,3 +37,10 @@ def open_regular(path: str | os.PathLike[str]) -> int:
         raise OSError(errno.EINVAL, f"is {kind}, not a regular file", os.fspath(path))
     os.set_blocking(fd, True)
     return fd
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The whole content of a regular file (``open_regular``'s refusals included)."""
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
