@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
             print_summary(src, frames, config, src.start)
         else:
             code = run_dashboard(sources=[src], config=config, title=f"replay {args.dir}")
-    if src.skipped:
-        print(f"sgmon: {src.skipped} torn or malformed row(s) skipped", file=sys.stderr)
+    for line in src.problems():  # what was read around, and where
+        print(line, file=sys.stderr)
     return code
 
 

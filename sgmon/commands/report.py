@@ -94,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
     pinned = {h.name: h.devices for h in config.hosts}
     page = render(judged, report_data(judged, pinned), Path(args.dir).resolve().name)
     _write(output, page)
-    if src.skipped:
-        print(f"sgmon: {src.skipped} torn or malformed row(s) skipped", file=sys.stderr)
+    for line in src.problems():  # what was read around, and where
+        print(line, file=sys.stderr)
     print(
         f"{output}: {len(page) / 1e6:.2f} MB, {len(judged.findings)} finding(s), "
         f"{sum(len(v) for v in judged.frames.values())} ticks",

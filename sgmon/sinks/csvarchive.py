@@ -46,6 +46,7 @@ from sgmon.archive import (
     fmt_value,
     header,
     hist_bounds,
+    host_specs,
     period_stamp,
     read_meta,
     safe_name,
@@ -225,8 +226,8 @@ class ArchiveWriter:
             self._save_meta()
         except OSError as e:
             self._fail(e)
-        for host, h in self.meta["hosts"].items():  # our own directories, never a foreign one
-            d = root / h.get("dir", host)
+        for h in host_specs(self.meta, []).values():  # our own directories, never a foreign one
+            d = root / h["dir"]
             if d.is_dir():
                 self._housekeep(d, None)
         self.rows_written = 0
@@ -257,7 +258,8 @@ class ArchiveWriter:
             }
         # merged into what the archive already says of the host: an import of its AWR after
         # its sar, or a restart with another collector set, keeps the older tables readable
-        known = self.meta["hosts"].get(frame.host, {})
+        known = self.meta["hosts"].get(frame.host)
+        known = known if isinstance(known, dict) else {}
         self.meta["hosts"][frame.host] = {
             **known,
             "role": frame.role or known.get("role", ""),
