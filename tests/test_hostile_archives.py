@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from importlab import sgmon
 
 from sgmon.archive import decode_row, header
 from sgmon.hosts.replay import ReplaySource
@@ -162,16 +162,6 @@ CASES: dict[str, tuple[Callable[[Path], None], int, str]] = {
 }
 
 
-def _sgmon(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sgmon", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "100"},
-    )
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_damaged_archive_is_read_around_the_damage(base, tmp_path, case):
     damage, kept, named = CASES[case]
@@ -179,9 +169,9 @@ def test_a_damaged_archive_is_read_around_the_damage(base, tmp_path, case):
     shutil.copytree(base, root)
     damage(root)
     runs = {
-        "replay": _sgmon("replay", str(root), "--summary"),
-        "check": _sgmon("check", "--from", str(root)),
-        "report": _sgmon("report", str(root), "-o", str(tmp_path / "r.html")),
+        "replay": sgmon("replay", str(root), "--summary"),
+        "check": sgmon("check", "--from", str(root)),
+        "report": sgmon("report", str(root), "-o", str(tmp_path / "r.html")),
     }
     for cmd, r in runs.items():
         said = r.stderr + r.stdout

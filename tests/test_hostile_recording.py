@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nslab
 import pytest
+from test_trace_record import _wait_for
 
 from collectors.oracle.trace import OracleTraceCollector
 from sgmon.hosts import HostInfo
@@ -129,15 +130,6 @@ def _record(arch: Path, tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
         text=True,
         env=env,
     )
-
-
-def _wait_for(cond, seconds: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
 
 
 @pytest.mark.parametrize("how", ["deleted", "replaced"])

@@ -34,6 +34,15 @@ def _warn(path: Path, ms: int) -> None:
         f.write(WARN.format(ms=ms))
 
 
+def _opened(trc: Path, exists: bool) -> OracleTraceCollector:
+    """A collector following ``trc``, opened while the file is there (empty) or not yet."""
+    if exists:
+        trc.write_text("")
+    c = OracleTraceCollector({"lgwr": str(trc), "timezone": "UTC"})
+    c.open()
+    return c
+
+
 def _slow(c: OracleTraceCollector) -> list[float]:
     return [e.value for e in c.take_events() if e.kind == "lgwr_slow_write"]  # type: ignore[misc]
 
@@ -84,9 +93,7 @@ def test_the_collector_says_what_a_rename_left_unread(tmp_path):
 
 def test_lines_written_after_a_cut_in_place_within_one_tick_are_read(tmp_path):
     trc = tmp_path / "PROD_lgwr_9.trc"
-    trc.write_text("")
-    c = OracleTraceCollector({"lgwr": str(trc), "timezone": "UTC"})
-    c.open()
+    c = _opened(trc, exists=True)
     _warn(trc, 501)
     _warn(trc, 502)
     c.sample()
@@ -98,9 +105,8 @@ def test_lines_written_after_a_cut_in_place_within_one_tick_are_read(tmp_path):
 
 
 def test_lines_written_with_the_files_creation_are_read(tmp_path):
-    trc = tmp_path / "PROD_lgwr_10.trc"  # not there when the collector opens
-    c = OracleTraceCollector({"lgwr": str(trc), "timezone": "UTC"})
-    c.open()
+    trc = tmp_path / "PROD_lgwr_10.trc"
+    c = _opened(trc, exists=False)
     c.sample()
     with trc.open("w") as f:  # the file is born with its first lines
         f.write(WARN.format(ms=511) + WARN.format(ms=512))
