@@ -115,7 +115,8 @@ def fmt_value(v: Value) -> str:
             return ""
         r = round(v, 3)
         return str(int(r)) if r == int(r) and abs(r) < 1e15 else repr(r)
-    return " ".join(str(v).splitlines())  # one physical line per row, whatever a message holds
+    # one physical line per row whatever a message holds, and no NUL (the csv reader refuses it)
+    return " ".join(str(v).splitlines()).replace("\0", "")
 
 
 def _fold(f: Field, buckets: list) -> list[int | float]:
@@ -135,7 +136,7 @@ def _fold(f: Field, buckets: list) -> list[int | float]:
 
 def encode_row(time: float, host: str, instance: str, row: dict, fields: tuple[Field, ...]):
     """One CSV row (list of cells) for one instance of one collector."""
-    cells = [fmt_time(time), host, instance]
+    cells = [fmt_time(time), fmt_value(host), fmt_value(instance)]
     for f in fields:
         v = row.get(f.name)
         if f.kind is Kind.HISTOGRAM:

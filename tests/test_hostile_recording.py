@@ -24,7 +24,7 @@ from collectors.oracle.trace import OracleTraceCollector
 from sgmon.hosts import HostInfo
 from sgmon.hosts.local import LocalSource
 from sgmon.hosts.replay import ReplaySource
-from sgmon.model import CollectorResult, Field, Frame, Kind, Status
+from sgmon.model import CollectorResult, Event, Field, Frame, Kind, Status
 from sgmon.monitor import Monitor
 from sgmon.sinks.csvarchive import ArchiveWriter
 
@@ -234,3 +234,21 @@ def test_one_full_disk_episode_is_two_messages(tmp_path):
         start_stop = ("sgmon: recording ", "sgmon: stopped;")
         episode = [x for x in lines if not x.startswith(start_stop)]
         assert len(episode) == 2, "".join(lines)
+
+
+def test_hostile_text_from_a_source_is_recorded_and_read_back(tmp_path):
+    """An instance name with a newline, a CR and a NUL, and text with a lone surrogate: the
+    row is written on one line and read back, not lost as a malformed row."""
+    fields = (Field("v", "", Kind.GAUGE, "v"), Field("t", "", Kind.TEXT, "t"))
+    w = ArchiveWriter(tmp_path / "arch", lambda h: {"x": fields}, 1.0)
+    odd = "sd\nb\r\x00"
+    for i in range(3):
+        rows = {"x": CollectorResult(Status.OK, rows={odd: {"v": i, "t": "a\udcffb\r\nc"}})}
+        ev = (Event(1e9 + i, "x", "note", odd, "bad\x00text\r", 1.0),)
+        w(Frame("h", 1e9 + i, i, 1.0, rows, ev))
+    w.close()
+    src = ReplaySource(tmp_path / "arch", speed=0)
+    frames = src.frames("h")
+    assert src.problems() == []
+    assert [f.value("x", "sd b ", "v") for f in frames] == [0, 1, 2]
+    assert [e.text for f in frames for e in f.events] == ["badtext"] * 3

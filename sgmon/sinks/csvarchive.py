@@ -67,7 +67,7 @@ message."""
 def _csv_bytes(rows: list[list[str]]) -> bytes:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
-    return buf.getvalue().encode()
+    return buf.getvalue().encode(errors="backslashreplace")  # a lone surrogate from a source
 
 
 class AppendFile:
@@ -385,7 +385,8 @@ class ArchiveWriter:
                 self._drop(frame.host, e.collector, f"a {e.kind} event's time", err)
                 continue
             text, value = fmt_value(e.text), fmt_value(e.value)
-            events.append([when, frame.host, e.collector, e.kind, e.instance, text, value, tick])
+            names = [fmt_value(x) for x in (frame.host, e.collector, e.kind, e.instance)]
+            events.append([when, *names, text, value, tick])
         if events:
             self._events_file(frame.host).write(events)
 
