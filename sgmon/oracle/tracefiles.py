@@ -22,7 +22,7 @@ from sgmon.readers.regular import open_regular
 
 MAX_READ = 1 << 20
 """Bytes read from one file per call: a 2 GB backlog costs memory of this order, not of 2 GB."""
-REST_MAX = 64 << 20
+REST_MAX = 16 << 20
 """Bytes read from a file being abandoned for a newer one (the rest is counted, not read)."""
 TAIL = 64
 """Bytes before the read offset compared on each call, to see a file rewritten in place."""
