@@ -259,9 +259,12 @@ class Lines:
         import gzip
         import zlib
 
+        from sgmon.readers.regular import open_regular
+
         pending = b""
         over = False  # inside a line already longer than LINE_MAX: skipped to its end
-        with gzip.open(self.path) if self.path.suffix == ".gz" else open(self.path, "rb") as fh:
+        raw = open(open_regular(self.path), "rb")  # noqa: SIM115 - closed with fh below
+        with gzip.GzipFile(fileobj=raw) if self.path.suffix == ".gz" else raw as fh, raw:
             while True:
                 try:
                     block = fh.read(LINE_MAX)
@@ -365,7 +368,7 @@ def host_specs(meta: dict, notes: list[str]) -> dict[str, dict[str, Any]]:
         collectors = h.get("collectors", {})
         for c, spec in collectors.items() if isinstance(collectors, dict) else ():
             try:
-                schema[str(c)] = tuple(Field.from_dict(f) for f in spec["fields"])
+                schema[str(c)] = tuple(_field(f) for f in spec["fields"])
             except (KeyError, TypeError, ValueError, AttributeError) as e:
                 notes.append(
                     f"meta.json: host {name} collector {printable(str(c))}: "
@@ -379,6 +382,32 @@ def host_specs(meta: dict, notes: list[str]) -> dict[str, dict[str, Any]]:
             "schema": schema,
         }
     return out
+
+
+_FIELD_TYPES = {
+    "name": (str,),
+    "unit": (str,),
+    "kind": (str,),
+    "help": (str,),
+    "warn": (int, float, type(None)),
+    "crit": (int, float, type(None)),
+    "higher_is_worse": (bool,),
+    "combine": (str,),
+}
+
+
+def _field(d: object) -> Field:
+    """A field of meta.json, each key of the type sgmon writes (a threshold "abc" or a unit 5
+    would only fail later, in the analysis); ValueError or KeyError otherwise."""
+    if not isinstance(d, dict):
+        raise ValueError("a field is not a table")
+    for key, types in _FIELD_TYPES.items():
+        if key in d and not isinstance(d[key], types):
+            raise ValueError(f"{key} is {type(d[key]).__name__}")
+    for key in ("warn", "crit"):
+        if isinstance(d.get(key), float) and not math.isfinite(d[key]):
+            raise ValueError(f"{key} is {d[key]}")
+    return Field.from_dict(d)
 
 
 def valid_step(value: object) -> float | None:

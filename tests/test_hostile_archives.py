@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -146,6 +147,19 @@ def _dir_escape(root: Path) -> None:
     _meta(root, lambda m: m["hosts"][HOST].update(dir="../.."))
 
 
+def _events_fifo(root: Path) -> None:
+    (root / HOST / "events.csv").unlink()
+    os.mkfifo(root / HOST / "events.csv")
+
+
+def _text_threshold(root: Path) -> None:
+    def spoil(meta: dict) -> None:
+        fields = meta["hosts"][HOST]["collectors"]["disk"]["fields"]
+        fields[0]["warn"], fields[1]["unit"] = "abc", 5
+
+    _meta(root, spoil)
+
+
 # name -> (damage, rows of the base recording still there, what stderr must name)
 CASES: dict[str, tuple[Callable[[Path], None], int, str]] = {
     "cr-in-a-row": (_cr, TICKS - 1, "disk_"),
@@ -159,6 +173,8 @@ CASES: dict[str, tuple[Callable[[Path], None], int, str]] = {
     "meta-hosts-as-a-list": (_hosts_list, 0, "meta.json"),
     "meta-interval-minus-5": (_interval, TICKS, "interval"),
     "meta-dir-outside-the-archive": (_dir_escape, 0, "meta.json"),
+    "meta-threshold-as-text-unit-as-number": (_text_threshold, 0, "meta.json"),
+    "events-csv-is-a-fifo": (_events_fifo, TICKS, "events.csv"),
 }
 
 
