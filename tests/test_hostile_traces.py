@@ -226,6 +226,19 @@ def test_the_parser_takes_any_lines(lines):
     parser.feed(["*** 2015-13-45 99:99:99.000", "Client received SQLNET call msgid=1"])
 
 
+def test_a_number_of_5000_digits_costs_its_line_only():
+    parser = TraceParser(__import__("collections").OrderedDict(), host_zone())
+    huge = "9" * 5000
+    parser.feed(
+        [
+            f"Warning: log write elapsed time {huge}ms, size 1KB",
+            f"Client received SQLNET call msgid={huge} thrd={huge}",
+            "Warning: log write elapsed time 512ms, size 1KB",
+        ]
+    )
+    assert [ln.value for ln in parser.found] == [512]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.binary(max_size=3000), min_size=1, max_size=8))
 def test_the_follower_returns_every_complete_line_of_any_appends(tmp_path_factory, chunks):

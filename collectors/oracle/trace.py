@@ -104,15 +104,16 @@ FIELDS = (
 _TS = re.compile(
     r"^\*\*\* (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)?)"
 )
-_SLOW = re.compile(r"Warning: log write elapsed time (\d+)ms, size (\d+)KB")
-_BROADCAST = re.compile(r"Warning: log write broadcast wait time (\d+)ms")
+_N = r"\d{1,15}"  # a number a trace prints; 5,000 digits is damage (and int() refuses them)
+_SLOW = re.compile(rf"Warning: log write elapsed time ({_N})ms, size ({_N})KB")
+_BROADCAST = re.compile(rf"Warning: log write broadcast wait time ({_N})ms")
 _MODE = re.compile(r"Log file sync switching to (polling|post/wait)")
 _WORKERS = re.compile(r"Adaptive scalable LGWR (enabling|disabling) workers")
 _OFFSET = re.compile(r"(?:[+-]\d{2}:\d{2}|Z)$")
-_MSGID = re.compile(r"msgid=(\d+)")
-_THRD = re.compile(r"thrd=(\d+)")
-_SEQ = re.compile(r"seq=(\d+)")
-_RFS_WRITE = re.compile(r"nam='RFS write' ela= *(\d+)")
+_MSGID = re.compile(rf"msgid=({_N})\b")
+_THRD = re.compile(rf"thrd=({_N})\b")
+_SEQ = re.compile(rf"seq=({_N})\b")
+_RFS_WRITE = re.compile(rf"nam='RFS write' ela= *({_N})\b")
 # message start -> (kind, where its timestamp is: the *** line below it or the one above it)
 _MESSAGES = (
     ("Client sending SQLNET request data", "nss_send", "below"),
