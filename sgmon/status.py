@@ -23,6 +23,8 @@ from sgmon.readers.procfile import start_time
 from sgmon.readers.regular import read_regular
 
 STATE_FORMAT = 2
+STATE_MAX = 1 << 20
+"""Bytes of a state file read: a publisher writes a line per host."""
 MAGIC = "sgmon-state"
 HOST_FIELDS = ("name", "role", "tag", "time", "written", "interval", "failing", "items")
 US, RS = "\x1f", "\x1e"
@@ -76,7 +78,7 @@ def read_states(directory: str | os.PathLike | None = None) -> dict[str, dict]:
             continue
         path = os.path.join(directory, name)
         try:
-            text = read_regular(path).decode("utf-8")  # a FIFO here is refused, not waited on
+            text = read_regular(path, STATE_MAX).decode("utf-8")  # a FIFO is refused, too
             head, *rows = text.rstrip("\n").split("\n")  # (splitlines cuts at RS)
             magic, version, pid, start = head.split(" ")
             if magic != MAGIC or int(version) != STATE_FORMAT:

@@ -45,3 +45,16 @@ def test_import_osw_says_a_fifo_is_no_file_and_imports_the_rest(tmp_path: Path) 
     assert "Traceback" not in r.stderr
     assert "FIFO" in r.stderr and r.stderr.startswith("sgmon: "), r.stderr
     assert list((out / "db1").glob("disk_*.csv")), "the regular file beside it was not imported"
+
+
+def test_status_passes_over_a_2gb_state_file_in_bounded_memory(tmp_path, monkeypatch) -> None:
+    from test_hostile_archives import _rss_of
+
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    with open(run / "state-4243.txt", "wb") as f:
+        f.truncate(2 << 30)  # sparse
+    monkeypatch.setenv("SGMON_RUNTIME_DIR", str(run))
+    peak, err = _rss_of("status", "--format", "plain")
+    assert "Traceback" not in err
+    assert peak < 200_000, f"{peak // 1000} MB to pass over one state file"

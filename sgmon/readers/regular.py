@@ -39,8 +39,12 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     return fd
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """The whole content of a regular file (``open_regular``'s refusals included)."""
+def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The whole content of a regular file (``open_regular``'s refusals included); a file
+    longer than ``limit`` bytes is refused (EFBIG) rather than read."""
     fd = open_regular(path)
     with os.fdopen(fd, "rb") as f:
-        return f.read()
+        data = f.read() if limit is None else f.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes", os.fspath(path))
+    return data
