@@ -116,7 +116,7 @@ class ReplaySource:
         where, the values left out, what meta.json could not tell."""
         out = [f"sgmon: {note}" for note in self.notes[:SHOWN]]
         if len(self.notes) > SHOWN:
-            out.append(f"sgmon: meta.json: {len(self.notes) - SHOWN} more damaged entries")
+            out.append(f"sgmon: {len(self.notes) - SHOWN} more like these")
         if self.damage:
             where = sorted(self.damage.items(), key=lambda kv: -kv[1][0])
             shown = ", ".join(f"{f} ({n} from line {first})" for f, (n, first) in where[:SHOWN])

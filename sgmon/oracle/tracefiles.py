@@ -112,10 +112,9 @@ class Follower:
     more bytes are read before the follower moves on (the rest is counted in ``dropped``).  A
     file rewritten in place (cut and written again, even past the old end within one tick) is
     seen by its last bytes read having changed, and is read again from its start, so no line
-    written after the cut is lost.
-    A file that appears after the follower was made is read from its first byte.  Anything but a
-    regular file (a FIFO, a directory, a symlink loop, no permission) sets ``error`` and is never
-    opened in a way that could block.
+    written after the cut is lost.  A file that appears after the follower was made is read
+    from its first byte.  Anything but a regular file (a FIFO, a directory, a symlink loop, no
+    permission) sets ``error`` and is never opened in a way that could block.
     """
 
     def __init__(self, path: str, from_start: bool = False) -> None:
@@ -175,8 +174,9 @@ class Follower:
         """Cut in place since the last read (and maybe written past the old end since)."""
         if size < self._pos:
             return True
+        assert self._fd is not None
         n = len(self._tail)
-        return n > 0 and os.pread(self._fd or -1, n, self._pos - n) != self._tail
+        return n > 0 and os.pread(self._fd, n, self._pos - n) != self._tail
 
     def lines(self) -> list[str]:
         """New complete lines (a partial last line waits for its newline)."""
