@@ -242,13 +242,15 @@ passed over in chunks and counted, never read whole."""
 class Lines:
     """(line number, text) of the complete lines of a plain or gzipped archive file, read in
     chunks with memory bounded by ``LINE_MAX``; the lines passed over are counted in ``lost``
-    (too long, or a torn last line without its newline), the first at ``lost_at``."""
+    (too long, or a torn last line without its newline), the first at ``lost_at``; ``cut`` says
+    why a compressed file ended early (cut short, or not gzip at all)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.n = 0
         self.lost = 0
         self.lost_at = 0
+        self.cut: str | None = None
 
     def _lose(self) -> None:
         self.n += 1
@@ -268,8 +270,9 @@ class Lines:
             while True:
                 try:
                     block = fh.read(LINE_MAX)
-                except (EOFError, OSError, zlib.error):
-                    block = b""  # a truncated .gz: keep what decompressed
+                except (EOFError, OSError, zlib.error) as e:
+                    self.cut = str(e) or type(e).__name__  # keep what decompressed
+                    block = b""
                 if not block:
                     break
                 parts = block.split(b"\n")

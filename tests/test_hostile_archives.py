@@ -160,6 +160,10 @@ def _text_threshold(root: Path) -> None:
     _meta(root, spoil)
 
 
+def _not_gzip(root: Path) -> None:
+    (root / HOST / "disk_20260921_13.csv.gz").write_bytes(random.Random(3).randbytes(5000))
+
+
 # name -> (damage, rows of the base recording still there, what stderr must name)
 CASES: dict[str, tuple[Callable[[Path], None], int, str]] = {
     "cr-in-a-row": (_cr, TICKS - 1, "disk_"),
@@ -175,6 +179,7 @@ CASES: dict[str, tuple[Callable[[Path], None], int, str]] = {
     "meta-dir-outside-the-archive": (_dir_escape, 0, "meta.json"),
     "meta-threshold-as-text-unit-as-number": (_text_threshold, 0, "meta.json"),
     "events-csv-is-a-fifo": (_events_fifo, TICKS, "events.csv"),
+    "random-bytes-named-gz": (_not_gzip, TICKS, "disk_20260921_13.csv.gz"),
 }
 
 

@@ -192,10 +192,12 @@ class ReplaySource:
         lines = Lines(path)
         rows = _rows(lines, lambda n: self._bad(path, n))
         try:
-            _, cols = next(rows, (0, []))
+            first, cols = next(rows, (0, []))
             if cols[:3] != ["time", "host", "instance"]:
-                self._bad(path, 1, 1 + sum(1 for _ in rows))
-                return
+                n = sum(1 for _ in rows) + (1 if first else 0)  # no header: nothing is readable
+                if n:
+                    self._bad(path, first, n)
+                rows = iter(())
             impossible: list[str] = []
             for n, cells in rows:
                 try:
@@ -221,6 +223,10 @@ class ReplaySource:
 
     def _lines_lost(self, path: Path, lines: Lines) -> None:
         """Count the lines the reader passed over: too long, or a torn last one."""
+        if lines.cut:
+            self.notes.append(
+                f"{path.relative_to(self.root)}: {lines.cut}; what came before it was read"
+            )
         if lines.lost:
             self._bad(path, lines.lost_at, lines.lost)
 
