@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sgmon.errors import ArchiveError
 from sgmon.model import Field, Kind, Value, column_name
@@ -81,12 +83,23 @@ def fmt_time(t: float) -> str:
     return dt.isoformat(timespec="milliseconds")
 
 
+EARLIEST, LATEST = 315532800.0, 4102444800.0
+"""1980 and 2100, UTC: a tick outside them (year 0001 or 9999 in a damaged file) is not one."""
+
+
 def parse_time(text: str) -> float:
-    """Inverse of ``fmt_time`` (any ISO 8601 with an offset; no offset is taken as UTC)."""
+    """Inverse of ``fmt_time`` (any ISO 8601 with an offset; no offset is taken as UTC);
+    ValueError for a time no recording can hold (before 1980, from 2100)."""
     dt = datetime.fromisoformat(text)
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return round(dt.timestamp() * 1000) / 1000
+    try:
+        t = round(dt.timestamp() * 1000) / 1000
+    except OverflowError as e:
+        raise ValueError(str(e)) from None
+    if not EARLIEST <= t < LATEST:
+        raise ValueError(f"{text}: not a time a recording holds")
+    return t
 
 
 def fmt_value(v: Value) -> str:
@@ -102,7 +115,8 @@ def fmt_value(v: Value) -> str:
             return ""
         r = round(v, 3)
         return str(int(r)) if r == int(r) and abs(r) < 1e15 else repr(r)
-    return " ".join(str(v).splitlines())  # one physical line per row, whatever a message holds
+    # one physical line per row whatever a message holds, and no NUL (the csv reader refuses it)
+    return " ".join(str(v).splitlines()).replace("\0", "")
 
 
 def _fold(f: Field, buckets: list) -> list[int | float]:
@@ -122,7 +136,7 @@ def _fold(f: Field, buckets: list) -> list[int | float]:
 
 def encode_row(time: float, host: str, instance: str, row: dict, fields: tuple[Field, ...]):
     """One CSV row (list of cells) for one instance of one collector."""
-    cells = [fmt_time(time), host, instance]
+    cells = [fmt_time(time), fmt_value(host), fmt_value(instance)]
     for f in fields:
         v = row.get(f.name)
         if f.kind is Kind.HISTOGRAM:
@@ -146,12 +160,38 @@ def _number(text: str) -> int | float:
         return v
 
 
+NONNEGATIVE = frozenset(("ms", "us", "s", "count"))
+"""Units no value may be negative in: a duration, a count (a negative one is damage)."""
+
+
+def _possible(text: str, nonnegative: bool) -> int | float:
+    """A cell's number; ValueError for one no source measures (inf, nan, a negative duration
+    or count)."""
+    v = _number(text)
+    if nonnegative and v < 0:
+        raise ValueError(f"negative: {text}")
+    return v
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``), for names read from a file that
+    a terminal will print: an ESC sequence in a host name must not reach the screen raw."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def decode_row(
-    cols: list[str], cells: list[str], fields: tuple[Field, ...]
+    cols: list[str],
+    cells: list[str],
+    fields: tuple[Field, ...],
+    impossible: list[str] | None = None,
 ) -> tuple[float, str, str, dict[str, Value]]:
     """Inverse of ``encode_row`` by column name (older files may lack columns).
 
-    Raises ValueError on a malformed row; the reader skips and counts it.
+    Raises ValueError on a malformed row; the reader skips and counts it.  A value no source
+    measures (inf, a negative duration, count or bucket) is left out of the row and its column
+    appended to ``impossible``, so it never reaches a finding.
     """
     if len(cells) != len(cols):
         raise ValueError(f"{len(cells)} cells for {len(cols)} columns")
@@ -159,20 +199,27 @@ def decode_row(
     t = parse_time(by["time"])
     row: dict[str, Value] = {}
     for f in fields:
-        if f.kind is Kind.HISTOGRAM:
-            names = field_columns(f)
-            if not any(by.get(c) for c in names):
+        try:
+            if f.kind is Kind.HISTOGRAM:
+                names = field_columns(f)
+                if any(by.get(c) for c in names):
+                    row[f.name] = [
+                        [b, _possible(by[c], True) if by.get(c) else 0]
+                        for b, c in zip(hist_bounds(f), names, strict=True)
+                    ]
                 continue
-            row[f.name] = [
-                [b, _number(by[c]) if by.get(c) else 0]
-                for b, c in zip(hist_bounds(f), names, strict=True)
-            ]
-            continue
-        text = by.get(f.column, "")
-        if text == "":
-            continue
-        row[f.name] = text if f.kind is Kind.TEXT else _number(text)
-    return t, by["host"], by["instance"], row
+            text = by.get(f.column, "")
+            if text != "":
+                row[f.name] = (
+                    printable(text)
+                    if f.kind is Kind.TEXT
+                    else _possible(text, f.unit in NONNEGATIVE)
+                )
+        except ValueError:
+            if impossible is None:
+                raise
+            impossible.append(f.column)
+    return t, printable(by["host"]), printable(by["instance"]), row
 
 
 def period_stamp(t: float, rotate: float) -> str:
@@ -187,6 +234,75 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
 
 
+LINE_MAX = 1 << 20
+"""Bytes of one CSV line a reader holds: a longer one (a 200 MB field, 200 M commas) is
+passed over in chunks and counted, never read whole."""
+
+
+class Lines:
+    """(line number, text) of the complete lines of a plain or gzipped archive file, read in
+    chunks with memory bounded by ``LINE_MAX``; the lines passed over are counted in ``lost``
+    (too long, or a torn last line without its newline), the first at ``lost_at``; ``cut`` says
+    why a compressed file ended early (cut short, or not gzip at all)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.n = 0
+        self.lost = 0
+        self.lost_at = 0
+        self.cut: str | None = None
+
+    def _lose(self) -> None:
+        self.n += 1
+        self.lost += 1
+        self.lost_at = self.lost_at or self.n
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        import gzip
+        import zlib
+
+        from sgmon.readers.regular import open_regular
+
+        pending = b""
+        over = False  # inside a line already longer than LINE_MAX: skipped to its end
+        raw = open(open_regular(self.path), "rb")  # noqa: SIM115 - closed with fh below
+        with gzip.GzipFile(fileobj=raw) if self.path.suffix == ".gz" else raw as fh, raw:
+            while True:
+                try:
+                    block = fh.read(LINE_MAX)
+                except (EOFError, OSError, zlib.error) as e:
+                    self.cut = str(e) or type(e).__name__  # keep what decompressed
+                    block = b""
+                if not block:
+                    break
+                parts = block.split(b"\n")
+                last = parts.pop()
+                if parts:
+                    first = parts[0]
+                    if over or len(pending) + len(first) > LINE_MAX:
+                        self._lose()
+                        over = False
+                        yield from self._decoded(parts[1:])
+                    else:
+                        parts[0] = pending + first
+                        yield from self._decoded(parts)
+                    pending = b""
+                if not over:
+                    pending += last
+                    if len(pending) > LINE_MAX:
+                        over, pending = True, b""
+        if pending or over:
+            self._lose()
+
+    def _decoded(self, lines: list[bytes]) -> Iterator[tuple[int, str]]:
+        for line in lines:
+            if len(line) > LINE_MAX:
+                self._lose()
+            else:
+                self.n += 1
+                yield self.n, line.decode("utf-8", "replace")
+
+
 def data_files(host_dir: Path) -> dict[str, list[Path]]:
     """Collector -> its table files in a host directory, oldest first."""
     out: dict[str, list[Path]] = {}
@@ -199,22 +315,110 @@ def data_files(host_dir: Path) -> dict[str, list[Path]]:
     return out
 
 
+META_MAX = 16 << 20
+"""Bytes of meta.json read: sgmon writes a few kilobytes per host."""
+
+
 def read_meta(root: Path) -> dict | None:
-    """The archive's meta.json, None when there is none; ArchiveError when it is unreadable."""
+    """The archive's meta.json, None when there is none; ArchiveError when it is unreadable
+    (corrupt, nested beyond reason, huge, or not an object with a format and a hosts table)."""
     import json
+
+    from sgmon.readers.regular import open_regular
 
     p = root / "meta.json"
     try:
-        meta = json.loads(p.read_text())
+        with open(open_regular(p), "rb") as fh:
+            raw = fh.read(META_MAX + 1)
+        if len(raw) > META_MAX:
+            raise ValueError(f"larger than {META_MAX >> 20} MB")
+        meta = json.loads(raw)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
+        why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise ArchiveError(
-            f"{p} is corrupt ({e}); move it aside (the CSV files are intact) and record again"
+            f"{p} is corrupt ({why}); move it aside (the CSV files are intact) and record again"
         ) from None
-    if not isinstance(meta, dict) or "format" not in meta:
+    if (
+        not isinstance(meta, dict)
+        or "format" not in meta
+        or not isinstance(meta.get("hosts", {}), dict)
+    ):
         raise ArchiveError(f"{p} is not sgmon archive metadata; use another directory")
     return meta
+
+
+def host_specs(meta: dict, notes: list[str]) -> dict[str, dict[str, Any]]:
+    """Host -> its (dir, role, steps, schema) from meta.json, each piece checked: a host or
+    collector entry that is damaged is left out with a note, never a traceback.  Host names
+    come back with control characters escaped (``printable``); ``dir`` is always a plain name
+    inside the archive."""
+    out: dict[str, dict[str, Any]] = {}
+    for raw, h in meta.get("hosts", {}).items():
+        name = printable(str(raw))
+        if not isinstance(h, dict):
+            notes.append(f"meta.json: host {name}: not a table; left out")
+            continue
+        d = h.get("dir", raw)
+        if not isinstance(d, str) or safe_name(d) != d or d in (".", ".."):
+            notes.append(
+                f"meta.json: host {name}: its directory {printable(str(d))!r} is not a name "
+                "in the archive; left out"
+            )
+            continue
+        schema: dict[str, tuple[Field, ...]] = {}
+        collectors = h.get("collectors", {})
+        for c, spec in collectors.items() if isinstance(collectors, dict) else ():
+            try:
+                schema[str(c)] = tuple(_field(f) for f in spec["fields"])
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                notes.append(
+                    f"meta.json: host {name} collector {printable(str(c))}: "
+                    f"damaged field list ({type(e).__name__}: {printable(str(e))[:80]}); left out"
+                )
+        role = h.get("role", "")
+        out[name] = {
+            "dir": d,
+            "role": printable(role) if isinstance(role, str) else "",
+            "steps": h.get("steps") or {"": h.get("interval")},
+            "schema": schema,
+        }
+    return out
+
+
+_FIELD_TYPES = {
+    "name": (str,),
+    "unit": (str,),
+    "kind": (str,),
+    "help": (str,),
+    "warn": (int, float, type(None)),
+    "crit": (int, float, type(None)),
+    "higher_is_worse": (bool,),
+    "combine": (str,),
+}
+
+
+def _field(d: object) -> Field:
+    """A field of meta.json, each key of the type sgmon writes (a threshold "abc" or a unit 5
+    would only fail later, in the analysis); ValueError or KeyError otherwise."""
+    if not isinstance(d, dict):
+        raise ValueError("a field is not a table")
+    for key, types in _FIELD_TYPES.items():
+        if key in d and not isinstance(d[key], types):
+            raise ValueError(f"{key} is {type(d[key]).__name__}")
+    for key in ("warn", "crit"):
+        if isinstance(d.get(key), float) and not math.isfinite(d[key]):
+            raise ValueError(f"{key} is {d[key]}")
+    return Field.from_dict(d)
+
+
+def valid_step(value: object) -> float | None:
+    """A sampling step from meta.json, None when it is no step (-5, 0, inf, text)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    v = float(value)
+    return v if math.isfinite(v) and 0.01 <= v <= 86400 else None
 
 
 def write_meta(root: Path, meta: dict) -> None:

@@ -13,7 +13,7 @@ import sys
 from importlib import import_module
 
 from sgmon import __version__
-from sgmon.errors import Unreachable, UsageError
+from sgmon.errors import SinkFailed, Unreachable, UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every status)
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(e), 2)
     except Unreachable as e:
         return _fail(str(e), 3)
+    except SinkFailed as e:  # an output that could not go on (an import's archive deleted)
+        return _fail(str(e), 1)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -326,6 +326,9 @@ class Engine:
         self._ticker: _Worker | None = None
         self._alarm: _Alarm | None = None
         self._seq = 0
+        self._carried: list[Event] = []
+        """The priming tick's events: its frame is not emitted, its events are (a trace read
+        ``from_start`` has them all in that tick), with the first frame that is."""
         self.first_after: float | None = None
         """Seconds after the priming sample to take the first frame, for a screen that should
         show rates at once (top and htop take theirs over a fraction of a second); None: at
@@ -370,7 +373,7 @@ class Engine:
         """The tick's frame: each collector's rows, or why it has none (waiting for each until
         its bound)."""
         results: dict[str, CollectorResult] = {}
-        events: list[Event] = []
+        events, self._carried = self._carried, []
         for r in self._runners:
             c = r.collector
             requested = t.requested[c.name]
@@ -443,12 +446,13 @@ class Engine:
 
         A clock that jumps is followed: a jump forward skips to the next boundary without a burst
         of catch-up ticks, a jump backward re-aligns instead of sleeping for the lost time.  The
-        first tick primes the counters and is not emitted (its rates would be unknown).  Frames
+        first tick primes the counters and is not emitted (its rates would be unknown); its
+        events go out with the first frame that is.  Frames
         are emitted on the ticker's thread, one at a time and in order; an emit that raises
         ends the run and is raised here.
         """
         end = None if duration is None else time.monotonic() + duration
-        self.tick()  # prime
+        self._carried = list(self.tick().events)  # prime: its rates are unknown, its events not
         if self._alarm is None:
             self._alarm = _Alarm()
         run = _Run(emit, end, _signal())

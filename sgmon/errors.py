@@ -20,3 +20,8 @@ class ConfigError(ValueError):
 
 class ArchiveError(Exception):
     """An archive problem as one line that says what to do."""
+
+
+class SinkFailed(Exception):
+    """An output that cannot go on (the archive directory deleted under the recorder): the run
+    ends, the message is printed as one ``sgmon:`` line, exit 1."""

@@ -3,7 +3,9 @@
 One thread per source (a slow remote host never holds up the local one); frames go through one
 queue to one dispatcher thread, so sinks are called in order, one frame at a time, and need no
 locks of their own.  A sink that raises is disabled with a one-line message on stderr; the other
-sinks and the collection go on.
+sinks and the collection go on.  A sink that cannot go on (``SinkFailed``), or one marked
+``essential`` (the recorder's archive: without it a recording records nothing) that raises, ends
+the run instead, with one line saying why; ``failed`` holds it for the command's exit code.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
+from sgmon.errors import SinkFailed
 from sgmon.hosts import HostInfo, Source
 from sgmon.judgement import Judge
 from sgmon.model import Frame, Schema, Value
@@ -104,7 +107,10 @@ class Monitor:
         self._running = 0
         self._lock = threading.Lock()
         self.finished = threading.Event()
-        """Set when every source has ended (a recording played out, a duration passed)."""
+        """Set when every source has ended (a recording played out, a duration passed), or an
+        essential sink failed."""
+        self.failed: str | None = None
+        """Why an essential sink ended the run (None while none did)."""
 
     @property
     def hosts(self) -> list[HostInfo]:
@@ -162,9 +168,20 @@ class Monitor:
                 try:
                     sink(frame, judgement)
                 except Exception as e:
-                    name = getattr(sink, "__name__", type(sink).__name__)
-                    print(f"sgmon: output {name} disabled: {e}", file=sys.stderr)
                     self.sinks.remove(sink)
+                    name = getattr(sink, "__name__", type(sink).__name__)
+                    if isinstance(e, SinkFailed) or getattr(sink, "essential", False):
+                        self._fail(e if isinstance(e, SinkFailed) else f"output {name}: {e}")
+                    else:
+                        print(f"sgmon: output {name} disabled: {e}", file=sys.stderr)
+
+    def _fail(self, why: object) -> None:
+        """An essential sink cannot go on: say so once and end the run."""
+        if self.failed is None:
+            self.failed = str(why)
+            print(f"sgmon: {why}", file=sys.stderr, flush=True)
+        self._stop.set()
+        self.finished.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every source has ended (or the timeout); True if they ended."""

@@ -20,8 +20,11 @@ import os
 import time
 
 from sgmon.readers.procfile import start_time
+from sgmon.readers.regular import read_regular
 
 STATE_FORMAT = 2
+STATE_MAX = 1 << 20
+"""Bytes of a state file read: a publisher writes a line per host."""
 MAGIC = "sgmon-state"
 HOST_FIELDS = ("name", "role", "tag", "time", "written", "interval", "failing", "items")
 US, RS = "\x1f", "\x1e"
@@ -75,8 +78,8 @@ def read_states(directory: str | os.PathLike | None = None) -> dict[str, dict]:
             continue
         path = os.path.join(directory, name)
         try:
-            with open(path, encoding="utf-8") as fh:
-                head, *rows = fh.read().rstrip("\n").split("\n")  # (splitlines cuts at RS)
+            text = read_regular(path, STATE_MAX).decode("utf-8")  # a FIFO is refused, too
+            head, *rows = text.rstrip("\n").split("\n")  # (splitlines cuts at RS)
             magic, version, pid, start = head.split(" ")
             if magic != MAGIC or int(version) != STATE_FORMAT:
                 continue

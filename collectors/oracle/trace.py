@@ -12,8 +12,15 @@ trace directory takes 15 ms).  A path is where to look, not the file (tracefiles
 respawn starts a new ``<sid>_<proc>_<pid>.trc`` and the reader moves to it, saying so.  Files are
 followed like ``tail -F``: from their end when the collector opens, across rotation, segmentation (a
 new inode) and truncation, with a partial last line kept until its newline arrives; lines we do not
-know are skipped, a file we cannot read is one note, once.  Only file access is needed, no database
-login.
+know are skipped, a file we cannot read (no permission, a symlink loop, a FIFO, a directory) is one
+note, once, and its row stays empty rather than saying 0 slow writes.  A file is read at most a
+megabyte a tick (a 2 GB trace renamed under the reader costs that, not 2 GB), on the collector's own
+thread, so a slow or stuck file system never holds up another collector's tick.  Only file access
+is needed, no database login.
+
+``from_start = true`` reads the files that are there when the collector opens from their first
+line instead of their end (to go through a trace already written, e.g. the hour of an incident);
+under ``record`` its events land in the first recorded tick.
 
 Besides the slow writes, the LGWR-path traces say when adaptive log file sync switches between
 post/wait and polling (``Log file sync switching to polling`` / ``... to post/wait``): polling
@@ -55,7 +62,14 @@ from sgmon.oracle.errors import OracleError
 from sgmon.oracle.session import Session, acquire, release
 from sgmon.oracle.tracedb import Layout, layout
 from sgmon.oracle.tracefiles import Finder, Follower, trace_name
-from sgmon.oracle.tracetime import ZoneError, host_zone, parse_ts, process_zone, zone_named
+from sgmon.oracle.tracetime import (
+    ZoneError,
+    host_zone,
+    is_process,
+    parse_ts,
+    process_zone,
+    zone_named,
+)
 
 G, D = Kind.GAUGE, Kind.DELTA
 
@@ -90,14 +104,16 @@ FIELDS = (
 _TS = re.compile(
     r"^\*\*\* (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)?)"
 )
-_SLOW = re.compile(r"Warning: log write elapsed time (\d+)ms, size (\d+)KB")
-_BROADCAST = re.compile(r"Warning: log write broadcast wait time (\d+)ms")
+_N = r"\d{1,15}"  # a number a trace prints; 5,000 digits is damage (and int() refuses them)
+_SLOW = re.compile(rf"Warning: log write elapsed time ({_N})ms, size ({_N})KB")
+_BROADCAST = re.compile(rf"Warning: log write broadcast wait time ({_N})ms")
 _MODE = re.compile(r"Log file sync switching to (polling|post/wait)")
 _WORKERS = re.compile(r"Adaptive scalable LGWR (enabling|disabling) workers")
-_MSGID = re.compile(r"msgid=(\d+)")
-_THRD = re.compile(r"thrd=(\d+)")
-_SEQ = re.compile(r"seq=(\d+)")
-_RFS_WRITE = re.compile(r"nam='RFS write' ela= *(\d+)")
+_OFFSET = re.compile(r"(?:[+-]\d{2}:\d{2}|Z)$")
+_MSGID = re.compile(rf"msgid=({_N})\b")
+_THRD = re.compile(rf"thrd=({_N})\b")
+_SEQ = re.compile(rf"seq=({_N})\b")
+_RFS_WRITE = re.compile(rf"nam='RFS write' ela= *({_N})\b")
 # message start -> (kind, where its timestamp is: the *** line below it or the one above it)
 _MESSAGES = (
     ("Client sending SQLNET request data", "nss_send", "below"),
@@ -145,9 +161,14 @@ class Line:
 class TraceParser:
     """Turns LGWR and 16410/10046 trace lines into events and transits; one parser per file."""
 
-    def __init__(self, transits: OrderedDict[Key, Transit], zone: _dt.tzinfo) -> None:
+    def __init__(
+        self, transits: OrderedDict[Key, Transit], zone: _dt.tzinfo, assumed: str | None = None
+    ) -> None:
         self.transits = transits
         self.zone = zone
+        self.assumed = assumed
+        """Said once (in ``notes``) at the first stamp without an offset: the zone was a guess."""
+        self.notes: list[str] = []
         self._last_ts: float | None = None
         self._open: _Msg | None = None  # a message whose msgid is on a following line
         self._below: list[tuple[Key, str]] = []  # writes waiting for the *** line below them
@@ -166,6 +187,9 @@ class TraceParser:
                 self._last_ts = parse_ts(m.group(1), self.zone)
             except ValueError:
                 return
+            if self.assumed and not _OFFSET.search(m.group(1)):
+                self.notes.append(self.assumed)
+                self.assumed = None
             for key, kind in self._below:
                 setattr(self._transit(key), kind, self._last_ts)
             self._below.clear()
@@ -265,6 +289,7 @@ class OracleTraceCollector(Collector):
     description = "LGWR slow-write warnings and NSS/RFS msgid splits from trace files"
     fields = FIELDS
     sparse = True  # the split counts and the per-file rows have different fields
+    solo = True  # file reads may block (NFS, a huge backlog): never on the shared thread
     default_enabled = False  # needs trace paths
 
     def __init__(self, options=None) -> None:  # type: ignore[no-untyped-def]
@@ -319,10 +344,27 @@ class OracleTraceCollector(Collector):
             from_start = True  # not there yet: whatever it gets is news
             with contextlib.suppress(OSError):
                 from_start = os.stat(path).st_mtime >= self._opened
-        name = trace_name(path)
-        zone = self._zone or (name and process_zone(name.pid)) or host_zone()
+        zone, assumed = self._zone_of(path)
         return _Followed(
-            Follower(path, from_start), TraceParser(self._transits, zone), self.clock()
+            Follower(path, from_start), TraceParser(self._transits, zone, assumed), self.clock()
+        )
+
+    def _zone_of(self, path: str) -> tuple[_dt.tzinfo, str | None]:
+        """The zone of a file's offset-less stamps, and a note when it is a guess: the
+        configured one, else the TZ of the process the file names (only while that pid is
+        that Oracle process), else the host's."""
+        if self._zone is not None:
+            return self._zone, None
+        name = trace_name(path)
+        if name is not None and is_process(name.pid, name.sid, name.proc):
+            zone = process_zone(name.pid)
+            if zone is not None:
+                return zone, None
+        zone = host_zone()
+        return zone, (
+            f"{path}: stamps without an offset read in this host's zone ({_zone_text(zone)}), "
+            "as no running process of that name says otherwise; set [collectors.oracle_trace] "
+            "timezone to the instance's zone if it differs"
         )
 
     def _current(self, kind: str, lay: Layout | None) -> dict[str, str]:
@@ -359,9 +401,25 @@ class OracleTraceCollector(Collector):
 
     def _retire(self, old: _Followed) -> None:
         """Read what the old file still holds, so nothing written before the switch is lost."""
-        old.parser.feed(old.follower.rest())
+        for lines in old.follower.rest():
+            old.parser.feed(lines)
+            self._take(old.parser)
         self._take(old.parser)
+        self._say_dropped("", old.follower)
         old.follower.close()
+
+    def _say_dropped(self, kind: str, follower: Follower) -> None:
+        """One note for what was left unread of a file renamed away or abandoned."""
+        if follower.dropped:
+            self._note(
+                kind,
+                f"{follower.path}: {follower.dropped} bytes of the file it was before a rename "
+                "or a new process were left unread (too far behind to catch up)",
+            )
+            follower.dropped = 0
+
+    def _note(self, kind: str, text: str) -> None:
+        self.emit_event(Event(self.clock(), self.name, "note", kind, text))
 
     def sample(self) -> Rows:
         """Read what the traces gained since the last tick."""
@@ -369,15 +427,25 @@ class OracleTraceCollector(Collector):
         connected = self.session is not None and self.session.connected
         fresh, self._was_connected = connected and not self._was_connected, connected
         lay: Layout | None = None
+        readable: dict[str, bool] = {}
+        errors: list[str] = []
         for kind, files in self._files.items():
             for f in list(files.values()):
                 lines = f.follower.lines()
-                if f.follower.error and f.follower.path not in self._told:
-                    self._told.add(f.follower.path)
-                    self.emit_event(Event(now, self.name, "note", kind, f.follower.error))
+                self._say_dropped(kind, f.follower)
+                error = f.follower.error
+                if error and error not in self._told:
+                    self._told.add(error)
+                    self._note(kind, error)
+                readable[kind] = readable.get(kind, False) or not error
+                if error:
+                    errors.append(error)
                 if lines:
                     f.quiet_since = now
                     f.parser.feed(lines)
+                for note in f.parser.notes:
+                    self._note(kind, note)
+                f.parser.notes.clear()
             quiet = any(now - f.quiet_since >= self.rescan_s for f in files.values())
             if quiet or fresh or not files:
                 if lay is None and self.session is not None:  # at each connect, when quiet
@@ -386,10 +454,12 @@ class OracleTraceCollector(Collector):
                 for f in files.values():
                     f.quiet_since = now
         rows: Rows = {}
-        if "lgwr" in self._files:
+        if "lgwr" in self._files and readable.get("lgwr", True):
             rows["lgwr"] = self._lgwr()
-        if "nss" in self._files and "rfs" in self._files:
+        if all(readable.get(k, k in self._files) for k in ("nss", "rfs")):
             rows["remote"] = self._splits()
+        if not rows and errors:
+            raise OSError(errors[0])  # unknown, never "0 slow writes"
         return rows
 
     def _take(self, parser: TraceParser) -> None:
@@ -468,3 +538,8 @@ class OracleTraceCollector(Collector):
         if self.session is not None:
             release(self.session)
             self.session = None
+
+
+def _zone_text(zone: _dt.tzinfo) -> str:
+    key = getattr(zone, "key", None)
+    return key if key and key != "localtime" else str(_dt.datetime.now(zone).strftime("UTC%z"))

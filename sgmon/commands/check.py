@@ -226,6 +226,8 @@ def _replay(
         source.run(feed, threading.Event())
     finally:
         source.close()
+    for line in source.problems():  # what was read around, and where
+        print(line, file=sys.stderr)
     if not times:
         raise UsageError(f"{directory}: the recording holds no frames")
     if source.regridded is not None:

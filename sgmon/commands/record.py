@@ -27,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns."""
+    """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns.
+    Exit 1 when the archive could not go on (its directory deleted under the recorder)."""
     from sgmon.errors import ArchiveError
     from sgmon.judgement import judge_for
     from sgmon.sinks.csvarchive import ArchiveWriter
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     hosts = ", ".join(h.name for s in sources for h in s.hosts)
     if not args.quiet:
         print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
-    run_until_stopped(
+    mon = run_until_stopped(
         sources,
         [writer, FindingsLog(args.dir), StatePublisher()],
         judge_for(config, sources),
@@ -62,4 +63,4 @@ def run(args: argparse.Namespace) -> int:
     )
     if not args.quiet:
         print(f"sgmon: stopped; {writer.rows_written} rows written", file=sys.stderr)
-    return 0
+    return 1 if mon.failed else 0

@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         frames = {h.name: src.frames(h.name) for h in src.hosts}
     except ArchiveError as e:
         raise UsageError(str(e)) from None
+    for line in src.problems():  # what was read around, and where
+        print(line, file=sys.stderr)
     if not any(frames.values()):
         raise UsageError(f"{args.dir} holds no recorded ticks")
     first = min(fl[0].time for fl in frames.values() if fl)
@@ -72,8 +74,6 @@ def run(args: argparse.Namespace) -> int:
             print_summary(src, frames, config, src.start)
         else:
             code = run_dashboard(sources=[src], config=config, title=f"replay {args.dir}")
-    if src.skipped:
-        print(f"sgmon: {src.skipped} torn or malformed row(s) skipped", file=sys.stderr)
     return code
 
 

@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         frames = [f for h in src.hosts for f in src.frames(h.name)]
     except ArchiveError as e:
         raise UsageError(str(e)) from None
+    for line in src.problems():  # what was read around, and where
+        print(line, file=sys.stderr)
     if not frames:
         raise UsageError(f"{args.dir} holds no recorded ticks")
     first = min(f.time for f in frames)
@@ -94,8 +96,6 @@ def run(args: argparse.Namespace) -> int:
     pinned = {h.name: h.devices for h in config.hosts}
     page = render(judged, report_data(judged, pinned), Path(args.dir).resolve().name)
     _write(output, page)
-    if src.skipped:
-        print(f"sgmon: {src.skipped} torn or malformed row(s) skipped", file=sys.stderr)
     print(
         f"{output}: {len(page) / 1e6:.2f} MB, {len(judged.findings)} finding(s), "
         f"{sum(len(v) for v in judged.frames.values())} ticks",

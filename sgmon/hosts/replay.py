@@ -3,40 +3,62 @@
 Every host of the archive becomes a host of this source.  A frame is rebuilt for each tick time
 found in any of the host's tables; a collector without rows at that tick gets the status that
 ``events.csv`` last recorded for it (``collector_error`` ...) or ``ok`` with no rows.  Frame
-events come back from ``events.csv`` and go to the first frame at or after their time.  Torn
-(no newline) and malformed rows, and rows naming another host, are skipped and counted in
-``skipped``, never fatal.
+events come back from ``events.csv`` and go to the first frame at or after their time.
+
+A damaged archive is read around the damage, in bounded memory: torn (no newline), malformed
+(a stray ``\r``, binary garbage, a field over the csv module's 128 KiB) and over-long rows,
+rows naming another host and ticks at impossible times are skipped and counted per file
+(``skipped``, ``problems()``), a value no source measures (inf, a negative duration or count) is
+left out of its row and counted, a damaged meta.json entry leaves out that host or collector
+with a note, and names are escaped before any terminal sees them.
 """
 
 from __future__ import annotations
 
 import bisect
 import csv
-import gzip
+import itertools
+import math
+import statistics
 import threading
-import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from sgmon.archive import STATUS_KIND, data_files, decode_row, parse_time, read_meta
+from sgmon.archive import (
+    STATUS_KIND,
+    Lines,
+    data_files,
+    decode_row,
+    host_specs,
+    parse_time,
+    printable,
+    read_meta,
+    valid_step,
+)
 from sgmon.errors import ArchiveError
 from sgmon.hosts import HostInfo
 from sgmon.model import CollectorResult, Event, Field, Frame, Rows, Schema, Status
 from sgmon.regrid import common_step, needs_regrid, regrid
 
+SHOWN = 4
+"""Files named in one problem line; the others are counted."""
 
-def _read_lines(path: Path) -> tuple[list[str], int]:
-    """Complete lines of a plain or gzipped file, and 1 if the last one was torn."""
-    chunks: list[bytes] = []
-    try:
-        with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as fh:
-            while block := fh.read(1 << 20):
-                chunks.append(block)
-    except (EOFError, OSError, zlib.error):
-        pass  # a truncated .gz: keep what decompressed; the cut line is dropped below
-    lines = b"".join(chunks).decode("utf-8", errors="replace").split("\n")
-    last = lines.pop()
-    return lines, 1 if last else 0
+
+def _rows(
+    lines: Iterable[tuple[int, str]], bad: Callable[[int], None]
+) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of each line parsed alone: a stray quote never joins lines (the
+    recorder writes one physical line per row), a line the csv module refuses is ``bad``."""
+    for n, line in lines:
+        if line.count('"') % 2:
+            bad(n)
+            continue
+        try:
+            cells = next(csv.reader((line,)))
+        except (csv.Error, StopIteration):
+            bad(n)
+            continue
+        yield n, cells
 
 
 class ReplaySource:
@@ -56,22 +78,66 @@ class ReplaySource:
             raise ArchiveError(f"{self.root} has no meta.json; is it an sgmon record --dir?")
         self.meta = meta
         self.speed = speed
-        self.interval = float(meta.get("interval", 1.0))
-        self.skipped = 0
+        self.notes: list[str] = []
+        """What meta.json could not tell (a damaged host or collector entry, a bad step)."""
+        self.damage: dict[str, list[int]] = {}
+        """File (relative to the archive) -> [rows skipped, first line skipped]."""
+        self.impossible: dict[str, dict[str, int]] = {}
+        """File -> column -> values left out as impossible."""
+        interval = valid_step(meta.get("interval", 1.0))
+        if interval is None:
+            self.notes.append(
+                f"meta.json: interval {printable(str(meta.get('interval')))} is no sampling "
+                "step; the ticks' own spacing is used"
+            )
+        self.interval = interval or 0.0
         self.regridded: float | None = None
         """The common step, when the hosts' steps differed and their frames were regridded."""
         self._schemas: dict[str, Schema] = {}
-        self._steps: dict[str, float] = {}
+        self._steps: dict[str, float | None] = {}
+        self._dirs: dict[str, str] = {}
         self.hosts: list[HostInfo] = []
-        for name, h in meta.get("hosts", {}).items():
-            self.hosts.append(HostInfo(name, h.get("role", "")))
-            steps = h.get("steps") or {"": h.get("interval", self.interval)}
-            self._steps[name] = float(max(steps.values()))
-            self._schemas[name] = {
-                c: tuple(Field.from_dict(f) for f in spec["fields"])
-                for c, spec in h.get("collectors", {}).items()
-            }
+        for name, h in host_specs(meta, self.notes).items():
+            self.hosts.append(HostInfo(name, h["role"]))
+            steps = h["steps"] if isinstance(h["steps"], dict) else {}
+            good = [v for v in map(valid_step, steps.values()) if v is not None]
+            self._steps[name] = max(good) if good else interval
+            self._schemas[name] = h["schema"]
+            self._dirs[name] = h["dir"]
         self._frames: dict[str, list[Frame]] | None = None
+
+    @property
+    def skipped(self) -> int:
+        """Rows skipped as unreadable, in every file."""
+        return sum(n for n, _ in self.damage.values())
+
+    def problems(self) -> list[str]:
+        """One ``sgmon:`` line for each kind of damage read around: the rows skipped and
+        where, the values left out, what meta.json could not tell."""
+        out = [f"sgmon: {note}" for note in self.notes[:SHOWN]]
+        if len(self.notes) > SHOWN:
+            out.append(f"sgmon: {len(self.notes) - SHOWN} more like these")
+        if self.damage:
+            where = sorted(self.damage.items(), key=lambda kv: -kv[1][0])
+            shown = ", ".join(f"{f} ({n} from line {first})" for f, (n, first) in where[:SHOWN])
+            more = f" and {len(where) - SHOWN} more files" if len(where) > SHOWN else ""
+            out.append(f"sgmon: {self.skipped} torn or malformed row(s) skipped: {shown}{more}")
+        if self.impossible:
+            total = sum(sum(c.values()) for c in self.impossible.values())
+            worst = sorted(self.impossible.items(), key=lambda kv: -sum(kv[1].values()))
+            shown = ", ".join(f"{f} ({', '.join(sorted(cols))})" for f, cols in worst[:SHOWN])
+            more = f" and {len(worst) - SHOWN} more files" if len(worst) > SHOWN else ""
+            out.append(
+                f"sgmon: {total} impossible value(s) (negative durations or counts, "
+                f"infinities) left out of the analysis: {shown}{more}"
+            )
+        return out
+
+    def _bad(self, path: Path, line: int, n: int = 1) -> None:
+        key = str(path.relative_to(self.root))
+        got = self.damage.setdefault(key, [0, line])
+        got[0] += n
+        got[1] = min(got[1], line)
 
     def schema(self, host: str) -> Schema:
         """Declared fields of the host's collectors, as recorded."""
@@ -88,7 +154,7 @@ class ReplaySource:
         return self._frames.get(host, [])
 
     def _load(self, host: HostInfo) -> list[Frame]:
-        hdir = self.root / self.meta["hosts"][host.name].get("dir", host.name)
+        hdir = self.root / self._dirs[host.name]
         schema = self.schema(host.name)
         ticks: dict[float, dict[str, Rows]] = {}
         if hdir.is_dir():
@@ -100,7 +166,11 @@ class ReplaySource:
                     self._read_table(path, host.name, collector, fields, ticks)
         statuses, events = self._read_events(hdir / "events.csv", host.name)
         frames = []
-        for seq, t in enumerate(sorted(ticks), 1):
+        times = sorted(ticks)
+        step = self._steps[host.name] or _spacing(times)
+        if not self.interval:
+            self.interval = step
+        for seq, t in enumerate(times, 1):
             got = ticks[t]
             results = {}
             for c in schema:
@@ -108,7 +178,6 @@ class ReplaySource:
                     results[c] = CollectorResult(Status.OK, rows=got[c])
                 else:
                     results[c] = _status_at(statuses.get(c, []), t)
-            step = self._steps[host.name]
             frames.append(Frame(host.name, t, seq, step, results, (), host.role))
         return _attach_events(frames, events)
 
@@ -120,23 +189,46 @@ class ReplaySource:
         fields: tuple[Field, ...],
         ticks: dict[float, dict[str, Rows]],
     ) -> None:
-        lines, torn = _read_lines(path)
-        self.skipped += torn
-        reader = csv.reader(lines)
-        cols = next(reader, None)
-        if not cols or cols[:3] != ["time", "host", "instance"]:
-            self.skipped += max(0, len(lines) - 1)
-            return
-        for cells in reader:
-            try:
-                t, h, inst, row = decode_row(cols, cells, fields)
-            except (ValueError, KeyError):
-                self.skipped += 1
-                continue
-            if h != host:
-                self.skipped += 1  # never attribute a row to the wrong host
-                continue
-            ticks.setdefault(t, {}).setdefault(collector, {})[inst] = row
+        lines = Lines(path)
+        rows = _rows(lines, lambda n: self._bad(path, n))
+        try:
+            first, cols = next(rows, (0, []))
+            if cols[:3] != ["time", "host", "instance"]:
+                n = sum(1 for _ in rows) + (1 if first else 0)  # no header: nothing is readable
+                if n:
+                    self._bad(path, first, n)
+                rows = iter(())
+            impossible: list[str] = []
+            for n, cells in rows:
+                try:
+                    t, h, inst, row = decode_row(cols, cells, fields, impossible)
+                except (ValueError, KeyError):
+                    self._bad(path, n)
+                    continue
+                if h != host:
+                    self._bad(path, n)  # never attribute a row to the wrong host
+                    continue
+                ticks.setdefault(t, {}).setdefault(collector, {})[inst] = row
+                if impossible:
+                    self._impossible(path, impossible)
+                    impossible.clear()
+        except OSError as e:
+            self.notes.append(f"{path.relative_to(self.root)}: {e.strerror or e}; not read")
+        self._lines_lost(path, lines)
+
+    def _impossible(self, path: Path, columns: list[str]) -> None:
+        got = self.impossible.setdefault(str(path.relative_to(self.root)), {})
+        for c in columns:
+            got[c] = got.get(c, 0) + 1
+
+    def _lines_lost(self, path: Path, lines: Lines) -> None:
+        """Count the lines the reader passed over: too long, or a torn last one."""
+        if lines.cut:
+            self.notes.append(
+                f"{path.relative_to(self.root)}: {lines.cut}; what came before it was read"
+            )
+        if lines.lost:
+            self._bad(path, lines.lost_at, lines.lost)
 
     def _read_events(
         self, path: Path, host: str
@@ -145,27 +237,32 @@ class ReplaySource:
         events: list[tuple[float, Event]] = []
         if not path.exists():
             return statuses, events
-        lines, torn = _read_lines(path)
-        self.skipped += torn
-        reader = csv.reader(lines)
-        cols = next(reader, None)
-        for cells in reader:
-            try:
-                d = dict(zip(cols or (), cells, strict=True))
-                t = parse_time(d["time"])
-                if d["host"] != host:
-                    raise ValueError("other host")
-                if d["kind"].startswith(STATUS_KIND):
-                    status = d["kind"].removeprefix(STATUS_KIND)
-                    Status(status)
-                    statuses.setdefault(d["collector"], []).append((t, status, d["text"]))
-                elif d["kind"] != "gap":
-                    value = float(d["value"]) if d["value"] else None
-                    tick = parse_time(d["tick"]) if d.get("tick") else t
-                    ev = Event(t, d["collector"], d["kind"], d["instance"], d["text"], value)
-                    events.append((tick, ev))
-            except (ValueError, KeyError):
-                self.skipped += 1
+        lines = Lines(path)
+        rows = _rows(lines, lambda n: self._bad(path, n))
+        try:
+            _, cols = next(rows, (0, []))
+            for n, cells in rows:
+                try:
+                    d = {k: printable(v) for k, v in zip(cols, cells, strict=True)}
+                    t = parse_time(d["time"])
+                    if d["host"] != host:
+                        raise ValueError("other host")
+                    if d["kind"].startswith(STATUS_KIND):
+                        status = d["kind"].removeprefix(STATUS_KIND)
+                        Status(status)
+                        statuses.setdefault(d["collector"], []).append((t, status, d["text"]))
+                    elif d["kind"] != "gap":
+                        value = float(d["value"]) if d["value"] else None
+                        if value is not None and not math.isfinite(value):
+                            value = None
+                        tick = parse_time(d["tick"]) if d.get("tick") else t
+                        ev = Event(t, d["collector"], d["kind"], d["instance"], d["text"], value)
+                        events.append((tick, ev))
+                except (ValueError, KeyError):
+                    self._bad(path, n)
+        except OSError as e:
+            self.notes.append(f"{path.relative_to(self.root)}: {e.strerror or e}; not read")
+        self._lines_lost(path, lines)
         for v in statuses.values():
             v.sort()
         return statuses, events
@@ -188,6 +285,12 @@ class ReplaySource:
 
     def close(self) -> None:
         """Nothing to release (files are read whole and closed)."""
+
+
+def _spacing(times: list[float]) -> float:
+    """The usual step between ticks, for an archive whose meta.json gives none."""
+    steps = [b - a for a, b in itertools.pairwise(times) if b > a]
+    return statistics.median(steps) if steps else 1.0
 
 
 def _status_at(changes: list[tuple[float, str, str]], t: float) -> CollectorResult:

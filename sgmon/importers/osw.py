@@ -47,6 +47,7 @@ from sgmon.importers import Imported
 from sgmon.importers.frames import NOT_IMPORTED, Builder, add_host_options
 from sgmon.model import Event, Rows, Value
 from sgmon.rates import counter_rate
+from sgmon.readers.regular import read_regular
 from sgmon.regrid import is_gap
 
 HELP = "OSWatcher archives (oswiostat, oswvmstat, oswmpstat, oswnetstat, oswtop, oswps)"
@@ -267,7 +268,7 @@ def _zone(name: str | None) -> ZoneInfo | None:
 def _text(path: Path, notes: list[str]) -> str:
     """The file's text; a compressed stream cut short gives what it held, with a note."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)  # a FIFO among the files is refused, not waited on
     except OSError as e:
         notes.append(f"{path}: unreadable ({e.strerror})")
         return ""

@@ -12,12 +12,20 @@ followed file has been quiet for a while (``rescan_s``), which costs one directo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
 
-MAX_READ = 4 << 20  # bytes read from one file per tick
+from sgmon.readers.regular import open_regular
+
+MAX_READ = 1 << 20
+"""Bytes read from one file per call: a 2 GB backlog costs memory of this order, not of 2 GB."""
+REST_MAX = 16 << 20
+"""Bytes read from a file being abandoned for a newer one (the rest is counted, not read)."""
+TAIL = 64
+"""Bytes before the read offset compared on each call, to see a file rewritten in place."""
 # kind -> the process names (as in the file name) whose traces it reads; 11.2 calls NSSn LNSn
 PROCESSES = {
     "lgwr": re.compile(r"lgwr|lg[0-9a-z]{2}"),
@@ -96,73 +104,145 @@ class Finder:
 
 
 class Follower:
-    """``tail -F`` of one file: complete new lines since the last call, across rotation."""
+    """``tail -F`` of one file: complete new lines since the last call, across rotation.
+
+    Memory stays bounded whatever the file: at most ``MAX_READ`` bytes are read per call (a
+    backlog is read over several calls, never whole), a "line" without a newline for
+    ``MAX_READ`` bytes is dropped, and of a file renamed away or abandoned at most ``REST_MAX``
+    more bytes are read before the follower moves on (the rest is counted in ``dropped``).  A
+    file rewritten in place (cut and written again, even past the old end within one tick) is
+    seen by its last bytes read having changed, and is read again from its start, so no line
+    written after the cut is lost.  A file that appears after the follower was made is read
+    from its first byte.  Anything but a regular file (a FIFO, a directory, a symlink loop, no
+    permission) sets ``error`` and is never opened in a way that could block.
+    """
 
     def __init__(self, path: str, from_start: bool = False) -> None:
         self.path = path
         self.error: str | None = None
-        """Why the file cannot be read (set once; the reader says it once)."""
-        self._f: BinaryIO | None = None
-        self._ino: int | None = None
+        """Why the file cannot be read now, None while it can (or is not there yet)."""
+        self.dropped = 0
+        """Bytes of a renamed or abandoned file left unread; the reader says so and resets it."""
+        self._fd: int | None = None
+        self._id: tuple[int, int] | None = None
+        self._pos = 0
+        self._tail = b""  # the last bytes before _pos, to see a file rewritten in place
         self._partial = b""
+        self._left = REST_MAX  # what may still be read of this file once it is renamed away
         self._from_start = from_start
-        if os.path.exists(path):
+        st = self._stat()
+        if st is not None:
             self._open()
+        elif self.error is None:
+            self._from_start = True  # created later: every line it gets is news
+
+    def _stat(self) -> os.stat_result | None:
+        try:
+            st = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            self.error = None  # not there (yet): waited for, not a fault
+            return None
+        except OSError as e:  # a symlink loop, a directory we may not search
+            self.error = f"cannot read {self.path}: {e.strerror or e}"
+            return None
+        return st
 
     def _open(self) -> None:
         try:
-            self._f = open(self.path, "rb")  # noqa: SIM115 - kept open across calls
+            fd = open_regular(self.path)
         except OSError as e:
-            self.error = f"cannot read {self.path}: {e.strerror}"
+            self.error = f"cannot read {self.path}: {e.strerror or e}"
             return
-        f = self._f
-        self._ino = os.fstat(f.fileno()).st_ino
-        if not self._from_start:
-            f.seek(0, os.SEEK_END)
-        self._from_start = True  # a file that appears (or reappears) later is read whole
+        self.error = None
+        st = os.fstat(fd)
+        self._fd, self._id = fd, (st.st_dev, st.st_ino)
+        self._left = REST_MAX
+        self._pos = 0 if self._from_start else st.st_size
+        keep = min(TAIL, self._pos)
+        self._tail = os.pread(fd, keep, self._pos - keep) if keep else b""
+        self._from_start = True  # a file that reappears later is read whole
+
+    def _read(self, limit: int = MAX_READ) -> bytes:
+        assert self._fd is not None
+        data = os.pread(self._fd, limit, self._pos)
+        self._pos += len(data)
+        if data:
+            self._tail = (self._tail + data[-TAIL:])[-TAIL:]
+        return data
+
+    def _rewritten(self, size: int) -> bool:
+        """Cut in place since the last read (and maybe written past the old end since)."""
+        if size < self._pos:
+            return True
+        assert self._fd is not None
+        n = len(self._tail)
+        return n > 0 and os.pread(self._fd, n, self._pos - n) != self._tail
 
     def lines(self) -> list[str]:
         """New complete lines (a partial last line waits for its newline)."""
+        st = self._stat()
         data = b""
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            st = None
-        if self._f is not None and (st is None or st.st_ino != self._ino):
-            data = self._partial + self._f.read()  # the rotated file's tail, then the new file
-            if data and not data.endswith(b"\n"):
-                data += b"\n"  # a line cut by the rotation ends there
-            self._partial = b""
-            self._close()
-        elif self._f is not None and st is not None and st.st_size < self._f.tell():
-            self._close()  # truncated in place: start again
-            self._partial = b""
-            self._from_start = True
-        if self._f is None and st is not None:
+        if self._fd is not None:
+            if st is None or (st.st_dev, st.st_ino) != self._id:
+                if not self._abandon_chunk():  # the old file's tail first, a chunk a call
+                    return self._split(self._read(MAX_READ))
+                data = self._read(min(MAX_READ, self._left))
+                if (data or self._partial) and not (data or self._partial).endswith(b"\n"):
+                    data += b"\n"  # a line cut by the rotation ends there
+                self._skip_rest()
+                self._close()
+            elif self._rewritten(st.st_size):
+                self._pos, self._tail, self._partial = 0, b"", b""
+        if self._fd is None and st is not None:
             self._open()
-        if self._f is not None:
-            data += self._f.read(MAX_READ)  # a huge backlog is read over several ticks
+        if self._fd is not None:
+            data += self._read()
+        return self._split(data)
+
+    def _split(self, data: bytes) -> list[str]:
         if not data:
             return []
         data = self._partial + data
         *complete, self._partial = data.split(b"\n")
-        if len(self._partial) > MAX_READ:  # no newline for megabytes: not a trace line
+        if len(self._partial) > MAX_READ:  # no newline for a megabyte: not a trace line
             self._partial = b""
         return [line.decode("utf-8", "replace").rstrip("\r") for line in complete]
 
-    def rest(self) -> list[str]:
-        """What is left of a file being abandoned, its unfinished last line included."""
-        out = self.lines()
+    def _abandon_chunk(self) -> bool:
+        """Whether what is left of a file being left (up to ``REST_MAX`` in all) fits in one
+        more read; if not, one chunk of it is charged to the allowance."""
+        assert self._fd is not None
+        left = min(self._left, max(0, os.fstat(self._fd).st_size - self._pos))
+        if left <= MAX_READ:
+            return True
+        self._left -= MAX_READ
+        return False
+
+    def _skip_rest(self) -> None:
+        """Count what is left unread of the file being left."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                self.dropped += max(0, os.fstat(self._fd).st_size - self._pos)
+
+    def rest(self) -> Iterator[list[str]]:
+        """What is left of a file being abandoned, in chunks, its unfinished last line included;
+        past ``REST_MAX`` bytes the rest is left unread and counted in ``dropped``."""
+        while self._fd is not None and self._left > 0:
+            data = self._read(min(MAX_READ, self._left))
+            if not data:
+                break
+            self._left -= len(data)
+            yield self._split(data)
+        self._skip_rest()
         if self._partial:
-            out.append(self._partial.decode("utf-8", "replace"))
+            yield [self._partial.decode("utf-8", "replace")]
             self._partial = b""
-        return out
 
     def _close(self) -> None:
-        if self._f is not None:
-            self._f.close()
-        self._f = None
-        self._ino = None
+        if self._fd is not None:
+            os.close(self._fd)
+        self._fd = None
+        self._id = None
 
     def close(self) -> None:
         """Release the file."""

@@ -5,7 +5,16 @@ Durability rules, each for a complaint users make about other recorders:
   so a kill -9 loses at most the row being written; on reopening, a torn last line (no newline) is
   cut off before appending, so it never glues onto the next row.
 - A failed write (disk full, quota) is undone with ``ftruncate`` to the last good size, reported
-  once, and retried every tick; rows already written are never touched.
+  once, and retried every tick once the file system has room again (``ROOM``), so one full-disk
+  episode is one message when it starts and one when it ends; rows already written are never
+  touched.
+- ``meta.json`` is on disk before the first row of a host is written, so a recording killed at any
+  moment can be read back.
+- The archive directory and each host directory are checked at every tick: deleted or replaced
+  under the recorder, the run ends at once with exit 1 (``SinkFailed``) rather than counting rows
+  as written that are nowhere; a table file deleted alone is started again.
+- A value the archive cannot hold (an event stamped in year 9999 or 0001 by a trace) is dropped
+  with one note naming its host and collector; everything else is recorded.
 - A file is appended to only when its header is byte-for-byte the one this version would write;
   otherwise a new file ``<collector>_<stamp>-2.csv`` is started beside it.
 """
@@ -37,22 +46,28 @@ from sgmon.archive import (
     fmt_value,
     header,
     hist_bounds,
+    host_specs,
     period_stamp,
     read_meta,
     safe_name,
     write_meta,
 )
-from sgmon.errors import ArchiveError
+from sgmon.errors import ArchiveError, SinkFailed
 from sgmon.model import Frame, Kind, Schema, Status
 from sgmon.verdicts import Judgement
 
-_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+ROOM_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+ROOM = 1 << 20
+"""Free bytes the file system must have (a tenth of it when smaller, and at least 4 ticks'
+worth) before writing resumes after a full disk: without a margin, a row that just fits after
+the cut-back of a failed one makes every tick of an episode a "paused" and a "resumed"
+message."""
 
 
 def _csv_bytes(rows: list[list[str]]) -> bytes:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
-    return buf.getvalue().encode()
+    return buf.getvalue().encode(errors="backslashreplace")  # a lone surrogate from a source
 
 
 class AppendFile:
@@ -104,6 +119,10 @@ class AppendFile:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, good)
             raise
+
+    def gone(self) -> bool:
+        """Whether the file was deleted under us (rows written now would be nowhere)."""
+        return self.fd >= 0 and os.fstat(self.fd).st_nlink == 0
 
     def write(self, rows: list[list[str]]) -> None:
         """Append rows in one write; on failure the file is cut back to its last good size."""
@@ -164,6 +183,9 @@ def prepare_dir(root: Path) -> dict | None:
 class ArchiveWriter:
     """Sink that appends every frame to the archive; see the module docstring for the rules."""
 
+    essential = True
+    """A recording without its archive records nothing: a failure ends the run (exit 1)."""
+
     def __init__(
         self,
         root: Path,
@@ -193,22 +215,31 @@ class ArchiveWriter:
         self._status: dict[tuple[str, str], str] = {}
         self._known: set[str] = set()
         self._failing: str | None = None
+        self._full = False  # the failure is a full file system: resume only with room
+        self._tick_bytes = 0
         self._lost = 0
-        self._write_meta()
-        for host, h in self.meta["hosts"].items():  # our own directories, never a foreign one
-            d = root / h.get("dir", host)
+        self._dropped: set[tuple[str, str]] = set()  # (host, collector) with a value dropped
+        self._meta_saved = False
+        self._dirs: dict[Path, tuple[int, int]] = {root: _identity(root)}
+        """The directories written into, by identity: another one there is not ours."""
+        try:
+            self._save_meta()
+        except OSError as e:
+            self._fail(e)
+        for h in host_specs(self.meta, []).values():  # our own directories, never a foreign one
+            d = root / h["dir"]
             if d.is_dir():
                 self._housekeep(d, None)
         self.rows_written = 0
 
     # --- metadata -------------------------------------------------------------------------
 
-    def _write_meta(self) -> None:
+    def _save_meta(self) -> None:
+        """Write meta.json now (raises OSError); until it succeeds no row is written."""
         self.meta["updated"] = fmt_time(time.time())
-        try:
-            write_meta(self.root, self.meta)
-        except OSError as e:
-            self._fail(e)
+        self._meta_saved = False
+        write_meta(self.root, self.meta)
+        self._meta_saved = True
 
     def _learn_host(self, frame: Frame) -> None:
         schema = self.schema_of(frame.host)
@@ -227,7 +258,8 @@ class ArchiveWriter:
             }
         # merged into what the archive already says of the host: an import of its AWR after
         # its sar, or a restart with another collector set, keeps the older tables readable
-        known = self.meta["hosts"].get(frame.host, {})
+        known = self.meta["hosts"].get(frame.host)
+        known = known if isinstance(known, dict) else {}
         self.meta["hosts"][frame.host] = {
             **known,
             "role": frame.role or known.get("role", ""),
@@ -235,16 +267,22 @@ class ArchiveWriter:
             "collectors": {**known.get("collectors", {}), **collectors},
         }
         self._known.add(frame.host)
-        self._write_meta()
+        self._meta_saved = False  # written before this host's first row
 
     # --- writing --------------------------------------------------------------------------
 
     def __call__(self, frame: Frame, judgement: Judgement | None = None) -> None:
         """Append one frame (the numbers only: findings.csv keeps the verdicts); never raises
         for I/O trouble (it is reported and retried)."""
+        self._check_dirs()
         if frame.host not in self._known:
             self._learn_host(frame)
         try:
+            if self._full and not self._room():
+                self._lost += 1
+                return
+            if not self._meta_saved:
+                self._save_meta()
             self._write_frame(frame)
         except OSError as e:
             self._fail(e)
@@ -267,11 +305,45 @@ class ArchiveWriter:
                     fmt_time(frame.time),
                 ],
             )
-            self._failing, self._lost = None, 0
+            self._failing, self._full, self._lost = None, False, 0
+
+    def _check_dirs(self) -> None:
+        """End the run when a directory written into was deleted or replaced: its rows are
+        gone with it, and nothing written from now on would be where the user looks."""
+        for d, ident in self._dirs.items():
+            try:
+                same = _identity(d) == ident
+            except OSError:
+                same = False
+            if not same:
+                raise SinkFailed(
+                    f"{d} was deleted or replaced while recording into it ({self.rows_written} "
+                    "rows written this run were there); recording stopped: start it again"
+                )
+
+    def _room(self) -> bool:
+        """Whether the file system has room again after it filled (``ROOM``)."""
+        try:
+            st = os.statvfs(self.root)
+        except OSError:
+            return False
+        want = max(min(ROOM, st.f_blocks * st.f_frsize // 10), 4 * self._tick_bytes)
+        return st.f_bavail * st.f_frsize >= want
+
+    def _drop(self, host: str, collector: str, what: str, e: Exception) -> None:
+        """A value the archive cannot hold: one note per host and collector, never a stop."""
+        if (host, collector) in self._dropped:
+            return
+        self._dropped.add((host, collector))
+        self.warn(
+            f"{self.root}: {host} {collector or 'engine'}: {what} cannot be stored ({e}); "
+            "dropped, and any more like it from there, the rest is recorded"
+        )
 
     def _write_frame(self, frame: Frame) -> None:
         schema = self.schema_of(frame.host)
-        hdir = self.root / safe_name(frame.host)
+        hdir = self._host_dir(frame.host)
+        self._tick_bytes = 0
         events: list[list[str]] = []
         for name, res in frame.collectors.items():
             status = res.status.value
@@ -293,28 +365,28 @@ class ArchiveWriter:
             if fields is None or not res.rows:
                 self._status[(frame.host, name)] = status
                 continue
+            rows = []
+            for inst, row in res.rows.items():
+                try:
+                    rows.append(encode_row(frame.time, frame.host, inst, row, fields))
+                except (ValueError, OverflowError) as err:
+                    self._drop(frame.host, name, f"the row of {inst!r}", err)
             f = self._table(hdir, frame.host, name, fields, frame.time)
-            f.write(
-                [
-                    encode_row(frame.time, frame.host, inst, row, fields)
-                    for inst, row in res.rows.items()
-                ]
-            )
-            self.rows_written += len(res.rows)
+            size = f.size
+            f.write(rows)
+            self._tick_bytes += f.size - size
+            self.rows_written += len(rows)
             self._status[(frame.host, name)] = status
-        events.extend(
-            [
-                fmt_time(e.time),
-                frame.host,
-                e.collector,
-                e.kind,
-                e.instance,
-                fmt_value(e.text),
-                fmt_value(e.value),
-                fmt_time(frame.time),
-            ]
-            for e in frame.events
-        )
+        tick = fmt_time(frame.time)
+        for e in frame.events:
+            try:
+                when = fmt_time(e.time)
+            except (ValueError, OverflowError, OSError) as err:
+                self._drop(frame.host, e.collector, f"a {e.kind} event's time", err)
+                continue
+            text, value = fmt_value(e.text), fmt_value(e.value)
+            names = [fmt_value(x) for x in (frame.host, e.collector, e.kind, e.instance)]
+            events.append([when, *names, text, value, tick])
         if events:
             self._events_file(frame.host).write(events)
 
@@ -322,20 +394,33 @@ class ArchiveWriter:
         with contextlib.suppress(OSError):
             self._events_file(host).write([row])
 
+    def _host_dir(self, host: str) -> Path:
+        """The host's directory, made (and its identity kept) at its first row."""
+        hdir = self.root / safe_name(host)
+        if hdir not in self._dirs:
+            hdir.mkdir(exist_ok=True)
+            self._dirs[hdir] = _identity(hdir)
+        return hdir
+
     def _events_file(self, host: str) -> AppendFile:
         f = self._events.get(host)
+        if f is not None and f.gone():
+            self.warn(f"{f.path} was deleted while recording; a new one is started")
+            f.close()
+            f = None
         if f is None:
-            hdir = self.root / safe_name(host)
-            hdir.mkdir(exist_ok=True)
-            f = self._events[host] = AppendFile(hdir, "events", list(EVENT_COLUMNS))
+            f = self._events[host] = AppendFile(self._host_dir(host), "events", list(EVENT_COLUMNS))
         return f
 
     def _table(self, hdir: Path, host: str, name: str, fields, t: float) -> AppendFile:
         stamp = period_stamp(t, self.rotate)
         cur = self._files.get((host, name))
         if cur is not None and cur[0] == stamp:
-            return cur[1]
-        hdir.mkdir(exist_ok=True)
+            if not cur[1].gone():
+                return cur[1]
+            self.warn(f"{cur[1].path} was deleted while recording; a new one is started")
+            cur[1].close()
+            cur = None
         f = AppendFile(hdir, f"{name}_{stamp}", header(fields))
         self._files[(host, name)] = (stamp, f)
         if cur is not None:
@@ -365,6 +450,10 @@ class ArchiveWriter:
                 ):
                     gzip_file(p)
             except OSError as e:
+                if e.errno in ROOM_ERRNOS:  # tried at the next rotation; a full disk is said once
+                    if self._failing is None:
+                        self.warn(f"{hdir}: {e.strerror}; files left uncompressed for now")
+                    return
                 self.warn(f"{p}: {e.strerror}; left as it is")
 
     def _fail(self, e: OSError) -> None:
@@ -372,7 +461,8 @@ class ArchiveWriter:
         what = e.strerror or str(e)
         if self._failing is None:
             self._failing = what
-            hint = "free some space" if e.errno in _ROOM else "fix the directory"
+            self._full = e.errno in ROOM_ERRNOS
+            hint = "free some space" if e.errno in ROOM_ERRNOS else "fix the directory"
             self.warn(
                 f"{self.root}: {what}; recording paused, nothing already written is damaged; "
                 f"{hint} and it resumes by itself"
@@ -389,4 +479,10 @@ class ArchiveWriter:
             for f in files:
                 with contextlib.suppress(OSError):
                     gzip_file(f.path)
-        self._write_meta()
+        with contextlib.suppress(OSError):  # the rows are on disk; meta.json has them already
+            self._save_meta()
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sgmon.archive import fmt_time, safe_name
 from sgmon.model import Frame
-from sgmon.sinks.csvarchive import AppendFile
+from sgmon.sinks.csvarchive import ROOM_ERRNOS, AppendFile
 from sgmon.verdicts import Finding, Judgement
 
 COLUMNS = ("time", "host", "event", "severity", "rule", "title", "evidence", "start", "end")
@@ -64,7 +64,7 @@ class FindingsLog:
                 self._file(host).write(rows)
                 self._pending = deque(((h, r) for h, r in self._pending if h != host), maxlen=1000)
         except OSError as e:
-            if not self._failing:
+            if not self._failing and e.errno not in ROOM_ERRNOS:  # the archive says that one
                 print(
                     f"sgmon: cannot write findings under {self.root}: {e.strerror}; "
                     "free space there, findings are retried",

@@ -112,7 +112,7 @@ def test_short_remote_writes_are_not_split(tmp_path):
     _append(tmp_path / "nss.trc", NSS)
     _append(tmp_path / "rfs.trc", RFS)
     c.sample()
-    assert [e.value for e in c.take_events()] == [pytest.approx(163.0)]
+    assert [e.value for e in c.take_events() if e.kind != "note"] == [pytest.approx(163.0)]
 
 
 def test_lgwr_warnings_unrelated_lines_and_a_partial_last_line(tmp_path):
@@ -126,7 +126,7 @@ def test_lgwr_warnings_unrelated_lines_and_a_partial_last_line(tmp_path):
     second = c.sample()
     row = c.derive(first, second, 1.0)["lgwr"]
     assert (row["slow_writes"], row["max_write"]) == (2, 524)
-    events = c.take_events()
+    events = [e for e in c.take_events() if e.kind != "note"]
     assert [e.value for e in events] == [524.0, 505.0]
     assert events[0].text == "log write 524 ms, 3000 KB"
     _append(trc, "8ms, size 5316KB\n")

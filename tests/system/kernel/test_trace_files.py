@@ -4,6 +4,7 @@ process replaces, recreated and segmented files, an unreadable file, and msgids 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 
@@ -25,9 +26,11 @@ def _until_exec(pid: int, program: bytes, timeout: float = 5.0) -> None:
 
 def test_11g_stamps_take_the_traced_process_tz(tmp_path, other_tz):
     """The instance was started with TZ=America/Chicago: its processes carry it, sgmon does not."""
-    proc = subprocess.Popen(["sleep", "60"], env={"TZ": "America/Chicago"})
+    lgwr = tmp_path / "ora_lgwr_oravm1"  # what LGWR calls itself (its comm)
+    lgwr.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    proc = subprocess.Popen([str(lgwr), "60"], env={"TZ": "America/Chicago"})
     try:
-        _until_exec(proc.pid, b"sleep")
+        _until_exec(proc.pid, str(lgwr).encode())
         trc = tmp_path / f"oravm1_lgwr_{proc.pid}.trc"
         trc.write_text(V11.read_text())
         _, events = _read_whole(trc)
