@@ -8,19 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from kits.waiting import wait_for
+
 SGMON = [sys.executable, "-m", "sgmon"]
-
-
-def _wait_for(cond, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()
 
 
 def test_record_reads_a_trace_without_a_database(tmp_path: Path) -> None:
@@ -40,13 +32,13 @@ def test_record_reads_a_trace_without_a_database(tmp_path: Path) -> None:
         env=env,
     )
     try:
-        assert _wait_for(lambda: any(arch.glob("prim/oracle_trace_*.csv"))), "no trace table"
+        assert wait_for(lambda: any(arch.glob("prim/oracle_trace_*.csv"))), "no trace table"
         with trc.open("a") as f:
             f.write(
                 "\n*** 2015-03-10 14:09:08.402\nWarning: log write elapsed time 738ms, size 1KB\n"
             )
         events = arch / "prim" / "events.csv"
-        assert _wait_for(lambda: events.exists() and "738" in events.read_text()), "no event"
+        assert wait_for(lambda: events.exists() and "738" in events.read_text()), "no event"
         p.send_signal(signal.SIGTERM)
         assert p.wait(20) == 0
     finally:

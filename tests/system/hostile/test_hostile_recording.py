@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nslab
 import pytest
-from test_trace_record import _wait_for
+from kits.waiting import wait_for
 
 from collectors.oracle.trace import OracleTraceCollector
 from sgmon.hosts import HostInfo
@@ -137,7 +137,7 @@ def test_an_archive_directory_gone_under_record_ends_it_at_once(tmp_path, how):
     arch = tmp_path / "arch"
     p = _record(arch, tmp_path, "--duration", "60")
     try:
-        assert _wait_for(lambda: any(arch.glob("*/cpu_*.csv"))), "nothing recorded"
+        assert wait_for(lambda: any(arch.glob("*/cpu_*.csv"))), "nothing recorded"
         gone = time.monotonic()
         if how == "deleted":
             shutil.rmtree(arch)
@@ -218,12 +218,12 @@ def test_one_full_disk_episode_is_two_messages(tmp_path):
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         try:
-            assert _wait_for(lambda: any(x.startswith("sgmon: recording ") for x in lines))
+            assert wait_for(lambda: any(x.startswith("sgmon: recording ") for x in lines))
             filler = _fill(mnt)
-            assert _wait_for(lambda: any("paused" in x for x in lines))
+            assert wait_for(lambda: any("paused" in x for x in lines))
             time.sleep(3)  # a full disk for 15 ticks
             filler.unlink()
-            assert _wait_for(lambda: any("writing again" in x for x in lines))
+            assert wait_for(lambda: any("writing again" in x for x in lines))
             time.sleep(1)
             p.send_signal(signal.SIGTERM)
             assert p.wait(15) == 0
