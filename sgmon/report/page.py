@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sgmon import __version__
 from sgmon.analysis.budget import describe
 from sgmon.units import fmt_step, fmt_utc
+from sgmon.verdicts import source_title
 
 if TYPE_CHECKING:
     from sgmon.report.judged import Judged
@@ -51,7 +52,8 @@ def _finding(f: Finding) -> str:
         f'<li class="finding {f.severity}" data-rule="{escape(f.rule)}" data-seed="{f.seed}">'
         f'<span class="sev {f.severity}">{f.severity.upper()}</span>'
         f'<span class="title">{escape(f.host)}: {escape(f.title)}</span>'
-        f'<div class="meta">{escape(f.rule)}, seed {escape(f.seed)}, {span} UTC{closed}</div>'
+        f'<div class="meta">{escape(f.rule)}, {escape(source_title(f.seed))}, {span} UTC{closed}'
+        "</div>"
         f'<ul class="evidence">{evidence}</ul></li>'
     )
 
@@ -62,7 +64,8 @@ def _diagnosis(findings: list[Finding], note: str) -> str:
         return f'<div class="diagnosis ok">No finding in this range{why}.</div>'
     top = findings[0]
     fix = advice(top)
-    todo = f"What to do (seed {top.seed}): {fix}" if fix else f"Seed {top.seed}."
+    source = source_title(top.seed)
+    todo = f"What to do ({source}): {fix}" if fix else f"Source: {source}."
     return (
         f'<div class="diagnosis" id="top-finding"><span class="sev {top.severity}">'
         f"{top.severity.upper()}</span>{escape(top.host)}: {escape(top.title)}"
