@@ -51,4 +51,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"sgmon: serving metrics on http://{args.listen}/metrics", file=sys.stderr, flush=True)
     judge = judge_for(config, sources, analysis=False)  # fleets alert on the grades
     run_until_stopped(sources, [exporter, StatePublisher()], judge, duration)
+    print(f"sgmon: stopped serving on http://{args.listen}/metrics", file=sys.stderr, flush=True)
     return 0
