@@ -149,6 +149,7 @@ class SgmonApp(App[int]):
         history: int = 900,
         measure_self: bool = True,
         live: Live | None = None,
+        notice: str = "",
     ) -> None:
         self.theme_specs = themes.load_themes()
         self._defaults = dict(self.theme_specs["sgmon-dark"]["variables"])
@@ -162,6 +163,8 @@ class SgmonApp(App[int]):
         for spec in self.theme_specs.values():
             self.register_theme(Theme(**spec))
         self.measure_self = measure_self
+        self._notice = notice
+        """Said once the screen is up, long enough to read (``run_dashboard``)."""
         self._cpu_mark = (time.monotonic(), time.process_time())
         self._self_cpu: float | None = None
         self._slots: list[str | None] = [None, None]
@@ -261,6 +264,8 @@ class SgmonApp(App[int]):
         self.set_interval(1.0, self._tick)
         self.set_timer(SETTLE_AFTER, self._settle)
         self.redraw()
+        if self._notice:
+            self.notify(self._notice, title="sgmon.toml", severity="warning", timeout=30)
 
     def on_print(self, event: Print) -> None:
         """A source or sink reported a problem on stderr (`sgmon: ...`): show it, don't lose it."""
