@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
     run_until_stopped(
         sources,
-        [writer, FindingsLog(args.dir), StatePublisher()],
+        [writer, FindingsLog(args.dir), StatePublisher(name=config.name)],
         judge_for(config, sources),
         duration,
     )

@@ -28,7 +28,7 @@ class Live:
     def __init__(self, sources: Sequence[Source], config: Config, history: int = 900) -> None:
         judge = judge_for(config, sources, schema_of=self.schema)
         self.publisher = (  # `sgmon status` shows a live dashboard too, not a replay
-            StatePublisher() if sources and not replaying(sources) else None
+            StatePublisher(name=config.name) if sources and not replaying(sources) else None
         )
         sinks: list = [self._arrived]
         if self.publisher is not None:
