@@ -32,3 +32,47 @@ def test_the_dashboard_shows_the_notice() -> None:
 
     shown = asyncio.run(run())
     assert any(m.startswith("No sgmon.toml") for m in shown), shown
+
+
+def _luminance(hex_colour: str) -> float:
+    def channel(c: int) -> float:
+        s = c / 255
+        return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def test_high_contrast_borders_are_visible() -> None:
+    """The panes' borders against the background: at least WCAG's 3:1 for graphics (they were
+    #202020 on black, 1.3:1)."""
+    import themes
+
+    spec = themes.load_themes()["sgmon-contrast"]
+    lo, hi = sorted((_luminance(spec["variables"]["sgmon-border"]), _luminance(spec["background"])))
+    assert (hi + 0.05) / (lo + 0.05) >= 3.0
+
+
+def test_one_set_of_theme_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`t`, `?`, the command palette and the docs name the same themes."""
+    import themes
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no user themes
+    from sgmon.tui.help import KEYS
+
+    async def run() -> tuple[list[str], list[str]]:
+        app = SgmonApp([], measure_self=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            seen = []
+            for _ in themes.ORDER:
+                seen.append(app.theme)
+                await pilot.press("t")
+            return seen, sorted(app.available_themes)
+
+    cycled, offered = asyncio.run(run())
+    assert cycled == list(themes.ORDER)
+    assert offered == sorted(themes.ORDER)  # no textual-dark, nord ... in ctrl+p
+    help_line = next(text for key, text in KEYS if key == "t")
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "dashboard.md").read_text()
+    for name in themes.ORDER:
+        assert name in help_line and f"`{name}`" in docs

@@ -160,6 +160,8 @@ class SgmonApp(App[int]):
         self.monitor = self.live.monitor
         self.feed = self.live.feed
         self.timeline = Timeline(self.monitor, self.feed, self.config)
+        for name in list(self.available_themes):  # ctrl+p offers sgmon's themes only, as t does
+            self.unregister_theme(name)
         for spec in self.theme_specs.values():
             self.register_theme(Theme(**spec))
         self.measure_self = measure_self
