@@ -76,3 +76,63 @@ def test_one_set_of_theme_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     docs = (Path(__file__).resolve().parent.parent / "docs" / "dashboard.md").read_text()
     for name in themes.ORDER:
         assert name in help_line and f"`{name}`" in docs
+
+
+def test_plus_then_minus_quickly_does_not_flash_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `+` to 30 s and `-` straight back to 1 s, a source still sleeps out the frame it
+    scheduled at 30 s: until that is overdue by the old measure, the host is not stale."""
+    from types import SimpleNamespace
+
+    from sgmon.config import Config
+    from sgmon.tui import timeline as tl
+
+    clock = [1000.0]
+    monkeypatch.setattr(tl.time, "monotonic", lambda: clock[0])
+    line = tl.Timeline(SimpleNamespace(sources=[], history=None), None, Config())  # type: ignore[arg-type]
+    assert line.stale_after() == 3.0
+    line.interval_changed(30.0)  # now back at the config's 1 s
+    clock[0] += 20.0
+    assert line.stale_after() == 90.0
+    clock[0] += 75.0
+    assert line.stale_after() == 3.0
+
+
+def test_the_header_drops_whole_parts_and_counts_the_hosts_left_out() -> None:
+    """At 80 columns four hosts do not fit: whole names, then `+N hosts`, never a cut word; the
+    interval stays."""
+    import themes
+    from sgmon.tui.palette import Palette
+    from sgmon.tui.panels.header import HeaderView, HostState, render_header
+
+    palette = Palette.from_variables("sgmon-dark", themes.load_themes()["sgmon-dark"]["variables"])
+    hosts = tuple(
+        HostState(name, role, 1.0, False)
+        for name, role in (("primary", "primary"), ("standby_b", "standby"),
+                           ("standby_a", "standby"), ("standby_c", "standby"))
+    )  # fmt: skip
+    view = HeaderView(palette, "PROD", hosts, 1.0, "live", 1.0, protection="MAXIMUM AVAILABILITY",
+                      self_cpu=1.5, skipped=3)  # fmt: skip
+    for width in (60, 80, 100, 120, 160):
+        text = render_header(view, width).plain
+        assert len(text) <= width, (width, text)
+        words = set(text.split())
+        whole = set(render_header(view, 400).plain.split())
+        assert words <= whole | {"+1", "+2", "+3", "+4", "hosts"}
+        assert "every 1s" in text and "PROD" in text
+    assert "+2 hosts" in render_header(view, 80).plain
+
+
+def test_the_footer_shows_help_first_at_80x24() -> None:
+    """At 80 columns the footer is cut at its end: `? help` comes first so it always shows."""
+    import html
+    import re
+
+    async def run() -> str:
+        app = SgmonApp([], measure_self=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.2)
+            return app.export_screenshot()
+
+    rows = html.unescape("".join(re.findall(r">([^<]*)</text>", asyncio.run(run()))))
+    footer = rows.replace("\xa0", " ").rstrip("\n").split("\n")[-1]
+    assert footer.split()[:2] == ["?", "help"], footer

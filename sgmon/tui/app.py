@@ -107,6 +107,8 @@ class SgmonApp(App[int]):
     TITLE = "sgmon"
     AUTO_FOCUS = None  # nothing focused until tab or f: every key stays a dashboard key
     BINDINGS: ClassVar[list[BindingType]] = [
+        # the footer shows these in order and cuts the rest at 80 columns: help first
+        Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
         Binding("space,p", "pause", "pause", priority=True),
         Binding("left,left_square_bracket", "step(-1)", "back", key_display="←/[", priority=True),
@@ -127,7 +129,6 @@ class SgmonApp(App[int]):
         Binding("s", "switch_host(1)", "host", show=False),
         Binding("S", "switch_host(-1)", "host back", show=False),
         Binding("e", "export", "svg"),
-        Binding("question_mark", "help", "help", key_display="?"),
         Binding("escape", "escape", show=False),
     ]
 
@@ -708,6 +709,7 @@ class SgmonApp(App[int]):
                 setter(new)
                 changed = True
         if changed:
+            self.timeline.interval_changed(now)
             self.notify(f"interval {new:g}s", timeout=1.5)
         else:
             self.notify("a recording or a remote agent keeps its own interval", timeout=2)
