@@ -136,3 +136,36 @@ def test_the_footer_shows_help_first_at_80x24() -> None:
     rows = html.unescape("".join(re.findall(r">([^<]*)</text>", asyncio.run(run()))))
     footer = rows.replace("\xa0", " ").rstrip("\n").split("\n")[-1]
     assert footer.split()[:2] == ["?", "help"], footer
+
+
+def test_enter_shows_the_whole_evidence_at_80x24() -> None:
+    """The findings panel has 3 rows at 80x24, which the title fills: Enter gives the finding
+    the screen (as `z` does), so its evidence is read there; Esc goes back."""
+    import html
+    import re
+
+    from sgmon.sim import SimPair
+
+    def screen(app: SgmonApp) -> str:
+        text = "".join(re.findall(r">([^<]*)</text>", app.export_screenshot()))
+        return html.unescape(text).replace("\xa0", " ")
+
+    async def run() -> tuple[str, str, bool]:
+        app = SgmonApp([], measure_self=False)
+        pair = SimPair("rto-stall", seed=1, start=1763712000.0, onset=40.0)
+        async with app.run_test(size=(80, 24)) as pilot:
+            for _ in range(100):
+                for frame in pair.step():
+                    app.ingest(frame, pair.schema(frame.host))
+            await pilot.pause(0.5)
+            await pilot.press("f", "enter")
+            await pilot.pause(0.3)
+            shown = screen(app)
+            await pilot.press("escape")
+            await pilot.pause(0.3)
+            return shown, screen(app), app.zoomed is None
+
+    expanded, back, unzoomed = asyncio.run(run())
+    assert "segments retransmitted" in " ".join(expanded.split())
+    assert "lines up with" in " ".join(expanded.split())
+    assert "segments retransmitted" not in " ".join(back.split()) and unzoomed

@@ -239,6 +239,17 @@ class FindingsPanel(ScrollView, can_focus=True):
             return
         self.expanded ^= {key}
         self._show_again()
+        i = self._highlighted
+        if (  # the whole evidence does not fit (80x24 leaves 3 rows): give it the screen (z)
+            key in self.expanded
+            and i is not None
+            and len(self._items[i]) > self.scrollable_content_region.height
+            and not self.screen.has_class("-zoom-findings")
+        ):
+            self.call_later(self.run_action, "app.zoom")
+        elif i is not None:
+            lines = Region(0, self._first[i], 1, len(self._items[i]))
+            self.scroll_to_region(lines, animate=False, immediate=True)
 
     def _show_again(self) -> None:
         """The last findings shown, laid out again (another width, a finding expanded)."""

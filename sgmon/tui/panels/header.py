@@ -85,10 +85,10 @@ def render_header(v: HeaderView, width: int = 160) -> Text:
             break
         kept.add(id(part))
         room -= part.cell_len + 2
-    for part in (skipped, protection, cpu):
-        if part is not None and part.cell_len + 2 <= room:
-            kept.add(id(part))
-            room -= part.cell_len + 2
+    for extra in (skipped, protection, cpu):
+        if extra is not None and extra.cell_len + 2 <= room:
+            kept.add(id(extra))
+            room -= extra.cell_len + 2
     order = [protection, *hosts, more, every, skipped, cpu]
     shown = [part for part in order if part is not None and (id(part) in kept or part is more)]
     return Text("  ").join([head, *(part for part in shown if part)])
