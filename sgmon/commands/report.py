@@ -92,7 +92,14 @@ def run(args: argparse.Namespace) -> int:
         )
     judged = judge_archive(src, config, lo, hi)
     pinned = {h.name: h.devices for h in config.hosts}
-    page = render(judged, report_data(judged, pinned), Path(args.dir).resolve().name)
+    name = config.name if config.path is not None else src.meta.get("name", "")
+    page = render(
+        judged,
+        report_data(judged, pinned),
+        Path(args.dir).resolve().name,
+        name=name,
+        simulated=src.meta.get("simulated", ""),
+    )
     _write(output, page)
     if src.skipped:
         print(f"sgmon: {src.skipped} torn or malformed row(s) skipped", file=sys.stderr)
