@@ -102,11 +102,15 @@ def _runnable(cmd: str) -> list[str]:
     return [*SGMON, *args]
 
 
-def _env(tmp: Path) -> dict[str, str]:
+def _run(argv: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    """A command in the scratch directory, with its own runtime dir and home, no terminal."""
     env = dict(os.environ, SGMON_RUNTIME_DIR=str(tmp / "run"), HOME=str(tmp))
     env.pop("SGMON_CONFIG", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp, env=env,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def _ids(pages: list[Path]) -> list[str]:
@@ -141,15 +145,7 @@ def test_config_examples_pass_config_check(page: Path, tmp_path: Path) -> None:
         cfg = tmp_path / f"example{n}.toml"
         cfg.write_text(body)
         cfg.chmod(0o600)
-        r = subprocess.run(
-            [*SGMON, "config", "--check", "--config", str(cfg)],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            cwd=tmp_path,
-            env=_env(tmp_path),
-            stdin=subprocess.DEVNULL,
-        )
+        r = _run([*SGMON, "config", "--check", "--config", str(cfg)], tmp_path)
         assert r.returncode == 0, f"{page.name} example {n + 1}: {r.stderr.strip()}"
         assert "sgmon:" not in r.stderr
 
@@ -157,21 +153,13 @@ def test_config_examples_pass_config_check(page: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
 def test_commands_run(page: Path, tmp_path: Path) -> None:
     """Each command shown runs to its end without a usage error; `check` may report findings."""
-    ran, skipped = [], []
+    skipped: list[str] = []
     for cmd in commands(page.read_text()):
         if why := _skip_reason(cmd):
             skipped.append(f"{cmd}: {why}")
             continue
         argv = _runnable(cmd)
-        r = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            cwd=tmp_path,
-            env=_env(tmp_path),
-            stdin=subprocess.DEVNULL,
-        )
+        r = _run(argv, tmp_path)
         ok = {0, 1, 2} if argv[len(SGMON)] == "check" else {0}
         assert r.returncode in ok and "usage:" not in r.stderr, (
             f"{page.name}: `{shlex.join(argv[len(SGMON) :])}` exit {r.returncode}: "
@@ -179,6 +167,5 @@ def test_commands_run(page: Path, tmp_path: Path) -> None:
         )
         if argv[len(SGMON)] == "check":
             assert r.stdout.strip(), f"{cmd}: printed nothing"
-        ran.append(cmd)
     if skipped:
         print(f"{page.name}: skipped", *skipped, sep="\n  ")
