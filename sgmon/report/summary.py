@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from sgmon.verdicts import Finding
 
 
+SLOWER = 1.1
+"""A log file sync average this many times the one before is "slower"; below it, noise (or a
+standby dropped from the commit, which makes commits faster)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Impact:
     """Commits and their log file sync, during the incident and before it."""
@@ -107,9 +112,9 @@ def sentences(judged: Judged, fix: str | None) -> tuple[list[str], Impact | None
     if got.lfs_during is not None:
         slower = ""
         if got.lfs_before:
-            slower = (
-                f", against {fmt_num(got.lfs_before)} ms before: "
-                f"{fmt_num(got.lfs_during / got.lfs_before)} times slower"
+            ratio = got.lfs_during / got.lfs_before
+            slower = f", against {fmt_num(got.lfs_before)} ms before: " + (
+                f"{fmt_num(ratio)} times slower" if ratio >= SLOWER else "commits were not slowed"
             )
         said.append(
             f"In that time the primary made {got.commits:,.0f} commits, and each waited "
