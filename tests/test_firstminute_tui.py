@@ -168,4 +168,5 @@ def test_enter_shows_the_whole_evidence_at_80x24() -> None:
     expanded, back, unzoomed = asyncio.run(run())
     assert "segments retransmitted" in " ".join(expanded.split())
     assert "lines up with" in " ".join(expanded.split())
+    assert "runbook: docs/findings.md#rto_stall" in expanded
     assert "segments retransmitted" not in " ".join(back.split()) and unzoomed

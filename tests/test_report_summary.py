@@ -86,6 +86,7 @@ def test_the_title_is_the_configuration_and_the_date(made: tuple[Path, str]) -> 
     title = re.search(r"<title>(.*?)</title>", page)[1]
     assert re.fullmatch(r"demo rto-stall: incident report, \d{4}-\d\d-\d\d", title), title
     assert "simulated clock" in page  # a --speed recording's clock runs ahead of "Made"
+    assert "runbook: docs/findings.md#rto_stall" in page
 
 
 def test_printed_charts_keep_their_legends(made: tuple[Path, str], tmp_path: Path) -> None:

@@ -53,8 +53,8 @@ def _finding(f: Finding) -> str:
         f'<li class="finding {f.severity}" data-rule="{escape(f.rule)}" data-seed="{f.seed}">'
         f'<span class="sev {f.severity}">{f.severity.upper()}</span>'
         f'<span class="title">{escape(f.host)}: {escape(f.title)}</span>'
-        f'<div class="meta">{escape(f.rule)}, {escape(source_title(f.seed))}, {span} UTC{closed}'
-        "</div>"
+        f'<div class="meta">{escape(f.rule)}, {escape(source_title(f.seed))}, {span} UTC{closed}; '
+        f"runbook: docs/findings.md#{escape(f.rule)}</div>"
         f'<ul class="evidence">{evidence}</ul></li>'
     )
 

@@ -47,6 +47,8 @@ def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = Fals
     if full:
         for item in evidence:
             out.append("\n     " + item, style=palette.muted)
+        if rule := getattr(f, "rule", ""):  # what the rule means and what to do
+            out.append(f"\n     runbook: docs/findings.md#{rule}", style=palette.muted)
         return out
     more = "  (Enter: all)" if len(" · ".join(evidence)) > width - 6 else ""
     line = fit_words(" · ".join(evidence), max(20, width - 6 - len(more)))
