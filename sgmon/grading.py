@@ -81,8 +81,10 @@ class Limit:
         return None
 
 
-_P99 = "seed 000 Table 5 (waits over 8 ms are outliers), seed 001 (128-250 ms stalls)"
-_AVG = "seed 000 Table 5: a commit path averaging over 8 ms is made of outliers"
+_P99 = (
+    "MAA SYNC paper Table 5 (waits over 8 ms are outliers), retransmission case (128-250 ms stalls)"
+)
+_AVG = "MAA SYNC paper Table 5: a commit path averaging over 8 ms is made of outliers"
 SEED_LIMITS: dict[str, Limit] = {
     **{f"oracle_waits.{e}.p99": Limit(64.0, 256.0, source=_P99) for e in COMMIT_EVENTS},
     **{
@@ -259,9 +261,10 @@ class Grader:
         base = next((SEED_LIMITS[k] for k in keys if k in SEED_LIMITS), None)
         mult = CORE_MULTIPLES.get(f"{collector}.{name}")
         if base is None and mult and ncpu:
-            base = Limit(mult[0] * ncpu, mult[1] * ncpu, True, f"seed 000: load vs {ncpu} CPUs")
+            why = f"MAA SYNC paper: load vs {ncpu} CPUs"
+            base = Limit(mult[0] * ncpu, mult[1] * ncpu, True, why)
         if base is None and meta and (meta.warn is not None or meta.crit is not None):
-            base = Limit(meta.warn, meta.crit, hiw, f"{collector}.{name} declared limit")
+            base = Limit(meta.warn, meta.crit, hiw, "default limit")
         over = next((k for k in keys if k in self.overrides), None)
         if over is None:
             return base

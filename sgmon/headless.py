@@ -26,7 +26,12 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     """``--config``, ``--interval``, ``--duration`` and the ``--simulate`` family."""
     parser.add_argument("--config", metavar="F", help="sgmon.toml to use")
     parser.add_argument("--interval", metavar="S", help="seconds between ticks (1s, 500ms)")
-    parser.add_argument("--duration", metavar="D", help="stop after this long (10m, 2h)")
+    parser.add_argument(
+        "--duration",
+        metavar="D",
+        help="stop after this long (10m, 2h); with --simulate, simulated time: at --speed 10, "
+        "--duration 60s ends after 6 s",
+    )
     parser.add_argument(
         "--simulate", metavar="SCENARIO", help="the simulated pair instead of the hosts"
     )

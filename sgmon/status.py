@@ -8,8 +8,13 @@ costs little more than starting the interpreter: no json, no argparse (the CLI h
 its two options directly), only os and time (a test checks ``sys.modules``).  Whatever is wrong,
 it prints a short dim notice, never a traceback.
 
-The file: a first line ``sgmon-state 2 PID START`` (START is the publisher's start time in clock
-ticks since boot, /proc/PID/stat field 22, so a reused pid is not taken for a live sgmon), then
+Only the calling user's own files count, and only one configuration's: every publisher names its
+configuration (``name`` in sgmon.toml), and with several running the line shows one (``--name``
+picks it, else the most recently started) and says which others there are.
+
+The file: a first line ``sgmon-state 3 PID START NAME`` (START is the publisher's start time in
+clock ticks since boot, /proc/PID/stat field 22, so a reused pid is not taken for a live sgmon;
+NAME the configuration's name, the rest of the line), then
 one line per host of tab-separated fields (``HOST_FIELDS``); items are ``label US text US
 severity`` joined by RS (the ASCII unit and record separators, which no value contains).
 """
@@ -22,7 +27,7 @@ import time
 from sgmon.readers.procfile import start_time
 from sgmon.readers.regular import read_regular
 
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 STATE_MAX = 1 << 20
 """Bytes of a state file read: a publisher writes a line per host."""
 MAGIC = "sgmon-state"
@@ -46,9 +51,9 @@ def runtime_dir() -> str:
     return f"/tmp/sgmon-{os.getuid()}"
 
 
-def state_text(pid: int, start: str, hosts: dict[str, dict]) -> str:
-    """The state file's text for these hosts (see the module docstring)."""
-    lines = [f"{MAGIC} {STATE_FORMAT} {pid} {start}"]
+def state_text(pid: int, start: str, hosts: dict[str, dict], name: str = "sgmon") -> str:
+    """The state file's text for these hosts of configuration ``name`` (module docstring)."""
+    lines = [f"{MAGIC} {STATE_FORMAT} {pid} {start} {_clean(name)}"]
     for name, h in hosts.items():
         items = RS.join(US.join(item) for item in h["items"])
         row = [name, h["role"], h["tag"], repr(h["time"]), repr(h["written"])]
@@ -61,39 +66,65 @@ def _clean(value: str) -> str:
     return value.replace("\t", " ").replace("\n", " ")
 
 
-def read_states(directory: str | os.PathLike | None = None) -> dict[str, dict]:
-    """Host -> its newest state published by a running sgmon.  A file whose publisher is gone
-    (its pid no longer names the process that wrote it: exited, killed, or the pid reused) is
-    ignored and removed, so a crash or a closed terminal leaves nothing behind to misread."""
+def read_publishers(directory: str | os.PathLike | None = None) -> list[tuple[str, float, dict]]:
+    """``(configuration name, start, host -> state)`` of each running sgmon of this user.  A file
+    whose publisher is gone (its pid no longer names the process that wrote it: exited, killed,
+    or the pid reused) is ignored and removed, so a crash or a closed terminal leaves nothing
+    behind to misread; a file another user owns is never read."""
     directory = os.fspath(directory or runtime_dir())
-    hosts: dict[str, dict] = {}
+    found: list[tuple[str, float, dict]] = []
     try:
         if os.stat(directory).st_uid != os.getuid():
-            return hosts  # someone else's directory in /tmp: never trust it
+            return found  # someone else's directory in /tmp: never trust it
         names = os.listdir(directory)
     except OSError:
-        return hosts
+        return found
     for name in names:
         if not (name.startswith("state-") and name.endswith(".txt")):
             continue
         path = os.path.join(directory, name)
         try:
+            if os.stat(path).st_uid != os.getuid():
+                continue  # another user's publisher: never shown
             text = read_regular(path, STATE_MAX).decode("utf-8")  # a FIFO is refused, too
             head, *rows = text.rstrip("\n").split("\n")  # (splitlines cuts at RS)
-            magic, version, pid, start = head.split(" ")
+            magic, version, pid, start, config = head.split(" ", 4)
             if magic != MAGIC or int(version) != STATE_FORMAT:
                 continue
             if start_time(int(pid)) != start:
                 os.unlink(path)
                 continue
-            parsed = [_host(row) for row in rows]
+            hosts = {h["name"]: h for h in (_host(row) for row in rows)}
+            found.append((config, float(start), hosts))
         except (OSError, ValueError, IndexError):
             continue  # a file being replaced, or a foreign one: another publisher will do
-        for h in parsed:
-            old = hosts.get(h["name"])
+    return found
+
+
+def read_states(
+    directory: str | os.PathLike | None = None, name: str | None = None
+) -> dict[str, dict]:
+    """Host -> its newest state published by a running sgmon (of configuration ``name``)."""
+    hosts: dict[str, dict] = {}
+    for config, _, published in read_publishers(directory):
+        if name is not None and config != name:
+            continue
+        for host, h in published.items():
+            old = hosts.get(host)
             if old is None or h["written"] > old["written"]:
-                hosts[h["name"]] = h
+                hosts[host] = h
     return hosts
+
+
+def pick(
+    publishers: list[tuple[str, float, dict]], name: str | None
+) -> tuple[str | None, list[str]]:
+    """The configuration to show (``name``, else the most recently started one) and the names
+    of the others running."""
+    names = sorted({config for config, _, _ in publishers})
+    if name is None and publishers:
+        name = max(publishers, key=lambda p: p[1])[0]
+    return name, [n for n in names if n != name]
 
 
 def _host(row: str) -> dict:
@@ -111,10 +142,15 @@ def _is_stale(h: dict, now: float) -> bool:
 
 
 def render(
-    fmt: str = "plain", host: str | None = None, directory: str | os.PathLike | None = None
+    fmt: str = "plain",
+    host: str | None = None,
+    directory: str | os.PathLike | None = None,
+    name: str | None = None,
 ) -> str:
-    """The status line in ``plain``, ``tmux`` or ``json`` form."""
-    hosts = read_states(directory)
+    """The status line in ``plain``, ``tmux`` or ``json`` form, for one configuration."""
+    publishers = read_publishers(directory)
+    shown, others = pick(publishers, name)
+    hosts = read_states(directory, shown) if shown is not None else {}
     if host is not None:
         hosts = {k: v for k, v in hosts.items() if k == host}
     now = time.time()
@@ -122,12 +158,16 @@ def render(
         import json
 
         return json.dumps(
-            {"hosts": {k: dict(v, stale=_is_stale(v, now)) for k, v in hosts.items()}},
+            {
+                "name": shown,
+                "others": others,
+                "hosts": {k: dict(v, stale=_is_stale(v, now)) for k, v in hosts.items()},
+            },
             separators=(",", ":"),
         )
     if not hosts:
         what = f"no data for {host}" if host else "no sgmon running"
-        return _dim(f"sgmon: {what}", fmt)
+        return _dim(f"sgmon: {what}" + (f" for {name}" if name else ""), fmt)
     order = {"primary": 0, "standby": 1}
     parts = []
     tags = [h.get("tag") or n for n, h in hosts.items()]
@@ -140,6 +180,8 @@ def render(
             continue
         items = [_item(label, text, sev, fmt) for label, text, sev in h["items"]]
         parts.append(" ".join([tag, *items]) if items else _dim(f"{tag} no data", fmt))
+    if others:  # say so, and how to pick, rather than mix two configurations' hosts
+        parts.append(_dim(f"{shown}; also running: {', '.join(others)} (--name)", fmt))
     return " | ".join(parts)
 
 
@@ -154,25 +196,25 @@ def _dim(text: str, fmt: str) -> str:
     return f"{TMUX_COLOUR['stale']}{text}{TMUX_RESET}" if fmt == "tmux" else text
 
 
-def main(fmt: str = "plain", host: str | None = None) -> int:
+def main(fmt: str = "plain", host: str | None = None, name: str | None = None) -> int:
     """Print the line; any failure is a short notice, and the exit code is always 0 for tmux."""
     try:
-        line = render(fmt, host)
+        line = render(fmt, host, name=name)
     except Exception as e:  # the status bar must never show a traceback
         line = _dim(f"sgmon: status unreadable ({type(e).__name__})", fmt)
     print(line, flush=True)
     return 0
 
 
-def fast_args(argv: list[str]) -> tuple[str, str | None] | None:
-    """``--format F`` and ``--host H`` as the CLI would parse them, without argparse (whose
-    import costs this command a third of its time); None for anything else, which then goes
-    through argparse for its help or its error."""
-    fmt, host = "plain", None
+def fast_args(argv: list[str]) -> tuple[str, str | None, str | None] | None:
+    """``--format F``, ``--host H`` and ``--name N`` as the CLI would parse them, without
+    argparse (whose import costs this command a third of its time); None for anything else,
+    which then goes through argparse for its help or its error."""
+    fmt, host, config = "plain", None, None
     it = iter(argv)
     for arg in it:
         name, eq, value = arg.partition("=")
-        if name not in ("--format", "--host"):
+        if name not in ("--format", "--host", "--name"):
             return None
         if not eq:
             value = next(it, "")
@@ -182,6 +224,8 @@ def fast_args(argv: list[str]) -> tuple[str, str | None] | None:
             if value not in ("plain", "tmux", "json"):
                 return None
             fmt = value
+        elif name == "--name":
+            config = value
         else:
             host = value
-    return fmt, host
+    return fmt, host, config

@@ -127,3 +127,32 @@ def fmt_utc(t: float) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+FIELD_LABELS = {
+    "aqu_sz": "aqu-sz",
+    "util": "%util",
+    "r_s": "r/s",
+    "w_s": "w/s",
+    "rkb_s": "rkB/s",
+    "wkb_s": "wkB/s",
+    "runq_sz": "runq-sz",
+    "transport_lag": "transport lag",
+    "apply_lag": "apply lag",
+    "datum_age": "lag datum age",
+    "thread_lag": "thread lag",
+    "max_write": "longest write",
+    "slow_writes": "slow writes",
+    "retrans_segs": "segments resent",
+}
+"""A field as iostat, sar or DGMGRL name it, for the text a DBA reads (titles, reasons)."""
+
+
+def field_label(name: str) -> str:
+    """``aqu-sz`` for ``aqu_sz``: the tool's own name where the archive's column differs."""
+    return FIELD_LABELS.get(name, name)
+
+
+def plural(n: float | None, noun: str) -> str:
+    """``1 segment``, ``3 segments``."""
+    return f"{fmt_num(n)} {noun}{'' if n == 1 else 's'}"

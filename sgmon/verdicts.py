@@ -48,6 +48,24 @@ class Outlier:
         return asdict(self)
 
 
+SOURCES = {
+    "000": "Best Practices for Synchronous Redo Transport (Oracle MAA)",
+    "MAA": "Best Practices for Synchronous Redo Transport (Oracle MAA)",
+    "001": "A story about Data Guard and network latency",
+    "002": "How to measure Network Latency for Oracle Data Guard Replication",
+    "003": 'Oracle Database Migrated to Cloud Starts Experiencing "log file sync" Waits',
+    "004": "Oracle Rdb Hot Standby Performance Test Results",
+    "trace": "Oracle's LGWR trace messages",
+}
+"""A rule's source document by its public title (docs/references.md), for what a reader sees:
+``Finding.seed`` keeps the short key that the archive's findings.csv and JSON carry."""
+
+
+def source_title(seed: str) -> str:
+    """The public title of a finding's source document (the key itself when unknown)."""
+    return SOURCES.get(seed, seed)
+
+
 @dataclass(slots=True)
 class Finding:
     """A ranked, explained conclusion; ``end`` is None while it is active."""

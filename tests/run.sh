@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 # prometheus brings the server the live test scrapes sgmon with, and promtool, which checks the
 # shipped rules; libbpf-tools brings the biolatency the biolat collector runs; net-tools the
 # netstat that OSWatcher runs (the osw import tests make archives with it); chromium opens the
-# HTML report headless (tests/system/report/test_report.py)
+# HTML report headless (tests/system/report/test_report.py), poppler-utils reads back what it
+# prints to PDF
 PKGS="iproute2 nftables sysstat tmux procps util-linux net-tools openssh-server openssh-client
-  prometheus libbpf-tools chromium"
+  prometheus libbpf-tools chromium poppler-utils"
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

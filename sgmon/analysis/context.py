@@ -115,7 +115,8 @@ class Context:
         if not self.on_commit_path(host):
             return (
                 f"{host} is not a SYNC destination of the primary (sgmon.topology): its "
-                "faults delay its own redo and apply, not the primary's commits (seed 003)"
+                "faults delay its own redo and apply, not the primary's commits "
+                "(cloud migration case)"
             )
         view = self.hosts.get(host)
         sockets = view.frame.rows("tcp") if view is not None else {}
@@ -125,7 +126,7 @@ class Context:
                 return (
                     f"{host} is a Fast Sync destination (SYNC NOAFFIRM): it acknowledges redo "
                     "on receipt, before its SRL write, so its redo disk is not on the commit "
-                    "path (seed 000)"
+                    "path (MAA SYNC paper)"
                 )
             if coll != "tcp":
                 continue

@@ -21,6 +21,7 @@ from operator import mul
 
 from sgmon.analysis.baseline import Series
 from sgmon.grading import RANK
+from sgmon.units import fmt_num
 from sgmon.verdicts import Outlier, SeriesKey
 
 WINDOW = 40
@@ -36,12 +37,18 @@ class Link:
     lag: int  # ticks the candidate is shifted by (positive: it lags the trigger)
     n: int = 0  # ticks the r was computed over (0: no points, e.g. a text state)
 
-    def strength(self) -> str:
-        """``r=0.94 n=40`` (``lag +1`` when shifted): a correlation is only as good as its
-        points, and a lag says the two hosts' ticks were lined up by shifting one."""
+    def strength(self, interval: float) -> str:
+        """How closely and over how long it moved with the trigger, in words for the evidence
+        (``moved together over the last 33 s (correlation 1.00), 1 s earlier``): a correlation
+        is only as good as its points, and a shift says the ticks were lined up by moving one."""
+        r = f"correlation {self.r:.2f}"
         if not self.n:
-            return f"r={self.r:.2f}"
-        return f"r={self.r:.2f} n={self.n}" + (f" lag {self.lag:+d}" if self.lag else "")
+            return f"moved together ({r})"
+        said = f"moved together over the last {fmt_num(self.n * interval)} s ({r})"
+        if self.lag:
+            when = "later" if self.lag > 0 else "earlier"
+            said += f", {fmt_num(abs(self.lag) * interval)} s {when}"
+        return said
 
 
 def pearson(xs: list[float], ys: list[float]) -> float | None:

@@ -27,7 +27,7 @@ from sgmon.analysis.baseline import Series
 from sgmon.events import COMMIT_EVENTS
 from sgmon.grading import RANK, WAIT_WARN_MS, Grader, Limit, idle_rto, text_grade
 from sgmon.model import Frame, Kind
-from sgmon.units import fmt_num
+from sgmon.units import field_label, fmt_num
 from sgmon.verdicts import Outlier, SeriesKey
 
 OFF_TICKS = 5
@@ -441,14 +441,14 @@ def _why(coll: str, name: str, v: float, unit: str, op: str, bound, source: str)
     for a bucket name (``sgmon.buckets``), ``w_await 40 ms >= 20`` for a plain number."""
     if buckets.is_bucket_field(coll, name) and bound is not None:
         here, limit = buckets.span_of(v), buckets.span_of(float(bound))
-        return f"{name} in the {here} bucket, at or past {limit} ({source})"
-    return f"{name} {_show(v, unit)} {op} {fmt_num(bound)} ({source})"
+        return f"{field_label(name)} in the {here} bucket, at or past {limit} ({source})"
+    return f"{field_label(name)} {_show(v, unit)} {op} {_show(bound, unit)} ({source})"
 
 
 def _departed(coll: str, name: str, unit: str, v: float, base: float) -> str:
     """Why a departure from the baseline was flagged: ``p99 <256 ms vs baseline <2 ms``."""
     show = _shown(coll, name, unit)
-    return f"{name} {show(v)} vs baseline {show(base)}: sudden departure"
+    return f"{field_label(name)} {show(v)} vs baseline {show(base)}: sudden departure"
 
 
 def _shown(coll: str, name: str, unit: str):

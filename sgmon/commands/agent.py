@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     threading.Thread(target=_answer_pings, args=(out,), daemon=True).start()
     # the agent grades for the host's own status line; the analysis runs where the hosts meet
     judge = judge_for(config, sources, analysis=False)
-    run_until_stopped(sources, [out, StatePublisher()], judge, duration, stop)
+    run_until_stopped(sources, [out, StatePublisher(name=config.name)], judge, duration, stop)
     if stop.is_set():  # stdout may be gone: keep the interpreter's final flush quiet
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -26,7 +26,7 @@ from sgmon.errors import Unreachable, UsageError
 from sgmon.headless import add_sim_options, sim_onset
 from sgmon.judgement import Judge, judge_for
 from sgmon.units import fmt_num, fmt_step, parse_duration
-from sgmon.verdicts import Judgement
+from sgmon.verdicts import Judgement, source_title
 
 if TYPE_CHECKING:
     from sgmon.config import Config
@@ -293,7 +293,8 @@ def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str
     for f in state.findings:
         when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
         lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
-        lines.append(f"     {f.rule}, seed {f.seed}, {when}{'' if f.active else ' (closed)'}")
+        closed = "" if f.active else " (closed)"
+        lines.append(f"     {f.rule} ({source_title(f.seed)}), {when}{closed}")
         lines += [f"     - {e}" for e in f.evidence]
     if topology:
         lines.append(f"topology: {topology}")

@@ -52,12 +52,18 @@ def run(args: argparse.Namespace) -> int:
         for s in sources:
             s.close()
         raise UsageError(str(e)) from None
+    # the report's title: the configuration's name, as the demo names a simulation
+    if config.path is not None:
+        writer.meta["name"] = config.name
+    if args.simulate:
+        writer.meta.setdefault("name", f"demo {args.simulate}")
+        writer.meta["simulated"] = f"{args.simulate} at {args.speed:g}x speed"
     hosts = ", ".join(h.name for s in sources for h in s.hosts)
     if not args.quiet:
         print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
     mon = run_until_stopped(
         sources,
-        [writer, FindingsLog(args.dir), StatePublisher()],
+        [writer, FindingsLog(args.dir), StatePublisher(name=config.name)],
         judge_for(config, sources),
         duration,
     )

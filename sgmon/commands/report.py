@@ -94,7 +94,14 @@ def run(args: argparse.Namespace) -> int:
         )
     judged = judge_archive(src, config, lo, hi)
     pinned = {h.name: h.devices for h in config.hosts}
-    page = render(judged, report_data(judged, pinned), Path(args.dir).resolve().name)
+    name = config.name if config.path is not None else src.meta.get("name", "")
+    page = render(
+        judged,
+        report_data(judged, pinned),
+        Path(args.dir).resolve().name,
+        name=name,
+        simulated=src.meta.get("simulated", ""),
+    )
     _write(output, page)
     print(
         f"{output}: {len(page) / 1e6:.2f} MB, {len(judged.findings)} finding(s), "

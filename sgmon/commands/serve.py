@@ -55,5 +55,6 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     print(f"sgmon: serving metrics on http://{args.listen}/metrics", file=sys.stderr, flush=True)
     judge = judge_for(config, sources)  # fleets alert on sgmon_finding, the analysis' verdict
-    run_until_stopped(sources, [exporter, StatePublisher()], judge, duration)
+    run_until_stopped(sources, [exporter, StatePublisher(name=config.name)], judge, duration)
+    print(f"sgmon: stopped serving on http://{args.listen}/metrics", file=sys.stderr, flush=True)
     return 0

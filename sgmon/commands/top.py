@@ -116,9 +116,9 @@ def run(args: argparse.Namespace) -> int:
 
     def emit(frame: Frame) -> None:
         nonlocal printed
-        sys.stdout.write(render(frame) + "\n")
-        sys.stdout.flush()
         printed += 1
+        sys.stdout.write(render(frame, printed) + "\n")
+        sys.stdout.flush()
         if args.count and printed >= args.count:
             stop.set()
 
@@ -129,9 +129,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(frame: Frame) -> str:
-    """One block of text for one frame; collectors without a section here are left out."""
-    out: list[str] = [_header(frame)]
+def render(frame: Frame, block: int) -> str:
+    """Block number ``block`` of the run for one frame; collectors without a section here are
+    left out."""
+    out: list[str] = [_header(frame, block)]
     for name, section in SECTIONS.items():
         res = frame.collectors.get(name)
         if res is None:
@@ -143,10 +144,12 @@ def render(frame: Frame) -> str:
     return "\n".join(out)
 
 
-def _header(frame: Frame) -> str:
+def _header(frame: Frame, block: int) -> str:
+    """Numbered by the blocks printed, so ``--count 3`` shows ticks 1 to 3: the engine's first
+    sample only primes the rates and is never printed."""
     stamp = time.strftime("%H:%M:%S", time.localtime(frame.time))
     took = sum(r.duration_ms or 0 for r in frame.collectors.values())
-    return f"--- {stamp} {frame.host}  tick {frame.seq}  {took:.1f} ms in collectors ---"
+    return f"--- {stamp} {frame.host}  tick {block}  {took:.1f} ms in collectors ---"
 
 
 def _table(

@@ -11,7 +11,9 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from sgmon import __version__
+from sgmon.report.summary import sentences
 from sgmon.units import fmt_step, fmt_utc
+from sgmon.verdicts import source_title
 
 if TYPE_CHECKING:
     from sgmon.report.judged import Judged
@@ -50,7 +52,8 @@ def _finding(f: Finding) -> str:
         f'<li class="finding {f.severity}" data-rule="{escape(f.rule)}" data-seed="{f.seed}">'
         f'<span class="sev {f.severity}">{f.severity.upper()}</span>'
         f'<span class="title">{escape(f.host)}: {escape(f.title)}</span>'
-        f'<div class="meta">{escape(f.rule)}, seed {escape(f.seed)}, {span} UTC{closed}</div>'
+        f'<div class="meta">{escape(f.rule)}, {escape(source_title(f.seed))}, {span} UTC{closed}; '
+        f"runbook: docs/findings.md#{escape(f.rule)}</div>"
         f'<ul class="evidence">{evidence}</ul></li>'
     )
 
@@ -61,7 +64,8 @@ def _diagnosis(findings: list[Finding], note: str) -> str:
         return f'<div class="diagnosis ok">No finding in this range{why}.</div>'
     top = findings[0]
     fix = advice(top)
-    todo = f"What to do (seed {top.seed}): {fix}" if fix else f"Seed {top.seed}."
+    source = source_title(top.seed)
+    todo = f"What to do ({source}): {fix}" if fix else f"Source: {source}."
     return (
         f'<div class="diagnosis" id="top-finding"><span class="sev {top.severity}">'
         f"{top.severity.upper()}</span>{escape(top.host)}: {escape(top.title)}"
@@ -92,29 +96,57 @@ def _regridded(judged: Judged) -> str:
     )
 
 
-def render(judged: Judged, data: dict[str, Any], source: str) -> str:
-    """The whole page."""
+def _summary(judged: Judged) -> str:
+    """The opening sentences, with the impact's numbers as data for whoever checks them."""
+    top = next((f for f in judged.findings if f.severity in ("warn", "crit")), None)
+    said, got = sentences(judged, advice(top) if top is not None else None)
+    attrs = ""
+    if got is not None:
+        attrs = (
+            f' data-start="{got.start:.3f}" data-end="{got.end:.3f}"'
+            f' data-commits="{got.commits:.1f}" data-lfs-during="{got.lfs_during or 0:.3f}"'
+            f' data-lfs-before="{got.lfs_before or 0:.3f}"'
+        )
+    text = " ".join(escape(s) for s in said)
+    return f'<p class="summary" id="summary"{attrs}>{text}</p>'
+
+
+def _made(judged: Judged, simulated: str) -> str:
+    """When the report was made; a simulated recording's clock may run ahead of it."""
+    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    said = f"Made {made} UTC by sgmon {__version__}."
+    if simulated:
+        said += f" The recording is of a simulation ({simulated}), on its own simulated clock."
+    return escape(said)
+
+
+def render(
+    judged: Judged, data: dict[str, Any], source: str, name: str = "", simulated: str = ""
+) -> str:
+    """The whole page: ``name`` is the configuration's (else ``source``, the directory's)."""
     hosts = ", ".join(f"{escape(h)} ({escape(r or 'no role')})" for h, r in judged.hosts)
     ticks = ", ".join(f"{escape(h)} {len(judged.frames.get(h, []))}" for h, _ in judged.hosts)
     payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     findings = "".join(_finding(f) for f in judged.findings)
-    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    day = datetime.fromtimestamp(judged.start, UTC).strftime("%Y-%m-%d")
+    title = escape(f"{name or source}: incident report, {day}")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="sgmon {__version__}">
-<title>sgmon incident report: {escape(source)}</title>
+<title>{title}</title>
 <script>{_CATCH}</script>
 <style>{_asset("vendor/uPlot.min.css")}</style>
 <style>{_asset("report.css")}</style>
 </head>
 <body>
-<h1>sgmon incident report: {escape(source)}</h1>
+<h1>{title}</h1>
+{_summary(judged)}
 <div class="meta" id="range">{hosts}: {fmt_utc(judged.start)} to {fmt_utc(judged.end)} UTC,
-interval {judged.interval:g} s, ticks {ticks}.{_regridded(judged)} Made {made} UTC by sgmon
-{__version__}.</div>
+interval {judged.interval:g} s, ticks {ticks}.{_regridded(judged)} {_made(judged, simulated)}
+</div>
 <h2>Diagnosis</h2>
 {_diagnosis(judged.findings, judged.note)}
 <h2>Findings ({len(judged.findings)})</h2>

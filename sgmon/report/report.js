@@ -3,8 +3,8 @@
 // double-click or "whole range" zooms out, and the cursor moves in every chart at once.  The
 // address keeps the zoom (#from=...&to=..., UTC), so a link opens the same view.
 // When every chart has drawn, <html data-drawn="ms since navigation"> says so, and each
-// chart's element carries data-points (ticks holding a value) and data-breaks (ticks where a
-// line breaks at a gap), which tests and the bench read.
+// chart's element carries data-points (ticks holding a value), data-breaks (ticks where a
+// line breaks at a gap) and data-y (its y axis' range), which tests and the bench read.
 (function () {
   "use strict";
   const root = document.documentElement;
@@ -85,6 +85,8 @@
   const shared = linked();
 
   function onDrawn(u) {
+    const y = u.scales.y;
+    if (y && y.min != null) u.root.parentNode.dataset.y = `${y.min},${y.max}`;  // the axis drawn
     if (!u._sgmonDrawn) {
       u._sgmonDrawn = true;
       drawn++;
@@ -217,10 +219,12 @@
       { space: 80, values: (u, splits, ax, space, step) => splits.map((v) => (v == null ? "" : tick(v, step))) },
       { label: c.unit, size: 56 },
     ];
-    const scales = { x: X_SCALE, y: c.log ? { distr: 3, log: 2 } : {} };
+    // a linear axis starts at zero: a healthy standby's 0.46-0.48 ms is a flat line, not an event
+    const fromZero = { range: (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] };
+    const scales = { x: X_SCALE, y: c.log ? { distr: 3, log: 2 } : fromZero };
     if (c.y2) {
       axes.push({ scale: "y2", side: 1, label: c.y2, size: 56, grid: { show: false } });
-      scales.y2 = {};
+      scales.y2 = fromZero;
     }
     const u = new uPlot({
       title: c.title,

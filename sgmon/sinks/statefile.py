@@ -74,8 +74,10 @@ def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str
 class StatePublisher:
     """Sink: rewrites ``state-<pid>.txt`` after every frame; removes it on close."""
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, name: str = "sgmon") -> None:
         self.dir = Path(directory or runtime_dir())
+        self.name = name
+        """The configuration's name: `sgmon status --name` picks a publisher by it."""
         self.path = self.dir / f"state-{os.getpid()}.txt"
         self._start = start_time(os.getpid()) or "0"
         self._hosts: dict[str, dict] = {}
@@ -111,7 +113,7 @@ class StatePublisher:
         """Write the file atomically (temp + rename)."""
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         try:
-            tmp.write_text(state_text(os.getpid(), self._start, self._hosts))
+            tmp.write_text(state_text(os.getpid(), self._start, self._hosts, self.name))
             os.replace(tmp, self.path)
         except OSError:
             with contextlib.suppress(OSError):

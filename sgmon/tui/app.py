@@ -107,6 +107,8 @@ class SgmonApp(App[int]):
     TITLE = "sgmon"
     AUTO_FOCUS = None  # nothing focused until tab or f: every key stays a dashboard key
     BINDINGS: ClassVar[list[BindingType]] = [
+        # the footer shows these in order and cuts the rest at 80 columns: help first
+        Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
         Binding("space,p", "pause", "pause", priority=True),
         Binding("left,left_square_bracket", "step(-1)", "back", key_display="←/[", priority=True),
@@ -127,7 +129,6 @@ class SgmonApp(App[int]):
         Binding("s", "switch_host(1)", "host", show=False),
         Binding("S", "switch_host(-1)", "host back", show=False),
         Binding("e", "export", "svg"),
-        Binding("question_mark", "help", "help", key_display="?"),
         Binding("escape", "escape", show=False),
     ]
 
@@ -149,6 +150,7 @@ class SgmonApp(App[int]):
         history: int = 900,
         measure_self: bool = True,
         live: Live | None = None,
+        notice: str = "",
     ) -> None:
         self.theme_specs = themes.load_themes()
         self._defaults = dict(self.theme_specs["sgmon-dark"]["variables"])
@@ -159,9 +161,13 @@ class SgmonApp(App[int]):
         self.monitor = self.live.monitor
         self.feed = self.live.feed
         self.timeline = Timeline(self.monitor, self.feed, self.config)
+        for name in list(self.available_themes):  # ctrl+p offers sgmon's themes only, as t does
+            self.unregister_theme(name)
         for spec in self.theme_specs.values():
             self.register_theme(Theme(**spec))
         self.measure_self = measure_self
+        self._notice = notice
+        """Said once the screen is up, long enough to read (``run_dashboard``)."""
         self._cpu_mark = (time.monotonic(), time.process_time())
         self._self_cpu: float | None = None
         self._slots: list[str | None] = [None, None]
@@ -261,6 +267,8 @@ class SgmonApp(App[int]):
         self.set_interval(1.0, self._tick)
         self.set_timer(SETTLE_AFTER, self._settle)
         self.redraw()
+        if self._notice:
+            self.notify(self._notice, title="sgmon.toml", severity="warning", timeout=30)
 
     def on_print(self, event: Print) -> None:
         """A source or sink reported a problem on stderr (`sgmon: ...`): show it, don't lose it."""
@@ -701,6 +709,7 @@ class SgmonApp(App[int]):
                 setter(new)
                 changed = True
         if changed:
+            self.timeline.interval_changed(now)
             self.notify(f"interval {new:g}s", timeout=1.5)
         else:
             self.notify("a recording or a remote agent keeps its own interval", timeout=2)

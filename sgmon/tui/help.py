@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+import themes
 from sgmon.tui.draw import grid
 from sgmon.tui.palette import Palette
 
@@ -29,7 +30,7 @@ KEYS = (
     ("z", "zoom the focused panel under the header (all rows); z or esc goes back"),
     ("s  S", "next / previous host along the commit path into the panes (two: swap them)"),
     ("+  -", "sample less / more often (1s, 2s, 5s ... / 500ms, 200ms, 100ms), demo too"),
-    ("t", "next theme: dark, light, high-contrast; ~/.config/sgmon/themes/*.toml"),
+    ("t", f"next theme: {', '.join(themes.ORDER)}; add yours in ~/.config/sgmon/themes/"),
     ("e", "save the screen as SVG in the current directory"),
     ("ctrl+p", "command palette: the commands by name"),
     ("?", "this help; any key closes it"),

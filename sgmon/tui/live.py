@@ -28,7 +28,7 @@ class Live:
     def __init__(self, sources: Sequence[Source], config: Config, history: int = 900) -> None:
         judge = judge_for(config, sources, schema_of=self.schema)
         self.publisher = (  # `sgmon status` shows a live dashboard too, not a replay
-            StatePublisher() if sources and not replaying(sources) else None
+            StatePublisher(name=config.name) if sources and not replaying(sources) else None
         )
         sinks: list = [self._arrived]
         if self.publisher is not None:
@@ -66,8 +66,11 @@ class Live:
             self.publisher.close()
 
 
-def run_dashboard(sources: list[Source], config: Config | None = None, title: str = "sgmon") -> int:
-    """Run the dashboard until the user quits; the exit code for the command."""
+def run_dashboard(
+    sources: list[Source], config: Config | None = None, title: str = "sgmon", notice: str = ""
+) -> int:
+    """Run the dashboard until the user quits; the exit code for the command.  ``notice`` is
+    shown once the screen is up (a missing config: where sgmon looked, what to add)."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         from sgmon.errors import UsageError
 
@@ -81,6 +84,6 @@ def run_dashboard(sources: list[Source], config: Config | None = None, title: st
     live.start()  # the first frames are collected while Textual loads
     from sgmon.tui.app import SgmonApp
 
-    app = SgmonApp(sources, config, title, live=live)
+    app = SgmonApp(sources, config, title, live=live, notice=notice)
     app.run()
     return app.return_code or 0

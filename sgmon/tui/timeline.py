@@ -7,6 +7,7 @@ config, it answers "what does each pane and the header show at instant t" as pla
 from __future__ import annotations
 
 import bisect
+import time
 from typing import Any
 
 from sgmon.config import Config
@@ -31,6 +32,9 @@ class Timeline:
         self.feed = feed
         self.config = config
         self._memos: dict[str, SeriesMemo] = {}
+        self._before: list[tuple[float, float]] = []
+        """(monotonic time, interval) of each interval left by +/- : a frame due under the old
+        interval may still be on its way, and is late only by that interval's measure."""
 
     def hosts(self) -> list[HostInfo]:
         """Hosts of the sources, then any others that sent frames (tests, replays)."""
@@ -72,8 +76,15 @@ class Timeline:
         return sources[0].interval if sources else self.config.interval
 
     def stale_after(self) -> float:
-        """Seconds without a frame after which a host counts as stale."""
-        return max(3.0 * self.interval(), 3.0)
+        """Seconds without a frame after which a host counts as stale: three intervals, of the
+        longest in effect since then (``+`` then ``-`` pressed quickly do not flash STALE)."""
+        now = time.monotonic()
+        self._before = [(t, old) for t, old in self._before if now - t < 3.0 * old]
+        return max(3.0 * self.interval(), 3.0, *(3.0 * old for _, old in self._before))
+
+    def interval_changed(self, old: float) -> None:
+        """The sources were told a new interval; ``old`` is the one they sampled at."""
+        self._before.append((time.monotonic(), old))
 
     @property
     def replay(self) -> bool:

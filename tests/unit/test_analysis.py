@@ -452,7 +452,8 @@ def test_standby_disk_saturation_chains_to_the_primary() -> None:
         ticks.append([p, s])
     found = _run(ticks)
     assert found[0].rule == "standby_io" and found[0].host == "s"
-    assert found[0].severity == "crit" and "<-" in found[0].title and "r=" in found[0].title
+    assert found[0].severity == "crit" and "<-" in found[0].title and "r=" not in found[0].title
+    assert any("moved together over the last" in e for e in found[0].evidence)
 
 
 def test_standby_io_capped_above_the_device() -> None:

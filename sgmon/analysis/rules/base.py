@@ -21,7 +21,7 @@ from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
 from sgmon.events import REMOTE_WRITES, SYNC_REMOTE_WRITE
 from sgmon.grading import RANK, worst
 from sgmon.model import Frame, number
-from sgmon.units import fmt_num, fmt_step
+from sgmon.units import field_label, fmt_num, fmt_step
 from sgmon.verdicts import Finding, Outlier, SeriesKey
 
 CAUSE, ADVICE, GENERIC = 3.0, 1.0, 0.5  # score weights: a mechanism beats a setting beats "slow"
@@ -150,19 +150,19 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         claim = lag_risk(claim, claim.rule or spec.name, why, up)
     weight = spec.weight if claim.weight is None else claim.weight
     link = ctx.link(claim.series) if claim.explains else None
-    score, strength = (link.r, link.strength()) if link else (None, "")
+    score, strength = (link.r, link.strength(ctx.interval)) if link else (None, "")
     if claim.overlap is not None and (score is None or claim.overlap > score):
-        score, strength = claim.overlap, f"overlap={claim.overlap:.2f}"
+        score = claim.overlap
+        strength = f"it spiked after {claim.overlap:.0%} of them"
     severity, evidence = claim.severity, claim.evidence
     where = ctx.route(claim.host) if claim.where is None else claim.where
     title = f"{claim.cause} ({where}): {claim.conclusion}"
     if ctx.chain is not None and score is not None and score >= R_MIN:
         # only a cause that lines up is drawn as the symptom's cause ("<-"), and it is as
-        # severe as the symptom it explains; "r=0.00" under an arrow would contradict itself
-        title = f"{ctx.chain.label} <- {claim.cause} ({where}, {strength}): "
-        title += claim.conclusion
+        # severe as the symptom it explains; how well it lines up is evidence, in words
+        title = f"{ctx.chain.label} <- {claim.cause} ({where}): {claim.conclusion}"
         severity = worst((severity, ctx.chain.trigger.severity)) or severity
-        evidence = [*evidence, f"lines up with {ctx.chain.label}: {chain_peak(ctx)}"]
+        evidence = [*evidence, f"lines up with {ctx.chain.label}, {chain_peak(ctx)}: {strength}"]
         ctx.explained = ctx.explained or weight >= INFERRED
     if ctx.interval >= COARSE_S:
         evidence = [
@@ -201,8 +201,7 @@ def lag_risk(claim: Claim, rule: str, why: str, upstream: str = "") -> Claim:
         claim,
         subject=f"{rule}:{claim.subject}",
         severity="info" if claim.severity == "info" else "warn",
-        conclusion=f"lag risk, {said}not on the commit path: {claim.conclusion}"
-        + ("" if "seed 003" in claim.conclusion else " (seed 003)"),
+        conclusion=f"lag risk, {said}not on the commit path: {claim.conclusion}",
         evidence=[*claim.evidence, why],
         explains=False,
         overlap=None,
@@ -218,12 +217,16 @@ def mean(vals: Iterable[float | None]) -> float | None:
 
 
 def describe(o: Outlier) -> str:
-    """``standby disk sdb w_await 40 ms`` for a chain link."""
+    """``standby disk sdb w_await 40 ms`` for a chain link; a wait event or database statistic
+    is named by itself (``node2 gcs log flush sync avg 14.4 ms``)."""
     unit = f" {o.unit}" if o.unit and not isinstance(o.value, str) else ""
+    what = f"{o.instance} {field_label(o.field)}"
+    if not o.collector.startswith("oracle_"):
+        what = f"{o.collector} {what}"
     if isinstance(o.value, int | float) and buckets.is_bucket_field(o.collector, o.field):
-        return f"{o.host} {o.collector} {o.instance} {o.field} {buckets.quantile_text(o.value)}"
+        return f"{o.host} {what} {buckets.quantile_text(o.value)}"
     value = o.value if isinstance(o.value, str) else fmt_num(o.value)
-    return f"{o.host} {o.collector} {o.instance} {o.field} {value}{unit}"
+    return f"{o.host} {what} {value}{unit}"
 
 
 def chain_peak(ctx: Context) -> str:

@@ -45,11 +45,11 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
     ev = [
         f"budget: {b.describe()}",
         f"{', '.join(affirm)}: SYNC AFFIRM",
-        "seed 000: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
+        "MAA SYNC paper: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
         "from the commit; a tiny exposure remains if both sites fail within milliseconds"
         if fast
-        else "seed 003: on 11.2 Fast Sync (SYNC NOAFFIRM) is no option; the standby's redo "
-        "volume must keep up with the primary's",
+        else "cloud migration case: on 11.2 Fast Sync (SYNC NOAFFIRM) is no option; the "
+        "standby's redo volume must keep up with the primary's",
     ]
     keys = [(p.name, "oracle_waits", remote, f) for f in ("avg", "p99")]
     remote_hurts = ctx.chain is not None and ctx.chain.trigger.instance in COMMIT_EVENTS[1:]
@@ -78,9 +78,9 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
     ev = [c.trigger.reason]
     if ctx.budget is not None:
         ev.append(f"budget: {ctx.budget.describe()}")
-    ev += [f"lines up: {describe(lk.outlier)} ({lk.strength()})" for lk in top]
+    ev += [f"lines up: {describe(lk.outlier)}, {lk.strength(ctx.interval)}" for lk in top]
     if top:
-        title = f"{c.label} <- {describe(top[0].outlier)} (r={top[0].r:.2f}): commit path degraded"
+        title = f"{c.label} <- {describe(top[0].outlier)}: commit path degraded"
     else:
         title = f"{c.label}: commit path degraded, nothing on either host lines up"
     yield Finding(

@@ -74,8 +74,8 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
         who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
         ev = [
             f"CPU %idle {fmt_num(idle)}, runq-sz {fmt_num(runq)}, load1 "
-            f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs (seed 000: %idle near 0, "
-            "runq or load above 2x cores)"
+            f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs "
+            "(MAA SYNC paper: %idle near 0, runq or load above 2x cores)"
         ]
         if followed and not kept:
             yield Claim(
@@ -95,7 +95,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
                 0,
                 "runnable but not running (schedstat run_delay): "
                 + ", ".join(f"{name} {fmt_num(ms)} ms/s" for ms, name, _ in kept[:4])
-                + " (seed 000 commit step 2, measured)",
+                + " (MAA SYNC paper commit step 2, measured)",
             )
         b = ctx.budget
         lgwr = b.share(b.overhead_ms) if b is not None else None
@@ -135,7 +135,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
             severity="warn" if starved else "info",
             cause=cause,
             where=h,
-            conclusion=f"{who} CPU starvation" if has_db else "CPU saturated (seed 000)",
+            conclusion=f"{who} CPU starvation" if has_db else "CPU saturated",
             evidence=ev,
             series=keys,
             explains=explains,
@@ -156,7 +156,7 @@ def memory(ctx: Context, view: HostView) -> Iterable[Claim]:
         return
     ev = [
         f"%memused {fmt_num(used)}, scan {fmt_num(scan)} pages/s, swapping "
-        f"{fmt_num(swap)} pages/s (seed 000: memused near 100 with scans over 200/s is a "
+        f"{fmt_num(swap)} pages/s (MAA SYNC paper: memused near 100 with scans over 200/s is a "
         "shortage; swapping deteriorates performance dramatically)"
     ]
     keys = [

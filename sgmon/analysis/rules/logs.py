@@ -55,7 +55,7 @@ def log_switches(ctx: Context) -> Iterable[Claim]:
         ]
         spike = (
             "each switch updates SRL headers, checkpoints and archives on the standby "
-            "and spikes remote write times (seed 000, Figure 3)"
+            "and spikes remote write times (MAA SYNC paper, Figure 3)"
         )
         if every is None or every >= GUIDE_S:
             # one switch, answered: its spike lasts seconds (Figure 3), so only samples that
@@ -86,10 +86,10 @@ def log_switches(ctx: Context) -> Iterable[Claim]:
                 continue  # logs of Table 2's size at this rate: the switches are fine
             ev.append(
                 f"redo {fmt_num(rate / 1e6)} MB/s x {fmt_num(every)} s = logs of about "
-                f"{fmt_num(rate * every / 1e6)} MB; Table 2 wants {want} "
+                f"{fmt_num(rate * every / 1e6)} MB; the MAA SYNC paper's Table 2 sizes them {want} "
                 f"(or peak MB/min x 20 min)"
             )
-            tail = f"redo logs too small, Table 2 wants {want}"
+            tail = f"redo logs too small for this redo rate: size them {want} or more"
         ev.append(spike)
         ev += standby_after_switches(ctx)
         yield Claim(
@@ -122,7 +122,7 @@ def standby_after_switches(ctx: Context) -> list[str]:
         if dev and aqu >= 1:
             parts.append(f"{dev} aqu-sz {fmt_num(aqu)}, %util {fmt_num(util)}")
         if parts:
-            out.append(f"{view.name} now: {'; '.join(parts)} (switch checkpoints, seed 000)")
+            out.append(f"{view.name} now: {'; '.join(parts)} (switch checkpoints, MAA SYNC paper)")
     return out
 
 
@@ -214,7 +214,7 @@ def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
         concl = (
             "SYNC destination not protecting commits"
             if inst != "db" and sync
-            else "ASYNC destination behind: lag risk, not on the commit path (seed 003)"
+            else "ASYNC destination behind: lag risk, not on the commit path"
             if inst != "db"
             else "the standby receives no redo"
             if fields & {"lag_unknown", "datum_age"}

@@ -63,7 +63,8 @@ def rac_broadcast(ctx: Context) -> Iterable[Claim]:
         "CPU and the interconnect",
         evidence=[
             f"'redo write broadcast ack time' {fmt_num(ack)} ms per redo write beyond the write "
-            f"itself, of log file sync {fmt_num(b.lfs_ms)} ms (seed 000 commit steps 4 and 9)",
+            f"itself, of log file sync {fmt_num(b.lfs_ms)} ms "
+            "(MAA SYNC paper commit steps 4 and 9)",
             f"the writes stay fast: local {fmt_num(b.local_write_ms)} ms, remote "
             f"{fmt_num(b.remote_write_ms)} ms",
             *seen,

@@ -20,7 +20,7 @@ from sgmon import buckets
 from sgmon.analysis.context import Context, turned
 from sgmon.analysis.rules.base import CAUSE, RECENT, Claim, remote_write_event, rule
 from sgmon.model import Value, number
-from sgmon.units import fmt_num
+from sgmon.units import fmt_num, plural
 
 WAITED = 0.9 * 1000
 """A remote write (ms) that reached 90 % of NET_TIMEOUT (s) waited it out (a bucket's bound)."""
@@ -45,7 +45,7 @@ def standby_silent(ctx: Context) -> Iterable[Claim]:
             continue  # an ASYNC sender waits alone: lag_risk material, no commit hangs
         far = ctx.far_end(p.name, inst)
         ev = [
-            f"{inst}: {fmt_num(number(row.get('unacked')))} segments unacknowledged and no byte "
+            f"{inst}: {plural(number(row.get('unacked')), 'segment')} unacknowledged and no byte "
             f"acknowledged this tick; rto {fmt_num(number(row.get('rto')))} ms, doubled at each "
             "expiry: the peer answers nothing (a lossy link still acknowledges between "
             "retransmissions); once packets pass again TCP resends only when this RTO next "

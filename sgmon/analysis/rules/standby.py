@@ -56,19 +56,21 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
             fix = "Fast Sync already keeps these writes out of commits; they still hold back the "
             fix += "standby's own writes and apply"
         elif remote_write_event(ctx) == SYNC_REMOTE_WRITE:
-            fix = "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (seed 000)"
+            fix = "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (MAA SYNC paper)"
         else:
             fix = "on 11.2 there is no Fast Sync to keep standby I/O out of commits"
         far = ctx.topology is not None and h in ctx.topology.far_sync
         kind = "far sync" if far else "standby"  # a far sync's SRL writes are the commit's too
-        ev.append(f"fix: give the {kind} redo/SRL volume the primary's IOPS (seed 003); {fix}")
+        ev.append(
+            f"fix: give the {kind} redo/SRL volume the primary's IOPS (cloud migration case); {fix}"
+        )
         yield Claim(
             host=h,
             subject=STANDBY_IO_SUBJECT,
             severity="warn",
             cause=cause,
             where=h,
-            conclusion=f"{kind} I/O saturated, see seed 003",
+            conclusion=f"{kind} I/O saturated",
             evidence=ev,
             series=list(keys),
         )
@@ -101,7 +103,8 @@ def _saturated(ctx: Context, view: HostView) -> Saturated | None:
     aqu, dev, aw, svctm, util = best
     ev = [
         f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
-        f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped (seed 003)"
+        f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped "
+        "(cloud migration case)"
     ]
     lat_p99 = number(frame.value("biolat", dev, "p99"))
     if lat_p99 is not None:
@@ -124,7 +127,7 @@ def _saturated(ctx: Context, view: HostView) -> Saturated | None:
             said = f", waiting for I/O {fmt_num(io)} ms/s" if io is not None else ""
             ev.append(
                 f"{name} in D ({prow.get('wchan') or '?'}){said}: the receiving process "
-                "itself waits on the device (seed 003, seen from the process)"
+                "itself waits on the device (cloud migration case, seen from the process)"
             )
     keys = [(h, "disk", dev, f) for f in ("w_await", "r_await", "aqu_sz", "util")]
     keys += [(h, "biolat", dev, f) for f in ("p99", "max") if lat_p99 is not None]
@@ -158,12 +161,12 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Claim]:
         ev.append(
             "iostat shows no deep queue on the standby's devices: the I/O is held above them "
             "(cgroup blkio throttle, hypervisor or volume IOPS cap); check the SRL volume's "
-            "limits (seed 003)"
+            "limits (cloud migration case)"
         )
     else:
         ev.append(
             "no disk figures from the standby (an AWR import has none): add its sar or "
-            "OSWatcher history to see whether its redo device queues (seed 003)"
+            "OSWatcher history to see whether its redo device queues (cloud migration case)"
         )
     ev += lost_write_reads(ctx, hits[0].key, f"the standby's {hits[0].instance}")
     yield Claim(
@@ -172,9 +175,9 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Claim]:
         severity="warn",
         cause=f"{h} {hits[0].instance} {hits[0].field} {fmt_num(number(hits[0].value))} ms",
         where=h,
-        conclusion="standby I/O slow below iostat's view, see seed 003"
+        conclusion="standby I/O slow below iostat's view"
         if seen
-        else "standby I/O slow (its devices are not in this data), see seed 003",
+        else "standby I/O slow (its devices are not in this data)",
         evidence=ev,
         series=keys,
         weight=INFERRED,
@@ -201,9 +204,13 @@ def lost_write_reads(ctx: Context, follower: SeriesKey, what: str) -> list[str]:
         return []
     reads = number(p.frame.value("oracle_redo", "db", "phys_reads_cache"))
     said = f" (physical reads cache {fmt_num(reads)}/s)" if reads is not None else ""
-    moves = f"; {what} moves with it (r={r:.2f} n={n})" if r is not None and r >= R_MIN else ""
+    moves = (
+        f"; {what} moved with it over the last {fmt_num(n * ctx.interval)} s (correlation {r:.2f})"
+        if r is not None and r >= R_MIN
+        else ""
+    )
     return [
         f"primary redo size for lost write detection {fmt_num(lwd / 1e3)} kB/s{said}{moves}: "
         "DB_LOST_WRITE_PROTECT makes the standby read and check what the primary read, on "
-        "its own volume (seed 003)"
+        "its own volume (cloud migration case)"
     ]

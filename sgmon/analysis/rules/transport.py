@@ -21,7 +21,7 @@ from sgmon.analysis.rules.base import (
 from sgmon.analysis.rules.silent import silent
 from sgmon.grading import Limit
 from sgmon.model import Frame, Status, Value, number
-from sgmon.units import bdp_bytes, fmt_num, mbit_bytes
+from sgmon.units import bdp_bytes, fmt_num, mbit_bytes, plural
 from sgmon.verdicts import SeriesKey
 
 
@@ -68,7 +68,7 @@ def _loss(ctx: Context, view: HostView) -> _Loss | None:
     keys: list[SeriesKey] = [(h, "tcp", inst, f) for f in ("retransmits", "rto", "lost", "retrans")]
     keys += [(h, "tcp", "host", f) for f in ("timeouts", "retrans_segs")]
     said = [
-        f"{inst}: {fmt_num(n)} segments retransmitted in the last {RECENT} ticks, "
+        f"{inst}: {plural(n, 'segment')} retransmitted in the last {RECENT} ticks, "
         f"rto {fmt_num(rto)} ms, route rto_min "
         + (f"{fmt_num(rto_min)} ms" if rto_min is not None else "unset (kernel 200 ms)"),
     ]
@@ -91,7 +91,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
         ev += sender
         if rto >= stall:
             ev.append(
-                f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (seed 001)"
+                f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (retransmission case)"
                 + (f", here by {KIND_NAMES[kind]}" if kind else "")
                 + f"; fix: ip route change {peer} dev <if> ... rto_min 10ms (dial in for your "
                 "network)"
@@ -103,14 +103,15 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
                 severity="warn",
                 cause=f"DG socket retransmits, rto {fmt_num(rto)} ms",
                 where=ctx.route(h),
-                conclusion="TCP retransmission stalls, see rto_min",
+                conclusion="each lost segment stalls commits for the retransmission timeout: "
+                "lower the route's rto_min",
                 evidence=ev,
                 series=list(keys),
             )
         else:
             ev.append(
                 f"rto already below {fmt_num(stall)} ms, so each loss costs ~rto; "
-                "the loss itself is on the network path (seed 001)"
+                "the loss itself is on the network path (retransmission case)"
             )
             yield Claim(  # one per host, whichever DG socket is worst now
                 host=h,
@@ -218,13 +219,13 @@ def _sender_waiting(ctx: Context, h: str, inst: str, row: Mapping[str, Value]) -
         return []
     out = [
         f"{name}'s socket had segments unacknowledged at {seen} of the last {RECENT} samples: "
-        "the redo was on the wire, not yet at the standby (seed 001)"
+        "the redo was on the wire, not yet at the standby (retransmission case)"
     ]
     unacked = number(row.get("unacked"))
     if unacked and prow.get("state") == "S":
         out.append(
             f"now {name} (pid {fmt_num(pid)}) sleeps on its socket with {fmt_num(unacked)} "
-            "segment(s) unacknowledged: the sender waits for the ack (seed 001: NSS2 in "
+            "segment(s) unacknowledged: the sender waits for the ack (retransmission case: NSS2 in "
             "'Redo Transport MISC' while RFS waits in 'SQL*Net message from client')"
         )
     return out
@@ -246,7 +247,7 @@ def nic(ctx: Context, view: HostView) -> Iterable[Claim]:
         what = ", ".join(f"{o.field} {fmt_num(number(o.value))}" for o in hits)
         ev = [f"{iface}: {o.reason}" for o in hits]
         ev.append(
-            "seed 000: dropped and overrun counts indicate interface saturation; the "
+            "MAA SYNC paper: dropped and overrun counts indicate interface saturation; the "
             "NIC must carry the peak redo rate plus other traffic"
         )
         yield Claim(
@@ -280,8 +281,9 @@ def network_latency(ctx: Context, view: HostView) -> Iterable[Claim]:
     rtt, inst, lim, sev = worst
     ev = [
         f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks ({lim.source})",
-        "seed 000: SYNC works best below 5 ms round trip; measure the link with "
-        "`sgmon probe` (oratcptest-like, seed 002); consider Fast Sync or Far Sync",
+        "MAA SYNC paper: SYNC works best below 5 ms round trip; measure the link with "
+        "`sgmon probe` (oratcptest-like, latency measurement article); consider Fast Sync or "
+        "Far Sync",
     ]
     keys = [(h, "tcp", inst, f) for f in ("rtt", "rttvar")]
     yield Claim(
@@ -323,7 +325,7 @@ def socket_buffers(ctx: Context, view: HostView) -> Iterable[Claim]:
         cap = number(hostrow.get(sysctl))
         ev = [
             f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
-            f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (seed 000)",
+            f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (MAA SYNC paper)",
             f"net.core.{sysctl} "
             + (
                 f"{fmt_num(cap)} B"

@@ -47,6 +47,8 @@ def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = Fals
     if full:
         for item in evidence:
             out.append("\n     " + item, style=palette.muted)
+        if rule := getattr(f, "rule", ""):  # what the rule means and what to do
+            out.append(f"\n     runbook: docs/findings.md#{rule}", style=palette.muted)
         return out
     more = "  (Enter: all)" if len(" · ".join(evidence)) > width - 6 else ""
     line = fit_words(" · ".join(evidence), max(20, width - 6 - len(more)))
@@ -239,6 +241,17 @@ class FindingsPanel(ScrollView, can_focus=True):
             return
         self.expanded ^= {key}
         self._show_again()
+        i = self._highlighted
+        if (  # the whole evidence does not fit (80x24 leaves 3 rows): give it the screen (z)
+            key in self.expanded
+            and i is not None
+            and len(self._items[i]) > self.scrollable_content_region.height
+            and not self.screen.has_class("-zoom-findings")
+        ):
+            self.call_later(self.run_action, "app.zoom")
+        elif i is not None:
+            lines = Region(0, self._first[i], 1, len(self._items[i]))
+            self.scroll_to_region(lines, animate=False, immediate=True)
 
     def _show_again(self) -> None:
         """The last findings shown, laid out again (another width, a finding expanded)."""

@@ -56,32 +56,55 @@ def clock(t: float | None) -> str:
 
 
 def render_header(v: HeaderView, width: int = 160) -> Text:
-    """One line: name, protection, hosts, interval, mode and time, own CPU."""
+    """One line: mode and time, name, protection, hosts, interval, own CPU.
+
+    What does not fit is left out whole, never cut mid-word: the mode, the time and the name
+    always, and the interval; then the hosts in order (the ones left out counted as ``+N
+    hosts``), a warning that drawing is skipped, the protection mode and sgmon's own CPU."""
     p = v.palette
-    out = Text(f" {v.mode.upper()} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
-    out.append(clock(v.cursor))
+    head = Text(f" {v.mode.upper()} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
+    head.append(clock(v.cursor))
     if v.behind:
-        out.append(f" -{fmt_num(v.behind)}s", style=p.sev("warn"))
-    out.append("  ")
-    out.append(f"{v.name}  ", style=p.title)
-    if v.protection:
-        out.append(f"{v.protection.lower()}  ", style=p.muted)
-    for h in v.hosts:
-        mark, sev = ("●", "ok") if not h.stale and h.last else ("○", "crit" if h.last else "warn")
-        out.append(f"{mark} ", style=p.sev(sev))
-        out.append(h.name if h.role in (h.name, "") else f"{h.role} {h.name}")
-        if not h.last:
-            out.append(" waiting", style=p.sev("warn"))
-        elif h.stale:
-            out.append(f" STALE since {clock(h.last)}", style=p.sev("crit"))
-        if h.skew_ms is not None and abs(h.skew_ms) >= SKEW_SHOWN_MS:
-            out.append(f" skew {h.skew_ms:+.0f}ms", style=p.muted)
-        out.append("  ")
-    out.append(f"every {fmt_num(v.interval)}s", style=p.muted)
-    if v.skipped:
-        out.append(f" (drawing skipped {v.skipped}/min)", style=p.sev("warn"))
-    if v.self_cpu is not None:
-        out.append(f"  sgmon cpu {v.self_cpu:.1f}%", style=p.muted)
+        head.append(f" -{fmt_num(v.behind)}s", style=p.sev("warn"))
+    head.append("  ")
+    head.append(v.name, style=p.title)
+    hosts = [_host(h, p) for h in v.hosts]
+    protection = Text(v.protection.lower(), style=p.muted) if v.protection else None
+    every = Text(f"every {fmt_num(v.interval)}s", style=p.muted)
+    skipped = Text(f"drawing skipped {v.skipped}/min", style=p.sev("warn")) if v.skipped else None
+    cpu = Text(f"sgmon cpu {v.self_cpu:.1f}%", style=p.muted) if v.self_cpu is not None else None
+    room = width - head.cell_len - every.cell_len - 2
+    kept: set[int] = {id(every)}
+    more = Text()
+    for i, part in enumerate(hosts):
+        rest = len(hosts) - i - 1
+        need = part.cell_len + 2 + (len(f"  +{rest} hosts") if rest else 0)
+        if need > room:
+            more = Text(f"+{len(hosts) - i} hosts", style=p.sev("warn"))
+            room -= more.cell_len + 2
+            break
+        kept.add(id(part))
+        room -= part.cell_len + 2
+    for extra in (skipped, protection, cpu):
+        if extra is not None and extra.cell_len + 2 <= room:
+            kept.add(id(extra))
+            room -= extra.cell_len + 2
+    order = [protection, *hosts, more, every, skipped, cpu]
+    shown = [part for part in order if part is not None and (id(part) in kept or part is more)]
+    return Text("  ").join([head, *(part for part in shown if part)])
+
+
+def _host(h: HostState, p: Palette) -> Text:
+    """``● standby stby1``, with what is wrong with it."""
+    mark, sev = ("●", "ok") if not h.stale and h.last else ("○", "crit" if h.last else "warn")
+    out = Text(f"{mark} ", style=p.sev(sev))
+    out.append(h.name if h.role in (h.name, "") else f"{h.role} {h.name}")
+    if not h.last:
+        out.append(" waiting", style=p.sev("warn"))
+    elif h.stale:
+        out.append(f" STALE since {clock(h.last)}", style=p.sev("crit"))
+    if h.skew_ms is not None and abs(h.skew_ms) >= SKEW_SHOWN_MS:
+        out.append(f" skew {h.skew_ms:+.0f}ms", style=p.muted)
     return out
 
 

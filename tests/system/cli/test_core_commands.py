@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -24,6 +25,7 @@ def test_top_prints_blocks_then_stops() -> None:
     r = sgmon("top", "--count", "2", "--interval", "0.2s", "--collectors", "cpu,paging,disk")
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("--- ") == 2
+    assert re.findall(r"  tick (\d+)  ", r.stdout) == ["1", "2"]  # the priming sample is not one
     for heading in ("CPU", "%usr", "PAGING", "pgscank/s", "DISK", "w_await"):
         assert heading in r.stdout
     assert "NET" not in r.stdout  # only the chosen collectors

@@ -171,4 +171,4 @@ def test_a_remote_third_party_collector_is_graded_by_its_own_declaration() -> No
     assert last.grade("asm_latency", "DATA", "read_ms") == "crit"
     outlier = last.outlier("asm_latency", "DATA", "read_ms")
     assert outlier is not None and outlier.severity == "crit" and outlier.unit == "ms"
-    assert "asm_latency.read_ms declared limit" in outlier.reason
+    assert "read_ms 500 ms >= 400 ms (default limit)" in outlier.reason

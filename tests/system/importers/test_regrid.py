@@ -68,7 +68,7 @@ def test_check_names_the_capped_standby_at_the_archive_resolution(coarse: Path) 
     assert "judged on the coarsest, 1-minute samples" in r.stderr
     # seed 003's second clue, from the primary's statistics at the same resolution
     finding = r.stdout.split("\nWARN")[0].split("\nINFO")[0]
-    assert "redo size for lost write detection" in finding and "sdb await moves" in finding
+    assert "redo size for lost write detection" in finding and "sdb await moved with it" in finding
 
 
 def test_seed_003_from_its_own_kind_of_data(tmp_path: Path) -> None:

@@ -83,7 +83,8 @@ def test_findings_are_the_ones_check_names(archive: Path, opened: chromium.Run) 
         assert f"<li>{html.escape(line, quote=False)}</li>" in dom
     fix = next(e for e in top["evidence"] if "fix: " in e).split("fix: ", 1)[1]
     assert "rto_min" in fix
-    assert f"What to do (seed 001): {html.escape(fix, quote=False)}" in dom
+    source = html.escape("A story about Data Guard and network latency", quote=False)
+    assert f"What to do ({source}): {html.escape(fix, quote=False)}" in dom
     assert "log file sync" in re.search(r'<ul class="budget">(.*?)</ul>', dom, re.S)[1]
 
 
