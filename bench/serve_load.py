@@ -17,6 +17,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def _free_port() -> int:
@@ -39,6 +41,23 @@ def _wait(port: int, proc: subprocess.Popen[bytes], limit: float = 30.0) -> None
             pass
         time.sleep(0.2)
     raise SystemExit("serve did not answer within 30 s")
+
+
+@contextmanager
+def serving(duration: int = 600) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """``sgmon serve --simulate healthy`` on a free loopback port, answering; killed on exit."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sgmon", "serve", "--listen", f"127.0.0.1:{port}",
+         "--simulate", "healthy", "--duration", str(duration)],
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait(port, proc)
+        yield port, proc
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def load(port: int, requests: int, clients: int, timeout: float) -> dict[str, float]:
@@ -98,19 +117,9 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=200)
     ap.add_argument("--timeout", type=float, default=5.0, help="per request, seconds")
     args = ap.parse_args()
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sgmon", "serve", "--listen", f"127.0.0.1:{port}",
-         "--simulate", "healthy", "--duration", "600"],
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        _wait(port, proc)
+    with serving() as (port, _):
         time.sleep(2)  # a few ticks: the scrape holds both hosts' metrics
         r = load(port, args.requests, args.clients, args.timeout)
-    finally:
-        proc.kill()
-        proc.wait()
     print(
         f"{args.requests} requests from {args.clients} clients: {r['ok']} ok, "
         f"{r['timed_out']} timed out (>{args.timeout:g}s), {r['failed']} failed; "

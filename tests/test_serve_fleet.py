@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,18 +29,8 @@ bench = _load_bench()
 
 @pytest.fixture
 def served() -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    port = bench._free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sgmon", "serve", "--listen", f"127.0.0.1:{port}",
-         "--simulate", "healthy", "--duration", "120"],
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        bench._wait(port, proc)
-        yield port, proc
-    finally:
-        proc.kill()
-        proc.wait()
+    with bench.serving(duration=120) as running:
+        yield running
 
 
 def _threads(pid: int) -> int:
