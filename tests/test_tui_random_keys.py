@@ -1,6 +1,7 @@
 """The dashboard does not crash on keys: 500 seeded random keys 12 ms apart in a real tmux, after
 the two sequences that crashed it (Ctrl+P then PageDown 10 ms later: Textual's command palette,
-KeyError: 0; keys typed ahead while the help closes: ScreenStackError), and no traceback."""
+KeyError: 0; keys typed ahead while the help or the palette closes: ScreenStackError, NoMatches),
+and no traceback."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ CRASHED = (
     ["?", "x", "y", "z"],  # keys queued while the help closes
     ["?", "C-p", "x", "Escape"],  # the palette above the help
     ["?", "?", "?", "Escape"],
+    ["C-p", "t", "h", "Enter", "x", "Enter"],  # its search still running as it closes
+    ["C-p", "k", "Escape", "Escape", "C-p", "Enter", "Enter"],
 )
 
 
