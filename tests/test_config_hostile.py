@@ -8,10 +8,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sgmon.config import check_config, load_config
+from sgmon.config import SCHEMA, check_config, load_config, validate
 from sgmon.errors import ConfigError
 
 HOST = '[[host]]\nname = "prim1"\n'
@@ -141,3 +144,36 @@ def test_readme_threshold_passes_check(tmp_path: Path) -> None:
     )
     assert check_config(str(cfg)).problems == []
     assert load_config(str(cfg)).thresholds["oracle_waits.log file sync.p99"] == {"warn": 32}
+
+
+def _toml_values() -> st.SearchStrategy[Any]:
+    """What tomllib can hand the schema: scalars, lists and tables, nested, under the schema's
+    own key names as well as others."""
+    keys = st.sampled_from(
+        [k for table in SCHEMA.values() for k in table] + ["disk", "tcp", "cpu.idle", "x"]
+    ) | st.text(max_size=8)
+    scalars = (
+        st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats()
+        | st.text(max_size=12) | st.sampled_from(["1s", "0", "primary", "..", "a/b@c", "/"])
+    )  # fmt: skip
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=4),
+        max_leaves=12,
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.dictionaries(
+        st.sampled_from(list(SCHEMA[""])),
+        _toml_values()
+        | st.lists(st.dictionaries(st.sampled_from(list(SCHEMA["host"])), _toml_values())),
+        max_size=5,
+    )
+)
+def test_any_parsed_toml_is_a_config_or_one_line_problems(data: dict[str, Any]) -> None:
+    config, problems = validate(data, Path("/etc/sgmon.toml"))
+    assert (config is None) == bool(problems)
+    for p in problems:
+        assert p.startswith("/etc/sgmon.toml: ") and "\n" not in p and "\x1b" not in p, p
