@@ -114,9 +114,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    from sgmon.errors import redact
+    from sgmon.errors import one_line
 
-    print(f"sgmon: {redact(message)}", file=sys.stderr)
+    print(f"sgmon: {one_line(message)}", file=sys.stderr)
     return code
 
 

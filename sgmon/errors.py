@@ -48,3 +48,11 @@ def redact(text: str) -> str:
     for pattern, repl in _SECRETS:
         text = re.sub(pattern, repl, text)
     return text
+
+
+def one_line(text: str) -> str:
+    """``text`` redacted, with control characters escaped (``\\n``, ``\\x1b``): a message is one
+    line, and a name read from a file never moves the user's cursor or colours the terminal."""
+    import re
+
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], redact(text))

@@ -151,3 +151,9 @@ def test_what_sgmon_writes_is_private(tmp_path: Path) -> None:
     env["SGMON_UMASK"] = "022"
     r = _sgmon(*argv, "--dir", str(shared), env=env)
     assert r.returncode == 0 and stat.S_IMODE((shared / "meta.json").stat().st_mode) == 0o644
+
+
+def test_a_name_with_a_newline_or_escape_stays_one_escaped_line(tmp_path: Path) -> None:
+    r = _sgmon("check", "--from", str(tmp_path / "a\nb\x1b[31mred"), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "\x1b" not in r.stderr and "a\\nb\\x1b[31mred" in r.stderr, r.stderr
