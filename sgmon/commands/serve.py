@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import http.server
+import queue
+import selectors
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sgmon.errors import UsageError
 from sgmon.headless import (
@@ -67,17 +69,20 @@ class ScrapeServer:
     """Sink and HTTP endpoint for a fleet's scrapes.
 
     A listen backlog of ``BACKLOG`` holds a burst of connections in the kernel (the standard
-    library's servers listen with 5, and a sixth client at once waited for a retransmitted SYN);
-    ``WORKERS`` threads accept and answer, so a thousand scrapers never become a thousand
-    threads; each connection has ``TIMEOUT`` seconds to send its request and take the answer, so a
-    stuck client holds one worker for that long at most.  The exposition changes once per tick:
-    it is rendered once per tick and format (text, OpenMetrics, gzip or not) and the bytes are
-    served to every scrape until the next frame or ``max_age``, whichever comes first.
+    library's servers listen with 5, and a sixth client at once waited for a retransmitted SYN).
+    One thread accepts and watches the open connections; a connection goes to one of ``WORKERS``
+    threads only once its request has arrived, so a thousand scrapers never become a thousand
+    threads and clients that connect and say nothing hold no worker: they are closed after
+    ``TIMEOUT`` seconds, and beyond ``MAX_OPEN`` waiting connections the newest is closed at once.
+    The exposition changes once per tick: it is rendered once per tick and format (text,
+    OpenMetrics, gzip or not) and the bytes go to every scrape until the next frame or
+    ``max_age``, whichever comes first.
     """
 
     BACKLOG = 1024
     WORKERS = 8
     TIMEOUT = 5.0
+    MAX_OPEN = 1024
 
     def __init__(
         self, schema_of: Callable[[str], Schema], addr: str, port: int, max_age: float = 1.0
@@ -93,15 +98,17 @@ class ScrapeServer:
         self._cache: dict[tuple[str, bool], tuple[float, str, bytes]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._ready: queue.Queue[socket.socket] = queue.Queue()
         family = socket.AF_INET6 if ":" in addr else socket.AF_INET
         self.sock = socket.create_server((addr, port), family=family, backlog=self.BACKLOG)
-        self.sock.settimeout(0.25)  # workers look at the stop flag this often
+        self.sock.setblocking(False)
         self.address = self.sock.getsockname()[:2]
-        self.workers = [
+        self.threads = [threading.Thread(target=self._watch, name="scrape-accept", daemon=True)]
+        self.threads += [
             threading.Thread(target=self._work, name=f"scrape-{i}", daemon=True)
             for i in range(self.WORKERS)
         ]
-        for t in self.workers:
+        for t in self.threads:
             t.start()
 
     def __call__(self, frame: Frame, judgement: Judgement) -> None:
@@ -129,19 +136,46 @@ class ScrapeServer:
             self._cache[key] = (time.monotonic(), content_type, body)
             return content_type, body
 
+    def _watch(self) -> None:
+        """Accept, wait for each connection's request, hand it to a worker; close the silent."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.sock, selectors.EVENT_READ)
+        opened: dict[socket.socket, float] = {}
+        while not self._stop.is_set():
+            now = time.monotonic()
+            for key, _ in sel.select(timeout=0.25):
+                if key.fileobj is self.sock:
+                    try:
+                        conn, _peer = self.sock.accept()
+                    except OSError:  # gone before accepted, or out of descriptors a moment
+                        continue
+                    if len(opened) >= self.MAX_OPEN:
+                        conn.close()
+                        continue
+                    sel.register(conn, selectors.EVENT_READ)
+                    opened[conn] = now
+                else:
+                    conn = cast(socket.socket, key.fileobj)
+                    sel.unregister(conn)
+                    del opened[conn]
+                    self._ready.put(conn)
+            for conn in [c for c, t in opened.items() if now - t > self.TIMEOUT]:
+                sel.unregister(conn)
+                del opened[conn]
+                conn.close()
+        for conn in opened:
+            conn.close()
+        sel.close()
+
     def _work(self) -> None:
         while not self._stop.is_set():
             try:
-                conn, peer = self.sock.accept()
-            except TimeoutError:
+                conn = self._ready.get(timeout=0.25)
+            except queue.Empty:
                 continue
-            except OSError:  # closed, or out of descriptors for a moment
-                if self._stop.wait(0.05):
-                    return
-                continue
-            conn.settimeout(self.TIMEOUT)
+            conn.settimeout(self.TIMEOUT)  # a request sent a byte at a time ends here
             try:
-                _Handler(conn, peer, self)  # type: ignore[arg-type]  # it reads .render only
+                _Handler(conn, conn.getpeername(), self)  # type: ignore[arg-type]  # reads .render
             except OSError:
                 pass  # the client went away or timed out: its problem, not the exporter's
             finally:
@@ -150,7 +184,7 @@ class ScrapeServer:
     def close(self) -> None:
         """Stop accepting; the workers finish the scrape in hand."""
         self._stop.set()
-        for t in self.workers:
+        for t in self.threads:
             t.join(self.TIMEOUT + 1)
         self.sock.close()
 
