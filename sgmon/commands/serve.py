@@ -190,15 +190,17 @@ class ScrapeServer:
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    """One scrape: GET /metrics (or /), HTTP/1.0, closed after the answer."""
+    """One scrape, HTTP/1.0, closed after the answer: the exposition at any path but the
+    browser's /favicon.ico, as prometheus_client's own server answered, so a scrape job's
+    ``metrics_path`` keeps working."""
 
     server: ScrapeServer  # type: ignore[assignment]
     timeout = ScrapeServer.TIMEOUT
 
     def do_GET(self) -> None:
-        """The exposition, or 404 for any other path."""
-        if self.path.split("?", 1)[0] not in ("/metrics", "/"):
-            self.send_error(404, "try /metrics")
+        """The exposition (404 for /favicon.ico)."""
+        if self.path.split("?", 1)[0] == "/favicon.ico":
+            self.send_error(404, "sgmon serves /metrics")
             return
         gzip_ok = "gzip" in self.headers.get("Accept-Encoding", "")
         content_type, body = self.server.render(self.headers.get("Accept", ""), gzip_ok)
