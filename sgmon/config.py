@@ -378,9 +378,12 @@ class _Reader:
 
     def __init__(self, where: str) -> None:
         self.where = where
+        self.env = {key: var for var, key in ENV_OVERRIDES.items() if os.environ.get(var)}
         self.problems: list[str] = []
 
     def bad(self, key: str, text: str) -> None:
+        if key in self.env:  # the value came from the environment, not the file
+            key = f"{key} (from ${self.env[key]})"
         self.problems.append(f"{self.where}: {key}: {text}")
 
     def table(self, data: dict[str, Any], kind: str, prefix: str) -> dict[str, Any]:

@@ -177,3 +177,13 @@ def test_any_parsed_toml_is_a_config_or_one_line_problems(data: dict[str, Any]) 
     assert (config is None) == bool(problems)
     for p in problems:
         assert p.startswith("/etc/sgmon.toml: ") and "\n" not in p and "\x1b" not in p, p
+
+
+def test_a_value_from_the_environment_is_named_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = tmp_path / "sgmon.toml"
+    cfg.write_text('interval = "1s"\n')
+    monkeypatch.setenv("SGMON_INTERVAL", "0")
+    with pytest.raises(ConfigError, match=r"sgmon.toml: interval \(from \$SGMON_INTERVAL\): '0'"):
+        load_config(str(cfg))
