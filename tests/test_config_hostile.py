@@ -187,3 +187,14 @@ def test_a_value_from_the_environment_is_named_as_such(
     monkeypatch.setenv("SGMON_INTERVAL", "0")
     with pytest.raises(ConfigError, match=r"sgmon.toml: interval \(from \$SGMON_INTERVAL\): '0'"):
         load_config(str(cfg))
+
+
+def test_the_readmes_example_config_passes_the_schema(tmp_path: Path) -> None:
+    """The README's sgmon.toml, as a user copies it, is a valid config for every command."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    cfg = tmp_path / "sgmon.toml"
+    cfg.write_text(example)
+    cfg.chmod(0o600)
+    assert check_config(str(cfg)).problems == []
+    assert [h.name for h in load_config(str(cfg)).hosts] == ["prim1", "stby1"]
