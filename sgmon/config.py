@@ -153,7 +153,7 @@ def read_toml(path: Path) -> dict[str, Any]:
             (0, "a value"),
         )
         raise ConfigError(
-            f"{path}: line {line}: {key} = arrays nested too deeply; use a flat list"
+            f"{path}: line {line}: {key}: arrays nested too deeply; use a flat list"
         ) from None
 
 
@@ -193,7 +193,8 @@ class _Bad(Exception):
 
 
 def _show(value: Any) -> str:
-    """A value as a message quotes it: short, control characters escaped, never a password."""
+    """A value as a message quotes it: short, control characters escaped (the rules that may
+    meet a password, the DSN's and the password's, never quote it)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
