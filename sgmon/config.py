@@ -176,7 +176,7 @@ ROLES = ("primary", "standby", "far_sync")
 """Configured roles.  A far sync instance receives redo like a standby (its sockets, its RFS),
 so it is collected as one; ``HostConfig.far_sync`` keeps what it is for the topology."""
 
-HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 """A host name names its directory in an archive and its state in the status line, so it is a
 safe file name: letters, digits, ``.``, ``_``, ``-``, starting with a letter or a digit (never
 ``..`` or a path), at most 63 characters, as a DNS label."""
@@ -275,7 +275,7 @@ def _peers(value: Any) -> tuple[str, ...]:
 
 
 def _host_name(value: Any) -> str:
-    if not isinstance(value, str) or not HOST_NAME.match(value):
+    if not isinstance(value, str) or not HOST_NAME.fullmatch(value):
         raise _Bad(f"{_show(value)}: {HOST_NAME_RULE}")
     return value
 
@@ -415,8 +415,9 @@ class _Reader:
             self.bad("host", "[]: add a [[host]] table, or leave host out to watch this machine")
         hosts: list[HostConfig] = []
         for i, h in enumerate(raw):
-            named = isinstance(h, dict) and HOST_NAME.match(str(h.get("name", "")))
-            label = f"host[{h['name']}]" if named else f"host #{i + 1}"
+            name = h.get("name") if isinstance(h, dict) else None
+            named = isinstance(name, str) and HOST_NAME.fullmatch(name) is not None
+            label = f"host[{name}]" if named else f"host #{i + 1}"
             if not isinstance(h, dict):
                 self.bad(label, f"{_show(h)}: write each host as a [[host]] table")
                 continue

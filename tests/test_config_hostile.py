@@ -49,6 +49,7 @@ CASES: list[tuple[str, str, str]] = [
     ("host-empty-list", "host = []\n", "host"),
     ("host-name-esc", '[[host]]\nname = "a\\u001b[31mb"\n', "name"),
     ("host-name-newline", '[[host]]\nname = "a\\nb"\n', "name"),
+    ("host-name-trailing-newline", '[[host]]\nname = "a\\n"\n', "name"),
     ("host-name-dotdot", '[[host]]\nname = ".."\n', "name"),
     ("host-name-path", '[[host]]\nname = "../../x/y"\n', "name"),
     ("host-name-empty", '[[host]]\nname = ""\n', "name"),
