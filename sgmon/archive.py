@@ -230,8 +230,10 @@ def period_stamp(t: float, rotate: float) -> str:
 
 
 def safe_name(name: str) -> str:
-    """A host name usable as a directory name."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
+    """A host name usable as a directory name of its own inside the archive (never ``.`` or
+    ``..``, which name the archive itself and its parent)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return safe if safe.strip(".") else f"_{safe}"
 
 
 LINE_MAX = 1 << 20

@@ -18,6 +18,7 @@ from sgmon.errors import SinkFailed, Unreachable, UsageError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every status)
 if TYPE_CHECKING:
     import argparse
+    from typing import NoReturn
 
 COMMANDS: dict[str, str] = {
     "dashboard": "dashboard (Textual) for the configured hosts (the default)",
@@ -55,6 +56,21 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _private_files() -> None:
+    """Archives, state files, reports and imports are the user's alone (0600, directories 0700):
+    the recorder's events and a report may name hosts and databases.  ``SGMON_UMASK`` (octal,
+    e.g. 027) asks for other modes."""
+    import os
+
+    wanted = os.environ.get("SGMON_UMASK", "")
+    try:
+        mask = int(wanted, 8) & 0o777 if wanted else None
+    except ValueError:
+        mask = None
+    current = os.umask(0o077)
+    os.umask(mask if mask is not None else current | 0o077)
+
+
 def _command_of(argv: list[str]) -> tuple[str, list[str]]:
     if argv and argv[0] in COMMANDS:
         return argv[0], argv[1:]
@@ -66,6 +82,7 @@ def _command_of(argv: list[str]) -> tuple[str, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run one command, and map user errors to one line and an exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    _private_files()
     if argv[:1] == ["status"]:  # tmux runs it every few seconds: the short way, no argparse
         from sgmon import status
 
@@ -78,9 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         name, rest = _command_of(argv)
         module = import_module(f"sgmon.commands.{_MODULE.get(name, name)}")
-        import argparse
-
-        parser = argparse.ArgumentParser(prog=f"sgmon {name}", description=COMMANDS[name])
+        parser = _one_line_parser(prog=f"sgmon {name}", description=COMMANDS[name])
         module.add_arguments(parser)
         args = parser.parse_args(rest)
         return int(module.run(args) or 0)
@@ -102,5 +117,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"sgmon: {message}", file=sys.stderr)
+    from sgmon.errors import one_line
+
+    print(f"sgmon: {one_line(message)}", file=sys.stderr)
     return code
+
+
+def _one_line_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """An ArgumentParser (and its sub-parsers) whose errors are one ``sgmon:`` line, exit 2, not
+    a usage block: the line names the option and points at ``--help``."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            hint = ""
+            if "expected one argument" in message:
+                hint = " (a value that starts with '-' is written --option=VALUE)"
+            raise UsageError(f"{self.prog}: {message}{hint}; see {self.prog} --help")
+
+    return Parser(prog=prog, description=description)

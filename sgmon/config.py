@@ -42,14 +42,18 @@ Example::
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
+import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sgmon.errors import ConfigError
-from sgmon.units import parse_duration
+from sgmon.units import MAX_INTERVAL, MIN_INTERVAL, parse_duration
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +139,25 @@ def load_config(explicit: str | None = None) -> Config:
 def read_toml(path: Path) -> dict[str, Any]:
     """Parsed TOML, or ConfigError with one line."""
     try:
-        return tomllib.loads(path.read_text())
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        raise ConfigError(f"{path}: cannot read: {why}") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays or tables
+        line, key = next(
+            ((n, m[1]) for n, t in enumerate(text.splitlines(), 1) if (m := _NESTED.match(t))),
+            (0, "a value"),
+        )
+        raise ConfigError(
+            f"{path}: line {line}: {key}: arrays nested too deeply; use a flat list"
+        ) from None
+
+
+_NESTED = re.compile(r'^\s*("[^"]*"|[^=\s]+)\s*=\s*(?:\[\s*){8}')
 
 
 ENV_OVERRIDES = {"SGMON_INTERVAL": "interval", "SGMON_NAME": "name"}
@@ -154,129 +172,436 @@ def _with_env(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def db_config(d: dict[str, Any], where: str) -> DbConfig:
-    """A [host.db] table (or the same keys from a command line) as a DbConfig."""
-    if "dsn" not in d:
-        raise ConfigError(f'{where}: [host.db] needs dsn = "host:port/service"')
-    if d.get("password") not in (None, "", "prompt"):
-        raise ConfigError(
-            f"{where}: passwords are not config values; use password_env, wallet_dir "
-            'or password = "prompt"'
-        )
-    mode = d.get("mode", "normal")
-    if mode not in ("normal", "sysdba", "sysdg"):
-        raise ConfigError(f"{where}: db mode {mode!r}: use normal, sysdba or sysdg")
-    return DbConfig(
-        dsn=d["dsn"],
-        user=d.get("user", ""),
-        mode=mode,
-        password_env=d.get("password_env", ""),
-        wallet_dir=d.get("wallet_dir", ""),
-        password=d.get("password", ""),
-        thick=bool(d.get("thick", False)),
-        events=tuple(d.get("events", ())),
-        call_timeout=parse_duration(d.get("call_timeout", 2.0)),
-    )
-
-
 ROLES = ("primary", "standby", "far_sync")
 """Configured roles.  A far sync instance receives redo like a standby (its sockets, its RFS),
 so it is collected as one; ``HostConfig.far_sync`` keeps what it is for the topology."""
 
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+"""A host name names its directory in an archive and its state in the status line, so it is a
+safe file name: letters, digits, ``.``, ``_``, ``-``, starting with a letter or a digit (never
+``..`` or a path), at most 63 characters, as a DNS label."""
+HOST_NAME_RULE = (
+    "a host name is 1-63 letters, digits, '.', '_' or '-', starting with a letter or a digit"
+)
 
-def _role_problem(role: Any, where: str) -> str | None:
-    """What is wrong with a host's role (it picks the DG sockets and goes on an ssh command
-    line), or None."""
-    if role == "" or role in ROLES:
-        return None
-    return f'{where}: role = {role!r}: use "primary", "standby" or "far_sync"'
+_DSN_PASSWORD = re.compile(r"^[^@/()\s]*/[^@]*@")
+"""``user/password@host:port/service``: a password inside an easy-connect string."""
+
+
+class _Bad(Exception):
+    """One value that breaks the schema: the rule it breaks, without the file or the key."""
+
+
+def _show(value: Any) -> str:
+    """A value as a message quotes it: short, control characters escaped (the rules that may
+    meet a password, the DSN's and the password's, never quote it)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list" if value else "[]"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Bad(f"{_show(value)} should be a string")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise _Bad(f"{_show(value)} holds a control character")
+    return value
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _Bad(f'{_show(value)} should be a list of strings, e.g. ["sdb"]')
+    return tuple(_string(v) for v in value)
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Bad(f"{_show(value)} should be true or false")
+    return value
+
+
+def _table(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Bad(f"{_show(value)} should be a table")
+    return value
+
+
+def _seconds(value: Any, low: float, high: float, inclusive: bool = True) -> float:
+    """A duration (``"2s"``, ``500ms`` or a number) within [low, high] (or (low, high])."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _Bad(f"{_show(value)} should be a duration such as 1s or 500ms")
+    try:
+        seconds = parse_duration(value)
+    except ValueError as e:
+        raise _Bad(str(e)) from None
+    if (
+        not math.isfinite(seconds)
+        or seconds > high
+        or seconds < low
+        or (not inclusive and seconds == low)
+    ):
+        raise _Bad(f"{_show(value)} is out of range: use {low:g}s to {high:g}s")
+    return seconds
+
+
+def _interval(value: Any) -> float:
+    return _seconds(value, MIN_INTERVAL, MAX_INTERVAL)
+
+
+def _ports(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list) or not value:
+        raise _Bad(f"{_show(value)} should be a list of port numbers, e.g. [1521]")
+    for p in value:
+        if isinstance(p, bool) or not isinstance(p, int) or not 0 < p < 65536:
+            raise _Bad(f"{_show(p)} is not a port number (1-65535)")
+    return tuple(value)
+
+
+def _peers(value: Any) -> tuple[str, ...]:
+    peers = _strings(value)
+    for p in peers:
+        try:
+            ipaddress.ip_network(p, strict=False)
+        except ValueError:
+            raise _Bad(f'{_show(p)} is not an IP address or network, e.g. "10.0.0.2"') from None
+    return peers
+
+
+def _host_name(value: Any) -> str:
+    if not isinstance(value, str) or not HOST_NAME.fullmatch(value):
+        raise _Bad(f"{_show(value)}: {HOST_NAME_RULE}")
+    return value
+
+
+def _role(value: Any) -> str:
+    if value not in ("", *ROLES):
+        raise _Bad(f'{_show(value)}: use "primary", "standby" or "far_sync"')
+    return str(value)
+
+
+def _root(value: Any) -> str:
+    root = _string(value)
+    if root and not os.path.isdir(root):
+        raise _Bad(f"{_show(root)} is not a directory; use the one that holds the host's proc/")
+    return root
+
+
+def _dsn(value: Any) -> str:
+    dsn = _string(value)
+    if not dsn:
+        raise _Bad('empty: use dsn = "host:port/service"')
+    if _DSN_PASSWORD.match(dsn):
+        raise _Bad(
+            "holds a password (user/password@...); give the user as user = and the password "
+            'through password_env, wallet_dir or password = "prompt"'
+        )
+    return dsn
+
+
+def _mode(value: Any) -> str:
+    if value not in ("normal", "sysdba", "sysdg"):
+        raise _Bad(f"{_show(value)}: use normal, sysdba or sysdg")
+    return str(value)
+
+
+def _password(value: Any) -> str:
+    if value not in ("", "prompt"):
+        raise _Bad('passwords are not config values; use password_env, wallet_dir or "prompt"')
+    return str(value)
+
+
+def _call_timeout(value: Any) -> float:
+    return _seconds(value, 0.0, 3600.0, inclusive=False)
+
+
+Rule = Callable[[Any], Any]
+SCHEMA: dict[str, dict[str, Rule]] = {
+    "": {
+        "name": _string,
+        "interval": _interval,
+        "dataguard": _table,
+        "host": lambda v: v,  # a list of [[host]] tables: checked one by one
+        "collectors": _table,
+        "thresholds": _table,
+    },
+    "dataguard": {"ports": _ports, "peers": _peers},
+    "host": {
+        "name": _host_name,
+        "role": _role,
+        "ssh": _string,
+        "sgmon_path": _string,
+        "ssh_options": _strings,
+        "ssh_command": _strings,
+        "devices": _strings,
+        "db": _table,
+        "root": _root,
+        "db_unique_name": _string,
+    },
+    "db": {
+        "dsn": _dsn,
+        "user": _string,
+        "mode": _mode,
+        "password_env": _string,
+        "wallet_dir": _string,
+        "password": _password,
+        "thick": _bool,
+        "events": _strings,
+        "call_timeout": _call_timeout,
+    },
+}
+"""The one schema: every key sgmon.toml may hold and the rule its value must keep.  ``sgmon
+config --check`` and every command read the file through it, so they cannot disagree."""
+
+COLLECTOR_OPTIONS: dict[str, Rule] = {
+    "enabled": _bool,
+    "root": _root,
+    "include": _strings,
+    "exclude": _strings,
+    "lgwr": lambda v: _string(v) if not isinstance(v, list) else _strings(v),
+    "nss": lambda v: _string(v) if not isinstance(v, list) else _strings(v),
+    "rfs": lambda v: _string(v) if not isinstance(v, list) else _strings(v),
+    "timezone": _string,
+}
+"""Options several built-in collectors share, by type; each collector then checks its own when
+it is built (``Collector.__init__``), which the schema runs too."""
+
+
+class _Reader:
+    """Reads one parsed file through the schema, one line per problem, each naming the file and
+    the key."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.env = {key: var for var, key in ENV_OVERRIDES.items() if os.environ.get(var)}
+        self.problems: list[str] = []
+
+    def bad(self, key: str, text: str) -> None:
+        if key in self.env:  # the value came from the environment, not the file
+            key = f"{key} (from ${self.env[key]})"
+        self.problems.append(f"{self.where}: {key}: {text}")
+
+    def table(self, data: dict[str, Any], kind: str, prefix: str) -> dict[str, Any]:
+        """The table's keys checked by their rules: unknown keys and broken rules are problems;
+        the values that pass, converted."""
+        import difflib
+
+        rules = SCHEMA[kind]
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            name = f"{prefix}{key}"
+            if key not in rules:
+                near = difflib.get_close_matches(key, rules, n=1)
+                hint = f'did you mean "{near[0]}"?' if near else f"known: {', '.join(rules)}"
+                self.bad(f"{prefix}{_show(key)[1:-1]}", f"unknown key; {hint}")
+                continue
+            try:
+                out[key] = rules[key](value)
+            except _Bad as e:
+                self.bad(name, str(e))
+        return out
+
+    def hosts(self, raw: Any) -> tuple[HostConfig, ...]:
+        if not isinstance(raw, list):
+            self.bad("host", f"{_show(raw)}: write each host as a [[host]] table")
+            return ()
+        if not raw:
+            self.bad("host", "[]: add a [[host]] table, or leave host out to watch this machine")
+        hosts: list[HostConfig] = []
+        for i, h in enumerate(raw):
+            name = h.get("name") if isinstance(h, dict) else None
+            named = isinstance(name, str) and HOST_NAME.fullmatch(name) is not None
+            label = f"host[{name}]" if named else f"host #{i + 1}"
+            if not isinstance(h, dict):
+                self.bad(label, f"{_show(h)}: write each host as a [[host]] table")
+                continue
+            before = len(self.problems)
+            v = self.table(h, "host", f"{label}.")
+            if "name" not in h:
+                self.bad(f"{label}.name", "missing: every [[host]] needs a name")
+            db = None
+            if isinstance(v.get("db"), dict):
+                db = self.db(v["db"], f"{label}.db.")
+            if len(self.problems) > before:
+                continue
+            if any(x.name == v["name"] for x in hosts):
+                self.bad(f"{label}.name", f"{_show(v['name'])} is already another host's name")
+                continue
+            role = v.get("role", "")
+            hosts.append(
+                HostConfig(
+                    name=v["name"],
+                    role="standby" if role == "far_sync" else role,
+                    ssh=v.get("ssh", ""),
+                    sgmon_path=v.get("sgmon_path", "sgmon"),
+                    ssh_options=v.get("ssh_options", ()),
+                    ssh_command=v.get("ssh_command", ("ssh",)),
+                    devices=v.get("devices", ()),
+                    db=db,
+                    root=v.get("root", ""),
+                    db_unique_name=v.get("db_unique_name", ""),
+                    far_sync=role == "far_sync",
+                )
+            )
+        return tuple(hosts)
+
+    def db(self, d: dict[str, Any], prefix: str) -> DbConfig | None:
+        before = len(self.problems)
+        v = self.table(d, "db", prefix)
+        if "dsn" not in d:
+            self.bad(f"{prefix}dsn", 'missing: [host.db] needs dsn = "host:port/service"')
+        if len(self.problems) > before:
+            return None
+        return DbConfig(
+            dsn=v["dsn"],
+            user=v.get("user", ""),
+            mode=v.get("mode", "normal"),
+            password_env=v.get("password_env", ""),
+            wallet_dir=v.get("wallet_dir", ""),
+            password=v.get("password", ""),
+            thick=v.get("thick", False),
+            events=v.get("events", ()),
+            call_timeout=v.get("call_timeout", 2.0),
+        )
+
+    def collectors(self, tables: dict[str, Any], shared: dict[str, Any]) -> dict[str, dict]:
+        """Each [collectors.NAME] table: an installed collector, its shared options by type, and
+        whatever the collector itself refuses when it is built with them."""
+        from sgmon import registry
+
+        known = registry.names()
+        out: dict[str, dict[str, Any]] = {}
+        for name, opts in tables.items():
+            key = f"collectors.{_show(name)[1:-1]}"
+            if name not in known:
+                self.bad(key, f"no such collector; installed: {', '.join(sorted(known))}")
+                continue
+            if not isinstance(opts, dict):
+                self.bad(key, f"{_show(opts)} should be a table of options")
+                continue
+            before = len(self.problems)
+            for opt, value in opts.items():
+                if opt in COLLECTOR_OPTIONS:
+                    try:
+                        COLLECTOR_OPTIONS[opt](value)
+                    except _Bad as e:
+                        self.bad(f"{key}.{opt}", str(e))
+            if len(self.problems) == before:
+                out[name] = dict(opts)
+        for name in known:  # every collector meets the [dataguard] values, configured or not
+            opts = {**shared, **out.get(name, {})}
+            if name not in out and not shared:
+                continue
+            try:
+                cls = registry.load(name)
+            except Exception:  # a plug-in that fails to import: `sgmon collectors` says why
+                continue
+            try:
+                cls(opts)
+            except Exception as e:  # a plug-in may refuse with anything: still one line
+                text = str(e).splitlines()[0] if str(e) else type(e).__name__
+                self.bad(f"collectors.{name}", text)
+        return out
+
+    def thresholds(self, table: dict[str, Any]) -> dict[str, dict[str, float]]:
+        """``"collector.field"`` or ``"collector.instance.field"`` = { warn = N, crit = N }: a
+        field the collector declares, numbers of 0 or more, warn before crit in the field's
+        direction."""
+        from sgmon import registry
+
+        known = registry.names()
+        out: dict[str, dict[str, float]] = {}
+        for key, spec in table.items():
+            name = f"thresholds.{_show(key)}"
+            coll, _, rest = key.partition(".")
+            fname = rest.rpartition(".")[2]
+            if not fname:
+                self.bad(name, 'use "collector.field" or "collector.instance.field"')
+                continue
+            if not isinstance(spec, dict) or not spec or set(spec) - {"warn", "crit"}:
+                self.bad(name, f"{_show(spec)}: use {{ warn = N, crit = N }}")
+                continue
+            levels = {}
+            for level, v in spec.items():
+                if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                    self.bad(name, f"{level} = {_show(v)} should be a number")
+                elif v < 0:
+                    self.bad(name, f"{level} = {_show(v)} should be 0 or more")
+                else:
+                    levels[level] = v
+            if len(levels) < len(spec):
+                continue
+            if coll not in known:
+                self.bad(name, f"no collector {_show(coll)}; installed: {', '.join(known)}")
+                continue
+            higher_is_worse = True
+            try:
+                higher_is_worse = registry.load(coll).field(fname).higher_is_worse
+            except KeyError:
+                self.bad(name, f"{coll} has no field {_show(fname)}")
+                continue
+            except Exception:  # a plug-in that fails to import: `sgmon collectors` says why
+                pass
+            if (
+                len(levels) == 2
+                and (levels["warn"] > levels["crit"]) == higher_is_worse
+                and (levels["warn"] != levels["crit"])
+            ):
+                order = "below" if higher_is_worse else "above"
+                self.bad(name, f"warn {levels['warn']:g} should be {order} crit {levels['crit']:g}")
+                continue
+            out[key] = levels
+        return out
+
+
+def validate(data: dict[str, Any], path: Path | None = None) -> tuple[Config | None, list[str]]:
+    """Read parsed TOML through the schema: the Config when there is no problem, and every
+    problem as one line naming the file and the key."""
+    r = _Reader(str(path or "config"))
+    top = r.table(data, "", "")
+    dg = r.table(top.get("dataguard", {}), "dataguard", "dataguard.")
+    hosts = r.hosts(data["host"]) if "host" in data else ()
+    shared = {k: list(v) for k, v in dg.items()}
+    collectors = r.collectors(top.get("collectors", {}), shared)
+    thresholds = r.thresholds(top.get("thresholds", {}))
+    if r.problems:
+        return None, list(dict.fromkeys(r.problems))
+    config = Config(
+        name=top.get("name", "sgmon"),
+        interval=top.get("interval", 1.0),
+        hosts=hosts,
+        ports=dg.get("ports", (1521,)),
+        peers=dg.get("peers", ()),
+        collectors=collectors,
+        thresholds=thresholds,
+        path=path,
+    )
+    return config, []
 
 
 def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
-    """Build a Config from parsed TOML."""
-    where = str(path or "config")
-    try:
-        interval = parse_duration(data.get("interval", 1.0))
-    except ValueError as e:
-        raise ConfigError(f"{where}: interval: {e}") from None
-    hosts = []
-    for i, h in enumerate(data.get("host", [])):
-        if "name" not in h:
-            raise ConfigError(f"{where}: host #{i + 1} needs a name")
-        if problem := _role_problem(h.get("role", ""), f"{where}: host {h['name']}"):
-            raise ConfigError(problem)
-        role = h.get("role", "")
-        hosts.append(
-            HostConfig(
-                name=h["name"],
-                role="standby" if role == "far_sync" else role,
-                ssh=h.get("ssh", ""),
-                sgmon_path=h.get("sgmon_path", "sgmon"),
-                ssh_options=tuple(h.get("ssh_options", ())),
-                ssh_command=tuple(h.get("ssh_command", ("ssh",))),
-                devices=tuple(h.get("devices", ())),
-                db=db_config(h["db"], f"{where}: host {h['name']}") if "db" in h else None,
-                root=h.get("root", ""),
-                db_unique_name=str(h.get("db_unique_name", "")),
-                far_sync=role == "far_sync",
-            )
-        )
-    dg = data.get("dataguard", {})
-    ports = dg.get("ports", [1521])
-    for p in ports:
-        if not isinstance(p, int) or not 0 < p < 65536:
-            raise ConfigError(f"{where}: dataguard.ports: {p!r} is not a port number (1-65535)")
-    return Config(
-        name=data.get("name", "sgmon"),
-        interval=interval,
-        hosts=tuple(hosts),
-        ports=tuple(ports),
-        peers=tuple(dg.get("peers", ())),
-        collectors=dict(data.get("collectors", {})),
-        thresholds=dict(data.get("thresholds", {})),
-        path=path,
-    )
+    """Build a Config from parsed TOML; the first problem as a ConfigError."""
+    config, problems = validate(data, path)
+    if config is None:
+        raise ConfigError(problems[0])
+    return config
+
+
+def db_config(d: dict[str, Any], where: str) -> DbConfig:
+    """A [host.db] table (or the same keys from a command line) through the schema."""
+    r = _Reader(where)
+    db = r.db({k: v for k, v in d.items() if v is not None}, "")
+    if db is None:
+        raise ConfigError(r.problems[0])
+    return db
 
 
 # --- `sgmon config --check` ---------------------------------------------------------------
 
-_ANY_STR = (str,)
-_KEYS: dict[str, dict[str, tuple[type, ...]]] = {
-    "": {
-        "name": _ANY_STR,
-        "interval": (str, int, float),
-        "dataguard": (dict,),
-        "host": (list,),
-        "collectors": (dict,),
-        "thresholds": (dict,),
-    },
-    "dataguard": {"ports": (list,), "peers": (list,)},
-    "host": {
-        "name": _ANY_STR,
-        "role": _ANY_STR,
-        "ssh": _ANY_STR,
-        "sgmon_path": _ANY_STR,
-        "ssh_options": (list,),
-        "ssh_command": (list,),
-        "devices": (list,),
-        "db": (dict,),
-        "root": _ANY_STR,
-        "db_unique_name": _ANY_STR,
-    },
-    "host.db": {
-        "dsn": _ANY_STR,
-        "user": _ANY_STR,
-        "mode": _ANY_STR,
-        "password_env": _ANY_STR,
-        "wallet_dir": _ANY_STR,
-        "password": _ANY_STR,
-        "thick": (bool,),
-        "events": (list,),
-        "call_timeout": (str, int, float),
-    },
-}
-_LIST_OF = {"ports": int, "peers": str, "devices": str, "ssh_options": str, "ssh_command": str,
-            "events": str}  # fmt: skip
 _SECRET = ("password", "passwd", "pwd", "secret", "token")
 
 
@@ -287,32 +612,6 @@ class Checked:
     path: Path | None
     values: list[tuple[str, Any, str]]  # (key, value, "file PATH" | "default" | "env VAR")
     problems: list[str]
-
-
-def _type_name(types: tuple[type, ...]) -> str:
-    return " or ".join({"str": "a string", "int": "an integer", "float": "a number",
-                        "list": "a list", "dict": "a table", "bool": "true/false"}[t.__name__]
-                       for t in types)  # fmt: skip
-
-
-def _check_table(table: dict[str, Any], kind: str, where: str, problems: list[str]) -> None:
-    import difflib
-
-    allowed = _KEYS[kind]
-    for key, value in table.items():
-        if key not in allowed:
-            near = difflib.get_close_matches(key, allowed, n=1)
-            hint = f'; did you mean "{near[0]}"?' if near else f"; known: {', '.join(allowed)}"
-            problems.append(f'{where}: unknown key "{key}"{hint}')
-        elif not isinstance(value, allowed[key]) or (
-            isinstance(value, bool) and bool not in allowed[key]
-        ):
-            problems.append(f"{where}: {key} = {value!r} should be {_type_name(allowed[key])}")
-        elif isinstance(value, list) and key in _LIST_OF:
-            bad = [v for v in value if not isinstance(v, _LIST_OF[key]) or isinstance(v, bool)]
-            if bad:
-                kind = _type_name((_LIST_OF[key],))
-                problems.append(f"{where}: {key}: {bad[0]!r} should be {kind}")
 
 
 def _secrets(table: Any, prefix: str = "") -> list[str]:
@@ -336,82 +635,25 @@ def _secrets(table: Any, prefix: str = "") -> list[str]:
 
 
 def check_config(explicit: str | None = None) -> Checked:
-    """Validate the config without stopping at the first problem; every problem is one line."""
-    problems: list[str] = []
+    """Validate the config through the schema every command uses, without stopping at the first
+    problem; every problem is one line."""
     try:
         path = find_config(explicit)
+        data = read_toml(path) if path is not None else {}
     except ConfigError as e:
         return Checked(None, [], [str(e)])
-    data: dict[str, Any] = {}
+    problems: list[str] = []
     if path is not None:
-        try:
-            data = read_toml(path)
-        except ConfigError as e:
-            return Checked(path, [], [str(e)])
-        mode = path.stat().st_mode
         secrets = _secrets(data)
-        if secrets and mode & 0o004:
+        if secrets and path.stat().st_mode & 0o004:
             problems.append(
                 f"{path}: holds a password ({', '.join(secrets)}) and is world-readable: "
                 f"chmod 600 {path}, better use password_env or wallet_dir"
             )
-        _check_table(data, "", str(path), problems)
-        dg = data.get("dataguard")
-        if isinstance(dg, dict):
-            _check_table(dg, "dataguard", f"{path}: [dataguard]", problems)
-        for i, h in enumerate(data.get("host", []) if isinstance(data.get("host"), list) else []):
-            where = f"{path}: host {h.get('name', f'#{i + 1}')!s}"
-            if not isinstance(h, dict):
-                problems.append(f"{where}: should be a [[host]] table")
-                continue
-            _check_table(h, "host", where, problems)
-            if problem := _role_problem(h.get("role", ""), where):
-                problems.append(problem)
-            if isinstance(h.get("db"), dict):
-                _check_table(h["db"], "host.db", f"{where} [db]", problems)
-        _check_collectors(data, str(path), problems)
     env = {key: var for var, key in ENV_OVERRIDES.items() if os.environ.get(var)}
-    config = None
-    try:
-        config = parse_config(_with_env(data), path)
-    except (ConfigError, ValueError, TypeError, KeyError) as e:
-        problems.append(str(e) if isinstance(e, ConfigError) else f"{path}: {e}")
-    values: list[tuple[str, Any, str]] = []
-    if config is not None:
-        values = _provenance(config, data, path, env)
-    return Checked(path, values, list(dict.fromkeys(problems)))  # parse_config's may repeat one
-
-
-def _check_collectors(data: dict[str, Any], where: str, problems: list[str]) -> None:
-    from sgmon import registry
-
-    known = set(registry.names())
-    cols = data.get("collectors", {})
-    for name in cols if isinstance(cols, dict) else ():
-        if name not in known:
-            names = ", ".join(sorted(known))
-            problems.append(f"{where}: [collectors.{name}]: no such collector; installed: {names}")
-    th = data.get("thresholds", {})
-    for key, spec in th.items() if isinstance(th, dict) else ():
-        coll, _, fname = key.partition(".")
-        if not fname:
-            problems.append(f'{where}: [thresholds] "{key}": use "collector.field"')
-        elif not isinstance(spec, dict) or set(spec) - {"warn", "crit"}:
-            problems.append(f'{where}: [thresholds] "{key}": use {{ warn = N, crit = N }}')
-        elif any(not isinstance(v, int | float) or isinstance(v, bool) for v in spec.values()):
-            problems.append(f'{where}: [thresholds] "{key}": warn/crit must be numbers')
-        elif coll in known:
-            try:
-                cls = registry.load(coll)
-                if "." in fname:  # "collector.instance.field", as the grader reads it
-                    fname = fname.rpartition(".")[2]
-                cls.field(fname)
-            except KeyError:
-                problems.append(f'{where}: [thresholds] "{key}": {coll} has no field {fname}')
-            except Exception:  # a plug-in that fails to import is reported by `sgmon collectors`
-                pass
-        else:
-            problems.append(f'{where}: [thresholds] "{key}": no collector {coll}')
+    config, found = validate(_with_env(data), path)
+    values = _provenance(config, data, path, env) if config is not None else []
+    return Checked(path, values, problems + found)
 
 
 def _provenance(

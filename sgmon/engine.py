@@ -34,9 +34,7 @@ from typing import NamedTuple
 
 from sgmon.collector import Collector, IdleMemory, RawRows, Unavailable, derive_moved
 from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
-
-MIN_INTERVAL = 0.1
-MAX_INTERVAL = 60.0
+from sgmon.units import MAX_INTERVAL, MIN_INTERVAL
 
 
 def check_interval(seconds: float) -> float:

@@ -37,6 +37,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sgmon.errors import redact
+
 FRAME_VERSION = 1
 
 Value = float | int | str | list | None
@@ -178,6 +180,10 @@ class Event:
     instance: str
     text: str
     value: float | None = None
+
+    def __post_init__(self) -> None:
+        """An event's text goes to the screen, the archive and the exporter: never a password."""
+        object.__setattr__(self, "text", redact(self.text))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -359,6 +365,12 @@ class CollectorResult:
     rows: Rows = field(default_factory=dict)
     duration_ms: float | None = None
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        """A collector's error is shown, recorded and exported: never a password (a driver may
+        quote its connect string)."""
+        if self.error:
+            object.__setattr__(self, "error", redact(self.error))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (a history's packed rows as the dicts they were; a fresh frame's as is)."""

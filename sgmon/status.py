@@ -137,8 +137,11 @@ def _host(row: str) -> dict:
 
 
 def _is_stale(h: dict, now: float) -> bool:
-    """A running publisher that has not written for three of its intervals (a source hung)."""
-    return now - h["written"] > 3 * h["interval"] + 2
+    """A running publisher that has not written for three of its intervals (a source hung), or
+    whose stamps cannot be trusted: written in the future, or an interval outside 0.1-60 s."""
+    if not 0.1 <= h["interval"] <= 60:  # NaN fails this too
+        return True
+    return not -2 <= now - h["written"] <= 3 * h["interval"] + 2
 
 
 def render(
@@ -161,9 +164,10 @@ def render(
             {
                 "name": shown,
                 "others": others,
-                "hosts": {k: dict(v, stale=_is_stale(v, now)) for k, v in hosts.items()},
+                "hosts": {k: _finite(dict(v, stale=_is_stale(v, now))) for k, v in hosts.items()},
             },
             separators=(",", ":"),
+            allow_nan=False,
         )
     if not hosts:
         what = f"no data for {host}" if host else "no sgmon running"
@@ -176,13 +180,20 @@ def render(
         if tag != name and tags.count(tag) > 1:  # RAC's instances, several standbys: P:node1
             tag = f"{tag}:{name}"
         if _is_stale(h, now):
-            parts.append(_dim(f"{tag} stale {now - h['written']:.0f}s", fmt))
+            age = now - h["written"]
+            since = f" {age:.0f}s" if 0 <= age < 1e9 else ""  # a stamp in the future: no age
+            parts.append(_dim(f"{tag} stale{since}", fmt))
             continue
         items = [_item(label, text, sev, fmt) for label, text, sev in h["items"]]
         parts.append(" ".join([tag, *items]) if items else _dim(f"{tag} no data", fmt))
     if others:  # say so, and how to pick, rather than mix two configurations' hosts
         parts.append(_dim(f"{shown}; also running: {', '.join(others)} (--name)", fmt))
     return " | ".join(parts)
+
+
+def _finite(h: dict) -> dict:
+    """A host's entry with a NaN or infinite number as null: JSON has no NaN or Infinity."""
+    return {k: None if isinstance(v, float) and v - v != 0 else v for k, v in h.items()}
 
 
 def _item(label: str, text: str, sev: str, fmt: str) -> str:

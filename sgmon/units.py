@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
+"""The tick intervals the engine keeps (seconds): the config checks against the same bounds."""
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from sgmon.errors import Unreachable, UsageError
 from sgmon.headless import add_sim_options, sim_onset
 from sgmon.judgement import Judge, judge_for
+from sgmon.model import Status
 from sgmon.units import fmt_num, fmt_step, parse_duration
 from sgmon.verdicts import Judgement, source_title
 
@@ -93,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.symmetry:
         return _symmetry(args, config, seconds)
+    databases = Databases(config)  # a live run's: a simulation's and a recording's are there
     if args.simulate:
         onset = sim_onset(args)
         judge, hosts, span = _simulate(
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.source_dir:
         judge, hosts, span = _replay(config, args.source_dir)
     else:
-        judge, hosts, span = _live(config, seconds or 10.0)
+        judge, hosts, span = _live(config, seconds or 10.0, databases)
     if judge.analyzer is None:
         raise UsageError(f"no findings: {judge.note}")
     state = judge.analyzer.state()
@@ -116,7 +118,41 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=1, default=str))
     else:
         print(report(state, hosts, span, topo.summary() if topo is not None else ""))
+    if databases.unreached() and not args.simulate and not args.source_dir:
+        for line in databases.unreached():
+            print(f"sgmon: {line}", file=sys.stderr)
+        return 3  # the findings above were judged without that database
     return code
+
+
+class Databases:
+    """Whether each configured database answered at least once during a live run, and the last
+    reason it did not: a check that never reached one exits 3 rather than report a healthy run."""
+
+    def __init__(self, config: Config) -> None:
+        self.wanted = {h.name for h in config.hosts if h.db is not None}
+        self.reached: set[str] = set()
+        self.why: dict[str, str] = {}
+
+    def __call__(self, frame: Frame) -> None:
+        """Note a frame's database collectors."""
+        if frame.host not in self.wanted or frame.host in self.reached:
+            return
+        for name, result in frame.collectors.items():
+            if not name.startswith("oracle_") or name == "oracle_trace":
+                continue
+            if result.status is Status.OK:
+                self.reached.add(frame.host)
+                return
+            if result.error:
+                self.why[frame.host] = result.error.splitlines()[0]
+
+    def unreached(self) -> list[str]:
+        """One line per database that never answered."""
+        return [
+            f"{host}: database not reached during the check: {self.why.get(host, 'no answer')}"
+            for host in sorted(self.wanted - self.reached)
+        ]
 
 
 def _symmetry(args: argparse.Namespace, config: Config, seconds: float | None) -> int:
@@ -242,7 +278,7 @@ def _replay(
 def _live(
     config: Config,
     seconds: float,
-    keep: Callable[[Frame], None] | None = None,
+    keep: Callable[[Frame], object] | None = None,
     analysis: bool = True,
 ) -> tuple[Judge, list[str], float]:
     """Sample the configured hosts for ``seconds`` through the judge (and to ``keep``)."""

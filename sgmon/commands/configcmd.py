@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     """Print each value with its origin, the topology, then each problem on one line; exit 2 on
     problems."""
     from sgmon.config import check_config, load_config, search_paths
-    from sgmon.errors import ConfigError
+    from sgmon.errors import ConfigError, one_line
 
     checked = check_config(args.config)
     if checked.path is not None:
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError:  # already among the problems
             config = Config()
         problems += _topology(config, args.simulate)
-    for p in problems:
+    for p in map(one_line, problems):
         print(p if p.startswith("sgmon: ") else f"sgmon: {p}", file=sys.stderr)
     if problems:
         return 2

@@ -40,8 +40,13 @@ def run(args: argparse.Namespace) -> int:
         keep = parse_duration(args.keep) if args.keep else None
     except ValueError as e:
         raise UsageError(str(e)) from None
-    if rotate < 60:
-        raise UsageError(f"--rotate {args.rotate}: use at least 1m (1h is the usual)")
+    if not 60 <= rotate <= 366 * 86400:
+        raise UsageError(f"--rotate {args.rotate}: use 1m to 366d (1h is the usual)")
+    if keep is not None and not rotate <= keep < float("inf"):
+        raise UsageError(
+            f"--keep {args.keep}: keep at least one rotation (--rotate {args.rotate}); "
+            "retention deletes whole files older than this"
+        )
     config, sources, interval, duration = load_sources(args)
     schema_of = schema_lookup(sources)
     try:

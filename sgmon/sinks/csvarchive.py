@@ -151,6 +151,11 @@ def gzip_file(path: Path) -> None:
         raise
 
 
+def _plain_file(p: Path) -> bool:
+    """A regular file, not a symlink to something elsewhere: retention never follows one."""
+    return p.is_file() and not p.is_symlink()
+
+
 def _host_dir_name(name: str) -> bool:
     """Whether an entry of the archive root counts against its being empty: not hidden, and not
     the root-only ``lost+found`` of a filesystem mounted there (an archive on its own volume)."""
@@ -228,7 +233,7 @@ class ArchiveWriter:
             self._fail(e)
         for h in host_specs(self.meta, []).values():  # our own directories, never a foreign one
             d = root / h["dir"]
-            if d.is_dir():
+            if d.is_dir() and not d.is_symlink():
                 self._housekeep(d, None)
         self.rows_written = 0
 
@@ -429,7 +434,15 @@ class ArchiveWriter:
         return f
 
     def _housekeep(self, hdir: Path, closed: Path | None) -> None:
-        """Compress closed files and delete whole files older than --keep."""
+        """Compress closed files and delete whole files older than --keep: only the tables this
+        archive's meta.json says the host's directory holds, never another file."""
+        if hdir.name in (".", "..") or hdir.resolve().parent != self.root.resolve():
+            return  # a host named "..": its files are not in this archive
+        hosts = self.meta["hosts"]
+        ours = {
+            c for h in hosts if safe_name(h) == hdir.name for c in hosts[h].get("collectors", {})
+        }
+        ours |= {n for h, n in self._files if safe_name(h) == hdir.name}
         open_paths = {f.path for _, f in self._files.values()}
         now = time.time()
         current = period_stamp(now, self.rotate)
@@ -440,7 +453,7 @@ class ArchiveWriter:
             return
         for p in entries:
             m = FILE_RE.match(p.name)
-            if not m or p in open_paths:
+            if not m or m["collector"] not in ours or p in open_paths or not _plain_file(p):
                 continue
             try:
                 if self.keep is not None and p.stat().st_mtime < now - self.keep:

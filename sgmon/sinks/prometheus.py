@@ -484,31 +484,3 @@ class _Families:
     def families(self) -> Iterator[Metric]:
         """Every family with at least one sample."""
         return (f.metric for f in self._by_name.values() if f.metric.samples)
-
-
-class Exporter:
-    """The HTTP endpoint: a private registry holding one FrameCollector."""
-
-    def __init__(
-        self,
-        schema_of: Callable[[str], Schema],
-        addr: str,
-        port: int,
-        identity: Identity | None = None,
-        per_cpu: bool = False,
-    ) -> None:
-        from prometheus_client import CollectorRegistry, start_http_server
-
-        self.collector = FrameCollector(schema_of, identity, per_cpu)
-        self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(self.collector)  # type: ignore[arg-type]
-        self.server, self.thread = start_http_server(port, addr=addr, registry=self.registry)
-
-    def __call__(self, frame: Frame, judgement: Judgement) -> None:
-        """Sink: hand the frame and its verdict to the collector."""
-        self.collector(frame, judgement)
-
-    def close(self) -> None:
-        """Stop listening."""
-        self.server.shutdown()
-        self.server.server_close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import gc
 import time
 from collections import deque
@@ -19,8 +20,11 @@ from functools import partial
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
 from textual.containers import Container
+from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.events import Print, Resize
 from textual.message import Message
@@ -98,6 +102,41 @@ class _Instant:
     state: Any
     hosts: dict[str, HostInfo]
     findings: list[Any]
+
+
+class SafeCommandPalette(CommandPalette):
+    """Textual's command palette, hardened against keys typed ahead (Textual 8.2's races, each of
+    which ended the dashboard with a traceback; docs/upstream/ reproduces the first):
+
+    - PageUp/PageDown before its list is laid out read an empty line map (``KeyError: 0``): such
+      a key is dropped, one a moment later pages as usual;
+    - a key queued behind the one that closed it closed it again, popping the screen below
+      (``ScreenStackError``): it closes once, and only while it is on top;
+    - its search ran on after it closed and looked for its own removed list (``NoMatches``): the
+      search stops when it closes, and a late watcher finds nothing to update.
+    """
+
+    def _action_command_list(self, action: str) -> None:
+        try:
+            super()._action_command_list(action)
+        except KeyError:
+            if action not in ("page_up", "page_down"):
+                raise
+
+    def dismiss(self, result: Any = None) -> AwaitComplete:
+        """Close once, stopping the search first."""
+        self._cancel_gather_commands()
+        if self.app.screen is not self:
+            return AwaitComplete.nothing()
+        return super().dismiss(result)
+
+    def _watch__list_visible(self) -> None:
+        with contextlib.suppress(NoMatches):
+            super()._watch__list_visible()
+
+    async def _watch__show_busy(self) -> None:
+        with contextlib.suppress(NoMatches):
+            await super()._watch__show_busy()
 
 
 class SgmonApp(App[int]):
@@ -732,5 +771,11 @@ class SgmonApp(App[int]):
         self.notify(f"saved {path}", timeout=3)
 
     def action_help(self) -> None:
-        """Keys and colours."""
-        self.push_screen(HelpScreen(self.palette))
+        """Keys and colours (once: a second ``?`` typed ahead does not stack a second help)."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.palette))
+
+    def action_command_palette(self) -> None:
+        """Textual's command palette, hardened against keys typed ahead (SafeCommandPalette)."""
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(SafeCommandPalette(id="--command-palette"))

@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -84,15 +85,22 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, palette: Palette) -> None:
         super().__init__()
         self.palette = palette
+        self._leaving = False
 
     def compose(self) -> ComposeResult:
         """One static block."""
         yield Static(render_help(self.palette), id="help")
 
     def action_close(self) -> None:
-        """Back to the dashboard."""
-        self.dismiss()
+        """Back to the dashboard, once: ``dismiss`` pops whatever screen is on top, so a second
+        key queued before the first one's pop (or a screen pushed above this one, such as the
+        command palette) must not pop again (that raised ScreenStackError)."""
+        if self.app.screen is self and not self._leaving:
+            self._leaving = True
+            self.dismiss()
 
-    def on_key(self) -> None:
-        """Any other key closes too."""
-        self.dismiss()
+    def on_key(self, event: Key) -> None:
+        """Any other key closes too; the key goes no further."""
+        event.stop()
+        event.prevent_default()
+        self.action_close()

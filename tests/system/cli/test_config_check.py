@@ -84,13 +84,13 @@ def test_every_problem_is_one_line_and_exit_2(tmp_path):
     assert all(x.startswith("sgmon: ") for x in lines)
     text = r.stderr
     for expect in (
-        'unknown key "intervall"; did you mean "interval"?',
-        "ports: 'x' should be an integer",
-        "role = 'stanby'",
-        "devices = 'sdb' should be a list",
-        'unknown key "pasword"; did you mean "password"?',
-        "[collectors.dsik]: no such collector",
-        '"disk.nope": disk has no field nope',
+        'intervall: unknown key; did you mean "interval"?',
+        "dataguard.ports: 'x' is not a port number",
+        "role: 'stanby'",
+        "devices: 'sdb' should be a list",
+        'db.pasword: unknown key; did you mean "password"?',
+        "collectors.dsik: no such collector",
+        "disk has no field 'nope'",
     ):
         assert sum(expect in x for x in lines) == 1, (expect, text)
 
@@ -114,6 +114,6 @@ def test_world_readable_password_and_bad_toml(tmp_path):
 
 def test_a_role_other_than_primary_or_standby_is_refused_on_load() -> None:
     """The role picks a host's DG sockets and goes on the agent's ssh command line."""
-    with pytest.raises(ConfigError, match=r'host a: role = .primary; true.: use "primary"'):
+    with pytest.raises(ConfigError, match=r'host\[a\].role: .primary; true.: use "primary"'):
         parse_config({"host": [{"name": "a", "role": "primary; true"}]})
     assert parse_config({"host": [{"name": "a", "role": "standby"}]}).hosts[0].role == "standby"

@@ -91,5 +91,5 @@ def test_config_keys_of_several_standbys_show_with_their_origin(tmp_path: Path):
     r = _check(path=cfg)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
-        f'sgmon: {cfg}: host z: role = \'witness\': use "primary", "standby" or "far_sync"'
+        f'sgmon: {cfg}: host[z].role: \'witness\': use "primary", "standby" or "far_sync"'
     ]
