@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paths import REPO
 
 from sgmon.config import SCHEMA, check_config, load_config, validate
 from sgmon.errors import ConfigError
@@ -192,7 +193,7 @@ def test_a_value_from_the_environment_is_named_as_such(
 
 def test_the_readmes_example_config_passes_the_schema(tmp_path: Path) -> None:
     """The README's sgmon.toml, as a user copies it, is a valid config for every command."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (REPO / "README.md").read_text()
     example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
     cfg = tmp_path / "sgmon.toml"
     cfg.write_text(example)
