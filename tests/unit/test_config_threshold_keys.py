@@ -22,6 +22,6 @@ def test_instance_key_is_accepted(tmp_path: Path) -> None:
 
 def test_unknown_field_is_still_reported(tmp_path: Path) -> None:
     (line,) = _problems(tmp_path, "oracle_waits.log file sync.p999")
-    assert line.endswith('"oracle_waits.log file sync.p999": oracle_waits has no field p999')
+    assert line.endswith("'oracle_waits.log file sync.p999': oracle_waits has no field 'p999'")
     (line,) = _problems(tmp_path, "disk.w_awat")
-    assert line.endswith("disk has no field w_awat")
+    assert line.endswith("disk has no field 'w_awat'")
