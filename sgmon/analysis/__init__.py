@@ -74,6 +74,7 @@ class Analyzer:
         """Per primary instance: its recent budgets and the incident its chain follows."""
         self._opened: deque[Finding] = deque(maxlen=1000)
         self._closed: deque[Finding] = deque(maxlen=1000)
+        self._changed: deque[Finding] = deque(maxlen=1000)
         self._lock = threading.Lock()
         self.topology: topology.Topology | None = None
         """The hosts' places at the last evaluation (which standbys are on the commit path)."""
@@ -132,6 +133,7 @@ class Analyzer:
             self.book.retract("commit_chain", name)
         self._opened.extend(self.book.opened)
         self._closed.extend(self.book.closed)
+        self._changed.extend(self.book.changed)
 
     def _context(self, common: Context, topo: topology.Topology, name: str | None) -> Context:
         """What the rules see for one primary instance: the tick's ``common`` context with
@@ -220,13 +222,14 @@ class Analyzer:
                 outliers.update(view.outliers)
             return AnalysisState(self._time, outliers, self.book.findings(), dict(self._budget))
 
-    def changes(self) -> tuple[list[Finding], list[Finding]]:
-        """Findings opened and closed since the last call (for the findings log)."""
+    def changes(self) -> tuple[list[Finding], list[Finding], list[Finding]]:
+        """Findings opened, closed, and changed in severity since the last call (for the
+        findings log)."""
         with self._lock:
-            opened, closed = list(self._opened), list(self._closed)
-            self._opened.clear()
-            self._closed.clear()
-            return opened, closed
+            opened, closed, changed = list(self._opened), list(self._closed), list(self._changed)
+            for d in (self._opened, self._closed, self._changed):
+                d.clear()
+            return opened, closed, changed
 
 
 @dataclass(slots=True)

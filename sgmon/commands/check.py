@@ -292,7 +292,10 @@ def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str
     for f in state.findings:
         when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
         lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
-        lines.append(f"     {f.rule}, seed {f.seed}, {when}{'' if f.active else ' (closed)'}")
+        became = f"; {steps}" if (steps := f.history(_clock)) else ""
+        lines.append(
+            f"     {f.rule}, seed {f.seed}, {when}{'' if f.active else ' (closed)'}{became}"
+        )
         lines += [f"     - {e}" for e in f.evidence]
     if topology:
         lines.append(f"topology: {topology}")
