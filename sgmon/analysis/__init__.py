@@ -27,13 +27,14 @@ from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, label
 from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
+from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.rules import evaluate, host_claims
 from sgmon.analysis.rules.base import LAG_RISK, mean
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
 from sgmon.grading import RANK, Grader, cpu_count
-from sgmon.model import Frame, data_guard_role, number
+from sgmon.model import Frame, data_guard_role, number, unheard
 from sgmon.verdicts import AnalysisState, Budget, Finding, Outlier, SeriesKey
 
 __all__ = ["Analyzer"]
@@ -63,6 +64,7 @@ class Analyzer:
         alike (without one, the local collector classes' declarations)."""
         self.tracker = OutlierTracker(self.grader)
         self.book = FindingBook()
+        self.liveness = Liveness()
         self.skew = 0.0
         """Estimated clock skew between the hosts, seconds (set it when it is known)."""
         self._views: dict[str, HostView] = {}
@@ -98,6 +100,8 @@ class Analyzer:
         if view.role and role and role != view.role:
             view.role_changed = frame.time
         view.frame, view.role = frame, role
+        if not unheard(frame):
+            view.heard = frame.time
         view.ncpu = ncpu or view.ncpu
         interval = frame.interval if frame.interval > 0 else 1.0
         self.book.hold = max(HOLD_S, HOLD_TICKS * interval)
@@ -117,6 +121,9 @@ class Analyzer:
         common.max_lag = math.ceil(abs(self.skew) / interval) + 1
         hosts = host_claims(common)  # once a tick, not once per primary instance
         asserted: dict[str, Finding] = {}
+        for f in self.liveness.findings(self._views, topo, self._time, interval):
+            self._budget.pop(f.host, None)  # its last split is not now's
+            asserted[f.key] = f
         explained = []
         for name in topo.primaries or (None,):
             ctx = self._context(common, topo, name)

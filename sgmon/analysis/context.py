@@ -42,6 +42,8 @@ class HostView:
     devices: tuple[str, ...] = ()
     role_changed: float | None = None
     """When the database last reported a new role (a switchover or failover)."""
+    heard: float | None = None
+    """Time of its last frame with numbers (``sgmon.analysis.liveness``)."""
     looks: dict[Callable, tuple[Frame, object]] = field(default_factory=dict)
     """What rules read from this frame alone, by the function that reads it (``once``)."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from sgmon.config import Config
 from sgmon.hosts import HostInfo
-from sgmon.model import data_guard_role
+from sgmon.model import SILENT_INTERVALS, Frame, data_guard_role, unheard
 from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
@@ -72,8 +72,9 @@ class Timeline:
         return sources[0].interval if sources else self.config.interval
 
     def stale_after(self) -> float:
-        """Seconds without a frame after which a host counts as stale."""
-        return max(3.0 * self.interval(), 3.0)
+        """Seconds without a frame after which a host counts as stale (the analysis' silent
+        host: two intervals)."""
+        return SILENT_INTERVALS * self.interval()
 
     @property
     def replay(self) -> bool:
@@ -83,11 +84,27 @@ class Timeline:
         return replaying(self.monitor.sources)
 
     def is_stale(self, host: str) -> bool:
-        """Whether the host's frames stopped arriving (not once every source has ended)."""
+        """Whether the host's frames stopped arriving, or arrive with nothing heard from it
+        (not once every source has ended)."""
         if self.monitor.sources and self.monitor.finished.is_set():
             return False
+        latest = self.history.latest(host)
+        if latest is not None and unheard(latest):
+            return True
         quiet = self.feed.quiet_for(host)
         return quiet is not None and quiet > self.stale_after()
+
+    def stale_since(self, host: str, frame: Frame | None, live: bool) -> float | None:
+        """Time of the host's last frame with numbers when ``frame`` (the cursor's) stands in
+        for nothing heard or the host is stale now (live), else None."""
+        if frame is None:
+            return None
+        if unheard(frame):
+            frames = self.history.frames(host)
+            i = bisect.bisect_right(frames, frame.time, key=lambda f: f.time)
+            heard = next((f.time for f in reversed(frames[:i]) if not unheard(f)), None)
+            return heard if heard is not None else frame.time
+        return frame.time if live and self.is_stale(host) else None
 
     def pane_view(
         self,
@@ -106,13 +123,13 @@ class Timeline:
         frame = frame_at(frames, at) if at is not None else None
         budget = None
         highlight: frozenset = frozenset()
-        if state is not None:
+        stale = self.stale_since(host.name, frame, live)
+        if state is not None and stale is None:  # a silent host's last budget is not now's
             budget = state.budget.get(host.name)
             chosen = next((f for f in state.findings if f.key == finding), None)
             if chosen is not None:
                 highlight = frozenset(tuple(s[1:]) for s in chosen.series if s[0] == host.name)
         pinned = next((h.devices for h in self.config.hosts if h.name == host.name), ())
-        stale = frame.time if frame is not None and live and self.is_stale(host.name) else None
         return PaneView(
             host=host.name,
             role=host.role or (frame.role if frame else ""),
@@ -153,7 +170,7 @@ class Timeline:
                 HostState(
                     name=h.name,
                     role=h.role or (latest.role if latest else ""),
-                    last=latest.time if latest else None,
+                    last=self.feed.heard(h.name) if latest else None,
                     stale=self.is_stale(h.name),
                     skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,
                 )
