@@ -143,7 +143,7 @@ class HostPane(VerticalScroll, can_focus=False):
         then commits them all in one turn of the event loop, so one compositor pass paints a
         tick: each pass walks every widget overlapping the lines it repaints, header to key line,
         whatever changed."""
-        title = f"{(view.role or 'host').upper()}  {view.host}" + (
+        title = f"{(view.kind or view.role or 'host').upper()}  {view.host}" + (
             f"  {view.role_note}" if view.role_note else ""
         )
         present = view.frame.collectors if view.frame is not None else None

@@ -124,6 +124,7 @@ class Timeline:
         budget = None
         highlight: frozenset = frozenset()
         stale = self.stale_since(host.name, frame, live)
+        topo = self.feed.topology
         if state is not None and stale is None:  # a silent host's last budget is not now's
             budget = state.budget.get(host.name)
             chosen = next((f for f in state.findings if f.key == finding), None)
@@ -133,6 +134,7 @@ class Timeline:
         return PaneView(
             host=host.name,
             role=host.role or (frame.role if frame else ""),
+            kind="far sync" if topo is not None and host.name in topo.far_sync else "",
             role_note=self.role_note(host),
             palette=palette,
             frame=frame,
@@ -163,13 +165,15 @@ class Timeline:
     def host_states(self, hosts: list[HostInfo]) -> tuple[HostState, ...]:
         """Each host's role, last frame time, liveness and clock skew for the header."""
         ref = hosts[0].name if hosts else ""
+        topo = self.feed.topology
         states = []
         for h in hosts:
             latest = self.history.latest(h.name)
+            far = topo is not None and h.name in topo.far_sync
             states.append(
                 HostState(
                     name=h.name,
-                    role=h.role or (latest.role if latest else ""),
+                    role="far sync" if far else h.role or (latest.role if latest else ""),
                     last=self.feed.heard(h.name) if latest else None,
                     stale=self.is_stale(h.name),
                     skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,

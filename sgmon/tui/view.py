@@ -102,6 +102,8 @@ class PaneView:
     """The limits the verdict was graded with; the sparklines grade past values with them."""
     highlight: frozenset[SeriesKey] = frozenset()
     """Series named by the selected finding."""
+    kind: str = ""
+    """The title's word for the host when its role says too little: ``far sync``."""
     role_note: str = ""
     """Said beside the role when the database's role is not the configured one (a switchover)."""
     budget: Any = None

@@ -1,0 +1,114 @@
+"""Each pane shows its own host's truth: a standby draws no primary's commit budget, a primary
+lists no RFS rows after a switchover, a far sync instance is titled so, the budget's largest
+part is labelled for what it is, and the legend never cuts a number."""
+
+from __future__ import annotations
+
+import re
+
+import themes
+from sgmon.config import Config
+from sgmon.hosts import HostInfo
+from sgmon.judgement import Judge
+from sgmon.monitor import Monitor
+from sgmon.sim import SimPair
+from sgmon.tui.feed import Feed
+from sgmon.tui.palette import Palette
+from sgmon.tui.panels.budget import legs, render_budget
+from sgmon.tui.panels.waits import events
+from sgmon.tui.timeline import Timeline
+from sgmon.tui.view import PaneView
+from sgmon.verdicts import Budget
+
+START = 1_800_000_000.0
+PALETTE = Palette.from_variables("sgmon-dark", themes.load_themes()["sgmon-dark"]["variables"])
+
+
+def _timeline(scenario: str, seconds: float, onset: float = 10.0) -> tuple[Timeline, Feed]:
+    """The dashboard's timeline fed the simulated pair, as the Monitor feeds it."""
+    pair = SimPair(scenario, seed=3, start=START, onset=onset)
+    judge = Judge(schema_of=pair.schema, live=False)
+    mon = Monitor([], history=400, judge=judge)
+    feed = Feed(mon.history, judge)
+    try:
+        while pair.t < seconds:
+            for f in pair.step():
+                feed.add(f, judge(f), in_history=False)
+    finally:
+        pair.close()
+    return Timeline(mon, feed, Config()), feed
+
+
+def _views(timeline: Timeline, feed: Feed) -> dict[str, PaneView]:
+    out = {}
+    for h in timeline.hosts():
+        latest = timeline.history.latest(h.name)
+        assert latest is not None
+        out[h.name] = timeline.pane_view(
+            h, latest.time, [], feed.state_at(latest.time), PALETTE, live=False
+        )
+    return out
+
+
+def _lines(renderable) -> list[str]:
+    return [t.plain for t in renderable.renderables]
+
+
+def test_after_a_switchover_each_pane_draws_its_own_side() -> None:
+    """site_a was the primary, site_b is now: the new standby draws no commit budget of a
+    primary and no log file sync rows; the new primary no RFS rows."""
+    timeline, feed = _timeline("switchover", 50)
+    views = _views(timeline, feed)
+    new_primary, new_standby = views["site_b"], views["site_a"]
+    assert (new_primary.role, new_standby.role) == ("primary", "standby")
+    shown = _lines(render_budget(new_standby, 100))
+    assert shown[1].strip() == "measured on the primary", shown
+    assert not [e for e in events(new_primary) if e.startswith("RFS")], events(new_primary)
+    assert "log file sync" not in events(new_standby), events(new_standby)
+    assert "log file sync" in events(new_primary)
+
+
+def test_a_far_sync_instance_is_titled_far_sync() -> None:
+    timeline, feed = _timeline("far-sync-slow", 15)
+    views = _views(timeline, feed)
+    assert views["farsync"].kind == "far sync" and views["standby"].kind == ""
+    states = {s.name: s.role for s in timeline.host_states(timeline.hosts())}
+    assert states["farsync"] == "far sync" and states["standby"] == "standby"
+
+
+def test_an_unsplit_remote_write_is_labelled_remote_write() -> None:
+    """transport-stopped: no standby waits split the remote write; its part is the remote
+    write, not "remote other"."""
+    b = Budget("p", START, 0.62, 0.45, 0.45, None, None, 0.0, 0.16, "local")
+    assert [label for label, _, _ in legs(b)][0] == "remote write"
+    split = Budget("p", START, 10.0, 0.5, 8.0, 1.0, 6.0, 2.0)
+    assert "remote other" in [label for label, _, _ in legs(split)]
+
+
+def test_the_budget_legend_never_cuts_a_number() -> None:
+    """primary-cpu-starved's overhead, the cause, was drawn ``overhead 3.`` or without its
+    number: at every width each part's number is whole on one line."""
+    b = Budget("p", START, 12.345, 0.456, 1.234, 0.789, 0.445, 3.125, 7.5, "standby")
+    view = PaneView("p", "primary", PALETTE, None, budget=b)
+    for width in range(36, 221, 7):  # a pane of an 80-column terminal is 38 wide
+        lines = _lines(render_budget(view, width))
+        legend = [ln for ln in lines if "■" in ln]
+        assert all(len(ln) <= width for ln in legend), (width, legend)
+        parts = [p.strip() for ln in legend for p in ln.split("■") if p.strip()]
+        assert parts == [f"{label} {n}" for label, n in _expected(b)], (width, parts)
+
+
+def _expected(b: Budget) -> list[tuple[str, str]]:
+    from sgmon.units import fmt_num
+
+    return [(label, fmt_num(ms)) for label, _, ms in legs(b)]
+
+
+def test_the_dead_primarys_border_says_stale_since_when() -> None:
+    from sgmon.tui.panels.header import clock
+
+    timeline, feed = _timeline("failover", 20)
+    view = _views(timeline, feed)["site_a"]
+    assert view.stale_since is not None
+    assert re.fullmatch(r"\d\d:\d\d:\d\d", clock(view.stale_since))
+    assert HostInfo("site_a", "primary") in timeline.hosts()
