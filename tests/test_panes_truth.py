@@ -80,7 +80,7 @@ def test_an_unsplit_remote_write_is_labelled_remote_write() -> None:
     """transport-stopped: no standby waits split the remote write; its part is the remote
     write, not "remote other"."""
     b = Budget("p", START, 0.62, 0.45, 0.45, None, None, 0.0, 0.16, "local")
-    assert [label for label, _, _ in legs(b)][0] == "remote write"
+    assert next(label for label, _, _ in legs(b)) == "remote write"
     split = Budget("p", START, 10.0, 0.5, 8.0, 1.0, 6.0, 2.0)
     assert "remote other" in [label for label, _, _ in legs(split)]
 
