@@ -112,3 +112,42 @@ def test_the_dead_primarys_border_says_stale_since_when() -> None:
     assert view.stale_since is not None
     assert re.fullmatch(r"\d\d:\d\d:\d\d", clock(view.stale_since))
     assert HostInfo("site_a", "primary") in timeline.hosts()
+
+
+def test_transport_stopped_the_standby_disk_writes_nothing_and_commits_are_local() -> None:
+    """No redo arrives: the standby's redo disk shows no writes (it showed the primary's 868
+    writes/s at 0 %util), and the primary's budget has no remote write part (the largest was
+    an unsplit "remote other" of 0.45 ms, Table 7's formula reading the local write)."""
+    from sgmon.analysis.budget import commit_budget
+
+    pair = SimPair("transport-stopped", seed=3, start=START, onset=10.0)
+    try:
+        while pair.t < 25:
+            frames = {f.host: f for f in pair.step()}
+    finally:
+        pair.close()
+    assert frames["standby"].rows("disk")["sdb"]["w_s"] == 0.0
+    assert frames["primary"].rows("disk")["sdb"]["w_s"] > 100
+    b = commit_budget(frames["primary"], frames["standby"])
+    assert b is not None and b.remote_write_ms is None
+    assert next(label for label, _, _ in legs(b)) == "local write"
+
+
+def test_cited_panels_get_lines_first_and_no_row_is_blank_while_one_is_folded() -> None:
+    from sgmon.tui.pane import allot, citing_panel
+    from sgmon.tui.panels.waits import WaitsPanel
+
+    # the cited log file sync row is in the events table, not the budget drawn from it
+    assert citing_panel("oracle_waits", "p99") is WaitsPanel
+    # two cited panels (0: processes, 10 lines; 2: waits, 9): both show, not the first alone
+    assert allot([10, 4, 9, 7], [0, 2, 1, 3], 13, cited=2) == [9, 0, 3, 0]
+    for sizes in ([4, 8, 7, 13, 6], [10, 4, 9, 7], [2, 5, 5, 5], [6, 6, 6, 6, 6]):
+        for height in range(4, sum(sizes)):
+            given = allot(sizes, range(len(sizes)), height)
+            assert all(g == 0 or g >= min(3, n) for g, n in zip(given, sizes, strict=True))
+            assert sum(given) <= height - 1
+            donors = sum(max(0, g - 3) for g in given)
+            blank = height - 1 - sum(given)
+            if blank and 0 in given:  # only when no panel can give what a folded one lacks
+                need = min(3, sizes[given.index(0)])
+                assert need - blank > donors, (sizes, height, given)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from sgmon import topology
 from sgmon.analysis.budget import commit_budget
-from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, label
+from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, chain_label
 from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.liveness import Liveness
@@ -219,7 +219,7 @@ class Analyzer:
             links = rank(series, candidates, ctx.max_lag, path.linked)
             path.ranked = (keys, False, links)
         peak = max(series.recent(PEAK_TICKS), default=None)
-        return Chain(trigger, label(trigger, peak), links)
+        return Chain(trigger, chain_label(trigger, peak, PEAK_TICKS * ctx.interval), links)
 
     def state(self) -> AnalysisState:
         """A snapshot: open outliers of every host, ranked findings, the latest budgets."""

@@ -225,6 +225,16 @@ def label(o: Outlier, value: float | None) -> str:
     return f"{what} {fmt_num(value)}{unit}"
 
 
+def chain_label(o: Outlier, peak: float | None, seconds: float) -> str:
+    """A chain's title value: its trigger now, or while the highest of the last ``seconds`` is
+    above it, that peak said to be one (``log file sync p99 <256 ms (10 s peak)``): a title
+    beside a table of the values now must not pass a peak off as now."""
+    value = o.value if isinstance(o.value, int | float) else None
+    if peak is None or value is None or peak <= value:
+        return label(o, value if value is not None else peak)
+    return f"{label(o, peak)} ({fmt_num(seconds)} s peak)"
+
+
 def now(o: Outlier) -> str:
     """An outlier as evidence, at the value it has this tick, so that lines of one finding
     agree with each other (its ``reason`` was written when it opened or last rose)."""
