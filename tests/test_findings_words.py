@@ -51,3 +51,21 @@ def test_the_chain_title_is_the_table_value_now_or_its_peak_said_so() -> None:
     finally:
         pair.close()
     assert said["now"] and said["peak"], said
+
+
+def test_one_latency_is_one_colour() -> None:
+    """``SYNC Remote Write 80.7`` was warn beside a plain ``Redo Transport MISC 80.7`` (the same
+    remote write seen from NSS), and ``r_await 74.7`` warn beside ``w_await 74.7`` crit."""
+    from sgmon.grading import Grader
+
+    g = Grader()
+
+    def grade(collector: str, inst: str, name: str, v: float) -> str:
+        return g.grade("h", collector, inst, name, v, {}, 8)
+
+    for v in (5.0, 12.0, 80.7):
+        srw = grade("oracle_waits", "SYNC Remote Write", "avg", v)
+        assert grade("oracle_waits", "Redo Transport MISC", "avg", v) == srw, v
+        assert grade("oracle_waits", "LNS wait on SENDREQ", "avg", v) == srw, v
+    for v in (5.0, 20.0, 74.7):
+        assert grade("disk", "sdb", "r_await", v) == grade("disk", "sdb", "w_await", v), v

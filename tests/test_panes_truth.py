@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from rich.style import Style
+
 import themes
 from sgmon.config import Config
 from sgmon.hosts import HostInfo
@@ -151,3 +153,26 @@ def test_cited_panels_get_lines_first_and_no_row_is_blank_while_one_is_folded() 
             if blank and 0 in given:  # only when no panel can give what a folded one lacks
                 need = min(3, sizes[given.index(0)])
                 assert need - blank > donors, (sizes, height, given)
+
+
+def test_an_async_standbys_lag_is_no_worse_than_its_finding() -> None:
+    """async-iops-cap: standby_a falls behind, a lag risk (warn); its strip entry drew the
+    lag crit beside that warning."""
+    from sgmon.tui.strip import entry, place
+
+    timeline, feed = _timeline("async-iops-cap", 60)
+    host = next(h for h in timeline.hosts() if h.name == "standby_a")
+    latest = timeline.history.latest("standby_a")
+    assert latest is not None
+    state = feed.state_at(latest.time)
+    assert state is not None
+    finding = next(f for f in state.findings if f.active and f.host == "standby_a")
+    assert finding.severity == "warn"
+    view = timeline.glance(host, latest.time, PALETTE)
+    lag = latest.value("oracle_dg", "db", "transport_lag")
+    assert isinstance(lag, float | int) and lag >= 30  # past its crit limit of its own
+    assert view.severity("oracle_dg", "db", "transport_lag") == "warn"
+    head, _ = entry(view, place(host, feed.topology), None, (), finding)
+    crit = Style.parse(str(PALETTE.sev("crit"))).color
+    colours = [Style.parse(str(s.style)).color for s in head.spans]
+    assert crit not in colours, (head.plain, colours)

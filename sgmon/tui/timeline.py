@@ -135,6 +135,7 @@ class Timeline:
             host=host.name,
             role=host.role or (frame.role if frame else ""),
             kind="far sync" if topo is not None and host.name in topo.far_sync else "",
+            cap=self.cap(host.name),
             role_note=self.role_note(host),
             palette=palette,
             frame=frame,
@@ -160,7 +161,15 @@ class Timeline:
             frame=frame,
             judgement=self.feed.verdict(frame),
             grader=self.feed.judge.grader,
+            cap=self.cap(host.name),
         )
+
+    def cap(self, host: str) -> str:
+        """``warn`` for a standby the topology puts off the commit path (the analysis' lag
+        risks are at most warnings), else no cap."""
+        topo = self.feed.topology
+        off = topo is not None and host in topo.standbys and not topo.on_commit_path(host)
+        return "warn" if off else ""
 
     def host_states(self, hosts: list[HostInfo]) -> tuple[HostState, ...]:
         """Each host's role, last frame time, liveness and clock skew for the header."""
