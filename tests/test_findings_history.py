@@ -93,3 +93,34 @@ def test_an_escalating_simulated_stall_keeps_its_mild_start_and_its_steps() -> N
     steps = loss[0].steps
     assert len(steps) >= 2 and steps[0][0] == loss[0].start < steps[-1][0]
     assert [s for _, s in steps[:2]] == ["info", "warn"]
+
+
+def test_the_replay_summary_and_findings_csv_of_a_recording_say_when_it_became_what(
+    tmp_path: Path,
+) -> None:
+    """standby-iops-cap recorded: the Fast Sync advice opens as info and becomes a warning
+    when the cap bites; findings.csv has its raise row, the replay summary its steps."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SGMON_RUNTIME_DIR": str(tmp_path / "run")}
+    rec = tmp_path / "rec"
+
+    def sgmon(*args: str) -> str:
+        r = subprocess.run(
+            [sys.executable, "-m", "sgmon", *args],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    sgmon("record", "--simulate", "standby-iops-cap", "--onset", "20", "--duration", "70s",
+          "--speed", "100", "--dir", str(rec))  # fmt: skip
+    with (rec / "primary" / "findings.csv").open() as fh:
+        rows = [r for r in csv.DictReader(fh) if r["rule"] == "fast_sync"]
+    assert [(r["event"], r["severity"]) for r in rows][:2] == [("open", "info"), ("raise", "warn")]
+    assert rows[1]["start"] == rows[0]["start"] < rows[1]["time"]
+    summary = sgmon("replay", str(rec), "--summary")
+    became = [ln for ln in summary.splitlines() if "became info" in ln]
+    assert became and ", warn " in became[0], summary
