@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.events import COMMIT_EVENTS, LOCAL_WRITE, SHORT, SHOWN, STANDBY_REDO_IO
+from sgmon.events import SHORT, SHOWN, STANDBY_REDO_IO
 from sgmon.model import number
 from sgmon.tui.draw import title
 from sgmon.tui.fit import fit
@@ -24,13 +24,11 @@ TOP = 6
 
 def other_side(event: str, role: str) -> bool:
     """Whether ``event`` is waited on by the other side of Data Guard than ``role``: RFS and
-    standby redo I/O on a primary, the commit chain on a standby.  V$SYSTEM_EVENT keeps its
+    standby redo I/O on a primary, LGWR's and NSS's on a standby.  V$SYSTEM_EVENT keeps its
     totals across a switchover, so the new primary still has RFS rows (and the new standby log
     file sync rows) that no longer move."""
     standby = event.startswith("RFS ") or event == STANDBY_REDO_IO
-    if role == "primary":
-        return standby
-    return role == "standby" and (event in COMMIT_EVENTS or event == LOCAL_WRITE)
+    return standby if role == "primary" else role == "standby" and not standby
 
 
 def events(view: PaneView) -> list[str]:
