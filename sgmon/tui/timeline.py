@@ -72,9 +72,11 @@ class Timeline:
         return sources[0].interval if sources else self.config.interval
 
     def stale_after(self) -> float:
-        """Seconds without a frame after which a host counts as stale (the analysis' silent
-        host: two intervals)."""
-        return SILENT_INTERVALS * self.interval()
+        """Seconds without a frame after which a host counts as stale: two intervals, as the
+        analysis' silent host, but not under 3 s of the wall clock, where arrival jitter on a
+        busy machine would flicker the dot (a remote source's stand-in frames come at two
+        intervals, and those make it stale at once)."""
+        return max(SILENT_INTERVALS * self.interval(), 3.0)
 
     @property
     def replay(self) -> bool:
