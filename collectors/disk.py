@@ -41,8 +41,10 @@ FIELDS = (
         "ms",
         G,
         "average read time incl. queueing (iostat r_await)",
-        warn=20,
-        crit=100,
+        # w_await's limits: seed 003's capped redo volume queued its lost-write-protect reads
+        # with the SRL writes, and one latency on one device is drawn in one colour
+        warn=10,
+        crit=50,
         combine="per:r_s",
     ),
     Field(

@@ -72,11 +72,13 @@ class Judge:
         try:
             self.analyzer.feed(frame)
             state = self.analyzer.state()
-            opened, closed = self.analyzer.changes()
+            opened, closed, changed = self.analyzer.changes()
         except Exception as e:  # keep the sinks going; say why the analysis stopped
             self.analyzer, self.note = None, f"analysis stopped: {e}"
             return Judgement(frame, self.grader, ncpu=ncpu)
-        return Judgement(frame, self.grader, state, tuple(opened), tuple(closed), ncpu)
+        return Judgement(
+            frame, self.grader, state, tuple(opened), tuple(closed), tuple(changed), ncpu
+        )
 
     def skew(self) -> float:
         """The spread of the hosts' clock offsets, seconds (0 with one host or a recording)."""

@@ -478,6 +478,18 @@ def silence(source: str, seconds: float) -> str:
     return f"unreachable: no frames from {source} for {seconds:.0f}s"
 
 
+SILENT_INTERVALS = 2
+"""Intervals without a frame after which a host counts as silent: a finding, a hollow dot."""
+
+
+def unheard(frame: Frame) -> bool:
+    """Whether the frame stands in for a host that sent nothing: every collector stale (what a
+    remote source emits for a silent agent, and the simulation for a dead host)."""
+    return bool(frame.collectors) and all(
+        r.status is Status.STALE for r in frame.collectors.values()
+    )
+
+
 def data_guard_role(frame: Frame | None, configured: str = "") -> str:
     """A host's Data Guard role: its database's own (V$DATABASE via oracle_dg), which follows a
     switchover at once, else the frame's (the configured one), else ``configured``."""

@@ -9,7 +9,7 @@ from here without importing the analysis that made it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -81,6 +81,9 @@ class Finding:
     start: float
     end: float | None = None
     score: float = 0.0
+    steps: tuple[tuple[float, str], ...] = ()
+    """(time, severity) of its first form and of each change of severity since, in order: an
+    escalating finding keeps the start of its first form, and says when it became what."""
 
     @property
     def active(self) -> bool:
@@ -91,7 +94,15 @@ class Finding:
         """JSON form."""
         d = asdict(self)
         d["series"] = [list(s) for s in self.series]
+        d["steps"] = [list(s) for s in self.steps]
         return d
+
+    def history(self, clock: Callable[[float], str]) -> str:
+        """``info 08:33:30, warn 08:33:49, crit 08:33:52``: when it became what ("" when it
+        never changed severity)."""
+        if len(self.steps) < 2:
+            return ""
+        return ", ".join(f"{s} {clock(t)}" for t, s in self.steps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +194,8 @@ class Judgement:
     state: AnalysisState | None = None
     opened: tuple[Finding, ...] = ()
     closed: tuple[Finding, ...] = ()
+    changed: tuple[Finding, ...] = ()
+    """Findings whose severity changed with this frame (each a row of the findings log)."""
     ncpu: int = 0
     _grades: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False)
 

@@ -24,16 +24,17 @@ from dataclasses import dataclass, field, replace
 
 from sgmon import topology
 from sgmon.analysis.budget import commit_budget
-from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, label
+from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, chain_label
 from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
+from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.rules import evaluate, host_claims
 from sgmon.analysis.rules.base import LAG_RISK, mean
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
 from sgmon.grading import RANK, Grader, cpu_count
-from sgmon.model import Frame, data_guard_role, number
+from sgmon.model import Frame, data_guard_role, number, unheard
 from sgmon.verdicts import AnalysisState, Budget, Finding, Outlier, SeriesKey
 
 __all__ = ["Analyzer"]
@@ -63,6 +64,7 @@ class Analyzer:
         alike (without one, the local collector classes' declarations)."""
         self.tracker = OutlierTracker(self.grader)
         self.book = FindingBook()
+        self.liveness = Liveness()
         self.skew = 0.0
         """Estimated clock skew between the hosts, seconds (set it when it is known)."""
         self._views: dict[str, HostView] = {}
@@ -74,6 +76,7 @@ class Analyzer:
         """Per primary instance: its recent budgets and the incident its chain follows."""
         self._opened: deque[Finding] = deque(maxlen=1000)
         self._closed: deque[Finding] = deque(maxlen=1000)
+        self._changed: deque[Finding] = deque(maxlen=1000)
         self._lock = threading.Lock()
         self.topology: topology.Topology | None = None
         """The hosts' places at the last evaluation (which standbys are on the commit path)."""
@@ -97,6 +100,8 @@ class Analyzer:
         if view.role and role and role != view.role:
             view.role_changed = frame.time
         view.frame, view.role = frame, role
+        if not unheard(frame):
+            view.heard = frame.time
         view.ncpu = ncpu or view.ncpu
         interval = frame.interval if frame.interval > 0 else 1.0
         self.book.hold = max(HOLD_S, HOLD_TICKS * interval)
@@ -116,6 +121,9 @@ class Analyzer:
         common.max_lag = math.ceil(abs(self.skew) / interval) + 1
         hosts = host_claims(common)  # once a tick, not once per primary instance
         asserted: dict[str, Finding] = {}
+        for f in self.liveness.findings(self._views, topo, self._time, interval):
+            self._budget.pop(f.host, None)  # its last split is not now's
+            asserted[f.key] = f
         explained = []
         for name in topo.primaries or (None,):
             ctx = self._context(common, topo, name)
@@ -132,6 +140,7 @@ class Analyzer:
             self.book.retract("commit_chain", name)
         self._opened.extend(self.book.opened)
         self._closed.extend(self.book.closed)
+        self._changed.extend(self.book.changed)
 
     def _context(self, common: Context, topo: topology.Topology, name: str | None) -> Context:
         """What the rules see for one primary instance: the tick's ``common`` context with
@@ -210,7 +219,7 @@ class Analyzer:
             links = rank(series, candidates, ctx.max_lag, path.linked)
             path.ranked = (keys, False, links)
         peak = max(series.recent(PEAK_TICKS), default=None)
-        return Chain(trigger, label(trigger, peak), links)
+        return Chain(trigger, chain_label(trigger, peak, PEAK_TICKS * ctx.interval), links)
 
     def state(self) -> AnalysisState:
         """A snapshot: open outliers of every host, ranked findings, the latest budgets."""
@@ -220,13 +229,14 @@ class Analyzer:
                 outliers.update(view.outliers)
             return AnalysisState(self._time, outliers, self.book.findings(), dict(self._budget))
 
-    def changes(self) -> tuple[list[Finding], list[Finding]]:
-        """Findings opened and closed since the last call (for the findings log)."""
+    def changes(self) -> tuple[list[Finding], list[Finding], list[Finding]]:
+        """Findings opened, closed, and changed in severity since the last call (for the
+        findings log)."""
         with self._lock:
-            opened, closed = list(self._opened), list(self._closed)
-            self._opened.clear()
-            self._closed.clear()
-            return opened, closed
+            opened, closed, changed = list(self._opened), list(self._closed), list(self._changed)
+            for d in (self._opened, self._closed, self._changed):
+                d.clear()
+            return opened, closed, changed
 
 
 @dataclass(slots=True)

@@ -39,21 +39,25 @@ def _avg(waits: Rows, event: str) -> float | None:
 
 
 def _has_sync_dest(frame: Frame) -> bool:
+    """Whether a SYNC destination ships now (one in ERROR or DISABLED ships nothing: its
+    commits are local only)."""
     return any(
         str(row.get("transmit_mode", "")).upper().startswith(("SYNC", "PARALLELSYNC"))
+        and str(row.get("status") or "VALID").upper() not in ("ERROR", "DISABLED", "DEFERRED")
         for inst, row in frame.rows("oracle_dg").items()
         if inst.startswith("dest_")
     )
 
 
 def remote_write(frame: Frame) -> float | None:
-    """Average remote write this interval: the 12c event, the 11.2 one, or Table 7's formula."""
+    """Average remote write this interval: the 12c event, the 11.2 one, or Table 7's formula
+    where neither is read (never when one is read with no waits: no remote write happened)."""
     waits = frame.rows("oracle_waits")
     for event in REMOTE:
         v = _avg(waits, event)
         if v is not None:
             return v
-    if not _has_sync_dest(frame):
+    if any(e in waits for e in REMOTE) or not _has_sync_dest(frame):
         return None
     redo = frame.rows("oracle_redo").get("db", {})
     t, n = redo.get("redo_write_time"), redo.get("redo_writes")

@@ -42,6 +42,8 @@ class HostView:
     devices: tuple[str, ...] = ()
     role_changed: float | None = None
     """When the database last reported a new role (a switchover or failover)."""
+    heard: float | None = None
+    """Time of its last frame with numbers (``sgmon.analysis.liveness``)."""
     looks: dict[Callable, tuple[Frame, object]] = field(default_factory=dict)
     """What rules read from this frame alone, by the function that reads it (``once``)."""
 
@@ -222,6 +224,16 @@ def label(o: Outlier, value: float | None) -> str:
     if value is not None and buckets.is_bucket_field(coll, name):
         return f"{what} {buckets.quantile_text(value)}"
     return f"{what} {fmt_num(value)}{unit}"
+
+
+def chain_label(o: Outlier, peak: float | None, seconds: float) -> str:
+    """A chain's title value: its trigger now, or while the highest of the last ``seconds`` is
+    above it, that peak said to be one (``log file sync p99 <256 ms (10 s peak)``): a title
+    beside a table of the values now must not pass a peak off as now."""
+    value = o.value if isinstance(o.value, int | float) else None
+    if peak is None or value is None or peak <= value:
+        return label(o, value if value is not None else peak)
+    return f"{label(o, peak)} ({fmt_num(seconds)} s peak)"
 
 
 def now(o: Outlier) -> str:

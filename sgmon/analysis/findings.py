@@ -4,8 +4,10 @@ Rules re-assert their findings on every evaluation under a stable key (rule, hos
 one incident is one finding whose title and evidence follow the numbers.  A finding stays active
 until its rule has not asserted it for ``hold`` seconds (an intermittent fault such as a
 retransmit every few seconds is one finding, not a string of them); its severity rises at once
-and falls only after the same hold.  Closed findings are remembered, newest first, up to
-``memory`` of them, with their start and end times.
+and falls only after the same hold.  A finding keeps the start of its first, mildest form, and
+each change of severity is a step of its own with its own time (``Finding.steps``), so that a
+warning which became critical says when it became what.  Closed findings are remembered,
+newest first, up to ``memory`` of them, with their start and end times.
 """
 
 from __future__ import annotations
@@ -31,14 +33,16 @@ class FindingBook:
         """Findings opened by the last ``update`` (for the findings log)."""
         self.closed: list[Finding] = []
         """Findings closed by the last ``update``."""
+        self.changed: list[Finding] = []
+        """Findings whose severity changed with the last ``update`` (still active)."""
 
     def update(self, now: float, asserted: Iterable[Finding]) -> None:
         """Merge one evaluation's findings; close those not asserted within the hold time."""
-        self.opened, self.closed = [], []
+        self.opened, self.closed, self.changed = [], [], []
         for f in asserted:
             old = self._active.get(f.key)
             if old is None:
-                f = replace(f, start=now, end=None)
+                f = replace(f, start=now, end=None, steps=((now, f.severity),))
                 self._active[f.key] = f
                 self._peak[f.key] = now
                 self.opened.append(f)
@@ -50,7 +54,13 @@ class FindingBook:
                     severity = old.severity
                 else:
                     self._peak[f.key] = now
-                self._active[f.key] = replace(f, severity=severity, start=old.start, end=None)
+                steps = old.steps
+                if severity != old.severity:
+                    steps = (*steps, (now, severity))
+                f = replace(f, severity=severity, start=old.start, end=None, steps=steps)
+                self._active[f.key] = f
+                if severity != old.severity:
+                    self.changed.append(f)
             self._seen[f.key] = now
         for key in [k for k, t in self._seen.items() if now - t >= self.hold]:
             self._close(key)

@@ -330,7 +330,8 @@ def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str
         when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
         lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
         closed = "" if f.active else " (closed)"
-        lines.append(f"     {f.rule} ({source_title(f.seed)}), {when}{closed}")
+        became = f"; {steps}" if (steps := f.history(_clock)) else ""
+        lines.append(f"     {f.rule} ({source_title(f.seed)}), {when}{closed}{became}")
         lines += [f"     - {e}" for e in f.evidence]
     if topology:
         lines.append(f"topology: {topology}")

@@ -109,6 +109,8 @@ def print_summary(src, frames, config, start: float | None = None) -> None:
     for f in found:
         span = f"{_hms(f.start)}-{_hms(f.end) if f.end else 'end'}"
         lines.append(f"  {span:<17} {f.severity.upper():<4} {f.host}: {f.title}")
+        if steps := f.history(_hms):
+            lines.append(f"  {'':<17} became {steps}")
     episodes = [r for r in runs if start is None or r[2] >= start]
     episodes.sort(key=lambda e: (e[7] != "crit", e[1], e[0]))
     room = max(3, SCREEN - len(lines) - 2)

@@ -4,9 +4,10 @@ No daemon and no open port: ssh brings the user's keys, ssh config and known_hos
 makes a host that wants a password fail at once with one line instead of prompting;
 ``ServerAliveInterval`` makes ssh itself notice a dead link.
 
-- **Staleness.**  When no frame arrived for ``3 x interval`` (at least 3 s) the host is marked
-  stale: a frame whose collectors are all ``stale`` is emitted every interval, so every sink shows
-  it, until frames flow again.  A silent connection is killed after ``dead_after`` seconds.
+- **Staleness.**  When no frame arrived for ``2 x interval`` (``SILENT_INTERVALS``), or at once
+  when the ssh session ends, the host is marked stale: a frame whose collectors are all ``stale``
+  is emitted every interval, so every sink shows it (the analysis raises it as a silent host),
+  until frames flow again.  A silent connection is killed after ``dead_after`` seconds.
 - **Reconnects** back off 1, 2, 4 ... ``max_backoff`` seconds, back to 1 after a good session.
 - **Attribution.**  Only frames of this source's own ssh process are read, only for the agent's
   host named in its header, and each is re-labelled with the configured host name and role, so a
@@ -34,7 +35,15 @@ from collections.abc import Callable
 
 from sgmon.config import HostConfig
 from sgmon.hosts import HostInfo
-from sgmon.model import CollectorResult, Frame, Schema, Status, schema_from_dict, silence
+from sgmon.model import (
+    SILENT_INTERVALS,
+    CollectorResult,
+    Frame,
+    Schema,
+    Status,
+    schema_from_dict,
+    silence,
+)
 
 
 class RemoteSource:
@@ -106,6 +115,7 @@ class RemoteSource:
             good = self._session(emit, stop)
             if stop.is_set():
                 break
+            self._mark_stale(emit, gone=True)  # the agent or its ssh is gone: news at once
             backoff = 1.0 if good else min(backoff * 2, self.max_backoff)
             end = time.monotonic() + backoff
             while not stop.is_set() and time.monotonic() < end:
@@ -219,11 +229,14 @@ class RemoteSource:
         role = self.hosts[0].role or f.role
         emit(Frame(self.name, f.time, f.seq, f.interval, f.collectors, f.events, role))
 
-    def _mark_stale(self, emit: Callable[[Frame], None]) -> None:
-        """While frames do not come, emit an all-stale frame every interval."""
+    def _mark_stale(self, emit: Callable[[Frame], None], gone: bool = False) -> None:
+        """While frames do not come, emit an all-stale frame every interval; at once when the
+        session is ``gone``."""
         now = time.monotonic()
         silent = now - self._last_frame
-        if silent < max(3 * self.interval, 3.0) or now - self._last_stale < self.interval:
+        if not gone and silent < SILENT_INTERVALS * self.interval:
+            return
+        if now - self._last_stale < self.interval:
             return
         self.stale = True
         self._last_stale = now

@@ -47,6 +47,8 @@ def advice(f: Finding) -> str | None:
 def _finding(f: Finding) -> str:
     span = f"{_clock(f.start)}-{_clock(f.end) if f.end else 'end'}"
     closed = "" if f.active else " (closed)"
+    if steps := f.history(_clock):
+        closed += f"; {steps}"
     evidence = "".join(f"<li>{escape(e)}</li>" for e in f.evidence)
     return (
         f'<li class="finding {f.severity}" data-rule="{escape(f.rule)}" data-seed="{f.seed}">'

@@ -26,7 +26,7 @@ from sgmon.regrid import is_gap, usual_step
 from sgmon.report.judged import Judged, within
 
 if TYPE_CHECKING:
-    from sgmon.verdicts import Budget
+    from sgmon.verdicts import Budget, Finding
 
 WAIT_EVENTS = (
     events.LOG_FILE_SYNC,
@@ -279,11 +279,7 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
         }
         sections.append({"title": title, "charts": charts})
     bands = {
-        h: [
-            [f.start - t0, (f.end or judged.end) - t0, f.severity]
-            for f in judged.findings
-            if f.host == h and f.severity in ("warn", "crit")
-        ]
+        h: [band for f in judged.findings if f.host == h for band in _bands(f, t0, judged.end)]
         for h, _ in judged.hosts
     }
     switches = sorted(
@@ -304,3 +300,15 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
         "sections": sections,
         "bands": bands,
     }
+
+
+def _bands(f: Finding, t0: float, end: float) -> list[list]:
+    """A finding's shaded spans, one per step of its history at warn or crit: the healthy
+    lead-in of a finding that began as info is not shaded as the warning it became."""
+    steps = f.steps or ((f.start, f.severity),)
+    ends = [t for t, _ in steps[1:]] + [f.end or end]
+    return [
+        [t - t0, e - t0, sev]
+        for (t, sev), e in zip(steps, ends, strict=True)
+        if sev in ("warn", "crit")
+    ]

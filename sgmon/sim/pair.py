@@ -314,7 +314,11 @@ class SimPair:
             if blocks:
                 self.nodes[other][1].ship_blocks(blocks, conds[other], self.nodes[name][1])
         st = merged(list(shipped.values())) if shipped else TickStats()
-        links = [(self.os[n].addr, NSS_PORT, shipped[n]) for n in shipped]
+        # what reaches the SYNC standby: the redo of the instances whose destination ships
+        # (one in error writes locally only; its standby's disk and socket see none of it)
+        sending = [n for n in shipped if not conds[n].transport_stopped]
+        arrived = merged([shipped[n] for n in sending]) if sending else TickStats()
+        links = [(self.os[n].addr, NSS_PORT, shipped[n]) for n in sending]
         self.t += self.interval
         self._seq += 1
         for name, (p, model) in self.nodes.items():  # archived as soon as the SYNC one
@@ -325,7 +329,7 @@ class SimPair:
             if host in self.dead:
                 frames.append(self._silent(host, role))
                 continue
-            seen, mine, feed = shipped.get(host, st), conds.get(host, synced), links
+            seen, mine, feed = shipped.get(host, arrived), conds.get(host, synced), links
             if cond.link_down and host not in self.nodes:
                 seen = TickStats()  # a silent link: the standby receives and writes nothing
             if host in self.offpath:

@@ -1,4 +1,6 @@
-"""The findings log: ``DIR/<host>/findings.csv``, a row when a finding opens and when it closes.
+"""The findings log: ``DIR/<host>/findings.csv``, a row when a finding opens, when its severity
+changes (``raise``, ``lower``: the row's time is the change's, its ``start`` the first form's),
+and when it closes.
 
 A sink that writes the findings the Monitor's Judge opened and closed with each frame, so the
 recorder keeps the analysis' conclusions next to the numbers they came from, the same ones the
@@ -15,6 +17,7 @@ from collections import deque
 from pathlib import Path
 
 from sgmon.archive import fmt_time, safe_name
+from sgmon.grading import RANK
 from sgmon.model import Frame
 from sgmon.sinks.csvarchive import ROOM_ERRNOS, AppendFile
 from sgmon.verdicts import Finding, Judgement
@@ -47,9 +50,13 @@ class FindingsLog:
         self._failing = False
 
     def __call__(self, frame: Frame, judgement: Judgement) -> None:
-        """Log what opened or closed with this frame."""
+        """Log what opened, changed severity or closed with this frame."""
         for f in judgement.opened:
             self._pending.append((f.host, finding_row(f.start, "open", f)))
+        for f in judgement.changed:
+            (_, before), (t, after) = f.steps[-2:]
+            event = "raise" if RANK[after] > RANK[before] else "lower"
+            self._pending.append((f.host, finding_row(t, event, f)))
         for f in judgement.closed:
             self._pending.append((f.host, finding_row(f.end or f.start, "close", f)))
         if self._pending:

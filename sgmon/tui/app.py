@@ -458,7 +458,7 @@ class SgmonApp(App[int]):
             live=self.cursor is None,
         )
         if view.stale_since is not None:
-            note = f"STALE: last frame {clock(view.stale_since)}"
+            note = f"STALE since {clock(view.stale_since)}"
         elif view.frame is None:
             note = "waiting for the first frame"
         else:

@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 
 from sgmon.judgement import Judge
-from sgmon.model import Frame, Schema
+from sgmon.model import Frame, Schema, unheard
 from sgmon.monitor import History
 from sgmon.topology import Topology
 from sgmon.verdicts import AnalysisState, Judgement
@@ -31,7 +31,8 @@ class Feed:
         """Schemas of hosts no source declares (frames ingested by tests and snapshots)."""
         self._states: OrderedDict[float, AnalysisState] = OrderedDict()
         self._verdicts: dict[str, OrderedDict[float, Judgement]] = {}
-        self._arrived: dict[str, float] = {}  # host -> monotonic time of its last frame
+        self._arrived: dict[str, float] = {}  # host -> monotonic time of its last frame heard
+        self._heard: dict[str, float] = {}  # host -> time of its last frame with numbers
         self._lock = threading.Lock()
 
     @property
@@ -51,7 +52,9 @@ class Feed:
         if not in_history:
             self.history.add(frame)
         with self._lock:
-            self._arrived[frame.host] = time.monotonic()
+            if not unheard(frame):  # a silent host's stand-in frames are no sign of life
+                self._arrived[frame.host] = time.monotonic()
+                self._heard[frame.host] = frame.time
             verdicts = self._verdicts.setdefault(frame.host, OrderedDict())
             if verdicts:  # the live view moves on: the cursor rarely comes back
                 next(reversed(verdicts.values())).forget_grades()
@@ -79,8 +82,13 @@ class Feed:
             verdicts = self._verdicts.get(frame.host)
             return verdicts.get(frame.time) if verdicts is not None else None
 
+    def heard(self, host: str) -> float | None:
+        """Time of the host's last frame with numbers (None: none yet)."""
+        with self._lock:
+            return self._heard.get(host)
+
     def quiet_for(self, host: str) -> float | None:
-        """Seconds since the host's last frame arrived (None: never)."""
+        """Seconds since the host's last frame with numbers arrived (None: never)."""
         with self._lock:
             got = self._arrived.get(host)
         return None if got is None else time.monotonic() - got

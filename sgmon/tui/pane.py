@@ -55,26 +55,47 @@ time in thirteen lines, so it gives way first."""
 
 def citing_panel(collector: str, field: str) -> type[Panel] | None:
     """The panel that shows a series a finding cites (the histogram shows the buckets)."""
-    if collector == "oracle_waits" and field == "hist":
-        return HistogramPanel
+    if collector == "oracle_waits":  # the events' table, not the budget drawn from them
+        return HistogramPanel if field == "hist" else WaitsPanel
     return next((c for c in PANELS if c.needs == collector and c is not HeatmapPanel), None)
 
 
-def allot(sizes: Sequence[int], order: Iterable[int], height: int) -> list[int]:
+def allot(sizes: Sequence[int], order: Iterable[int], height: int, cited: int = 0) -> list[int]:
     """Lines per panel (0: folded into the pane's last line), in ``order`` each up to its size.
 
     A panel gets at least three lines (its title, a table's header and its first row) or none;
-    when anything is folded, one line is kept for naming what was.
+    when anything is folded, one line is kept for naming what was.  The first ``cited`` of
+    ``order`` (the panels the findings cite) each get their first three lines before any gets
+    more, so one long cited table does not fold the others.  No line is left blank while a
+    panel is folded: the first folded one takes the lines left and what it lacks of its three
+    from the lowest-ranked panels that have more than three.
     """
     if sum(sizes) <= height:
         return list(sizes)
+    order = list(order)
     given = [0] * len(sizes)
+    least = [min(3, n) for n in sizes]
     left = height - 1
+    for i in order[:cited]:
+        if least[i] <= left:
+            given[i] = least[i]
+            left -= least[i]
     for i in order:
-        take = min(sizes[i], left)
-        if take >= min(3, sizes[i]):
-            given[i] = take
+        take = min(sizes[i] - given[i], left)
+        if given[i] + take >= least[i]:
+            given[i] += take
             left -= take
+    folded = [i for i in order if not given[i]]
+    if left > 0 and folded:
+        i = folded[0]
+        need = least[i] - left
+        donors = [j for j in reversed(order) if given[j] > least[j]]
+        if need <= sum(given[j] - least[j] for j in donors):
+            for j in donors:
+                d = min(need, given[j] - least[j])
+                given[j] -= d
+                need -= d
+            given[i] = least[i]
     return given
 
 
@@ -143,7 +164,7 @@ class HostPane(VerticalScroll, can_focus=False):
         then commits them all in one turn of the event loop, so one compositor pass paints a
         tick: each pass walks every widget overlapping the lines it repaints, header to key line,
         whatever changed."""
-        title = f"{(view.role or 'host').upper()}  {view.host}" + (
+        title = f"{(view.kind or view.role or 'host').upper()}  {view.host}" + (
             f"  {view.role_note}" if view.role_note else ""
         )
         present = view.frame.collectors if view.frame is not None else None
@@ -200,9 +221,10 @@ class HostPane(VerticalScroll, can_focus=False):
                 c = citing_panel(collector, field)
                 if c is not None and c in cls and c not in ranked:
                     ranked.append(c)
+            cited = len(ranked)
             ranked += [c for c in FIRST if c in cls and c not in ranked]
             sizes = [p.lines_needed(region.width) for p in panels]
-            given = list(allot(sizes, (cls.index(c) for c in ranked), height))
+            given = list(allot(sizes, (cls.index(c) for c in ranked), height, cited))
         folded: list[str] = []
         for p, n in zip(panels, given, strict=True):
             p.limit = n

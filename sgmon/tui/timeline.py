@@ -12,7 +12,7 @@ from typing import Any
 
 from sgmon.config import Config
 from sgmon.hosts import HostInfo
-from sgmon.model import data_guard_role
+from sgmon.model import SILENT_INTERVALS, Frame, data_guard_role, unheard
 from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
@@ -76,11 +76,18 @@ class Timeline:
         return sources[0].interval if sources else self.config.interval
 
     def stale_after(self) -> float:
-        """Seconds without a frame after which a host counts as stale: three intervals, of the
-        longest in effect since then (``+`` then ``-`` pressed quickly do not flash STALE)."""
+        """Seconds without a frame after which a host counts as stale: two intervals, as the
+        analysis' silent host, of the longest in effect since then (``+`` then ``-`` pressed
+        quickly do not flash STALE), but not under 3 s of the wall clock, where arrival jitter
+        on a busy machine would flicker the dot (a remote source's stand-in frames come at two
+        intervals, and those make it stale at once)."""
         now = time.monotonic()
-        self._before = [(t, old) for t, old in self._before if now - t < 3.0 * old]
-        return max(3.0 * self.interval(), 3.0, *(3.0 * old for _, old in self._before))
+        self._before = [(t, old) for t, old in self._before if now - t < SILENT_INTERVALS * old]
+        return max(
+            SILENT_INTERVALS * self.interval(),
+            3.0,
+            *(SILENT_INTERVALS * old for _, old in self._before),
+        )
 
     def interval_changed(self, old: float) -> None:
         """The sources were told a new interval; ``old`` is the one they sampled at."""
@@ -94,11 +101,27 @@ class Timeline:
         return replaying(self.monitor.sources)
 
     def is_stale(self, host: str) -> bool:
-        """Whether the host's frames stopped arriving (not once every source has ended)."""
+        """Whether the host's frames stopped arriving, or arrive with nothing heard from it
+        (not once every source has ended)."""
         if self.monitor.sources and self.monitor.finished.is_set():
             return False
+        latest = self.history.latest(host)
+        if latest is not None and unheard(latest):
+            return True
         quiet = self.feed.quiet_for(host)
         return quiet is not None and quiet > self.stale_after()
+
+    def stale_since(self, host: str, frame: Frame | None, live: bool) -> float | None:
+        """Time of the host's last frame with numbers when ``frame`` (the cursor's) stands in
+        for nothing heard or the host is stale now (live), else None."""
+        if frame is None:
+            return None
+        if unheard(frame):
+            frames = self.history.frames(host)
+            i = bisect.bisect_right(frames, frame.time, key=lambda f: f.time)
+            heard = next((f.time for f in reversed(frames[:i]) if not unheard(f)), None)
+            return heard if heard is not None else frame.time
+        return frame.time if live and self.is_stale(host) else None
 
     def pane_view(
         self,
@@ -117,16 +140,19 @@ class Timeline:
         frame = frame_at(frames, at) if at is not None else None
         budget = None
         highlight: frozenset = frozenset()
-        if state is not None:
+        stale = self.stale_since(host.name, frame, live)
+        topo = self.feed.topology
+        if state is not None and stale is None:  # a silent host's last budget is not now's
             budget = state.budget.get(host.name)
             chosen = next((f for f in state.findings if f.key == finding), None)
             if chosen is not None:
                 highlight = frozenset(tuple(s[1:]) for s in chosen.series if s[0] == host.name)
         pinned = next((h.devices for h in self.config.hosts if h.name == host.name), ())
-        stale = frame.time if frame is not None and live and self.is_stale(host.name) else None
         return PaneView(
             host=host.name,
             role=host.role or (frame.role if frame else ""),
+            kind="far sync" if topo is not None and host.name in topo.far_sync else "",
+            cap=self.cap(host.name),
             role_note=self.role_note(host),
             palette=palette,
             frame=frame,
@@ -152,19 +178,29 @@ class Timeline:
             frame=frame,
             judgement=self.feed.verdict(frame),
             grader=self.feed.judge.grader,
+            cap=self.cap(host.name),
         )
+
+    def cap(self, host: str) -> str:
+        """``warn`` for a standby the topology puts off the commit path (the analysis' lag
+        risks are at most warnings), else no cap."""
+        topo = self.feed.topology
+        off = topo is not None and host in topo.standbys and not topo.on_commit_path(host)
+        return "warn" if off else ""
 
     def host_states(self, hosts: list[HostInfo]) -> tuple[HostState, ...]:
         """Each host's role, last frame time, liveness and clock skew for the header."""
         ref = hosts[0].name if hosts else ""
+        topo = self.feed.topology
         states = []
         for h in hosts:
             latest = self.history.latest(h.name)
+            far = topo is not None and h.name in topo.far_sync
             states.append(
                 HostState(
                     name=h.name,
-                    role=h.role or (latest.role if latest else ""),
-                    last=latest.time if latest else None,
+                    role="far sync" if far else h.role or (latest.role if latest else ""),
+                    last=self.feed.heard(h.name) if latest else None,
                     stale=self.is_stale(h.name),
                     skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,
                 )

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from rich.text import Text
 
-from sgmon.grading import Grader
+from sgmon.grading import Grader, rank
 from sgmon.model import Frame, Status, Value, number
 from sgmon.tui.palette import Palette
 from sgmon.units import fmt_num
@@ -102,6 +102,8 @@ class PaneView:
     """The limits the verdict was graded with; the sparklines grade past values with them."""
     highlight: frozenset[SeriesKey] = frozenset()
     """Series named by the selected finding."""
+    kind: str = ""
+    """The title's word for the host when its role says too little: ``far sync``."""
     role_note: str = ""
     """Said beside the role when the database's role is not the configured one (a switchover)."""
     budget: Any = None
@@ -110,6 +112,10 @@ class PaneView:
     """Devices named in the host's config (the redo logs): always listed first."""
     filter: str = ""
     """Only devices, interfaces and sockets whose name contains this (case-insensitive)."""
+    cap: str = ""
+    """The worst colour of this host's cells: ``warn`` for a standby off the commit path,
+    whose faults the analysis calls lag risks, at most warnings (its strip entry drew a lag
+    crit beside its warning)."""
     stale_since: float | None = None
     """Time of the last frame when the host has gone quiet, else None."""
     memo: SeriesMemo = field(default_factory=SeriesMemo, compare=False)
@@ -148,10 +154,12 @@ class PaneView:
         shows a figure of its own in the cell (switches per minute)."""
         j = self.judgement
         if j is not None and (value is None or value == self.value(collector, instance, name)):
-            return j.grade(collector, instance, name)
-        row = self.frame.rows(collector).get(instance, {}) if self.frame else {}
-        ncpu = j.ncpu if j is not None else 0
-        return self.grader.grade(self.host, collector, instance, name, value, row, ncpu)
+            sev = j.grade(collector, instance, name)
+        else:
+            row = self.frame.rows(collector).get(instance, {}) if self.frame else {}
+            ncpu = j.ncpu if j is not None else 0
+            sev = self.grader.grade(self.host, collector, instance, name, value, row, ncpu)
+        return self.cap if self.cap and rank(sev) > rank(self.cap) else sev
 
     def lingers(self, collector: str, instance: str, name: str) -> bool:
         """Whether the series had an outlier that is still open but quiet at this instant."""

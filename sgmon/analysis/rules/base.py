@@ -154,7 +154,7 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     if claim.overlap is not None and (score is None or claim.overlap > score):
         score = claim.overlap
         strength = f"it spiked after {claim.overlap:.0%} of them"
-    severity, evidence = claim.severity, claim.evidence
+    severity, evidence, series = claim.severity, claim.evidence, claim.series
     where = ctx.route(claim.host) if claim.where is None else claim.where
     title = f"{claim.cause} ({where}): {claim.conclusion}"
     if ctx.chain is not None and score is not None and score >= R_MIN:
@@ -163,6 +163,8 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         title = f"{ctx.chain.label} <- {claim.cause} ({where}): {claim.conclusion}"
         severity = worst((severity, ctx.chain.trigger.severity)) or severity
         evidence = [*evidence, f"lines up with {ctx.chain.label}, {chain_peak(ctx)}: {strength}"]
+        if ctx.chain.trigger.key not in series:  # the title cites it: its panel proves it too
+            series = [*series, ctx.chain.trigger.key]
         ctx.explained = ctx.explained or weight >= INFERRED
     if ctx.interval >= COARSE_S:
         evidence = [
@@ -179,7 +181,7 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         claim.host,
         title,
         evidence,
-        claim.series,
+        series,
         name,
         "003" if name == LAG_RISK else spec.seed,
         ctx.now,

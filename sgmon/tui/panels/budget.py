@@ -15,6 +15,7 @@ from rich.text import Text
 from sgmon.tui.draw import title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
+from sgmon.tui.panels.header import clock
 from sgmon.tui.view import PaneView
 from sgmon.units import fmt_num
 
@@ -30,8 +31,8 @@ def legs(budget: object) -> list[tuple[str, str, float]]:
         net, io = ms("network_ms"), ms("standby_io_ms")
         segs = [("network", "network", net), ("standby io", "standby", io)]
         other = remote - net - io
-        if other > 0.005:
-            segs.append(("remote other", "standby", other))
+        if other > 0.005:  # the remote write unsplit (no standby waits to split it) says so
+            segs.append(("remote other" if net or io else "remote write", "standby", other))
     else:
         segs = [("local write", "local", local)]
     on = str(getattr(budget, "queue_on", "") or "")
@@ -48,14 +49,18 @@ def render_budget(view: PaneView, width: int) -> RenderableType:
     """The stacked bar and its legend; a note when there is no analysis or no commits."""
     p = view.palette
     b = view.budget
+    if view.stale_since is not None or view.role == "standby":
+        b = None  # a silent host's last budget is not now's; a standby commits nothing
     lfs = float(getattr(b, "lfs_ms", 0.0) or 0.0) if b is not None else 0.0
     head = title(p, "COMMIT BUDGET", f"log file sync {fmt_num(lfs)} ms" if lfs else "")
     if b is None or lfs <= 0:
         note = (
-            "no commits this interval"
-            if b is not None
+            f"nothing heard since {clock(view.stale_since)}: no budget of now"
+            if view.stale_since is not None
             else "measured on the primary"
             if view.role == "standby"
+            else "no commits this interval"
+            if b is not None
             else "no analysis yet"
         )
         return Group(head, Text("  " + note, style=p.muted))
@@ -70,14 +75,31 @@ def render_budget(view: PaneView, width: int) -> RenderableType:
         # the dominant part in full blocks, the rest in a lighter shade: the cause stands out
         bar.append(("█" if i == top else "▒") * max(0, n), style=p.leg(leg))
         used += max(0, n)
-    legend = Text(" ")
+    legend: list[Text] = []
     for i, (label, leg, ms) in enumerate(segs):
-        legend.append("■ ", style=p.leg(leg))
+        item = Text("■ ", style=p.leg(leg))
         style = p.leg(leg) + Style(bold=True) if i == top else p.muted
-        legend.append(f"{label} {fmt_num(ms)}  ", style=style)
+        item.append(f"{label} {fmt_num(ms)}", style=style)
+        legend.append(item)
     local = float(getattr(b, "local_write_ms", 0.0) or 0.0)
     mark = local_mark(p, local, total, bar_w)
-    return Group(head, bar, legend, mark)
+    return Group(head, bar, *wrap(legend, width), mark)
+
+
+def wrap(items: list[Text], width: int) -> list[Text]:
+    """Legend items on as many lines as they need, never one cut: a part's number is what the
+    reader came for (``overhead 3.`` hid the cause)."""
+    lines = [Text(" ")]
+    for item in items:
+        line = lines[-1]
+        if line.cell_len > 1 and line.cell_len + item.cell_len > width:
+            line = Text(" ")
+            lines.append(line)
+        line.append_text(item)
+        line.append("  ")
+    for line in lines:
+        line.rstrip()
+    return lines
 
 
 def local_mark(p: Palette, local: float, total: float, bar_w: int) -> Text:

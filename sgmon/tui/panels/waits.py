@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.events import SHORT, SHOWN
+from sgmon.events import SHORT, SHOWN, STANDBY_REDO_IO
 from sgmon.model import number
 from sgmon.tui.draw import title
 from sgmon.tui.fit import fit
@@ -22,9 +22,23 @@ COLUMNS = (
 TOP = 6
 
 
+def other_side(event: str, role: str) -> bool:
+    """Whether ``event`` is waited on by the other side of Data Guard than ``role``: RFS and
+    standby redo I/O on a primary, LGWR's and NSS's on a standby.  V$SYSTEM_EVENT keeps its
+    totals across a switchover, so the new primary still has RFS rows (and the new standby log
+    file sync rows) that no longer move."""
+    standby = event.startswith("RFS ") or event == STANDBY_REDO_IO
+    return standby if role == "primary" else role == "standby" and not standby
+
+
 def events(view: PaneView) -> list[str]:
-    """Commit-path events present, then the others by time waited."""
-    rows = view.rows("oracle_waits")
+    """Commit-path events present, then the others by time waited; the other side's events
+    only while they are waited on (each pane shows its own host's part of the chain)."""
+    rows = {
+        e: row
+        for e, row in view.rows("oracle_waits").items()
+        if not other_side(e, view.role) or number(row.get("waits"))
+    }
     first = [e for e in SHOWN if e in rows]
     rest = sorted(
         (e for e in rows if e not in first),

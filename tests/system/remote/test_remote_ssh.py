@@ -4,10 +4,12 @@ frame on the wrong host (each namespace sees only its own veth end, so the netde
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import nslab
@@ -84,12 +86,15 @@ def _wait(cond, seconds: float, what: str) -> None:
         time.sleep(0.1)
 
 
-def test_agents_over_ssh_survive_a_cut_link(tmp_path):
+@contextlib.contextmanager
+def sshd_pair(tmp_path: Path, prefix: str) -> Iterator[tuple[nslab.NsPair, Path]]:
+    """Two namespaces, each with an sshd that takes one new user key (and its path); the
+    known_hosts file lists both; the sshds are killed at the end."""
     nslab.require_root("ip", "nft", "ssh", "ssh-keygen", "/usr/sbin/sshd")
     user_key = tmp_path / "user_key"
     authorized = tmp_path / "authorized_keys"
     authorized.write_text(_keygen(user_key) + "\n")
-    with nslab.ns_pair("sr") as pair:
+    with nslab.ns_pair(prefix) as pair:
         procs = []
         try:
             known = ""
@@ -98,62 +103,67 @@ def test_agents_over_ssh_survive_a_cut_link(tmp_path):
                 procs.append(p)
                 known += line
             (tmp_path / "known_hosts").write_text(known)
-            warnings: list[str] = []
-            prim = RemoteSource(
-                _host("prim", "primary", pair.a_ip, pair.b, tmp_path, user_key),
-                interval=0.5, max_backoff=2, ping_every=1, warn=warnings.append,
-            )  # fmt: skip
-            stby = RemoteSource(
-                _host("stby", "standby", pair.b_ip, pair.a, tmp_path, user_key),
-                interval=0.5, max_backoff=2, ping_every=1, warn=warnings.append,
-            )  # fmt: skip
-            frames: list[Frame] = []
-            lock = threading.Lock()
-
-            def sink(f: Frame, _judgement) -> None:
-                with lock:
-                    frames.append(f)
-
-            def real(host: str) -> list[Frame]:
-                with lock:
-                    return [f for f in frames if f.host == host and f.seq > 0]
-
-            mon = Monitor([prim, stby], sinks=[sink])
-            mon.start()
-            try:
-                _wait(lambda: len(real("prim")) >= 3 and len(real("stby")) >= 3, 40, "frames")
-                assert prim.clock_offset is not None and abs(prim.clock_offset) < 0.5
-                # cut the link toward the standby's sshd
-                _cut(pair, "b", True)
-                _wait(lambda: stby.stale, 15, "the standby marked stale")
-                cut_at = len(real("stby"))
-                n_prim = len(real("prim"))
-                time.sleep(2)
-                assert len(real("prim")) > n_prim  # the other host goes on
-                with lock:
-                    stale = [f for f in frames if f.host == "stby" and f.seq == 0]
-                assert stale and all(
-                    r.status.value == "stale" for f in stale for r in f.collectors.values()
-                )
-                _cut(pair, "b", False)
-                _wait(lambda: len(real("stby")) > cut_at + 3 and not stby.stale, 45, "recovery")
-            finally:
-                t0 = time.monotonic()
-                mon.stop(timeout=5)
-                assert time.monotonic() - t0 < 15  # nothing hangs
-            for host, mine, other in (
-                ("prim", pair.a_if, pair.b_if),
-                ("stby", pair.b_if, pair.a_if),
-            ):
-                for f in real(host):
-                    ifs = f.rows("netdev")
-                    assert mine in ifs and other not in ifs, f"{host} got a frame of the other side"
-                    assert f.role == ("primary" if host == "prim" else "standby")
-            assert prim.dropped == 0
+            yield pair, user_key
         finally:
             for p in procs:
                 p.kill()
                 p.wait(5)
+
+
+def test_agents_over_ssh_survive_a_cut_link(tmp_path):
+    with sshd_pair(tmp_path, "sr") as (pair, user_key):
+        warnings: list[str] = []
+        prim = RemoteSource(
+            _host("prim", "primary", pair.a_ip, pair.b, tmp_path, user_key),
+            interval=0.5, max_backoff=2, ping_every=1, warn=warnings.append,
+        )  # fmt: skip
+        stby = RemoteSource(
+            _host("stby", "standby", pair.b_ip, pair.a, tmp_path, user_key),
+            interval=0.5, max_backoff=2, ping_every=1, warn=warnings.append,
+        )  # fmt: skip
+        frames: list[Frame] = []
+        lock = threading.Lock()
+
+        def sink(f: Frame, _judgement) -> None:
+            with lock:
+                frames.append(f)
+
+        def real(host: str) -> list[Frame]:
+            with lock:
+                return [f for f in frames if f.host == host and f.seq > 0]
+
+        mon = Monitor([prim, stby], sinks=[sink])
+        mon.start()
+        try:
+            _wait(lambda: len(real("prim")) >= 3 and len(real("stby")) >= 3, 40, "frames")
+            assert prim.clock_offset is not None and abs(prim.clock_offset) < 0.5
+            # cut the link toward the standby's sshd
+            _cut(pair, "b", True)
+            _wait(lambda: stby.stale, 15, "the standby marked stale")
+            cut_at = len(real("stby"))
+            n_prim = len(real("prim"))
+            time.sleep(2)
+            assert len(real("prim")) > n_prim  # the other host goes on
+            with lock:
+                stale = [f for f in frames if f.host == "stby" and f.seq == 0]
+            assert stale and all(
+                r.status.value == "stale" for f in stale for r in f.collectors.values()
+            )
+            _cut(pair, "b", False)
+            _wait(lambda: len(real("stby")) > cut_at + 3 and not stby.stale, 45, "recovery")
+        finally:
+            t0 = time.monotonic()
+            mon.stop(timeout=5)
+            assert time.monotonic() - t0 < 15  # nothing hangs
+        for host, mine, other in (
+            ("prim", pair.a_if, pair.b_if),
+            ("stby", pair.b_if, pair.a_if),
+        ):
+            for f in real(host):
+                ifs = f.rows("netdev")
+                assert mine in ifs and other not in ifs, f"{host} got a frame of the other side"
+                assert f.role == ("primary" if host == "prim" else "standby")
+        assert prim.dropped == 0
 
 
 def test_refused_or_password_only_target_is_one_line(tmp_path):

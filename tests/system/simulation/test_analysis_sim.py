@@ -310,8 +310,9 @@ def test_failover_follows_the_new_primary_and_reports_the_dead_host_once() -> No
     assert len(reasons) == 1 and next(iter(reasons)).startswith(
         "unreachable: no frames from site_a"
     )
-    # the new primary has no standby: its destination in error is all there is to say
-    assert {f.rule for _, f in raised} <= {"dg_state"}, {f.title for _, f in raised}
+    # the new primary has no standby: its destination in error and the dead host are all
+    # there is to say
+    assert {f.rule for _, f in raised} <= {"dg_state", "host_silent"}, {f.title for _, f in raised}
     assert all("log file sync" not in f.title for _, f in raised)
 
 

@@ -21,6 +21,7 @@ def test_cited_panels_get_their_lines_first_and_the_rest_fold() -> None:
     # one line short of the cited panel (index 3): its first 12, and one names the folded rest
     assert allot(sizes, [3, 0, 1, 2, 4], 13) == [0, 0, 0, 12, 0]
     given = allot(sizes, [3, 0, 1, 2, 4], 19)
-    assert given == [4, 0, 0, 13, 0]  # 13 + 4, the 18th line left names the folded ones
+    # 13 + 4 left one line blank while panel 1 was folded: it takes that line and two more
+    assert given == [3, 3, 0, 12, 0]
     assert allot(sizes, [1, 0], 5) == [0, 4, 0, 0, 0]  # a part, title first, of the cited one
     assert allot(sizes, [1, 0], 3) == [0, 0, 0, 0, 0]  # two lines would be a bare header

@@ -124,7 +124,7 @@ async def test_theme_key_cycles_and_recolours_the_panels() -> None:
 
 async def test_filter_limits_devices_and_escape_clears_it() -> None:
     app, pair = make_app()
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(160, 60)) as pilot:  # room for every device's row
         feed(app, pair, 10)
         await until(pilot, lambda: drawn(app))
         disks = app.query(DisksPanel).first()
@@ -241,7 +241,7 @@ async def test_a_quiet_host_shows_stale_with_its_last_frame_time() -> None:
             await pilot.pause(0.2)  # (the liveness check runs once a second)
         stale = [pane for pane in app.query(HostPane) if pane.has_class("-stale")]
         assert [pane.border_title.split()[0] for pane in stale] == ["STANDBY"]
-        assert stale[0].border_subtitle == f"STALE: last frame {clock(last)}"
+        assert stale[0].border_subtitle == f"STALE since {clock(last)}"
         assert f"standby STALE since {clock(last)}" in header(app)
 
 
