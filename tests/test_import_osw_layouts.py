@@ -159,7 +159,7 @@ def test_exadata_cell_run_names_the_capped_standby_disk(tmp_path: Path) -> None:
     assert r.stderr.count("\n") == 1 and "since boot" in r.stderr, r.stderr
     assert len(rows(out, "cel01", "disk")) == 6
     check = sgmon("check", "--from", str(out))
-    assert "sdc" in check.stdout and "over 10 s" in check.stdout, check.stdout
+    assert "sdc" in check.stdout and "over 15 s" in check.stdout, check.stdout
     assert check.returncode == 1, check.stdout
 
 

@@ -164,12 +164,7 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         severity = worst((severity, ctx.chain.trigger.severity)) or severity
         evidence = [*evidence, f"lines up with {ctx.chain.label}: {chain_peak(ctx)}"]
         ctx.explained = ctx.explained or weight >= INFERRED
-    if ctx.interval >= COARSE_S:
-        evidence = [
-            *evidence,
-            f"resolution: {fmt_step(ctx.interval)} samples; each value is the sample's "
-            "average, so stalls shorter than a sample show only as raised averages",
-        ]
+    evidence = [*evidence, *resolution(ctx)]
     rank = RANK[severity] * 10 + weight + (score or 0.0) + claim.bonus
     name = claim.rule or spec.name
     key = f"{name}:{claim.host}:{claim.subject}"
@@ -270,3 +265,14 @@ def remote_event(frame: Frame | None) -> str:
         ),
         SYNC_REMOTE_WRITE,
     )
+
+
+def resolution(ctx: Context) -> list[str]:
+    """The line a finding from coarse samples (an AWR report, sar's 10 minutes) ends with: what
+    such samples can and cannot show."""
+    if ctx.interval < COARSE_S:
+        return []
+    return [
+        f"resolution: {fmt_step(ctx.interval)} samples; each value is the sample's "
+        "average, so stalls shorter than a sample show only as raised averages"
+    ]

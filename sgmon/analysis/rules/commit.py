@@ -15,6 +15,7 @@ from sgmon.analysis.rules.base import (
     Claim,
     describe,
     remote_write_event,
+    resolution,
     rule,
 )
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
@@ -80,6 +81,7 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
     if ctx.budget is not None:
         ev.append(f"budget: {describe_budget(ctx.budget)}")
     ev += [f"lines up: {describe(lk.outlier)} ({lk.strength()})" for lk in top]
+    ev += resolution(ctx)
     if top:
         title = f"{c.label} <- {describe(top[0].outlier)} (r={top[0].r:.2f}): commit path degraded"
     else:
