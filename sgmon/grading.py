@@ -85,6 +85,9 @@ _P99 = "seed 000 Table 5 (waits over 8 ms are outliers), seed 001 (128-250 ms st
 _AVG = "seed 000 Table 5: a commit path averaging over 8 ms is made of outliers"
 SEED_LIMITS: dict[str, Limit] = {
     **{f"oracle_waits.{e}.p99": Limit(64.0, 256.0, source=_P99) for e in COMMIT_EVENTS},
+    # the SRL write a SYNC AFFIRM commit waits for (seed 000 step 7): its tail shows a capped
+    # volume's bursts that its average, mostly the fast writes between them, hides (seed 003)
+    f"oracle_waits.{RFS_WRITE}.p99": Limit(64.0, 256.0, source=_P99),
     **{
         f"oracle_waits.{e}.avg": Limit(WAIT_WARN_MS, WAIT_CRIT_MS, source=_AVG)
         for e in (LOG_FILE_SYNC, SYNC_REMOTE_WRITE, RFS_WRITE)

@@ -261,7 +261,7 @@ def remote_event(frame: Frame | None) -> str:
         (
             e
             for e in REMOTE_WRITES
-            if frame is not None and frame.value("oracle_waits", e, "avg") is not None
+            if frame is not None and e in frame.rows("oracle_waits")  # waited on now or not
         ),
         SYNC_REMOTE_WRITE,
     )
