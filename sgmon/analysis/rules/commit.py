@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sgmon.analysis.budget import describe as describe_budget
-from sgmon.analysis.context import Context
+from sgmon.analysis.context import Context, once
 from sgmon.analysis.correlate import Link
 from sgmon.analysis.rules.base import (
     ADVICE,
@@ -18,6 +18,7 @@ from sgmon.analysis.rules.base import (
     resolution,
     rule,
 )
+from sgmon.analysis.rules.transport import retransmitting
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
 from sgmon.grading import RANK
 from sgmon.units import fmt_num
@@ -30,6 +31,8 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
     p, b = ctx.primary, ctx.budget
     if p is None or b is None or not b.remote_write_ms or b.standby_io_ms is None or not b.lfs_ms:
         return
+    if once(ctx, p, retransmitting) is not None:
+        return  # the link's stalls are the incident: Fast Sync would not shorten them
     share = b.standby_io_ms / b.remote_write_ms
     if share < 0.5 or b.remote_write_ms < 0.3 * b.lfs_ms:
         return
@@ -50,8 +53,9 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
         "seed 000: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
         "from the commit; a tiny exposure remains if both sites fail within milliseconds"
         if fast
-        else "seed 003: on 11.2 Fast Sync (SYNC NOAFFIRM) is no option; the standby's redo "
-        "volume must keep up with the primary's",
+        else "on 11.2 Fast Sync (SYNC NOAFFIRM) is no option: the standby's storage as a "
+        "whole must keep up with the primary's (\"Oracle Database Migrated to Cloud Starts "
+        "Experiencing 'log file sync' Waits\")",
     ]
     keys = [(p.name, "oracle_waits", remote, f) for f in ("avg", "p99")]
     remote_hurts = ctx.chain is not None and ctx.chain.trigger.instance in COMMIT_EVENTS[1:]
