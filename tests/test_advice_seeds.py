@@ -14,26 +14,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from test_topology import START, _analyse
 
-from sgmon.analysis import Analyzer
 from sgmon.sim import SimPair
 from sgmon.sim import scenarios as sc
 from sgmon.verdicts import Finding
 
-START = 1_800_000_000.0
-
 
 def _findings(scenario: str, seconds: float = 90.0, seed: int = 2) -> list[Finding]:
-    pair = SimPair(scenario, seed=seed, start=START, onset=20.0)
-    a, out = Analyzer(), []
-    try:
-        while pair.t < seconds:
-            for f in pair.step():
-                a.feed(f)
-            out += a.state().findings
-    finally:
-        pair.close()
-    return out
+    return _analyse(SimPair(scenario, seed=seed, start=START, onset=20.0), seconds)
 
 
 def test_capped_standby_storage_as_a_whole_and_lost_write_protect() -> None:

@@ -26,68 +26,57 @@ from importlab import rows, sgmon
 
 from sgmon.importers import Imported, osw
 
-CELL = """zzz ***Wed Feb 29 23:59:50 UTC 2012 Sample interval: 5 secconds
-Linux 2.6.18-194.3.1.0.4.el5 (cel01) \t02/29/12
-
-Time: 23:59:50
-avg-cpu:  %user   %nice %system %iowait  %steal   %idle
-           0.74    0.00    0.43    0.35    0.00   98.48
-
-Device:         rrqm/s   wrqm/s   r/s   w/s   rsec/s   wsec/s avgrq-sz avgqu-sz   await  svctm  %util
-sda               1.99    22.55  2.77 26.40  3378.88  1136.74   154.81     0.09   26.97   1.81   5.28
-sdc               1.56     0.01  2.11 19.01  3271.81   915.86   198.21     0.29   13.73   1.68   3.56
-
-Time: 23:59:55
-avg-cpu:  %user   %nice %system %iowait  %steal   %idle
-           3.10    0.00    2.05   20.40    0.00   74.45
-
-Device:         rrqm/s   wrqm/s   r/s   w/s   rsec/s   wsec/s avgrq-sz avgqu-sz   await  svctm  %util
-sda               0.00    20.00  4.00 30.00    64.00  1000.00    31.29     0.05    1.50   0.90   3.06
-sdc               0.00     0.00 640.00 12.00 327680.00  96.00   502.74   218.13  334.60   1.53  99.80
-
-Time: 00:00:00
-avg-cpu:  %user   %nice %system %iowait  %steal   %idle
-           3.00    0.00    2.00   21.00    0.00   74.00
-
-Device:         rrqm/s   wrqm/s   r/s   w/s   rsec/s   wsec/s avgrq-sz avgqu-sz   await  svctm  %util
-sda               0.00    18.00  2.00 28.00    32.00   900.00    31.07     0.04    1.20   0.80   2.40
-sdc               0.00     0.00 655.00 10.00 335360.00  80.00   504.42   201.50  513.20   1.50  99.75
-
-Time: 00:00:05
-avg-cpu:  %user   %nice %system %iowait  %steal   %idle
-           1.00    0.00    1.00    0.50    0.00   97.50
-
-Device:         rrqm/s   wrqm/s   r/s   w/s   rsec/s   wsec/s avgrq-sz avgqu-sz   await  svctm  %util
-sda               0.00    19.00  2.00 29.00    32.00   950.00    31.68     0.04    1.10   0.70   2.17
-sdc               0.00     0.00  30.00  8.00 15360.00  64.00   405.89     0.20    5.10   1.20   4.56
-"""  # noqa: E501
+CELL_HEAD = (
+    "Device:         rrqm/s   wrqm/s   r/s   w/s   rsec/s   wsec/s avgrq-sz avgqu-sz   await"
+    "  svctm  %util"
+)
+CELL_REPORTS = (  # Time:, avg-cpu, then sda's and sdc's iostat -x rows
+    ("23:59:50", "0.74    0.00    0.43    0.35    0.00   98.48",
+     "1.99    22.55  2.77 26.40  3378.88  1136.74   154.81     0.09   26.97   1.81   5.28",
+     "1.56     0.01  2.11 19.01  3271.81   915.86   198.21     0.29   13.73   1.68   3.56"),
+    ("23:59:55", "3.10    0.00    2.05   20.40    0.00   74.45",
+     "0.00    20.00  4.00 30.00    64.00  1000.00    31.29     0.05    1.50   0.90   3.06",
+     "0.00     0.00 640.00 12.00 327680.00  96.00   502.74   218.13  334.60   1.53  99.80"),
+    ("00:00:00", "3.00    0.00    2.00   21.00    0.00   74.00",
+     "0.00    18.00  2.00 28.00    32.00   900.00    31.07     0.04    1.20   0.80   2.40",
+     "0.00     0.00 655.00 10.00 335360.00  80.00   504.42   201.50  513.20   1.50  99.75"),
+    ("00:00:05", "1.00    0.00    1.00    0.50    0.00   97.50",
+     "0.00    19.00  2.00 29.00    32.00   950.00    31.68     0.04    1.10   0.70   2.17",
+     "0.00     0.00  30.00  8.00 15360.00  64.00   405.89     0.20    5.10   1.20   4.56"),
+)  # fmt: skip
+CELL = (
+    "zzz ***Wed Feb 29 23:59:50 UTC 2012 Sample interval: 5 secconds\n"
+    "Linux 2.6.18-194.3.1.0.4.el5 (cel01) \t02/29/12\n\n"
+    + "".join(
+        f"Time: {t}\navg-cpu:  %user   %nice %system %iowait  %steal   %idle\n           {cpu}\n\n"
+        f"{CELL_HEAD}\nsda               {sda}\nsdc               {sdc}\n\n"
+        for t, cpu, sda, sdc in CELL_REPORTS
+    )
+)
 """An hour's run cut to four reports around midnight: the first averages since boot; the
 second and third show a data disk capped, queue 218 and await 513 ms."""
 
-CLASSIC_T = """Linux OSWbb v8.1.2 db1
-zzz ***Mon Nov 24 11:00:05 UTC 2026
-11/24/26 11:00:07
-avg-cpu:  %user   %nice %system %iowait  %steal   %idle
-           1.00    0.00    1.00    0.50    0.00   97.50
-
-Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %rrqm  %wrqm r_await w_await aqu-sz rareq-sz wareq-sz  svctm  %util
-sdb             0.00  640.00      0.00   5120.00     0.00     0.00   0.00   0.00    0.00  110.20  75.30     0.00     8.00   1.50  99.00
-
-zzz ***Mon Nov 24 11:00:35 UTC 2026
-11/24/2026 11:00:37 AM
-Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %rrqm  %wrqm r_await w_await aqu-sz rareq-sz wareq-sz  svctm  %util
-sdb             0.00  600.00      0.00   4800.00     0.00     0.00   0.00   0.00    0.00   90.00  60.00     0.00     8.00   1.50  98.00
-
-zzz ***Mon Nov 24 13:01:05 UTC 2026
-2026-11-24T13:01:07+0000
-Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %rrqm  %wrqm r_await w_await aqu-sz rareq-sz wareq-sz  svctm  %util
-sdb             0.00   10.00      0.00     80.00     0.00     0.00   0.00   0.00    0.00    1.00   0.01     0.00     8.00   0.50   0.50
-
-zzz ***Mon Nov 24 13:01:35 UTC 2026
-11/24/2026 01:01:37 PM
-Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %rrqm  %wrqm r_await w_await aqu-sz rareq-sz wareq-sz  svctm  %util
-sdb             0.00   12.00      0.00     96.00     0.00     0.00   0.00   0.00    0.00    1.10   0.02     0.00     8.00   0.50   0.60
-"""  # noqa: E501
+NEW_HEAD = (
+    "Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %rrqm  %wrqm r_await"
+    " w_await aqu-sz rareq-sz wareq-sz  svctm  %util"
+)
+CLASSIC_T = "Linux OSWbb v8.1.2 db1\n" + "".join(
+    f"zzz ***Mon Nov 24 {zzz} UTC 2026\n{stamp}\n{NEW_HEAD}\nsdb             {row}\n\n"
+    for zzz, stamp, row in (
+        ("11:00:05", "11/24/26 11:00:07",
+         "0.00  640.00      0.00   5120.00     0.00     0.00   0.00   0.00    0.00  110.20  75.30"
+         "     0.00     8.00   1.50  99.00"),
+        ("11:00:35", "11/24/2026 11:00:37 AM",
+         "0.00  600.00      0.00   4800.00     0.00     0.00   0.00   0.00    0.00   90.00  60.00"
+         "     0.00     8.00   1.50  98.00"),
+        ("13:01:05", "2026-11-24T13:01:07+0000",
+         "0.00   10.00      0.00     80.00     0.00     0.00   0.00   0.00    0.00    1.00   0.01"
+         "     0.00     8.00   0.50   0.50"),
+        ("13:01:35", "11/24/2026 01:01:37 PM",
+         "0.00   12.00      0.00     96.00     0.00     0.00   0.00   0.00    0.00    1.10   0.02"
+         "     0.00     8.00   0.50   0.60"),
+    )
+)  # fmt: skip
 """``iostat -xkt 1 3``'s last third per snapshot, the stamp in three of sysstat's formats."""
 
 TOP_NEW = """Linux OSWbb v22.1.0AHF db2
