@@ -237,3 +237,15 @@ def test_continuous_vmstat_run_by_its_place(tmp_path: Path) -> None:
     t0 = 1330513312.0  # 2012-02-29 11:01:52 UTC
     assert [f.time - t0 for f in frames] == [5, 10]
     assert [f.collectors["cpu"].rows["all"]["runq_sz"] for f in frames] == [9, 2]
+
+
+def test_tools_not_read_are_named(tmp_path: Path) -> None:
+    """oswmeminfo and oswprvtnet hold figures no live field takes: one line names them."""
+    root = _archive(tmp_path, "iostat", "db1_iostat_26.11.24.1100.dat", CLASSIC_T)
+    _archive(tmp_path, "meminfo", "db1_meminfo_26.11.24.1100.dat", "zzz ***x\nMemTotal: 1 kB\n")
+    _archive(tmp_path, "prvtnet", "db1_prvtnet_26.11.24.1100.dat", "zzz ***x\n")
+    notes = _read(root).notes
+    assert notes == [
+        f"{root / 'archive'}: not read: oswmeminfo (1 file(s)), oswprvtnet (1 file(s)); no live "
+        "field takes their figures"
+    ]

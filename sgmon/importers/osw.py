@@ -258,15 +258,21 @@ def read(args: argparse.Namespace) -> Imported:
     abbrs: set[str] = set()
     by_host: dict[str, list[Block]] = {}
     booted: list[Path] = []
+    unread: dict[str, int] = {}
     for path in sorted(root.glob("osw*/*")):
         m = FILE.match(path.name)
         parse = PARSERS.get(m.group("tool")) if m else None
         if m is None or parse is None:
+            if path.is_file():
+                unread[path.parent.name] = unread.get(path.parent.name, 0) + 1
             continue
         host = m.group("host")
         by_host.setdefault(host, []).extend(_blocks(path, parse, zone, abbrs, notes, booted))
     if not by_host:
         raise UsageError(f"{root}: no OSWatcher files (osw*/<host>_<tool>_<yy.mm.dd.hhmm>.dat)")
+    if unread:
+        said = ", ".join(f"{d} ({n} file(s))" for d, n in sorted(unread.items()))
+        notes.append(f"{root}: not read: {said}; no live field takes their figures")
     if args.host and len(by_host) > 1:
         raise UsageError(f"{root} holds several hosts ({', '.join(by_host)}); leave out --host")
     if booted:
