@@ -249,3 +249,22 @@ def test_tools_not_read_are_named(tmp_path: Path) -> None:
         f"{root / 'archive'}: not read: oswmeminfo (1 file(s)), oswprvtnet (1 file(s)); no live "
         "field takes their figures"
     ]
+
+
+@pytest.mark.parametrize("how", ["torn", "gz"])
+def test_cell_file_cut_short_loses_its_last_report_only(tmp_path: Path, how: str) -> None:
+    """An Exadata cell's hour is one block: a cut through it drops the report it went
+    through, not the hour (a torn last line; a gzip stream cut short)."""
+    name = "cel01_iostat_12.02.29.2300.dat"
+    if how == "torn":
+        root = _archive(tmp_path, "iostat", name, CELL.rstrip("\n")[:-20])
+    else:
+        root = _archive(tmp_path, "iostat", name, CELL, "gz")
+        gz = next((root / "archive" / "oswiostat").iterdir())
+        data = gz.read_bytes()
+        gz.write_bytes(data[: len(data) * 9 // 10])
+    imp = _read(root)
+    frames = imp.frames["cel01"]
+    assert 1 <= len(frames) <= 2 and frames[0].time == 1330559995.0, [f.time for f in frames]
+    cut = [n for n in imp.notes if "last report dropped" in n]
+    assert len(cut) == 1 and len(imp.notes) == 2, imp.notes  # and the since-boot one

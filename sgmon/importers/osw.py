@@ -360,14 +360,8 @@ def _text(path: Path, notes: list[str]) -> str:
     text = data.decode("utf-8", "replace")
     if whole:
         return text
-    notes.append(f"{path}: compressed stream cut short; its last block dropped, the rest kept")
-    return _whole_lines(text)
-
-
-def _whole_lines(text: str) -> str:
-    """Drop a last block that the cut went through: from its ``zzz`` line on."""
-    cut = text.rfind("\nzzz")
-    return text[: cut + 1] if cut >= 0 else ""
+    notes.append(f"{path}: compressed stream cut short; its last report dropped, the rest kept")
+    return text[: text.rfind("\n") + 1]  # whole lines: the last report goes in _blocks
 
 
 def _blocks(
@@ -378,9 +372,11 @@ def _blocks(
     notes: list[str],
     booted: list[Path],
 ) -> Iterator[Block]:
-    """The file's reports, each at its own time; a torn last block (no final newline, or
-    unparsable) is dropped with one note, other unparsable blocks are counted in one note, and
-    a file whose continuous run began with a since-boot report (skipped) goes to ``booted``."""
+    """The file's reports, each at its own time.  A file cut short (a torn last line, a cut
+    compressed stream) loses the last report of its last block, which the cut may have gone
+    through (a classic block holds one report; an Exadata cell's, an hour of them), with one
+    note; other unparsable blocks are counted in one note, and a file whose continuous run
+    began with a since-boot report (skipped) goes to ``booted``."""
     before = len(notes)
     text = _text(path, notes)
     cut = len(notes) > before
@@ -390,12 +386,16 @@ def _blocks(
     boot = 0
     for i, (stamp, lines) in enumerate(chunks):
         last = i == len(chunks) - 1
-        if last and torn:
-            notes.append(f"{path}: last block ({stamp}) cut mid-line; dropped, the rest kept")
-            break
         when = _when(stamp, zone, abbrs)
         step = _sample_interval(stamp)
-        reports = parse(lines, step) if when is not None else []
+        reports = parse(lines[:-1] if last and torn else lines, step) if when is not None else []
+        if last and (torn or cut):
+            reports = reports[:-1]
+            if torn:
+                what = "its last report dropped" if reports else "dropped"
+                notes.append(f"{path}: last block ({stamp}) cut mid-line; {what}, the rest kept")
+            if not reports:
+                break
         if when is None or not reports:
             if last and not cut:
                 notes.append(f"{path}: last block ({stamp}) incomplete; dropped, the rest kept")
@@ -407,7 +407,7 @@ def _blocks(
         at = [_at(r, t0, tod0) for r in kept]
         if len(kept) > 1 and step is None and max(at) - min(at) <= SAME_SNAPSHOT:
             kept, at = kept[-1:], at[-1:]  # `tool 1 3`: the last 1 s report stands for the snapshot
-        boot += sum(r.since_boot for r in reports) if len(kept) > 1 else 0
+        boot += sum(r.since_boot for r in reports) if not kept[0].since_boot else 0
         for r, t in zip(kept, at, strict=True):
             r.t = t
             yield r
