@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         module = import_module(f"sgmon.commands.{_MODULE.get(name, name)}")
         parser = _one_line_parser(prog=f"sgmon {name}", description=COMMANDS[name])
         module.add_arguments(parser)
-        args = parser.parse_args(rest)
+        args = parser.parse_args(_west_offsets(rest))
         return int(module.run(args) or 0)
     except UsageError as e:
         return _fail(str(e), 2)
@@ -114,6 +114,18 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, ValueError):
             return _fail(str(e), 2)
         raise
+
+
+def _west_offsets(argv: list[str]) -> list[str]:
+    """``--tz -02:00`` as ``--tz=-02:00``: argparse takes a value that starts with a dash and is
+    not a plain number for an option of its own, so a UTC offset west of Greenwich failed."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] == "--tz" and arg[:1] == "-" and arg[1:2].isdigit():
+            out[-1] = f"--tz={arg}"
+        else:
+            out.append(arg)
+    return out
 
 
 def _fail(message: str, code: int) -> int:

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 # prometheus brings the server the live test scrapes sgmon with, and promtool, which checks the
 # shipped rules; libbpf-tools brings the biolatency the biolat collector runs; net-tools the
 # netstat that OSWatcher runs (the osw import tests make archives with it); chromium opens the
-# HTML report headless (tests/system/report/test_report.py), poppler-utils reads back what it
+# HTML report headless (tests/system/report/test_report_system.py), poppler-utils reads back what it
 # prints to PDF
 PKGS="iproute2 nftables sysstat tmux procps util-linux net-tools openssh-server openssh-client
   prometheus libbpf-tools chromium poppler-utils"

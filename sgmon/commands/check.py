@@ -249,11 +249,13 @@ def _replay(
     except ArchiveError as e:
         raise UsageError(str(e)) from None
     times: list[float] = []
+    starts: list[float] = []  # a frame covers the interval before its time: an AWR report's 6 min
 
     judge = judge_for(config, [source], analysis=analysis)
 
     def feed(frame: Frame) -> None:
         times.append(frame.time)
+        starts.append(frame.time - frame.interval)
         judge(frame)
         if keep is not None:
             keep(frame)
@@ -272,7 +274,7 @@ def _replay(
             f"{fmt_step(source.regridded)} samples",
             file=sys.stderr,
         )
-    return judge, [h.name for h in source.hosts], max(times) - min(times)
+    return judge, [h.name for h in source.hosts], max(times) - min(starts)
 
 
 def _live(

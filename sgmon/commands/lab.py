@@ -15,9 +15,13 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgmon.errors import UsageError
 from sgmon.units import parse_duration
+
+if TYPE_CHECKING:
+    from sgmon.lab.run import LabOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +34,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fault", action="append", default=[], help="NAME@START[-END], e.g. loss@20s-60s"
     )
     parser.add_argument("--sessions", type=int, default=4, help="committing sessions")
+    from sgmon.lab.run import LabOptions
+
+    parser.add_argument(
+        "--iops",
+        type=int,
+        default=LabOptions.iops,
+        help="the write IOPS cap of the iops faults, e.g. your standby volume's "
+        f"(default {LabOptions.iops})",
+    )
+    parser.add_argument(
+        "--loss-rate",
+        type=float,
+        default=LabOptions.loss_permille / 10,
+        metavar="PCT",
+        help="%% of the packets toward the standby the loss fault drops (0.1 to 100, "
+        f"default {LabOptions.loss_permille / 10:g})",
+    )
     parser.add_argument(
         "--async-standby",
         action="store_true",
@@ -64,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--duration must be between 10s and 1h")
     if args.sessions < 1:
         raise UsageError("--sessions must be at least 1")
+    if args.iops < 1:
+        raise UsageError("--iops must be at least 1 (write I/Os per second)")
+    if not 0.1 <= args.loss_rate <= 100:
+        raise UsageError("--loss-rate must be a percentage from 0.1 to 100")
     async_standby = args.async_standby or any(s.name in ASYNC_FAULTS for s in steps)
     return _run(args, duration, interval, steps, async_standby)
 
@@ -74,7 +99,7 @@ def _run(
     from sgmon.judgement import judge_for
     from sgmon.lab import schedule
     from sgmon.lab.kernel import LabUnavailable
-    from sgmon.lab.run import ASYNC_HOST, Lab, LabFailed, LabOptions
+    from sgmon.lab.run import ASYNC_HOST, Lab, LabFailed
     from sgmon.lab.status import line
     from sgmon.model import Frame
     from sgmon.monitor import Monitor
@@ -82,12 +107,7 @@ def _run(
     # Ctrl-C and SIGTERM clean up alike, even when started in the background (SIGINT ignored).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    opts = LabOptions(
-        duration=duration + 15,
-        interval=interval,
-        sessions=args.sessions,
-        async_standby=async_standby,
-    )
+    opts = options(args, duration, interval, async_standby)
     try:
         lab = Lab(opts).__enter__()
     except LabUnavailable as e:
@@ -125,6 +145,8 @@ def _run(
                 f" log {lab.async_log.device})"
             )
         print(f"{up}; Ctrl-C ends it", flush=True)
+        if lab.cpu_note:
+            print(f"sgmon: {lab.cpu_note}", file=sys.stderr, flush=True)
         monitor.start()
         t0 = time.monotonic()
         while (elapsed := time.monotonic() - t0) < duration:
@@ -143,6 +165,22 @@ def _run(
         lab.__exit__(None, None, None)
     _summary(judge)
     return 0
+
+
+def options(
+    args: argparse.Namespace, duration: float, interval: float, async_standby: bool
+) -> LabOptions:
+    """The lab's options from the command line: the run, the workload, the faults' strength."""
+    from sgmon.lab.run import LabOptions
+
+    return LabOptions(
+        duration=duration + 15,
+        interval=interval,
+        sessions=args.sessions,
+        iops=args.iops,
+        loss_permille=round(args.loss_rate * 10),
+        async_standby=async_standby,
+    )
 
 
 def _keys(lab) -> None:

@@ -35,6 +35,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -162,38 +163,128 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read(args: argparse.Namespace) -> Imported:
-    """Run sadf on each file and map its records; a file that cannot be read is one note."""
+    """Run sadf on each file and map its records; a file that cannot be read is one note, a
+    record or a figure of an unexpected shape is counted in one note per file."""
     names = _device_table(args.devices) if args.devices else {}
-    docs: list[tuple[Path, dict[str, Any], bool]] = []
+    files: list[tuple[Path, list[Host], bool]] = []
     notes: list[str] = []
     for path in args.files:
         got = _sadf_json(path, notes)
-        if got is not None:
-            docs.append((path, *got))
-    if not docs:
+        if got is None:
+            continue
+        hosts = _hosts(path, got[0], names, notes)
+        if hosts:
+            files.append((path, hosts, got[1]))
+    if not files:
         raise UsageError("; ".join(notes) or "no sar file given")
-    every = (
-        s for _, doc, _ in docs for h in doc["sysstat"]["hosts"] for s in h.get("statistics", [])
-    )
+    every = (r for _, hosts, _ in files for h in hosts for r in h.records)
     b = Builder(_step(every) or 600.0)
     b.imp.notes.extend(notes)
-    for path, doc, truncated in docs:
-        for h in doc["sysstat"]["hosts"]:
-            host = args.host or h.get("nodename") or path.name
-            for s in h.get("statistics", []):
-                for d in s.get("disk", []):
-                    d["disk-device"] = names.get(d["disk-device"], d["disk-device"])
+    for path, hosts, truncated in files:
+        for h in hosts:
+            host = args.host or h.nodename or path.name
             _host(b, path, host, args.role, h, truncated)
             b.source(host, PROVENANCE)
-            unnamed = {d["disk-device"] for s in h.get("statistics", []) for d in s.get("disk", [])}
-            unnamed = {n for n in unnamed if DEV_MN.match(n)}
+            unnamed = {d for r in h.records for d in r.rows.get("disk", {}) if DEV_MN.match(d)}
             if unnamed:
                 b.note(
                     f"{path}: {len(unnamed)} device(s) known only by number "
                     f"({_some(sorted(unnamed))}): --devices FILE, a copy of "
-                    f"{h.get('nodename') or 'the host'}'s /proc/diskstats, names them"
+                    f"{h.nodename or 'the host'}'s /proc/diskstats, names them"
                 )
     return b.imp
+
+
+@dataclass
+class Record:
+    """One sadf record, read: its time, its interval (None: not stated), its rows."""
+
+    t: float
+    interval: float | None
+    rows: dict[str, Rows]
+
+
+@dataclass
+class Host:
+    """One host section of a file: its nodename, records and restart times."""
+
+    nodename: str
+    records: list[Record]
+    restarts: list[float]
+
+
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
+"""What reading a record of an unexpected shape raises (a text where sadf prints a number, a
+list where it prints an object, a key missing)."""
+
+
+def _hosts(path: Path, doc: object, names: dict[str, str], notes: list[str]) -> list[Host] | None:
+    """The file's host sections, each record read into rows; None (and a note) when the JSON is
+    not sadf's shape at all.  A record that cannot be read is skipped and a figure that is no
+    number is left empty, each counted in one note for the file."""
+    try:
+        sections = doc["sysstat"]["hosts"]  # type: ignore[index]
+        if not isinstance(sections, list) or not all(isinstance(h, dict) for h in sections):
+            raise TypeError("hosts is not a list of objects")
+        raw = [(h, h.get("statistics", [])) for h in sections]
+        if not all(isinstance(st, list) for _, st in raw):
+            raise TypeError("statistics is not a list")
+    except SHAPE_ERRORS as e:
+        notes.append(f"{path}: sadf -j output is not sysstat's JSON layout ({_why(e)}); skipped")
+        return None
+    out: list[Host] = []
+    bad: list[str] = []
+    odd = 0
+    for h, stats in raw:
+        records = []
+        for n, s in enumerate(stats, 1):
+            try:
+                ts = s["timestamp"]
+                interval = float(ts["interval"]) if ts.get("interval") else None
+                rows = _rows(s, names)
+                record = Record(_when(ts), interval, rows)
+            except SHAPE_ERRORS as e:
+                bad.append(f"record {n} ({_why(e)})")
+                continue
+            odd += _numbers_only(record.rows)
+            records.append(record)
+        restarts = []
+        for r in h.get("restarts", []) if isinstance(h.get("restarts"), list) else []:
+            try:
+                restarts.append(_when(r["boot"]))
+            except SHAPE_ERRORS as e:
+                bad.append(f"a restart ({_why(e)})")
+        nodename = h.get("nodename")
+        out.append(Host(nodename if isinstance(nodename, str) else "", records, sorted(restarts)))
+    if bad:
+        notes.append(
+            f"{path}: {len(bad)} sadf record(s) of an unexpected shape skipped, first "
+            f"{bad[0]}; the others kept"
+        )
+    if odd:
+        notes.append(f"{path}: {odd} figure(s) that are no number left empty")
+    if not any(h.records for h in out):
+        notes.append(f"{path}: no readable sadf record")
+        return None
+    return out
+
+
+def _why(e: BaseException) -> str:
+    """A short reason from a shape error: the missing key, or the error's own words."""
+    return f"no {e.args[0]!r}" if isinstance(e, KeyError) and e.args else str(e) or type(e).__name__
+
+
+def _numbers_only(rows: dict[str, Rows]) -> int:
+    """Empty every figure that is no number (sadf prints numbers; a damaged output may not);
+    return how many were emptied."""
+    n = 0
+    for inst_rows in rows.values():
+        for row in inst_rows.values():
+            for k, v in row.items():
+                if v is not None and number(v) is None:
+                    row[k] = None
+                    n += 1
+    return n
 
 
 DEV_MN = re.compile(r"^dev(\d+)-(\d+)$")
@@ -258,12 +349,21 @@ def _sadf_json(path: Path, notes: list[str]) -> tuple[dict[str, Any], bool] | No
             notes.append(f"{path}: {version}, converted with sadf -c to this sysstat's format")
             out, err, rc = _run_sadf(["-j", str(src), "--", *SAR_OPTIONS])
         try:  # what sadf printed is kept whatever its exit status (a cut file ends early)
-            doc: dict[str, Any] = json.loads(out)
+            doc: Any = json.loads(out)
+        except ValueError as e:
+            doc = _salvage(out)
+            if doc is None:
+                why = _last_line(err) or (f"JSON cut short ({e})" if out.strip() else "no JSON")
+                notes.append(f"{path}: sadf: {why}")
+                return None
+            kept = len(doc["sysstat"]["hosts"][0]["statistics"])
+            notes.append(f"{path}: sadf -j output cut short ({e}); the {kept} whole records kept")
+            return doc, False
+        try:
             hosts = doc["sysstat"]["hosts"]
-        except (ValueError, KeyError, TypeError):
-            notes.append(f"{path}: sadf: {_last_line(err) or f'exit {rc}, no JSON'}")
-            return None
-        foreign = {h.get("nodename") for h in hosts} - {os.uname().nodename, None}
+            foreign = {h.get("nodename") for h in hosts} - {os.uname().nodename, None}
+        except SHAPE_ERRORS:
+            return doc, TRUNCATED in err  # _hosts says what is wrong with it
         if foreign:
             hidden = _run_sadf(["-j", str(src), "--", *SAR_OPTIONS], hide_sysfs=True)
             try:
@@ -275,6 +375,32 @@ def _sadf_json(path: Path, notes: list[str]) -> tuple[dict[str, Any], bool] | No
                     "check device-mapper and virtio names with sar -d there"
                 )
     return doc, TRUNCATED in err
+
+
+STATISTICS = '"statistics": ['
+
+
+def _salvage(out: str) -> dict[str, Any] | None:
+    """The whole records of a ``sadf -j`` output cut short (sadf killed, a disk full): the host
+    header before ``"statistics": [`` and every record that decodes after it; None when not
+    even the header is there."""
+    at = out.find(STATISTICS)
+    if at < 0:
+        return None
+    try:
+        doc = json.loads(out[:at] + '"statistics": []}]}}')
+        host = doc["sysstat"]["hosts"][0]
+    except (ValueError, *SHAPE_ERRORS):
+        return None
+    decoder, i = json.JSONDecoder(), at + len(STATISTICS)
+    while True:
+        while i < len(out) and out[i] in " \t\r\n,":
+            i += 1
+        try:
+            record, i = decoder.raw_decode(out, i)
+        except ValueError:
+            return doc
+        host["statistics"].append(record)
 
 
 _C_LOCALE = {**os.environ, "LC_ALL": "C"}
@@ -310,10 +436,10 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _step(stats: Iterable[dict[str, Any]]) -> float | None:
+def _step(records: Iterable[Record]) -> float | None:
     """The records' usual interval, None when none gives one: the upper median, as
     ``regrid.usual_step`` takes it (a step that occurred)."""
-    steps = [i for s in stats if (i := float(s["timestamp"].get("interval") or 0)) > 0]
+    steps = [r.interval for r in records if r.interval and r.interval > 0]
     return statistics.median_high(steps) if steps else None
 
 
@@ -323,20 +449,18 @@ def _when(ts: dict[str, Any]) -> float:
     return float(calendar.timegm(st) if ts.get("utc", 1) else time.mktime(st))
 
 
-def _host(b: Builder, path: Path, host: str, role: str, h: dict[str, Any], truncated: bool) -> None:
+def _host(b: Builder, path: Path, host: str, role: str, h: Host, truncated: bool) -> None:
     """One host section of one file: a frame per record, restarts and gaps as events."""
-    stats = h.get("statistics", [])
-    restarts = sorted(_when(r["boot"]) for r in h.get("restarts", []) if "boot" in r)
-    step = _step(stats)
+    step = _step(h.records)
     prev: float | None = None
-    for n, s in enumerate(stats, 1):
-        t = _when(s["timestamp"])
-        dt = float(s["timestamp"].get("interval") or step or 0.0)
+    for n, rec in enumerate(h.records, 1):
+        t = rec.t
+        dt = rec.interval or step or 0.0
         # A restart stamped in the second of the record before it came after that record (sadc
         # writes it later; the first record after a restart is an interval on): [prev, t).
         events = [
             Event(r, "sar", "restart", "", "LINUX RESTART: counters restart from 0")
-            for r in restarts
+            for r in h.restarts
             if (prev is None or r >= prev) and r < t
         ]
         restarted = bool(events)  # a restart in between already says why records stopped
@@ -344,17 +468,17 @@ def _host(b: Builder, path: Path, host: str, role: str, h: dict[str, Any], trunc
             events.append(
                 Event(prev, "sar", "gap", "", f"no sar record for {t - prev:.0f} s in {path.name}")
             )
-        if truncated and n == len(stats):
+        if truncated and n == len(h.records):
             events.append(Event(t, "sar", "gap", "", f"{path.name} ends early: {TRUNCATED}"))
-        b.sample(host, role, t, dt, _rows(s), events)
+        b.sample(host, role, t, dt, rec.rows, events)
         prev = t
     if truncated:
         last = time.strftime("%H:%M:%S", time.gmtime(prev)) if prev else "its header"
-        b.note(f"{path}: truncated after {last} UTC ({TRUNCATED}); {len(stats)} records kept")
+        b.note(f"{path}: truncated after {last} UTC ({TRUNCATED}); {len(h.records)} records kept")
 
 
-def _rows(s: dict[str, Any]) -> dict[str, Rows]:
-    """One sadf record -> rows of the live collectors."""
+def _rows(s: dict[str, Any], names: dict[str, str]) -> dict[str, Rows]:
+    """One sadf record -> rows of the live collectors (``names``: devM-N -> kernel name)."""
     out: dict[str, Rows] = {}
     cpu: Rows = {}
     for c in s.get("cpu-load", []):
@@ -373,7 +497,7 @@ def _rows(s: dict[str, Any]) -> dict[str, Rows]:
     paging = _paging(s)
     if paging:
         out["paging"] = {"all": paging}
-    disks = {d["disk-device"]: _disk(d) for d in s.get("disk", [])}
+    disks = {names.get(d["disk-device"], d["disk-device"]): _disk(d) for d in s.get("disk", [])}
     if disks:
         out["disk"] = disks
     net = s.get("network", {})

@@ -53,6 +53,23 @@ class LabOptions:
     async_standby: bool = False  # a third namespace: a standby the primary ships to ASYNC
 
 
+def assign_cpus(cpus: list[int], async_standby: bool) -> tuple[int, int, int, str]:
+    """A CPU of its own for each lab host where the machine has them: (primary, SYNC standby,
+    ASYNC standby, a note when some share one, "" otherwise).  Two hosts on one CPU see each
+    other's load: an ASYNC standby's I/O wait on the SYNC standby's CPU would show there."""
+    standby, primary = cpus[0], cpus[1 % len(cpus)]
+    other = cpus[2] if len(cpus) > 2 else standby
+    hosts = 3 if async_standby else 2
+    if len(cpus) >= hosts:
+        return primary, standby, other, ""
+    shared = (
+        "the primary and the standby share it"
+        if len(cpus) == 1
+        else "the ASYNC standby shares the SYNC standby's, so its load shows there too"
+    )
+    return primary, standby, other, (f"{len(cpus)} CPU(s) here for {hosts} lab hosts: {shared}")
+
+
 @dataclass(frozen=True)
 class LabHost:
     """What watching one lab host takes: its names, namespace, log device, stand-in and CPU."""
@@ -78,9 +95,8 @@ class Lab:
         self.opts = opts or LabOptions()
         self._stack = contextlib.ExitStack()
         self._procs: list[subprocess.Popen] = []
-        ncpu = len(os.sched_getaffinity(0))
-        self.standby_cpu = 0
-        self.primary_cpu = 1 if ncpu > 1 else 0
+        cpus = assign_cpus(sorted(os.sched_getaffinity(0)), self.opts.async_standby)
+        self.primary_cpu, self.standby_cpu, self.async_cpu, self.cpu_note = cpus
         self.started = 0.0
 
     def __enter__(self) -> Lab:
@@ -145,9 +161,10 @@ class Lab:
     ) -> subprocess.Popen:
         """Start a standby receiver in ``side`` writing ``log`` (under its cgroup's cap)."""
         o = self.opts
+        cpu = self.async_cpu if side == "c" else self.standby_cpu
         proc = self.spawn(
             side, "sgmon.lab.standby", "--port", str(o.port), "--log", log.device,
-            "--standin", str(db), "--sid", sid, "--cpu", str(self.standby_cpu),
+            "--standin", str(db), "--sid", sid, "--cpu", str(cpu),
             "--duration", str(o.duration), stdout=subprocess.PIPE,
         )  # fmt: skip
         log.add_pid(proc.pid)
@@ -174,7 +191,7 @@ class Lab:
         if self.async_link is not None and self.async_log is not None:
             out.append(
                 LabHost(ASYNC_HOST, "c", ASYNC_SID, self.async_db, self.async_log.name,
-                        self.async_link.b_if, self.standby_cpu)
+                        self.async_link.b_if, self.async_cpu)
             )  # fmt: skip
         return out
 

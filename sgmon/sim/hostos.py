@@ -71,7 +71,7 @@ class HostOS:
             "cpu": self._cpu(st, c, dt),
             "paging": self._paging(),
             "disk": self._disk(st, c, dt),
-            "netdev": self._netdev(st, dt),
+            "netdev": self._netdev(st, dt, c),
             "tcp": self._tcp(st, c, dt, links),
             "procs": self._procs(st, c, dt, links),
         }
@@ -129,14 +129,31 @@ class HostOS:
             await_ = st.local_ms / st.writes if st.writes else 0.0
             redo = _dev(0.0, writes, 0.0, kb, 0.0, await_, svctm=await_ * 0.85)
             data_r = st.reads_cache / dt
-            data = _dev(data_r, self._j(120.0), data_r * 8, self._j(3800.0), 0.9, 1.4, svctm=0.35)
-        elif c.standby_cap:
-            q = self._j(c.standby_queue, 0.2)
+            # the primary's volume serves its reads in parallel, far below its IOPS (seed 003:
+            # the primary's storage had much more than the standbys'; no relevant load there)
+            fast = min(1.0, 1000.0 / max(data_r, 1.0))  # many devices: %util stays low
+            data = _dev(
+                data_r,
+                self._j(120.0),
+                data_r * 8,
+                self._j(3800.0),
+                0.9 * max(fast, 0.28),
+                1.4,
+                0.35 * fast,
+            )
+        elif c.standby_cap and st.capped > 0.0:
+            # recovery's reads keep the queue deep; the more of the second in a burst, deeper
+            q = self._j(c.standby_queue * (0.7 + 0.6 * st.capped), 0.2)
             r = self._j(640.0, 0.15)
             total = r + writes
             svctm = min(1.55, 1000.0 / max(total, 1.0))  # the volume's cap: ~650-900 IOPS
             await_ = q / max(total, 1.0) * 1000.0
             redo = _dev(r, writes, r * 190, kb, await_, await_, svctm=svctm, aqu=q, util=100.0)
+            data = _dev(self._j(40.0), self._j(60.0), 320.0, 1900.0, 1.1, 1.6, svctm=0.4)
+        elif c.standby_cap:  # between two bursts of recovery's reads: a short queue
+            r = self._j(160.0, 0.3)
+            await_ = st.rfs_ms / st.writes if st.writes else 0.0
+            redo = _dev(r, writes, r * 190, kb, 1.2, await_, svctm=0.9, aqu=self._j(0.8, 0.3))
             data = _dev(self._j(40.0), self._j(60.0), 320.0, 1900.0, 1.1, 1.6, svctm=0.4)
         else:
             await_ = st.rfs_ms / st.writes if st.writes else 0.0
@@ -192,13 +209,14 @@ class HostOS:
             }
         return rows
 
-    def _netdev(self, st: TickStats, dt: float) -> Rows:
+    def _netdev(self, st: TickStats, dt: float, c: Conditions) -> Rows:
         kb = st.redo_bytes / 1024 / dt
         pkts = st.redo_bytes / 1448 / dt + st.writes / dt
         out, inn = (kb * 1.02, st.writes / dt * 0.1) if self.primary else (st.writes / dt * 0.1, kb)
         tx_pkt, rx_pkt = (pkts, st.writes / dt) if self.primary else (st.writes / dt, pkts)
-        dg = _nic(inn, out, rx_pkt, tx_pkt, 10000)
-        pub = _nic(self._j(2400.0), self._j(5100.0), self._j(9000.0), self._j(8700.0), 10000)
+        speed = round(c.link_mbit)  # the host's NICs alike
+        dg = _nic(inn, out, rx_pkt, tx_pkt, speed)
+        pub = _nic(self._j(2400.0), self._j(5100.0), self._j(9000.0), self._j(8700.0), speed)
         return {"eth0": pub, "eth1": dg}
 
     def _tcp(self, st: TickStats, c: Conditions, dt: float, links: Sequence[Link]) -> Rows:

@@ -51,12 +51,12 @@ GC_CURRENT = GC_BUSY[0]
 INTERCONNECT_MS = 0.15
 """A block's trip over the interconnect (gc current block 2-way: seed 001's AWR 0.18 ms)."""
 SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold, and its broadcast ack's
+SLOW_MS_11G = 500.0
+"""11.2's LGWR warns of a slow log write only from 500 ms (every 11.2 warning seen, seed 003's
+among them, is 501 ms or more)."""
 SCN = 0xA50C01D0000
 """The commit SCN of the simulated workload's first write (its hex as a 12.2 LGWR trace prints
 it); each redo write adds one."""
-SESSIONS = 400
-"""Sessions of the simulated workload: while commits hang, each waits in its own commit and
-starts no next one, so at most this many commits pile up (arrivals are open otherwise)."""
 RECEIPT_MS = 0.03
 """Fast Sync: the standby's RFS takes the redo into memory and acknowledges (no SRL write)."""
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
@@ -99,6 +99,8 @@ class TickStats:
     reads_cache: float = 0.0
     lwd_bytes: float = 0.0
     busy_frac: float = 0.0  # share of the interval LGWR was writing
+    capped: float = 1.0
+    """Share of the interval the capped volume's queue was full."""
     unacked: int = 0
     """Segments of a write still waiting for its retransmission when the interval ends: what
     ss shows at the tick, while NSS sleeps on the socket (seed 001)."""
@@ -186,6 +188,11 @@ class CommitModel:
         self.names = (
             NAMES_11G if primary.version < (12, 1) else {n: n for n in PRIMARY_EVENTS}
         )  # published name of each primary event on this version
+        self.slow_ms = SLOW_MS_11G if primary.version < (12, 1) else SLOW_MS
+        self._phases: list[tuple[float, float, bool]] = []
+        """The capped volume's phases (start, end, queue full), simulated seconds, from the
+        interval being simulated on."""
+        self._phase_rng: random.Random | None = None
         self.events = {
             n: Buckets() if n in self.names or n in STANDBY_EVENTS else Uncounted()
             for n in (*PRIMARY_EVENTS, LGWR_LNS, *STANDBY_EVENTS)
@@ -268,7 +275,7 @@ class CommitModel:
         pending, draw = self._pending, rng.random
         a = t0 if self._next_arrival is None else self._next_arrival
         while a < t1:
-            if not st.silent_s or len(pending) < SESSIONS:  # the rest are stuck
+            if not st.silent_s or len(pending) < c.sessions:  # the rest are stuck
                 pending.append(a)
             a += -_log(1.0 - draw()) / c.commits
         self._next_arrival = a
@@ -285,7 +292,8 @@ class CommitModel:
             if start >= t1:
                 break
             j = bisect.bisect_right(pending, start, i)  # every arrival up to the start
-            batch, i = pending[i:j], j
+            # once every session waits in its commit, no more commits arrive until one ends
+            batch, i = pending[i : min(j, i + c.sessions)], j
             local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
             cpu = -_log(1.0 - draw()) / cpu_rate if cpu_rate else 0.0
             phase = max(local, remote)
@@ -299,7 +307,7 @@ class CommitModel:
                 st.bcast.append((start + (cpu + phase + ack) / 1000.0, ack, SCN + msgid))
             hung = c.link_down and end >= t1  # counted when it ends, intervals later
             slow = None
-            if (end - start) * 1000.0 >= SLOW_MS:
+            if (end - start) * 1000.0 >= self.slow_ms:
                 slow = (end, (end - start) * 1000.0, len(batch) * per_commit / 1024)
             if remote >= SPLIT_MS and not hung:  # a hung write reached no RFS to split it
                 send = start + cpu / 1000.0
@@ -336,6 +344,8 @@ class CommitModel:
         if st.silent_s and not st.writes:  # the hung write began in an earlier interval
             st.unacked = self._unacked
         st.busy_frac = min(1.0, busy / dt)
+        if c.cap_duty < 1.0:  # the standbys off the commit path may be the capped ones
+            st.capped = self._full_share(t0, t1, c)
         self._write_rate = max(st.writes / dt, 1.0)
         st.reads_cache = c.reads_cache * dt * (0.9 + 0.2 * rng.random())
         st.lwd_bytes = st.reads_cache * c.lwd_per_read
@@ -391,7 +401,11 @@ class CommitModel:
         rng = self.rng
         size = n * c.redo_per_commit
         local = _exp(rng.normalvariate(_log(c.local_ms), c.local_sigma)) + size / 400e6 * 1000
-        rfs = _exp(rng.normalvariate(_log(c.rfs_ms), c.rfs_sigma))
+        if c.standby_cap and c.cap_duty < 1.0 and not self._queue_full(start, c):
+            rfs = _exp(rng.normalvariate(_log(c.calm_rfs_ms), c.calm_rfs_sigma))
+        else:
+            stalled = c.standby_cap and c.stall_share and rng.random() < c.stall_share
+            rfs = _exp(rng.normalvariate(_log(c.rfs_ms * (7.0 if stalled else 1.0)), c.rfs_sigma))
         since = start - self._last_switch
         # after a switch: SRL header updates and a standby checkpoint (seed 000)
         if c.switch_spike_ms and 0.0 <= since < 1.5:
@@ -422,6 +436,32 @@ class CommitModel:
         ev[LGWR_LNS].add(max(0.0, remote - local) * 1000)  # no draw: other scenarios unchanged
         standby_waits(rng, ev, rfs)
         return local, remote, rfs, int(lost), wire
+
+    def _queue_full(self, at: float, c: Conditions) -> bool:
+        """Whether the capped volume's queue is full at ``at``: bursts of ``cap_burst_s`` on
+        average, ``cap_duty`` of the time (each phase 0.75 to 1.25 times its mean, so that a
+        second holds some of a burst)."""
+        return next(full for _, end, full in self._phases_to(at, c) if at < end)
+
+    def _full_share(self, t0: float, t1: float, c: Conditions) -> float:
+        """Share of [t0, t1) in a burst; the phases before t0 are dropped."""
+        phases = self._phases_to(t1, c)
+        full = sum(max(0.0, min(e, t1) - max(s, t0)) for s, e, f in phases if f)
+        self._phases = [p for p in phases if p[1] > t1]
+        return full / (t1 - t0)
+
+    def _phases_to(self, at: float, c: Conditions) -> list[tuple[float, float, bool]]:
+        """The phases, drawn (from their own generator, so that the other draws stay as in
+        every other scenario) until one ends after ``at``."""
+        if self._phase_rng is None:
+            self._phase_rng = random.Random(self.rng.random())
+            self._phases = [(at, at, False)]
+        draw, phases = self._phase_rng.random, self._phases
+        while phases[-1][1] <= at:
+            _, start, was = phases[-1]
+            mean = c.cap_burst_s if not was else c.cap_burst_s * (1.0 - c.cap_duty) / c.cap_duty
+            phases.append((start, start + (0.75 + 0.5 * draw()) * mean, not was))
+        return phases
 
     def _switch(self, when: float, st: TickStats) -> None:
         self._last_switch = when

@@ -4,8 +4,11 @@ A scenario is the baseline ``Conditions`` before ``onset`` and a modified copy a
 number has a source: seed 000 (Tables 6-9: sub-millisecond local and remote writes at 1 ms RTT,
 ~20 kB redo writes, thousands of commits/s; log switches as an outlier source), seed 001 (rare
 TCP tail losses retransmitted after a 200 ms RTO -> 128-256 ms outliers, 80-120 a minute; after
-``rto_min 10ms`` the same losses cost ~11 ms), seed 003 (standby volume IOPS-capped by lost-write
-reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100).
+``rto_min 10ms`` the same losses cost ~10 ms more; its AWR tables: log file sync 15.9 ms on
+average, 3.7 % in 128-256 ms, SYNC Remote Write 4.34 ms), seed 003 (standby volume IOPS-capped by
+lost-write reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100; its AWR histogram:
+log file sync 470 ms on average, 6.0 % under 2 ms, 7.2 % over 1 s).  tests/test_sim_calibration.py
+holds the seed scenarios to those tables.
 
 A scenario also has a layout: the database version, the standbys and the primary's instances.
 Every scenario is 19c, single-instance, with one SYNC standby named "standby", but
@@ -49,6 +52,15 @@ class Conditions:
     runq_extra: float = 0.0  # runnable tasks beyond the CPUs (primary)
     standby_cap: bool = False  # standby redo volume IOPS-capped (seed 003)
     standby_queue: float = 0.0  # target aqu-sz on the capped volume
+    cap_duty: float = 1.0
+    """Share of the time the capped volume's queue is full: recovery's lost-write reads come in
+    bursts, and between them the SRL writes are fast (seed 003's bimodal histogram)."""
+    cap_burst_s: float = 4.0  # mean length of one such burst
+    calm_rfs_ms: float = 0.45  # median SRL write between bursts
+    stall_share: float = 0.0
+    """Share of the SRL writes in a burst that wait seconds behind recovery's reads (seed 003:
+    waits of 4-8 s); their median is seven times ``rfs_ms``."""
+    calm_rfs_sigma: float = 0.30
     lwd_per_read: float = 0.0  # redo bytes for lost write detection per cache read
     reads_cache: float = 450.0  # physical reads cache per second (primary)
     transport_stopped: bool = False  # the standby receives nothing: its lag goes unknown
@@ -56,9 +68,22 @@ class Conditions:
     boc_ms: float = 0.0  # RAC: mean wait for the other instances' SCN ack beyond the write
     gc_per_commit: float = 0.0  # RAC: blocks a commit's transaction takes from another instance
     async_mbit: float = 0.0  # throughput cap of the link to the ASYNC standbys (0: none)
+    sessions: int = 400
+    """Sessions that commit: each waits in its own commit and starts no next one, so while
+    LGWR hangs at most this many commits queue (seed 001's "dozens of database connections")."""
 
 
 HEALTHY = Conditions()
+SEED001 = replace(HEALTHY, rtt_ms=2.2, link_mbit=1000.0, sessions=14)
+"""Seed 001's link and workload: a remote write of ~2.7 ms without a loss (its SYNC Remote Write
+averages 4.34 ms with 0.8 % of the writes in 128-256 ms), and dozens of connections, so a
+stall holds a dozen commits, not every arrival (3.7 % of its log file syncs in 128-256 ms)."""
+SEED003 = replace(HEALTHY, rtt_ms=0.95, commits=500.0)
+"""Seed 003's link and workload: log file syncs of 2-4 ms between the bursts (29.2 % of them),
+~390 commits a second (348,922 in its 15-minute AWR interval)."""
+LINK = ("rto_min_ms", "rtt_ms", "link_mbit", "sessions", "commits", "gc_per_commit")
+"""What a scenario's conditions hold before its onset as well: the link and the workload, not
+the fault (the fixed route's rto_min, the RTT, the sessions, the blocks RAC instances share)."""
 
 DEFAULT_ONSET = 30.0
 """Simulated seconds before a scenario's fault starts, in every command: the analysis learns
@@ -68,10 +93,11 @@ SCENARIOS: dict[str, str] = {
     "healthy": "SYNC AFFIRM pair at 0.3 ms RTT, sub-millisecond local and remote writes",
     "rto-stall": "rare TCP tail losses on the DG socket, retransmitted after a 200 ms RTO "
     "(seed 001): log file sync outliers in the 128-256 ms buckets",
-    "rto-stall-fixed": "the same losses after `ip route change ... rto_min 10ms`: retransmits "
-    "cost ~11 ms and the 128-256 ms outliers are gone",
-    "standby-iops-cap": "the standby's redo volume hits its IOPS cap under lost-write-protect "
-    "reads (seed 003): await >> svctm, aqu-sz 50-80, %util 100",
+    "rto-stall-fixed": "the same losses after `ip route change ... rto_min 10ms`: a retransmit "
+    "costs ~10 ms more than the round trip and the 128-256 ms outliers are gone",
+    "standby-iops-cap": "the standby's volume hits its IOPS cap in bursts of lost-write-protect "
+    "reads (seed 003): await >> svctm, aqu-sz 50-80, %util 100; commits of a few ms between "
+    "bursts and of hundreds of ms to seconds in them",
     "log-switch-storm": "a log switch every 5 s (undersized redo logs, seed 000): remote write "
     "outliers after each switch",
     "primary-cpu-starved": "the primary's CPUs are saturated: LGWR and the foregrounds wait for "
@@ -119,14 +145,19 @@ SCENARIOS: dict[str, str] = {
 
 _FAULTS: dict[str, Conditions] = {
     "healthy": HEALTHY,
-    "rto-stall": replace(HEALTHY, losses_per_s=1.7),
-    "rto-stall-fixed": replace(HEALTHY, losses_per_s=1.7, rto_min_ms=10.0),
+    "rto-stall": replace(SEED001, losses_per_s=1.7),
+    "rto-stall-fixed": replace(SEED001, losses_per_s=1.7, rto_min_ms=10.0),
     "standby-iops-cap": replace(
-        HEALTHY,
+        SEED003,
         standby_cap=True,
         standby_queue=65.0,
-        rfs_ms=70.0,
-        rfs_sigma=0.45,
+        rfs_ms=330.0,
+        rfs_sigma=0.35,
+        cap_duty=0.38,
+        cap_burst_s=0.4,
+        calm_rfs_ms=0.9,
+        calm_rfs_sigma=0.8,
+        stall_share=0.065,
         lwd_per_read=900.0,
         reads_cache=9000.0,
     ),
@@ -298,8 +329,6 @@ def conditions(scenario: str, t: float, onset: float) -> Conditions:
     if scenario not in _FAULTS:
         raise KeyError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     if t < onset:
-        # the fixed route was set before the run: rto_min is a property of the link, not the
-        # fault; blocks shared between RAC instances are the workload's
         fault = _FAULTS[scenario]
-        return replace(HEALTHY, rto_min_ms=fault.rto_min_ms, gc_per_commit=fault.gc_per_commit)
+        return replace(HEALTHY, **{k: getattr(fault, k) for k in LINK})
     return _FAULTS[scenario]

@@ -166,12 +166,7 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         if ctx.chain.trigger.key not in series:  # the title cites it: its panel proves it too
             series = [*series, ctx.chain.trigger.key]
         ctx.explained = ctx.explained or weight >= INFERRED
-    if ctx.interval >= COARSE_S:
-        evidence = [
-            *evidence,
-            f"resolution: {fmt_step(ctx.interval)} samples; each value is the sample's "
-            "average, so stalls shorter than a sample show only as raised averages",
-        ]
+    evidence = [*evidence, *resolution(ctx)]
     rank = RANK[severity] * 10 + weight + (score or 0.0) + claim.bonus
     name = claim.rule or spec.name
     key = f"{name}:{claim.host}:{claim.subject}"
@@ -271,7 +266,18 @@ def remote_event(frame: Frame | None) -> str:
         (
             e
             for e in REMOTE_WRITES
-            if frame is not None and frame.value("oracle_waits", e, "avg") is not None
+            if frame is not None and e in frame.rows("oracle_waits")  # waited on now or not
         ),
         SYNC_REMOTE_WRITE,
     )
+
+
+def resolution(ctx: Context) -> list[str]:
+    """The line a finding from coarse samples (an AWR report, sar's 10 minutes) ends with: what
+    such samples can and cannot show."""
+    if ctx.interval < COARSE_S:
+        return []
+    return [
+        f"resolution: {fmt_step(ctx.interval)} samples; each value is the sample's "
+        "average, so stalls shorter than a sample show only as raised averages"
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sgmon.analysis.context import Context
+from sgmon.analysis.context import Context, once
 from sgmon.analysis.correlate import Link
 from sgmon.analysis.rules.base import (
     ADVICE,
@@ -14,8 +14,10 @@ from sgmon.analysis.rules.base import (
     Claim,
     describe,
     remote_write_event,
+    resolution,
     rule,
 )
+from sgmon.analysis.rules.transport import retransmitting
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
 from sgmon.grading import RANK
 from sgmon.units import fmt_num
@@ -28,6 +30,8 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
     p, b = ctx.primary, ctx.budget
     if p is None or b is None or not b.remote_write_ms or b.standby_io_ms is None or not b.lfs_ms:
         return
+    if once(ctx, p, retransmitting) is not None:
+        return  # the link's stalls are the incident: Fast Sync would not shorten them
     share = b.standby_io_ms / b.remote_write_ms
     if share < 0.5 or b.remote_write_ms < 0.3 * b.lfs_ms:
         return
@@ -48,8 +52,9 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
         "MAA SYNC paper: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
         "from the commit; a tiny exposure remains if both sites fail within milliseconds"
         if fast
-        else "cloud migration case: on 11.2 Fast Sync (SYNC NOAFFIRM) is no option; the "
-        "standby's redo volume must keep up with the primary's",
+        else "on 11.2 Fast Sync (SYNC NOAFFIRM) is no option: the standby's storage as a "
+        "whole must keep up with the primary's (\"Oracle Database Migrated to Cloud Starts "
+        "Experiencing 'log file sync' Waits\")",
     ]
     keys = [(p.name, "oracle_waits", remote, f) for f in ("avg", "p99")]
     remote_hurts = ctx.chain is not None and ctx.chain.trigger.instance in COMMIT_EVENTS[1:]
@@ -79,6 +84,7 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
     if ctx.budget is not None:
         ev.append(f"budget: {ctx.budget.describe()}")
     ev += [f"lines up: {describe(lk.outlier)}, {lk.strength(ctx.interval)}" for lk in top]
+    ev += resolution(ctx)
     if top:
         title = f"{c.label} <- {describe(top[0].outlier)}: commit path degraded"
     else:

@@ -48,32 +48,51 @@ def standby_io(ctx: Context) -> Iterable[Claim]:
             yield from _standby_io_unseen(ctx, view)
             continue
         dev, cause, said, keys = seen
-        ev = [
-            *said,
-            *lost_write_reads(ctx, (h, "disk", dev, "w_await"), f"the standby's {dev} await"),
-        ]
-        if ctx.topology is not None and ctx.topology.fast_sync(h):
-            fix = "Fast Sync already keeps these writes out of commits; they still hold back the "
-            fix += "standby's own writes and apply"
-        elif remote_write_event(ctx) == SYNC_REMOTE_WRITE:
-            fix = "Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits (MAA SYNC paper)"
-        else:
-            fix = "on 11.2 there is no Fast Sync to keep standby I/O out of commits"
+        lost_writes = lost_write_reads(
+            ctx, (h, "disk", dev, "w_await"), f"the standby's {dev} await"
+        )
         far = ctx.topology is not None and h in ctx.topology.far_sync
         kind = "far sync" if far else "standby"  # a far sync's SRL writes are the commit's too
-        ev.append(
-            f"fix: give the {kind} redo/SRL volume the primary's IOPS (cloud migration case); {fix}"
-        )
+        ev = [*said, *lost_writes, _storage_fix(ctx, h, far, bool(lost_writes))]
         yield Claim(
             host=h,
             subject=STANDBY_IO_SUBJECT,
             severity="warn",
             cause=cause,
             where=h,
-            conclusion=f"{kind} I/O saturated",
+            conclusion=f"{kind} I/O saturated: its volume is capped",
             evidence=ev,
             series=list(keys),
         )
+
+
+MIGRATED = "\"Oracle Database Migrated to Cloud Starts Experiencing 'log file sync' Waits\""
+"""The public account of a standby volume's IOPS cap slowing the primary's commits."""
+
+
+def _storage_fix(ctx: Context, host: str, far: bool, lost_writes: bool) -> str:
+    """What to do about a capped standby: its storage as a whole (recovery's data-file reads
+    fill the same cap as the SRL writes), DB_LOST_WRITE_PROTECT=NONE on it meanwhile when the
+    primary's lost-write redo is in the evidence, and Fast Sync only where it can help: on the
+    commit path, from 12.1 on, not already there."""
+    if far:  # a far sync has SRLs and no datafiles to read
+        fix = "fix: give the far sync's redo/SRL volume the IOPS of the primary's redo volume"
+    else:
+        fix = (
+            "fix: give the standby's storage as a whole (datafiles as well as the SRLs) the "
+            "primary's IOPS and throughput: recovery's reads fill the same cap as the SRL writes"
+        )
+    if lost_writes and not far:
+        fix += "; meanwhile DB_LOST_WRITE_PROTECT=NONE on this standby stops the extra reads"
+    fix += f" ({MIGRATED})"
+    if not ctx.on_commit_path(host):
+        return fix  # no commit waits for it: Fast Sync is beside the point
+    if ctx.topology is not None and ctx.topology.fast_sync(host):
+        return fix + "; Fast Sync already keeps these writes out of commits, they still hold "
+        "back the standby's own writes and apply"
+    if remote_write_event(ctx) == SYNC_REMOTE_WRITE:
+        return fix + "; Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits meanwhile"
+    return fix + "; 11.2 has no Fast Sync to keep standby I/O out of commits"
 
 
 def _saturated(ctx: Context, view: HostView) -> Saturated | None:

@@ -27,7 +27,7 @@ from sgmon.verdicts import SeriesKey
 
 class _Loss(NamedTuple):
     """A host's worst-retransmitting DG socket as its frame and series show it: the same for
-    every primary instance (``_loss``)."""
+    every primary instance (``retransmitting``)."""
 
     n: float
     inst: str
@@ -43,7 +43,7 @@ class _Loss(NamedTuple):
     """And after it: the sender seen waiting (``_sender_waiting``)."""
 
 
-def _loss(ctx: Context, view: HostView) -> _Loss | None:
+def retransmitting(ctx: Context, view: HostView) -> _Loss | None:
     """The host's DG socket with the most segments retransmitted in the last ``RECENT`` ticks,
     with what its frame alone says of it; None without one or without an rto."""
     h = view.name
@@ -78,11 +78,23 @@ def _loss(ctx: Context, view: HostView) -> _Loss | None:
     return _Loss(n, inst, rto, stall, peer, keys, said, _sender_waiting(ctx, h, inst, row))
 
 
+def _route_everywhere(ctx: Context, host: str) -> str:
+    """Where the rto_min route must be set: on every host that ships this redo (each RAC
+    instance has its own NSS socket), and kept across reboots, as the seed's author did."""
+    rac = sorted({host, *ctx.instances}) if host == ctx.primary_name and ctx.instances else []
+    where = f"on every instance's host ({', '.join(rac)})" if rac else f"on {host}"
+    return (
+        f"set the route {where} and make it survive a reboot (a oneshot systemd unit, as in "
+        '"A story about Data Guard and network latency"); a route the next boot forgets brings '
+        "the stalls back"
+    )
+
+
 @rule("rto_stall", seed="001", weight=CAUSE)
 def rto_stall(ctx: Context) -> Iterable[Claim]:
     """Seed 001: segments retransmitted on a DG socket wait out a 200 ms RTO each time."""
     for h, view in ctx.hosts.items():
-        loss = once(ctx, view, _loss)
+        loss = once(ctx, view, retransmitting)
         if loss is None:
             continue
         n, inst, rto, stall, peer, keys, said, sender = loss
@@ -97,6 +109,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
                 "network)"
                 + (": rto_min shortens the tail-loss probe and the RTO alike" if kind else "")
             )
+            ev.append(_route_everywhere(ctx, h))
             yield Claim(  # one per host, whichever DG socket is worst now
                 host=h,
                 subject="dg",

@@ -34,7 +34,7 @@ def test_status_passes_over_a_fifo_among_the_state_files(tmp_path: Path) -> None
 
 
 def test_import_osw_says_a_fifo_is_no_file_and_imports_the_rest(tmp_path: Path) -> None:
-    from test_import_osw import OLD_IOSTAT
+    from oswlab import OLD_IOSTAT
 
     archive = tmp_path / "archive"
     (archive / "oswiostat").mkdir(parents=True)
