@@ -12,6 +12,12 @@ leave it calm (below its limit, short of a departure from its current median); a
 the band is only added to the baseline, without judging it again (issue 15: 500 series, five
 hosts, under a millisecond a tick).
 
+A series out of line (open, or breaking a limit or its baseline this tick) does not train its
+baseline: the baseline an outlier quotes is the one from before its episode began, however long
+the episode lasts.  A series out of line for ``NEW_NORMAL_S`` on end has its recent level
+adopted as the new normal (``Outlier.normal_since`` says from when), deliberately and late: an
+hour of a fault is still a fault, but the comparison has stopped meaning anything.
+
 Baseline departures are ``info`` ("unusual"), except on the commit path (log file sync, SYNC
 Remote Write, Redo Transport MISC, redo synch time), where a sudden jump is the symptom the
 user runs sgmon for and is ``warn``.  ``warn``/``crit`` elsewhere come from the seed thresholds.
@@ -31,6 +37,8 @@ from sgmon.units import fmt_num
 from sgmon.verdicts import Outlier, SeriesKey
 
 OFF_TICKS = 5
+NEW_NORMAL_S = 3600.0
+"""Seconds a series must stay out of line before its level becomes its new normal."""
 PRUNE_EVERY = 100  # ticks between sweeps for series that stopped reporting
 Z = 5.0
 FLOOR = {"ms": 2.0, "%": 10.0, "s": 1.0}  # smallest departure worth a flag, per unit
@@ -81,6 +89,7 @@ class _Latch:
         "lo",
         "lo_limit",
         "ncpu",
+        "normal",
         "out",
         "pending",
         "plan",
@@ -88,6 +97,7 @@ class _Latch:
         "reason",
         "series",
         "severity",
+        "since",
         "streak",
         "tick",
         "value",
@@ -119,6 +129,10 @@ class _Latch:
         self.tick = 0
         self.pending = 0
         self.streak = 0
+        self.since: float | None = None
+        """When the series went out of line and stopped training its baseline (None: calm)."""
+        self.normal: float | None = None
+        """When the level its baseline was adopted from began (None: a learned baseline)."""
 
     def judge(self, opened: dict[SeriesKey, _Latch], sev: str | None, why: Why) -> None:
         """Open or raise at once; lower or close only after ``OFF_TICKS`` quieter ticks."""
@@ -132,7 +146,7 @@ class _Latch:
         self.quiet += 1
         if self.quiet >= OFF_TICKS:
             if sev is None:
-                self.severity = None
+                self.severity = self.normal = None
                 opened.pop(self.key, None)
             else:
                 self.severity, self.why, self.quiet = sev, why, 0
@@ -202,6 +216,8 @@ class OutlierTracker:
         self._plans: dict[tuple[str, str], dict[str, _Plan | None]] = {}
         self._ncpu: dict[str, int] = {}
         """Each host's CPU count at its last frame."""
+        self._now = 0.0
+        """The time of the frame being judged."""
 
     def series(self, key: SeriesKey) -> Series | None:
         """The recent points of one watched series (for correlation and rules)."""
@@ -240,6 +256,7 @@ class OutlierTracker:
     def update(self, frame: Frame, tick: int, ncpu: int) -> dict[SeriesKey, Outlier]:
         """Judge every series of one frame and return the host's open outliers."""
         host = frame.host
+        self._now = frame.time
         opened = self._open.setdefault(host, {})
         if self._ncpu.setdefault(host, ncpu) != ncpu:
             self._recount(host, ncpu)
@@ -338,11 +355,28 @@ class OutlierTracker:
                     sev, why = dsev, dwhy
             else:
                 latch.streak = 0
-            ser.push(tick, v)
         latch.value, latch.tick = v, tick
         if sev is not None or latch.severity is not None:
             latch.judge(opened, sev, why)
+        if ser is not None:
+            self._train(latch, ser, tick, v, sev is None)
         latch.settle()
+
+    def _train(self, latch: _Latch, ser: Series, tick: int, v: float, calm: bool) -> None:
+        """Add the value to the series; only a calm value of a closed latch trains its
+        baseline.  Out of line for ``NEW_NORMAL_S`` on end, its recent level is adopted."""
+        if calm and latch.severity is None and not latch.pending and not latch.streak:
+            latch.since = None
+            ser.push(tick, v)
+            return
+        ser.push(tick, v, learn=False)
+        now = self._now
+        if latch.since is None:
+            latch.since = now
+        elif now - latch.since >= NEW_NORMAL_S:
+            ser.adopt()
+            latch.normal = latch.since if latch.normal is None else latch.normal
+            latch.since = None
 
     @staticmethod
     def _beyond_limit(
@@ -422,6 +456,7 @@ class OutlierTracker:
             and old.value == value
             and old.baseline == latch.baseline
             and type(old.baseline) is type(latch.baseline)
+            and old.normal_since == latch.normal
         ):
             return old
         latch.out = out = Outlier(
@@ -432,6 +467,7 @@ class OutlierTracker:
             latch.reason,
             latch.quiet,
             latch.plan[4],
+            latch.normal,
         )
         return out
 
