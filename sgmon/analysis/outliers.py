@@ -18,6 +18,11 @@ the episode lasts.  A series out of line for ``NEW_NORMAL_S`` on end has its rec
 adopted as the new normal (``Outlier.normal_since`` says from when), deliberately and late: an
 hour of a fault is still a fault, but the comparison has stopped meaning anything.
 
+A CPU is short only of what runs on it: the %idle limit (seed 000: CPUs that run no code) grades
+100 - ``busy_pct``, so a host waiting on its disks (%iowait) is not taken for a saturated one, and
+the load average, which counts tasks blocked on a disk, breaks its limit only while the run
+queue of tasks runnable now breaks its own.
+
 Baseline departures are ``info`` ("unusual"), except on the commit path (log file sync, SYNC
 Remote Write, Redo Transport MISC, redo synch time), where a sudden jump is the symptom the
 user runs sgmon for and is ``warn``.  ``warn``/``crit`` elsewhere come from the seed thresholds.
@@ -32,7 +37,7 @@ from sgmon import buckets
 from sgmon.analysis.baseline import Series
 from sgmon.events import COMMIT_EVENTS
 from sgmon.grading import RANK, WAIT_WARN_MS, Grader, Limit, idle_rto, text_grade
-from sgmon.model import Frame, Kind
+from sgmon.model import Frame, Kind, number
 from sgmon.units import fmt_num
 from sgmon.verdicts import Outlier, SeriesKey
 
@@ -201,6 +206,17 @@ _NO_WHY: Why = ()
 _Plan = tuple[bool, float, float, bool, str, bool, bool]
 """watched, floor, ratio, up, unit, commit path, level (a limit must hold two ticks)."""
 LEVELS = frozenset({"cpu", "paging", "disk", "netdev"})
+BUSY = ("usr", "sys", "irq", "soft", "steal")
+"""What a CPU spends running code that competes with the database's processes: not %iowait
+(an idle CPU with I/O outstanding), not %nice (low-priority work that yields to them)."""
+CPU_LEVELS = frozenset({"idle", "load1", "load5", "load15"})
+"""The cpu fields whose limit grades what is really runnable (``OutlierTracker._running``)."""
+
+
+def busy_pct(row: Mapping[str, object]) -> float | None:
+    """%usr + %sys + %irq + %soft + %steal of a cpu row (None when it has none of them)."""
+    parts = [x for f in BUSY if (x := number(row.get(f))) is not None]
+    return sum(parts) if parts else None
 
 
 class OutlierTracker:
@@ -378,9 +394,8 @@ class OutlierTracker:
             latch.normal = latch.since if latch.normal is None else latch.normal
             latch.since = None
 
-    @staticmethod
     def _beyond_limit(
-        latch: _Latch, v: float, row: Mapping[str, object], plan: _Plan
+        self, latch: _Latch, v: float, row: Mapping[str, object], plan: _Plan
     ) -> tuple[str | None, Why]:
         """warn/crit from the series' static limit; an OS level must break it two ticks running
         (one busy second of a checkpoint is not saturation)."""
@@ -388,6 +403,11 @@ class OutlierTracker:
         coll, name = latch.key[1], latch.key[3]
         if lim is None or idle_rto(coll, name, row):
             return None, _NO_WHY
+        if coll == "cpu" and name in CPU_LEVELS:
+            level = self._running(latch, v, row)
+            if level is None:
+                return None, _NO_WHY
+            v, name = level
         sev = lim.grade(v)
         if plan[6] and latch.severity is None:
             latch.pending = latch.pending + 1 if sev else 0
@@ -398,6 +418,24 @@ class OutlierTracker:
         bound = lim.crit if sev == "crit" else lim.warn
         op = ">=" if lim.higher_is_worse else "<="
         return sev, (_why, coll, name, v, plan[4], op, bound, lim.source)
+
+    def _running(
+        self, latch: _Latch, v: float, row: Mapping[str, object]
+    ) -> tuple[float, str] | None:
+        """What a CPU level's limit grades, and its name in the reason: %idle's limit grades
+        the time the CPUs ran no code (100 - ``busy_pct``: idle, iowait and nice); a load
+        average counts only while the run queue breaks its own limit (None: not graded)."""
+        name = latch.key[3]
+        if name == "idle":
+            busy = busy_pct(row)
+            if busy is None or 100.0 - busy <= v:
+                return v, name
+            return 100.0 - busy, "idle+iowait+nice"
+        runq = number(row.get("runq_sz"))
+        if runq is None:
+            return v, name
+        lim = self.grader.limit(latch.key[0], "cpu", "all", "runq_sz", latch.ncpu)
+        return (v, name) if lim is not None and lim.grade(runq) else None
 
     @staticmethod
     def _departure(
