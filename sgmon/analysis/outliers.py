@@ -214,9 +214,15 @@ CPU_LEVELS = frozenset({"idle", "load1", "load5", "load15"})
 
 
 def busy_pct(row: Mapping[str, object]) -> float | None:
-    """%usr + %sys + %irq + %soft + %steal of a cpu row (None when it has none of them)."""
+    """%usr + %sys + %irq + %soft + %steal of a cpu row; of a row that has none of them but
+    %idle, what %idle, %iowait and %nice leave (None when it has neither)."""
     parts = [x for f in BUSY if (x := number(row.get(f))) is not None]
-    return sum(parts) if parts else None
+    if parts:
+        return sum(parts)
+    idle = number(row.get("idle"))
+    if idle is None:
+        return None
+    return 100.0 - idle - sum(x for f in ("iowait", "nice") if (x := number(row.get(f))))
 
 
 class OutlierTracker:
