@@ -30,14 +30,17 @@ MIN_POINTS = 8
 class Series:
     """The recent ticks and values of one series and their robust fit."""
 
-    __slots__ = ("_every", "_left", "calm", "median", "sigma", "ticks", "values")
+    __slots__ = ("_calm", "_every", "_left", "_run", "median", "sigma", "ticks", "values")
 
     def __init__(self, window: int = 120, every: int = 20, phase: int = 0) -> None:
         self.ticks: deque[int] = deque(maxlen=window)
         self.values: deque[float] = deque(maxlen=window)
         """Every recent point, calm or not: what correlation and peaks read."""
-        self.calm: deque[float] = deque(maxlen=window)
-        """The recent calm points: what the fit is made of."""
+        self._calm: deque[float] | None = None
+        """The recent calm points, what the fit is made of; None while every point of
+        ``values`` is calm (most series, most of the time: one append a point, not two)."""
+        self._run = 0
+        """Calm points pushed since the last point out of line."""
         self.median: float | None = None
         self.sigma = 0.0
         self._every = every
@@ -49,10 +52,19 @@ class Series:
         refit on schedule (or as soon as there are enough points).  True when it refit: the
         median and spread may have moved."""
         self.ticks.append(tick)
-        self.values.append(value)
+        values = self.values
+        values.append(value)
+        calm = self._calm
         if not learn:
+            if calm is None:  # the points before this one, all calm
+                self._calm = deque(islice(values, len(values) - 1), maxlen=values.maxlen)
+            self._run = 0
             return False
-        self.calm.append(value)
+        if calm is not None:
+            calm.append(value)
+            self._run += 1
+            if self._run >= len(values):  # every point in the window is calm again
+                self._calm = None
         self._left -= 1
         if self._left:
             return False
@@ -65,11 +77,15 @@ class Series:
     def adopt(self) -> None:
         """Take the recent points, out of line as they are, as the normal the fit is made of:
         a level that has held long enough to be the new normal, said so by the caller."""
-        self.calm.clear()
-        self.calm.extend(self.values)
-        if len(self.calm) >= MIN_POINTS:
+        self._calm, self._run = None, 0
+        if len(self.values) >= MIN_POINTS:
             self._refit()
         self._left = self._due(0)
+
+    @property
+    def calm(self) -> deque[float]:
+        """The recent calm points: what the fit is made of."""
+        return self.values if self._calm is None else self._calm
 
     def _due(self, since: int) -> int:
         """Pushes to the next refit, ``since`` pushes after the last: ``every``, or as soon as

@@ -380,17 +380,17 @@ class OutlierTracker:
         latch.value, latch.tick = v, tick
         if sev is not None or latch.severity is not None:
             latch.judge(opened, sev, why)
-        if ser is not None:
-            self._train(latch, ser, tick, v, sev is None)
+        if ser is not None:  # only a calm value of a closed latch trains its baseline
+            if sev is None and latch.severity is None and not latch.pending and not latch.streak:
+                latch.since = None
+                ser.push(tick, v)
+            else:
+                self._out_of_line(latch, ser, tick, v)
         latch.settle()
 
-    def _train(self, latch: _Latch, ser: Series, tick: int, v: float, calm: bool) -> None:
-        """Add the value to the series; only a calm value of a closed latch trains its
-        baseline.  Out of line for ``NEW_NORMAL_S`` on end, its recent level is adopted."""
-        if calm and latch.severity is None and not latch.pending and not latch.streak:
-            latch.since = None
-            ser.push(tick, v)
-            return
+    def _out_of_line(self, latch: _Latch, ser: Series, tick: int, v: float) -> None:
+        """Add a value out of line to the series without training its baseline; out of line
+        for ``NEW_NORMAL_S`` on end, the series' recent level is adopted as its new normal."""
         ser.push(tick, v, learn=False)
         now = self._now
         if latch.since is None:
