@@ -17,7 +17,7 @@ from dataclasses import replace
 import pytest
 
 from sgmon.analysis import Analyzer
-from sgmon.model import CollectorResult, Frame
+from sgmon.model import Frame
 from sgmon.sim import SimPair
 
 START = 1_800_000_000.0
