@@ -11,12 +11,16 @@ dashboard takes once per frame, is timed apart.  Cases:
   how the cost scales with series;
 * cascade-iops-cap: four hosts (primary, SYNC, ASYNC and cascaded standby; issue 15), degraded,
   with the topology rebuilt every tick;
-* rac-rto-stall + 2 standbys: issue 15's target shape, 2 primary instances and 3 standbys:
-  the RAC scenario's three hosts, degraded on node 1, plus cascade-iops-cap's ASYNC and
-  cascaded standbys (off the commit path) in the same ticks; each instance is evaluated apart.
+* rac-rto-stall + 2 standbys: the target shape, 2 primary instances and 3 standbys: the RAC
+  scenario's three hosts, degraded on node 1, plus cascade-iops-cap's ASYNC and cascaded
+  standbys (off the commit path) in the same ticks; each instance is evaluated apart;
+* the same shape with 1 to 5 more standbys (async-iops-cap's ASYNC standby, each from its own
+  seed and under its own name), up to 10 hosts: the growth per host is the least-squares slope
+  of CPU ms/tick over the host count, 5 to 10.
 
-The targets: <= 1 ms CPU per tick for two hosts with 200 series (issue 5), and for 2 primary
-instances and 3 standbys (issue 15).  The statements each simulated database runs per tick
+The targets: <= 1 ms CPU per tick for two hosts with 200 series; <= 1.5 ms for 2 primary
+instances and 3 standbys, growing linearly by <= 0.35 ms per host added up to 10 hosts.  The
+last lines say whether each is met.  The statements each simulated database runs per tick
 (``Session.statements``, the stand-in's count of what python-oracledb would send) are printed
 per host beside them: a RAC instance costs what a single instance does.
 
@@ -44,11 +48,18 @@ from sgmon.sim import SimPair
 HEADING = "## Analysis (issue 5)"
 WARM = 150
 TARGET_MS = 1.0
+FIVE_HOSTS_MS = 1.5
+"""2 primary instances and 3 standbys."""
+PER_HOST_MS = 0.35
+"""Growth for each host added, up to ``MOST_HOSTS``."""
+MOST_HOSTS = 10
 
 
-def frames(scenario: str, ticks: int, extra_disks: int = 0) -> list[tuple[Frame, ...]]:
+def frames(
+    scenario: str, ticks: int, extra_disks: int = 0, seed: int = 1
+) -> list[tuple[Frame, ...]]:
     """The pair's frames, onset at the end of the warm-up; optionally with cloned disks."""
-    pair = SimPair(scenario, seed=1, start=1_800_000_000.0, onset=WARM)
+    pair = SimPair(scenario, seed=seed, start=1_800_000_000.0, onset=WARM)
     out = []
     try:
         for _ in range(WARM + ticks):
@@ -68,6 +79,28 @@ def five_hosts(ticks: int) -> list[tuple[Frame, ...]]:
     more = frames("cascade-iops-cap", ticks)
     return [a + tuple(f for f in b if f.host in ("standby_a", "standby_c"))
             for a, b in zip(rac, more, strict=True)]  # fmt: skip
+
+
+def more_hosts(five: list[tuple[Frame, ...]], extra: int, ticks: int) -> list[tuple[Frame, ...]]:
+    """``five`` with ``extra`` more ASYNC standbys, each async-iops-cap's standby_a from its own
+    seed, named standby_e1, standby_e2, ..."""
+    out = five
+    for k in range(1, extra + 1):
+        name = f"standby_e{k}"
+        more = [
+            tuple(replace(f, host=name) for f in tick if f.host == "standby_a")
+            for tick in frames("async-iops-cap", ticks, seed=1 + k)
+        ]
+        out = [a + b for a, b in zip(out, more, strict=True)]
+    return out
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ``ys`` over ``xs``."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
 
 
 def statements(scenario: str, ticks: int = 20) -> dict[str, float]:
@@ -120,6 +153,19 @@ def measure(pairs: list[tuple[Frame, ...]], repeat: int) -> tuple[list[float], f
     return results, statistics.median(states), series
 
 
+def targets(by_hosts: dict[int, float]) -> list[str]:
+    """The two target lines from CPU ms/tick by host count (5 to ``MOST_HOSTS``), each saying
+    whether it is met."""
+    five_ms = by_hosts[5]
+    growth = slope([float(n) for n in by_hosts], list(by_hosts.values()))
+    return [
+        f"- 2 primary instances + 3 standbys: {five_ms:.3f} ms/tick, target <= "
+        f"{FIVE_HOSTS_MS} ms: {'met' if five_ms <= FIVE_HOSTS_MS else 'NOT met'}",
+        f"- growth from 5 to {max(by_hosts)} hosts: {growth:.3f} ms per added host (least "
+        f"squares), target <= {PER_HOST_MS} ms: {'met' if growth <= PER_HOST_MS else 'NOT met'}",
+    ]
+
+
 def main() -> int:
     """Run the cases, print a table, append it to the README."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -127,12 +173,17 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-append", action="store_true")
     args = ap.parse_args()
+    five = five_hosts(args.ticks)
     cases = [
         ("healthy", frames("healthy", args.ticks)),
         ("standby-iops-cap (correlating)", frames("standby-iops-cap", args.ticks)),
         ("healthy x3 disks", frames("healthy", args.ticks, extra_disks=20)),
         ("cascade-iops-cap, 4 hosts (correlating)", frames("cascade-iops-cap", args.ticks)),
-        ("RAC: 2 instances + 3 standbys (correlating)", five_hosts(args.ticks)),
+        ("RAC: 2 instances + 3 standbys (correlating)", five),
+        *(
+            (f"RAC + {n - 5} more standbys, {n} hosts", more_hosts(five, n - 5, args.ticks))
+            for n in range(6, MOST_HOSTS + 1)
+        ),
     ]
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = Path("/proc/loadavg").read_text().split()[0]
@@ -146,6 +197,7 @@ def main() -> int:
         "| case | watched series | CPU ms/tick median | best | median / 1 ms target | state() ms |",
         "|---|---|---|---|---|---|",
     ]
+    by_hosts: dict[int, float] = {}
     for name, pairs in cases:
         ms, state_ms, series = measure(pairs, args.repeat)
         med = statistics.median(ms)
@@ -153,6 +205,9 @@ def main() -> int:
             f"| {name} | {series} | {med:.3f} | {min(ms):.3f} | {med / TARGET_MS:.2f} "
             f"| {state_ms:.3f} |"
         )
+        if name.startswith("RAC"):
+            by_hosts[len(pairs[0])] = med
+    lines += ["", *targets(by_hosts)]
     lines += ["", "Statements per tick per database (`Session.statements`, 20 ticks):", ""]
     for scenario in ("healthy", "rac-rto-stall", "cascade-iops-cap"):
         per = statements(scenario)

@@ -37,6 +37,9 @@ class Outlier:
     """Ticks in a row it has been back in line while still open (it closes at ``OFF_TICKS``)."""
     unit: str = ""
     """The field's declared unit, for the evidence text."""
+    normal_since: float | None = None
+    """When the level that ``baseline`` was adopted from began: the series stayed out of line
+    so long that it became its new normal (None: the baseline is from before the episode)."""
 
     @property
     def key(self) -> SeriesKey:

@@ -8,7 +8,9 @@ Feed it every frame of every host (``Analyzer.feed`` is a sink: ``callable(frame
 2. splits the primary's average log file sync into local write, remote write (standby I/O and
    network) and LGWR overhead (budget.py);
 3. when the commit path is degraded on the primary, ranks the outliers of both hosts by how well
-   they line up with it (correlate.py);
+   they line up with it (correlate.py).  Degraded means the commit symptom itself moved: log file
+   sync (or redo synch time) out of line for more than a blip (``SYMPTOM``, ``moved``); one slow
+   tick that happens to line up with one on a standby is noise, and no cause is named for it;
 4. runs the advice rules of the seeds (rules.py) and keeps their findings (findings.py).
 
 Headless and dependency-free: no textual, rich or numpy.  ``feed`` and ``state`` may be called
@@ -49,6 +51,15 @@ TRIGGERS: tuple[tuple[str, str, str], ...] = (
     ),
     ("oracle_redo", "db", "redo_synch_time"),
 )
+SYMPTOM: tuple[tuple[str, str, str], ...] = (
+    *(("oracle_waits", COMMIT_EVENTS[0], f) for f in ("p99", "p90", "avg")),
+    ("oracle_redo", "db", "redo_synch_time"),
+)
+"""What the sessions themselves wait for: a chain starts only when one of these has moved."""
+BLIP_TICKS = 3
+"""Ticks of the last ``PEAK_TICKS`` a commit symptom must be out of line in (or two running)
+to be more than a blip; at a step of ``BLIP_S`` or more one sample is already more."""
+BLIP_S = 2.0
 BUDGET_SMOOTHING = 5  # intervals the rules average the budget over
 STALE_TICKS = 3  # a host this many ticks behind is not waited for
 HOLD_S, HOLD_TICKS = 10.0, 3  # a finding closes when not asserted for this long
@@ -171,6 +182,14 @@ class Analyzer:
         p = ctx.primary
         if p is None:
             return None
+        path.moved.append(
+            any(
+                (o := p.outliers.get((p.name, *k))) is not None
+                and o.severity != "info"
+                and not o.quiet
+                for k in SYMPTOM
+            )
+        )
         sticky = p.outliers.get(path.trigger) if path.trigger else None
         trigger = (
             sticky
@@ -184,6 +203,8 @@ class Analyzer:
                 None,
             )
         )  # keep the series a chain started from while it stays out of line: a steady title
+        if trigger is not None and path.trigger is None and not moved(path.moved, ctx.interval):
+            trigger = None  # a blip of the commit time, or a wait that the sessions do not feel
         if trigger is None:
             path.trigger = None
             path.linked.clear()  # the incident is over
@@ -249,6 +270,18 @@ class _Path:
     """The series the chain started from, kept while it stays out of line (a steady title)."""
     linked: dict[SeriesKey, tuple[float, int, int]] = field(default_factory=dict)
     ranked: tuple[tuple, bool, list[Link]] | None = None  # (keys, reused, links)
+    moved: deque[bool] = field(default_factory=lambda: deque(maxlen=PEAK_TICKS))
+    """Per evaluation, newest last: whether a commit symptom (``SYMPTOM``) was out of line."""
+
+
+def moved(recent: deque[bool], interval: float) -> bool:
+    """Whether the commit symptom has moved for more than a blip: out of line now, and in
+    ``BLIP_TICKS`` of the recent evaluations or the last two (one sample of ``BLIP_S`` or
+    more already is: an OSWatcher, sar or AWR sample averages a whole interval)."""
+    if not recent or not recent[-1]:
+        return False
+    n = len(recent)
+    return interval >= BLIP_S or sum(recent) >= BLIP_TICKS or (n >= 2 and recent[n - 2])
 
 
 def _of_instance(f: Finding, ctx: Context) -> Finding:

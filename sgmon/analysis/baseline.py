@@ -5,10 +5,13 @@ sort): commit latencies are spiky by nature (commit batching, log switches), so 
 standard deviation would be dragged by the very outliers we want to see.  A departure must clear
 three bars at once: a robust z-score (``z`` x IQR / 1.349), an absolute floor in the field's
 unit (so a flat series with no spread does not alarm on noise), and a ratio to the median (so a
-busy series does not alarm on a few percent).  A value that *stays* high becomes the new median
-within half a window and stops being a departure: the static thresholds, not the baseline, say
-whether a steady level is bad.  The fit is refreshed every ``every`` points, staggered by
-``phase`` across series, which keeps one tick of 200 series well under a millisecond.  Every
+busy series does not alarm on a few percent).  The fit learns only from calm points: a point the
+caller judged out of line (``push(..., learn=False)``) is kept for correlation and peaks but
+never trains the baseline, so the baseline quoted during an incident, minutes or hours long, is
+the one from before it began, and a fault never becomes its own reference.  A level that stays
+out of line is taken as the new normal only when the caller says so (``adopt``).  The fit is
+refreshed every ``every`` calm points, staggered by ``phase`` across series, which keeps one
+tick of 200 series well under a millisecond.  Every
 window is sorted, even one of a single repeated value (an error counter at 0): the sort finds
 it in order in one pass of float compares, cheaper than the generic compares of counting it.
 """
@@ -27,37 +30,69 @@ MIN_POINTS = 8
 class Series:
     """The recent ticks and values of one series and their robust fit."""
 
-    __slots__ = ("_every", "_left", "median", "sigma", "ticks", "values")
+    __slots__ = ("_calm", "_every", "_left", "_run", "median", "sigma", "ticks", "values")
 
     def __init__(self, window: int = 120, every: int = 20, phase: int = 0) -> None:
         self.ticks: deque[int] = deque(maxlen=window)
         self.values: deque[float] = deque(maxlen=window)
+        """Every recent point, calm or not: what correlation and peaks read."""
+        self._calm: deque[float] | None = None
+        """The recent calm points, what the fit is made of; None while every point of
+        ``values`` is calm (most series, most of the time: one append a point, not two)."""
+        self._run = 0
+        """Calm points pushed since the last point out of line."""
         self.median: float | None = None
         self.sigma = 0.0
         self._every = every
         self._left = self._due(phase % every)
         """Pushes to the next refit: a push that leaves some only adds its point."""
 
-    def push(self, tick: int, value: float) -> bool:
-        """Add this tick's value; refit on schedule (or as soon as there are enough points).
-        True when it refit: the median and spread may have moved."""
+    def push(self, tick: int, value: float, learn: bool = True) -> bool:
+        """Add this tick's value, and with ``learn`` (a calm value) train the fit with it;
+        refit on schedule (or as soon as there are enough points).  True when it refit: the
+        median and spread may have moved."""
         self.ticks.append(tick)
-        self.values.append(value)
+        values = self.values
+        values.append(value)
+        calm = self._calm
+        if not learn:
+            if calm is None:  # the points before this one, all calm
+                self._calm = deque(islice(values, len(values) - 1), maxlen=values.maxlen)
+            self._run = 0
+            return False
+        if calm is not None:
+            calm.append(value)
+            self._run += 1
+            if self._run >= len(values):  # every point in the window is calm again
+                self._calm = None
         self._left -= 1
         if self._left:
             return False
-        fits = len(self.values) >= MIN_POINTS
+        fits = len(self.calm) >= MIN_POINTS
         if fits:
             self._refit()
         self._left = self._due(0)
         return fits
+
+    def adopt(self) -> None:
+        """Take the recent points, out of line as they are, as the normal the fit is made of:
+        a level that has held long enough to be the new normal, said so by the caller."""
+        self._calm, self._run = None, 0
+        if len(self.values) >= MIN_POINTS:
+            self._refit()
+        self._left = self._due(0)
+
+    @property
+    def calm(self) -> deque[float]:
+        """The recent calm points: what the fit is made of."""
+        return self.values if self._calm is None else self._calm
 
     def _due(self, since: int) -> int:
         """Pushes to the next refit, ``since`` pushes after the last: ``every``, or as soon as
         there are MIN_POINTS while there is no fit yet."""
         due = self._every - since
         if self.median is None:
-            due = min(due, max(1, MIN_POINTS - len(self.values)))
+            due = min(due, max(1, MIN_POINTS - len(self.calm)))
         return due
 
     def span(self, first: int, last: int) -> list[float | None]:
@@ -83,7 +118,7 @@ class Series:
         return last
 
     def _refit(self) -> None:
-        vals = sorted(self.values)
+        vals = sorted(self.calm)
         n = len(vals)
         self.median = _median(vals)
         self.sigma = (vals[(3 * n) // 4] - vals[n // 4]) / 1.349

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TypeVar, cast
 
 from sgmon import buckets
@@ -247,7 +248,13 @@ def now(o: Outlier) -> str:
     text = f"{where}{label(o, value)}"
     if o.baseline is not None and value is not None:
         _, coll, _, name = o.key
-        if buckets.is_bucket_field(coll, name):
-            return f"{text} (baseline {buckets.quantile_text(o.baseline)})"
-        return f"{text} (baseline {fmt_num(o.baseline)})"
+        base = (
+            buckets.quantile_text(o.baseline)
+            if buckets.is_bucket_field(coll, name)
+            else fmt_num(o.baseline)
+        )
+        if o.normal_since is not None:
+            since = datetime.fromtimestamp(o.normal_since, UTC).strftime("%H:%M")
+            return f"{text} (baseline {base}, new normal since {since})"
+        return f"{text} (baseline {base})"
     return text

@@ -12,6 +12,17 @@ leave it calm (below its limit, short of a departure from its current median); a
 the band is only added to the baseline, without judging it again (issue 15: 500 series, five
 hosts, under a millisecond a tick).
 
+A series out of line (open, or breaking a limit or its baseline this tick) does not train its
+baseline: the baseline an outlier quotes is the one from before its episode began, however long
+the episode lasts.  A series out of line for ``NEW_NORMAL_S`` on end has its recent level
+adopted as the new normal (``Outlier.normal_since`` says from when), deliberately and late: an
+hour of a fault is still a fault, but the comparison has stopped meaning anything.
+
+A CPU is short only of what runs on it: the %idle limit (seed 000: CPUs that run no code) grades
+100 - ``busy_pct``, so a host waiting on its disks (%iowait) is not taken for a saturated one, and
+the load average, which counts tasks blocked on a disk, breaks its limit only while the run
+queue of tasks runnable now breaks its own.
+
 Baseline departures are ``info`` ("unusual"), except on the commit path (log file sync, SYNC
 Remote Write, Redo Transport MISC, redo synch time), where a sudden jump is the symptom the
 user runs sgmon for and is ``warn``.  ``warn``/``crit`` elsewhere come from the seed thresholds.
@@ -26,11 +37,13 @@ from sgmon import buckets
 from sgmon.analysis.baseline import Series
 from sgmon.events import COMMIT_EVENTS
 from sgmon.grading import RANK, WAIT_WARN_MS, Grader, Limit, idle_rto, text_grade
-from sgmon.model import Frame, Kind
+from sgmon.model import Frame, Kind, number
 from sgmon.units import field_label, fmt_num
 from sgmon.verdicts import Outlier, SeriesKey
 
 OFF_TICKS = 5
+NEW_NORMAL_S = 3600.0
+"""Seconds a series must stay out of line before its level becomes its new normal."""
 PRUNE_EVERY = 100  # ticks between sweeps for series that stopped reporting
 Z = 5.0
 FLOOR = {"ms": 2.0, "%": 10.0, "s": 1.0}  # smallest departure worth a flag, per unit
@@ -81,6 +94,7 @@ class _Latch:
         "lo",
         "lo_limit",
         "ncpu",
+        "normal",
         "out",
         "pending",
         "plan",
@@ -88,6 +102,7 @@ class _Latch:
         "reason",
         "series",
         "severity",
+        "since",
         "streak",
         "tick",
         "value",
@@ -119,6 +134,10 @@ class _Latch:
         self.tick = 0
         self.pending = 0
         self.streak = 0
+        self.since: float | None = None
+        """When the series went out of line and stopped training its baseline (None: calm)."""
+        self.normal: float | None = None
+        """When the level its baseline was adopted from began (None: a learned baseline)."""
 
     def judge(self, opened: dict[SeriesKey, _Latch], sev: str | None, why: Why) -> None:
         """Open or raise at once; lower or close only after ``OFF_TICKS`` quieter ticks."""
@@ -132,7 +151,7 @@ class _Latch:
         self.quiet += 1
         if self.quiet >= OFF_TICKS:
             if sev is None:
-                self.severity = None
+                self.severity = self.normal = None
                 opened.pop(self.key, None)
             else:
                 self.severity, self.why, self.quiet = sev, why, 0
@@ -187,6 +206,23 @@ _NO_WHY: Why = ()
 _Plan = tuple[bool, float, float, bool, str, bool, bool]
 """watched, floor, ratio, up, unit, commit path, level (a limit must hold two ticks)."""
 LEVELS = frozenset({"cpu", "paging", "disk", "netdev"})
+BUSY = ("usr", "sys", "irq", "soft", "steal")
+"""What a CPU spends running code that competes with the database's processes: not %iowait
+(an idle CPU with I/O outstanding), not %nice (low-priority work that yields to them)."""
+CPU_LEVELS = frozenset({"idle", "load1", "load5", "load15"})
+"""The cpu fields whose limit grades what is really runnable (``OutlierTracker._running``)."""
+
+
+def busy_pct(row: Mapping[str, object]) -> float | None:
+    """%usr + %sys + %irq + %soft + %steal of a cpu row; of a row that has none of them but
+    %idle, what %idle, %iowait and %nice leave (None when it has neither)."""
+    parts = [x for f in BUSY if (x := number(row.get(f))) is not None]
+    if parts:
+        return sum(parts)
+    idle = number(row.get("idle"))
+    if idle is None:
+        return None
+    return 100.0 - idle - sum(x for f in ("iowait", "nice") if (x := number(row.get(f))))
 
 
 class OutlierTracker:
@@ -202,6 +238,8 @@ class OutlierTracker:
         self._plans: dict[tuple[str, str], dict[str, _Plan | None]] = {}
         self._ncpu: dict[str, int] = {}
         """Each host's CPU count at its last frame."""
+        self._now = 0.0
+        """The time of the frame being judged."""
 
     def series(self, key: SeriesKey) -> Series | None:
         """The recent points of one watched series (for correlation and rules)."""
@@ -240,6 +278,7 @@ class OutlierTracker:
     def update(self, frame: Frame, tick: int, ncpu: int) -> dict[SeriesKey, Outlier]:
         """Judge every series of one frame and return the host's open outliers."""
         host = frame.host
+        self._now = frame.time
         opened = self._open.setdefault(host, {})
         if self._ncpu.setdefault(host, ncpu) != ncpu:
             self._recount(host, ncpu)
@@ -338,15 +377,31 @@ class OutlierTracker:
                     sev, why = dsev, dwhy
             else:
                 latch.streak = 0
-            ser.push(tick, v)
         latch.value, latch.tick = v, tick
         if sev is not None or latch.severity is not None:
             latch.judge(opened, sev, why)
+        if ser is not None:  # only a calm value of a closed latch trains its baseline
+            if sev is None and latch.severity is None and not latch.pending and not latch.streak:
+                latch.since = None
+                ser.push(tick, v)
+            else:
+                self._out_of_line(latch, ser, tick, v)
         latch.settle()
 
-    @staticmethod
+    def _out_of_line(self, latch: _Latch, ser: Series, tick: int, v: float) -> None:
+        """Add a value out of line to the series without training its baseline; out of line
+        for ``NEW_NORMAL_S`` on end, the series' recent level is adopted as its new normal."""
+        ser.push(tick, v, learn=False)
+        now = self._now
+        if latch.since is None:
+            latch.since = now
+        elif now - latch.since >= NEW_NORMAL_S:
+            ser.adopt()
+            latch.normal = latch.since if latch.normal is None else latch.normal
+            latch.since = None
+
     def _beyond_limit(
-        latch: _Latch, v: float, row: Mapping[str, object], plan: _Plan
+        self, latch: _Latch, v: float, row: Mapping[str, object], plan: _Plan
     ) -> tuple[str | None, Why]:
         """warn/crit from the series' static limit; an OS level must break it two ticks running
         (one busy second of a checkpoint is not saturation)."""
@@ -354,6 +409,11 @@ class OutlierTracker:
         coll, name = latch.key[1], latch.key[3]
         if lim is None or idle_rto(coll, name, row):
             return None, _NO_WHY
+        if coll == "cpu" and name in CPU_LEVELS:
+            level = self._running(latch, v, row)
+            if level is None:
+                return None, _NO_WHY
+            v, name = level
         sev = lim.grade(v)
         if plan[6] and latch.severity is None:
             latch.pending = latch.pending + 1 if sev else 0
@@ -364,6 +424,24 @@ class OutlierTracker:
         bound = lim.crit if sev == "crit" else lim.warn
         op = ">=" if lim.higher_is_worse else "<="
         return sev, (_why, coll, name, v, plan[4], op, bound, lim.source)
+
+    def _running(
+        self, latch: _Latch, v: float, row: Mapping[str, object]
+    ) -> tuple[float, str] | None:
+        """What a CPU level's limit grades, and its name in the reason: %idle's limit grades
+        the time the CPUs ran no code (100 - ``busy_pct``: idle, iowait and nice); a load
+        average counts only while the run queue breaks its own limit (None: not graded)."""
+        name = latch.key[3]
+        if name == "idle":
+            busy = busy_pct(row)
+            if busy is None or 100.0 - busy <= v:
+                return v, name
+            return 100.0 - busy, "idle+iowait+nice"
+        runq = number(row.get("runq_sz"))
+        if runq is None:
+            return v, name
+        lim = self.grader.limit(latch.key[0], "cpu", "all", "runq_sz", latch.ncpu)
+        return (v, name) if lim is not None and lim.grade(runq) else None
 
     @staticmethod
     def _departure(
@@ -422,6 +500,7 @@ class OutlierTracker:
             and old.value == value
             and old.baseline == latch.baseline
             and type(old.baseline) is type(latch.baseline)
+            and old.normal_since == latch.normal
         ):
             return old
         latch.out = out = Outlier(
@@ -432,6 +511,7 @@ class OutlierTracker:
             latch.reason,
             latch.quiet,
             latch.plan[4],
+            latch.normal,
         )
         return out
 

@@ -31,8 +31,8 @@ FAULTS: dict[str, str] = {
     "loss": "packet loss toward the standby (nftables numgen), RTO stalls on the primary",
     "silent": "every packet toward the standby's DG port dropped, with no reset: commits hang "
     "while the primary's socket backs its RTO off",
-    "rto_min": "rto_min 10ms on the primary's route to the standby (the seed 001 fix)",
-    "iops": "IOPS cap on the standby log device with concurrent synced writers (seed 003)",
+    "rto_min": "rto_min 10ms on the primary's route to the standby (the fix for 200 ms RTO stalls)",
+    "iops": "IOPS cap on the standby log device with concurrent synced writers",
     "iops_async": "the same on the ASYNC standby's log device (implies --async-standby)",
     "cpu": "CPU hog pinned to the primary log writer's CPU",
     "switches": "a burst of log switches on the primary",

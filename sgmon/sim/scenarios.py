@@ -92,30 +92,30 @@ the healthy baseline first, and a 30 s run sees nothing but that."""
 SCENARIOS: dict[str, str] = {
     "healthy": "SYNC AFFIRM pair at 0.3 ms RTT, sub-millisecond local and remote writes",
     "rto-stall": "rare TCP tail losses on the DG socket, retransmitted after a 200 ms RTO "
-    "(seed 001): log file sync outliers in the 128-256 ms buckets",
+    "(the 200 ms RTO case): log file sync outliers in the 128-256 ms buckets",
     "rto-stall-fixed": "the same losses after `ip route change ... rto_min 10ms`: a retransmit "
     "costs ~10 ms more than the round trip and the 128-256 ms outliers are gone",
     "standby-iops-cap": "the standby's volume hits its IOPS cap in bursts of lost-write-protect "
-    "reads (seed 003): await >> svctm, aqu-sz 50-80, %util 100; commits of a few ms between "
-    "bursts and of hundreds of ms to seconds in them",
-    "log-switch-storm": "a log switch every 5 s (undersized redo logs, seed 000): remote write "
+    "reads (the capped standby case): await >> svctm, aqu-sz 50-80, %util 100; commits of a "
+    "few ms between bursts and of hundreds of ms to seconds in them",
+    "log-switch-storm": "a log switch every 5 s (undersized redo logs): remote write "
     "outliers after each switch",
     "primary-cpu-starved": "the primary's CPUs are saturated: LGWR and the foregrounds wait for "
     "CPU, log file sync rises while the writes stay fast",
     "transport-stopped": "the standby stops receiving: its transport lag goes unknown (NULL), "
     "the lag's datum stops moving, the primary's destination errors and the protection drops",
-    "cascade-iops-cap": "seed 003's 11.2.0.4 primary: SYNC AFFIRM to standby B, ASYNC to A, C "
-    "cascaded from B; the IOPS cap hits B and C, and only B's slows commits",
+    "cascade-iops-cap": "the capped standby case's 11.2.0.4 primary: SYNC AFFIRM to standby B, "
+    "ASYNC to A, C cascaded from B; the IOPS cap hits B and C, and only B's slows commits",
     "async-iops-cap": "the IOPS cap hits only the ASYNC standby A: commits stay fast, A falls "
-    "behind, a lag risk and never the cause (seed 003's CL_C)",
-    "rac-rto-stall": "a two-node RAC primary (seed 001's system): rare TCP tail losses with a "
-    "200 ms RTO on node 1's link to the standby only; node 2's commits stay fast",
+    "behind, a lag risk and never the cause (the capped standby case's ASYNC one)",
+    "rac-rto-stall": "a two-node RAC primary (the 200 ms RTO case's system): rare TCP tail "
+    "losses with a 200 ms RTO on node 1's link to the standby only; node 2's commits stay fast",
     "switchover": "a planned switchover at the onset: site_a, the primary, becomes the standby "
     "and site_b the primary after 12 s in which nothing commits; the panes and the DG socket "
     "follow the roles, and the gap is no fault",
     "rac-lms-slow": "a two-node RAC primary whose node 2 acknowledges node 1's commit SCN "
-    "broadcasts late (LMS starved, seed 000 steps 4 and 9): node 1's LGWR waits beyond its "
-    "writes, which stay fast",
+    "broadcasts late (LMS starved: steps 4 and 9 of the SYNC commit path): node 1's LGWR "
+    "waits beyond its writes, which stay fast",
     "failover": "the primary site_a dies at the onset (its host stops answering) and site_b, "
     "its SYNC standby, is failed over to and opens as the primary 20 s later, with no standby "
     "left: the panes follow the roles, the dead host is reported unreachable, and the gap is "
@@ -140,7 +140,7 @@ SCENARIOS: dict[str, str] = {
     "volume only: commits stay fast, the standby behind the far sync falls behind, a lag risk",
     "fast-sync-iops-cap": "standby-iops-cap's capped standby redo volume behind a Fast Sync "
     "(SYNC NOAFFIRM) destination: the standby acknowledges on receipt, so commits stay fast "
-    "and the slow SRL writes are the standby's own trouble (seed 000)",
+    "and the slow SRL writes are the standby's own trouble",
 }
 
 _FAULTS: dict[str, Conditions] = {

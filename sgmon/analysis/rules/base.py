@@ -39,7 +39,7 @@ standby, the new one opened, redo apply started, transport re-established) may l
 not applying or not receiving: that is the switchover, not a fault."""
 LOSSY = 3  # retransmits within RECENT ticks that make steady loss, not the odd one (seed 001)
 DEEP_QUEUE = 4.0  # seed 003: avgqu-sz 30-87 while capped; MAA: > 1 is saturation
-QUEUED_IDLE = 20.0  # %idle below which a run queue over 2x cores counts as CPU starvation
+QUEUED_IDLE = 20.0  # % not running code below which a run queue over 2x cores is starvation
 OVERHEAD_MIN = 0.2  # LGWR overhead's share of log file sync below which its CPU wait is no cause
 AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
 STORM_S, GUIDE_S = 60.0, 1200.0  # a storm; seed 000: logs sized for >= 20 min at peak

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from sgmon.analysis.context import Context, HostView, once
+from sgmon.analysis.outliers import busy_pct
 from sgmon.analysis.rules.base import (
     CAUSE,
     OVERHEAD_MIN,
@@ -23,7 +24,8 @@ class _Cpu(NamedTuple):
     """What a host's frame alone says of its CPU: the same for every primary instance."""
 
     row: Mapping[str, Value]
-    idle: float | None
+    busy: float | None
+    """%usr + %sys + %irq + %soft + %steal: the CPUs running code (``busy_pct``)."""
     runq: float | None
     saturated: bool
     followed: bool
@@ -37,13 +39,21 @@ def _cpu(ctx: Context, view: HostView) -> _Cpu:
     CPU (the procs collector's schedstat): LGWR and its LGnn workers and NSS/LNS on a primary,
     RFS on a standby.  Seed 000: a delay past its warn level is evidence while the commit path
     is degraded, which each instance's evaluation knows; past crit it is starvation whatever
-    the commit path shows."""
+    the commit path shows.
+
+    Saturated means running code, never waiting for a disk: seed 000's %idle is the time the
+    CPUs ran no code, so the %idle limit grades 100 - busy, where mpstat's %idle leaves out
+    %iowait (idle CPUs with I/O outstanding: a capped disk drives it to 90 and %idle to 0) and
+    niced work yields to the database's processes.  A run queue counts only with the CPUs
+    busy as well (runq-sz is tasks runnable now; the load average also counts tasks blocked
+    on a disk, so it is evidence, never the verdict)."""
     h = view.name
     row = view.frame.rows("cpu").get("all", {})
-    idle, runq = number(row.get("idle")), number(row.get("runq_sz"))
-    busy = ctx.grader.grade(h, "cpu", "all", "idle", idle, ncpu=view.ncpu) != "ok"
+    busy, runq = busy_pct(row), number(row.get("runq_sz"))
+    idle = None if busy is None else 100.0 - busy
+    full = ctx.grader.grade(h, "cpu", "all", "idle", idle, ncpu=view.ncpu) != "ok"
     queued = ctx.grader.grade(h, "cpu", "all", "runq_sz", runq, ncpu=view.ncpu) != "ok"
-    saturated = busy or (queued and idle is not None and idle < QUEUED_IDLE)
+    saturated = full or (queued and idle is not None and idle < QUEUED_IDLE)
     procs = view.frame.rows("procs")
     names = ("RFS",) if view.role == "standby" else ("LGWR", "LG", "NSS", "LNS")
     waits = []
@@ -54,35 +64,37 @@ def _cpu(ctx: Context, view: HostView) -> _Cpu:
         sev = ctx.grader.grade(h, "procs", inst, "runq", delay)
         if delay is not None and sev in ("warn", "crit"):
             waits.append((delay, inst, sev))
-    return _Cpu(row, idle, runq, saturated, bool(procs), sorted(waits, reverse=True))
+    return _Cpu(row, busy, runq, saturated, bool(procs), sorted(waits, reverse=True))
 
 
 @rule("cpu_starvation", seed="000", weight=CAUSE)
 def cpu_starvation(ctx: Context) -> Iterable[Claim]:
     """Seed 000, commit steps 2 and 12: LGWR (and RFS) need CPU to write and to post.
 
-    Where the procs collector follows the processes, their own run-queue delay decides: %idle
-    near 0 with LGWR never kept waiting is a busy host, not a starved commit path, and LGWR kept
+    Where the procs collector follows the processes, their own run-queue delay decides: CPUs
+    busy with LGWR never kept waiting is a busy host, not a starved commit path, and LGWR kept
     waiting on a host with idle CPUs (affinity, a cgroup's quota) is starvation all the same.
+    A host waiting on its disks (%iowait) is no CPU shortage (``_cpu``): the disk rules say so.
     """
     for h, view in ctx.hosts.items():
-        row, idle, runq, saturated, followed, waits = once(ctx, view, _cpu)
+        row, busy, runq, saturated, followed, waits = once(ctx, view, _cpu)
         kept = [w for w in waits if w[2] == "crit" or ctx.chain is not None]
         if not (kept or saturated):
             continue  # a long run queue on CPUs that still idle is a sampling blip, not starvation
         has_db = bool(view.frame.rows("oracle_waits")) or followed
         who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
         ev = [
-            f"CPU %idle {fmt_num(idle)}, runq-sz {fmt_num(runq)}, load1 "
-            f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs "
-            "(MAA SYNC paper: %idle near 0, runq or load above 2x cores)"
+            f"CPU busy {fmt_num(busy)}% (usr+sys+irq+soft+steal), %iowait "
+            f"{fmt_num(number(row.get('iowait')))}, runq-sz {fmt_num(runq)}, load1 "
+            f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs (MAA SYNC paper: CPUs "
+            "running code nearly all the time, tasks queued for them beyond 2x cores)"
         ]
         if followed and not kept:
             yield Claim(
                 host=h,
                 subject="cpu",
                 severity="info",
-                cause=f"CPU %idle {fmt_num(idle)}, runq {fmt_num(runq)} on {view.ncpu} CPUs",
+                cause=f"CPU busy {fmt_num(busy)}%, runq {fmt_num(runq)} on {view.ncpu} CPUs",
                 where=h,
                 conclusion=f"busy, but {who} is not kept waiting for a CPU",
                 evidence=[*ev, f"{who}'s run-queue delay is below its limit (schedstat)"],
@@ -128,7 +140,7 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
         if kept:
             cause = f"{kept[0][1]} waits for a CPU {fmt_num(kept[0][0])} ms/s"
         else:
-            cause = f"CPU %idle {fmt_num(idle)}, runq {fmt_num(runq)} on {view.ncpu} CPUs"
+            cause = f"CPU busy {fmt_num(busy)}%, runq {fmt_num(runq)} on {view.ncpu} CPUs"
         yield Claim(
             host=h,
             subject="cpu",
