@@ -27,8 +27,8 @@ Example::
     name = "stby1"
     role = "standby"               # any number of standbys; "far_sync" for a far sync instance
     db_unique_name = "PRODSTBY"    # optional: matches the primary's V$ARCHIVE_DEST row to this host
-    ssh = "oracle@stby1"           # runs `sgmon agent` there with the user's own ssh
-    [host.db]
+    ssh = "oracle@stby1"           # watched over the user's own ssh; nothing installed there
+    [host.db]                      # read from this machine (db_from = "agent": by the far side)
     dsn = "stby1:1521/PRODSTBY"
     user = "sys"
     mode = "sysdg"                 # a mounted standby needs SYSDG or SYSDBA
@@ -73,8 +73,9 @@ class HostConfig:
 
     name: str
     role: str = ""
-    ssh: str = ""  # user@host: reached through `ssh ... sgmon agent`
-    sgmon_path: str = "sgmon"  # the command on the far side
+    ssh: str = ""  # user@host: reached through ssh, the pump sent over the connection
+    sgmon_path: str = ""  # sgmon installed on the far side: run `sgmon agent` there instead
+    db_from: str = "local"  # "local": the database is read from here; "agent": by sgmon_path
     ssh_options: tuple[str, ...] = ()  # extra ssh arguments, e.g. ["-p", "2222"]
     ssh_command: tuple[str, ...] = ("ssh",)  # the ssh program (or a wrapper) to run
     devices: tuple[str, ...] = ()  # redo / standby redo log devices, pinned and watched
@@ -206,12 +207,19 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
         if problem := _role_problem(h.get("role", ""), f"{where}: host {h['name']}"):
             raise ConfigError(problem)
         role = h.get("role", "")
+        db_from = h.get("db_from", "local")
+        if db_from not in ("local", "agent") or (db_from == "agent" and not h.get("sgmon_path")):
+            raise ConfigError(
+                f'{where}: host {h["name"]}: db_from = {db_from!r}: use "local" (read from '
+                'this machine) or "agent" (read by the sgmon installed there: needs sgmon_path)'
+            )
         hosts.append(
             HostConfig(
                 name=h["name"],
                 role="standby" if role == "far_sync" else role,
                 ssh=h.get("ssh", ""),
-                sgmon_path=h.get("sgmon_path", "sgmon"),
+                sgmon_path=h.get("sgmon_path", ""),
+                db_from=db_from,
                 ssh_options=tuple(h.get("ssh_options", ())),
                 ssh_command=tuple(h.get("ssh_command", ("ssh",))),
                 devices=tuple(h.get("devices", ())),
@@ -256,6 +264,7 @@ _KEYS: dict[str, dict[str, tuple[type, ...]]] = {
         "role": _ANY_STR,
         "ssh": _ANY_STR,
         "sgmon_path": _ANY_STR,
+        "db_from": _ANY_STR,
         "ssh_options": (list,),
         "ssh_command": (list,),
         "devices": (list,),

@@ -1,0 +1,221 @@
+"""The remote side of a host reached over ssh without sgmon installed: a byte pump.
+
+Sent over the ssh connection and run by the host's own ``python3`` (3.6 or later, the standard
+library only: RHEL/OL 8's platform-python is 3.6), so nothing is installed and nothing is left
+behind: the program is read from stdin by ``python3 -I -c`` (no file, no bytecode cache), and it
+exits when its stdin closes (the ssh session ended) or its stdout is gone.  ``vermin
+--target=3.6-`` checks it in the tests.
+
+It parses nothing.  The consumer's first line on stdin is the request (JSON): the files to read
+every tick, globs of files to read every ``slow_every`` seconds (link speeds, partition flags,
+socket buffer sysctls), sock_diag netlink requests to send every tick (the Data Guard port
+filter, built by the consumer), trace files to tail.  Each tick, on a wall-clock boundary of
+``interval`` shifted by ``shift`` (so its ticks fall on the consumer's boundaries), it reads
+them (descriptors kept open, one ``pread`` each, as sadc does) and writes one message: a JSON
+header naming each piece and its length, then the pieces, through one zlib stream flushed per
+tick, so what did not change since the last tick costs next to nothing on the wire.
+
+Messages to the consumer: one kind byte, a 4-byte big-endian length, the payload.  ``H`` hello
+(JSON), ``T`` a tick (the next piece of the zlib stream), ``P`` a pong (JSON), ``E`` a problem
+(text, once).  Lines from the consumer after the request: ``ping T`` (answered with a pong
+carrying this host's clock) and ``shift S``.
+"""
+
+import glob
+import json
+import os
+import platform
+import socket
+import struct
+import sys
+import threading
+import time
+import zlib
+
+LOCK = threading.Lock()
+STATE = {"shift": 0.0, "stop": False}
+
+
+def send(kind, payload):
+    """One message, whole, under the lock; a closed stdout ends the pump."""
+    data = kind + struct.pack(">I", len(payload)) + payload
+    with LOCK:
+        try:
+            while data:
+                data = data[os.write(1, data) :]
+        except OSError:
+            os._exit(0)
+
+
+class Files:
+    """Files kept open and re-read from offset 0 each time."""
+
+    def __init__(self):
+        self.fds = {}
+        self.sizes = {}
+
+    def read(self, path):
+        fd = self.fds.get(path)
+        if fd is None:
+            try:
+                fd = self.fds[path] = os.open(path, os.O_RDONLY)
+            except OSError:
+                return None
+            self.sizes[path] = 4096
+        size = self.sizes[path]
+        try:
+            data = os.pread(fd, size, 0)
+            while len(data) >= size:
+                size = self.sizes[path] = size * 4
+                data = os.pread(fd, size, 0)
+        except OSError:
+            os.close(fd)
+            del self.fds[path]
+            return None
+        return data
+
+    def forget(self, paths):
+        for path in paths:
+            fd = self.fds.pop(path, None)
+            if fd is not None:
+                os.close(fd)
+
+
+def diag_dump(sock, requests):
+    """The replies to the sock_diag requests, as the kernel sent them (NLMSG_DONE ends each)."""
+    out = []
+    for request in requests:
+        sock.send(request)
+        done = False
+        while not done:
+            data = sock.recv(65536)
+            out.append(data)
+            pos = 0
+            while pos + 16 <= len(data):
+                length, kind = struct.unpack_from("=IH", data, pos)
+                if kind in (2, 3) or length < 16:  # NLMSG_ERROR, NLMSG_DONE
+                    done = True
+                    break
+                pos += (length + 3) & ~3
+    return b"".join(out)
+
+
+class Tails:
+    """The bytes appended to each trace file since the last tick (from its end at the start;
+    from 0 again when it was truncated or replaced)."""
+
+    def __init__(self, paths, most):
+        self.paths = paths
+        self.most = most
+        self.at = {}
+
+    def read(self):
+        pieces = []
+        for path in self.paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                self.at.pop(path, None)
+                continue
+            ino, pos = self.at.get(path, (st.st_ino, st.st_size))
+            if ino != st.st_ino or st.st_size < pos:
+                pos = 0  # rotated or truncated: the new file from its start
+            pos = max(pos, st.st_size - self.most)  # far behind: the newest bytes only
+            data = b""
+            if st.st_size > pos:
+                try:
+                    with open(path, "rb") as fh:
+                        fh.seek(pos)
+                        data = fh.read(st.st_size - pos)
+                except OSError:
+                    continue
+            self.at[path] = (st.st_ino, pos + len(data))
+            if data:
+                pieces.append((path, data))
+        return pieces
+
+
+def listen(stdin):
+    """Answer pings and take shifts until stdin closes, then end the pump."""
+    for raw in stdin:
+        words = raw.split()
+        try:
+            if words[:1] == [b"ping"]:
+                reply = {"pong": float(words[1]), "time": time.time()}
+                send(b"P", json.dumps(reply).encode())
+            elif words[:1] == [b"shift"]:
+                STATE["shift"] = float(words[1])
+        except (IndexError, ValueError):
+            continue
+    os._exit(0)
+
+
+def main():
+    stdin = sys.stdin.buffer
+    spec = json.loads(stdin.readline().decode())
+    interval = float(spec.get("interval", 1.0))
+    every = list(spec.get("files", ()))
+    slow = list(spec.get("slow", ()))
+    slow_every = float(spec.get("slow_every", 10.0))
+    requests = [bytes.fromhex(r) for r in spec.get("diag", ())]
+    tails = Tails(list(spec.get("tails", ())), int(spec.get("tail_max", 1 << 20)))
+    hello = {
+        "pump": 1,
+        "python": platform.python_version(),
+        "hostname": socket.gethostname(),
+        "time": time.time(),
+    }
+    send(b"H", json.dumps(hello).encode())
+    sock = None
+    if requests:
+        try:
+            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)  # NETLINK_SOCK_DIAG
+            sock.bind((0, 0))
+        except (OSError, AttributeError) as e:
+            send(b"E", f"no sock_diag netlink: {e}".encode())
+    listener = threading.Thread(target=listen, args=(stdin,))
+    listener.daemon = True
+    listener.start()
+    files = Files()
+    packer = zlib.compressobj(6)
+    slow_paths = []
+    slow_at = -slow_every
+    seq = 0
+    while True:
+        shift = STATE["shift"]
+        now = time.time()
+        target = (int((now - shift) / interval + 1e-9) + 1) * interval + shift
+        time.sleep(max(0.0, target - now))
+        seq += 1
+        mono = time.monotonic()
+        header = {"t": time.time(), "m": mono, "seq": seq, "f": []}
+        blobs = []
+        if mono - slow_at >= slow_every:
+            slow_at = mono
+            found = sorted({p for g in slow for p in glob.glob(g)})
+            files.forget(set(slow_paths) - set(found))
+            header["slow"] = slow_paths = found
+        for path in every + (slow_paths if "slow" in header else []):
+            data = files.read(path)
+            if data is not None:
+                header["f"].append([path, len(data)])
+                blobs.append(data)
+        if sock is not None:
+            try:
+                data = diag_dump(sock, requests)
+            except OSError as e:
+                send(b"E", f"sock_diag: {e}".encode())
+                sock.close()
+                sock = None
+            else:
+                header["diag"] = len(data)
+                blobs.append(data)
+        for path, data in tails.read():
+            header.setdefault("tails", []).append([path, len(data)])
+            blobs.append(data)
+        body = json.dumps(header).encode() + b"\n" + b"".join(blobs)
+        send(b"T", packer.compress(body) + packer.flush(zlib.Z_SYNC_FLUSH))
+
+
+if __name__ == "__main__":
+    main()

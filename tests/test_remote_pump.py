@@ -1,0 +1,111 @@
+"""The pump that runs on a remote host without sgmon: the floor it must run on, and what it ships
+read back by the local collectors.  The host here is this machine reached through a stand-in for
+ssh that runs the remote command under ``env -i`` (no PYTHONPATH, no venv), so the pump runs
+with the system python3 exactly as it would on the far side; the sshd in a network namespace is
+tests/test_remote_pump_ssh.py."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sgmon.config import Config, HostConfig
+from sgmon.hosts.build import sources_from_config
+from sgmon.hosts.remote import PumpSource
+from sgmon.model import Frame
+
+REMOTE = Path(__file__).parent.parent / "sgmon" / "remote" / "pump.py"
+LOCAL_SSH = ("bash", "-c", 'exec env -i PATH=/usr/bin:/bin bash -c "${!#}"', "ssh")
+"""``ssh`` for this machine: runs the last argument, the remote command, in a bare environment."""
+
+
+def test_the_pump_runs_on_python_3_6():
+    """vermin reads the pump and names the oldest Python that runs it; 3.6 is the floor (the
+    platform-python of RHEL and Oracle Linux 8)."""
+    vermin = shutil.which("vermin", path=str(Path(sys.executable).parent))
+    if vermin is None:
+        pytest.skip("vermin is not installed (pip install -e '.[test]')")
+    out = subprocess.run(
+        [vermin, "--target=3.6-", "--no-tips", "--violations", "--eval-annotations", str(REMOTE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_pump_imports_only_the_standard_library():
+    """No sgmon module, no third-party package: it runs under ``python3 -I`` on a bare host."""
+    code = REMOTE.read_text()
+    assert "sgmon" not in "".join(
+        line for line in code.splitlines() if line.startswith(("import", "from"))
+    )
+
+
+def _run(src: PumpSource, seconds: float, during=None) -> list[Frame]:
+    frames: list[Frame] = []
+    stop = threading.Event()
+    t = threading.Thread(target=src.run, args=(frames.append, stop))
+    t.start()
+    try:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if during:
+                during()
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        t.join(10)
+        src.close()
+    assert not t.is_alive()
+    return frames
+
+
+def test_a_pumped_host_reads_as_the_local_one():
+    """The Data Guard socket, the disks, the interfaces and the CPUs come through the pump, read
+    by the same collectors as locally; the mirror is gone after close."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    port = srv.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = srv.accept()
+    peer = f"127.0.0.1:{client.getsockname()[1]}"
+    host = HostConfig(name="far", role="standby", ssh="far", ssh_command=LOCAL_SSH)
+    [src] = sources_from_config(Config(hosts=(host,), ports=(port,)), interval=0.5)
+    assert isinstance(src, PumpSource)
+
+    def traffic() -> None:
+        accepted.sendall(b"x" * 50000)
+        client.recv(1 << 20)
+
+    try:
+        frames = _run(src, 3.0, traffic)
+    finally:
+        for s in (client, accepted, srv):
+            s.close()
+    assert src.last_error is None
+    assert src.python and src.python.startswith("3.")
+    assert len(frames) >= 3
+    f = frames[-1]
+    assert f.host == "far" and f.role == "standby" and f.seq > 0
+    assert abs(f.time - round(f.time * 2) / 2) < 0.05  # on this machine's 0.5 s boundaries
+    for name in ("cpu", "paging", "disk", "netdev", "tcp"):
+        assert f.collectors[name].status.value == "ok", (name, f.collectors[name].error)
+    sockets = {k: v for k, v in f.rows("tcp").items() if k != "host"}
+    assert list(sockets) == [f"127.0.0.1:{port}>{peer}"]  # a standby's: the accepted end
+    assert next(iter(sockets.values()))["state"] == "ESTAB"
+    sent = [
+        r.get("bytes_acked") or 0 for g in frames for k, r in g.rows("tcp").items() if k != "host"
+    ]
+    assert max(sent) > 0
+    assert "lo" not in f.rows("netdev") and f.rows("cpu")["all"]["usr"] is not None
+    assert "sgmon installed" in (f.collectors["procs"].error or "")
+    assert not Path(src.mirror.root).exists()
