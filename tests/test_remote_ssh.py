@@ -28,13 +28,16 @@ def _keygen(path: Path) -> str:
     return path.with_suffix(".pub").read_text().strip()
 
 
-def _sshd(pair: nslab.NsPair, side: str, ip: str, tmp: Path, authorized: Path):
+def _sshd(
+    pair: nslab.NsPair, side: str, ip: str, tmp: Path, authorized: Path, extra: str = "",
+    port: int = PORT,
+):  # fmt: skip
     d = tmp / f"sshd_{side}"
     d.mkdir()
     _keygen(d / "host_key")
     cfg = d / "sshd_config"
     cfg.write_text(
-        f"Port {PORT}\nListenAddress {ip}\nHostKey {d / 'host_key'}\n"
+        f"Port {port}\nListenAddress {ip}\nHostKey {d / 'host_key'}\n{extra}"
         f"AuthorizedKeysFile {authorized}\nPidFile none\nUsePAM no\nStrictModes no\n"
         "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nLogLevel ERROR\n"
@@ -42,11 +45,11 @@ def _sshd(pair: nslab.NsPair, side: str, ip: str, tmp: Path, authorized: Path):
     Path("/run/sshd").mkdir(exist_ok=True)
     proc = pair.popen(side, "/usr/sbin/sshd", "-D", "-e", "-f", str(cfg), stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
-    while f":{PORT}" not in pair.run(side, "ss", "-Hltn", check=False):
+    while f":{port}" not in pair.run(side, "ss", "-Hltn", check=False):
         assert proc.poll() is None and time.monotonic() < deadline, "sshd did not start"
         time.sleep(0.1)
     host_pub = (d / "host_key.pub").read_text().split()
-    return proc, f"[{ip}]:{PORT} {host_pub[0]} {host_pub[1]}\n"
+    return proc, f"[{ip}]:{port} {host_pub[0]} {host_pub[1]}\n"
 
 
 def _host(name: str, role: str, ip: str, client_ns: str, tmp: Path, user_key: Path) -> HostConfig:

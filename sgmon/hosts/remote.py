@@ -359,7 +359,8 @@ class PumpSource(_SshSource):
         self._shift = None
         assert proc.stdin is not None
         with contextlib.suppress(OSError, ValueError):
-            proc.stdin.write(request(self.interval, self._ports, self._peers))
+            orphan = max(10.0, 6 * self.ping_every)  # its pings keep it alive
+            proc.stdin.write(request(self.interval, self._ports, self._peers, orphan_after=orphan))
             proc.stdin.flush()
 
     def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:

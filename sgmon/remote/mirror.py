@@ -66,6 +66,7 @@ def request(
     ports: Iterable[int],
     peers: Iterable[str] = (),
     tails: Iterable[str] = (),
+    orphan_after: float = 60.0,
 ) -> bytes:
     """The bytes written to the remote python3's stdin: the program, then the pump's request."""
     ports, peers = tuple(ports), tuple(peers)
@@ -78,6 +79,7 @@ def request(
         if ports
         else [],
         "tails": list(tails),
+        "orphan_after": orphan_after,
     }
     code = program()
     return b"%d\n" % len(code) + code + json.dumps(spec).encode() + b"\n"

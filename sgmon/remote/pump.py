@@ -18,7 +18,8 @@ tick, so what did not change since the last tick costs next to nothing on the wi
 Messages to the consumer: one kind byte, a 4-byte big-endian length, the payload.  ``H`` hello
 (JSON), ``T`` a tick (the next piece of the zlib stream), ``P`` a pong (JSON), ``E`` a problem
 (text, once).  Lines from the consumer after the request: ``ping T`` (answered with a pong
-carrying this host's clock) and ``shift S``.
+carrying this host's clock) and ``shift S``.  Without a line for ``orphan_after`` seconds the
+pump ends (see ``orphaned``).
 """
 
 import glob
@@ -33,7 +34,7 @@ import time
 import zlib
 
 LOCK = threading.Lock()
-STATE = {"shift": 0.0, "stop": False}
+STATE = {"shift": 0.0, "heard": time.monotonic()}
 
 
 def send(kind, payload):
@@ -138,6 +139,7 @@ class Tails:
 def listen(stdin):
     """Answer pings and take shifts until stdin closes, then end the pump."""
     for raw in stdin:
+        STATE["heard"] = time.monotonic()
         words = raw.split()
         try:
             if words[:1] == [b"ping"]:
@@ -148,6 +150,16 @@ def listen(stdin):
         except (IndexError, ValueError):
             continue
     os._exit(0)
+
+
+def orphaned(after):
+    """End the pump when the consumer has been silent for ``after`` seconds: a cut link leaves
+    sshd and this process waiting on a connection nobody reads (its pings come every few
+    seconds), and a write blocked on a full pipe would never notice."""
+    while True:
+        time.sleep(1.0)
+        if time.monotonic() - STATE["heard"] > after:
+            os._exit(0)
 
 
 def main():
@@ -173,9 +185,10 @@ def main():
             sock.bind((0, 0))
         except (OSError, AttributeError) as e:
             send(b"E", f"no sock_diag netlink: {e}".encode())
-    listener = threading.Thread(target=listen, args=(stdin,))
-    listener.daemon = True
-    listener.start()
+    for target, args in ((listen, (stdin,)), (orphaned, (float(spec.get("orphan_after", 60)),))):
+        thread = threading.Thread(target=target, args=args)
+        thread.daemon = True
+        thread.start()
     files = Files()
     packer = zlib.compressobj(6)
     slow_paths = []

@@ -1,0 +1,211 @@
+"""The pump over real ssh: Debian's sshd in two network namespaces whose python3 sees no
+site-packages and has no sgmon, the link cut with nftables and restored.  Frames must flow from
+both hosts, each with its own interface and its own Data Guard socket (here: the ssh connection
+itself, as its port is the one watched), the cut host must go stale while the other goes on, and
+come back without a restart; the pump of the dead session must end by itself; ``record`` and
+``check`` must work on such hosts from the command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import nslab
+import pytest
+from test_remote_ssh import _keygen, _sshd, _wait
+
+from sgmon.config import Config, HostConfig
+from sgmon.hosts.build import sources_from_config
+from sgmon.hosts.remote import PumpSource
+from sgmon.model import Frame
+from sgmon.monitor import Monitor
+
+PORT = 46333
+PUMP = "-I -c import sys;b=sys.stdin.buffer;exec"
+"""What the pump's command line holds (its bootstrap, unquoted: not ssh's command line)."""
+
+
+def _bare_python(tmp: Path) -> Path:
+    """A PATH directory whose python3 is the system one without its site directories: a host
+    where nothing was installed for sgmon."""
+    bindir = tmp / "bare-bin"
+    bindir.mkdir()
+    (bindir / "python3").write_text('#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
+    (bindir / "python3").chmod(0o755)
+    return bindir
+
+
+def _ssh_options(tmp: Path, key: Path) -> list[str]:
+    return [
+        "-F", "/dev/null", "-p", str(PORT), "-i", str(key), "-o", "IdentitiesOnly=yes",
+        "-o", f"UserKnownHostsFile={tmp / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
+        "-o", "ConnectTimeout=3",
+    ]  # fmt: skip
+
+
+def _cut(pair: nslab.NsPair, side: str, cut: bool) -> None:
+    """Drop every packet toward the side's sshd."""
+    table = "h33cut"
+    if not cut:
+        pair.run(side, "nft", "delete", "table", "inet", table, check=False)
+        return
+    pair.run(side, "nft", "add", "table", "inet", table)
+    pair.run(
+        side, "nft", "add", "chain", "inet", table, "in", "{ type filter hook input priority 0 ; }"
+    )
+    pair.run(side, "nft", "add", "rule", "inet", table, "in", "tcp", "dport", str(PORT), "drop")
+
+
+def _pumps(ns: str) -> set[str]:
+    """The pumps running in a namespace."""
+    inside = set(
+        subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    )
+    found = subprocess.run(
+        ["pgrep", "-f", "--", PUMP], capture_output=True, text=True
+    ).stdout.split()
+    return inside & set(found)
+
+
+@pytest.fixture
+def lab(tmp_path: Path):
+    """Two namespaces, an sshd in each with a bare python3 first on PATH, and hosts for them:
+    ``prim`` (10.x.0.1, reached from b) and ``stby`` (10.x.0.2, reached from a)."""
+    nslab.require_root("ip", "nft", "ssh", "ssh-keygen", "/usr/sbin/sshd", "pgrep")
+    key = tmp_path / "user_key"
+    authorized = tmp_path / "authorized_keys"
+    authorized.write_text(_keygen(key) + "\n")
+    bare = _bare_python(tmp_path)
+    with nslab.ns_pair("h33") as pair:
+        procs = []
+        try:
+            known = ""
+            for side, ip in (("a", pair.a_ip), ("b", pair.b_ip)):
+                # a HOME of its own: root's shell start-up files here put a pyenv first
+                extra = f"SetEnv PATH={bare}:/usr/bin:/bin HOME={tmp_path}\n"
+                p, line = _sshd(pair, side, ip, tmp_path, authorized, extra, PORT)
+                procs.append(p)
+                known += line
+            (tmp_path / "known_hosts").write_text(known)
+            hosts = (
+                HostConfig(
+                    name="prim", role="primary", ssh=f"root@{pair.a_ip}",
+                    ssh_command=("ip", "netns", "exec", pair.b, "ssh"),
+                    ssh_options=tuple(_ssh_options(tmp_path, key)),
+                ),
+                HostConfig(
+                    name="stby", role="standby", ssh=f"root@{pair.b_ip}",
+                    ssh_command=("ip", "netns", "exec", pair.a, "ssh"),
+                    ssh_options=tuple(_ssh_options(tmp_path, key)),
+                ),
+            )  # fmt: skip
+            yield pair, hosts, tmp_path
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait(5)
+
+
+def test_the_far_python_has_no_site_packages_and_no_sgmon(lab) -> None:
+    _, hosts, _ = lab
+    stby = hosts[1]
+    probe = "import sys; print([p for p in sys.path if 'packages' in p]); import sgmon"
+    out = subprocess.run(
+        [*stby.ssh_command, *stby.ssh_options, stby.ssh, f'python3 -I -c "{probe}"'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.stdout.strip() == "[]"
+    assert "No module named 'sgmon'" in out.stderr
+
+
+def test_pumped_hosts_survive_a_cut_link(lab) -> None:
+    pair, hosts, _ = lab
+    config = Config(hosts=hosts, ports=(PORT,))
+    prim, stby = sources_from_config(config, interval=0.5)
+    assert isinstance(prim, PumpSource) and isinstance(stby, PumpSource)
+    warnings: list[str] = []
+    for s in (prim, stby):
+        s.max_backoff, s.ping_every, s.warn = 2, 1, warnings.append
+    frames: list[Frame] = []
+    lock = threading.Lock()
+
+    def sink(f: Frame, _judgement) -> None:
+        with lock:
+            frames.append(f)
+
+    def real(host: str) -> list[Frame]:
+        with lock:
+            return [f for f in frames if f.host == host and f.seq > 0]
+
+    mon = Monitor([prim, stby], sinks=[sink])
+    mon.start()
+    try:
+        _wait(lambda: len(real("prim")) >= 3 and len(real("stby")) >= 3, 40, "frames")
+        assert prim.clock_offset is not None and abs(prim.clock_offset) < 0.5
+        assert stby.python and stby.python.startswith("3.")
+        _cut(pair, "b", True)
+        _wait(lambda: stby.stale, 15, "the standby marked stale")
+        cut_at = len(real("stby"))
+        n_prim = len(real("prim"))
+        time.sleep(2)
+        assert len(real("prim")) > n_prim  # the other host goes on
+        with lock:
+            stale = [f for f in frames if f.host == "stby" and f.seq == 0]
+        assert stale and all(
+            r.status.value == "stale" for f in stale for r in f.collectors.values()
+        )
+        _cut(pair, "b", False)
+        _wait(lambda: len(real("stby")) > cut_at + 3 and not stby.stale, 45, "recovery")
+        # the cut session's pump hears no ping any more and ends: one pump left there
+        _wait(lambda: len(_pumps(pair.b)) == 1, 20, "the orphaned pump to end")
+    finally:
+        t0 = time.monotonic()
+        mon.stop(timeout=5)
+        assert time.monotonic() - t0 < 15  # nothing hangs
+    _wait(lambda: not _pumps(pair.a) and not _pumps(pair.b), 15, "no pump left behind")
+    for host, mine, other in (("prim", pair.a_if, pair.b_if), ("stby", pair.b_if, pair.a_if)):
+        for f in real(host):
+            ifs = f.rows("netdev")
+            assert mine in ifs and other not in ifs, f"{host} got a frame of the other side"
+            assert f.role == ("primary" if host == "prim" else "standby")
+    sockets = [k for k in real("stby")[-1].rows("tcp") if k != "host"]
+    assert sockets and all(k.startswith(f"{pair.b_ip}:{PORT}>") for k in sockets)
+    assert prim.dropped == 0 and stby.dropped == 0
+
+
+def _toml(hosts: tuple[HostConfig, ...]) -> str:
+    out = f'interval = "1s"\n[dataguard]\nports = [{PORT}]\n'
+    for h in hosts:
+        out += (
+            f'[[host]]\nname = "{h.name}"\nrole = "{h.role}"\nssh = "{h.ssh}"\n'
+            f"ssh_command = {list(h.ssh_command)!r}\nssh_options = {list(h.ssh_options)!r}\n"
+        ).replace("'", '"')
+    return out
+
+
+def _sgmon(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sgmon", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_record_and_check_on_pumped_hosts(lab) -> None:
+    pair, hosts, tmp = lab
+    cfg = tmp / "sgmon.toml"
+    cfg.write_text(_toml(hosts))
+    archive = tmp / "archive"
+    r = _sgmon("record", "--config", str(cfg), "--dir", str(archive), "--duration", "6s", "--quiet")
+    assert r.returncode == 0, r.stderr
+    for host, mine in (("prim", pair.a_if), ("stby", pair.b_if)):
+        netdev = next((archive / host).glob("netdev*.csv")).read_text()
+        assert mine in netdev and netdev.count("\n") >= 4, (host, netdev[:300])
+        assert next((archive / host).glob("cpu*.csv")).read_text().count("\n") >= 4
+    r = _sgmon("check", "--config", str(cfg), "--seconds", "5", "--format", "json")
+    assert r.returncode in (0, 1), r.stderr
+    assert '"prim"' in r.stdout and '"stby"' in r.stdout
+    assert not _pumps(pair.a) and not _pumps(pair.b)
