@@ -25,7 +25,6 @@ from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, dump_request
 EVERY_TICK = (
     "/proc/stat",
     "/proc/loadavg",
-    "/proc/uptime",
     "/proc/vmstat",
     "/proc/meminfo",
     "/proc/pressure/cpu",
@@ -34,9 +33,10 @@ EVERY_TICK = (
     "/proc/diskstats",
     "/proc/net/dev",
     "/proc/net/snmp",
-    "/proc/net/netstat",
 )
 """What the cpu, paging, disk, netdev and tcp collectors read each tick under a root."""
+ON_RETRANS = ("/proc/net/netstat",)
+"""Read when RetransSegs moved and with the slow files, as the tcp collector reads it."""
 SLOW = (
     "/proc/sys/net/core/rmem_max",
     "/proc/sys/net/core/wmem_max",
@@ -73,6 +73,7 @@ def request(
     spec = {
         "interval": interval,
         "files": list(EVERY_TICK),
+        "on_retrans": list(ON_RETRANS),
         "slow": list(SLOW),
         "slow_every": SLOW_EVERY,
         "diag": [dump_request(fam, ports, peers).hex() for fam in (socket.AF_INET, socket.AF_INET6)]
