@@ -94,7 +94,7 @@ def _logins(config: Config) -> list[str]:
             continue
         access = probe(h.name, h.db, h.role)
         print(f"  {access.summary()}")
-        if access.error or access.missing:
+        if access.refused or access.missing:  # unreachable is no config problem: listed only
             problems.append(f"{h.name}: {access.error or 'views missing: see the statements'}")
         block += statements(access)
     if block:

@@ -29,6 +29,8 @@ from sgmon.oracle.errors import MISSING, OracleError, code_of
 from sgmon.oracle.session import Session
 
 _VIEW = re.compile(r"\bv\$\w+", re.IGNORECASE)
+REFUSED = ("ORA-01017", "ORA-01031", "ORA-01033", "ORA-28000", "ORA-28009")
+"""Refusals the statements or the config can mend."""
 _NEXT = re.compile(r" \(next attempt in \d+s\)$")
 FAMILIES: tuple[tuple[str, queries.Version], ...] = (
     ("11.2", (11, 2)),
@@ -58,6 +60,11 @@ class Access:
     code: str = ""
     missing: list[str] = field(default_factory=list)
     readable: int = 0
+
+    @property
+    def refused(self) -> bool:
+        """The database answered and refused this login (not: could not be reached)."""
+        return self.code in REFUSED
 
     def summary(self) -> str:
         """One line for the check's listing."""
@@ -105,7 +112,7 @@ def statements(access: Access) -> list[str]:
     comments say where to run them."""
     db = access.db
     user = db.user.upper()
-    if access.code not in ("ORA-01017", "ORA-01031", "ORA-01033") and not access.missing:
+    if access.code not in REFUSED[:3] and not access.missing:
         return []
     if not user:  # a wallet login: its user is the wallet's
         return [f"-- {access.host}: grant the wallet's user as below"]
