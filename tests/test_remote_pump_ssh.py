@@ -11,17 +11,20 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import nslab
 import pytest
 from test_remote_ssh import _keygen, _sshd, _wait
 
-from sgmon.config import Config, HostConfig
+from sgmon.config import Config, DbConfig, HostConfig
 from sgmon.hosts.build import sources_from_config
 from sgmon.hosts.remote import PumpSource
 from sgmon.model import Frame
 from sgmon.monitor import Monitor
+from sgmon.sim.standin import StandIn
 
 PORT = 46333
 PUMP = "-I -c import sys;b=sys.stdin.buffer;exec"
@@ -209,3 +212,80 @@ def test_record_and_check_on_pumped_hosts(lab) -> None:
     assert r.returncode in (0, 1), r.stderr
     assert '"prim"' in r.stdout and '"stby"' in r.stdout
     assert not _pumps(pair.a) and not _pumps(pair.b)
+
+
+PW = "H33_SSH_PW"
+
+
+def _ok(f: Frame, collector: str) -> bool:
+    r = f.collectors.get(collector)
+    return r is not None and r.status.value == "ok"
+
+
+def test_a_member_down_never_stops_the_rest(lab, monkeypatch) -> None:
+    """Each host's database is read from here (a stand-in: the primary open, the standby
+    mounted and read as SYSDG) into the host's own frames; the standby's database is taken away
+    and the primary's ssh link cut at once: each shows as such while the rest keeps updating,
+    and both come back without a restart."""
+    pair, hosts, tmp = lab
+    monkeypatch.setenv(PW, "pw")
+    files = {"prim": tmp / "prim.db", "stby": tmp / "stby.db"}
+    prim_db = StandIn(str(files["prim"]))
+    prim_db.add_user("c##sgmon", "pw")
+    stby_db = StandIn(str(files["stby"]), role="PHYSICAL STANDBY", db_unique_name="STBY")
+    stby_db.add_user("c##sgmon", "pw", admin=["sysdg"], grants=())
+    dbs = {
+        h: DbConfig(dsn=f"standin:{files[h]}", user="c##sgmon", password_env=PW, mode=mode)
+        for h, mode in (("prim", "normal"), ("stby", "sysdg"))
+    }
+    config = Config(hosts=tuple(replace(h, db=dbs[h.name]) for h in hosts), ports=(PORT,))
+    sources = sources_from_config(config, interval=0.5)
+    for s in sources:
+        assert isinstance(s, PumpSource)
+        s.max_backoff, s.ping_every = 2, 1
+    frames: list[Frame] = []
+    lock = threading.Lock()
+
+    def sink(f: Frame, _judgement) -> None:
+        with lock:
+            frames.append(f)
+
+    def last(host: str) -> Frame | None:
+        with lock:
+            mine = [f for f in frames if f.host == host]
+        return mine[-1] if mine else None
+
+    def shows(host: str, **status: bool) -> Callable[[], bool]:
+        def cond() -> bool:
+            f = last(host)
+            return f is not None and all(_ok(f, c) == want for c, want in status.items())
+
+        return cond
+
+    mon = Monitor(sources, sinks=[sink])
+    mon.start()
+    try:
+        for host in ("prim", "stby"):  # one host: its OS and its database in the same frames
+            _wait(shows(host, cpu=True, oracle_waits=True, oracle_dg=True), 40, f"{host} whole")
+        files["stby"].rename(tmp / "away.db")
+        _cut(pair, "a", True)  # toward the primary's sshd
+        t0 = time.monotonic()
+        _wait(shows("stby", cpu=True, oracle_waits=False), 10, "the standby's database down")
+        down_after = time.monotonic() - t0
+        _wait(shows("prim", cpu=False, oracle_waits=True), 15, "the primary's OS side stale")
+        n = len(frames)
+        time.sleep(1.5)
+        assert shows("stby", cpu=True)() and shows("prim", oracle_waits=True)()
+        assert len(frames) > n
+        (tmp / "away.db").rename(files["stby"])
+        _cut(pair, "a", False)
+        for host in ("prim", "stby"):
+            _wait(shows(host, cpu=True, oracle_waits=True), 45, f"{host} back")
+    finally:
+        mon.stop(timeout=5)
+        prim_db.close()
+        stby_db.close()
+    assert down_after < 2 * 0.5 + 1.0, down_after  # two intervals and a sample's bound
+    with lock:
+        errors = {f.collectors["oracle_waits"].error or "" for f in frames if f.host == "stby"}
+    assert any("ORA-03113" in e or "ORA-12541" in e for e in errors), errors

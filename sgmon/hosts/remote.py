@@ -17,7 +17,8 @@ makes a host that wants a password fail at once with one line instead of prompti
   ``sgmon agent``'s NDJSON stream.
 - **The database** is read from this machine with the host's own name (``db_from = "agent"``
   leaves it to an installed agent): its collectors are sampled as each remote tick arrives, so
-  the OS and the database figures are one frame of one host.
+  the OS and the database figures are one frame of one host; while the far side is silent they
+  go on in the stale frames, so a cut ssh link does not hide a database that is still there.
 - **Staleness.**  When no frame arrived for ``3 x interval`` (at least 3 s) the host is marked
   stale: a frame whose collectors are all ``stale`` is emitted every interval, so every sink shows
   it, until frames flow again.  A silent connection is killed after ``dead_after`` seconds.
@@ -97,13 +98,10 @@ class _SshSource:
         self._last_frame = time.monotonic()
         self._last_stale = 0.0
         self._remote_clock = time.monotonic()
-        """The far side's monotonic clock at its last tick (the span of the database's rates)."""
-        self._database = (
-            Engine(database, self.interval, host.name, host.role, clock=self._clock)
-            if database
-            else None
-        )
-        """The host's database collectors, run here and sampled as each remote tick arrives."""
+        """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
+        self._database = Engine(database, self.interval, host.name, host.role) if database else None
+        """The host's database collectors, run here on this machine's clock: sampled as each
+        remote tick arrives, and on their own while the far side is silent."""
 
     def remote_command(self) -> str:
         """What ssh runs on the far side."""
@@ -252,7 +250,13 @@ class _SshSource:
             return
         err = silence(self.config.ssh, silent)
         results = {c: CollectorResult(Status.STALE, error=err) for c in self._schema}
-        emit(Frame(self.name, time.time(), 0, self.interval, results, (), self.hosts[0].role))
+        events: tuple = ()
+        now_t = time.time()
+        if self._database is not None:  # read from here: the database goes on without ssh
+            db = self._database.tick(now_t)
+            results.update(db.collectors)
+            events = db.events
+        emit(Frame(self.name, now_t, 0, self.interval, results, events, self.hosts[0].role))
 
     # --- clock offset ---------------------------------------------------------------------
 

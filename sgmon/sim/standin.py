@@ -793,30 +793,37 @@ class LoginRefused(sqlite3.OperationalError):
     the code from the text, as from the driver's message)."""
 
 
-class _Granted:
-    """A connection that reads only the views its user was granted: another raises ORA-00942,
-    as Oracle does for a view the user may not see."""
+class _Login:
+    """A logged-on session: its statements fail as a lost connection's (ORA-03113) once the
+    stand-in's file is gone (the database taken away), and an ordinary user's read only the
+    views granted (ORA-00942 for another, as Oracle answers for a view the user may not see)."""
 
-    def __init__(self, conn: sqlite3.Connection, views: frozenset[str]) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str, views: frozenset[str] | None) -> None:
         self._conn = conn
+        self._path = path
         self._views = views
 
-    def cursor(self) -> _GrantedCursor:
-        return _GrantedCursor(self._conn.cursor(), self._views)
+    def cursor(self) -> _LoginCursor:
+        return _LoginCursor(self._conn.cursor(), self._path, self._views)
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._conn, name)
 
 
-class _GrantedCursor:
-    def __init__(self, cur: sqlite3.Cursor, views: frozenset[str]) -> None:
+class _LoginCursor:
+    def __init__(self, cur: sqlite3.Cursor, path: str, views: frozenset[str] | None) -> None:
         self._cur = cur
+        self._path = path
         self._views = views
 
-    def execute(self, sql: str, *args: Any) -> _GrantedCursor:
-        for view in _VIEW.findall(sql):
-            if f"V_${view.upper()}" not in self._views:
-                raise sqlite3.OperationalError("ORA-00942: table or view does not exist")
+    def execute(self, sql: str, *args: Any) -> _LoginCursor:
+        if not os.path.exists(self._path):
+            raise sqlite3.OperationalError("ORA-03113: end-of-file on communication channel")
+        granted = self._views
+        if granted is not None and any(
+            f"V_${v.upper()}" not in granted for v in _VIEW.findall(sql)
+        ):
+            raise sqlite3.OperationalError("ORA-00942: table or view does not exist")
         self._cur.execute(sql, *args)
         return self
 
@@ -828,8 +835,8 @@ def login(path: str, user: str, password: str, mode: str = "normal") -> Any:
     """A session on the stand-in file at ``path`` as a database would grant it: ORA-01017 for an
     unknown user or a wrong password, ORA-01031 for an administrative login (``sysdg``,
     ``sysdba``) the user does not hold, ORA-01033 for an ordinary login while the database is
-    not open (mounted, or starting), ORA-12541 when there is no file (no database there); an
-    ordinary user then reads only the views granted.  For ``dsn = "standin:PATH"``."""
+    not open (mounted, or starting), ORA-12541 when there is no file (no database there); then
+    see ``_Login``.  For ``dsn = "standin:PATH"``."""
     if not os.path.exists(path):
         raise LoginRefused("ORA-12541: TNS:no listener")
     conn = open_session(f"file:{path}?mode=ro")
@@ -843,16 +850,14 @@ def login(path: str, user: str, password: str, mode: str = "normal") -> Any:
         if mode != "normal":
             if mode not in admin:
                 raise LoginRefused("ORA-01031: insufficient privileges")
-            return conn
+            return _Login(conn, path, None)
         state = conn.execute(f"SELECT open_mode FROM {_q('v$database')}").fetchone()
         if state is None or not str(state[0]).startswith("READ"):
             raise LoginRefused("ORA-01033: ORACLE initialization or shutdown in progress")
     except sqlite3.OperationalError:
         conn.close()
         raise
-    if "SELECT_CATALOG_ROLE" in grants:
-        return conn
-    return _Granted(conn, frozenset(grants))
+    return _Login(conn, path, None if "SELECT_CATALOG_ROLE" in grants else frozenset(grants))
 
 
 def _lwp_default(version: tuple[int, ...]) -> str:
