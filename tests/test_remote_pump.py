@@ -6,6 +6,7 @@ tests/test_remote_pump_ssh.py."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -109,3 +110,45 @@ def test_a_pumped_host_reads_as_the_local_one():
     assert "lo" not in f.rows("netdev") and f.rows("cpu")["all"]["usr"] is not None
     assert "sgmon installed" in (f.collectors["procs"].error or "")
     assert not Path(src.mirror.root).exists()
+
+
+def test_the_pump_tails_the_traces(tmp_path: Path) -> None:
+    """LGWR's slow-write warnings in a trace on the far side reach the trace collector: the pump
+    tails the files of the configured process (a respawned LGWR's new file included), and the
+    collector reads them from the mirror.  The far side runs in a mount namespace where the
+    trace directory holds what this side's copy of that path does not."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare for a mount namespace")
+    real, far = tmp_path / "real", tmp_path / "diag"
+    real.mkdir()
+    far.mkdir()  # empty on this side
+    first = real / "PROD_lgwr_1234.trc"
+    first.write_text("*** 2026-11-27 09:00:00.000\nstarted\n")
+    ssh = tmp_path / "ssh"
+    ssh.write_text(
+        '#!/bin/bash\nexec unshare -m bash -c \'mount --bind "$1" "$2" && '
+        'exec env -i PATH=/usr/bin:/bin bash -c "$3"\' _ '
+        f'{real} {far} "${{!#}}"\n'
+    )
+    ssh.chmod(0o755)
+    host = HostConfig(name="far", role="primary", ssh="far", ssh_command=(str(ssh),))
+    lgwr = str(far / first.name)
+    config = Config(hosts=(host,), collectors={"oracle_trace": {"lgwr": lgwr, "rescan_s": 0.5}})
+    [src] = sources_from_config(config, interval=0.5)
+    assert isinstance(src, PumpSource)
+    written = []
+
+    def warn() -> None:
+        n = len(written)
+        if n < 20:
+            target = first if n < 10 else real / "PROD_lgwr_5678.trc"  # LGWR respawned
+            with open(target, "a") as f:
+                f.write(f"*** 2026-11-27 09:00:{n:02d}.000\n")
+                f.write(f"Warning: log write elapsed time {600 + n}ms, size 4KB\n")
+            written.append(n)
+
+    frames = _run(src, 14.0, warn)
+    assert src.last_error is None and not list(far.iterdir())
+    counts = [r.get("slow_writes") for f in frames for r in f.rows("oracle_trace").values()]
+    assert 10 in counts  # the respawned LGWR's file, found at the next listing, read whole
+    assert sum(c or 0 for c in counts) > 10  # and the first file's warnings before it

@@ -141,6 +141,7 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
     database collectors run here unless ``db_from = "agent"`` (they tick with the host's
     frames, so both are one host on one time axis)."""
     from sgmon.hosts.remote import PumpSource, RemoteSource
+    from sgmon.oracle.tracefiles import followed
 
     database = None
     if host.db is not None and host.db_from == "local":
@@ -153,14 +154,16 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
         return RemoteSource(host, interval=interval, database=database)  # both hosts tick alike
 
     def os_side(root: str) -> list[Collector]:
-        """The collectors reading the pump's mirror of the host (a trace names remote files)."""
+        """The collectors reading the pump's mirror of the host: /proc, and the traces."""
         mirrored = dataclasses.replace(host, root=root, db=None)
         return [
             _Missing(c.name, NOT_PUMPED) if c.name in NEEDS_AGENT else c
             for c in make_collectors(config, mirrored)
-            if not c.name.startswith("oracle_")
+            if c.name == "oracle_trace" or not c.name.startswith("oracle_")
         ]
 
+    trace = config.collectors.get("oracle_trace", {})
+    tails = tuple(followed(k, str(trace[k])) for k in ("lgwr", "nss", "rfs") if trace.get(k))
     return PumpSource(
-        host, os_side, config.ports, config.peers, interval=interval, database=database
+        host, os_side, config.ports, config.peers, tails, interval=interval, database=database
     )

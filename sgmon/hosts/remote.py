@@ -328,6 +328,7 @@ class PumpSource(_SshSource):
         collectors: Callable[[str], list[Collector]],
         ports: tuple[int, ...] = (1521,),
         peers: tuple[str, ...] = (),
+        tails: tuple[tuple[str, str], ...] = (),
         interval: float | None = None,
         **kwargs,  # type: ignore[no-untyped-def]
     ) -> None:
@@ -337,8 +338,11 @@ class PumpSource(_SshSource):
         self._collectors = collectors
         """root -> the host's collectors reading that tree (built at the first tick: their
         options are checked against the host's devices and interfaces)."""
-        self._ports, self._peers = ports, peers
+        self._ports, self._peers, self._tails = ports, peers, tails
+        """The DG sockets' filter; the trace files to tail, as (directory, name pattern)."""
         self.mirror = Mirror(host.name)
+        for directory, _ in tails:  # there before a file arrives, as a directory to follow
+            os.makedirs(self.mirror.local(directory), exist_ok=True)
         self._engine: Engine | None = None
         self._shift: float | None = None
         self.python: str | None = None
@@ -364,7 +368,8 @@ class PumpSource(_SshSource):
         assert proc.stdin is not None
         with contextlib.suppress(OSError, ValueError):
             orphan = max(10.0, 6 * self.ping_every)  # its pings keep it alive
-            proc.stdin.write(request(self.interval, self._ports, self._peers, orphan_after=orphan))
+            spec = request(self.interval, self._ports, self._peers, self._tails, orphan)
+            proc.stdin.write(spec)
             proc.stdin.flush()
 
     def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:

@@ -65,7 +65,7 @@ def request(
     interval: float,
     ports: Iterable[int],
     peers: Iterable[str] = (),
-    tails: Iterable[str] = (),
+    tails: Iterable[tuple[str, str]] = (),
     orphan_after: float = 60.0,
 ) -> bytes:
     """The bytes written to the remote python3's stdin: the program, then the pump's request."""
@@ -79,7 +79,7 @@ def request(
         "diag": [dump_request(fam, ports, peers).hex() for fam in (socket.AF_INET, socket.AF_INET6)]
         if ports
         else [],
-        "tails": list(tails),
+        "tails": [list(t) for t in tails],
         "orphan_after": orphan_after,
     }
     code = program()

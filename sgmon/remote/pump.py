@@ -11,8 +11,9 @@ every tick, files to read when TCP's RetransSegs moved (/proc/net/netstat, whose
 only with a retransmission, costs the kernel 2.5 times /proc/net/snmp) and every ``slow_every``
 seconds, globs of files to read every ``slow_every`` seconds (link speeds, partition flags,
 socket buffer sysctls), sock_diag netlink requests to send every tick (the Data Guard port
-filter, built by the consumer), trace files to tail.  Each tick, on a wall-clock boundary of
-``interval`` shifted by ``shift`` (so its ticks fall on the consumer's boundaries), it reads
+filter, built by the consumer), trace files to tail (directories and name patterns).  Each
+tick, on a wall-clock boundary of ``interval`` shifted by ``shift`` (so its ticks fall on the
+consumer's boundaries), it reads
 them (descriptors kept open, one ``pread`` each, as sadc does) and writes one message: a JSON
 header naming each piece and its length, then the pieces, through one zlib stream flushed per
 tick, so what did not change since the last tick costs next to nothing on the wire.
@@ -24,10 +25,12 @@ carrying this host's clock) and ``shift S``.  Without a line for ``orphan_after`
 pump ends (see ``orphaned``).
 """
 
+import contextlib
 import glob
 import json
 import os
 import platform
+import re
 import socket
 import struct
 import sys
@@ -173,13 +176,36 @@ class Sockets:
 
 
 class Tails:
-    """The bytes appended to each trace file since the last tick (from its end at the start;
-    from 0 again when it was truncated or replaced)."""
+    """The bytes appended to the trace files since the last tick.  The files are those of each
+    (directory, name pattern) of the request, listed again every ``slow_every`` seconds (an
+    instance restart or a respawned process starts a new file); a file there at the start is
+    followed from its end, one that appears later from its start; from 0 again when it was
+    truncated or replaced; at most ``most`` bytes a tick, the newest."""
 
-    def __init__(self, paths, most):
-        self.paths = paths
+    def __init__(self, specs, most):
+        self.specs = [(d, re.compile(p)) for d, p in specs]
         self.most = most
         self.at = {}
+        self.paths = []
+        self.started = None
+
+    def find(self):
+        found = []
+        for directory, pattern in self.specs:
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            found += [os.path.join(directory, n) for n in names if pattern.fullmatch(n)]
+        if self.started is None:
+            self.started = time.time()
+        else:
+            for path in set(found) - set(self.paths):
+                with contextlib.suppress(OSError):
+                    st = os.stat(path)
+                    if st.st_mtime >= self.started:
+                        self.at[path] = (st.st_ino, 0)
+        self.paths = found
 
     def read(self):
         pieces = []
@@ -283,6 +309,7 @@ def main():
             found = sorted({p for g in slow for p in glob.glob(g)})
             files.forget(set(slow_paths) - set(found))
             header["slow"] = slow_paths = found
+            tails.find()
         snmp = files.read("/proc/net/snmp") or b""
         now_retrans = tcp_counter(snmp, b"RetransSegs")
         wanted = every
