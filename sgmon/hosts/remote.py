@@ -97,8 +97,6 @@ class _SshSource:
         self._greeted = False
         self._last_frame = time.monotonic()
         self._last_stale = 0.0
-        self._remote_clock = time.monotonic()
-        """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
         self._database = Engine(database, self.interval, host.name, host.role) if database else None
         """The host's database collectors, run here on this machine's clock: sampled as each
         remote tick arrives, and on their own while the far side is silent."""
@@ -125,9 +123,6 @@ class _SshSource:
     def schema(self, host: str) -> Schema:
         """The host's declared fields (empty until the far side first answered)."""
         return self._schema
-
-    def _clock(self) -> float:
-        return self._remote_clock
 
     # --- the session loop -----------------------------------------------------------------
 
@@ -344,6 +339,8 @@ class PumpSource(_SshSource):
         for directory, _ in tails:  # there before a file arrives, as a directory to follow
             os.makedirs(self.mirror.local(directory), exist_ok=True)
         self._engine: Engine | None = None
+        self._remote_clock = time.monotonic()
+        """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
         self._shift: float | None = None
         self.python: str | None = None
         """The far side's python3 version, from its hello."""
@@ -359,6 +356,9 @@ class PumpSource(_SshSource):
             f"command -v $p >/dev/null 2>&1 && exec $p {run}; done; "
             "echo 'no python3 on this host' >&2; exit 127"
         )
+
+    def _clock(self) -> float:
+        return self._remote_clock
 
     def _begin(self, proc: subprocess.Popen) -> None:
         from sgmon.remote.mirror import request
@@ -514,9 +514,11 @@ class RemoteSource(_SshSource):
             self.dropped += 1
             return
         self._seq = f.seq
-        self._remote_clock = time.monotonic()
         role = self.hosts[0].role or f.role
-        self._emit(Frame(self.name, f.time, f.seq, f.interval, f.collectors, f.events, role), emit)
+        t = f.time
+        if self._database is not None:  # with a database read here: on this machine's axis
+            t -= self.clock_offset or 0.0
+        self._emit(Frame(self.name, t, f.seq, f.interval, f.collectors, f.events, role), emit)
 
     def _explain(self, why: str, rc: int | None) -> str:
         if rc == 127 or "not found" in why.lower():
