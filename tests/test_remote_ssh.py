@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import nslab
@@ -87,6 +88,54 @@ def _wait(cond, seconds: float, what: str) -> None:
         time.sleep(0.1)
 
 
+def survive_a_cut(pair: nslab.NsPair, prim, stby, cut: Callable[[bool], None], after=None):
+    """Frames from both hosts; the link toward the standby cut (``cut(True)``): it goes stale,
+    with all-stale frames, while the primary goes on; restored, it comes back.  ``after`` runs
+    once it is back, before the sources stop.  Every frame carries its own side's interface
+    (each namespace sees only its own veth end) and its configured role.  The frames."""
+    frames: list[Frame] = []
+    lock = threading.Lock()
+
+    def sink(f: Frame, _judgement) -> None:
+        with lock:
+            frames.append(f)
+
+    def real(host: str) -> list[Frame]:
+        with lock:
+            return [f for f in frames if f.host == host and f.seq > 0]
+
+    mon = Monitor([prim, stby], sinks=[sink])
+    mon.start()
+    try:
+        _wait(lambda: len(real("prim")) >= 3 and len(real("stby")) >= 3, 40, "frames")
+        assert prim.clock_offset is not None and abs(prim.clock_offset) < 0.5
+        cut(True)
+        _wait(lambda: stby.stale, 15, "the standby marked stale")
+        cut_at = len(real("stby"))
+        n_prim = len(real("prim"))
+        time.sleep(2)
+        assert len(real("prim")) > n_prim  # the other host goes on
+        with lock:
+            stale = [f for f in frames if f.host == "stby" and f.seq == 0]
+        assert stale and all(
+            r.status.value == "stale" for f in stale for r in f.collectors.values()
+        )
+        cut(False)
+        _wait(lambda: len(real("stby")) > cut_at + 3 and not stby.stale, 45, "recovery")
+        if after is not None:
+            after()
+    finally:
+        t0 = time.monotonic()
+        mon.stop(timeout=5)
+        assert time.monotonic() - t0 < 15  # nothing hangs
+    for host, mine, other in (("prim", pair.a_if, pair.b_if), ("stby", pair.b_if, pair.a_if)):
+        for f in real(host):
+            ifs = f.rows("netdev")
+            assert mine in ifs and other not in ifs, f"{host} got a frame of the other side"
+            assert f.role == ("primary" if host == "prim" else "standby")
+    return [f for f in frames if f.seq > 0]
+
+
 def test_agents_over_ssh_survive_a_cut_link(tmp_path):
     nslab.require_root("ip", "nft", "ssh", "ssh-keygen", "/usr/sbin/sshd")
     user_key = tmp_path / "user_key"
@@ -110,48 +159,7 @@ def test_agents_over_ssh_survive_a_cut_link(tmp_path):
                 _host("stby", "standby", pair.b_ip, pair.a, tmp_path, user_key),
                 interval=0.5, max_backoff=2, ping_every=1, warn=warnings.append,
             )  # fmt: skip
-            frames: list[Frame] = []
-            lock = threading.Lock()
-
-            def sink(f: Frame, _judgement) -> None:
-                with lock:
-                    frames.append(f)
-
-            def real(host: str) -> list[Frame]:
-                with lock:
-                    return [f for f in frames if f.host == host and f.seq > 0]
-
-            mon = Monitor([prim, stby], sinks=[sink])
-            mon.start()
-            try:
-                _wait(lambda: len(real("prim")) >= 3 and len(real("stby")) >= 3, 40, "frames")
-                assert prim.clock_offset is not None and abs(prim.clock_offset) < 0.5
-                # cut the link toward the standby's sshd
-                _cut(pair, "b", True)
-                _wait(lambda: stby.stale, 15, "the standby marked stale")
-                cut_at = len(real("stby"))
-                n_prim = len(real("prim"))
-                time.sleep(2)
-                assert len(real("prim")) > n_prim  # the other host goes on
-                with lock:
-                    stale = [f for f in frames if f.host == "stby" and f.seq == 0]
-                assert stale and all(
-                    r.status.value == "stale" for f in stale for r in f.collectors.values()
-                )
-                _cut(pair, "b", False)
-                _wait(lambda: len(real("stby")) > cut_at + 3 and not stby.stale, 45, "recovery")
-            finally:
-                t0 = time.monotonic()
-                mon.stop(timeout=5)
-                assert time.monotonic() - t0 < 15  # nothing hangs
-            for host, mine, other in (
-                ("prim", pair.a_if, pair.b_if),
-                ("stby", pair.b_if, pair.a_if),
-            ):
-                for f in real(host):
-                    ifs = f.rows("netdev")
-                    assert mine in ifs and other not in ifs, f"{host} got a frame of the other side"
-                    assert f.role == ("primary" if host == "prim" else "standby")
+            survive_a_cut(pair, prim, stby, lambda cut: _cut(pair, "b", cut))
             assert prim.dropped == 0
         finally:
             for p in procs:
