@@ -454,7 +454,7 @@ class RemoteSource(_SshSource):
 
     def remote_command(self) -> str:
         """``sgmon agent`` with this consumer's interval and role for the host."""
-        remote = f"{self.config.sgmon_path} agent"
+        remote = f"{self.config.sgmon_path or 'sgmon'} agent"
         if self._asked_interval:
             remote += f" --interval {self._asked_interval:g}"
         if self.config.role:  # config check allows only primary or standby: no quoting needed
