@@ -27,6 +27,7 @@ from sgmon.monitor import Monitor
 from sgmon.sim.standin import StandIn
 
 PORT = 46333
+PW = "H33_SSH_PW"
 PUMP = "-I -c import sys;b=sys.stdin.buffer;exec"
 """What the pump's command line holds (its bootstrap, unquoted: not ssh's command line)."""
 
@@ -146,14 +147,18 @@ def test_pumped_hosts_survive_a_cut_link(lab) -> None:
     assert prim.dropped == 0 and stby.dropped == 0
 
 
-def _toml(hosts: tuple[HostConfig, ...]) -> str:
+def _toml(hosts: tuple[HostConfig, ...], standby_db: Path) -> str:
+    """The pair as a DBA writes it; the standby's database a mounted stand-in read as SYSDG."""
     out = f'interval = "1s"\n[dataguard]\nports = [{PORT}]\n'
     for h in hosts:
         out += (
             f'[[host]]\nname = "{h.name}"\nrole = "{h.role}"\nssh = "{h.ssh}"\n'
             f"ssh_command = {list(h.ssh_command)!r}\nssh_options = {list(h.ssh_options)!r}\n"
         ).replace("'", '"')
-    return out
+    return out + (
+        f'[host.db]\ndsn = "standin:{standby_db}"\nuser = "c##sgmon"\nmode = "sysdg"\n'
+        f'password_env = "{PW}"\n'
+    )
 
 
 def _sgmon(*args: str) -> subprocess.CompletedProcess[str]:
@@ -162,24 +167,31 @@ def _sgmon(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_record_and_check_on_pumped_hosts(lab) -> None:
+def test_record_and_check_on_pumped_hosts(lab, monkeypatch) -> None:
+    """The standby's database, read from here, is recorded in the standby's own folder."""
     pair, hosts, tmp = lab
+    monkeypatch.setenv(PW, "pw")
+    db = StandIn(str(tmp / "stby.db"), role="PHYSICAL STANDBY", db_unique_name="STBY")
+    db.add_user("c##sgmon", "pw", admin=["sysdg"], grants=())
+    db.publish_event("RFS write", 10, 5000.0)
     cfg = tmp / "sgmon.toml"
-    cfg.write_text(_toml(hosts))
+    cfg.write_text(_toml(hosts, tmp / "stby.db"))
     archive = tmp / "archive"
-    r = _sgmon("record", "--config", str(cfg), "--dir", str(archive), "--duration", "6s", "--quiet")
+    try:
+        r = _sgmon("record", "--config", str(cfg), "--dir", str(archive), "--duration", "6s")
+    finally:
+        db.close()
     assert r.returncode == 0, r.stderr
     for host, mine in (("prim", pair.a_if), ("stby", pair.b_if)):
         netdev = next((archive / host).glob("netdev*.csv")).read_text()
         assert mine in netdev and netdev.count("\n") >= 4, (host, netdev[:300])
         assert next((archive / host).glob("cpu*.csv")).read_text().count("\n") >= 4
+    assert "RFS write" in next((archive / "stby").glob("oracle_waits*.csv")).read_text()
+    assert not list((archive / "prim").glob("oracle_*.csv"))
     r = _sgmon("check", "--config", str(cfg), "--seconds", "5", "--format", "json")
     assert r.returncode in (0, 1), r.stderr
     assert '"prim"' in r.stdout and '"stby"' in r.stdout
     assert not _pumps(pair.a) and not _pumps(pair.b)
-
-
-PW = "H33_SSH_PW"
 
 
 def _ok(f: Frame, collector: str) -> bool:
