@@ -86,6 +86,30 @@ def request(
     return b"%d\n" % len(code) + code + json.dumps(spec).encode() + b"\n"
 
 
+PREFIX = "sgmon-mirror-"
+"""Mirror directories are named PREFIX<pid>-<host>-<random>: the pid tells one left by a
+process that was killed (and so could not remove it) from one in use."""
+
+
+def _remove_orphans(base: str) -> None:
+    """Remove the mirrors of sgmon processes that are gone."""
+    with contextlib.suppress(OSError), os.scandir(base) as entries:
+        for e in entries:
+            pid = e.name[len(PREFIX) :].split("-", 1)[0]
+            if e.name.startswith(PREFIX) and pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class Tick:
     """When the remote read a tick: its wall clock and its monotonic clock, and its number."""
@@ -99,8 +123,9 @@ class Mirror:
     """A private directory holding the remote host's files as the pump last shipped them."""
 
     def __init__(self, name: str) -> None:
-        base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        self.root = tempfile.mkdtemp(prefix=f"sgmon-{name}-", dir=base)
+        base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+        _remove_orphans(base)
+        self.root = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{name}-", dir=base)
         self._fds: dict[str, int] = {}
         self._slow: set[str] = set()
         self._inflate = zlib.decompressobj()
