@@ -21,6 +21,7 @@ from sgmon.config import Config, HostConfig
 from sgmon.hosts.build import sources_from_config
 from sgmon.hosts.remote import PumpSource
 from sgmon.model import Frame
+from sgmon.remote.mirror import PREFIX, Mirror
 
 REMOTE = Path(__file__).parent.parent / "sgmon" / "remote" / "pump.py"
 LOCAL_SSH = ("bash", "-c", 'exec env -i PATH=/usr/bin:/bin bash -c "${!#}"', "ssh")
@@ -152,3 +153,19 @@ def test_the_pump_tails_the_traces(tmp_path: Path) -> None:
     counts = [r.get("slow_writes") for f in frames for r in f.rows("oracle_trace").values()]
     assert 10 in counts  # the respawned LGWR's file, found at the next listing, read whole
     assert sum(c or 0 for c in counts) > 10  # and the first file's warnings before it
+
+
+def test_a_killed_sgmons_mirror_is_removed_by_the_next() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    mine = Mirror("first")
+    left = Path(mine.root).with_name(f"{PREFIX}{dead.pid}-far-abc")
+    left.mkdir()
+    (left / "stat").write_text("cpu 1 2 3\n")
+    try:
+        second = Mirror("second")
+        assert not left.exists() and Path(mine.root).exists()  # ours is in use: kept
+        second.close()
+    finally:
+        mine.close()
+        shutil.rmtree(left, ignore_errors=True)
