@@ -443,7 +443,9 @@ def _provenance(
         pre = f"host[{h.name}]"
         role = "far_sync" if h.far_sync else h.role
         out.append((f"{pre}.role", role, origin(raw, "role")))
-        out.append((f"{pre}.reached", f"ssh {h.ssh}" if h.ssh else "local", origin(raw, "ssh")))
+        how = f"{h.sgmon_path} agent" if h.sgmon_path else "nothing installed there (python3)"
+        reached = f"ssh {h.ssh}, {how}" if h.ssh else "local"
+        out.append((f"{pre}.reached", reached, origin(raw, "ssh")))
         out.append((f"{pre}.devices", list(h.devices), origin(raw, "devices")))
         if h.root:
             out.append((f"{pre}.root", h.root, origin(raw, "root")))
@@ -453,6 +455,8 @@ def _provenance(
             rdb = raw.get("db", {})
             out.append((f"{pre}.db.dsn", h.db.dsn, origin(rdb, "dsn")))
             out.append((f"{pre}.db.mode", h.db.mode, origin(rdb, "mode")))
+            where = "by the agent there" if h.ssh and h.db_from == "agent" else "from this machine"
+            out.append((f"{pre}.db.read", where, origin(raw, "db_from")))
             if h.db.password_env:
                 state = "set" if os.environ.get(h.db.password_env) else "NOT set"
                 out.append((f"{pre}.db.password", f"from ${h.db.password_env} ({state})", "env"))

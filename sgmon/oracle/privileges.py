@@ -61,10 +61,14 @@ class Access:
     missing: list[str] = field(default_factory=list)
     readable: int = 0
 
+    no_password: bool = False
+    """The login's password source is empty or missing (nothing was sent)."""
+
     @property
     def refused(self) -> bool:
-        """The database answered and refused this login (not: could not be reached)."""
-        return self.code in REFUSED
+        """The login cannot work as configured: the database refused it, or there is no
+        password to send (not: the database could not be reached)."""
+        return self.code in REFUSED or self.no_password
 
     def summary(self) -> str:
         """One line for the check's listing."""
@@ -102,6 +106,7 @@ def probe(host: str, db: DbConfig, role: str = "") -> Access:
             access.missing = ["v$instance"]
         else:
             access.error, access.code = _NEXT.sub("", str(e)), code
+            access.no_password = e.fatal and not code  # the session's own refusal
     finally:
         session.close()
     return access
