@@ -43,8 +43,9 @@ we have not resolved appears, in small time slices; None when not visible.
 Under the ``root`` option (a directory holding another host's proc/, see sgmon/collector.py) the
 host row is read from that tree; the sockets come from netlink, which answers for this
 machine's network namespace, not for a directory, so they are read only where the tree holds
-that host's own sock_diag replies (``SOCK_DIAG_DUMP``, shipped by a remote pump), and else left
-out with an event saying so once.  Their routes and owners are not read under a root.
+that host's own sock_diag replies (``SOCK_DIAG_DUMP``, shipped by a remote pump, with the
+routes toward their peers), and else left out with an event saying so once.  Their owners are
+not read under a root.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ from sgmon.readers.inet_diag import (
     figures,
 )
 from sgmon.readers.procfile import ProcFile
-from sgmon.readers.rtnl import RTAX_RTO_MIN, Rtnl
+from sgmon.readers.rtnl import ROUTES_DUMP, RTAX_RTO_MIN, DumpedRoutes, Rtnl
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
 
@@ -318,7 +319,7 @@ class TcpCollector(Collector):
         self._sysctls: dict[str, Value] = {}
         self._sysctls_at = -SETTINGS_REFRESH
         self._diag: InetDiag | DumpedDiag | None = None
-        self._rtnl: Rtnl | None = None
+        self._rtnl: Rtnl | DumpedRoutes | None = None
         self._counters: dict[str, ProcFile] = {}  # path -> file
         self._netstat: dict[str, int] = {}  # its counters at the last read
         self._netstat_at: tuple[float, Value] = (-SETTINGS_REFRESH, None)  # when, RetransSegs
@@ -350,8 +351,8 @@ class TcpCollector(Collector):
                 self.close()
                 raise Unavailable(f"cannot read {self.path(SNMP[0])}: no host TCP counters there")
             dump = self.path(SOCK_DIAG_DUMP)
-            if os.path.exists(dump):
-                self._diag = DumpedDiag(dump)
+            if os.path.exists(dump):  # a pump's: the sockets, and the routes to their peers
+                self._diag, self._rtnl = DumpedDiag(dump), DumpedRoutes(self.path(ROUTES_DUMP))
                 return
             self.emit_event(
                 Event(

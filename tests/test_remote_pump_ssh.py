@@ -140,10 +140,13 @@ def test_pumped_hosts_survive_a_cut_link(lab) -> None:
         assert stby.python and stby.python.startswith("3.")
         _wait(lambda: len(_pumps(pair.b)) == 1, 20, "the orphaned pump to end")
 
+    pair.set_rto_min("b", 10)  # the standby's route to the primary: seed 001's fix, read there
     frames = survive_a_cut(pair, prim, stby, lambda cut: _cut(pair, "b", cut), one_pump_left)
     _wait(lambda: not _pumps(pair.a) and not _pumps(pair.b), 15, "no pump left behind")
-    sockets = [k for k in [f for f in frames if f.host == "stby"][-1].rows("tcp") if k != "host"]
+    rows = [f for f in frames if f.host == "stby"][-1].rows("tcp")
+    sockets = {k: r for k, r in rows.items() if k != "host"}
     assert sockets and all(k.startswith(f"{pair.b_ip}:{PORT}>") for k in sockets)
+    assert {r["rto_min"] for r in sockets.values()} == {10}
     assert prim.dropped == 0 and stby.dropped == 0
 
 

@@ -4,7 +4,8 @@ The pump's files are written, each tick, into a private directory laid out like 
 ``/`` (``proc/stat``, ``sys/class/net/eth0/speed`` ...), in place (same inode), so the
 collectors, opened once on it through their ``root`` option, re-read them as they re-read
 /proc; the Data Guard sockets' netlink replies go to ``sock_diag`` there, where the ``tcp``
-collector decodes them with the same reader as a local dump.  Nothing is parsed twice and no
+collector decodes them with the same reader as a local dump, and the routes toward their peers
+(where rto_min is) to ``routes``.  Nothing is parsed twice and no
 reader exists only for remote hosts.
 """
 
@@ -21,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, dump_request
+from sgmon.readers.rtnl import ROUTES_DUMP
 
 EVERY_TICK = (
     "/proc/stat",
@@ -151,9 +153,10 @@ class Mirror:
         for path, size in head["f"]:
             self._put(path, body[pos : pos + size])
             pos += size
-        if "diag" in head:
-            self._put("/" + SOCK_DIAG_DUMP, body[pos : pos + head["diag"]])
-            pos += head["diag"]
+        for key, name in (("diag", SOCK_DIAG_DUMP), ("routes", ROUTES_DUMP)):
+            if key in head:
+                self._put("/" + name, body[pos : pos + head[key]])
+                pos += head[key]
         for path, size in head.get("tails", ()):
             self._append(path, body[pos : pos + size])
             pos += size

@@ -137,6 +137,7 @@ class Sockets:
         self.requests = requests
         self.ext = requests[0][18] if requests else 0  # inet_diag_req_v2.idiag_ext
         self.lookups = b""
+        self.peers = []
         self.known = 0
         self.next_dump = 0.0
         self.opens = None
@@ -163,6 +164,7 @@ class Sockets:
                 for kind, at in found
                 if kind == 20
             )
+        self.peers = ids
         self.known = len(ids) if len(ids) <= 64 else 0  # many: dump each tick
         self.lookups = b"".join(
             struct.pack("=IHHII", 72, 20, 1, seq, 0)  # nlmsghdr, inet_diag_req_v2 naming one
@@ -173,6 +175,27 @@ class Sockets:
         self.next_dump = now + REDISCOVER
         self.opens = opens
         return b"".join(out)
+
+
+def routes(sock, idents):
+    """The kernel's route toward each socket's peer (``ip route get``), as it replies: where a
+    route's rto_min is (seed 001's fix), read by the consumer's route reader."""
+    out, seen = [], set()
+    for ident in idents:
+        family, dst = ident[0], ident[21:37]  # the sockid's destination address
+        if family == socket.AF_INET6 and dst[:12] == b"\0" * 10 + b"\xff\xff":
+            family, dst = socket.AF_INET, dst[12:]  # an IPv4 peer on a dual-stack socket
+        elif family == socket.AF_INET:
+            dst = dst[:4]
+        if (family, dst) in seen:
+            continue
+        seen.add((family, dst))
+        body = struct.pack("=BBBBBBBBI", family, 8 * len(dst), 0, 0, 0, 0, 0, 0, 0)
+        body += struct.pack("=HH", 4 + len(dst), 1) + dst  # RTA_DST
+        sock.send(struct.pack("=IHHII", 16 + len(body), 26, 1, len(seen), 0) + body)
+        data, _ = replies(sock, 1)  # RTM_NEWROUTE, or NLMSG_ERROR without a route
+        out.append(data)
+    return b"".join(out)
 
 
 class Tails:
@@ -276,15 +299,19 @@ def main():
         "time": time.time(),
     }
     send(b"H", json.dumps(hello).encode())
-    sockets = None
+    sockets = rtnl = None
     if requests:
         try:
             sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)  # NETLINK_SOCK_DIAG
             sock.bind((0, 0))
             sock.settimeout(1.0)  # a reply that never comes must not stop the ticks
             sockets = Sockets(sock, requests)
+            rtnl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
+            rtnl.bind((0, 0))
+            rtnl.settimeout(1.0)
         except (OSError, AttributeError) as e:
-            send(b"E", f"no sock_diag netlink: {e}".encode())
+            send(b"E", f"no netlink: {e}".encode())
+    peers = None
     for target, args in ((listen, (stdin,)), (orphaned, (float(spec.get("orphan_after", 60)),))):
         thread = threading.Thread(target=target, args=args)
         thread.daemon = True
@@ -330,6 +357,18 @@ def main():
                 sockets = None
             else:
                 header["diag"] = len(data)
+                blobs.append(data)
+            if (
+                rtnl is not None
+                and sockets is not None
+                and ("slow" in header or sockets.peers != peers)
+            ):
+                peers = sockets.peers
+                try:
+                    data = routes(rtnl, peers)
+                except OSError:
+                    data = b""  # no route answer: rto_min unknown this round
+                header["routes"] = len(data)
                 blobs.append(data)
         for path, data in tails.read():
             header.setdefault("tails", []).append([path, len(data)])
