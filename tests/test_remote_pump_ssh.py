@@ -136,12 +136,18 @@ def test_pumped_hosts_survive_a_cut_link(lab) -> None:
     for s in (prim, stby):
         s.max_backoff, s.ping_every, s.warn = 2, 1, warnings.append
 
-    def one_pump_left() -> None:  # the cut session's pump hears no ping any more and ends
+    def orphan_ends() -> None:  # the cut session's pump hears no ping any more and ends
+        _wait(lambda: not _pumps(pair.b), 20, "the pump of the cut session to end")
+
+    def one_pump_left() -> None:
         assert stby.python and stby.python.startswith("3.")
-        _wait(lambda: len(_pumps(pair.b)) == 1, 20, "the orphaned pump to end")
+        assert len(_pumps(pair.b)) == 1
+
+    def cut(down: bool) -> None:
+        _cut(pair, "b", down)
 
     pair.set_rto_min("b", 10)  # the standby's route to the primary: seed 001's fix, read there
-    frames = survive_a_cut(pair, prim, stby, lambda cut: _cut(pair, "b", cut), one_pump_left)
+    frames = survive_a_cut(pair, prim, stby, cut, orphan_ends, one_pump_left)
     _wait(lambda: not _pumps(pair.a) and not _pumps(pair.b), 15, "no pump left behind")
     rows = [f for f in frames if f.host == "stby"][-1].rows("tcp")
     sockets = {k: r for k, r in rows.items() if k != "host"}

@@ -88,11 +88,14 @@ def _wait(cond, seconds: float, what: str) -> None:
         time.sleep(0.1)
 
 
-def survive_a_cut(pair: nslab.NsPair, prim, stby, cut: Callable[[bool], None], after=None):
+def survive_a_cut(
+    pair: nslab.NsPair, prim, stby, cut: Callable[[bool], None], during=None, after=None
+):
     """Frames from both hosts; the link toward the standby cut (``cut(True)``): it goes stale,
-    with all-stale frames, while the primary goes on; restored, it comes back.  ``after`` runs
-    once it is back, before the sources stop.  Every frame carries its own side's interface
-    (each namespace sees only its own veth end) and its configured role.  The frames."""
+    with all-stale frames, while the primary goes on; restored, it comes back.  ``during`` runs
+    while the link is down, ``after`` once it is back, before the sources stop.  Every frame
+    carries its own side's interface (each namespace sees only its own veth end) and its
+    configured role.  The frames."""
     frames: list[Frame] = []
     lock = threading.Lock()
 
@@ -120,6 +123,8 @@ def survive_a_cut(pair: nslab.NsPair, prim, stby, cut: Callable[[bool], None], a
         assert stale and all(
             r.status.value == "stale" for f in stale for r in f.collectors.values()
         )
+        if during is not None:
+            during()
         cut(False)
         _wait(lambda: len(real("stby")) > cut_at + 3 and not stby.stale, 45, "recovery")
         if after is not None:
