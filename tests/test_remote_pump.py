@@ -169,3 +169,18 @@ def test_a_killed_sgmons_mirror_is_removed_by_the_next() -> None:
     finally:
         mine.close()
         shutil.rmtree(left, ignore_errors=True)
+
+
+def test_a_host_without_python3_is_one_line() -> None:
+    if os.path.exists("/usr/libexec/platform-python"):
+        pytest.skip("this machine has platform-python, which the pump falls back to")
+    bare = ("bash", "-c", 'exec env -i PATH=/nonexistent /bin/bash -c "${!#}"', "ssh")
+    warnings: list[str] = []
+    [src] = sources_from_config(
+        Config(hosts=(HostConfig(name="far", ssh="far", ssh_command=bare),)), interval=0.5
+    )
+    assert isinstance(src, PumpSource)
+    src.max_backoff, src.warn = 0.5, warnings.append
+    _run(src, 2.5)
+    assert len(warnings) == 1, warnings  # one line, not one a retry
+    assert "no python3 on this host" in warnings[0] and "3.6 or later" in warnings[0]

@@ -28,7 +28,7 @@ from sgmon.sim.standin import StandIn
 
 PORT = 46333
 PW = "H33_SSH_PW"
-PUMP = "-I -c import sys;b=sys.stdin.buffer;exec"
+PUMP = "-I -c import sys;b=sys.stdin.buffer;sys.version_info"
 """What the pump's command line holds (its bootstrap, unquoted: not ssh's command line)."""
 
 

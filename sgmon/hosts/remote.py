@@ -161,7 +161,8 @@ class _SshSource:
             if line:  # None: the stream ended
                 errors.append(line.decode(errors="replace").strip())
 
-        threading.Thread(target=_lines, args=(proc.stderr, keep_error), daemon=True).start()
+        stderr = threading.Thread(target=_lines, args=(proc.stderr, keep_error), daemon=True)
+        stderr.start()
         self._greeted = False
         self._begin(proc)
         next_ping = last_data = time.monotonic()
@@ -186,6 +187,7 @@ class _SshSource:
         finally:
             self.connected = False
             self._kill(proc)
+        stderr.join(2)  # its last words, which may come after stdout's end
         if not stop.is_set():
             rc = proc.returncode
             why = errors[-1] if errors else f"ssh exited with status {rc}"
@@ -435,6 +437,11 @@ class PumpSource(_SshSource):
                 self._database.tick(local_time)
             return
         self._emit(self._engine.tick(local_time), emit)
+
+    def _explain(self, why: str, rc: int | None) -> str:
+        if "python3" in why:  # none there, or one older than 3.6
+            return f"{why} (sgmon runs there with the host's python3 3.6 or later; retrying)"
+        return super()._explain(why, rc)
 
     def close(self) -> None:
         """Stop ssh, the collectors, and remove the mirror."""

@@ -58,9 +58,14 @@ def program() -> bytes:
         return fh.read()
 
 
-BOOTSTRAP = "import sys;b=sys.stdin.buffer;exec(b.read(int(b.readline())))"
+BOOTSTRAP = (
+    "import sys;b=sys.stdin.buffer;sys.version_info>=(3,6) or sys.exit("
+    '"python3 "+sys.version.split()[0]+" is older than 3.6, which sgmon needs there");'
+    "exec(b.read(int(b.readline())))"
+)
 """What ``python3 -I -c`` runs on the far side: read the program's length, then the program,
-from stdin (no quotes inside, so it survives the remote shell in single quotes)."""
+from stdin (no single quotes inside, so it survives the remote shell in single quotes); an
+interpreter too old to run it says so in one line."""
 
 
 def request(
