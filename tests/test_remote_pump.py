@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from sgmon.config import Config, HostConfig
+from sgmon.config import Config, DbConfig, HostConfig
 from sgmon.hosts.build import sources_from_config
-from sgmon.hosts.remote import PumpSource
+from sgmon.hosts.remote import PumpSource, RemoteSource
 from sgmon.model import Frame
 from sgmon.remote.mirror import PREFIX, Mirror
+from sgmon.sim.standin import StandIn
 
 REMOTE = Path(__file__).parent.parent / "sgmon" / "remote" / "pump.py"
 LOCAL_SSH = ("bash", "-c", 'exec env -i PATH=/usr/bin:/bin bash -c "${!#}"', "ssh")
@@ -51,7 +52,7 @@ def test_the_pump_imports_only_the_standard_library():
     )
 
 
-def _run(src: PumpSource, seconds: float, during=None) -> list[Frame]:
+def _run(src: PumpSource | RemoteSource, seconds: float, during=None) -> list[Frame]:
     frames: list[Frame] = []
     stop = threading.Event()
     t = threading.Thread(target=src.run, args=(frames.append, stop))
@@ -184,3 +185,30 @@ def test_a_host_without_python3_is_one_line() -> None:
     _run(src, 2.5)
     assert len(warnings) == 1, warnings  # one line, not one a retry
     assert "no python3 on this host" in warnings[0] and "3.6 or later" in warnings[0]
+
+
+def test_an_installed_agents_host_gets_its_database_read_here(tmp_path: Path, monkeypatch):
+    """sgmon_path keeps the installed agent; the host's database is still read from here by
+    default, into the agent's frames of that host."""
+    monkeypatch.setenv("H33_AGENT_PW", "pw")
+    db = StandIn(str(tmp_path / "stby.db"), role="PHYSICAL STANDBY", db_unique_name="STBY")
+    db.add_user("c##sgmon", "pw", admin=["sysdg"], grants=())
+    db.publish_event("RFS write", 10, 5000.0)
+    dsn = f"standin:{tmp_path / 'stby.db'}"
+    host = HostConfig(
+        name="stby", role="standby", ssh="far", ssh_command=LOCAL_SSH,
+        sgmon_path=f"{sys.executable} -m sgmon",
+        db=DbConfig(dsn=dsn, user="c##sgmon", mode="sysdg", password_env="H33_AGENT_PW"),
+    )  # fmt: skip
+    [src] = sources_from_config(Config(hosts=(host,)), interval=0.5)
+    assert isinstance(src, RemoteSource)
+    try:
+        frames = _run(src, 6.0)
+    finally:
+        db.close()
+    whole = [f for f in frames if f.seq > 0 and "cpu" in f.collectors]
+    assert whole, src.last_error
+    f = whole[-1]
+    assert f.collectors["cpu"].status.value == "ok"
+    assert f.collectors["oracle_waits"].status.value == "ok"
+    assert "RFS write" in f.rows("oracle_waits")
