@@ -40,10 +40,12 @@ rtnetlink, see sgmon/readers/rtnl.py), cached per peer for ``SETTINGS_REFRESH`` 
 ``pid`` and ``process`` come from a /proc/*/fd scan (what ss -p does), run only when a socket
 we have not resolved appears, in small time slices; None when not visible.
 
-Under the ``root`` option (a directory holding another host's proc/, see sgmon/collector.py) only
-the host row is read, from that tree: the sockets, their routes and their owners come from
-netlink and this machine's /proc, which answer for this machine's network namespace, not for a
-directory, so they are left out and an event says so once.
+Under the ``root`` option (a directory holding another host's proc/, see sgmon/collector.py) the
+host row is read from that tree; the sockets come from netlink, which answers for this
+machine's network namespace, not for a directory, so they are read only where the tree holds
+that host's own sock_diag replies (``SOCK_DIAG_DUMP``, shipped by a remote pump, with the
+routes toward their peers), and else left out with an event saying so once.  Their owners are
+not read under a root.
 """
 
 from __future__ import annotations
@@ -63,13 +65,15 @@ from sgmon.readers.inet_diag import (
     CONNECTED,
     DIRECTIONS,
     FIGURES,
+    SOCK_DIAG_DUMP,
     TCP_STATES,
     DiagSock,
+    DumpedDiag,
     InetDiag,
     figures,
 )
 from sgmon.readers.procfile import ProcFile
-from sgmon.readers.rtnl import RTAX_RTO_MIN, Rtnl
+from sgmon.readers.rtnl import ROUTES_DUMP, RTAX_RTO_MIN, DumpedRoutes, Rtnl
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
 
@@ -314,8 +318,8 @@ class TcpCollector(Collector):
         """sockid -> local, peer, row key, peer address: built once per socket, not per tick."""
         self._sysctls: dict[str, Value] = {}
         self._sysctls_at = -SETTINGS_REFRESH
-        self._diag: InetDiag | None = None
-        self._rtnl: Rtnl | None = None
+        self._diag: InetDiag | DumpedDiag | None = None
+        self._rtnl: Rtnl | DumpedRoutes | None = None
         self._counters: dict[str, ProcFile] = {}  # path -> file
         self._netstat: dict[str, int] = {}  # its counters at the last read
         self._netstat_at: tuple[float, Value] = (-SETTINGS_REFRESH, None)  # when, RetransSegs
@@ -346,6 +350,10 @@ class TcpCollector(Collector):
             if SNMP[0] not in self._counters:
                 self.close()
                 raise Unavailable(f"cannot read {self.path(SNMP[0])}: no host TCP counters there")
+            dump = self.path(SOCK_DIAG_DUMP)
+            if os.path.exists(dump):  # a pump's: the sockets, and the routes to their peers
+                self._diag, self._rtnl = DumpedDiag(dump), DumpedRoutes(self.path(ROUTES_DUMP))
+                return
             self.emit_event(
                 Event(
                     time.time(),
@@ -368,11 +376,11 @@ class TcpCollector(Collector):
         once, with the interval's counters, rather than a dict here and a copy there."""
         now = time.monotonic()
         host = self._host_counters(now)
-        if self._diag is None:  # under a root: the host row alone (see open)
+        if self._diag is None:  # under a root without its sockets: the host row alone
             return {"host": host} if host else {}
         self._follow_role()
         found = self._sockets(now, _opens(host))
-        owners = self._owners.resolve(self._inodes)
+        owners = self._owners.resolve(self._inodes) if self.root == "/" else {}
         rto_min = self._route_minima(now)
         rows: dict[str, Any] = {
             label[2]: (fig, label, owners.get(fig[_INODE]), rto_min.get(label[3]))

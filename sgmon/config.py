@@ -27,8 +27,8 @@ Example::
     name = "stby1"
     role = "standby"               # any number of standbys; "far_sync" for a far sync instance
     db_unique_name = "PRODSTBY"    # optional: matches the primary's V$ARCHIVE_DEST row to this host
-    ssh = "oracle@stby1"           # runs `sgmon agent` there with the user's own ssh
-    [host.db]
+    ssh = "oracle@stby1"           # watched over the user's own ssh; nothing installed there
+    [host.db]                      # read from this machine (db_from = "agent": by the far side)
     dsn = "stby1:1521/PRODSTBY"
     user = "sys"
     mode = "sysdg"                 # a mounted standby needs SYSDG or SYSDBA
@@ -77,8 +77,9 @@ class HostConfig:
 
     name: str
     role: str = ""
-    ssh: str = ""  # user@host: reached through `ssh ... sgmon agent`
-    sgmon_path: str = "sgmon"  # the command on the far side
+    ssh: str = ""  # user@host: reached through ssh, the pump sent over the connection
+    sgmon_path: str = ""  # sgmon installed on the far side: run `sgmon agent` there instead
+    db_from: str = "local"  # "local": the database is read from here; "agent": by sgmon_path
     ssh_options: tuple[str, ...] = ()  # extra ssh arguments, e.g. ["-p", "2222"]
     ssh_command: tuple[str, ...] = ("ssh",)  # the ssh program (or a wrapper) to run
     devices: tuple[str, ...] = ()  # redo / standby redo log devices, pinned and watched
@@ -284,6 +285,15 @@ def _role(value: Any) -> str:
     return str(value)
 
 
+def _db_from(value: Any) -> str:
+    if value not in ("local", "agent"):
+        raise _Bad(
+            f'{_show(value)}: use "local" (read from this machine) or "agent" (read by the sgmon '
+            "installed there: needs sgmon_path)"
+        )
+    return str(value)
+
+
 def _root(value: Any) -> str:
     root = _string(value)
     if root and not os.path.isdir(root):
@@ -335,6 +345,7 @@ SCHEMA: dict[str, dict[str, Rule]] = {
         "role": _role,
         "ssh": _string,
         "sgmon_path": _string,
+        "db_from": _db_from,
         "ssh_options": _strings,
         "ssh_command": _strings,
         "devices": _strings,
@@ -428,6 +439,13 @@ class _Reader:
                 db = self.db(v["db"], f"{label}.db.")
             if len(self.problems) > before:
                 continue
+            if v.get("db_from") == "agent" and not v.get("sgmon_path"):
+                self.bad(
+                    f"{label}.db_from",
+                    '"agent" reads the database by the sgmon installed '
+                    "there: set sgmon_path, or leave db_from out to read it from here",
+                )
+                continue
             if any(x.name == v["name"] for x in hosts):
                 self.bad(f"{label}.name", f"{_show(v['name'])} is already another host's name")
                 continue
@@ -437,7 +455,8 @@ class _Reader:
                     name=v["name"],
                     role="standby" if role == "far_sync" else role,
                     ssh=v.get("ssh", ""),
-                    sgmon_path=v.get("sgmon_path", "sgmon"),
+                    sgmon_path=v.get("sgmon_path", ""),
+                    db_from=v.get("db_from", "local"),
                     ssh_options=v.get("ssh_options", ()),
                     ssh_command=v.get("ssh_command", ("ssh",)),
                     devices=v.get("devices", ()),
@@ -679,7 +698,9 @@ def _provenance(
         pre = f"host[{h.name}]"
         role = "far_sync" if h.far_sync else h.role
         out.append((f"{pre}.role", role, origin(raw, "role")))
-        out.append((f"{pre}.reached", f"ssh {h.ssh}" if h.ssh else "local", origin(raw, "ssh")))
+        how = f"{h.sgmon_path} agent" if h.sgmon_path else "nothing installed there (python3)"
+        reached = f"ssh {h.ssh}, {how}" if h.ssh else "local"
+        out.append((f"{pre}.reached", reached, origin(raw, "ssh")))
         out.append((f"{pre}.devices", list(h.devices), origin(raw, "devices")))
         if h.root:
             out.append((f"{pre}.root", h.root, origin(raw, "root")))
@@ -689,6 +710,8 @@ def _provenance(
             rdb = raw.get("db", {})
             out.append((f"{pre}.db.dsn", h.db.dsn, origin(rdb, "dsn")))
             out.append((f"{pre}.db.mode", h.db.mode, origin(rdb, "mode")))
+            where = "by the agent there" if h.ssh and h.db_from == "agent" else "from this machine"
+            out.append((f"{pre}.db.read", where, origin(raw, "db_from")))
             if h.db.password_env:
                 state = "set" if os.environ.get(h.db.password_env) else "NOT set"
                 out.append((f"{pre}.db.password", f"from ${h.db.password_env} ({state})", "env"))

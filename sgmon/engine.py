@@ -62,8 +62,10 @@ class _Sample:
 class _Runner:
     """One collector's state across ticks: busy, opened, its last result."""
 
-    def __init__(self, collector: Collector) -> None:
+    def __init__(self, collector: Collector, clock: Callable[[], float] = time.monotonic) -> None:
         self.collector = collector
+        self.clock = clock
+        """When a sample was read: the time its rates span (see ``Engine``'s ``clock``)."""
         self.busy = False
         self.unavailable: str | None = None
         self.opened = False
@@ -102,7 +104,7 @@ class _Runner:
                 c.open()
                 self.opened = True
             raw = c.sample()
-            mono = time.monotonic()
+            mono = self.clock()
         except Unavailable as e:
             err, unavailable = str(e), True
         except Exception as e:  # a failing source never stops the engine
@@ -314,11 +316,14 @@ class Engine:
         interval: float = 1.0,
         host: str = "local",
         role: str = "",
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock``: when each sample was read, for the span of its rates; a remote pump's
+        host passes the far side's own reading time, which network delays do not move."""
         self.interval = check_interval(interval)
         self.host = host
         self.role = role
-        self._runners = [_Runner(c) for c in collectors]
+        self._runners = [_Runner(c, clock) for c in collectors]
         self._shared = _Worker("sgmon-collect")
         self._retired: list[_Worker] = []
         self._ticker: _Worker | None = None

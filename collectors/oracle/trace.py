@@ -332,8 +332,9 @@ class OracleTraceCollector(Collector):
                 self.session = None  # the other database collectors say why
         start = bool(self.options.get("from_start", False))
         self._opened = time.time()
-        for kind, path in paths.items():
-            self._finders[kind] = Finder(kind, str(path))
+        for kind, path in paths.items():  # under a root (a pumped host): the tree's copies
+            spec = self.path(str(path)) if self.root != "/" else str(path)
+            self._finders[kind] = Finder(kind, spec)
             self._files[kind] = {}
             self._rescan(kind, from_start=start)
 

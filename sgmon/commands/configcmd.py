@@ -8,7 +8,7 @@ import json
 import sys
 import time
 
-from sgmon.config import Config
+from sgmon.config import Config, HostConfig
 from sgmon.model import Frame
 
 
@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError:  # already among the problems
             config = Config()
         problems += _topology(config, args.simulate)
+        if not args.simulate:
+            problems += _logins(config)
     for p in map(one_line, problems):
         print(p if p.startswith("sgmon: ") else f"sgmon: {p}", file=sys.stderr)
     if problems:
@@ -74,6 +76,39 @@ def _topology(config: Config, scenario: str | None) -> list[str]:
     return notes + [f"topology: {d}" for d in topology.disagreements(config, topo)]
 
 
+def _logins(config: Config) -> list[str]:
+    """Log on to each database read from here as sgmon would; print what each login reads and,
+    as one block, the statements that give the logins what they lack; a problem line for each
+    login that falls short."""
+    from sgmon.oracle.privileges import probe, statements
+
+    reached = [h for h in config.hosts if h.db is not None and _read_here(h)]
+    if not reached:
+        return []
+    print("database logins:")
+    problems, block = [], []
+    for h in reached:
+        assert h.db is not None
+        if h.db.password == "prompt":
+            print(f"  {h.name}: asks for a password (a check never prompts)")
+            continue
+        access = probe(h.name, h.db, h.role)
+        print(f"  {access.summary()}")
+        if access.refused or access.missing:  # unreachable is no config problem: listed only
+            problems.append(f"{h.name}: {access.error or 'views missing: see the statements'}")
+        block += statements(access)
+    if block:
+        print("statements for the logins (hand them to whoever holds the keys):")
+        for line in block:
+            print(f"  {line}")
+    return problems
+
+
+def _read_here(h: HostConfig) -> bool:
+    """Whether a host's database is read from this machine (not by an installed agent)."""
+    return not h.ssh or h.db_from == "local"
+
+
 def _simulated(scenario: str) -> dict[str, Frame | None]:
     """One interval of a simulated scenario's hosts (its databases run the real collectors)."""
     from sgmon.errors import UsageError
@@ -99,8 +134,8 @@ def _read(config: Config) -> tuple[dict[str, Frame | None], list[str]]:
     for h in config.hosts:
         if h.db is None:
             continue
-        if h.ssh:
-            unread.append(f"{h.name}: reached over ssh, read by the agent while monitoring")
+        if not _read_here(h):
+            unread.append(f'{h.name}: read by the sgmon installed there (db_from = "agent")')
             continue
         if h.db.password == "prompt":
             unread.append(f"{h.name}: asks for a password (a check never prompts)")

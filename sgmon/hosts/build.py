@@ -113,13 +113,11 @@ def sources_from_config(
     named = bool(config.hosts)  # else the collectors get no host options
     if role:
         hosts, named = tuple(dataclasses.replace(h, role=h.role or role) for h in hosts), True
-    _ask_passwords([h.db for h in hosts if not h.ssh])
+    _ask_passwords([h.db for h in hosts if not h.ssh or h.db_from == "local"])
     sources: list[Source] = []
     for h in hosts:
         if h.ssh:
-            from sgmon.hosts.remote import RemoteSource
-
-            sources.append(RemoteSource(h, interval=interval))  # both hosts tick alike
+            sources.append(_remote(config, h, interval))
         else:
             sources.append(
                 LocalSource(
@@ -131,3 +129,41 @@ def sources_from_config(
                 )
             )
     return sources
+
+
+NEEDS_AGENT = ("procs", "retrans", "biolat")
+"""Collectors that follow processes or load kernel tracing on the host itself."""
+NOT_PUMPED = "needs sgmon installed on the host (sgmon_path): the pump ships /proc files only"
+
+
+def _remote(config: Config, host: HostConfig, interval: float) -> Source:
+    """An ssh host: the pump, or the installed agent where ``sgmon_path`` names it; its
+    database collectors run here unless ``db_from = "agent"`` (they tick with the host's
+    frames, so both are one host on one time axis)."""
+    from sgmon.hosts.remote import PumpSource, RemoteSource
+    from sgmon.oracle.tracefiles import followed
+
+    database = None
+    if host.db is not None and host.db_from == "local":
+        database = [
+            c
+            for c in make_collectors(config, host)
+            if c.name.startswith("oracle_") and c.name != "oracle_trace"
+        ]
+    if host.sgmon_path:
+        return RemoteSource(host, interval=interval, database=database)  # both hosts tick alike
+
+    def os_side(root: str) -> list[Collector]:
+        """The collectors reading the pump's mirror of the host: /proc, and the traces."""
+        mirrored = dataclasses.replace(host, root=root, db=None)
+        return [
+            _Missing(c.name, NOT_PUMPED) if c.name in NEEDS_AGENT else c
+            for c in make_collectors(config, mirrored)
+            if c.name == "oracle_trace" or not c.name.startswith("oracle_")
+        ]
+
+    trace = config.collectors.get("oracle_trace", {})
+    tails = tuple(followed(k, str(trace[k])) for k in ("lgwr", "nss", "rfs") if trace.get(k))
+    return PumpSource(
+        host, os_side, config.ports, config.peers, tails, interval=interval, database=database
+    )

@@ -1,20 +1,35 @@
-"""A remote host: the user's own ``ssh`` running ``sgmon agent`` there, its NDJSON stream consumed.
+"""A remote host over the user's own ``ssh``: a byte pump sent over the connection, or an
+installed ``sgmon agent``.
 
 No daemon and no open port: ssh brings the user's keys, ssh config and known_hosts.  ``BatchMode``
 makes a host that wants a password fail at once with one line instead of prompting;
 ``ServerAliveInterval`` makes ssh itself notice a dead link.
 
+- **The pump** (``PumpSource``, the default: nothing installed there).  ssh runs the host's own
+  ``python3 -I -c`` with a bootstrap that reads sgmon/remote/pump.py from stdin; each tick the
+  pump ships the raw /proc files and the Data Guard sockets' netlink replies, compressed, and
+  they are written into a local mirror of the host's tree (sgmon/remote/mirror.py) that the
+  usual collectors read through their ``root`` option, ticked as each tick arrives.  Rates span
+  the far side's own reading times, and the frame is placed on this machine's time axis by the
+  measured clock offset; the pump is told the offset, so its ticks fall on this machine's
+  interval boundaries, where the local hosts' ticks are.
+- **The installed agent** (``RemoteSource``, where ``sgmon_path`` names the command there):
+  ``sgmon agent``'s NDJSON stream.
+- **The database** is read from this machine with the host's own name (``db_from = "agent"``
+  leaves it to an installed agent): its collectors are sampled as each remote tick arrives, so
+  the OS and the database figures are one frame of one host; while the far side is silent they
+  go on in the stale frames, so a cut ssh link does not hide a database that is still there.
 - **Staleness.**  When no frame arrived for ``2 x interval`` (``SILENT_INTERVALS``), or at once
   when the ssh session ends, the host is marked stale: a frame whose collectors are all ``stale``
   is emitted every interval, so every sink shows it (the analysis raises it as a silent host),
   until frames flow again.  A silent connection is killed after ``dead_after`` seconds.
 - **Reconnects** back off 1, 2, 4 ... ``max_backoff`` seconds, back to 1 after a good session.
-- **Attribution.**  Only frames of this source's own ssh process are read, only for the agent's
-  host named in its header, and each is re-labelled with the configured host name and role, so a
-  frame can never land on another host; sequence numbers must increase within a session.
+- **Attribution.**  Only messages of this source's own ssh process are read, and each frame is
+  labelled with the configured host name and role, so a frame can never land on another host;
+  an agent's frames only for the host named in its header, sequence numbers increasing.
 - **Clock offset** (Cristian's method): every ``ping_every`` seconds the consumer writes ``ping t0``
-  (its clock) on the agent's stdin; the agent answers ``{"pong": t0, "time": t_agent}``; at
-  receipt ``t3``, ``offset = t_agent - (t0 + t3) / 2`` with an error of at most half the round
+  (its clock) on the far side's stdin; it answers ``{"pong": t0, "time": t_remote}``; at
+  receipt ``t3``, ``offset = t_remote - (t0 + t3) / 2`` with an error of at most half the round
   trip.  Of the last 8 samples the one with the shortest round trip is kept (queueing only ever
   adds delay).  ``clock_offset`` is remote minus local, in seconds; ``None`` until measured.
 """
@@ -26,14 +41,18 @@ import json
 import os
 import queue
 import signal
+import struct
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import IO
 
+from sgmon.collector import Collector
 from sgmon.config import HostConfig
+from sgmon.engine import Engine
 from sgmon.hosts import HostInfo
 from sgmon.model import (
     SILENT_INTERVALS,
@@ -45,9 +64,14 @@ from sgmon.model import (
     silence,
 )
 
+Message = tuple[bytes, bytes]
+"""What a reader thread hands the session: a kind and its payload."""
+SHIFT_STEP = 0.002
+"""Seconds the measured offset must move before the pump is told to shift its ticks again."""
 
-class RemoteSource:
-    """Frames of one remote host through ``ssh ... sgmon agent``."""
+
+class _SshSource:
+    """One remote host through ``ssh``: sessions, reconnects, staleness, the clock offset."""
 
     def __init__(
         self,
@@ -57,12 +81,13 @@ class RemoteSource:
         ping_every: float = 5.0,
         dead_after: float = 30.0,
         warn: Callable[[str], None] | None = None,
+        database: list[Collector] | None = None,
     ) -> None:
         self.config = host
         self.name = host.name
         self.hosts = [HostInfo(host.name, host.role)]
         self.interval = interval or 1.0
-        self._agent_interval = interval
+        self._asked_interval = interval
         self.max_backoff = max_backoff
         self.ping_every = ping_every
         self.dead_after = dead_after
@@ -76,20 +101,22 @@ class RemoteSource:
         self.connected = False
         self.last_error: str | None = None
         self.dropped = 0
-        """Lines ignored: malformed, another host's, or out of sequence."""
+        """Messages ignored: malformed, another host's, or out of sequence."""
         self._proc: subprocess.Popen | None = None
-        self._seq = 0
+        self._greeted = False
         self._last_frame = time.monotonic()
         self._last_stale = 0.0
+        self._database = Engine(database, self.interval, host.name, host.role) if database else None
+        """The host's database collectors, run here on this machine's clock: sampled as each
+        remote tick arrives, and on their own while the far side is silent."""
+
+    def remote_command(self) -> str:
+        """What ssh runs on the far side."""
+        raise NotImplementedError
 
     def argv(self) -> list[str]:
         """The ssh command line."""
         alive = max(1, round(min(self.interval * 3, 10)))
-        remote = f"{self.config.sgmon_path} agent"
-        if self._agent_interval:
-            remote += f" --interval {self._agent_interval:g}"
-        if self.config.role:  # config check allows only primary or standby: no quoting needed
-            remote += f" --role {self.config.role}"
         return [
             *(self.config.ssh_command or ("ssh",)),
             "-T",
@@ -99,11 +126,11 @@ class RemoteSource:
             "-o", "ConnectTimeout=10",
             *self.config.ssh_options,
             self.config.ssh,
-            remote,
+            self.remote_command(),
         ]  # fmt: skip
 
     def schema(self, host: str) -> Schema:
-        """The agent's declared fields (empty until its header arrived)."""
+        """The host's declared fields (empty until the far side first answered)."""
         return self._schema
 
     # --- the session loop -----------------------------------------------------------------
@@ -123,7 +150,7 @@ class RemoteSource:
                 stop.wait(min(self.interval, end - time.monotonic()))
 
     def _session(self, emit: Callable[[Frame], None], stop: threading.Event) -> bool:
-        """One ssh session; True if the agent's header arrived."""
+        """One ssh session; True if the far side greeted."""
         try:
             proc = subprocess.Popen(
                 self.argv(),
@@ -136,98 +163,87 @@ class RemoteSource:
             self._report(f"cannot run ssh: {e.strerror}; install openssh-client")
             return False
         self._proc = proc
-        lines: queue.Queue[bytes | None] = queue.Queue()
+        messages: queue.Queue[Message | None] = queue.Queue()
         errors: deque[str] = deque(maxlen=5)
-        threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True).start()
+        threading.Thread(target=self._read, args=(proc.stdout, messages.put), daemon=True).start()
 
         def keep_error(line: bytes | None) -> None:
             if line:  # None: the stream ended
                 errors.append(line.decode(errors="replace").strip())
 
-        threading.Thread(target=_pump, args=(proc.stderr, keep_error), daemon=True).start()
-        got_header = False
-        remote_host: str | None = None
-        self._seq = 0
+        stderr = threading.Thread(target=_lines, args=(proc.stderr, keep_error), daemon=True)
+        stderr.start()
+        self._greeted = False
+        self._begin(proc)
         next_ping = last_data = time.monotonic()
         try:
             while not stop.is_set():
                 now = time.monotonic()
-                if got_header and now >= next_ping:
-                    self._ping(proc)
+                if self._greeted and now >= next_ping:
+                    self._write(proc, f"ping {time.time():.6f}\n")
                     next_ping = now + self.ping_every
                 if now - last_data > self.dead_after:
                     errors.append(f"no data for {self.dead_after:g}s")
                     break
                 self._mark_stale(emit)
                 try:
-                    raw = lines.get(timeout=min(self.interval, 0.5))
+                    msg = messages.get(timeout=min(self.interval, 0.5))
                 except queue.Empty:
                     continue
-                if raw is None:
+                if msg is None:
                     break
                 last_data = time.monotonic()
-                try:
-                    d = json.loads(raw)
-                except ValueError:
-                    self.dropped += 1
-                    continue
-                if not isinstance(d, dict):
-                    self.dropped += 1
-                elif "sgmon_agent" in d:
-                    remote_host = self._header(d)
-                    got_header = remote_host is not None
-                    if got_header:
-                        self._last_frame = time.monotonic()
-                        self.connected = True
-                        if self.last_error is not None:
-                            self.warn(f"{self.config.ssh}: connected again")
-                        self.last_error = None
-                elif "pong" in d:
-                    self._pong(d)
-                elif "v" in d and got_header:
-                    self._frame(d, remote_host, emit)
-                else:
-                    self.dropped += 1
+                self._handle(*msg, proc, emit)
         finally:
             self.connected = False
             self._kill(proc)
+        stderr.join(2)  # its last words, which may come after stdout's end
         if not stop.is_set():
             rc = proc.returncode
             why = errors[-1] if errors else f"ssh exited with status {rc}"
-            self._report(_explain(why, rc))
-        return got_header
+            self._report(self._explain(why, rc))
+        return self._greeted
 
-    def _header(self, d: dict) -> str | None:
-        names = [h.get("name") for h in d.get("hosts", [])]
-        if not names:
-            self.dropped += 1
-            return None
-        remote = self.name if self.name in names else names[0]
-        try:
-            self._schema = schema_from_dict(d.get("schemas", {}).get(remote, {}))
-        except (KeyError, ValueError, TypeError):
-            self.dropped += 1
-            return None
-        self.interval = float(d.get("interval", self.interval))
-        return remote
+    def _begin(self, proc: subprocess.Popen) -> None:
+        """Whatever the far side needs on stdin first."""
 
-    def _frame(self, d: dict, remote_host: str | None, emit: Callable[[Frame], None]) -> None:
-        if d.get("host") != remote_host:
-            self.dropped += 1  # another host of a multi-host agent: not ours
-            return
-        try:
-            f = Frame.from_dict(d)
-        except (KeyError, ValueError, TypeError):
-            self.dropped += 1
-            return
-        if f.seq <= self._seq:
-            self.dropped += 1
-            return
-        self._seq = f.seq
+    def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:
+        """Hand the far side's messages to the session; None at the end."""
+        raise NotImplementedError
+
+    def _handle(
+        self, kind: bytes, payload: bytes, proc: subprocess.Popen, emit: Callable[[Frame], None]
+    ) -> None:
+        raise NotImplementedError
+
+    def _greet(self) -> None:
+        """The far side answered: connected (again)."""
+        self._greeted = True
+        self._last_frame = time.monotonic()
+        self.connected = True
+        if self.last_error is not None:
+            self.warn(f"{self.config.ssh}: connected again")
+        self.last_error = None
+
+    def _emit(self, frame: Frame, emit: Callable[[Frame], None]) -> None:
+        """A frame of this host, with its database's figures of the same tick added."""
         self._last_frame = time.monotonic()
         self.stale = False
-        role = self.hosts[0].role or f.role
-        emit(Frame(self.name, f.time, f.seq, f.interval, f.collectors, f.events, role))
+        if self._database is not None:
+            db = self._database.tick(frame.time)
+            frame = Frame(
+                self.name,
+                frame.time,
+                frame.seq,
+                frame.interval,
+                {**frame.collectors, **db.collectors},
+                (*frame.events, *db.events),
+                frame.role,
+            )
+        emit(frame)
+
+    def _database_schema(self) -> Schema:
+        return self._database.schema() if self._database is not None else {}
 
     def _mark_stale(self, emit: Callable[[Frame], None], gone: bool = False) -> None:
         """While frames do not come, emit an all-stale frame every interval; at once when the
@@ -243,17 +259,16 @@ class RemoteSource:
         if not self._schema:
             return
         err = silence(self.config.ssh, silent)
-        t = time.time() + (self.clock_offset or 0.0)
         results = {c: CollectorResult(Status.STALE, error=err) for c in self._schema}
-        emit(Frame(self.name, t, 0, self.interval, results, (), self.hosts[0].role))
+        events: tuple = ()
+        now_t = time.time()
+        if self._database is not None:  # read from here: the database goes on without ssh
+            db = self._database.tick(now_t)
+            results.update(db.collectors)
+            events = db.events
+        emit(Frame(self.name, now_t, 0, self.interval, results, events, self.hosts[0].role))
 
     # --- clock offset ---------------------------------------------------------------------
-
-    def _ping(self, proc: subprocess.Popen) -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(OSError, ValueError):
-            proc.stdin.write(f"ping {time.time():.6f}\n".encode())
-            proc.stdin.flush()
 
     def _pong(self, d: dict) -> None:
         t3 = time.time()
@@ -268,6 +283,13 @@ class RemoteSource:
         self.rtt, self.clock_offset = min(self._samples)
 
     # --- process handling -----------------------------------------------------------------
+
+    @staticmethod
+    def _write(proc: subprocess.Popen, text: str) -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError, ValueError):
+            proc.stdin.write(text.encode())
+            proc.stdin.flush()
 
     def _kill(self, proc: subprocess.Popen) -> None:
         with contextlib.suppress(OSError):
@@ -290,13 +312,241 @@ class RemoteSource:
             self.warn(f"{self.config.ssh}: {message}")
         self.last_error = message
 
+    def _explain(self, why: str, rc: int | None) -> str:
+        """ssh's last words, with what to do."""
+        low = why.lower()
+        if "permission denied" in low or "password" in low:
+            return f"{why} (BatchMode is on: set up key login for sgmon, no password prompts)"
+        if "host key verification failed" in low:
+            return f"{why} (connect once by hand to accept the host key)"
+        return f"{why}; retrying"
+
     def close(self) -> None:
-        """Stop the ssh process if one is running."""
+        """Stop the ssh process if one is running, and the database collectors."""
         if self._proc is not None:
             self._kill(self._proc)
+        if self._database is not None:
+            self._database.close()
 
 
-def _pump(stream, put: Callable) -> None:
+class PumpSource(_SshSource):
+    """Frames of one remote host from the pump sent over ssh: nothing installed there."""
+
+    def __init__(
+        self,
+        host: HostConfig,
+        collectors: Callable[[str], list[Collector]],
+        ports: tuple[int, ...] = (1521,),
+        peers: tuple[str, ...] = (),
+        tails: tuple[tuple[str, str], ...] = (),
+        interval: float | None = None,
+        **kwargs,  # type: ignore[no-untyped-def]
+    ) -> None:
+        super().__init__(host, interval, **kwargs)
+        from sgmon.remote.mirror import Mirror
+
+        self._collectors = collectors
+        """root -> the host's collectors reading that tree (built at the first tick: their
+        options are checked against the host's devices and interfaces)."""
+        self._ports, self._peers, self._tails = ports, peers, tails
+        """The DG sockets' filter; the trace files to tail, as (directory, name pattern)."""
+        self.mirror = Mirror(host.name)
+        for directory, _ in tails:  # there before a file arrives, as a directory to follow
+            os.makedirs(self.mirror.local(directory), exist_ok=True)
+        self._engine: Engine | None = None
+        self._remote_clock = time.monotonic()
+        """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
+        self._shift: float | None = None
+        self.python: str | None = None
+        """The far side's python3 version, from its hello."""
+
+    def remote_command(self) -> str:
+        """The host's own python3 (platform-python on RHEL/OL 8 where there is no python3),
+        isolated (no user site, no PYTHON* variables), reading the pump from stdin."""
+        from sgmon.remote.mirror import BOOTSTRAP
+
+        run = f"-I -c '{BOOTSTRAP}'"
+        return (
+            f"for p in python3 /usr/libexec/platform-python; do "
+            f"command -v $p >/dev/null 2>&1 && exec $p {run}; done; "
+            "echo 'no python3 on this host' >&2; exit 127"
+        )
+
+    def _clock(self) -> float:
+        return self._remote_clock
+
+    def _begin(self, proc: subprocess.Popen) -> None:
+        from sgmon.remote.mirror import request
+
+        self.mirror.restart()
+        self._shift = None
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError, ValueError):
+            orphan = max(10.0, 6 * self.ping_every)  # its pings keep it alive
+            spec = request(self.interval, self._ports, self._peers, self._tails, orphan)
+            proc.stdin.write(spec)
+            proc.stdin.flush()
+
+    def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:
+        head = struct.Struct(">cI")
+        try:
+            while True:
+                raw = stream.read(head.size)
+                if len(raw) < head.size:
+                    break
+                kind, size = head.unpack(raw)
+                payload = stream.read(size)
+                if len(payload) < size:
+                    break
+                put((kind, payload))
+        except (OSError, ValueError):
+            pass
+        put(None)
+
+    def _handle(
+        self, kind: bytes, payload: bytes, proc: subprocess.Popen, emit: Callable[[Frame], None]
+    ) -> None:
+        if kind == b"T" and self._greeted:
+            self._tick(payload, emit)
+        elif kind == b"P":
+            with contextlib.suppress(ValueError):
+                self._pong(json.loads(payload))
+            offset = self.clock_offset
+            if offset is not None and (
+                self._shift is None or abs(offset - self._shift) > SHIFT_STEP
+            ):
+                self._shift = offset
+                self._write(proc, f"shift {offset:.6f}\n")
+        elif kind == b"H":
+            with contextlib.suppress(ValueError, AttributeError):
+                self.python = json.loads(payload).get("python")
+            self._greet()
+            self._write(proc, f"ping {time.time():.6f}\n")  # the offset before the first frame
+        elif kind == b"E":
+            self._report(payload.decode(errors="replace"))
+        else:
+            self.dropped += 1
+
+    def _tick(self, payload: bytes, emit: Callable[[Frame], None]) -> None:
+        """Write the tick into the mirror and sample it (the first one only primes)."""
+        try:
+            tick = self.mirror.apply(payload)
+        except (ValueError, KeyError, TypeError):
+            self.dropped += 1
+            return
+        self._remote_clock = tick.monotonic
+        local_time = tick.time - (self.clock_offset or 0.0)
+        if self._engine is None:
+            self._engine = Engine(
+                self._collectors(self.mirror.root),
+                self.interval,
+                self.name,
+                self.hosts[0].role,
+                clock=self._clock,
+            )
+            self._schema = {**self._engine.schema(), **self._database_schema()}
+            self._engine.tick(local_time)  # primes the counters, as a local engine's first tick
+            if self._database is not None:
+                self._database.tick(local_time)
+            return
+        self._emit(self._engine.tick(local_time), emit)
+
+    def _explain(self, why: str, rc: int | None) -> str:
+        if "python3" in why:  # none there, or one older than 3.6
+            return f"{why} (sgmon runs there with the host's python3 3.6 or later; retrying)"
+        return super()._explain(why, rc)
+
+    def close(self) -> None:
+        """Stop ssh, the collectors, and remove the mirror."""
+        super().close()
+        if self._engine is not None:
+            self._engine.close()
+        self.mirror.close()
+
+
+class RemoteSource(_SshSource):
+    """Frames of one remote host through ``ssh ... sgmon agent`` (sgmon installed there)."""
+
+    def __init__(self, host: HostConfig, interval: float | None = None, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(host, interval, **kwargs)
+        self._seq = 0
+        self._remote_host: str | None = None
+
+    def remote_command(self) -> str:
+        """``sgmon agent`` with this consumer's interval and role for the host."""
+        remote = f"{self.config.sgmon_path or 'sgmon'} agent"
+        if self._asked_interval:
+            remote += f" --interval {self._asked_interval:g}"
+        if self.config.role:  # config check allows only primary or standby: no quoting needed
+            remote += f" --role {self.config.role}"
+        return remote
+
+    def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:
+        _lines(stream, lambda line: put(None if line is None else (b"L", line)))
+
+    def _handle(
+        self, kind: bytes, payload: bytes, proc: subprocess.Popen, emit: Callable[[Frame], None]
+    ) -> None:
+        try:
+            d = json.loads(payload)
+        except ValueError:
+            self.dropped += 1
+            return
+        if not isinstance(d, dict):
+            self.dropped += 1
+        elif "sgmon_agent" in d:
+            self._seq = 0
+            self._remote_host = self._header(d)
+            if self._remote_host is not None:
+                self._greet()
+        elif "pong" in d:
+            self._pong(d)
+        elif "v" in d and self._greeted:
+            self._frame(d, emit)
+        else:
+            self.dropped += 1
+
+    def _header(self, d: dict) -> str | None:
+        names = [h.get("name") for h in d.get("hosts", [])]
+        if not names:
+            self.dropped += 1
+            return None
+        remote = self.name if self.name in names else names[0]
+        try:
+            schema = schema_from_dict(d.get("schemas", {}).get(remote, {}))
+        except (KeyError, ValueError, TypeError):
+            self.dropped += 1
+            return None
+        self._schema = {**schema, **self._database_schema()}
+        self.interval = float(d.get("interval", self.interval))
+        return remote
+
+    def _frame(self, d: dict, emit: Callable[[Frame], None]) -> None:
+        if d.get("host") != self._remote_host:
+            self.dropped += 1  # another host of a multi-host agent: not ours
+            return
+        try:
+            f = Frame.from_dict(d)
+        except (KeyError, ValueError, TypeError):
+            self.dropped += 1
+            return
+        if f.seq <= self._seq:
+            self.dropped += 1
+            return
+        self._seq = f.seq
+        role = self.hosts[0].role or f.role
+        t = f.time
+        if self._database is not None:  # with a database read here: on this machine's axis
+            t -= self.clock_offset or 0.0
+        self._emit(Frame(self.name, t, f.seq, f.interval, f.collectors, f.events, role), emit)
+
+    def _explain(self, why: str, rc: int | None) -> str:
+        if rc == 127 or "not found" in why.lower():
+            return f"{why} (set sgmon_path for this host to the sgmon command on the far side)"
+        return super()._explain(why, rc)
+
+
+def _lines(stream: IO[bytes], put: Callable[[bytes | None], None]) -> None:
     """Copy lines from a pipe to ``put``; ``None`` at the end."""
     try:
         for line in iter(stream.readline, b""):
@@ -304,15 +554,3 @@ def _pump(stream, put: Callable) -> None:
     except (OSError, ValueError):
         pass
     put(None)
-
-
-def _explain(why: str, rc: int | None) -> str:
-    """ssh's last words, with what to do."""
-    low = why.lower()
-    if "permission denied" in low or "password" in low:
-        return f"{why} (BatchMode is on: set up key login for sgmon, no password prompts)"
-    if "host key verification failed" in low:
-        return f"{why} (connect once by hand to accept the host key)"
-    if rc == 127 or "not found" in low:
-        return f"{why} (set sgmon_path for this host to the sgmon command on the far side)"
-    return f"{why}; retrying"

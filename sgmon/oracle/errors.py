@@ -21,7 +21,7 @@ LOST = {
 # the call took longer than call_timeout; the connection is still usable
 TIMEOUT = {"DPY-4024", "DPI-1067", "ORA-03156"}
 # retrying would only lock the account or repeat the refusal: stop until the config changes
-FATAL = {"ORA-01017", "ORA-28000", "ORA-01031", "ORA-28009", "ORA-01033", "DPY-3010", "DPY-3001"}
+FATAL = {"ORA-01017", "ORA-28000", "ORA-01031", "ORA-28009", "DPY-3010", "DPY-3001"}
 # a view or column this version or this user cannot read
 MISSING = {"ORA-00942", "ORA-00904", "ORA-01219"}
 
@@ -110,8 +110,8 @@ def _advice(code: str, exc: BaseException, where: Where) -> str:
         return f'ORA-28009 SYS must connect with a privilege: set mode = "sysdba" for {db}'
     if code == "ORA-01033":
         return (
-            f'ORA-01033 {db} is mounted, not open: ordinary users cannot log on; set mode = "sysdg"'
-            ' (12.1+) or "sysdba"'
+            f"ORA-01033 {db} is mounted or starting, not open: ordinary users cannot log on; "
+            'set mode = "sysdg" (12.1+) or "sysdba" to read a mounted standby; retrying'
         )
     if code == "ORA-12541":
         return (

@@ -62,6 +62,8 @@ from sgmon.oracle.errors import (
 
 log = logging.getLogger("sgmon.oracle")
 
+STANDIN = "standin:"
+"""A ``dsn`` naming a V$ stand-in file (``sgmon.sim.standin``) instead of a database."""
 CONNECT_TIMEOUT = 5.0
 BACKOFF_MIN = 1.0
 BACKOFF_MAX = 60.0
@@ -252,9 +254,13 @@ class Session:
         if self._connect is not None:
             return self._connect()
         assert self.db is not None
+        db = self.db
+        if db.dsn.startswith(STANDIN):  # the V$ stand-in file of the simulation and the tests
+            from sgmon.sim.standin import login
+
+            return login(db.dsn[len(STANDIN) :], db.user, self._password(), db.mode)
         import oracledb
 
-        db = self.db
         global _thick_ready
         if (db.thick or db.wallet_dir) and not _thick_ready:
             oracledb.init_oracle_client()

@@ -56,6 +56,24 @@ def trace_name(path: str) -> TraceName | None:
     return TraceName(m["sid"], m["proc"], int(m["pid"])) if m else None
 
 
+def wanted(kind: str, sid: str) -> str:
+    """The name pattern of the trace files of one kind for one SID (``*``: any)."""
+    pattern = ".+" if sid == "*" else re.escape(sid)
+    return rf"{pattern}_(?:{PROCESSES[kind].pattern})_\d+\.trc"
+
+
+def followed(kind: str, spec: str) -> tuple[str, str]:
+    """The directory and the name pattern of the files a configured path follows, from the path
+    alone (a remote host's, which this machine cannot list): a process's trace names its
+    instance and kind, another ``.trc`` only itself, anything else a directory of any SID."""
+    name = trace_name(spec)
+    if name is not None and PROCESSES[kind].fullmatch(name.proc):
+        return os.path.dirname(spec) or ".", wanted(kind, name.sid)
+    if spec.endswith(".trc"):
+        return os.path.dirname(spec) or ".", re.escape(os.path.basename(spec))
+    return spec.rstrip("/") or "/", wanted(kind, "*")
+
+
 class Finder:
     """The current trace files of one kind (``lgwr``, ``nss``, ``rfs``) from a configured path."""
 
@@ -70,8 +88,7 @@ class Finder:
             name = trace_name(spec)
             self.sid = name.sid if name else ""
             self._fixed = name is None or not PROCESSES[kind].fullmatch(name.proc)
-        sid = ".+" if self.sid == "*" else re.escape(self.sid)
-        self._want = re.compile(rf"{sid}_(?:{PROCESSES[kind].pattern})_\d+\.trc")
+        self._want = re.compile(wanted(kind, self.sid))
 
     @property
     def dynamic(self) -> bool:

@@ -496,3 +496,64 @@ def _parse(
         skmem,
         sockid,
     )
+
+
+SOCK_DIAG_DUMP = "sock_diag"
+"""Under a collector's ``root``: the replies of another host's kernel to ``dump_request``s, as
+a remote pump ships them (sgmon/remote/mirror.py)."""
+
+
+def dump_request(family: int, ports: Sequence[int], peers: Sequence[str] = ()) -> bytes:
+    """The dump request for the sockets on ``ports`` (either end) [to ``peers``], in the
+    connected states, with tcp_info and the buffer sizes: what a remote pump sends there."""
+    return _request(family, CONNECTED, EXT_INFO | EXT_SKMEMINFO, tuple(ports), tuple(peers), "both")
+
+
+def parse_dump(data: bytes) -> list[DiagSock]:
+    """The sockets in a stream of sock_diag replies (several dumps back to back)."""
+    view, out, pos = memoryview(data), [], 0
+    while pos + NLH.size <= len(data):
+        length, mtype, _flags, _seq, _pid = NLH.unpack_from(data, pos)
+        if length < NLH.size or pos + length > len(data):
+            break  # a truncated message: what came before it stands
+        if mtype == SOCK_DIAG_BY_FAMILY:
+            out.append(_parse(view, pos + NLH.size, pos + length))
+        pos += (length + 3) & ~3
+    return out
+
+
+class DumpedDiag:
+    """``InetDiag``'s ``query`` and ``lookup`` over a file of shipped replies (see
+    SOCK_DIAG_DUMP): each reads the file as it is now and filters the direction here, as the
+    request asked for either end."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _read(self) -> list[DiagSock]:
+        try:
+            with open(self.path, "rb") as fh:
+                return parse_dump(fh.read())
+        except OSError:
+            return []
+
+    def query(
+        self, ports: Iterable[int], peers: Iterable[str] = (), direction: str = "both"
+    ) -> list[DiagSock]:
+        """The shipped sockets whose end named by ``direction`` is on one of ``ports``
+        (the peers were filtered by the remote kernel)."""
+        wanted = set(ports)
+        return [
+            s
+            for s in self._read()
+            if (direction != "out" and s.sport in wanted)
+            or (direction != "in" and s.dport in wanted)
+        ]
+
+    def lookup(self, socks: Sequence[DiagSock]) -> list[tuple | None]:
+        """The FIGURES of the sockets still in the file, None for one that is gone."""
+        now = {s.sockid: s for s in self._read()}
+        return [figures(now[s.sockid]) if s.sockid in now else None for s in socks]
+
+    def close(self) -> None:
+        """Nothing to release (``InetDiag``'s surface)."""

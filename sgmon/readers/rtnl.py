@@ -206,3 +206,41 @@ def _route_metric(buf: bytearray, pos: int, end: int, metric: int) -> int | None
                 if mtype == metric and mstop - mstart >= 4:
                     return struct.unpack_from("=I", buf, mstart)[0]
     return None
+
+
+ROUTES_DUMP = "routes"
+"""Under a collector's ``root``: another host's kernel's replies to RTM_GETROUTE toward its Data
+Guard peers, as a remote pump ships them (sgmon/remote/mirror.py)."""
+
+
+class DumpedRoutes:
+    """``Rtnl.route_metric`` over a file of shipped route replies: the reply whose RTA_DST is
+    the address asked for; None when the file has none for it (not shipped yet, or no route)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def route_metric(self, dst: str, metric: int) -> int | None:
+        """A metric of the shipped route toward ``dst``, or None."""
+        fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+        want = socket.inet_pton(fam, dst)
+        try:
+            with open(self.path, "rb") as fh:
+                buf = bytearray(fh.read())
+        except OSError:
+            return None
+        pos = 0
+        while pos + nl.NLH.size <= len(buf):
+            length, mtype = nl.NLH.unpack_from(buf, pos)[:2]
+            if length < nl.NLH.size or pos + length > len(buf):
+                break
+            body, end = pos + nl.NLH.size, pos + length
+            if mtype == _RTM_NEWROUTE and buf[body] == fam:
+                attrs = nl.attributes(buf, body + _RTMSG.size, end)
+                if any(t == _RTA_DST and buf[a:b] == want for t, a, b in attrs):
+                    return _route_metric(buf, body + _RTMSG.size, end, metric)
+            pos += (length + 3) & ~3
+        return None
+
+    def close(self) -> None:
+        """Nothing to release (``Rtnl``'s surface)."""

@@ -237,7 +237,7 @@ def test_connect_errors_are_one_line_saying_what_to_do(code, text, advice):
         c.sample()
     msg = str(info.value)
     assert msg.startswith(code) and advice in msg and "\n" not in msg and len(msg) < 260
-    fatal = code in ("ORA-01017", "ORA-01031", "ORA-01033", "DPY-3010")
+    fatal = code in ("ORA-01017", "ORA-01031", "DPY-3010")  # ORA-01033: starting, retried
     assert isinstance(info.value, Unavailable) == fatal
     if fatal:  # never retried: a retry loop on a wrong password locks the account
         flaky.refuse = None

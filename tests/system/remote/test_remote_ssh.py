@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import nslab
@@ -30,13 +30,16 @@ def _keygen(path: Path) -> str:
     return path.with_suffix(".pub").read_text().strip()
 
 
-def _sshd(pair: nslab.NsPair, side: str, ip: str, tmp: Path, authorized: Path):
+def _sshd(
+    pair: nslab.NsPair, side: str, ip: str, tmp: Path, authorized: Path, extra: str = "",
+    port: int = PORT,
+):  # fmt: skip
     d = tmp / f"sshd_{side}"
     d.mkdir()
     _keygen(d / "host_key")
     cfg = d / "sshd_config"
     cfg.write_text(
-        f"Port {PORT}\nListenAddress {ip}\nHostKey {d / 'host_key'}\n"
+        f"Port {port}\nListenAddress {ip}\nHostKey {d / 'host_key'}\n{extra}"
         f"AuthorizedKeysFile {authorized}\nPidFile none\nUsePAM no\nStrictModes no\n"
         "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nLogLevel ERROR\n"
@@ -44,11 +47,11 @@ def _sshd(pair: nslab.NsPair, side: str, ip: str, tmp: Path, authorized: Path):
     Path("/run/sshd").mkdir(exist_ok=True)
     proc = pair.popen(side, "/usr/sbin/sshd", "-D", "-e", "-f", str(cfg), stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
-    while f":{PORT}" not in pair.run(side, "ss", "-Hltn", check=False):
+    while f":{port}" not in pair.run(side, "ss", "-Hltn", check=False):
         assert proc.poll() is None and time.monotonic() < deadline, "sshd did not start"
         time.sleep(0.1)
     host_pub = (d / "host_key.pub").read_text().split()
-    return proc, f"[{ip}]:{PORT} {host_pub[0]} {host_pub[1]}\n"
+    return proc, f"[{ip}]:{port} {host_pub[0]} {host_pub[1]}\n"
 
 
 def _host(name: str, role: str, ip: str, client_ns: str, tmp: Path, user_key: Path) -> HostConfig:
@@ -86,6 +89,59 @@ def _wait(cond, seconds: float, what: str) -> None:
         time.sleep(0.1)
 
 
+def survive_a_cut(
+    pair: nslab.NsPair, prim, stby, cut: Callable[[bool], None], during=None, after=None
+):
+    """Frames from both hosts; the link toward the standby cut (``cut(True)``): it goes stale,
+    with all-stale frames, while the primary goes on; restored, it comes back.  ``during`` runs
+    while the link is down, ``after`` once it is back, before the sources stop.  Every frame
+    carries its own side's interface (each namespace sees only its own veth end) and its
+    configured role.  The frames."""
+    frames: list[Frame] = []
+    lock = threading.Lock()
+
+    def sink(f: Frame, _judgement) -> None:
+        with lock:
+            frames.append(f)
+
+    def real(host: str) -> list[Frame]:
+        with lock:
+            return [f for f in frames if f.host == host and f.seq > 0]
+
+    mon = Monitor([prim, stby], sinks=[sink])
+    mon.start()
+    try:
+        _wait(lambda: len(real("prim")) >= 3 and len(real("stby")) >= 3, 40, "frames")
+        assert prim.clock_offset is not None and abs(prim.clock_offset) < 0.5
+        cut(True)
+        _wait(lambda: stby.stale, 15, "the standby marked stale")
+        cut_at = len(real("stby"))
+        n_prim = len(real("prim"))
+        time.sleep(2)
+        assert len(real("prim")) > n_prim  # the other host goes on
+        with lock:
+            stale = [f for f in frames if f.host == "stby" and f.seq == 0]
+        assert stale and all(
+            r.status.value == "stale" for f in stale for r in f.collectors.values()
+        )
+        if during is not None:
+            during()
+        cut(False)
+        _wait(lambda: len(real("stby")) > cut_at + 3 and not stby.stale, 45, "recovery")
+        if after is not None:
+            after()
+    finally:
+        t0 = time.monotonic()
+        mon.stop(timeout=5)
+        assert time.monotonic() - t0 < 15  # nothing hangs
+    for host, mine, other in (("prim", pair.a_if, pair.b_if), ("stby", pair.b_if, pair.a_if)):
+        for f in real(host):
+            ifs = f.rows("netdev")
+            assert mine in ifs and other not in ifs, f"{host} got a frame of the other side"
+            assert f.role == ("primary" if host == "prim" else "standby")
+    return [f for f in frames if f.seq > 0]
+
+
 @contextlib.contextmanager
 def sshd_pair(tmp_path: Path, prefix: str) -> Iterator[tuple[nslab.NsPair, Path]]:
     """Two namespaces, each with an sshd that takes one new user key (and its path); the
@@ -121,48 +177,7 @@ def test_agents_over_ssh_survive_a_cut_link(tmp_path):
             _host("stby", "standby", pair.b_ip, pair.a, tmp_path, user_key),
             interval=0.5, max_backoff=2, ping_every=1, warn=warnings.append,
         )  # fmt: skip
-        frames: list[Frame] = []
-        lock = threading.Lock()
-
-        def sink(f: Frame, _judgement) -> None:
-            with lock:
-                frames.append(f)
-
-        def real(host: str) -> list[Frame]:
-            with lock:
-                return [f for f in frames if f.host == host and f.seq > 0]
-
-        mon = Monitor([prim, stby], sinks=[sink])
-        mon.start()
-        try:
-            _wait(lambda: len(real("prim")) >= 3 and len(real("stby")) >= 3, 40, "frames")
-            assert prim.clock_offset is not None and abs(prim.clock_offset) < 0.5
-            # cut the link toward the standby's sshd
-            _cut(pair, "b", True)
-            _wait(lambda: stby.stale, 15, "the standby marked stale")
-            cut_at = len(real("stby"))
-            n_prim = len(real("prim"))
-            time.sleep(2)
-            assert len(real("prim")) > n_prim  # the other host goes on
-            with lock:
-                stale = [f for f in frames if f.host == "stby" and f.seq == 0]
-            assert stale and all(
-                r.status.value == "stale" for f in stale for r in f.collectors.values()
-            )
-            _cut(pair, "b", False)
-            _wait(lambda: len(real("stby")) > cut_at + 3 and not stby.stale, 45, "recovery")
-        finally:
-            t0 = time.monotonic()
-            mon.stop(timeout=5)
-            assert time.monotonic() - t0 < 15  # nothing hangs
-        for host, mine, other in (
-            ("prim", pair.a_if, pair.b_if),
-            ("stby", pair.b_if, pair.a_if),
-        ):
-            for f in real(host):
-                ifs = f.rows("netdev")
-                assert mine in ifs and other not in ifs, f"{host} got a frame of the other side"
-                assert f.role == ("primary" if host == "prim" else "standby")
+        survive_a_cut(pair, prim, stby, lambda cut: _cut(pair, "b", cut))
         assert prim.dropped == 0
 
 

@@ -1,0 +1,215 @@
+"""The pump that runs on a remote host without sgmon: the floor it must run on, and what it ships
+read back by the local collectors.  The host here is this machine reached through a stand-in for
+ssh that runs the remote command under ``env -i`` (no PYTHONPATH, no venv), so the pump runs
+with the system python3 exactly as it would on the far side; the sshd in a network namespace is
+tests/test_remote_pump_ssh.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from paths import REPO
+
+from sgmon.config import Config, DbConfig, HostConfig
+from sgmon.hosts.build import sources_from_config
+from sgmon.hosts.remote import PumpSource, RemoteSource
+from sgmon.model import Frame
+from sgmon.remote.mirror import PREFIX, Mirror
+from sgmon.sim.standin import StandIn
+
+REMOTE = REPO / "sgmon" / "remote" / "pump.py"
+LOCAL_SSH = ("bash", "-c", 'exec env -i PATH=/usr/bin:/bin bash -c "${!#}"', "ssh")
+"""``ssh`` for this machine: runs the last argument, the remote command, in a bare environment."""
+
+
+def test_the_pump_runs_on_python_3_6():
+    """vermin reads the pump and names the oldest Python that runs it; 3.6 is the floor (the
+    platform-python of RHEL and Oracle Linux 8)."""
+    vermin = shutil.which("vermin", path=str(Path(sys.executable).parent))
+    if vermin is None:
+        pytest.skip("vermin is not installed (pip install -e '.[test]')")
+    out = subprocess.run(
+        [vermin, "--target=3.6-", "--no-tips", "--violations", "--eval-annotations", str(REMOTE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_pump_imports_only_the_standard_library():
+    """No sgmon module, no third-party package: it runs under ``python3 -I`` on a bare host."""
+    code = REMOTE.read_text()
+    assert "sgmon" not in "".join(
+        line for line in code.splitlines() if line.startswith(("import", "from"))
+    )
+
+
+def _run(src: PumpSource | RemoteSource, seconds: float, during=None) -> list[Frame]:
+    frames: list[Frame] = []
+    stop = threading.Event()
+    t = threading.Thread(target=src.run, args=(frames.append, stop))
+    t.start()
+    try:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if during:
+                during()
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        t.join(10)
+        src.close()
+    assert not t.is_alive()
+    return frames
+
+
+def test_a_pumped_host_reads_as_the_local_one():
+    """The Data Guard socket, the disks, the interfaces and the CPUs come through the pump, read
+    by the same collectors as locally; the mirror is gone after close."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    port = srv.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = srv.accept()
+    peer = f"127.0.0.1:{client.getsockname()[1]}"
+    host = HostConfig(name="far", role="standby", ssh="far", ssh_command=LOCAL_SSH)
+    [src] = sources_from_config(Config(hosts=(host,), ports=(port,)), interval=0.5)
+    assert isinstance(src, PumpSource)
+
+    def traffic() -> None:
+        accepted.sendall(b"x" * 50000)
+        client.recv(1 << 20)
+
+    try:
+        frames = _run(src, 3.0, traffic)
+    finally:
+        for s in (client, accepted, srv):
+            s.close()
+    assert src.last_error is None
+    assert src.python and src.python.startswith("3.")
+    assert len(frames) >= 3
+    f = frames[-1]
+    assert f.host == "far" and f.role == "standby" and f.seq > 0
+    assert abs(f.time - round(f.time * 2) / 2) < 0.05  # on this machine's 0.5 s boundaries
+    for name in ("cpu", "paging", "disk", "netdev", "tcp"):
+        assert f.collectors[name].status.value == "ok", (name, f.collectors[name].error)
+    sockets = {k: v for k, v in f.rows("tcp").items() if k != "host"}
+    assert list(sockets) == [f"127.0.0.1:{port}>{peer}"]  # a standby's: the accepted end
+    assert next(iter(sockets.values()))["state"] == "ESTAB"
+    sent = [
+        r.get("bytes_acked") or 0 for g in frames for k, r in g.rows("tcp").items() if k != "host"
+    ]
+    assert max(sent) > 0
+    assert "lo" not in f.rows("netdev") and f.rows("cpu")["all"]["usr"] is not None
+    assert "sgmon installed" in (f.collectors["procs"].error or "")
+    assert not Path(src.mirror.root).exists()
+
+
+def test_the_pump_tails_the_traces(tmp_path: Path) -> None:
+    """LGWR's slow-write warnings in a trace on the far side reach the trace collector: the pump
+    tails the files of the configured process (a respawned LGWR's new file included), and the
+    collector reads them from the mirror.  The far side runs in a mount namespace where the
+    trace directory holds what this side's copy of that path does not."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare for a mount namespace")
+    real, far = tmp_path / "real", tmp_path / "diag"
+    real.mkdir()
+    far.mkdir()  # empty on this side
+    first = real / "PROD_lgwr_1234.trc"
+    first.write_text("*** 2026-11-27 09:00:00.000\nstarted\n")
+    ssh = tmp_path / "ssh"
+    ssh.write_text(
+        '#!/bin/bash\nexec unshare -m bash -c \'mount --bind "$1" "$2" && '
+        'exec env -i PATH=/usr/bin:/bin bash -c "$3"\' _ '
+        f'{real} {far} "${{!#}}"\n'
+    )
+    ssh.chmod(0o755)
+    host = HostConfig(name="far", role="primary", ssh="far", ssh_command=(str(ssh),))
+    lgwr = str(far / first.name)
+    config = Config(hosts=(host,), collectors={"oracle_trace": {"lgwr": lgwr, "rescan_s": 0.5}})
+    [src] = sources_from_config(config, interval=0.5)
+    assert isinstance(src, PumpSource)
+    written = []
+
+    def warn() -> None:
+        n = len(written)
+        if n < 20:
+            target = first if n < 10 else real / "PROD_lgwr_5678.trc"  # LGWR respawned
+            with open(target, "a") as f:
+                f.write(f"*** 2026-11-27 09:00:{n:02d}.000\n")
+                f.write(f"Warning: log write elapsed time {600 + n}ms, size 4KB\n")
+            written.append(n)
+
+    frames = _run(src, 14.0, warn)
+    assert src.last_error is None and not list(far.iterdir())
+    counts = [r.get("slow_writes") for f in frames for r in f.rows("oracle_trace").values()]
+    assert 10 in counts  # the respawned LGWR's file, found at the next listing, read whole
+    assert sum(c or 0 for c in counts) > 10  # and the first file's warnings before it
+
+
+def test_a_killed_sgmons_mirror_is_removed_by_the_next() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    mine = Mirror("first")
+    left = Path(mine.root).with_name(f"{PREFIX}{dead.pid}-far-abc")
+    left.mkdir()
+    (left / "stat").write_text("cpu 1 2 3\n")
+    try:
+        second = Mirror("second")
+        assert not left.exists() and Path(mine.root).exists()  # ours is in use: kept
+        second.close()
+    finally:
+        mine.close()
+        shutil.rmtree(left, ignore_errors=True)
+
+
+def test_a_host_without_python3_is_one_line() -> None:
+    if os.path.exists("/usr/libexec/platform-python"):
+        pytest.skip("this machine has platform-python, which the pump falls back to")
+    bare = ("bash", "-c", 'exec env -i PATH=/nonexistent /bin/bash -c "${!#}"', "ssh")
+    warnings: list[str] = []
+    [src] = sources_from_config(
+        Config(hosts=(HostConfig(name="far", ssh="far", ssh_command=bare),)), interval=0.5
+    )
+    assert isinstance(src, PumpSource)
+    src.max_backoff, src.warn = 0.5, warnings.append
+    _run(src, 2.5)
+    assert len(warnings) == 1, warnings  # one line, not one a retry
+    assert "no python3 on this host" in warnings[0] and "3.6 or later" in warnings[0]
+
+
+def test_an_installed_agents_host_gets_its_database_read_here(tmp_path: Path, monkeypatch):
+    """sgmon_path keeps the installed agent; the host's database is still read from here by
+    default, into the agent's frames of that host."""
+    monkeypatch.setenv("H33_AGENT_PW", "pw")
+    db = StandIn(str(tmp_path / "stby.db"), role="PHYSICAL STANDBY", db_unique_name="STBY")
+    db.add_user("c##sgmon", "pw", admin=["sysdg"], grants=())
+    db.publish_event("RFS write", 10, 5000.0)
+    dsn = f"standin:{tmp_path / 'stby.db'}"
+    host = HostConfig(
+        name="stby", role="standby", ssh="far", ssh_command=LOCAL_SSH,
+        sgmon_path=f"{sys.executable} -m sgmon",
+        db=DbConfig(dsn=dsn, user="c##sgmon", mode="sysdg", password_env="H33_AGENT_PW"),
+    )  # fmt: skip
+    [src] = sources_from_config(Config(hosts=(host,)), interval=0.5)
+    assert isinstance(src, RemoteSource)
+    try:
+        frames = _run(src, 6.0)
+    finally:
+        db.close()
+    whole = [f for f in frames if f.seq > 0 and "cpu" in f.collectors]
+    assert whole, src.last_error
+    f = whole[-1]
+    assert f.collectors["cpu"].status.value == "ok"
+    assert f.collectors["oracle_waits"].status.value == "ok"
+    assert "RFS write" in f.rows("oracle_waits")
