@@ -33,7 +33,8 @@ _SECRETS = (
     # user/password@host:port/service (an easy-connect string with the password in it)
     (r"(?<![\w/])([\w.$#-]+)/[^\s@/]+@", r"\1/***@"),
     # password=..., PWD = ... (a key and its value, as in a connect string or a command line)
-    (_WORD + r"(\s*=\s*)(\"[^\"]*\"|'[^']*'|[^\s;,&]+)", r"\1\2***"),
+    # (password = "prompt" names a source, not a secret, and stays)
+    (_WORD + r"(\s*=\s*)(?![\"']?prompt\b)(\"[^\"]*\"|'[^']*'|[^\s;,&]+)", r"\1\2***"),
     # "password": "..." (JSON) and pwd:value
     (_WORD + r"(\s*:\s*)(\"[^\"]*\"|'[^']*')", r"\1\2***"),
     (_WORD + r"(:)([^\s\"']+)", r"\1\2***"),
