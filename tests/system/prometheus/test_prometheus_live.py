@@ -131,15 +131,20 @@ def fleet(tmp_path_factory):
             time.sleep(0.2)
         yield api, onsets, procs
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(5)
+        _stop(procs)
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """Terminate the processes, and kill those that do not end within 10 s."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
 
 
 def _healthy_until(api: Api, until: float) -> list[dict]:
@@ -289,11 +294,4 @@ def test_the_documented_fleet_config_with_discovered_targets(tmp_path):
             "sgmon.rules", "sgmon-configuration", "sgmon-commit-path",
         }  # fmt: skip
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(5)
+        _stop(procs)
