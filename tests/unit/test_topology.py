@@ -278,13 +278,17 @@ def test_config_check_reads_a_local_database_once(primary):
         hosts=(
             HostConfig("p", "primary", db=DbConfig(dsn="p:1521/PROD")),
             HostConfig("s", "standby", ssh="oracle@s", db=DbConfig(dsn="s:1521/STBY")),
+            HostConfig(
+                "a", "standby", ssh="oracle@a", sgmon_path="sgmon", db_from="agent",
+                db=DbConfig(dsn="a:1521/A"),
+            ),  # fmt: skip
             HostConfig("q", "standby", db=DbConfig(dsn="q:1521/Q", password="prompt")),
         ),
         collectors={"oracle_dg": {"connect": primary.connect}},
     )
     frames, unread = _read(config)
-    assert set(frames) == {"p"}
-    assert [u.split(":")[0] for u in unread] == ["s", "q"]
+    assert set(frames) == {"p", "s"}  # an ssh host's database is read from here too
+    assert [u.split(":")[0] for u in unread] == ["a", "q"]
     topo = build(config, frames)
     assert topo.primary == "p" and topo.dests[0].target == "STBY"
 

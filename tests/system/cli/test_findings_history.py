@@ -76,9 +76,9 @@ def test_check_and_the_report_say_when_it_became_what() -> None:
 
 
 def test_an_escalating_simulated_stall_keeps_its_mild_start_and_its_steps() -> None:
-    """rto-stall-fixed: the loss opens as info and becomes a warning; the analysis passes
-    both moments to the sinks."""
-    pair = SimPair("rto-stall-fixed", seed=1, start=T0, onset=20.0)
+    """rto-stall: the stalls open as a warning and become critical once the p99 reaches the
+    RTO's bucket; the analysis passes both moments to the sinks."""
+    pair = SimPair("rto-stall", seed=1, start=T0, onset=20.0)
     a = Analyzer()
     changed: list[Finding] = []
     try:
@@ -88,18 +88,19 @@ def test_an_escalating_simulated_stall_keeps_its_mild_start_and_its_steps() -> N
             changed += a.changes()[2]
     finally:
         pair.close()
-    loss = [f for f in changed if f.rule == "dg_loss"]
-    assert loss, [f.title for f in changed]
-    steps = loss[0].steps
-    assert len(steps) >= 2 and steps[0][0] == loss[0].start < steps[-1][0]
-    assert [s for _, s in steps[:2]] == ["info", "warn"]
+    stall = [f for f in changed if f.rule == "rto_stall"]
+    assert stall, [f.title for f in changed]
+    steps = stall[-1].steps
+    assert len(steps) >= 2 and steps[0][0] == stall[-1].start < steps[-1][0]
+    assert [s for _, s in steps[:2]] == ["warn", "crit"]
 
 
 def test_the_replay_summary_and_findings_csv_of_a_recording_say_when_it_became_what(
     tmp_path: Path,
 ) -> None:
-    """standby-iops-cap recorded: the Fast Sync advice opens as info and becomes a warning
-    when the cap bites; findings.csv has its raise row, the replay summary its steps."""
+    """standby-iops-cap recorded: the standby I/O finding opens as a warning and becomes
+    critical when the commits' remote write follows it; findings.csv has its raise row, the
+    replay summary its steps."""
     import os
     import subprocess
     import sys
@@ -117,10 +118,10 @@ def test_the_replay_summary_and_findings_csv_of_a_recording_say_when_it_became_w
 
     sgmon("record", "--simulate", "standby-iops-cap", "--onset", "20", "--duration", "70s",
           "--speed", "100", "--dir", str(rec))  # fmt: skip
-    with (rec / "primary" / "findings.csv").open() as fh:
-        rows = [r for r in csv.DictReader(fh) if r["rule"] == "fast_sync"]
-    assert [(r["event"], r["severity"]) for r in rows][:2] == [("open", "info"), ("raise", "warn")]
+    with (rec / "standby" / "findings.csv").open() as fh:
+        rows = [r for r in csv.DictReader(fh) if r["rule"] == "standby_io"]
+    assert [(r["event"], r["severity"]) for r in rows][:2] == [("open", "warn"), ("raise", "crit")]
     assert rows[1]["start"] == rows[0]["start"] < rows[1]["time"]
     summary = sgmon("replay", str(rec), "--summary")
-    became = [ln for ln in summary.splitlines() if "became info" in ln]
-    assert became and ", warn " in became[0], summary
+    became = [ln for ln in summary.splitlines() if "became warn" in ln]
+    assert became and ", crit " in became[0], summary
