@@ -67,8 +67,10 @@ def test_evidence_minutes_into_the_fault_quotes_the_healthy_baseline(
     st = a.state()
     o = st.outliers[key]
     assert healthy is not None and o.severity != "info"
-    assert isinstance(o.value, float | int) and o.value > 5 * healthy
-    assert o.baseline is not None and o.baseline <= 2 * healthy, (o.baseline, healthy)
+    # the fault stands well clear of the healthy level (the calibrated rto-stall's average is
+    # about twice it: most commits still fast), and the baseline stays at the healthy level
+    assert isinstance(o.value, float | int) and o.value > 2 * healthy
+    assert o.baseline is not None and o.baseline <= 1.5 * healthy, (o.baseline, healthy)
     quoted = [e for f in st.findings if f.active for e in f.evidence if now(o) in e]
     assert all("new normal" not in e for e in quoted)
 
