@@ -279,9 +279,13 @@ def test_config_check_reads_a_local_database_once(primary):
             HostConfig("p", "primary", db=DbConfig(dsn="p:1521/PROD")),
             HostConfig("s", "standby", ssh="oracle@s", db=DbConfig(dsn="s:1521/STBY")),
             HostConfig(
-                "a", "standby", ssh="oracle@a", sgmon_path="sgmon", db_from="agent",
+                "a",
+                "standby",
+                ssh="oracle@a",
+                sgmon_path="sgmon",
+                db_from="agent",
                 db=DbConfig(dsn="a:1521/A"),
-            ),  # fmt: skip
+            ),
             HostConfig("q", "standby", db=DbConfig(dsn="q:1521/Q", password="prompt")),
         ),
         collectors={"oracle_dg": {"connect": primary.connect}},
