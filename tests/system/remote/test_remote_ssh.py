@@ -155,7 +155,7 @@ def sshd_pair(tmp_path: Path, prefix: str) -> Iterator[tuple[nslab.NsPair, Path]
         try:
             known = ""
             for side, ip in (("a", pair.a_ip), ("b", pair.b_ip)):
-                p, line = _sshd(pair, side, ip, tmp_path, authorized)
+                p, line = _sshd(pair, side, ip, tmp_path, authorized, port=PORT)
                 procs.append(p)
                 known += line
             (tmp_path / "known_hosts").write_text(known)
