@@ -115,10 +115,12 @@ def test_report_of_a_recording_still_being_written(tmp_path: Path) -> None:
     recorder = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while samples_so_far(rec) < 40 and time.monotonic() < deadline:
+        # 45 samples on disk, 40 in every chart: the budget of the newest ticks may wait for a
+        # late host (the analysis waits up to 3 ticks), so its chart trails the tables a little
+        while samples_so_far(rec) < 45 and time.monotonic() < deadline:
             assert recorder.poll() is None, recorder.stderr.read() if recorder.stderr else ""
             time.sleep(0.2)
-        assert samples_so_far(rec) >= 40
+        assert samples_so_far(rec) >= 45
         out = tmp_path / "live.html"
         r = sgmon("report", str(rec), "-o", str(out))
         assert recorder.poll() is None  # still recording while the report was made
