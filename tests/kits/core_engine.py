@@ -67,3 +67,9 @@ def _run_in_thread(e: Engine, emit, stop: threading.Event) -> threading.Thread:
     t = threading.Thread(target=e.run, args=(emit, stop), daemon=True)
     t.start()
     return t
+
+
+class Second(Counter):
+    """A second counter, queued after the others."""
+
+    name = "second"

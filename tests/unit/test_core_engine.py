@@ -6,17 +6,11 @@ import threading
 import time
 
 import pytest
-from kits.core_engine import Blocking, Counter, _run_in_thread
+from kits.core_engine import Blocking, Counter, Second, _run_in_thread
 
 from sgmon.collector import Collector, Unavailable
 from sgmon.engine import Engine, _Alarm, check_interval, next_boundary
 from sgmon.model import Field, Frame, Kind, Rows, Status
-
-
-class Second(Counter):
-    """A second counter, queued after the others."""
-
-    name = "second"
 
 
 class NoKernel(Collector):
@@ -84,28 +78,6 @@ def test_unavailable_in_open_is_reported_with_reason_and_not_retried(engines) ->
         assert f.collectors["broken"].status is Status.ERROR
         assert f.collectors["broken"].error == "OSError: device went away"
         assert f.collectors["counter"].status is Status.OK
-
-
-def test_run_ticks_on_wall_clock_multiples_and_skips_the_primer(engines) -> None:
-    interval = 0.2
-    e = engines(Counter(), interval=interval)
-    frames: list[Frame] = []
-    emitted_at: list[float] = []
-
-    def emit(f: Frame) -> None:
-        frames.append(f)
-        emitted_at.append(time.time())
-
-    e.run(emit, threading.Event(), duration=1.0)
-    assert 3 <= len(frames) <= 7
-    for f, at in zip(frames, emitted_at, strict=True):
-        k = f.time / interval
-        assert abs(k - round(k)) < 1e-6, f"tick at {f.time} is not a multiple of {interval}"
-        assert at >= f.time
-        assert f.collectors["counter"].status is Status.OK
-        assert f.value("counter", "x", "n") is not None  # primed: every emitted frame has rates
-    times = [f.time for f in frames]
-    assert times == sorted(set(times))
 
 
 def test_a_screen_gets_its_first_rates_soon_then_boundaries(engines) -> None:
@@ -176,60 +148,6 @@ def test_a_hung_collector_on_the_shared_worker_costs_the_others_nothing(engines)
     deadline = time.monotonic() + 5
     while e.tick().collectors["blocking"].status is not Status.OK:
         assert time.monotonic() < deadline, "the released collector never came back"
-
-
-def test_run_keeps_ticking_past_a_hung_collector_and_takes_it_back(engines) -> None:
-    """run() collects on its ticker thread: a collector that hangs there is reported stale at
-    its bound, the ones queued after it answer in the same frame, the frames go on, and the
-    collector is asked again once it returns."""
-
-    hung = Blocking(free=1)  # the primer answers; the ticks after it hang
-    e = engines(Counter(), hung, Second(), interval=0.5)
-    stop = threading.Event()
-    frames: list[Frame] = []
-
-    def emit(f: Frame) -> None:
-        frames.append(f)
-        if len(frames) == 4:
-            hung.release.set()
-        if len(frames) >= 4 and f.collectors["blocking"].status is Status.OK:
-            stop.set()
-
-    runner = _run_in_thread(e, emit, stop)
-    runner.join(15)
-    assert not runner.is_alive(), "run() did not end"
-    assert len(frames) >= 4
-    stale = [f for f in frames[:4] if f.collectors["blocking"].status is Status.STALE]
-    assert stale, [f.collectors["blocking"].status for f in frames]
-    for f in stale:
-        assert f.collectors["counter"].status is Status.OK
-        assert f.collectors["second"].status is Status.OK  # queued after the hung one
-    assert [f.seq for f in frames] == sorted({f.seq for f in frames})
-    assert frames[-1].collectors["blocking"].status is Status.OK
-    assert hung.calls <= len(frames) + 1  # not asked again while it hung
-
-
-def test_an_emit_that_raises_ends_run_with_its_error(engines) -> None:
-    """Frames are emitted on the ticker's thread; a sink that fails (a closed pipe) must still
-    end run() in the caller, with its error, not leave it waiting."""
-    e = engines(Counter(), interval=0.1)
-    raised: list[BaseException] = []
-
-    def emit(f: Frame) -> None:
-        raise BrokenPipeError("reader went away")
-
-    def run() -> None:
-        try:
-            e.run(emit, threading.Event())
-        except BaseException as err:
-            raised.append(err)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(15)
-    assert not t.is_alive(), "run() went on after emit raised"
-    assert len(raised) == 1 and isinstance(raised[0], BrokenPipeError)
-    assert str(raised[0]) == "reader went away"
 
 
 def test_an_alarm_that_cannot_be_armed_says_so() -> None:
