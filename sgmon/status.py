@@ -105,8 +105,13 @@ def read_states(
     directory: str | os.PathLike | None = None, name: str | None = None
 ) -> dict[str, dict]:
     """Host -> its newest state published by a running sgmon (of configuration ``name``)."""
+    return merged(read_publishers(directory), name)
+
+
+def merged(publishers: list[tuple[str, float, dict]], name: str | None) -> dict[str, dict]:
+    """Host -> its newest state among these publishers (of configuration ``name``)."""
     hosts: dict[str, dict] = {}
-    for config, _, published in read_publishers(directory):
+    for config, _, published in publishers:
         if name is not None and config != name:
             continue
         for host, h in published.items():
@@ -153,7 +158,7 @@ def render(
     """The status line in ``plain``, ``tmux`` or ``json`` form, for one configuration."""
     publishers = read_publishers(directory)
     shown, others = pick(publishers, name)
-    hosts = read_states(directory, shown) if shown is not None else {}
+    hosts = merged(publishers, shown) if shown is not None else {}  # the files read once
     if host is not None:
         hosts = {k: v for k, v in hosts.items() if k == host}
     now = time.time()
