@@ -279,7 +279,7 @@ class ArchiveWriter:
     def __call__(self, frame: Frame, judgement: Judgement | None = None) -> None:
         """Append one frame (the numbers only: findings.csv keeps the verdicts); never raises
         for I/O trouble (it is reported and retried)."""
-        self._check_dirs()
+        self._check_dirs(frame.host)
         if frame.host not in self._known:
             self._learn_host(frame)
         try:
@@ -312,10 +312,15 @@ class ArchiveWriter:
             )
             self._failing, self._full, self._lost = None, False, 0
 
-    def _check_dirs(self) -> None:
-        """End the run when a directory written into was deleted or replaced: its rows are
-        gone with it, and nothing written from now on would be where the user looks."""
-        for d, ident in self._dirs.items():
+    def _check_dirs(self, host: str) -> None:
+        """End the run when the archive's directory or this frame's host directory was deleted
+        or replaced: its rows are gone with it, and nothing written from now on would be where
+        the user looks.  Two stats a frame, whatever the number of hosts (each host's own frame
+        checks its directory within a tick)."""
+        for d in (self.root, self.root / safe_name(host)):
+            ident = self._dirs.get(d)
+            if ident is None:
+                continue  # the host's directory is made at its first row
             try:
                 same = _identity(d) == ident
             except OSError:

@@ -245,6 +245,8 @@ class FrameCollector:
                     continue
                 fields = schema.get(c, ())
                 for inst, row in res.rows.items():
+                    if not self._exported(c, inst):
+                        continue  # no counter kept for a series never exposed
                     row_key = _PID.sub("", inst)
                     for f in fields:
                         v = row.get(f.name)
@@ -260,6 +262,11 @@ class FrameCollector:
                             self._counters[key] = self._counters.get(key, 0.0) + v
                         elif f.kind is Kind.HISTOGRAM and isinstance(v, list):
                             self._add_histogram(key, f, v, row.get("avg"))
+
+    def _exported(self, collector: str, row: str) -> bool:
+        """Whether a row's series are exposed: per-CPU rows only on request (the all-CPU row
+        always), so the accumulation and the scrape skip the same rows."""
+        return self.per_cpu or collector != "cpu" or row == "all"
 
     def _add_histogram(self, key: _Key, f: Field, pairs: list, avg: object) -> None:
         scale = _HIST_SCALE.get(f.unit, 1.0)
@@ -325,7 +332,7 @@ class FrameCollector:
     def _values(self, out, ident, frame: Frame, c: str, fields, counters, hist, hsum) -> None:
         texts = [f for f in fields if f.kind is Kind.TEXT and (c, f.name) not in SKIPPED]
         for inst, row in frame.collectors[c].rows.items():
-            if c == "cpu" and inst != "all" and not self.per_cpu:
+            if not self._exported(c, inst):
                 continue
             dim = dimension(c, inst)
             dims = [dim] if dim else []
@@ -420,6 +427,22 @@ class _Family:
         self.metric = metric
         self._seen: set[tuple] = set()
 
+    def _new(
+        self,
+        ident: list[str],
+        dims: Iterable[tuple[str, str]],
+        extra: Mapping[str, str] | None = None,
+    ) -> dict[str, str] | None:
+        """The sample's labels, or None when this label set was added already."""
+        labels = dict(zip(IDENTITY, ident, strict=True))
+        labels.update(dims)
+        labels.update(extra or {})
+        sig = tuple(sorted(labels.items()))
+        if sig in self._seen:
+            return None
+        self._seen.add(sig)
+        return labels
+
     def add(
         self,
         ident: list[str],
@@ -427,13 +450,9 @@ class _Family:
         value: float,
         extra: Mapping[str, str] | None = None,
     ) -> None:
-        labels = dict(zip(IDENTITY, ident, strict=True))
-        labels.update(dims)
-        labels.update(extra or {})
-        sig = tuple(sorted(labels.items()))
-        if sig in self._seen:
+        labels = self._new(ident, dims, extra)
+        if labels is None:
             return
-        self._seen.add(sig)
         suffix = "_total" if self.metric.type == "counter" else ""
         self.metric.add_sample(self.metric.name + suffix, labels, value)
 
@@ -444,12 +463,9 @@ class _Family:
         buckets: list[tuple[str, float]],
         sum_value: float,
     ) -> None:
-        labels = dict(zip(IDENTITY, ident, strict=True))
-        labels.update(dims)
-        sig = tuple(sorted(labels.items()))
-        if sig in self._seen:
+        labels = self._new(ident, dims)
+        if labels is None:
             return
-        self._seen.add(sig)
         name = self.metric.name
         for le, n in buckets:
             self.metric.add_sample(name + "_bucket", {**labels, "le": le}, n)
