@@ -60,6 +60,7 @@ BLIP_TICKS = 3
 """Ticks of the last ``PEAK_TICKS`` a commit symptom must be out of line in (or two running)
 to be more than a blip; at a step of ``BLIP_S`` or more one sample is already more."""
 BLIP_S = 2.0
+TRIGGER_PATHS = frozenset(TRIGGERS)
 BUDGET_SMOOTHING = 5  # intervals the rules average the budget over
 STALE_TICKS = 3  # a host this many ticks behind is not waited for
 HOLD_S, HOLD_TICKS = 10.0, 3  # a finding closes when not asserted for this long
@@ -214,13 +215,12 @@ class Analyzer:
         series = self.tracker.series(trigger.key)
         if series is None:
             return None
-        trigger_paths = {(c, i, f) for c, i, f in TRIGGERS}
         candidates = []
         for view in ctx.hosts.values():
             if not ctx.on_commit_path(view.name):
                 continue  # seed 003: an ASYNC standby's faults never line up as the cause
             for key, o in view.outliers.items():
-                if view is p and key[1:] in trigger_paths:
+                if view is p and key[1:] in TRIGGER_PATHS:
                     continue
                 if ctx.off_path(view.name, (key,)):
                     continue  # an ASYNC or archiver socket, a Fast Sync standby's SRL writes

@@ -119,7 +119,10 @@ class Timeline:
         if unheard(frame):
             frames = self.history.frames(host)
             i = bisect.bisect_right(frames, frame.time, key=lambda f: f.time)
-            heard = next((f.time for f in reversed(frames[:i]) if not unheard(f)), None)
+            # back from the cursor over the silent run only, without copying the history again
+            heard = next(
+                (frames[j].time for j in range(i - 1, -1, -1) if not unheard(frames[j])), None
+            )
             return heard if heard is not None else frame.time
         return frame.time if live and self.is_stale(host) else None
 
