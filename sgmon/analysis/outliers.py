@@ -225,6 +225,16 @@ def busy_pct(row: Mapping[str, object]) -> float | None:
     return 100.0 - idle - sum(x for f in ("iowait", "nice") if (x := number(row.get(f))))
 
 
+def free_pct(row: Mapping[str, object]) -> float | None:
+    """What the %idle limit grades: the time the CPUs ran no code, 100 - ``busy_pct`` (idle,
+    iowait and nice), never below mpstat's own %idle (guest time and rounding can make the
+    busy parts add up past 100 - %idle).  One figure for the cells and the CPU rule."""
+    idle, busy = number(row.get("idle")), busy_pct(row)
+    if busy is None:
+        return idle
+    return 100.0 - busy if idle is None else max(idle, 100.0 - busy)
+
+
 class OutlierTracker:
     """Per-host series state; ``update(frame)`` returns that host's open outliers."""
 
@@ -433,10 +443,10 @@ class OutlierTracker:
         average counts only while the run queue breaks its own limit (None: not graded)."""
         name = latch.key[3]
         if name == "idle":
-            busy = busy_pct(row)
-            if busy is None or 100.0 - busy <= v:
+            free = free_pct(row)
+            if free is None or free <= v:
                 return v, name
-            return 100.0 - busy, "idle+iowait+nice"
+            return free, "idle+iowait+nice"
         runq = number(row.get("runq_sz"))
         if runq is None:
             return v, name

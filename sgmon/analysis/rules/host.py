@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from sgmon.analysis.context import Context, HostView, once
-from sgmon.analysis.outliers import busy_pct
+from sgmon.analysis.outliers import busy_pct, free_pct
 from sgmon.analysis.rules.base import (
     CAUSE,
     OVERHEAD_MIN,
@@ -49,8 +49,7 @@ def _cpu(ctx: Context, view: HostView) -> _Cpu:
     on a disk, so it is evidence, never the verdict)."""
     h = view.name
     row = view.frame.rows("cpu").get("all", {})
-    busy, runq = busy_pct(row), number(row.get("runq_sz"))
-    idle = None if busy is None else 100.0 - busy
+    busy, runq, idle = busy_pct(row), number(row.get("runq_sz")), free_pct(row)
     full = ctx.grader.grade(h, "cpu", "all", "idle", idle, ncpu=view.ncpu) != "ok"
     queued = ctx.grader.grade(h, "cpu", "all", "runq_sz", runq, ncpu=view.ncpu) != "ok"
     saturated = full or (queued and idle is not None and idle < QUEUED_IDLE)
