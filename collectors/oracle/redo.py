@@ -44,7 +44,12 @@ FIELDS = (
     ),
     Field("user_commits", "/s", R, "user commits per second (transactions)"),
     Field("user_rollbacks", "/s", R, "user rollbacks per second"),
-    Field("redo_size_lwd", "B/s", R, "redo for lost write detection per second (DB_LOST_WRITE_PROTECT)"),
+    Field(
+        "redo_size_lwd",
+        "B/s",
+        R,
+        "redo for lost write detection per second (DB_LOST_WRITE_PROTECT)",
+    ),
     Field("phys_reads_cache", "/s", R, "physical reads into the buffer cache per second"),
     Field("redo_synch_polls", "/s", R, "commits that polled for LGWR, not posted (adaptive sync)"),
     Field("redo_synch_poll_writes", "/s", R, "redo synch writes that used polling per second"),
