@@ -350,9 +350,7 @@ class PumpSource(_SshSource):
         options are checked against the host's devices and interfaces)."""
         self._ports, self._peers, self._tails = ports, peers, tails
         """The DG sockets' filter; the trace files to tail, as (directory, name pattern)."""
-        self.mirror = Mirror(host.name)
-        for directory, _ in tails:  # there before a file arrives, as a directory to follow
-            os.makedirs(self.mirror.local(directory), exist_ok=True)
+        self.mirror = Mirror(host.name, (directory for directory, _ in tails))
         self._engine: Engine | None = None
         self._remote_clock = time.monotonic()
         """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
@@ -378,7 +376,6 @@ class PumpSource(_SshSource):
     def _begin(self, proc: subprocess.Popen) -> None:
         from sgmon.remote.mirror import request
 
-        self.mirror.restart()
         self._shift = None
         assert proc.stdin is not None
         with contextlib.suppress(OSError, ValueError):
@@ -431,8 +428,12 @@ class PumpSource(_SshSource):
         """Write the tick into the mirror and sample it (the first one only primes)."""
         try:
             tick = self.mirror.apply(payload)
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             self.dropped += 1
+            return
+        except OSError as e:  # /dev/shm or the temporary directory full: this tick is lost
+            self.dropped += 1
+            self._report(f"cannot keep this host's files in {self.mirror.root}: {e.strerror}")
             return
         self._remote_clock = tick.monotonic
         local_time = tick.time - (self.clock_offset or 0.0)

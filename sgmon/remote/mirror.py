@@ -12,17 +12,19 @@ reader exists only for remote hosts.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import shutil
 import socket
+import struct
 import tempfile
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, dump_request
 from sgmon.readers.rtnl import ROUTES_DUMP
+from sgmon.remote.pump import DIAG, EXTRA, HEAD, RETRANS, ROUTES
 
 EVERY_TICK = (
     "/proc/stat",
@@ -93,6 +95,11 @@ def request(
     return b"%d\n" % len(code) + code + json.dumps(spec).encode() + b"\n"
 
 
+def _slow_path(path: object) -> bool:
+    """Whether a path the pump names as slow is one a slow glob can match."""
+    return isinstance(path, str) and any(fnmatch.fnmatchcase(path, g) for g in SLOW)
+
+
 PREFIX = "sgmon-mirror-"
 """Mirror directories are named PREFIX<pid>-<host>-<random>: the pid tells one left by a
 process that was killed (and so could not remove it) from one in use."""
@@ -129,43 +136,66 @@ class Tick:
 class Mirror:
     """A private directory holding the remote host's files as the pump last shipped them."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, followed: Iterable[str] = ()) -> None:
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
         _remove_orphans(base)
         self.root = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{name}-", dir=base)
         self._fds: dict[str, int] = {}
         self._slow: set[str] = set()
-        self._inflate = zlib.decompressobj()
-
-    def restart(self) -> None:
-        """A new session: a new zlib stream (the files stay until overwritten)."""
-        self._inflate = zlib.decompressobj()
+        self.followed = frozenset(os.path.normpath(d) for d in followed)
+        for directory in self.followed:  # there before a file arrives, as a directory to follow
+            os.makedirs(self.local(directory), exist_ok=True)
 
     def apply(self, chunk: bytes) -> Tick:
         """Write one tick's files into the tree (raises ValueError on a malformed tick)."""
         try:
-            body = self._inflate.decompress(chunk)
-        except zlib.error as e:
+            return self._apply(chunk)
+        except (struct.error, ValueError) as e:  # a JSON, Unicode or size error is a ValueError
             raise ValueError(f"corrupt tick: {e}") from None
-        end = body.find(b"\n")
-        head = json.loads(body[:end])
-        pos = end + 1
-        if "slow" in head:
-            now = set(head["slow"])
-            for gone in self._slow - now:
+
+    def _apply(self, body: bytes) -> Tick:
+        wall, mono, seq, flags, count = HEAD.unpack_from(body)
+        pos = HEAD.size
+        note = {}
+        if flags & EXTRA:
+            (size,) = struct.unpack_from("<I", body, pos)
+            note = json.loads(body[pos + 4 : pos + 4 + size])
+            pos += 4 + size
+        if not isinstance(note, dict):
+            raise ValueError("its note is not an object")
+        slow, tails = note.get("slow"), note.get("tails", [])
+        if not (isinstance(slow, list | None) and isinstance(tails, list)):
+            raise ValueError("its note names no list")
+        if not all(map(_slow_path, slow or ())) or not all(map(self._followed, tails)):
+            raise ValueError("a file that was not asked for")
+        sizes = struct.unpack_from(f"<{count}i", body, pos)
+        pos += 4 * count
+        names: list[str] = list(EVERY_TICK)
+        if flags & RETRANS:
+            names += [*ON_RETRANS, *(slow or ())]
+        names += ["/" + SOCK_DIAG_DUMP] if flags & DIAG else []
+        names += ["/" + ROUTES_DUMP] if flags & ROUTES else []
+        if len(names) + len(tails) != count or pos + sum(n for n in sizes if n > 0) != len(body):
+            raise ValueError("its pieces do not add up")
+        if slow is not None:
+            for gone in self._slow - set(slow):
                 self._drop(gone)
-            self._slow = now
-        for path, size in head["f"]:
-            self._put(path, body[pos : pos + size])
-            pos += size
-        for key, name in (("diag", SOCK_DIAG_DUMP), ("routes", ROUTES_DUMP)):
-            if key in head:
-                self._put("/" + name, body[pos : pos + head[key]])
-                pos += head[key]
-        for path, size in head.get("tails", ()):
-            self._append(path, body[pos : pos + size])
-            pos += size
-        return Tick(float(head["t"]), float(head["m"]), int(head["seq"]))
+            self._slow = set(slow)
+        for i, size in enumerate(sizes):
+            data = body[pos : pos + max(size, 0)]
+            pos += max(size, 0)
+            if i >= len(names):
+                self._append(tails[i - len(names)], data)
+            elif size < 0:
+                self._drop(names[i])  # gone there, or unreadable: gone here too
+            else:
+                self._put(names[i], data)
+        return Tick(wall, mono, seq)
+
+    def _followed(self, path: object) -> bool:
+        """Whether a tail the pump names is in a trace directory this side asked it to follow
+        (a far side gone wrong must not make this side keep a file open per name it invents)."""
+        return isinstance(path, str) and os.path.dirname(os.path.normpath(path)) in self.followed
 
     def local(self, remote_path: str) -> str:
         """Where a remote absolute path is in the tree."""

@@ -10,22 +10,25 @@ It parses nothing.  The consumer's first line on stdin is the request (JSON): th
 every tick, files to read when TCP's RetransSegs moved (/proc/net/netstat, whose counters move
 only with a retransmission, costs the kernel 2.5 times /proc/net/snmp) and every ``slow_every``
 seconds, globs of files to read every ``slow_every`` seconds (link speeds, partition flags,
-socket buffer sysctls), sock_diag netlink requests to send every tick (the Data Guard port
+socket buffer sysctls; a glob is looked up again only when its directory lists other names),
+sock_diag netlink requests to send every tick (the Data Guard port
 filter, built by the consumer), trace files to tail (directories and name patterns).  Each
 tick, on a wall-clock boundary of ``interval`` shifted by ``shift`` (so its ticks fall on the
-consumer's boundaries), it reads
-them (descriptors kept open, one ``pread`` each, as sadc does) and writes one message: a JSON
-header naming each piece and its length, then the pieces, through one zlib stream flushed per
-tick, so what did not change since the last tick costs next to nothing on the wire.
+consumer's boundaries), it reads them (descriptors kept open, one ``pread`` each, as sadc
+does) and writes one message: a binary head (``HEAD``), each piece's length, then the pieces.
+Not compressed: zlib cost the host a quarter more CPU than the whole tick without it, to save
+bytes on a link that carries redo (bench/README.md, "The pump on a remote host").  A tick does
+as little Python as it can: a cold interpreter woken once a second pays for every line.
 
 Messages to the consumer: one kind byte, a 4-byte big-endian length, the payload.  ``H`` hello
-(JSON), ``T`` a tick (the next piece of the zlib stream), ``P`` a pong (JSON), ``E`` a problem
+(JSON), ``T`` a tick, ``P`` a pong (JSON), ``E`` a problem
 (text, once).  Lines from the consumer after the request: ``ping T`` (answered with a pong
 carrying this host's clock) and ``shift S``.  Without a line for ``orphan_after`` seconds the
 pump ends (see ``orphaned``).
 """
 
 import contextlib
+import gc
 import glob
 import json
 import os
@@ -36,10 +39,27 @@ import struct
 import sys
 import threading
 import time
-import zlib
 
 LOCK = threading.Lock()
+HEAD = struct.Struct("<ddIBH")
+"""A tick's head: wall clock, monotonic clock, number, flags, pieces; then, with EXTRA, a JSON
+note (its length first); then each piece's length (-1: could not be read); then the pieces."""
+RETRANS, DIAG, ROUTES, EXTRA = 1, 2, 4, 8
+"""RETRANS: the on_retrans files (and on a slow tick the slow files) follow the tick's files;
+DIAG: the sockets' netlink replies follow them, ROUTES: then the routes toward their peers;
+EXTRA: a note names the slow files (a slow tick) and the trace files whose tails end the
+pieces."""
 STATE = {"shift": 0.0, "heard": time.monotonic()}
+
+
+def pack(wall, mono, seq, flags, blobs, extra):
+    """One tick's message (see HEAD); a piece that is None could not be read."""
+    sizes = [-1 if b is None else len(b) for b in blobs]
+    note = json.dumps(extra).encode() if extra else b""
+    head = HEAD.pack(wall, mono, seq, flags | (EXTRA if note else 0), len(sizes))
+    if note:
+        head += struct.pack("<I", len(note)) + note
+    return b"".join([head, struct.pack(f"<{len(sizes)}i", *sizes), *filter(None, blobs)])
 
 
 def send(kind, payload):
@@ -113,16 +133,34 @@ def replies(sock, expected):
             return b"".join(out), found
 
 
-def tcp_counter(snmp, *names):
-    """The sum of these Tcp: counters of /proc/net/snmp, or None."""
-    lines = [line.split() for line in snmp.split(b"\n") if line.startswith(b"Tcp:")]
-    if len(lines) < 2:
-        return None
-    head, values = lines[0], lines[1]
-    try:
-        return sum(int(values[head.index(name)]) for name in names)
-    except (IndexError, ValueError):
-        return None
+class TcpCounters:
+    """RetransSegs and ActiveOpens + PassiveOpens from /proc/net/snmp's Tcp: value line, the
+    columns found once in its name line (which does not change while the kernel runs)."""
+
+    NAMES = (b"RetransSegs", b"ActiveOpens", b"PassiveOpens")
+
+    def __init__(self):
+        self.cols = None
+
+    def read(self, snmp):
+        """(retransmitted segments, connections opened), or (None, None)."""
+        head = snmp.find(b"Tcp:")
+        mid = snmp.find(b"\n", head) + 1
+        end = snmp.find(b"\n", mid)
+        if head < 0 or not mid or not snmp.startswith(b"Tcp:", mid):
+            return None, None
+        if self.cols is None:
+            names = snmp[head:mid].split()
+            try:
+                self.cols = [names.index(n) for n in self.NAMES]
+            except ValueError:
+                return None, None
+        values = snmp[mid : end if end > 0 else len(snmp)].split()
+        try:
+            retrans, active, passive = (int(values[c]) for c in self.cols)
+        except (IndexError, ValueError):
+            return None, None
+        return retrans, active + passive
 
 
 class Sockets:
@@ -198,6 +236,40 @@ def routes(sock, idents):
     return b"".join(out)
 
 
+def listing(directory, cache):
+    """A directory's names, listed again only when its mtime moved (kept only when that was
+    over a second before: a file made in the same clock tick as the listing would not move it
+    again)."""
+    try:
+        stamp = os.stat(directory).st_mtime_ns
+        if cache.get(directory, (None,))[0] != stamp:
+            names = os.listdir(directory)
+            cache[directory] = (stamp if time.time() - stamp / 1e9 > 1.0 else None, names)
+    except OSError:
+        cache.pop(directory, None)
+        return ()
+    return cache[directory][1]
+
+
+def expand(patterns, cache):
+    """The paths the globs match, found again (glob looks up every entry's file) only when the
+    directory above the first wildcard lists other names: sysfs directories keep their mtime
+    when a device comes or goes, so only a listing tells."""
+    out = []
+    for pattern in patterns:
+        if "*" not in pattern:
+            out.append(pattern)  # read, or known missing, like any file
+            continue
+        try:
+            names = os.listdir(os.path.dirname(pattern.partition("*")[0]))
+        except OSError:
+            names = None
+        if cache.get(pattern, (None,))[0] != names or names is None:
+            cache[pattern] = (names, glob.glob(pattern))
+        out += cache[pattern][1]
+    return sorted(set(out))
+
+
 class Tails:
     """The bytes appended to the trace files since the last tick.  The files are those of each
     (directory, name pattern) of the request, listed again every ``slow_every`` seconds (an
@@ -211,14 +283,18 @@ class Tails:
         self.at = {}
         self.paths = []
         self.started = None
+        self.listed = {}
+
+    def listing(self, directory):
+        """The directory's names, listed again only when its mtime moved: an Oracle trace
+        directory can hold tens of thousands of files, and the three followed processes often
+        share one."""
+        return listing(directory, self.listed)
 
     def find(self):
         found = []
         for directory, pattern in self.specs:
-            try:
-                names = os.listdir(directory)
-            except OSError:
-                continue
+            names = self.listing(directory)
             found += [os.path.join(directory, n) for n in names if pattern.fullmatch(n)]
         if self.started is None:
             self.started = time.time()
@@ -317,11 +393,13 @@ def main():
         thread.daemon = True
         thread.start()
     files = Files()
-    packer = zlib.compressobj(6)
-    slow_paths = []
+    counters = TcpCounters()
+    slow_paths, listed = [], {}
     slow_at = -slow_every
     retrans = None
     seq = 0
+    if hasattr(gc, "freeze"):  # 3.7+
+        gc.freeze()  # novermin (what the set-up made is never garbage: collections skip it)
     while True:
         shift = STATE["shift"]
         now = time.time()
@@ -329,52 +407,43 @@ def main():
         time.sleep(max(0.0, target - now))
         seq += 1
         mono = time.monotonic()
-        header = {"t": time.time(), "m": mono, "seq": seq, "f": []}
-        blobs = []
-        if mono - slow_at >= slow_every:
+        wall = time.time()
+        flags, extra, blobs = 0, {}, []
+        slow_tick = mono - slow_at >= slow_every
+        if slow_tick:
             slow_at = mono
-            found = sorted({p for g in slow for p in glob.glob(g)})
+            found = expand(slow, listed)
             files.forget(set(slow_paths) - set(found))
-            header["slow"] = slow_paths = found
+            extra["slow"] = slow_paths = found
             tails.find()
-        snmp = files.read("/proc/net/snmp") or b""
-        now_retrans = tcp_counter(snmp, b"RetransSegs")
+        snmp = files.read("/proc/net/snmp")
+        now_retrans, opens = counters.read(snmp or b"")
         wanted = every
-        if "slow" in header or now_retrans is None or now_retrans != retrans:
-            wanted = every + on_retrans + (slow_paths if "slow" in header else [])
+        if slow_tick or now_retrans is None or now_retrans != retrans:
+            flags |= RETRANS
+            wanted = every + on_retrans + (slow_paths if slow_tick else [])
             retrans = now_retrans
         for path in wanted:
-            data = snmp if path == "/proc/net/snmp" else files.read(path)
-            if data is not None:
-                header["f"].append([path, len(data)])
-                blobs.append(data)
+            blobs.append(snmp if path == "/proc/net/snmp" else files.read(path))
         if sockets is not None:
             try:
-                data = sockets.read(mono, tcp_counter(snmp, b"ActiveOpens", b"PassiveOpens"))
+                blobs.append(sockets.read(mono, opens))
+                flags |= DIAG
             except OSError as e:
                 send(b"E", f"sock_diag: {e}".encode())
                 sockets.sock.close()
                 sockets = None
-            else:
-                header["diag"] = len(data)
-                blobs.append(data)
-            if (
-                rtnl is not None
-                and sockets is not None
-                and ("slow" in header or sockets.peers != peers)
-            ):
+            if rtnl is not None and sockets is not None and (slow_tick or sockets.peers != peers):
                 peers = sockets.peers
                 try:
-                    data = routes(rtnl, peers)
+                    blobs.append(routes(rtnl, peers))
                 except OSError:
-                    data = b""  # no route answer: rto_min unknown this round
-                header["routes"] = len(data)
-                blobs.append(data)
+                    blobs.append(b"")  # no route answer: rto_min unknown this round
+                flags |= ROUTES
         for path, data in tails.read():
-            header.setdefault("tails", []).append([path, len(data)])
+            extra.setdefault("tails", []).append(path)
             blobs.append(data)
-        body = json.dumps(header).encode() + b"\n" + b"".join(blobs)
-        send(b"T", packer.compress(body) + packer.flush(zlib.Z_SYNC_FLUSH))
+        send(b"T", pack(wall, mono, seq, flags, blobs, extra))
 
 
 if __name__ == "__main__":

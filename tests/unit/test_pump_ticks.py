@@ -1,0 +1,125 @@
+"""The pump's tick as the mirror reads it: what one side packs the other writes, file for file;
+a damaged or invented tick is one ValueError and writes nothing outside what was asked for."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sgmon.readers.inet_diag import SOCK_DIAG_DUMP
+from sgmon.remote.mirror import EVERY_TICK, ON_RETRANS, Mirror
+from sgmon.remote.pump import DIAG, HEAD, RETRANS, pack
+
+TRACES = "/u01/app/oracle/diag/rdbms/boston/boston/trace"
+
+
+@pytest.fixture
+def mirror() -> Iterator[Mirror]:
+    m = Mirror("unit", (TRACES,))
+    yield m
+    m.close()
+
+
+def _read(m: Mirror, path: str) -> bytes | None:
+    local = Path(m.local(path))
+    return local.read_bytes() if local.exists() else None
+
+
+def _files(tag: bytes) -> list[bytes | None]:
+    return [tag + b" " + p.encode() + b"\n" for p in EVERY_TICK]
+
+
+def test_a_slow_tick_writes_every_piece_where_the_collectors_read_it(mirror: Mirror) -> None:
+    slow = ["/sys/class/net/eth0/speed", "/proc/sys/net/core/rmem_max"]
+    lgwr = f"{TRACES}/boston_lgwr_4242.trc"
+    blobs = [*_files(b"one"), b"netstat", b"10000\n", b"4194304\n", b"\x01diag", b"redo 3\n"]
+    body = pack(1.5, 2.5, 7, RETRANS | DIAG, blobs, {"slow": slow, "tails": [lgwr]})
+    tick = mirror.apply(body)
+    assert (tick.time, tick.monotonic, tick.seq) == (1.5, 2.5, 7)
+    for path, data in zip(EVERY_TICK, _files(b"one"), strict=True):
+        assert _read(mirror, path) == data
+    assert _read(mirror, ON_RETRANS[0]) == b"netstat"
+    assert _read(mirror, slow[0]) == b"10000\n"
+    assert _read(mirror, "/" + SOCK_DIAG_DUMP) == b"\x01diag"
+    assert _read(mirror, lgwr) == b"redo 3\n"
+    second = [*_files(b"two"), b"redo 4\n"]
+    second[EVERY_TICK.index("/proc/pressure/io")] = None  # unreadable there: gone here
+    mirror.apply(pack(2.5, 3.5, 8, 0, second, {"tails": [lgwr]}))
+    assert _read(mirror, "/proc/stat") == b"two /proc/stat\n"
+    assert _read(mirror, "/proc/pressure/io") is None
+    assert _read(mirror, lgwr) == b"redo 3\nredo 4\n"  # a tail is appended
+    assert _read(mirror, slow[0]) == b"10000\n"  # a slow file stays until the next slow tick
+    third = [*_files(b"3"), b"netstat", b"4194304\n"]
+    mirror.apply(pack(3.5, 4.5, 9, RETRANS, third, {"slow": slow[1:]}))
+    assert _read(mirror, slow[0]) is None  # the link went away
+
+
+def _valid() -> bytes:
+    return pack(1.0, 2.0, 3, DIAG, [*_files(b"x"), b"diag"], {"tails": [f"{TRACES}/a.trc"]})
+
+
+def _damaged() -> Iterator[tuple[str, bytes]]:
+    good = _valid()
+    for cut in (0, 5, HEAD.size, HEAD.size + 3, len(good) // 2, len(good) - 1):
+        yield f"cut at {cut}", good[:cut]
+    yield "a byte too many", good + b"x"
+    wall, mono, seq, flags, count = HEAD.unpack_from(good)
+    yield "a piece too many", HEAD.pack(wall, mono, seq, flags, count + 1) + good[HEAD.size :]
+    yield "65535 pieces", HEAD.pack(wall, mono, seq, 0, 65535) + b"\0" * 4 * 65535
+    yield "sizes past the end", pack(1, 2, 3, 0, [b"a" * 10] * len(EVERY_TICK), {})[:-5]
+    for note in (b"[1, 2]", b"{", b"\xff\xfe", b'{"slow": [7]}', b'{"tails": {"a": 1}}'):
+        yield f"note {note!r}", HEAD.pack(1, 2, 3, 8, 0) + struct.pack("<I", len(note)) + note
+    invented = [
+        {"slow": ["/etc/passwd"]},
+        {"slow": ["/sys/class/net/../../../etc/shadow"]},
+        {"tails": ["/etc/passwd"]},
+        {"tails": [f"{TRACES}/../../../../../../../etc/passwd"]},
+    ]
+    for note in invented:
+        extra = len(note.get("slow", ())) + len(note.get("tails", ()))
+        flags = RETRANS if "slow" in note else 0
+        blobs = [*_files(b"x"), *([b"n"] if flags else []), *[b"evil"] * extra]
+        yield f"invented {json.dumps(note)}", pack(1, 2, 3, flags, blobs, note)
+
+
+@pytest.mark.parametrize(
+    ("why", "body"), list(_damaged()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_a_damaged_tick_is_one_value_error_and_writes_nothing(
+    mirror: Mirror, why: str, body: bytes
+) -> None:
+    with pytest.raises(ValueError, match="corrupt tick"):
+        mirror.apply(body)
+    written = [os.path.join(d, f) for d, _, files in os.walk(mirror.root) for f in files]
+    assert written == [], why
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400), st.integers(0, 200))
+def test_random_bytes_in_a_tick_are_a_value_error_or_a_tick(noise: bytes, at: int) -> None:
+    m = Mirror("fuzz", (TRACES,))
+    try:
+        good = _valid()
+        body = good[:at] + noise + good[at + len(noise) :]
+        with contextlib.suppress(ValueError):
+            m.apply(body)
+        outside = [
+            os.path.join(d, f)
+            for d, _, files in os.walk(m.root)
+            for f in files
+            if not os.path.join(d, f).startswith(
+                (m.local("/proc"), m.local("/sys"), m.local(TRACES))
+            )
+            and f != SOCK_DIAG_DUMP
+        ]
+        assert outside == []
+    finally:
+        m.close()
