@@ -3,16 +3,19 @@
 In ONE run, side by side over the same window, beside bench/overhead.py's socket farm (2,000
 loopback sockets, of which ``--dg-connections`` connections are on the Data Guard port):
 
-- the pump as it runs on a remote host: the system ``/usr/bin/python3 -I -c <bootstrap>`` fed
-  sgmon/remote/pump.py and its request on stdin (the same bytes ``ssh`` carries), at 1 Hz;
-- the installed agent, ``sgmon agent --interval 1`` (this checkout's interpreter);
+- the pump as it runs on a remote host: ``ssh`` to a loopback sshd of its own, which runs the
+  system ``/usr/bin/python3 -I -c <bootstrap>``, fed sgmon/remote/pump.py and its request on
+  stdin, at 1 Hz;
+- the installed agent, ``sgmon agent --interval 1`` (this checkout's interpreter), through its
+  own loopback sshd the same way;
 - ``sadc 1 N`` (sar's collector with its default activities) and ``sadc -S XALL 1 N``.
 
-CPU is each process's scheduler run time (/proc/PID/task/*/schedstat, ns) over the window after
-``--warmup`` seconds, per tick; ssh and sshd are not counted for either sgmon side (the same
-session carries both).  Bytes per tick are what each writes on its stdout, which is what ssh
-carries (before ssh's own compression, off by default): the pump's zlib stream, and, for
-reference, the same ticks inflated; the agent's NDJSON frames.
+CPU is scheduler run time (/proc/PID/task/*/schedstat, ns) over the window after ``--warmup``
+seconds, per tick: for each sgmon side, its program and, apart, the sshd processes of its session
+(they run on the database host too: encrypting and sending what the program writes).  On loopback
+the receiving side's TCP work is also charged to sshd, so its figure is an upper bound.  Bytes per
+tick are what each program writes to ssh (ssh's own compression is off by default).  Without
+/usr/sbin/sshd (or not root) the programs run without ssh and the sshd column says so.
 
     .venv/bin/python bench/pump_cost.py [--samples 60] [--warmup 5] [--rounds 3]
 """
@@ -22,15 +25,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
+import shutil
 import signal
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,37 +43,30 @@ from overhead import SADC, socket_farm, task_run
 from sgmon.remote.mirror import BOOTSTRAP, request
 
 DG_PORT = 46335
+SSHD = "/usr/sbin/sshd"
+SSH_PORT = 46340  # this engineer's port range; one sshd per sgmon side from here
 
 
 @dataclass
 class Contender:
-    """One process measured: its command, what it wrote, its CPU at the window's ends."""
+    """One program measured: its command, the sshd carrying it (if any), what it wrote, and
+    its CPU and its sshd's at the window's ends."""
 
     name: str
     argv: list[str]
     stdin: bytes | None = None
+    sshd: subprocess.Popen | None = None
     proc: subprocess.Popen | None = None
     wrote: int = 0
-    inflated: int = 0
-    marks: list[tuple[float, int, int]] = field(default_factory=list)  # (cpu s, bytes, inflated)
+    marks: list[tuple[float, float, int]] = field(default_factory=list)  # (cpu, sshd cpu, bytes)
 
 
-def _count(c: Contender, framed: bool) -> None:
-    """Read a contender's stdout to its end, counting bytes (and inflating the pump's ticks)."""
+def _count(c: Contender) -> None:
+    """Read a contender's stdout to its end, counting bytes."""
     out = c.proc.stdout if c.proc else None
-    if out is None:
-        return
-    if not framed:
+    if out is not None:
         for chunk in iter(lambda: out.read1(65536), b""):
             c.wrote += len(chunk)
-        return
-    inflate = zlib.decompressobj()
-    while len(head := out.read(5)) == 5:
-        kind, size = struct.unpack(">cI", head)
-        payload = out.read(size)
-        c.wrote += 5 + size
-        if kind == b"T":
-            c.inflated += len(inflate.decompress(payload))
 
 
 def _ping(c: Contender, stop: threading.Event) -> None:
@@ -81,27 +78,93 @@ def _ping(c: Contender, stop: threading.Event) -> None:
             c.proc.stdin.flush()
 
 
-def one_round(samples: int, warmup: int, connections: int, tmp: Path) -> list[Contender]:
+def _tree(pid: int) -> list[int]:
+    """A process and its descendants."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{p}/task"):
+                with contextlib.suppress(OSError):
+                    todo += map(int, Path(f"/proc/{p}/task/{task}/children").read_text().split())
+    return out
+
+
+def _cpu(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            total += task_run(pid)
+    return total
+
+
+def _mark(c: Contender) -> tuple[float, float, int]:
+    """(the program's CPU, its sshd processes' CPU, bytes written so far)."""
+    assert c.proc is not None
+    if c.sshd is None:
+        return _cpu([c.proc.pid]), 0.0, c.wrote
+    session = _tree(c.sshd.pid)[1:]  # not the listener, which only waits for connections
+    ours = {p for p in session if Path(f"/proc/{p}/comm").read_text().strip() != "sshd"}
+    return _cpu(sorted(ours)), _cpu([p for p in session if p not in ours]), c.wrote
+
+
+@contextlib.contextmanager
+def _sshd(tmp: Path, port: int) -> Iterator[tuple[subprocess.Popen, list[str]]]:
+    """A loopback sshd taking this bench's key, and the ssh command line that reaches it."""
+    for name in ("key", "host_key"):
+        if not (tmp / name).exists():
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp / name)], check=True
+            )
+    (tmp / "authorized").write_text((tmp / "key.pub").read_text())
+    cfg = tmp / f"sshd_{port}"
+    cfg.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {tmp / 'host_key'}\n"
+        f"AuthorizedKeysFile {tmp / 'authorized'}\nPidFile none\nUsePAM no\nStrictModes no\n"
+        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nLogLevel ERROR\n"
+    )
+    Path("/run/sshd").mkdir(exist_ok=True)
+    proc = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(cfg)], stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    ssh = [
+        "ssh", "-F", "/dev/null", "-p", str(port), "-i", str(tmp / "key"), "-o", "BatchMode=yes",
+        "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+        "-o", "LogLevel=ERROR", "root@127.0.0.1",
+    ]  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while subprocess.run([*ssh, "true"], capture_output=True, timeout=10).returncode:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the bench's sshd did not start")
+            time.sleep(0.2)
+        yield proc, ssh
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
+
+
+def one_round(samples: int, warmup: int, connections: int, tmp: Path, ssh: bool) -> list[Contender]:
     """All contenders at once over one window."""
-    cfg = tmp / "sgmon.toml"
-    cfg.write_text(f"[dataguard]\nports = [{DG_PORT}]\n")
     total = warmup + samples + 5
+    agent = f"SGMON_RUNTIME_DIR={shlex.quote(str(tmp))} {shlex.quote(sys.executable)} -m sgmon"
+    agent += f" agent --interval 1 --config {shlex.quote(str(tmp / 'sgmon.toml'))}"
+    (tmp / "sgmon.toml").write_text(f"[dataguard]\nports = [{DG_PORT}]\n")
+    pump = f"/usr/bin/python3 -I -c {shlex.quote(BOOTSTRAP)}"
     contenders = [
-        Contender(
-            "pump (python3 -I, on the host)",
-            ["/usr/bin/python3", "-I", "-c", BOOTSTRAP],
-            request(1.0, (DG_PORT,)),
-        ),
-        Contender(
-            "installed agent (sgmon agent)",
-            [sys.executable, "-m", "sgmon", "agent", "--interval", "1", "--config", str(cfg)],
-        ),
+        Contender("pump (python3 -I, on the host)", ["sh", "-c", pump], request(1.0, (DG_PORT,))),
+        Contender("installed agent (sgmon agent)", ["sh", "-c", agent]),
         Contender("sadc 1", [SADC, "1", str(total), str(tmp / "sa-default")]),
         Contender("sadc -S XALL 1", [SADC, "-S", "XALL", "1", str(total), str(tmp / "sa-xall")]),
     ]
     stop = threading.Event()
     threads = []
-    with socket_farm(DG_PORT, connections):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(socket_farm(DG_PORT, connections))
+        for i, c in enumerate(contenders[:2] if ssh else ()):
+            c.sshd, command = stack.enter_context(_sshd(tmp, SSH_PORT + i))
+            c.argv = [*command, c.argv[-1]]
         try:
             for c in contenders:
                 c.proc = subprocess.Popen(
@@ -110,15 +173,13 @@ def one_round(samples: int, warmup: int, connections: int, tmp: Path) -> list[Co
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                     start_new_session=True,
-                    env={**os.environ, "SGMON_RUNTIME_DIR": str(tmp)},
                 )
                 assert c.proc.stdin is not None
                 if c.stdin is not None:
                     c.proc.stdin.write(c.stdin)
                     c.proc.stdin.flush()
-                framed = c.name.startswith("pump")
-                threads.append(threading.Thread(target=_count, args=(c, framed), daemon=True))
-                if framed:
+                threads.append(threading.Thread(target=_count, args=(c,), daemon=True))
+                if c.stdin is not None:
                     threads.append(threading.Thread(target=_ping, args=(c, stop), daemon=True))
             for t in threads:
                 t.start()
@@ -126,8 +187,7 @@ def one_round(samples: int, warmup: int, connections: int, tmp: Path) -> list[Co
             for at in (warmup, warmup + samples):
                 time.sleep(max(0.0, t0 + at - time.monotonic()))
                 for c in contenders:
-                    assert c.proc is not None
-                    c.marks.append((task_run(c.proc.pid), c.wrote, c.inflated))
+                    c.marks.append(_mark(c))
         finally:
             stop.set()
             for c in contenders:
@@ -145,28 +205,35 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--dg-connections", type=int, default=8)
     a = p.parse_args()
+    ssh = os.geteuid() == 0 and os.path.exists(SSHD) and shutil.which("ssh") is not None
     per: dict[str, list[tuple[float, float, float]]] = {}
     for r in range(a.rounds):
         with tempfile.TemporaryDirectory(prefix="sgmon-pumpcost-") as tmp:
-            for c in one_round(a.samples, a.warmup, a.dg_connections, Path(tmp)):
-                (c0, b0, i0), (c1, b1, i1) = c.marks
-                ms = (c1 - c0) * 1000 / a.samples
-                per.setdefault(c.name, []).append(
-                    (ms, (b1 - b0) / a.samples, (i1 - i0) / a.samples)
-                )
-                print(f"round {r + 1}: {c.name}: {ms:.3f} ms CPU a tick", file=sys.stderr)
+            for c in one_round(a.samples, a.warmup, a.dg_connections, Path(tmp), ssh):
+                (c0, s0, b0), (c1, s1, b1) = c.marks
+                ms, sshd_ms = (c1 - c0) * 1000 / a.samples, (s1 - s0) * 1000 / a.samples
+                per.setdefault(c.name, []).append((ms, sshd_ms, (b1 - b0) / a.samples))
+                print(f"round {r + 1}: {c.name}: {ms:.3f} + sshd {sshd_ms:.3f} ms", file=sys.stderr)
     print(
         f"\n{a.rounds} rounds x {a.samples} ticks at 1 Hz, {a.warmup} s warm-up, "
-        f"2,000 loopback sockets, {a.dg_connections} DG connections\n"
+        f"2,000 loopback sockets, {a.dg_connections} DG connections"
+        + ("" if ssh else "; no sshd here: the programs ran without ssh")
+        + "\n"
     )
-    print("| contender | CPU ms a tick, min / median / max | bytes a tick on the wire |")
-    print("|---|---|---|")
+    print("| contender | CPU ms a tick, min / median / max | its sshd, median | total, median "
+          "| bytes a tick to ssh |")  # fmt: skip
+    print("|---|---|---|---|---|")
     for name, rows in per.items():
         cpu = sorted(r[0] for r in rows)
-        wire = statistics.median(r[1] for r in rows)
-        raw = statistics.median(r[2] for r in rows)
-        shown = f"{wire:,.0f}" + (f" ({raw:,.0f} inflated)" if raw else "") if wire else "(file)"
-        print(f"| {name} | {cpu[0]:.3f} / {statistics.median(cpu):.3f} / {cpu[-1]:.3f} | {shown} |")
+        sshd = statistics.median(r[1] for r in rows)
+        total = statistics.median(r[0] + r[1] for r in rows)
+        wire = statistics.median(r[2] for r in rows)
+        carried = sshd or name.startswith(("pump", "installed"))
+        print(
+            f"| {name} | {cpu[0]:.3f} / {statistics.median(cpu):.3f} / {cpu[-1]:.3f} | "
+            + (f"{sshd:.3f} | {total:.3f} | {wire:,.0f} |" if carried else "- | "
+               f"{total:.3f} | (its file) |")
+        )  # fmt: skip
     return 0
 
 

@@ -12,6 +12,7 @@ kernels) counts as 0 for the interval, as mpstat does.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
@@ -118,6 +119,11 @@ class CpuCollector(Collector):
     name = "cpu"
     description = "CPU utilisation per CPU (mpstat -P ALL) and run queue (sar -q)"
     fields = FIELDS
+    lines: ClassVar[Mapping[str, str]] = {
+        "/proc/stat": r"\n(?:cpu|ctxt |procs_running |procs_blocked )[^\n]*|\nintr \d+"
+    }
+    """What parse_stat reads: the intr line's first number only (its per-IRQ counts run to
+    thousands of numbers on a large host)."""
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         super().__init__(options)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import ClassVar
 
 from sgmon.collector import Collector, Unavailable
 from sgmon.model import Field, Kind, Rows, Value
-from sgmon.readers.procfile import KeyedLines, ProcFile
+from sgmon.readers.procfile import KeyedLines, ProcFile, keyed_pattern
 
 G, R = Kind.GAUGE, Kind.RATE
 
@@ -115,6 +116,10 @@ class PagingCollector(Collector):
     name = "paging"
     description = "paging and swapping (sar -B, sar -W), memory used, PSI"
     fields = FIELDS
+    lines: ClassVar[Mapping[str, str]] = {
+        "/proc/vmstat": keyed_pattern(_VMSTAT_KEYS, " "),
+        "/proc/meminfo": keyed_pattern(_MEMINFO_KEYS, ":"),
+    }
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         super().__init__(options)

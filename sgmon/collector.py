@@ -57,6 +57,11 @@ class Collector:
     session), or a call may block for long."""
     wrap_bits: ClassVar[Mapping[str, int]] = {}
     """Counter fields that wrap at 2**bits (e.g. 32-bit diskstats ms fields)."""
+    lines: ClassVar[Mapping[str, str]] = {}
+    """Host file -> a regular expression of the lines sample() reads in it, matched against the
+    file with a newline put before it (so each match starts with one): a remote pump ships only
+    those matches, joined.  A file not named here is shipped whole; a collector reading a file
+    another names must name its lines too."""
     sparse: ClassVar[bool] = False
     """Frame rows keep only the fields their raw row has: rows of different kinds (a socket
     and the host totals, a destination and a thread) share one declared field list."""

@@ -165,5 +165,28 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
     trace = config.collectors.get("oracle_trace", {})
     tails = tuple(followed(k, str(trace[k])) for k in ("lgwr", "nss", "rfs") if trace.get(k))
     return PumpSource(
-        host, os_side, config.ports, config.peers, tails, interval=interval, database=database
+        host,
+        os_side,
+        config.ports,
+        config.peers,
+        tails,
+        interval=interval,
+        database=database,
+        keep=_lines_read(),
     )
+
+
+def _lines_read() -> dict[str, str]:
+    """Host file -> the lines of it any OS collector reads (Collector.lines, one alternation):
+    what a pump ships of that file."""
+    out: dict[str, list[str]] = {}
+    for name in registry.names():
+        if name.startswith("oracle_"):
+            continue
+        try:
+            cls = registry.load(name)
+        except Exception:  # a broken plug-in is reported by make_collectors, never fatal
+            continue
+        for path, pattern in cls.lines.items():
+            out.setdefault(path, []).append(pattern)
+    return {path: "|".join(patterns) for path, patterns in out.items()}

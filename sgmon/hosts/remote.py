@@ -47,7 +47,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO
 
 from sgmon.collector import Collector
@@ -340,6 +340,7 @@ class PumpSource(_SshSource):
         peers: tuple[str, ...] = (),
         tails: tuple[tuple[str, str], ...] = (),
         interval: float | None = None,
+        keep: Mapping[str, str] | None = None,
         **kwargs,  # type: ignore[no-untyped-def]
     ) -> None:
         super().__init__(host, interval, **kwargs)
@@ -350,6 +351,8 @@ class PumpSource(_SshSource):
         options are checked against the host's devices and interfaces)."""
         self._ports, self._peers, self._tails = ports, peers, tails
         """The DG sockets' filter; the trace files to tail, as (directory, name pattern)."""
+        self._keep = dict(keep or {})
+        """Host file -> the lines of it the collectors read (Collector.lines)."""
         self.mirror = Mirror(host.name, (directory for directory, _ in tails))
         self._engine: Engine | None = None
         self._remote_clock = time.monotonic()
@@ -380,7 +383,7 @@ class PumpSource(_SshSource):
         assert proc.stdin is not None
         with contextlib.suppress(OSError, ValueError):
             orphan = max(10.0, 6 * self.ping_every)  # its pings keep it alive
-            spec = request(self.interval, self._ports, self._peers, self._tails, orphan)
+            spec = request(self.interval, self._ports, self._peers, self._tails, orphan, self._keep)
             proc.stdin.write(spec)
             proc.stdin.flush()
 

@@ -9,6 +9,7 @@ and a read to EOF took three.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 
@@ -46,6 +47,11 @@ def stat_fields(text: str) -> list[str]:
     """A /proc/PID/stat line's fields after ``(comm)``, which may hold spaces and parentheses:
     field 3 (state) first, so field N of proc(5) is at index N - 3."""
     return text[text.rfind(")") + 2 :].split()
+
+
+def keyed_pattern(keys: Iterable[str], sep: str) -> str:
+    """The ``lines`` pattern of the ``KEY<sep>value`` lines that KeyedLines(keys, sep) finds."""
+    return "\n(?:" + "|".join(map(re.escape, keys)) + ")" + re.escape(sep) + "[^\n]*"
 
 
 class KeyedLines:

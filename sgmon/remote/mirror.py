@@ -19,7 +19,7 @@ import shutil
 import socket
 import struct
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, dump_request
@@ -76,6 +76,7 @@ def request(
     peers: Iterable[str] = (),
     tails: Iterable[tuple[str, str]] = (),
     orphan_after: float = 60.0,
+    keep: Mapping[str, str] | None = None,
 ) -> bytes:
     """The bytes written to the remote python3's stdin: the program, then the pump's request."""
     ports, peers = tuple(ports), tuple(peers)
@@ -90,6 +91,7 @@ def request(
         else [],
         "tails": [list(t) for t in tails],
         "orphan_after": orphan_after,
+        "keep": dict(keep or {}),
     }
     code = program()
     return b"%d\n" % len(code) + code + json.dumps(spec).encode() + b"\n"

@@ -7,7 +7,8 @@ exits when its stdin closes (the ssh session ended) or its stdout is gone.  ``ve
 --target=3.6-`` checks it in the tests.
 
 It parses nothing.  The consumer's first line on stdin is the request (JSON): the files to read
-every tick, files to read when TCP's RetransSegs moved (/proc/net/netstat, whose counters move
+every tick (of some, only the lines a regular expression matches: ``keep``, from the collectors'
+``lines``), files to read when TCP's RetransSegs moved (/proc/net/netstat, whose counters move
 only with a retransmission, costs the kernel 2.5 times /proc/net/snmp) and every ``slow_every``
 seconds, globs of files to read every ``slow_every`` seconds (link speeds, partition flags,
 socket buffer sysctls; a glob is looked up again only when its directory lists other names),
@@ -50,6 +51,11 @@ DIAG: the sockets' netlink replies follow them, ROUTES: then the routes toward t
 EXTRA: a note names the slow files (a slow tick) and the trace files whose tails end the
 pieces."""
 STATE = {"shift": 0.0, "heard": time.monotonic()}
+
+
+def kept(lines, data):
+    """The lines of a file the consumer's collectors read (a compiled Collector.lines)."""
+    return b"".join(lines.findall(b"\n" + data))
 
 
 def pack(wall, mono, seq, flags, blobs, extra):
@@ -134,8 +140,9 @@ def replies(sock, expected):
 
 
 class TcpCounters:
-    """RetransSegs and ActiveOpens + PassiveOpens from /proc/net/snmp's Tcp: value line, the
-    columns found once in its name line (which does not change while the kernel runs)."""
+    """RetransSegs and ActiveOpens, PassiveOpens from /proc/net/snmp's Tcp: value line, as the
+    bytes they are (only whether they moved matters here), the columns found once in its name
+    line (which does not change while the kernel runs)."""
 
     NAMES = (b"RetransSegs", b"ActiveOpens", b"PassiveOpens")
 
@@ -144,23 +151,19 @@ class TcpCounters:
 
     def read(self, snmp):
         """(retransmitted segments, connections opened), or (None, None)."""
-        head = snmp.find(b"Tcp:")
-        mid = snmp.find(b"\n", head) + 1
-        end = snmp.find(b"\n", mid)
-        if head < 0 or not mid or not snmp.startswith(b"Tcp:", mid):
+        parts = snmp.split(b"\nTcp: ", 2)
+        if len(parts) < 3:
             return None, None
         if self.cols is None:
-            names = snmp[head:mid].split()
-            try:
-                self.cols = [names.index(n) for n in self.NAMES]
-            except ValueError:
+            names = parts[1].split(b"\n", 1)[0].split()
+            if not all(n in names for n in self.NAMES):
                 return None, None
-        values = snmp[mid : end if end > 0 else len(snmp)].split()
+            self.cols = [names.index(n) for n in self.NAMES]
+        values = parts[2].split(b"\n", 1)[0].split()
         try:
-            retrans, active, passive = (int(values[c]) for c in self.cols)
-        except (IndexError, ValueError):
+            return values[self.cols[0]], (values[self.cols[1]], values[self.cols[2]])
+        except IndexError:
             return None, None
-        return retrans, active + passive
 
 
 class Sockets:
@@ -368,6 +371,7 @@ def main():
     slow_every = float(spec.get("slow_every", 10.0))
     requests = [bytes.fromhex(r) for r in spec.get("diag", ())]
     tails = Tails(list(spec.get("tails", ())), int(spec.get("tail_max", 1 << 20)))
+    keep = {path: re.compile(rx.encode()) for path, rx in dict(spec.get("keep", {})).items()}
     hello = {
         "pump": 1,
         "python": platform.python_version(),
@@ -424,7 +428,9 @@ def main():
             wanted = every + on_retrans + (slow_paths if slow_tick else [])
             retrans = now_retrans
         for path in wanted:
-            blobs.append(snmp if path == "/proc/net/snmp" else files.read(path))
+            data = snmp if path == "/proc/net/snmp" else files.read(path)
+            lines = keep.get(path)
+            blobs.append(kept(lines, data) if lines is not None and data is not None else data)
         if sockets is not None:
             try:
                 blobs.append(sockets.read(mono, opens))
