@@ -40,6 +40,7 @@ from pathlib import Path
 
 from overhead import SADC, socket_farm, task_run
 
+from sgmon.hosts.build import _lines_read
 from sgmon.remote.mirror import BOOTSTRAP, request
 
 DG_PORT = 46335
@@ -153,7 +154,11 @@ def one_round(samples: int, warmup: int, connections: int, tmp: Path, ssh: bool)
     (tmp / "sgmon.toml").write_text(f"[dataguard]\nports = [{DG_PORT}]\n")
     pump = f"/usr/bin/python3 -I -c {shlex.quote(BOOTSTRAP)}"
     contenders = [
-        Contender("pump (python3 -I, on the host)", ["sh", "-c", pump], request(1.0, (DG_PORT,))),
+        Contender(
+            "pump (python3 -I, on the host)",
+            ["sh", "-c", pump],
+            request(1.0, (DG_PORT,), keep=_lines_read()),  # what sgmon sends it
+        ),
         Contender("installed agent (sgmon agent)", ["sh", "-c", agent]),
         Contender("sadc 1", [SADC, "1", str(total), str(tmp / "sa-default")]),
         Contender("sadc -S XALL 1", [SADC, "-S", "XALL", "1", str(total), str(tmp / "sa-xall")]),
