@@ -114,6 +114,7 @@ class Files:
 
 
 CONNECTED = sum(1 << s for s in (1, 2, 4, 5, 8, 9, 11))  # ss's default states
+BY_FAMILY = struct.pack("=H", 20)  # SOCK_DIAG_BY_FAMILY, a socket's reply (else NLMSG_ERROR)
 REDISCOVER = 10.0
 
 
@@ -189,12 +190,13 @@ class Sockets:
             return b""
         if self.known and not (opened and now >= self.next_dump):
             self.sock.send(self.lookups)
-            try:
-                data, found = replies(self.sock, self.known)
+            recv = self.sock.recv
+            try:  # one datagram per lookup, under a page: no 64 kB buffer each
+                got = [recv(4096) for _ in range(self.known)]
             except socket.timeout:  # noqa: UP041 (TimeoutError only from 3.10)
-                found = [(0, 0)]  # a reply short: dump
-            if all(kind == 20 and CONNECTED >> data[at + 17] & 1 for kind, at in found):
-                return data
+                got = [b""]  # a reply short: dump
+            if all(d[4:6] == BY_FAMILY and CONNECTED >> d[17] & 1 for d in got):
+                return b"".join(got)
         out, ids = [], []
         for request in self.requests:
             self.sock.send(request)
