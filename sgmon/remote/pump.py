@@ -114,6 +114,9 @@ class Files:
 
 
 CONNECTED = sum(1 << s for s in (1, 2, 4, 5, 8, 9, 11))  # ss's default states
+WAIT = struct.pack("@ll", 1, 0)
+"""A reply that never comes must not stop the ticks: a second at most, as the kernel's receive
+timeout (a Python socket timeout would poll before every receive)."""
 BY_FAMILY = struct.pack("=H", 20)  # SOCK_DIAG_BY_FAMILY, a socket's reply (else NLMSG_ERROR)
 REDISCOVER = 10.0
 
@@ -193,7 +196,7 @@ class Sockets:
             recv = self.sock.recv
             try:  # one datagram per lookup, under a page: no 64 kB buffer each
                 got = [recv(4096) for _ in range(self.known)]
-            except socket.timeout:  # noqa: UP041 (TimeoutError only from 3.10)
+            except BlockingIOError:  # SO_RCVTIMEO passed
                 got = [b""]  # a reply short: dump
             if all(d[4:6] == BY_FAMILY and CONNECTED >> d[17] & 1 for d in got):
                 return b"".join(got)
@@ -386,11 +389,11 @@ def main():
         try:
             sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)  # NETLINK_SOCK_DIAG
             sock.bind((0, 0))
-            sock.settimeout(1.0)  # a reply that never comes must not stop the ticks
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
             sockets = Sockets(sock, requests)
             rtnl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
             rtnl.bind((0, 0))
-            rtnl.settimeout(1.0)
+            rtnl.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
         except (OSError, AttributeError) as e:
             send(b"E", f"no netlink: {e}".encode())
     peers = None
