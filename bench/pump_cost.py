@@ -40,7 +40,7 @@ from pathlib import Path
 
 from overhead import SADC, socket_farm, task_run
 
-from sgmon.hosts.build import _lines_read
+from sgmon.hosts.build import lines_read
 from sgmon.remote.mirror import BOOTSTRAP, request
 
 DG_PORT = 46335
@@ -157,7 +157,7 @@ def one_round(samples: int, warmup: int, connections: int, tmp: Path, ssh: bool)
         Contender(
             "pump (python3 -I, on the host)",
             ["sh", "-c", pump],
-            request(1.0, (DG_PORT,), keep=_lines_read()),  # what sgmon sends it
+            request(1.0, (DG_PORT,), keep=lines_read()),  # what sgmon sends it
         ),
         Contender("installed agent (sgmon agent)", ["sh", "-c", agent]),
         Contender("sadc 1", [SADC, "1", str(total), str(tmp / "sa-default")]),

@@ -172,11 +172,11 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
         tails,
         interval=interval,
         database=database,
-        keep=_lines_read(),
+        keep=lines_read(),
     )
 
 
-def _lines_read() -> dict[str, str]:
+def lines_read() -> dict[str, str]:
     """Host file -> the lines of it any OS collector reads (Collector.lines, one alternation):
     what a pump ships of that file."""
     out: dict[str, list[str]] = {}

@@ -11,7 +11,7 @@ import pytest
 
 from collectors.cpu import parse_stat
 from collectors.paging import parse_meminfo, parse_vmstat
-from sgmon.hosts.build import _lines_read
+from sgmon.hosts.build import lines_read
 from sgmon.remote.pump import kept
 
 OLD_VMSTAT = "nr_free_pages 1\npgpgin 10\npgpgout 20\npswpin 3\npswpout 4\npgfault 99\n" + (
@@ -44,12 +44,12 @@ PARSE = {"/proc/stat": parse_stat, "/proc/vmstat": parse_vmstat, "/proc/meminfo"
 
 @pytest.mark.parametrize(("path", "data"), _files(), ids=lambda v: v if isinstance(v, str) else "")
 def test_the_kept_lines_give_the_whole_files_figures(path: str, data: bytes) -> None:
-    lines = re.compile(_lines_read()[path].encode())
+    lines = re.compile(lines_read()[path].encode())
     shipped = kept(lines, data)
     assert PARSE[path](shipped.decode()) == PARSE[path](data.decode())
     assert len(shipped) < len(data)
 
 
 def test_a_large_hosts_stat_ships_a_fraction_of_its_interrupt_line() -> None:
-    shipped = kept(re.compile(_lines_read()["/proc/stat"].encode()), BIG_STAT.encode())
+    shipped = kept(re.compile(lines_read()["/proc/stat"].encode()), BIG_STAT.encode())
     assert b"\nintr 123456789\n" in shipped + b"\n" and len(shipped) < len(BIG_STAT) // 4
