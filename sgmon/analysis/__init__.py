@@ -133,12 +133,14 @@ class Analyzer:
         common.max_lag = math.ceil(abs(self.skew) / interval) + 1
         hosts = host_claims(common)  # once a tick, not once per primary instance
         asserted: dict[str, Finding] = {}
+        silent = set()
         for f in self.liveness.findings(self._views, topo, self._time, interval):
             self._budget.pop(f.host, None)  # its last split is not now's
+            silent.add(f.host)
             asserted[f.key] = f
         explained = []
         for name in topo.primaries or (None,):
-            ctx = self._context(common, topo, name)
+            ctx = self._context(common, topo, name, silent)
             for f in evaluate(ctx, hosts):  # a standby's finding, from each instance: one, worst
                 if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
                     asserted[f.key] = _of_instance(f, ctx) if f.host == name else f
@@ -154,10 +156,14 @@ class Analyzer:
         self._closed.extend(self.book.closed)
         self._changed.extend(self.book.changed)
 
-    def _context(self, common: Context, topo: topology.Topology, name: str | None) -> Context:
+    def _context(
+        self, common: Context, topo: topology.Topology, name: str | None, silent: set[str]
+    ) -> Context:
         """What the rules see for one primary instance: the tick's ``common`` context with
         that instance and every other host but the other instances (RAC: each instance's
-        commit path is its own), and the instance's budget and chain."""
+        commit path is its own), and the instance's budget and chain.  A ``silent`` instance
+        has no budget: the split of its last heard seconds is not now's, and once it is heard
+        again its budget starts afresh."""
         hosts, instances = self._views, {}
         if len(topo.primaries) > 1:
             hosts = {n: v for n, v in hosts.items() if n == name or n not in topo.primaries}
@@ -167,7 +173,9 @@ class Analyzer:
         ctx.interval, ctx.max_lag = common.interval, common.max_lag
         primary, standby = ctx.primary, ctx.standby
         path = self._paths.setdefault(name or "", _Path())
-        if primary is not None and primary.frame.time != path.budget_time:
+        if primary is not None and primary.name in silent:
+            path.recent.clear()
+        elif primary is not None and primary.frame.time != path.budget_time:
             path.budget_time = primary.frame.time
             fast = standby is not None and topo.fast_sync(standby.name)
             b = commit_budget(primary.frame, standby.frame if standby else None, fast)

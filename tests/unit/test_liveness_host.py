@@ -132,3 +132,25 @@ def test_the_pane_and_header_of_a_dead_host_say_stale_and_draw_no_budget() -> No
     assert view.budget is None
     lines = [t.plain for t in render_budget(view, 80).renderables]  # type: ignore[attr-defined]
     assert "nothing heard since" in lines[1] and len(lines) == 2, lines
+
+
+def test_the_rules_see_no_budget_of_a_silent_primary(monkeypatch) -> None:
+    """failover: once site_a is silent, the rules get no commit budget for it (its last heard
+    seconds' split is not now's), where they had been given the smoothed pre-silence one."""
+    import sgmon.analysis as analysis
+
+    seen: list[tuple[float, str | None, object]] = []
+    evaluate = analysis.evaluate
+
+    def spy(ctx, hosts):  # type: ignore[no-untyped-def]
+        seen.append((ctx.now, ctx.primary_name, ctx.budget))
+        return evaluate(ctx, hosts)
+
+    monkeypatch.setattr(analysis, "evaluate", spy)
+    run = _run("failover", 45)
+    dead = next(t for t, st in run if _silent(st, "site_a"))
+    onset = START + 30.0
+    before = [b for now, name, b in seen if name == "site_a" and now < onset]
+    after = [b for now, name, b in seen if name == "site_a" and now > onset + dead]
+    assert any(b is not None for b in before)  # the spy sees budgets when there are some
+    assert after and all(b is None for b in after)
