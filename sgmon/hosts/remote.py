@@ -7,7 +7,7 @@ makes a host that wants a password fail at once with one line instead of prompti
 
 - **The pump** (``PumpSource``, the default: nothing installed there).  ssh runs the host's own
   ``python3 -I -c`` with a bootstrap that reads sgmon/remote/pump.py from stdin; each tick the
-  pump ships the raw /proc files and the Data Guard sockets' netlink replies, compressed, and
+  pump ships the raw /proc files and the Data Guard sockets' netlink replies as they are, and
   they are written into a local mirror of the host's tree (sgmon/remote/mirror.py) that the
   usual collectors read through their ``root`` option, ticked as each tick arrives.  Rates span
   the far side's own reading times, and the frame is placed on this machine's time axis by the

@@ -12,20 +12,19 @@ every tick (of some, only the lines a regular expression matches: ``keep``, from
 only with a retransmission, costs the kernel 2.5 times /proc/net/snmp) and every ``slow_every``
 seconds, globs of files to read every ``slow_every`` seconds (link speeds, partition flags,
 socket buffer sysctls; a glob is looked up again only when its directory lists other names),
-sock_diag netlink requests to send every tick (the Data Guard port
-filter, built by the consumer), trace files to tail (directories and name patterns).  Each
+sock_diag netlink requests to send every tick (the Data Guard port filter, built by the
+consumer), trace files to tail (directories and name patterns).  Each
 tick, on a wall-clock boundary of ``interval`` shifted by ``shift`` (so its ticks fall on the
 consumer's boundaries), it reads them (descriptors kept open, one ``pread`` each, as sadc
 does) and writes one message: a binary head (``HEAD``), each piece's length, then the pieces.
-Not compressed: zlib cost the host a quarter more CPU than the whole tick without it, to save
-bytes on a link that carries redo (bench/README.md, "The pump on a remote host").  A tick does
+Not compressed: zlib cost the host about a third more CPU than the whole tick without it
+(bench/README.md, "The pump on a remote host").  A tick does
 as little Python as it can: a cold interpreter woken once a second pays for every line.
 
 Messages to the consumer: one kind byte, a 4-byte big-endian length, the payload.  ``H`` hello
-(JSON), ``T`` a tick, ``P`` a pong (JSON), ``E`` a problem
-(text, once).  Lines from the consumer after the request: ``ping T`` (answered with a pong
-carrying this host's clock) and ``shift S``.  Without a line for ``orphan_after`` seconds the
-pump ends (see ``orphaned``).
+(JSON), ``T`` a tick, ``P`` a pong (JSON), ``E`` a problem (text, once).  Lines from the
+consumer after the request: ``ping T`` (answered with a pong carrying this host's clock) and
+``shift S``.  Without a line for ``orphan_after`` seconds the pump ends (see ``orphaned``).
 """
 
 import contextlib
