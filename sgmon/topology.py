@@ -59,6 +59,15 @@ def is_sync(mode: object) -> bool:
     return str(mode or "").upper() in SYNC_MODES
 
 
+def ships_sync(row: Mapping[str, object]) -> bool:
+    """Whether a destination row (oracle_dg ``dest_N``) is SYNC and shipping now: a STATUS under
+    which nothing ships (OFF), or ERROR (after NET_TIMEOUT the primary stopped waiting for it),
+    means no remote write is in a commit.  Its place in the configuration is Dest.commit_path,
+    which an ERROR keeps: the standby is still the SYNC one, failing."""
+    status = str(row.get("status") or "VALID").upper()
+    return is_sync(row.get("transmit_mode")) and status not in (*OFF, "ERROR")
+
+
 def off_path_sender(process: object) -> bool:
     """Whether a DG socket's owner ships redo no commit waits for (``ora_tt00_PROD``)."""
     return bool(_OFF_PATH_SENDER.match(str(process or "")))
@@ -85,7 +94,8 @@ class Dest:
 
     @property
     def commit_path(self) -> bool:
-        """Whether LGWR waits for this destination's acknowledgement (SYNC, shipping now)."""
+        """Whether the destination is on the commit path by its configuration: SYNC, not switched
+        off, valid in this role (LGWR waits for it unless it is in ERROR: ships_sync)."""
         return (
             is_sync(self.mode)
             and self.status.upper() not in OFF

@@ -26,6 +26,7 @@ import re
 from sgmon import events
 from sgmon.model import Frame, Rows, number
 from sgmon.rates import bucket_midpoints
+from sgmon.topology import ships_sync
 from sgmon.verdicts import Budget
 
 LFS = events.LOG_FILE_SYNC
@@ -39,13 +40,9 @@ def _avg(waits: Rows, event: str) -> float | None:
 
 
 def _has_sync_dest(frame: Frame) -> bool:
-    """Whether a SYNC destination ships now (one in ERROR or DISABLED ships nothing: its
-    commits are local only)."""
+    """Whether a SYNC destination ships now (else the commits are local only)."""
     return any(
-        str(row.get("transmit_mode", "")).upper().startswith(("SYNC", "PARALLELSYNC"))
-        and str(row.get("status") or "VALID").upper() not in ("ERROR", "DISABLED", "DEFERRED")
-        for inst, row in frame.rows("oracle_dg").items()
-        if inst.startswith("dest_")
+        ships_sync(row) for inst, row in frame.rows("oracle_dg").items() if inst.startswith("dest_")
     )
 
 

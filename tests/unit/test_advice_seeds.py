@@ -16,6 +16,7 @@ from dataclasses import replace
 import pytest
 from test_topology import START, _analyse
 
+from sgmon.analysis import Analyzer
 from sgmon.sim import SimPair
 from sgmon.sim import scenarios as sc
 from sgmon.verdicts import Finding
@@ -57,3 +58,21 @@ def test_no_fast_sync_advice_beside_an_rto_incident(monkeypatch: pytest.MonkeyPa
     found = _findings("standby-iops-cap", 90.0)
     assert any(f.rule == "rto_stall" for f in found)
     assert not [f.title for f in found if f.rule == "fast_sync"]
+
+
+def test_no_fast_sync_advice_once_the_destination_stops_shipping() -> None:
+    """transport-stopped: the SYNC destination goes to ERROR at the onset and ships nothing, so
+    advice to make its acknowledgement cheaper ends there (it is then held, as every finding,
+    before it closes); before, it was asserted four seconds on, on a budget mixing the stopped
+    remote write with the local-only commits."""
+    pair = SimPair("transport-stopped", seed=2, start=START, onset=20.0)
+    a = Analyzer()
+    try:
+        while pair.t < 80.0:
+            for f in pair.step():
+                a.feed(f)
+    finally:
+        pair.close()
+    advice = [f for f in a.state().findings if f.rule == "fast_sync"]
+    assert advice, "no advice while healthy: the test would prove nothing"
+    assert all(f.end is not None and f.end <= START + pair.onset + 1 for f in advice), advice

@@ -456,3 +456,34 @@ def test_a_per_host_rule_claims_the_same_from_either_instance(monkeypatch):
     per_host = {r.name for r in RULES if r.host_check is not None}
     assert per_host == {"memory", "nic", "dg_state", "network_latency", "socket_buffers"}
     assert {name for (name, h), n in claimed.items() if h == "standby" and n} == per_host
+
+
+@pytest.mark.parametrize(
+    ("status", "place", "ships"),
+    [
+        ("VALID", True, True),
+        ("ERROR", True, False),  # the SYNC standby, failing: commits no longer wait for it
+        ("INACTIVE", False, False),
+        ("DEFERRED", False, False),
+        ("DISABLED", False, False),
+    ],
+)
+def test_a_sync_destinations_place_and_whether_it_ships_now_agree_on_each_status(
+    primary, status, place, ships
+):
+    """One reading of a SYNC destination's STATUS for the topology, the commit budget's remote
+    write and the Fast Sync advice (three readings disagreed on ERROR and INACTIVE)."""
+    from sgmon.analysis.budget import remote_write
+    from sgmon.topology import ships_sync
+
+    primary.set_dest(2, db_unique_name="S2", transmit_mode="SYNCHRONOUS", affirm="YES")
+    primary.set_dest(2, status=status)
+    hosts = [{"name": "s2", "db_unique_name": "S2", "role": "standby"}]
+    f = _frame("p", primary, "primary")
+    topo = build(parse_config({"host": hosts}), {"p": f})
+    assert any(d.commit_path for d in topo.dests) is place  # INACTIVE: not read as a destination
+    assert ships_sync(f.rows("oracle_dg").get("dest_2", {})) is ships
+    redo = {"db": {"redo_write_time": 8.0, "redo_writes": 4.0}}
+    rows = {**f.collectors, "oracle_redo": CollectorResult(Status.OK, rows=redo)}
+    with_redo = Frame("p", START, 1, 1.0, rows, (), "primary")
+    assert (remote_write(with_redo) is not None) is ships  # Table 7's formula only when shipping

@@ -20,6 +20,7 @@ from sgmon.analysis.rules.base import (
 from sgmon.analysis.rules.transport import retransmitting
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
 from sgmon.grading import RANK
+from sgmon.topology import ships_sync
 from sgmon.units import fmt_num
 from sgmon.verdicts import Finding
 
@@ -38,9 +39,7 @@ def fast_sync(ctx: Context) -> Iterable[Claim]:
     affirm = [
         i
         for i, r in p.frame.rows("oracle_dg").items()
-        if i.startswith("dest_")
-        and str(r.get("affirm", "")).upper() == "YES"
-        and str(r.get("transmit_mode", "")).upper().startswith("SYNC")
+        if i.startswith("dest_") and str(r.get("affirm", "")).upper() == "YES" and ships_sync(r)
     ]
     if not affirm:
         return
