@@ -45,7 +45,9 @@ from sgmon.remote.mirror import BOOTSTRAP, request
 
 DG_PORT = 46335
 SSHD = "/usr/sbin/sshd"
-SSH_PORT = 46340  # this engineer's port range; one sshd per sgmon side from here
+SSH_PORT = 30340
+"""One sshd per sgmon side from here: below the ephemeral range, where the socket farm's client
+ends could hold a port."""
 
 
 @dataclass
@@ -126,9 +128,11 @@ def _sshd(tmp: Path, port: int) -> Iterator[tuple[subprocess.Popen, list[str]]]:
         "PermitRootLogin prohibit-password\nPasswordAuthentication no\nLogLevel ERROR\n"
     )
     Path("/run/sshd").mkdir(exist_ok=True)
-    proc = subprocess.Popen(
-        [SSHD, "-D", "-e", "-f", str(cfg)], stderr=subprocess.DEVNULL, start_new_session=True
-    )
+    log = tmp / f"sshd_{port}.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(cfg)], stderr=err, start_new_session=True
+        )
     ssh = [
         "ssh", "-F", "/dev/null", "-p", str(port), "-i", str(tmp / "key"), "-o", "BatchMode=yes",
         "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
@@ -138,11 +142,12 @@ def _sshd(tmp: Path, port: int) -> Iterator[tuple[subprocess.Popen, list[str]]]:
         deadline = time.monotonic() + 10
         while subprocess.run([*ssh, "true"], capture_output=True, timeout=10).returncode:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the bench's sshd did not start")
+                raise RuntimeError(f"the bench's sshd did not start: {log.read_text().strip()}")
             time.sleep(0.2)
         yield proc, ssh
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(10)
 
 
