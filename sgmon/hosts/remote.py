@@ -351,7 +351,7 @@ class PumpSource(_SshSource):
         options are checked against the host's devices and interfaces)."""
         self._ports, self._peers, self._tails = ports, peers, tails
         """The DG sockets' filter; the trace files to tail, as (directory, name pattern)."""
-        self._keep = dict(keep or {})
+        self._keep = keep or {}
         """Host file -> the lines of it the collectors read (Collector.lines)."""
         self.mirror = Mirror(host.name, (directory for directory, _ in tails))
         self._engine: Engine | None = None

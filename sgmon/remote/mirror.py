@@ -221,9 +221,12 @@ class Mirror:
         os.write(self._fd(path, os.O_WRONLY | os.O_APPEND), data)
 
     def _drop(self, path: str) -> None:
+        """Remove a file this side wrote (every one is written through ``_fd``): a file the
+        host never had, /proc/pressure on a kernel without PSI, costs no unlink each tick."""
         fd = self._fds.pop(path, None)
-        if fd is not None:
-            os.close(fd)
+        if fd is None:
+            return
+        os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(self.local(path))
 

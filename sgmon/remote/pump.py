@@ -291,17 +291,13 @@ class Tails:
         self.paths = []
         self.started = None
         self.listed = {}
-
-    def listing(self, directory):
-        """The directory's names, listed again only when its mtime moved: an Oracle trace
-        directory can hold tens of thousands of files, and the three followed processes often
-        share one."""
-        return listing(directory, self.listed)
+        """Directory -> its listing (an Oracle trace directory can hold tens of thousands of
+        files, and the three followed processes often share one)."""
 
     def find(self):
         found = []
         for directory, pattern in self.specs:
-            names = self.listing(directory)
+            names = listing(directory, self.listed)
             found += [os.path.join(directory, n) for n in names if pattern.fullmatch(n)]
         if self.started is None:
             self.started = time.time()

@@ -227,6 +227,7 @@ class ArchiveWriter:
         self._meta_saved = False
         self._dirs: dict[Path, tuple[int, int]] = {root: _identity(root)}
         """The directories written into, by identity: another one there is not ours."""
+        self._host_paths: dict[str, Path] = {}
         try:
             self._save_meta()
         except OSError as e:
@@ -317,7 +318,7 @@ class ArchiveWriter:
         or replaced: its rows are gone with it, and nothing written from now on would be where
         the user looks.  Two stats a frame, whatever the number of hosts (each host's own frame
         checks its directory within a tick)."""
-        for d in (self.root, self.root / safe_name(host)):
+        for d in (self.root, self._host_path(host)):
             ident = self._dirs.get(d)
             if ident is None:
                 continue  # the host's directory is made at its first row
@@ -404,9 +405,16 @@ class ArchiveWriter:
         with contextlib.suppress(OSError):
             self._events_file(host).write([row])
 
+    def _host_path(self, host: str) -> Path:
+        """Where the host's directory is (its safe name found once, not twice a frame)."""
+        hdir = self._host_paths.get(host)
+        if hdir is None:
+            hdir = self._host_paths[host] = self.root / safe_name(host)
+        return hdir
+
     def _host_dir(self, host: str) -> Path:
         """The host's directory, made (and its identity kept) at its first row."""
-        hdir = self.root / safe_name(host)
+        hdir = self._host_path(host)
         if hdir not in self._dirs:
             hdir.mkdir(exist_ok=True)
             self._dirs[hdir] = _identity(hdir)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from kits.analysis import analysed
 from test_topology import START, _analyse
 
-from sgmon.analysis import Analyzer
 from sgmon.sim import SimPair
 from sgmon.sim import scenarios as sc
 from sgmon.verdicts import Finding
@@ -66,13 +66,6 @@ def test_no_fast_sync_advice_once_the_destination_stops_shipping() -> None:
     before it closes); before, it was asserted four seconds on, on a budget mixing the stopped
     remote write with the local-only commits."""
     pair = SimPair("transport-stopped", seed=2, start=START, onset=20.0)
-    a = Analyzer()
-    try:
-        while pair.t < 80.0:
-            for f in pair.step():
-                a.feed(f)
-    finally:
-        pair.close()
-    advice = [f for f in a.state().findings if f.rule == "fast_sync"]
+    advice = [f for f in analysed(pair, 80.0).state().findings if f.rule == "fast_sync"]
     assert advice, "no advice while healthy: the test would prove nothing"
     assert all(f.end is not None and f.end <= START + pair.onset + 1 for f in advice), advice

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
+from kits.analysis import stepped
 
 from collectors.oracle.dg import OracleDgCollector
 from sgmon import analysis
@@ -210,16 +211,8 @@ def test_config_disagreements_are_lines():
 
 
 def _analyse(pair: SimPair, seconds: float) -> list:
-    a = Analyzer()
-    findings = []
-    try:
-        while pair.t < seconds:
-            for f in pair.step():
-                a.feed(f)
-            findings += a.state().findings
-    finally:
-        pair.close()
-    return findings
+    """Every tick's findings, in order."""
+    return [f for a in stepped(pair, seconds) for f in a.state().findings]
 
 
 def test_capped_async_standby_is_a_lag_risk_and_the_sync_one_the_cause():

@@ -10,6 +10,7 @@ hold on the real kernels of the lab.
 from __future__ import annotations
 
 import pytest
+from kits.analysis import analysed, stepped
 
 from sgmon.analysis import Analyzer
 from sgmon.model import Status
@@ -59,19 +60,13 @@ def run(
 ) -> tuple[SimPair, list[tuple[float, Finding | None, str | None]]]:
     """Step the pair; per tick: (seconds since onset, top active finding, worst severity)."""
     pair = SimPair(scenario, seed=seed, start=START, onset=onset)
-    a = Analyzer()
     out = []
-    try:
-        while pair.t < seconds:
-            for f in pair.step():
-                a.feed(f)
-            st = a.state()
-            active = [f for f in st.findings if f.active]
-            sev = [f.severity for f in active] + [o.severity for o in st.outliers.values()]
-            worst = max(sev, key=["info", "warn", "crit"].index, default=None)
-            out.append((pair.t - pair.onset, active[0] if active else None, worst))
-    finally:
-        pair.close()
+    for a in stepped(pair, seconds):
+        st = a.state()
+        active = [f for f in st.findings if f.active]
+        sev = [f.severity for f in active] + [o.severity for o in st.outliers.values()]
+        worst = max(sev, key=["info", "warn", "crit"].index, default=None)
+        out.append((pair.t - pair.onset, active[0] if active else None, worst))
     return pair, out
 
 
@@ -122,19 +117,13 @@ def test_fast_sync_takes_the_standby_disk_off_the_commit_path(scenario: str, fas
     costs commits nothing and no part of the remote write is standby I/O; with AFFIRM the same
     cap is the cause and most of the remote write."""
     pair = SimPair(scenario, seed=5, start=START, onset=20.0)
-    a = Analyzer()
     shares, found = [], []
-    try:
-        while pair.t < 80:
-            for f in pair.step():
-                a.feed(f)
-            st = a.state()
-            found += [f for f in st.findings if f.active and f.host == "standby"]
-            b = st.budget.get("primary")
-            if pair.t > 30 and b is not None and b.remote_write_ms:
-                shares.append((b.standby_io_ms or 0.0) / b.remote_write_ms)
-    finally:
-        pair.close()
+    for a in stepped(pair, 80):
+        st = a.state()
+        found += [f for f in st.findings if f.active and f.host == "standby"]
+        b = st.budget.get("primary")
+        if pair.t > 30 and b is not None and b.remote_write_ms:
+            shares.append((b.standby_io_ms or 0.0) / b.remote_write_ms)
     io = [f for f in found if "disk sdb" in f.title]
     assert shares and io
     if fast:
@@ -183,16 +172,9 @@ def test_an_arrow_is_drawn_only_for_a_cause_that_lines_up() -> None:
 
     from sgmon.analysis.rules import R_MIN
 
-    pair = SimPair("rto-stall", seed=3, start=START, onset=5.0)
-    a = Analyzer()
     arrows: dict[str, list[str]] = {}
-    try:
-        while pair.t < 40:
-            for f in pair.step():
-                a.feed(f)
-            arrows |= {f.title: f.evidence for f in a.state().findings if " <- " in f.title}
-    finally:
-        pair.close()
+    for a in stepped(SimPair("rto-stall", seed=3, start=START, onset=5.0), 40):
+        arrows |= {f.title: f.evidence for f in a.state().findings if " <- " in f.title}
     assert arrows
     for title, evidence in arrows.items():
         assert not re.search(r"\b(?:r|n|overlap)=", title), title
@@ -208,14 +190,7 @@ def test_a_loss_stall_shows_nss_waiting_on_unacked_segments_and_a_capped_standby
 
     def evidence(scenario: str) -> list[str]:
         pair = SimPair(scenario, seed=3, start=START, onset=20.0)
-        a = Analyzer()
-        lines: list[str] = []
-        while pair.t < 80.0:
-            for f in pair.step():
-                a.feed(f)
-            for finding in a.state().findings:
-                lines += finding.evidence
-        pair.close()
+        lines = [e for a in stepped(pair, 80.0) for f in a.state().findings for e in f.evidence]
         return [e for e in lines if "unacknowledged" in e]
 
     stalled = evidence("rto-stall")
@@ -233,15 +208,7 @@ def test_rac_names_the_instance_thread_and_socket_and_leaves_node2_clean() -> No
     title = tops[-1].title
     assert title.startswith("PROD1 (inst 1, thread 1): ") and "node1 -> standby" in title
     assert any(line.startswith("10.0.1.1:") for line in tops[-1].evidence), tops[-1].evidence
-    a = Analyzer()
-    pair = SimPair("rac-rto-stall", seed=5, start=START, onset=30.0)
-    try:
-        while pair.t < 90:
-            for f in pair.step():
-                a.feed(f)
-    finally:
-        pair.close()
-    st = a.state()
+    st = analysed(SimPair("rac-rto-stall", seed=5, start=START, onset=30.0), 90).state()
     node2 = [f for f in st.findings if f.host == "node2" and f.severity != "info"]
     assert not node2, [f.title for f in node2]
     assert not [o for o in st.outliers.values() if o.host == "node2" and o.severity != "info"]
