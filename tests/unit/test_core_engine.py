@@ -80,23 +80,6 @@ def test_unavailable_in_open_is_reported_with_reason_and_not_retried(engines) ->
         assert f.collectors["counter"].status is Status.OK
 
 
-def test_a_screen_gets_its_first_rates_soon_then_boundaries(engines) -> None:
-    """``first_after``: one frame that long after the priming sample (with its rates), then the
-    interval's wall-clock boundaries as usual; at a 30 s interval the first boundary is seconds
-    away, so the one frame within 5 s can only be the early one."""
-    e = engines(Counter(), interval=30.0)
-    e.first_after = 0.2
-    if next_boundary(time.time(), 30.0) - time.time() < 2.0:
-        time.sleep(2.0)  # a boundary about to come would be the first frame anyway
-    stop, frames = threading.Event(), []
-    t = _run_in_thread(e, lambda f: (frames.append(f), stop.set()), stop)
-    t.join(5)
-    assert not t.is_alive() and len(frames) == 1
-    first = frames[0]
-    assert first.time % 30.0 != 0.0  # off the grid: not the boundary
-    assert first.value("counter", "x", "n") == pytest.approx(10 / 0.2, rel=0.3)
-
-
 def test_run_stops_when_asked(engines) -> None:
     e = engines(Counter(), interval=0.1)
     stop = threading.Event()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from kits.core_engine import Blocking, Counter, Second, _run_in_thread
 
+from sgmon.engine import next_boundary
 from sgmon.model import Frame, Status
 
 
@@ -138,3 +140,21 @@ def test_an_emit_that_raises_ends_run_with_its_error(engines) -> None:
     assert not t.is_alive(), "run() went on after emit raised"
     assert len(raised) == 1 and isinstance(raised[0], BrokenPipeError)
     assert str(raised[0]) == "reader went away"
+
+
+def test_a_screen_gets_its_first_rates_soon_then_boundaries(engines) -> None:
+    """``first_after``: one frame that long after the priming sample (with its rates), then the
+    interval's wall-clock boundaries as usual; at a 30 s interval the first boundary is seconds
+    away, so the one frame within 5 s can only be the early one.  Here, not in the unit tier: it
+    waits on the wall clock (for the boundary to pass, once in fifteen runs, and for the frame)."""
+    e = engines(Counter(), interval=30.0)
+    e.first_after = 0.2
+    if next_boundary(time.time(), 30.0) - time.time() < 2.0:
+        time.sleep(2.0)  # a boundary about to come would be the first frame anyway
+    stop, frames = threading.Event(), []
+    t = _run_in_thread(e, lambda f: (frames.append(f), stop.set()), stop)
+    t.join(5)
+    assert not t.is_alive() and len(frames) == 1
+    first = frames[0]
+    assert first.time % 30.0 != 0.0  # off the grid: not the boundary
+    assert first.value("counter", "x", "n") == pytest.approx(10 / 0.2, rel=0.3)
