@@ -159,10 +159,14 @@ def targets(by_hosts: dict[int, float]) -> list[str]:
     five_ms = by_hosts[5]
     growth = slope([float(n) for n in by_hosts], list(by_hosts.values()))
     return [
-        f"- 2 primary instances + 3 standbys: {five_ms:.3f} ms/tick, target <= "
-        f"{FIVE_HOSTS_MS} ms: {'met' if five_ms <= FIVE_HOSTS_MS else 'NOT met'}",
-        f"- growth from 5 to {max(by_hosts)} hosts: {growth:.3f} ms per added host (least "
-        f"squares), target <= {PER_HOST_MS} ms: {'met' if growth <= PER_HOST_MS else 'NOT met'}",
+        (
+            f"- 2 primary instances + 3 standbys: {five_ms:.3f} ms/tick, target <= "
+            f"{FIVE_HOSTS_MS} ms: {'met' if five_ms <= FIVE_HOSTS_MS else 'NOT met'}"
+        ),
+        (
+            f"- growth from 5 to {max(by_hosts)} hosts: {growth:.3f} ms per added host (least "
+            f"squares), target <= {PER_HOST_MS} ms: {'met' if growth <= PER_HOST_MS else 'NOT met'}"
+        ),
     ]
 
 
@@ -190,9 +194,11 @@ def main() -> int:
     lines = [
         f"### {stamp}, {platform.node()}, python {platform.python_version()}, load {load}",
         "",
-        f"`python bench/analysis_cost.py --ticks {args.ticks} --repeat {args.repeat}`: CPU "
-        "(time.process_time) of `Analyzer.feed` for every host's frame of one tick, after "
-        f"{WARM} warm-up ticks; median and best of {args.repeat} runs.",
+        (
+            f"`python bench/analysis_cost.py --ticks {args.ticks} --repeat {args.repeat}`: CPU "
+            "(time.process_time) of `Analyzer.feed` for every host's frame of one tick, after "
+            f"{WARM} warm-up ticks; median and best of {args.repeat} runs."
+        ),
         "",
         "| case | watched series | CPU ms/tick median | best | median / 1 ms target | state() ms |",
         "|---|---|---|---|---|---|",

@@ -157,15 +157,21 @@ def main() -> int:
     )
     own, _, _ = _run({h: _Replay(r.log).connect for h, r in recs.items()}, args.ticks, clock)
     lines = [
-        f"### {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}, "
-        f"python {platform.python_version()}",
+        (
+            f"### {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}, "
+            f"python {platform.python_version()}"
+        ),
         "",
-        f"`python bench/oracle_cost.py --ticks {args.ticks}`: both simulated 19c databases "
-        "(healthy load, ~900 commits/s), SQLite stand-in; CPU = time.process_time per tick "
-        "per database, averaged over primary and standby.",
+        (
+            f"`python bench/oracle_cost.py --ticks {args.ticks}`: both simulated 19c databases "
+            "(healthy load, ~900 commits/s), SQLite stand-in; CPU = time.process_time per tick "
+            "per database, averaged over primary and standby."
+        ),
         "",
-        "| collector | CPU ms/tick end to end (with SQLite) | CPU ms/tick sgmon's own | "
-        "own / 2 ms target |",
+        (
+            "| collector | CPU ms/tick end to end (with SQLite) | CPU ms/tick sgmon's own | "
+            "own / 2 ms target |"
+        ),
         "|---|---|---|---|",
     ]
     for c in CLASSES:
@@ -176,9 +182,11 @@ def main() -> int:
     lines += [
         f"| all three | {sum(e2e.values()):.3f} | {total_own:.3f} | {total_own / 2.0:.2f} |",
         "",
-        f"Statements per tick: primary {stmts['primary']:.1f}, standby {stmts['standby']:.1f} "
-        "(each a single SELECT fetched in one round trip; the startup-time check is shared by "
-        f"the collectors of a host). Rows derived per tick: {rows / args.ticks:.0f}.",
+        (
+            f"Statements per tick: primary {stmts['primary']:.1f}, standby {stmts['standby']:.1f} "
+            "(each a single SELECT fetched in one round trip; the startup-time check is shared by "
+            f"the collectors of a host). Rows derived per tick: {rows / args.ticks:.0f}."
+        ),
         "",
     ]
     text = "\n".join(lines)

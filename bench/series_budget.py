@@ -78,9 +78,11 @@ def main() -> int:
         [
             f"### {when}, {platform.node()}, python {platform.python_version()}",
             "",
-            f"`python bench/series_budget.py --seconds {args.seconds:g} --onset "
-            f"{args.onset:g}`: series one scrape of `sgmon serve --simulate S` returns "
-            f"(contract budget: {BUDGET} for a two-host pair, default options).",
+            (
+                f"`python bench/series_budget.py --seconds {args.seconds:g} --onset "
+                f"{args.onset:g}`: series one scrape of `sgmon serve --simulate S` returns "
+                f"(contract budget: {BUDGET} for a two-host pair, default options)."
+            ),
             "",
             "| scenario | hosts | healthy | most after onset | healthy with --per-cpu |",
             "|---|---|---|---|---|",

@@ -200,10 +200,12 @@ def main() -> int:
         print(f"sgmon: benchmark failed: {out.stderr.strip()}", file=sys.stderr)
         return 1
     table = [
-        f"`python bench/tcp_cost.py --samples {args.samples}` on {time.strftime('%Y-%m-%d')}, "
-        f"{os.cpu_count()} CPUs, kernel {os.uname().release}; 50 DG sockets (port 1521) among "
-        "N unrelated established loopback sockets in a namespace of its own.  CPU = process "
-        "time + children (ss) per sample; ratio = CPU / tcp collector's CPU at the same N.",
+        (
+            f"`python bench/tcp_cost.py --samples {args.samples}` on {time.strftime('%Y-%m-%d')}, "
+            f"{os.cpu_count()} CPUs, kernel {os.uname().release}; 50 DG sockets (port 1521) among "
+            "N unrelated established loopback sockets in a namespace of its own.  CPU = process "
+            "time + children (ss) per sample; ratio = CPU / tcp collector's CPU at the same N."
+        ),
         "",
         "| unrelated sockets | method | CPU ms/sample | wall ms/sample | CPU ratio |",
         "|---:|---|---:|---:|---:|",
@@ -211,14 +213,19 @@ def main() -> int:
     ]
     table += [
         "",
-        "Reading: a bytecode dump makes the kernel walk every TCP socket once per address family "
-        "(the 'kernel walk only' row; ss pays it too, plus its fork), so the collector dumps only "
-        "every `rediscover` seconds (default 10) and in between re-reads the sockets it knows by "
-        "exact lookup in the kernel's hash, whose cost does not depend on unrelated sockets.  "
-        "The 1 Hz row is 9 lookup samples plus 1 dump sample per 10 s: a host that keeps "
-        "opening TCP connections; on one that opened none since the last dump the dump is "
-        "skipped (Tcp ActiveOpens/PassiveOpens unchanged) and every sample costs the "
-        "'between dumps' row.  Single figures move by up to 2x between runs, ratios less.",
+        (
+            "Reading: a bytecode dump makes the kernel walk every TCP socket once per address "
+            "family "
+            "(the 'kernel walk only' row; ss pays it too, plus its fork), so the collector dumps "
+            "only "
+            "every `rediscover` seconds (default 10) and in between re-reads the sockets it knows "
+            "by "
+            "exact lookup in the kernel's hash, whose cost does not depend on unrelated sockets.  "
+            "The 1 Hz row is 9 lookup samples plus 1 dump sample per 10 s: a host that keeps "
+            "opening TCP connections; on one that opened none since the last dump the dump is "
+            "skipped (Tcp ActiveOpens/PassiveOpens unchanged) and every sample costs the "
+            "'between dumps' row.  Single figures move by up to 2x between runs, ratios less."
+        ),
     ]
     text = "\n".join(table).rstrip() + "\n"
     print(text)

@@ -42,6 +42,7 @@ from collections.abc import Mapping
 
 from sgmon import buckets
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
+from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows
 
 FIELDS = (
@@ -177,6 +178,7 @@ class BiolatCollector(Collector):
     """Per redo device, the latency histogram libbpf-tools' biolatency counts in the kernel."""
 
     name = "biolat"
+    rows = (RowKind("device", label="item"),)
     description = "redo devices' I/O latency histogram, p50/p99/max (libbpf-tools biolatency)"
     fields = FIELDS
 
@@ -201,10 +203,10 @@ class BiolatCollector(Collector):
         self.command = command
         self._argv: list[str] = []
         self._disks: dict[str, str] = {}
-        self._disk_list: list[str] = []
-        """The traced disks, each once (two partitions of one disk share its child)."""
         """Configured device -> the disk biolatency traces (a partition's requests are its
         disk's)."""
+        self._disk_list: list[str] = []
+        """The traced disks, each once (two partitions of one disk share its child)."""
         self._children: dict[str, _Child] = {}
         self._counts: dict[str, _Counts] = {}
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from sgmon.collector import Collector, RawRows, Unavailable
+from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.rates import counter_rate
 from sgmon.readers.procfile import ProcFile
@@ -29,8 +30,8 @@ FIELDS = (
     Field("irq", "%", G, "servicing hardware interrupts (mpstat %irq)"),
     Field("soft", "%", G, "servicing softirqs (mpstat %soft)"),
     Field("steal", "%", G, "involuntary wait for the hypervisor (mpstat %steal)", warn=10),
-    Field("guest", "%", G, "running a virtual CPU (mpstat %guest)"),
-    Field("gnice", "%", G, "running a niced guest (mpstat %gnice)"),
+    Field("guest", "%", G, "running a virtual CPU (mpstat %guest)", export=False),
+    Field("gnice", "%", G, "running a niced guest (mpstat %gnice)", export=False),
     Field(
         "idle",
         "%",
@@ -117,6 +118,7 @@ class CpuCollector(Collector):
     """mpstat/sar -q figures from /proc/stat and /proc/loadavg."""
 
     name = "cpu"
+    rows = (RowKind("all", fixed="all"), RowKind("cpu", label="cpu"))
     description = "CPU utilisation per CPU (mpstat -P ALL) and run queue (sar -q)"
     fields = FIELDS
     lines: ClassVar[Mapping[str, str]] = {

@@ -23,6 +23,7 @@ import os
 from collections.abc import Mapping
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
+from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.rates import counter_delta
 from sgmon.readers.procfile import ProcFile
@@ -34,8 +35,8 @@ FIELDS = (
     Field("w_s", "/s", G, "writes completed per second (iostat w/s)"),
     Field("rkb_s", "kB/s", G, "kB read per second (iostat rkB/s)"),
     Field("wkb_s", "kB/s", G, "kB written per second (iostat wkB/s)"),
-    Field("rrqm_s", "/s", G, "read requests merged per second (iostat rrqm/s)"),
-    Field("wrqm_s", "/s", G, "write requests merged per second (iostat wrqm/s)"),
+    Field("rrqm_s", "/s", G, "read requests merged per second (iostat rrqm/s)", export=False),
+    Field("wrqm_s", "/s", G, "write requests merged per second (iostat wrqm/s)", export=False),
     Field(
         "r_await",
         "ms",
@@ -146,6 +147,7 @@ class DiskCollector(Collector):
     """iostat -x figures from /proc/diskstats."""
 
     name = "disk"
+    rows = (RowKind("device", label="device"),)
     description = "block device latency, queue and utilisation (iostat -x)"
     fields = FIELDS
 

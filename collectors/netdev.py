@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
+from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.readers.procfile import ProcFile
 from sgmon.readers.rtnl import (
@@ -90,6 +91,7 @@ class NetdevCollector(Collector):
     """ip -s link figures from netlink."""
 
     name = "netdev"
+    rows = (RowKind("interface", label="device"),)
     description = "interface throughput, errors, drops, overruns (ip -s link, sar -n DEV/EDEV)"
     fields = FIELDS
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from sgmon.collector import Collector, Unavailable
+from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.readers.procfile import KeyedLines, ProcFile, keyed_pattern
 
@@ -114,6 +115,7 @@ class PagingCollector(Collector):
     """sar -B / -W / -r figures from /proc/vmstat and /proc/meminfo, and PSI."""
 
     name = "paging"
+    rows = (RowKind("all", fixed="all"),)
     description = "paging and swapping (sar -B, sar -W), memory used, PSI"
     fields = FIELDS
     lines: ClassVar[Mapping[str, str]] = {

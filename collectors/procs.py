@@ -34,6 +34,7 @@ from collections.abc import Mapping, ValuesView
 from typing import Any
 
 from sgmon.collector import Collector, RawRows, Unavailable
+from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows
 from sgmon.readers.procfile import ProcFile, stat_fields
 
@@ -51,7 +52,7 @@ THREADED = re.compile(r"^ora_u\d{3}_\w+$", re.IGNORECASE)
 """threaded_execution=TRUE: the background processes are threads of these, named as above."""
 
 FIELDS = (
-    Field("pid", "", G, "process id"),
+    Field("pid", "", G, "process id", export=False),
     Field("cpu", "%", R, "CPU of this process, % of one CPU (utime + stime)"),
     Field(
         "runq",
@@ -62,12 +63,12 @@ FIELDS = (
         crit=100.0,
     ),
     Field("io_delay", "ms/s", R, "time waiting for block I/O (delay accounting)"),
-    Field("state", "", T, "R running, S sleeping, D uninterruptible (I/O) ..."),
-    Field("wchan", "", T, "kernel function a process in D sleeps in"),
-    Field("vcsw", "/s", R, "voluntary context switches (it waited)"),
+    Field("state", "", T, "R running, S sleeping, D uninterruptible (I/O) ...", export=False),
+    Field("wchan", "", T, "kernel function a process in D sleeps in", export=False),
+    Field("vcsw", "/s", R, "voluntary context switches (it waited)", export=False),
     Field("nvcsw", "/s", R, "involuntary context switches (preempted)"),
-    Field("read_kb", "kB/s", R, "block reads it caused"),
-    Field("write_kb", "kB/s", R, "block writes it caused"),
+    Field("read_kb", "kB/s", R, "block reads it caused", export=False),
+    Field("write_kb", "kB/s", R, "block writes it caused", export=False),
 )
 
 
@@ -114,6 +115,7 @@ class ProcsCollector(Collector):
     """LGWR, NSS, RFS and their kin, by name, from /proc."""
 
     name = "procs"
+    rows = (RowKind("process", label="process"),)
     description = "Oracle commit-path processes: CPU, run-queue delay, I/O wait, state"
     fields = FIELDS
 

@@ -68,6 +68,7 @@ from typing import Any, NamedTuple
 
 from collectors.tcp import dg_selection, endpoint
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
+from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.readers.inet_diag import TCP_STATES
 from sgmon.readers.tracefs import TraceInstance, TraceUnavailable
@@ -156,6 +157,7 @@ class RetransCollector(Collector):
     trace instance."""
 
     name = "retrans"
+    rows = (RowKind("host", fixed="host"), RowKind("socket", label="item"))
     description = "DG socket retransmissions as kernel events, TLP vs RTO (tracefs, root)"
     fields = FIELDS
     sparse = True

@@ -58,6 +58,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
+from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import counter_delta, counter_rate
 from sgmon.readers import roles
@@ -138,7 +139,7 @@ FIELDS = (
     Field("sndbuf", "B", G, "socket send buffer limit (ss skmem tb)"),
     Field("rcvbuf", "B", G, "socket receive buffer limit (ss skmem rb)"),
     Field("delivery_rate", "B/s", G, "recent delivery rate (ss delivery_rate / 8)"),
-    Field("pid", "", G, "owning process id, where visible (ss -p)"),
+    Field("pid", "", G, "owning process id, where visible (ss -p)", export=False),
     Field("process", "", T, "owning process name, where visible (ss -p)"),
     Field("rto_min", "ms", G, "rto_min on the route toward the peer, if set (ip route)"),
     Field("active_opens", "/s", R, "host-wide connections opened per second (sar -n TCP active/s)"),
@@ -298,6 +299,7 @@ class TcpCollector(Collector):
     """ss -tinmp figures for the Data Guard sockets, from inet_diag netlink."""
 
     name = "tcp"
+    rows = (RowKind("host", fixed="host"), RowKind("socket", label="socket"))
     description = "Data Guard TCP sockets: rto, rtt, retransmits, buffers (ss -tinmp)"
     fields = FIELDS
 

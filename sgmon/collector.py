@@ -24,6 +24,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
+from sgmon.contract import RowKind
 from sgmon.errors import ConfigError  # the plugin API raises the user-facing config error
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import counter_delta, counter_rate, histogram_delta
@@ -46,6 +47,14 @@ class Collector:
     """Entry-point name, collector prefix in metric names and CSV file names."""
     fields: ClassVar[tuple[Field, ...]] = ()
     """Declared fields, in display and CSV column order."""
+    rows: ClassVar[tuple[RowKind, ...]] = (
+        RowKind("all", fixed="all"),
+        RowKind("db", fixed="db"),
+        RowKind("host", fixed="host"),
+        RowKind("item", label="item"),
+    )
+    """The kinds of rows it keeps (``sgmon.contract.RowKind``): a whole-host row, the rows of
+    a kind that share a prefix, the rest; an exporter labels each kind's rows by it."""
     description: ClassVar[str] = ""
     """One line for `sgmon collectors`."""
     default_enabled: ClassVar[bool] = True

@@ -92,6 +92,10 @@ class Field:
     weighted by the events, rate field F or F+G: await per I/O, avg per wait), or ``q:Q:H``
     (the Q-quantile, or ``max`` bucket, of the row's histogram field H, recomputed).  Empty:
     by kind (gauges and rates the time-weighted mean, deltas and buckets the sum).
+
+    What an exporter needs lives on the field too: ``export`` False leaves it out of the
+    exposition (derivable from another metric, or churn as a label), and ``label`` names the
+    label a text field is exported as (else the field's name).
     """
 
     name: str
@@ -102,6 +106,8 @@ class Field:
     crit: float | None = None
     higher_is_worse: bool = True
     combine: str = ""
+    export: bool = True
+    label: str = ""
 
     @property
     def column(self) -> str:
@@ -124,6 +130,10 @@ class Field:
             d["higher_is_worse"] = False
         if self.combine:
             d["combine"] = self.combine
+        if not self.export:
+            d["export"] = False
+        if self.label:
+            d["label"] = self.label
         return d
 
     @classmethod
@@ -138,6 +148,8 @@ class Field:
             crit=d.get("crit"),
             higher_is_worse=d.get("higher_is_worse", True),
             combine=d.get("combine", ""),
+            export=d.get("export", True),
+            label=d.get("label", ""),
         )
 
 

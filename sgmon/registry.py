@@ -43,6 +43,11 @@ def targets() -> dict[str, str]:
     return found
 
 
+def builtin_names() -> list[str]:
+    """The built-in collector names, in their one list's order, without looking for plugins."""
+    return list(_BUILTIN)
+
+
 def names() -> list[str]:
     """Installed collector names."""
     return list(targets())

@@ -54,6 +54,7 @@ from itertools import pairwise
 from typing import Any
 
 from collectors.oracle.base import OracleCollector
+from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.oracle.queries import RATE_S
 from sgmon.oracle.session import Session, role_of
@@ -63,10 +64,16 @@ from sgmon.readers import roles
 G, D, H, T = Kind.GAUGE, Kind.DELTA, Kind.HISTOGRAM, Kind.TEXT
 
 FIELDS = (
-    Field("role", "", T, "database role (primary, standby)"),
+    Field("role", "", T, "database role (primary, standby)", label="oracle_db_role"),
     Field("protection_mode", "", T, "configured protection mode"),
     Field("protection_level", "", T, "protection level in effect (drops when SYNC fails)"),
-    Field("open_mode", "", T, "MOUNTED, READ WRITE, READ ONLY WITH APPLY ..."),
+    Field(
+        "open_mode",
+        "",
+        T,
+        "MOUNTED, READ WRITE, READ ONLY WITH APPLY ...",
+        label="oracle_db_open_mode",
+    ),
     Field(
         "switchover_status",
         "",
@@ -74,9 +81,21 @@ FIELDS = (
         "V$DATABASE.SWITCHOVER_STATUS: TO STANDBY, SESSIONS ACTIVE, NOT ALLOWED, FAILED "
         "DESTINATION, RESOLVABLE GAP ...: whether a switchover could run now",
     ),
-    Field("version", "", T, "database version (VERSION_FULL where it exists)"),
-    Field("db_unique_name", "", T, "DB_UNIQUE_NAME"),
-    Field("instance_name", "", T, "INSTANCE_NAME of the instance this host's session reads"),
+    Field(
+        "version",
+        "",
+        T,
+        "database version (VERSION_FULL where it exists)",
+        label="oracle_db_version",
+    ),
+    Field("db_unique_name", "", T, "DB_UNIQUE_NAME", export=False),
+    Field(
+        "instance_name",
+        "",
+        T,
+        "INSTANCE_NAME of the instance this host's session reads",
+        label="oracledb_instance_name",
+    ),
     Field("inst_id", "", G, "INSTANCE_NUMBER (RAC: which instance; every row is of this one)"),
     Field("thread", "", G, "THREAD# the instance writes its redo to"),
     Field(
@@ -95,7 +114,13 @@ FIELDS = (
         "standby: redo received, not yet applied (V$DATAGUARD_STATS)",
         combine="max",
     ),
-    Field("lag_datum", "", T, "standby: when the data the lags are computed from arrived"),
+    Field(
+        "lag_datum",
+        "",
+        T,
+        "standby: when the data the lags are computed from arrived",
+        export=False,
+    ),
     Field(
         "lag_unknown", "", G, "standby: 1 when TRANSPORT LAG has no value (transport stopped)", 1, 1
     ),
@@ -136,6 +161,7 @@ FIELDS = (
         "destination: 99th percentile SYNC response (whole seconds)",
         2,
         combine="q:0.99:resp_hist",
+        export=False,
     ),
     Field("log_switches", "count", D, "thread: log switches in the interval", 1, 4),
     Field("sequence", "", G, "thread: highest log sequence in V$LOG_HISTORY"),
@@ -215,6 +241,11 @@ class OracleDgCollector(OracleCollector):
     """Data Guard role, destinations, response histogram, lags and log switches."""
 
     name = "oracle_dg"
+    rows = (
+        RowKind("db", fixed="db"),
+        RowKind("dest", label="dest", prefix="dest_"),
+        RowKind("thread", label="thread", prefix="thread_"),
+    )
     description = "Oracle Data Guard state, destinations, lags, log switches"
     fields = FIELDS
     sparse = True  # database, destination and thread rows have different fields

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from collectors.oracle.base import OracleCollector
+from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.oracle.session import Session
 from sgmon.rates import counter_delta
@@ -94,6 +95,7 @@ class OracleRedoCollector(OracleCollector):
     """Redo rate, LGWR writes and commit counts (V$SYSSTAT)."""
 
     name = "oracle_redo"
+    rows = (RowKind("db", fixed="db"),)
     description = "Oracle redo and commit statistics per second (V$SYSSTAT)"
     fields = FIELDS
 

@@ -57,6 +57,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from sgmon.collector import Collector, Unavailable
+from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.oracle.errors import OracleError
 from sgmon.oracle.session import Session, acquire, release
@@ -286,6 +287,7 @@ class OracleTraceCollector(Collector):
     """LGWR-path trace lines and NSS/RFS remote-write splits, from trace files."""
 
     name = "oracle_trace"
+    rows = (RowKind("process", label="process"),)
     description = "LGWR slow-write warnings and NSS/RFS msgid splits from trace files"
     fields = FIELDS
     sparse = True  # the split counts and the per-file rows have different fields

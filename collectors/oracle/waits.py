@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from collectors.oracle.base import OracleCollector
 from sgmon import buckets
+from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.oracle import queries
 from sgmon.oracle.session import Session
@@ -26,14 +27,15 @@ from sgmon.rates import counter_delta, histogram_delta
 G, R, H = Kind.GAUGE, Kind.RATE, Kind.HISTOGRAM
 
 FIELDS = (
-    Field("waits", "/s", R, "waits per second (V$SYSTEM_EVENT.TOTAL_WAITS)"),
-    Field("time_waited", "ms/s", R, "milliseconds waited per second, all sessions"),
+    Field("waits", "/s", R, "waits per second (V$SYSTEM_EVENT.TOTAL_WAITS)", export=False),
+    Field("time_waited", "ms/s", R, "milliseconds waited per second, all sessions", export=False),
     Field(
         "avg",
         "ms",
         G,
         "average wait of the interval (skewed by commit batching)",
         combine="per:waits",
+        export=False,
     ),
     Field("hist", "ms", H, "waits of the interval per bucket [[upper_ms, count]]; [b/2, b)"),
     Field(
@@ -42,6 +44,7 @@ FIELDS = (
         G,
         "median wait: under this bucket bound (Oracle's name: 256 = <256ms)",
         combine="q:0.5:hist",
+        export=False,
     ),
     Field(
         "p90",
@@ -49,6 +52,7 @@ FIELDS = (
         G,
         "90th percentile wait: under this bucket bound (Oracle's name)",
         combine="q:0.9:hist",
+        export=False,
     ),
     Field(
         "p99",
@@ -56,6 +60,7 @@ FIELDS = (
         G,
         "99th percentile wait: under this bucket bound (Oracle's name)",
         combine="q:0.99:hist",
+        export=False,
     ),
     Field(
         "max_bucket",
@@ -63,6 +68,7 @@ FIELDS = (
         G,
         "the highest bucket hit in the interval (Oracle's name)",
         combine="q:max:hist",
+        export=False,
     ),
 )
 
@@ -71,6 +77,7 @@ class OracleWaitsCollector(OracleCollector):
     """Commit-path wait events and their interval histograms (V$SYSTEM_EVENT, V$EVENT_HISTOGRAM)."""
 
     name = "oracle_waits"
+    rows = (RowKind("event", label="event"),)
     description = "Oracle wait events of the SYNC commit path, with interval histograms"
     fields = FIELDS
 

@@ -92,8 +92,10 @@ def _finding(
     kind, meaning = _meaning(view, place, topo, primary)
     reasons = {r.error for r in view.frame.collectors.values() if r.error}
     evidence = [
-        f"last frame with numbers {datetime.fromtimestamp(since, UTC):%H:%M:%S} UTC, {gone} s "
-        "ago; the pane shows nothing of it as now",
+        (
+            f"last frame with numbers {datetime.fromtimestamp(since, UTC):%H:%M:%S} UTC, {gone} s "
+            "ago; the pane shows nothing of it as now"
+        ),
         *sorted(reasons)[:1],
     ]
     return Finding(
@@ -118,14 +120,18 @@ def _meaning(
     if place.kind == "primary" and topo.primary and topo.primary != view.name:
         return (
             "former primary",
-            f"{topo.primary} is the primary now, so no commit waits for it; it protects "
-            "nothing until it is reinstated as a standby",
+            (
+                f"{topo.primary} is the primary now, so no commit waits for it; it protects "
+                "nothing until it is reinstated as a standby"
+            ),
         )
     if place.kind == "primary":
         return (
             "primary",
-            "its commits cannot be seen; if its database is down no commit completes until it "
-            f"is back or a standby is failed over to: {check}",
+            (
+                "its commits cannot be seen; if its database is down no commit completes until it "
+                f"is back or a standby is failed over to: {check}"
+            ),
         )
     if place.kind in ("SYNC standby", "far sync"):
         timeout = (
@@ -137,7 +143,9 @@ def _meaning(
         which = f"{place.dest} " if place.dest else "its destination "
         return (
             place.kind,
-            f"if it is really down, each commit on the primary waits for it up to {wait}, then "
-            f"{which}errors and commits go on unprotected; {check}",
+            (
+                f"if it is really down, each commit on the primary waits for it up to {wait}, then "
+                f"{which}errors and commits go on unprotected; {check}"
+            ),
         )
     return (place.kind, f"no commit waits for it, but its lag and apply cannot be seen: {check}")

@@ -325,8 +325,10 @@ def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str
 
     worst = state.worst(active_only=False)
     lines = [
-        f"sgmon check: {', '.join(hosts)} over {fmt_num(seconds)} s: "
-        f"{len(state.findings)} finding(s), worst {worst or 'none'}"
+        (
+            f"sgmon check: {', '.join(hosts)} over {fmt_num(seconds)} s: "
+            f"{len(state.findings)} finding(s), worst {worst or 'none'}"
+        )
     ]
     for f in state.findings:
         when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"

@@ -44,8 +44,10 @@ def line(
     parts = [
         time.strftime("%H:%M:%S", time.localtime(primary.time)),
         f"[{','.join(active) or 'healthy'}]",
-        f"P lfs {fmt_num(_v(primary, w, 'log file sync', 'avg'))}"
-        f"/{fmt_num(_v(primary, w, 'log file sync', 'p99'))}ms",
+        (
+            f"P lfs {fmt_num(_v(primary, w, 'log file sync', 'avg'))}"
+            f"/{fmt_num(_v(primary, w, 'log file sync', 'p99'))}ms"
+        ),
         f"srw {fmt_num(_v(primary, w, 'SYNC Remote Write', 'avg'))}",
         f"lfpw {fmt_num(_v(primary, w, 'log file parallel write', 'avg'))}",
         f"rto {fmt_num(max(rto) if rto else None)} retx {retx}",

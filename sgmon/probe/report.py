@@ -231,8 +231,10 @@ class Reporter:
         lines += [
             (
                 "TCP (kernel's view)",
-                f"rtt {_ms(s['rtt_ms'])} ms, rto {s['rto_ms'] or 0:.0f} ms, "
-                f"retransmits {s['retransmits']}, cwnd {s['cwnd']}",
+                (
+                    f"rtt {_ms(s['rtt_ms'])} ms, rto {s['rto_ms'] or 0:.0f} ms, "
+                    f"retransmits {s['retransmits']}, cwnd {s['cwnd']}"
+                ),
             ),
             (
                 "Bandwidth-delay prod.",

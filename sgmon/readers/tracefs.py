@@ -163,7 +163,6 @@ class TraceInstance:
         self.events = events
         """event (``tcp/tcp_retransmit_skb``) -> filter expressions, the first the kernel
         accepts is used (a field only newer kernels record comes first); () for none."""
-        """event -> the filter in force."""
         self.buffer_kb = buffer_kb
         self.clock = clock
         self.root = TRACEFS

@@ -106,8 +106,10 @@ def sentences(judged: Judged, fix: str | None) -> tuple[list[str], Impact | None
     ongoing = "" if top.end is not None else " and was still going on when the recording ends"
     what = "A critical problem" if top.severity == "crit" else "A problem"
     said = [
-        f"{what} on {top.host} started at {when(top.start)} on {day}{ongoing}; "
-        f"it lasted {_span(end - top.start)}, until {when(end)}."
+        (
+            f"{what} on {top.host} started at {when(top.start)} on {day}{ongoing}; "
+            f"it lasted {_span(end - top.start)}, until {when(end)}."
+        )
     ]
     if got.lfs_during is not None:
         slower = ""

@@ -14,7 +14,8 @@ from collectors.paging import parse_meminfo, parse_vmstat
 from sgmon.hosts.build import lines_read
 from sgmon.remote.pump import kept
 
-OLD_VMSTAT = "nr_free_pages 1\npgpgin 10\npgpgout 20\npswpin 3\npswpout 4\npgfault 99\n" + (
+OLD_VMSTAT = (
+    "nr_free_pages 1\npgpgin 10\npgpgout 20\npswpin 3\npswpout 4\npgfault 99\n"
     "pgmajfault 7\npgfree 5\npgsteal_kswapd 11\npgsteal_direct 12\npgscan_kswapd 13\n"
     "pgscan_direct 14\n"
 )

@@ -118,8 +118,10 @@ def test_unmatched_destination_is_unmonitored_with_its_lag(primary):
     # an unmonitored ASYNC destination is no disagreement; a SYNC one hides the commit path
     config = parse_config({"host": [{"name": "p", "role": "primary"}]})
     assert disagreements(config, build(config, {"p": frames["p"]})) == [
-        "dest_2 STBY (SYNC AFFIRM) is on the commit path, but no configured host matches it: "
-        "add its host, or its db_unique_name"
+        (
+            "dest_2 STBY (SYNC AFFIRM) is on the commit path, but no configured host matches it: "
+            "add its host, or its db_unique_name"
+        )
     ]
 
 
@@ -391,8 +393,10 @@ def test_rac_instances_of_one_database_are_all_primary_and_named(primary):
         frames["node2"] = _frame("node2", node2, "primary")
         clash = [n for n in build(Config(), frames).notes if "thread" in n]
         assert clash == [
-            "sgmon: node1 and node2 both report redo thread 1: two names for one instance, or "
-            "a misread config; each RAC instance writes its own thread"
+            (
+                "sgmon: node1 and node2 both report redo thread 1: two names for one instance, or "
+                "a misread config; each RAC instance writes its own thread"
+            )
         ]
     finally:
         for db in (node2, other, sb):

@@ -234,8 +234,10 @@ def test_cascade_and_far_sync_are_named_with_the_destination_that_feeds_them():
     }
     assert topo.cascaded("c") and topo.cascaded("d") and not topo.cascaded("b")
     lines = topo.lines()
-    assert "b dest_2 STBY_C (stby_c): ASYNC, VALID -> c, by db_unique_name: onward, off the " \
-        "commit path" in lines  # fmt: skip
+    assert (
+        "b dest_2 STBY_C (stby_c): ASYNC, VALID -> c, by db_unique_name: onward, off the "
+        "commit path"
+    ) in lines
     assert "standby c: lag risk (cascaded from b (dest_2 ASYNC))" in lines
     assert "standby d: lag risk (behind far sync fs1 (dest_3 ASYNC))" in lines
     assert not any("PROD" in line and line.startswith("b ") for line in lines)

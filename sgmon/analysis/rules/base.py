@@ -278,6 +278,8 @@ def resolution(ctx: Context) -> list[str]:
     if ctx.interval < COARSE_S:
         return []
     return [
-        f"resolution: {fmt_step(ctx.interval)} samples; each value is the sample's "
-        "average, so stalls shorter than a sample show only as raised averages"
+        (
+            f"resolution: {fmt_step(ctx.interval)} samples; each value is the sample's "
+            "average, so stalls shorter than a sample show only as raised averages"
+        )
     ]

@@ -83,10 +83,12 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
         has_db = bool(view.frame.rows("oracle_waits")) or followed
         who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
         ev = [
-            f"CPU busy {fmt_num(busy)}% (usr+sys+irq+soft+steal), %iowait "
-            f"{fmt_num(number(row.get('iowait')))}, runq-sz {fmt_num(runq)}, load1 "
-            f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs (MAA SYNC paper: CPUs "
-            "running code nearly all the time, tasks queued for them beyond 2x cores)"
+            (
+                f"CPU busy {fmt_num(busy)}% (usr+sys+irq+soft+steal), %iowait "
+                f"{fmt_num(number(row.get('iowait')))}, runq-sz {fmt_num(runq)}, load1 "
+                f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs (MAA SYNC paper: CPUs "
+                "running code nearly all the time, tasks queued for them beyond 2x cores)"
+            )
         ]
         if followed and not kept:
             yield Claim(
@@ -166,9 +168,11 @@ def memory(ctx: Context, view: HostView) -> Iterable[Claim]:
     if not ((near_full and scan >= 200) or swap >= 1):
         return
     ev = [
-        f"%memused {fmt_num(used)}, scan {fmt_num(scan)} pages/s, swapping "
-        f"{fmt_num(swap)} pages/s (MAA SYNC paper: memused near 100 with scans over 200/s is a "
-        "shortage; swapping deteriorates performance dramatically)"
+        (
+            f"%memused {fmt_num(used)}, scan {fmt_num(scan)} pages/s, swapping "
+            f"{fmt_num(swap)} pages/s (MAA SYNC paper: memused near 100 with scans over 200/s is a "
+            "shortage; swapping deteriorates performance dramatically)"
+        )
     ]
     keys = [
         (h, "paging", "all", f)

@@ -46,11 +46,15 @@ def log_space(ctx: Context) -> Iterable[Claim]:
         if not isinstance(spent, int | float) or spent < STALL_MS:
             continue
         ev = [
-            f"{event}: {fmt_num(spent)} ms of session time per second, avg "
-            f"{fmt_num(avg if isinstance(avg, int | float) else None)} ms",
+            (
+                f"{event}: {fmt_num(spent)} ms of session time per second, avg "
+                f"{fmt_num(avg if isinstance(avg, int | float) else None)} ms"
+            ),
             MEANING[event],
-            "these waits come before the commit (not in log file sync): the sessions cannot "
-            "generate redo meanwhile",
+            (
+                "these waits come before the commit (not in log file sync): the sessions cannot "
+                "generate redo meanwhile"
+            ),
         ]
         yield Claim(
             host=p.name,

@@ -47,8 +47,8 @@ def rac_broadcast(ctx: Context) -> Iterable[Claim]:
     traced = number(p.frame.value("oracle_trace", "lgwr", "broadcast_waits"))
     longest = number(p.frame.value("oracle_trace", "lgwr", "max_broadcast"))
     seen = (
-        [f"LGWR trace: {fmt_num(traced)} 'log write broadcast wait time' warning(s), longest "
-         f"{fmt_num(longest)} ms"]
+        [(f"LGWR trace: {fmt_num(traced)} 'log write broadcast wait time' warning(s), longest "
+         f"{fmt_num(longest)} ms")]
         if traced
         else []
     )  # fmt: skip
@@ -62,11 +62,16 @@ def rac_broadcast(ctx: Context) -> Iterable[Claim]:
         conclusion=f"LGWR waits for {where} to acknowledge its commit SCN: check their LMS "
         "CPU and the interconnect",
         evidence=[
-            f"'redo write broadcast ack time' {fmt_num(ack)} ms per redo write beyond the write "
-            f"itself, of log file sync {fmt_num(b.lfs_ms)} ms "
-            "(MAA SYNC paper commit steps 4 and 9)",
-            f"the writes stay fast: local {fmt_num(b.local_write_ms)} ms, remote "
-            f"{fmt_num(b.remote_write_ms)} ms",
+            (
+                f"'redo write broadcast ack time' {fmt_num(ack)} ms per redo write beyond the "
+                "write "
+                f"itself, of log file sync {fmt_num(b.lfs_ms)} ms "
+                "(MAA SYNC paper commit steps 4 and 9)"
+            ),
+            (
+                f"the writes stay fast: local {fmt_num(b.local_write_ms)} ms, remote "
+                f"{fmt_num(b.remote_write_ms)} ms"
+            ),
             *seen,
         ],
         series=[(p.name, "oracle_redo", "db", "redo_bcast_ack")],
@@ -110,14 +115,20 @@ def rac_log_flush(ctx: Context) -> Iterable[Claim]:
             conclusion=f"{p.name}'s sessions wait for blocks {o.name} ships only after {leg}: "
             f"check {check}",
             evidence=[
-                f"'{GCS_LOG_FLUSH}' on {o.name}: its LMS waits {fmt_num(flush)} ms on average "
-                f"for its LGWR before shipping a block ({fmt_num(shipped)} flushes/s; healthy: "
-                "90 % under 2 ms)",
-                f"{o.name}'s redo write: {LOCAL_WRITE} {fmt_num(local)} ms, remote write "
-                f"{fmt_num(remote)} ms",
-                f"{p.name}'s sessions wait on the gc busy events {fmt_num(waited / waits)} ms "
-                f"on average ({fmt_num(waits)}/s), while its own log file sync is "
-                f"{fmt_num(own)} ms: the time is lost before the commit, not in it",
+                (
+                    f"'{GCS_LOG_FLUSH}' on {o.name}: its LMS waits {fmt_num(flush)} ms on average "
+                    f"for its LGWR before shipping a block ({fmt_num(shipped)} flushes/s; healthy: "
+                    "90 % under 2 ms)"
+                ),
+                (
+                    f"{o.name}'s redo write: {LOCAL_WRITE} {fmt_num(local)} ms, remote write "
+                    f"{fmt_num(remote)} ms"
+                ),
+                (
+                    f"{p.name}'s sessions wait on the gc busy events {fmt_num(waited / waits)} ms "
+                    f"on average ({fmt_num(waits)}/s), while its own log file sync is "
+                    f"{fmt_num(own)} ms: the time is lost before the commit, not in it"
+                ),
             ],
             series=[
                 (o.name, "oracle_waits", GCS_LOG_FLUSH, "avg"),

@@ -45,11 +45,15 @@ def standby_silent(ctx: Context) -> Iterable[Claim]:
             continue  # an ASYNC sender waits alone: lag_risk material, no commit hangs
         far = ctx.far_end(p.name, inst)
         ev = [
-            f"{inst}: {plural(number(row.get('unacked')), 'segment')} unacknowledged and no byte "
-            f"acknowledged this tick; rto {fmt_num(number(row.get('rto')))} ms, doubled at each "
-            "expiry: the peer answers nothing (a lossy link still acknowledges between "
-            "retransmissions); once packets pass again TCP resends only when this RTO next "
-            "expires, so commits can stay hung up to that long after the link is back"
+            (
+                f"{inst}: {plural(number(row.get('unacked')), 'segment')} unacknowledged and no "
+                "byte "
+                f"acknowledged this tick; rto {fmt_num(number(row.get('rto')))} ms, doubled at "
+                "each "
+                "expiry: the peer answers nothing (a lossy link still acknowledges between "
+                "retransmissions); once packets pass again TCP resends only when this RTO next "
+                "expires, so commits can stay hung up to that long after the link is back"
+            )
         ]
         series = ctx.tracker.series((p.name, "oracle_redo", "db", "user_commits"))
         now = number(p.frame.value("oracle_redo", "db", "user_commits"))
@@ -119,10 +123,14 @@ def _hang_over(ctx: Context) -> Iterable[Claim]:
             conclusion=f"the hung commits end now; {d.inst} is dropped and commits go on "
             "unprotected: check the standby host and the DG link",
             evidence=[
-                f"{event} p99 {buckets.quantile_text(longest)}: the remote write waited out "
-                f"{d.inst}'s NET_TIMEOUT {fmt_num(timeout)} s",
-                f"log file sync avg {fmt_num(lfs)} ms now: the commits that waited behind it "
-                "are counted as their waits end",
+                (
+                    f"{event} p99 {buckets.quantile_text(longest)}: the remote write waited out "
+                    f"{d.inst}'s NET_TIMEOUT {fmt_num(timeout)} s"
+                ),
+                (
+                    f"log file sync avg {fmt_num(lfs)} ms now: the commits that waited behind it "
+                    "are counted as their waits end"
+                ),
                 f"{d.inst}: {error}",
             ],
             series=[

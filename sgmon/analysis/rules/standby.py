@@ -88,8 +88,10 @@ def _storage_fix(ctx: Context, host: str, far: bool, lost_writes: bool) -> str:
     if not ctx.on_commit_path(host):
         return fix  # no commit waits for it: Fast Sync is beside the point
     if ctx.topology is not None and ctx.topology.fast_sync(host):
-        return fix + "; Fast Sync already keeps these writes out of commits, they still hold "
-        "back the standby's own writes and apply"
+        return (
+            fix + "; Fast Sync already keeps these writes out of commits, they still hold "
+            "back the standby's own writes and apply"
+        )
     if remote_write_event(ctx) == SYNC_REMOTE_WRITE:
         return fix + "; Fast Sync (SYNC NOAFFIRM) keeps standby I/O out of commits meanwhile"
     return fix + "; 11.2 has no Fast Sync to keep standby I/O out of commits"
@@ -121,9 +123,11 @@ def _saturated(ctx: Context, view: HostView) -> Saturated | None:
     h, frame = view.name, view.frame
     aqu, dev, aw, svctm, util = best
     ev = [
-        f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
-        f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped "
-        "(cloud migration case)"
+        (
+            f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
+            f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped "
+            "(cloud migration case)"
+        )
     ]
     lat_p99 = number(frame.value("biolat", dev, "p99"))
     if lat_p99 is not None:
@@ -229,7 +233,9 @@ def lost_write_reads(ctx: Context, follower: SeriesKey, what: str) -> list[str]:
         else ""
     )
     return [
-        f"primary redo size for lost write detection {fmt_num(lwd / 1e3)} kB/s{said}{moves}: "
-        "DB_LOST_WRITE_PROTECT makes the standby read and check what the primary read, on "
-        "its own volume (cloud migration case)"
+        (
+            f"primary redo size for lost write detection {fmt_num(lwd / 1e3)} kB/s{said}{moves}: "
+            "DB_LOST_WRITE_PROTECT makes the standby read and check what the primary read, on "
+            "its own volume (cloud migration case)"
+        )
     ]

@@ -231,8 +231,10 @@ def _sender_waiting(ctx: Context, h: str, inst: str, row: Mapping[str, Value]) -
     if not seen:
         return []
     out = [
-        f"{name}'s socket had segments unacknowledged at {seen} of the last {RECENT} samples: "
-        "the redo was on the wire, not yet at the standby (retransmission case)"
+        (
+            f"{name}'s socket had segments unacknowledged at {seen} of the last {RECENT} samples: "
+            "the redo was on the wire, not yet at the standby (retransmission case)"
+        )
     ]
     unacked = number(row.get("unacked"))
     if unacked and prow.get("state") == "S":
@@ -294,9 +296,11 @@ def network_latency(ctx: Context, view: HostView) -> Iterable[Claim]:
     rtt, inst, lim, sev = worst
     ev = [
         f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks ({lim.source})",
-        "MAA SYNC paper: SYNC works best below 5 ms round trip; measure the link with "
-        "`sgmon probe` (oratcptest-like, latency measurement article); consider Fast Sync or "
-        "Far Sync",
+        (
+            "MAA SYNC paper: SYNC works best below 5 ms round trip; measure the link with "
+            "`sgmon probe` (oratcptest-like, latency measurement article); consider Fast Sync or "
+            "Far Sync"
+        ),
     ]
     keys = [(h, "tcp", inst, f) for f in ("rtt", "rttvar")]
     yield Claim(
@@ -337,16 +341,20 @@ def socket_buffers(ctx: Context, view: HostView) -> Iterable[Claim]:
             continue
         cap = number(hostrow.get(sysctl))
         ev = [
-            f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
-            f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (MAA SYNC paper)",
+            (
+                f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
+                f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (MAA SYNC paper)"
+            ),
             f"net.core.{sysctl} "
             + (
                 f"{fmt_num(cap)} B"
                 if cap
                 else "not in the frame: check it is above RECV_BUF_SIZE/SEND_BUF_SIZE"
             ),
-            "fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, "
-            f"net.core.{sysctl} above it",
+            (
+                "fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, "
+                f"net.core.{sysctl} above it"
+            ),
         ]
         send_q = number(row.get("send_q")) or 0.0
         base = "warn" if side == "sndbuf" and send_q >= 0.5 * buf else "info"

@@ -23,11 +23,15 @@ def test_config_check_prints_the_simulated_topology():
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "topology (from the databases):" in out
-    assert "dest_2 STBY_B (stby_b): SYNC AFFIRM, VALID -> standby_b, by db_unique_name: " \
-        "commit path" in out  # fmt: skip
+    assert (
+        "dest_2 STBY_B (stby_b): SYNC AFFIRM, VALID -> standby_b, by db_unique_name: commit path"
+        in out
+    )
     assert "dest_3 STBY_A (stby_a): ASYNC, VALID -> standby_a" in out
-    assert "standby_b dest_2 STBY_C (stby_c): ASYNC, VALID -> standby_c, by db_unique_name: " \
-        "onward, off the commit path" in out  # fmt: skip
+    assert (
+        "standby_b dest_2 STBY_C (stby_c): ASYNC, VALID -> standby_c, by db_unique_name: "
+        "onward, off the commit path"
+    ) in out
     assert "standby standby_c: lag risk (cascaded from standby_b (dest_2 ASYNC))" in out
 
 

@@ -64,17 +64,17 @@ CLASSIC_T = "Linux OSWbb v8.1.2 db1\n" + "".join(
     f"zzz ***Mon Nov 24 {zzz} UTC 2026\n{stamp}\n{NEW_HEAD}\nsdb             {row}\n\n"
     for zzz, stamp, row in (
         ("11:00:05", "11/24/26 11:00:07",
-         "0.00  640.00      0.00   5120.00     0.00     0.00   0.00   0.00    0.00  110.20  75.30"
-         "     0.00     8.00   1.50  99.00"),
+         ("0.00  640.00      0.00   5120.00     0.00     0.00   0.00   0.00    0.00  110.20  75.30"
+         "     0.00     8.00   1.50  99.00")),
         ("11:00:35", "11/24/2026 11:00:37 AM",
-         "0.00  600.00      0.00   4800.00     0.00     0.00   0.00   0.00    0.00   90.00  60.00"
-         "     0.00     8.00   1.50  98.00"),
+         ("0.00  600.00      0.00   4800.00     0.00     0.00   0.00   0.00    0.00   90.00  60.00"
+         "     0.00     8.00   1.50  98.00")),
         ("13:01:05", "2026-11-24T13:01:07+0000",
-         "0.00   10.00      0.00     80.00     0.00     0.00   0.00   0.00    0.00    1.00   0.01"
-         "     0.00     8.00   0.50   0.50"),
+         ("0.00   10.00      0.00     80.00     0.00     0.00   0.00   0.00    0.00    1.00   0.01"
+         "     0.00     8.00   0.50   0.50")),
         ("13:01:35", "11/24/2026 01:01:37 PM",
-         "0.00   12.00      0.00     96.00     0.00     0.00   0.00   0.00    0.00    1.10   0.02"
-         "     0.00     8.00   0.50   0.60"),
+         ("0.00   12.00      0.00     96.00     0.00     0.00   0.00   0.00    0.00    1.10   0.02"
+         "     0.00     8.00   0.50   0.60")),
     )
 )  # fmt: skip
 """``iostat -xkt 1 3``'s last third per snapshot, the stamp in three of sysstat's formats."""
@@ -246,8 +246,11 @@ def test_tools_not_read_are_named(tmp_path: Path) -> None:
     _archive(tmp_path, "prvtnet", "db1_prvtnet_26.11.24.1100.dat", "zzz ***x\n")
     notes = _read(root).notes
     assert notes == [
-        f"{root / 'archive'}: not read: oswmeminfo (1 file(s)), oswprvtnet (1 file(s)); no live "
-        "field takes their figures"
+        (
+            f"{root / 'archive'}: not read: oswmeminfo (1 file(s)), oswprvtnet (1 file(s)); no "
+            "live "
+            "field takes their figures"
+        )
     ]
 
 

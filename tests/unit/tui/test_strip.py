@@ -161,8 +161,10 @@ def test_entries_share_a_line_when_whole_and_the_rest_is_counted() -> None:
     ]
     wide = [t.plain for t in render_strip(PALETTE, entries, 200)]
     assert wide == [
-        "a  SYNC │ b  ASYNC lag risk · WARN standby is behind by a lot of redo │ c  cascaded"
-        " │ d  cascaded"
+        (
+            "a  SYNC │ b  ASYNC lag risk · WARN standby is behind by a lot of redo │ c  cascaded"
+            " │ d  cascaded"
+        )
     ]
     narrow = [t.plain for t in render_strip(PALETTE, entries, 40, most=2)]
     assert narrow == ["a  SYNC", "b  ASYNC lag risk · WARN s…  +2 more (s)"]
