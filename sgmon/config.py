@@ -145,7 +145,7 @@ def read_toml(path: Path) -> dict[str, Any]:
         why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
         raise ConfigError(f"{path}: cannot read: {why}") from None
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:  # tomllib recurses once per level of nested arrays or tables
@@ -156,6 +156,34 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: line {line}: {key}: arrays nested too deeply; use a flat list"
         ) from None
+    deep = _too_deep(data)
+    if deep is not None:
+        raise ConfigError(
+            f"{path}: {deep}: tables nested more than {MAX_DEPTH} deep; no key of sgmon's is"
+        )
+    return data
+
+
+MAX_DEPTH = 16
+"""Levels of tables or arrays a config may hold (sgmon's own go 3 deep): every reader of the
+parsed file may then walk it recursively."""
+
+
+def _too_deep(data: dict[str, Any]) -> str | None:
+    """The top-level key under which ``data`` nests deeper than MAX_DEPTH, walked without
+    recursion (a dotted key of 3,000 parts is 3,000 tables)."""
+    for key, value in data.items():
+        level = [value] if isinstance(value, dict | list) else []
+        for _ in range(MAX_DEPTH):
+            level = [
+                v
+                for item in level
+                for v in (item.values() if isinstance(item, dict) else item)
+                if isinstance(v, dict | list)
+            ]
+        if level:
+            return str(key)
+    return None
 
 
 _NESTED = re.compile(r'^\s*("[^"]*"|[^=\s]+)\s*=\s*(?:\[\s*){8}')
