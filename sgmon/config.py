@@ -213,7 +213,13 @@ HOST_NAME_RULE = (
     "a host name is 1-63 letters, digits, '.', '_' or '-', starting with a letter or a digit"
 )
 
-_DSN_PASSWORD = re.compile(r"^[^@/()\s]*/[^@]*@")
+_DSN_PASSWORD = re.compile(r"(?:^|[\s=(])[^@/()\s=]*/[^@\s]*@")
+"""user/password@... anywhere in a connect string (after a blank, a non-breaking space, ``=`` or
+``(``: a descriptor or a leading space must not hide it)."""
+_SECRET_PARAMETER = re.compile(r"(?i)(?:password|passwd|pwd|secret|token)\w*\s*=")
+"""An EZConnect Plus parameter or a descriptor clause carrying a password (wallet_password=)."""
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_SSH_PASSWORD = re.compile(r"^[^@\s]*:[^@\s]*@")
 """``user/password@host:port/service``: a password inside an easy-connect string."""
 
 
@@ -333,12 +339,45 @@ def _dsn(value: Any) -> str:
     dsn = _string(value)
     if not dsn:
         raise _Bad('empty: use dsn = "host:port/service"')
-    if _DSN_PASSWORD.match(dsn):
+    if _DSN_PASSWORD.search(dsn) or _SECRET_PARAMETER.search(dsn):
         raise _Bad(
-            "holds a password (user/password@...); give the user as user = and the password "
+            "holds a password (user/password before an @, or a password parameter); give the "
+            "user as user = and the password through password_env, wallet_dir or password = "
+            '"prompt"'
+        )
+    if dsn != dsn.strip():
+        raise _Bad("starts or ends with a blank; write the connect string alone")
+    return dsn
+
+
+def _user(value: Any) -> str:
+    user = _string(value)
+    if "/" in user or user != user.strip():
+        raise _Bad(
+            "holds a password or a blank (user/password); give the user alone and the password "
             'through password_env, wallet_dir or password = "prompt"'
         )
-    return dsn
+    return user
+
+
+def _env_name(value: Any) -> str:
+    name = _string(value)
+    if name and not ENV_NAME.fullmatch(name):
+        raise _Bad(  # never the value itself: it may be the password, put where its name goes
+            "not an environment variable name (letters, digits and _); it names the variable "
+            "that holds the password, never the password itself"
+        )
+    return name
+
+
+def _ssh_target(value: Any) -> str:
+    target = _string(value)
+    if _SSH_PASSWORD.match(target):
+        raise _Bad(
+            "holds a password (user:password before the @); ssh logs on with your key: ssh-copy-id "
+            'the key, then ssh = "user@host"'
+        )
+    return target
 
 
 def _mode(value: Any) -> str:
@@ -371,7 +410,7 @@ SCHEMA: dict[str, dict[str, Rule]] = {
     "host": {
         "name": _host_name,
         "role": _role,
-        "ssh": _string,
+        "ssh": _ssh_target,
         "sgmon_path": _string,
         "db_from": _db_from,
         "ssh_options": _strings,
@@ -383,9 +422,9 @@ SCHEMA: dict[str, dict[str, Rule]] = {
     },
     "db": {
         "dsn": _dsn,
-        "user": _string,
+        "user": _user,
         "mode": _mode,
-        "password_env": _string,
+        "password_env": _env_name,
         "wallet_dir": _string,
         "password": _password,
         "thick": _bool,

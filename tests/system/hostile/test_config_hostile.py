@@ -26,6 +26,26 @@ CASES: list[tuple[str, str, str]] = [
     ("dataguard-number", "dataguard = 5\n", "dataguard"),
     ("host-as-table", '[host]\nname = "x"\n', "host"),
     ("deep-nested-array", "name = " + "[" * 5000 + "]" * 5000 + "\n", "name"),
+    ("dsn-password-leading-space", HOST + '[host.db]\ndsn = " scott/tiger@h:1521/s"\n', "dsn"),
+    ("dsn-password-nbsp", HOST + '[host.db]\ndsn = "\u00a0scott/tiger@h:1521/s"\n', "dsn"),
+    (
+        "dsn-password-descriptor",
+        HOST + '[host.db]\ndsn = "(DESCRIPTION=(ADDRESS=(HOST=h))'
+        '(SECURITY=(WALLET_PASSWORD=tiger)))"\n',
+        "dsn",
+    ),
+    (
+        "dsn-ezconnect-plus-password",
+        HOST + '[host.db]\ndsn = "h:1521/s?wallet_password=tiger"\n',
+        "dsn",
+    ),
+    ("user-with-password", HOST + '[host.db]\ndsn = "h/s"\nuser = "scott/tiger"\n', "user"),
+    (
+        "password-env-is-the-password",
+        HOST + '[host.db]\ndsn = "h/s"\npassword_env = "hunter2!"\n',
+        "password_env",
+    ),
+    ("ssh-target-password", '[[host]]\nname = "p"\nssh = "oracle:hunter2@prim1"\n', "ssh"),
     ("deep-dotted-key", "a" + ".a" * 3000 + " = 1\n", "a"),
     ("deep-dotted-collector", "[collectors.disk" + ".x" * 200 + "]\ny = 1\n", "collectors"),
     ("deep-nested-peers", "[dataguard]\npeers = " + "[" * 3000 + "]" * 3000 + "\n", "peers"),
