@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from pathlib import Path
 
 from paths import REPO
 
@@ -24,7 +25,8 @@ def test_the_readme_config_builds_from_a_host_without_its_devices(monkeypatch) -
     monkeypatch.setenv("SGMON_PW", "not-used")
     data = readme_config()
     devices = {d for h in data["host"] for d in h.get("devices", ())}
-    here = {line.split()[2] for line in open("/proc/diskstats") if len(line.split()) > 2}
+    stats = Path("/proc/diskstats").read_text().splitlines()
+    here = {line.split()[2] for line in stats if len(line.split()) > 2}
     assert devices and not devices & here, "the test needs devices this machine lacks"
     config = parse_config(data)
     sources = sources_from_config(config)  # checked the hosts' devices here: ConfigError
