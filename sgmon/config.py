@@ -307,6 +307,15 @@ def _peers(value: Any) -> tuple[str, ...]:
     return peers
 
 
+def _label(value: Any) -> str:
+    """A name every output shows and every metric carries as a label (the configuration's, a
+    DB_UNIQUE_NAME): printable, and short enough for a header and a label."""
+    text = _string(value)
+    if len(text) > 64 or not text.isprintable():
+        raise _Bad(f"{_show(text[:40])}: use at most 64 printable characters")
+    return text
+
+
 def _host_name(value: Any) -> str:
     if not isinstance(value, str) or not HOST_NAME.fullmatch(value):
         raise _Bad(f"{_show(value)}: {HOST_NAME_RULE}")
@@ -399,7 +408,7 @@ def _call_timeout(value: Any) -> float:
 Rule = Callable[[Any], Any]
 SCHEMA: dict[str, dict[str, Rule]] = {
     "": {
-        "name": _string,
+        "name": _label,
         "interval": _interval,
         "dataguard": _table,
         "host": lambda v: v,  # a list of [[host]] tables: checked one by one
@@ -418,7 +427,7 @@ SCHEMA: dict[str, dict[str, Rule]] = {
         "devices": _strings,
         "db": _table,
         "root": _root,
-        "db_unique_name": _string,
+        "db_unique_name": _label,
     },
     "db": {
         "dsn": _dsn,
