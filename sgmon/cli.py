@@ -31,7 +31,7 @@ COMMANDS: dict[str, str] = {
     "serve": "Prometheus / OpenMetrics endpoint",
     "check": "one-shot findings report, exit code by severity; --symmetry: primary vs standby",
     "probe": "oratcptest-like SYNC/FastSync/ASYNC link test",
-    "lab": "reproduce the seed incidents between two network namespaces (root)",
+    "lab": "reproduce the published incidents between two network namespaces (root)",
     "config": "validate the config, show where each value came from",
     "collectors": "list the installed collectors and whether each can run here",
     "import": "sar, OSWatcher or AWR history into an archive (for replay, check --from)",

@@ -43,14 +43,16 @@ critical (2 is also a usage or config error; stderr says which), 3 a source coul
 Findings that opened and closed during the run count.
 
 --symmetry: the primary beside each SYNC standby, read only: standby redo logs per thread (online
-groups + 1 on both sides, the online log size, one member each; seed 000), the online logs,
-DB_LOST_WRITE_PROTECT (seed 003), the DG socket's buffers and the kernel's tcp_wmem/tcp_rmem
-maxima against 3 x BDP (seed 000), the routes' rto_min (seed 001) and the redo devices' write
-latency (seed 000 Tables 8-9, seed 003). The OS items come from the last 10 frames of each host
+groups + 1 on both sides, the online log size, one member each: Oracle's "Best Practices for
+Synchronous Redo Transport"), the online logs, DB_LOST_WRITE_PROTECT ("Oracle Database
+Migrated to Cloud Starts Experiencing 'log file sync' Waits"), the DG socket's buffers and the
+kernel's tcp_wmem/tcp_rmem maxima against 3 x BDP (the Best Practices paper), the routes'
+rto_min ("A story about Data Guard and network latency") and the redo devices' write latency
+(the Best Practices paper, Tables 8-9). The OS items come from the last 10 frames of each host
 (--seconds, --from or --simulate as above), the database items from one read of each database:
 the simulated pair's, else each local host's [host.db] (a host reached over ssh is not read from
 here). Each line: item, both values, verdict (ok, differs, missing, or unknown when a side could
-not be read: the line says why), seed, rule. Exit status 0 when nothing differs or is missing,
+not be read: the line says why), source, rule. Exit status 0 when nothing differs or is missing,
 1 when something does (unknown lines do not count), 2 a usage error or no primary and SYNC
 standby to compare, 3 a source could not be reached."""
 
