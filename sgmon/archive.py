@@ -331,6 +331,8 @@ def data_files(host_dir: Path) -> dict[str, list[Path]]:
     return out
 
 
+META = "meta.json"
+"""The archive's own file beside the host directories: no host may be named so."""
 META_MAX = 16 << 20
 """Bytes of meta.json read: sgmon writes a few kilobytes per host."""
 
@@ -342,7 +344,7 @@ def read_meta(root: Path) -> dict | None:
 
     from sgmon.readers.regular import open_regular
 
-    p = root / "meta.json"
+    p = root / META
     try:
         with open(open_regular(p), "rb") as fh:
             raw = fh.read(META_MAX + 1)

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sgmon.archive import META
 from sgmon.errors import ConfigError
 from sgmon.units import MAX_INTERVAL, MIN_INTERVAL, parse_duration
 
@@ -319,6 +320,8 @@ def _label(value: Any) -> str:
 def _host_name(value: Any) -> str:
     if not isinstance(value, str) or not HOST_NAME.fullmatch(value):
         raise _Bad(f"{_show(value)}: {HOST_NAME_RULE}")
+    if value.lower() == META:
+        raise _Bad(f"{_show(value)}: the archive's own file is named so; name the host otherwise")
     return value
 
 

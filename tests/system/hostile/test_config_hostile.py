@@ -49,6 +49,7 @@ CASES: list[tuple[str, str, str]] = [
     ("name-a-megabyte", 'name = "' + "x" * 1_000_000 + '"\n', "name"),
     ("name-escape", 'name = "a\\u001b[31mb"\n', "name"),
     ("db-unique-name-long", HOST + 'db_unique_name = "' + "D" * 200 + '"\n', "db_unique_name"),
+    ("host-named-meta-json", '[[host]]\nname = "meta.json"\n', "name"),
     ("deep-dotted-key", "a" + ".a" * 3000 + " = 1\n", "a"),
     ("deep-dotted-collector", "[collectors.disk" + ".x" * 200 + "]\ny = 1\n", "collectors"),
     ("deep-nested-peers", "[dataguard]\npeers = " + "[" * 3000 + "]" * 3000 + "\n", "peers"),
