@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
 
 
+def listing(names: list[str], shown: int = 8) -> str:
+    """Host names for one line: the first ``shown``, then how many more (a fleet has 300)."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
 class Reached:
     """A sink that notes the hosts that sent a frame of their own (not a stale stand-in): a
     recording that never heard from a host must not end as if it had."""
@@ -77,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.simulate:
         writer.meta.setdefault("name", f"demo {args.simulate}")
         writer.meta["simulated"] = f"{args.simulate} at {args.speed:g}x speed"
-    hosts = ", ".join(h.name for s in sources for h in s.hosts)
+    hosts = listing([h.name for s in sources for h in s.hosts])
     if not args.quiet:
         print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
     reached = Reached()
@@ -95,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if never:
         them = "it" if len(never) == 1 else "them"
         print(
-            f"sgmon: never reached {', '.join(never)}: nothing of {them} was recorded "
+            f"sgmon: never reached {listing(never)}: nothing of {them} was recorded "
             "(the lines above say why)",
             file=sys.stderr,
         )
