@@ -28,22 +28,22 @@ from sgmon.model import Kind
 
 FLOOR = {"ms": 2.0, "%": 10.0, "s": 1.0}  # smallest departure worth a flag, per unit
 RATIO = {"ms": 3.0}  # and how many times the median it must reach (default 2)
-Path = tuple[str, str, str]
+SeriesPath = tuple[str, str, str]
 """A series of any host: ``(collector, instance, field)``, its key without the host."""
 
 
-def path(ref: Ref, instance: str) -> Path:
+def series_path(ref: Ref, instance: str) -> SeriesPath:
     """The series of field ``ref`` of ``instance`` on any host."""
     return ref.collector, instance, ref.name
 
 
-COMMIT_PATH: frozenset[Path] = frozenset(
+COMMIT_PATH: frozenset[SeriesPath] = frozenset(
     {
-        path(f, e)
+        series_path(f, e)
         for e in COMMIT_EVENTS
         for f in (ORACLE_WAITS.p90, ORACLE_WAITS.p99, ORACLE_WAITS.avg)
     }
-    | {path(ORACLE_REDO.redo_synch_time, ORACLE_REDO.Rows.db.fixed)}
+    | {series_path(ORACLE_REDO.redo_synch_time, ORACLE_REDO.Rows.db.fixed)}
 )
 
 WATCHED: tuple[Ref, ...] = (
