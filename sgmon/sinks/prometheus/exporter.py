@@ -183,6 +183,7 @@ class _Scrape:
                 self._values(ident, frame, c, schema.get(c, ()))
 
     def _values(self, ident: list[str], frame: Frame, c: str, fields: Sequence[Field]) -> None:
+        """A collector's exposed rows: a sample per exposed field, its text on ``*_info``."""
         texts = [f for f in fields if f.kind is Kind.TEXT and f.export]
         for inst, row in frame.collectors[c].rows.items():
             kind = kind_of(c, inst)
