@@ -34,7 +34,7 @@ from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.rules import evaluate, host_claims
 from sgmon.analysis.rules.base import LAG_RISK, HostClaims, mean
-from sgmon.analysis.watch import SeriesPath, series_path
+from sgmon.analysis.watch import SeriesPath
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
 from sgmon.fields import ORACLE_DG, ORACLE_REDO, ORACLE_WAITS
@@ -47,13 +47,13 @@ __all__ = ["Analyzer"]
 # The series a chain starts from, most specific first: the remote write explains more than
 # log file sync does.
 _QUANTILES = (ORACLE_WAITS.p99, ORACLE_WAITS.p90, ORACLE_WAITS.avg)
-_SYNCH_TIME = series_path(ORACLE_REDO.redo_synch_time, ORACLE_REDO.Rows.db.fixed)
+_SYNCH_TIME = ORACLE_REDO.redo_synch_time.path(ORACLE_REDO.Rows.db.fixed)
 TRIGGERS: tuple[SeriesPath, ...] = (
-    *(series_path(f, e) for e in (*COMMIT_EVENTS[1:], COMMIT_EVENTS[0]) for f in _QUANTILES),
+    *(f.path(e) for e in (*COMMIT_EVENTS[1:], COMMIT_EVENTS[0]) for f in _QUANTILES),
     _SYNCH_TIME,
 )
 SYMPTOM: tuple[SeriesPath, ...] = (
-    *(series_path(f, COMMIT_EVENTS[0]) for f in _QUANTILES),
+    *(f.path(COMMIT_EVENTS[0]) for f in _QUANTILES),
     _SYNCH_TIME,
 )
 """What the sessions themselves wait for: a chain starts only when one of these has moved."""

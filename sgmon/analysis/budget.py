@@ -141,7 +141,7 @@ def commit_budget(primary: Frame, standby: Frame | None, fast_sync: bool = False
 def _hist(frame: Frame, event: str) -> Value:
     """``event``'s interval histogram in ``frame`` as the row holds it (``residual_life``'s
     input; None where the event has none)."""
-    return ORACLE_WAITS.hist.raw(ORACLE_WAITS.hist.row(frame, event))
+    return ORACLE_WAITS.hist.raw_at(frame, event)
 
 
 def residual_life(hist: object) -> float | None:

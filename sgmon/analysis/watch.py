@@ -32,18 +32,13 @@ SeriesPath = tuple[str, str, str]
 """A series of any host: ``(collector, instance, field)``, its key without the host."""
 
 
-def series_path(ref: Ref, instance: str) -> SeriesPath:
-    """The series of field ``ref`` of ``instance`` on any host."""
-    return ref.collector, instance, ref.name
-
-
 COMMIT_PATH: frozenset[SeriesPath] = frozenset(
     {
-        series_path(f, e)
+        f.path(e)
         for e in COMMIT_EVENTS
         for f in (ORACLE_WAITS.p90, ORACLE_WAITS.p99, ORACLE_WAITS.avg)
     }
-    | {series_path(ORACLE_REDO.redo_synch_time, ORACLE_REDO.Rows.db.fixed)}
+    | {ORACLE_REDO.redo_synch_time.path(ORACLE_REDO.Rows.db.fixed)}
 )
 
 WATCHED: tuple[Ref, ...] = (

@@ -12,7 +12,6 @@ import os
 import time
 from pathlib import Path
 
-from sgmon.contract import Ref
 from sgmon.fields import DISK, ORACLE_WAITS, TCP
 from sgmon.model import Frame, Status
 from sgmon.readers.procfile import start_time
@@ -45,11 +44,6 @@ def status_items(frame: Frame, judgement: Judgement) -> list[Item]:
     return [i for i in items if i is not None]
 
 
-def _cell(ref: Ref, instance: str) -> tuple[str, str, str]:
-    """The ``(collector, instance, field)`` the Judge grades a cell by."""
-    return ref.collector, instance, ref.name
-
-
 def _wait_item(
     frame: Frame, judgement: Judgement, label: str, event: str, with_p99: bool = False
 ) -> Item | None:
@@ -58,11 +52,11 @@ def _wait_item(
     avg, p99 = ORACLE_WAITS.avg.of(row), ORACLE_WAITS.p99.of(row)
     if avg is None:
         return None
-    cells = [_cell(ORACLE_WAITS.avg, event)]
+    cells = [ORACLE_WAITS.avg.path(event)]
     text = fmt_num(avg)
     if with_p99 and p99 is not None:
         text += "/" + fmt_num(p99)
-        cells.append(_cell(ORACLE_WAITS.p99, event))
+        cells.append(ORACLE_WAITS.p99.path(event))
     return label, text + "ms", judgement.worst(cells)
 
 
@@ -73,10 +67,10 @@ def _socket_items(frame: Frame, judgement: Judgement) -> list[Item]:
     rtx = [v for r in socks.values() if (v := TCP.retransmits.of(r)) is not None]
     items = []
     if rtos:  # an idle socket's 200 ms rto is graded ok: it costs nothing (seed 001)
-        sev = judgement.worst(_cell(TCP.rto, k) for k in socks)
+        sev = judgement.worst(TCP.rto.path(k) for k in socks)
         items.append(("rto", fmt_num(max(rtos)), sev))
     if rtx:
-        sev = judgement.worst(_cell(TCP.retransmits, k) for k in socks)
+        sev = judgement.worst(TCP.retransmits.path(k) for k in socks)
         items.append(("rtx", fmt_num(sum(rtx)), sev))
     return items
 
@@ -91,10 +85,10 @@ def _disk_items(frame: Frame, judgement: Judgement) -> list[Item]:
     aqu = DISK.aqu_sz.of(row)
     if aqu is None:
         return []
-    items = [("aqu", fmt_num(aqu), judgement.grade(*_cell(DISK.aqu_sz, dev)))]
+    items = [("aqu", fmt_num(aqu), judgement.grade(*DISK.aqu_sz.path(dev)))]
     wa = DISK.w_await.of(row)
     if wa is not None:
-        items.append(("await", fmt_num(wa) + "ms", judgement.grade(*_cell(DISK.w_await, dev))))
+        items.append(("await", fmt_num(wa) + "ms", judgement.grade(*DISK.w_await.path(dev))))
     return items
 
 

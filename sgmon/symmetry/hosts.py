@@ -166,7 +166,7 @@ def _link(end: _End, moved: Num, counter: Num) -> tuple[str, float | None]:
 
 def _up(r: Row) -> bool:
     """Whether an interface is up by its operstate; one that reports none is taken as up."""
-    state = NETDEV.operstate.raw(r) if NETDEV.operstate.name in r else "up"
+    state = NETDEV.operstate.raw(r, "up")
     return str(state).lower() == "up"
 
 

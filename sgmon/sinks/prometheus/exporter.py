@@ -25,7 +25,6 @@ from sgmon.sinks.prometheus.naming import (
     info_label,
     kind_of,
     metric_name,
-    on_request,
     row_key,
     row_kinds,
 )
@@ -65,7 +64,7 @@ def reported_db_name(frame: Frame) -> str | None:
 def exposed(kind: RowKind, per_cpu: bool) -> bool:
     """Whether a row of ``kind`` is exposed: per-CPU rows only on request (the all-CPU row
     always), so the accumulation and the scrape skip the same rows."""
-    return per_cpu or not on_request(kind)
+    return per_cpu or not kind.on_request
 
 
 class FrameCollector:

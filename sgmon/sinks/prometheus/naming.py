@@ -15,7 +15,6 @@ import re
 from sgmon import registry
 from sgmon.collector import Collector
 from sgmon.contract import RowKind, row_kind
-from sgmon.fields import CPU
 from sgmon.model import Field, Kind
 
 CONTRACT = "1"
@@ -142,13 +141,6 @@ def dimension(kind: RowKind, row: str) -> tuple[str, str] | None:
     if kind.fixed:
         return None
     return kind.label, row_key(kind.ident(row))
-
-
-def on_request(kind: RowKind) -> bool:
-    """Whether rows of ``kind`` are exposed only when asked (``per_cpu``: a series per CPU and
-    field).  Emulates the proposed ``RowKind.on_request`` declaration (set on the per-CPU kind)
-    until the contract has it."""
-    return bool(getattr(kind, "on_request", kind == CPU.Rows.cpu))
 
 
 def info_family(collector: str, kind: RowKind) -> str:
