@@ -3,7 +3,6 @@ latency and socket buffers against the bandwidth-delay product (seed 000 "Networ
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -19,11 +18,12 @@ from sgmon.analysis.rules.base import (
     rule,
     sockets,
 )
+from sgmon.analysis.rules.retransmits import last_retransmit
 from sgmon.analysis.rules.silent import silent
 from sgmon.contract import Num, Row
-from sgmon.fields import NETDEV, PROCS, RETRANS, TCP
+from sgmon.fields import NETDEV, PROCS, TCP
 from sgmon.grading import Limit
-from sgmon.model import Frame, Status, number
+from sgmon.model import number
 from sgmon.units import bdp_bytes, fmt_num, mbit_bytes, plural
 from sgmon.verdicts import SeriesKey
 
@@ -116,7 +116,7 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
             continue
         n, inst, rto, stall, peer, keys, said, sender = loss
         ev = [*said]  # the look is shared by every instance's evaluation: extended on a copy
-        kind = _last_retransmit(ctx, view.frame, inst, rto, ev)
+        kind = last_retransmit(ctx, view.frame, inst, rto, ev)
         ev += sender
         if rto >= stall:
             ev.append(
@@ -158,93 +158,6 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
                 series=list(keys),
                 rule="dg_loss",
             )
-
-
-class _Kind(NamedTuple):
-    """A kind of retransmission as the retrans collector tells them apart: the field that
-    counts them, whose name is what its ``last_kind`` says, then how the advice names them and
-    what one means."""
-
-    field: Num
-    said: str
-    why: str
-
-
-KINDS = {
-    k.field.name: k
-    for k in (
-        _Kind(
-            RETRANS.tlp,
-            "a tail-loss probe, not an RTO",
-            "a tail-loss probe: the congestion state never entered Loss; with one write in "
-            "flight the probe waits 2 x RTT + rto_min",
-        ),
-        _Kind(RETRANS.rto, "RTO expiries", "an RTO expiry: the congestion state entered Loss"),
-        _Kind(
-            RETRANS.fast,
-            "fast retransmits",
-            "a fast retransmit (SACK recovery): no timer waited",
-        ),
-    )
-}
-"""The kinds of retransmission by what the retrans collector's ``last_kind`` says."""
-
-
-def _clock(t: float) -> str:
-    """``10:31:02.417``: local time to the millisecond."""
-    ms = round(t * 1000)
-    return time.strftime("%H:%M:%S", time.localtime(ms // 1000)) + f".{ms % 1000:03d}"
-
-
-WRITES = {"lgwr_slow_write": "LGWR write", "remote_write_split": "remote write"}
-"""Trace events of a write that a retransmission can stall (collectors/oracle/trace.py)."""
-SLACK = 0.05
-"""Seconds a write's traced window is widened by: the LGWR warning's time is the ``***`` stamp
-before it, not the write's own end."""
-
-
-def _stalled_write(ctx: Context, at: float) -> str:
-    """``, LGWR write 206 ms 10:31:02.417-10:31:02.623``: the traced write, on either host,
-    whose time span holds the retransmission at ``at`` (the nearest), or ""."""
-    best: tuple[float, str] | None = None
-    for view in ctx.hosts.values():
-        for e in view.timed:
-            if e.kind not in WRITES or e.value is None:
-                continue
-            ms = e.value / 1000
-            start, end = (
-                (e.time, e.time + ms) if e.kind == "remote_write_split" else (e.time - ms, e.time)
-            )
-            if start - SLACK <= at <= end + SLACK:
-                gap = abs(at - (start + end) / 2)
-                if best is None or gap < best[0]:
-                    text = f", {WRITES[e.kind]} {fmt_num(e.value)} ms {_clock(start)}-{_clock(end)}"
-                    best = (gap, text)
-    return best[1] if best else ""
-
-
-def _last_retransmit(
-    ctx: Context, frame: Frame, inst: str, rto: float, ev: list[str]
-) -> _Kind | None:
-    """Cite the socket's last retransmission event (the retrans collector's row for it) with
-    the traced write it stalled, and return its kind; without events, say which source the
-    counts come from."""
-    res = frame.collectors.get(RETRANS.name)
-    row = frame.rows(RETRANS.name).get(inst)
-    at, kind = RETRANS.last_at.of(row), KINDS.get(RETRANS.last_kind.of(row) or "")
-    if at is not None and kind is not None:
-        counts = ", ".join(
-            f"{fmt_num(n)} {k.field.name}" for k in KINDS.values() if (n := k.field.of(row))
-        )
-        ev.append(
-            f"retransmit at {_clock(at)}, RTO {fmt_num(rto)} ms{_stalled_write(ctx, at)}: "
-            f"{kind.why}" + (f" (this tick: {counts})" if counts else "")
-        )
-        return kind
-    if res is not None and res.status is not Status.OK:  # configured, but cannot run here
-        why = f": {res.error.split(';')[0]}" if res.error else ""
-        ev.append(f"source: the tcp counters (no retransmission events{why})")
-    return None
 
 
 def _sender_waiting(ctx: Context, h: str, inst: str, row: Row) -> list[str]:
