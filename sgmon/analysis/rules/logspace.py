@@ -47,7 +47,7 @@ def log_space(ctx: Context) -> Iterable[Claim]:
         if spent is None or spent < STALL_MS:
             continue
         ev = [
-            (f"{event}: {fmt_num(spent)} ms of session time per second, avg {fmt_num(avg)} ms"),
+            f"{event}: {fmt_num(spent)} ms of session time per second, avg {fmt_num(avg)} ms",
             MEANING[event],
             (
                 "these waits come before the commit (not in log file sync): the sessions cannot "
