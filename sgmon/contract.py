@@ -177,12 +177,19 @@ class RowKind:
     prefix: str = ""
     on_request: bool = False
     """An exporter exposes these rows only when asked (a series per CPU and field)."""
+    others: tuple[str, ...] = ()
+    """For a catch-all kind, the fixed instances and the prefixes (ending in ``_``) of its
+    collector's other kinds, which are not its rows (the tcp host row is no socket)."""
 
     def matches(self, instance: str) -> bool:
-        """Whether ``instance`` is a row of this kind (a catch-all kind matches any)."""
+        """Whether ``instance`` is a row of this kind (a catch-all kind: any row no other kind
+        of its collector takes)."""
         if self.fixed:
             return instance == self.fixed
-        return instance.startswith(self.prefix)
+        if self.prefix:
+            return instance.startswith(self.prefix)
+        return not any(instance == o or (o.endswith("_") and instance.startswith(o))
+                       for o in self.others)  # fmt: skip
 
     def ident(self, instance: str) -> str:
         """What names the row within its kind: ``dest_2`` -> ``2``."""
@@ -236,6 +243,7 @@ def render(collectors: Iterable[type[Collector]]) -> str:
             ref = _REF.get(f.kind, "Num")
             out.append(f"    {f.name}: Final = {ref}({_q(c.name)}, {_q(f.name)})")
         out += ["", "    class Rows:", f'        """The kinds of ``{c.name}``\'s rows."""', ""]
+        siblings = tuple(k.fixed or k.prefix for k in c.rows if k.fixed or k.prefix)
         for k in c.rows:
             args = [_q(k.name)]
             args += [
@@ -243,6 +251,8 @@ def render(collectors: Iterable[type[Collector]]) -> str:
             ]
             if k.on_request:
                 args.append("on_request=True")
+            if not (k.fixed or k.prefix) and siblings:
+                args.append(f"others=({''.join(_q(o) + ', ' for o in siblings).rstrip(' ')})")
             out.append(f"        {k.name}: Final = RowKind({', '.join(args)})")
     return "\n".join(out) + "\n"
 

@@ -150,7 +150,7 @@ def _link(end: _End, moved: Num, counter: Num) -> tuple[str, float | None]:
     with a known speed, those that moved at least ``CARRIES`` of the socket's bytes; their
     speed when they agree, else unknown."""
     netdev = end.frames[-1].rows(NETDEV.name)
-    up = {i: sp for i, r in netdev.items() if (sp := NETDEV.speed.of(r)) and _up(r)}
+    up = {i: sp for i, r in netdev.items() if (sp := NETDEV.speed.of(r)) and interface_up(r)}
     if not up:
         return "no interface reports a speed", None
     rate = end.mean(moved, end.inst) if end.inst else None
@@ -164,10 +164,10 @@ def _link(end: _End, moved: Num, counter: Num) -> tuple[str, float | None]:
     return f"one of {named}, speeds differ", None
 
 
-def _up(r: Row) -> bool:
-    """Whether an interface is up by its operstate; one that reports none is taken as up."""
-    state = NETDEV.operstate.raw(r, "up")
-    return str(state).lower() == "up"
+def interface_up(row: Row) -> bool:
+    """Whether an interface is up: a row without its state counts as up, one whose state is
+    unknown (None: /proc/net/dev shows none) does not."""
+    return str(NETDEV.operstate.raw(row, "up")).lower() == "up"
 
 
 def _speed(mbit: float) -> str:

@@ -13,14 +13,13 @@ Rule parameters that are not per-field thresholds live here as constants, with t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from sgmon import buckets
 from sgmon.analysis.context import PEAK_TICKS, Chain, Context, HostView, now
-from sgmon.contract import Row
 from sgmon.events import REMOTE_WRITES, SYNC_REMOTE_WRITE
-from sgmon.fields import DISK, ORACLE_WAITS, TCP
+from sgmon.fields import DISK, ORACLE_WAITS
 from sgmon.grading import RANK, worst
 from sgmon.model import Frame
 from sgmon.units import field_label, fmt_num, fmt_step
@@ -275,14 +274,6 @@ def busiest_disk(view: HostView) -> tuple[str, float, float | None]:
         if aqu is not None and aqu > best[1]:
             best = (dev, aqu, DISK.util.of(row))
     return best
-
-
-def sockets(frame: Frame) -> Iterator[tuple[str, Row]]:
-    """``(instance, row)`` of each DG socket of ``frame``: its tcp rows but the host-wide one
-    (the tcp collector's row kind ``socket`` is its catch-all, which the host row matches too)."""
-    for inst, row in frame.rows(TCP.name).items():
-        if not TCP.Rows.host.matches(inst):
-            yield inst, row
 
 
 def remote_write_event(ctx: Context) -> str:

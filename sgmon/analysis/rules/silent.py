@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from sgmon import buckets
 from sgmon.analysis.context import Context, HostView, turned
-from sgmon.analysis.rules.base import CAUSE, RECENT, Claim, remote_write_event, rule, sockets
+from sgmon.analysis.rules.base import CAUSE, RECENT, Claim, remote_write_event, rule
 from sgmon.contract import Row
 from sgmon.events import LOG_FILE_SYNC
 from sgmon.fields import ORACLE_DG, ORACLE_REDO, ORACLE_WAITS, TCP
@@ -40,7 +40,7 @@ def standby_silent(ctx: Context) -> Iterable[Claim]:
     if p is None:
         return
     yield from _hang_over(ctx)
-    for inst, row in sockets(p.frame):
+    for inst, row in TCP.Rows.socket.of(p.frame.rows(TCP.name)).items():
         if not silent(row):
             continue
         if ctx.off_path(p.name, [TCP.unacked.key(p.name, inst)]):

@@ -16,7 +16,6 @@ from sgmon.analysis.rules.base import (
     host_rule,
     mean,
     rule,
-    sockets,
 )
 from sgmon.analysis.rules.retransmits import last_retransmit
 from sgmon.analysis.rules.silent import silent
@@ -24,6 +23,7 @@ from sgmon.contract import Num, Row
 from sgmon.fields import NETDEV, PROCS, TCP
 from sgmon.grading import Limit
 from sgmon.model import number
+from sgmon.symmetry.hosts import interface_up
 from sgmon.units import bdp_bytes, fmt_num, mbit_bytes, plural
 from sgmon.verdicts import SeriesKey
 
@@ -71,7 +71,7 @@ def _most_retransmitted(ctx: Context, view: HostView) -> tuple[float, str, Row] 
     """(segments, socket, row) of the host's DG socket with the most segments retransmitted in
     the last ``RECENT`` ticks; None when none retransmitted any."""
     worst: tuple[float, str, Row] | None = None
-    for inst, row in sockets(view.frame):
+    for inst, row in TCP.Rows.socket.of(view.frame.rows(TCP.name)).items():
         if silent(row):  # no ack at all: standby_silent's, not a loss
             continue
         n = sum(ctx.recent(TCP.retransmits.key(view.name, inst), RECENT))
@@ -244,7 +244,7 @@ def network_latency(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000 "Network": SYNC does best below 5 ms round trip; every commit pays the RTT."""
     h = view.name
     worst: tuple[float, str, Limit, str] | None = None
-    for inst, _ in sockets(view.frame):
+    for inst, _ in TCP.Rows.socket.of(view.frame.rows(TCP.name)).items():
         rtt = mean(ctx.recent(TCP.rtt.key(h, inst), RECENT))
         lim = ctx.grader.limit(*TCP.rtt.key(h, inst))
         if rtt is None or lim is None or (sev := lim.grade(rtt)) is None:
@@ -289,7 +289,9 @@ class _Buffers(NamedTuple):
 def _buffers(view: HostView) -> _Buffers | None:
     """The host's ``_Buffers``; None when no interface that is up has a known speed."""
     speeds = [
-        s for r in view.frame.rows(NETDEV.name).values() if (s := NETDEV.speed.of(r)) and _up(r)
+        s
+        for r in view.frame.rows(NETDEV.name).values()
+        if (s := NETDEV.speed.of(r)) and interface_up(r)
     ]
     if not speeds:
         return None
@@ -298,20 +300,13 @@ def _buffers(view: HostView) -> _Buffers | None:
     return _Buffers(side, sysctl, sysctl.at(view.frame, TCP.Rows.host.fixed), max(speeds))
 
 
-def _up(row: Row) -> bool:
-    """Whether an interface is up: a row without its state counts as up, one whose state is
-    unknown (None: /proc/net/dev shows none) does not."""
-    state = NETDEV.operstate.raw(row) if NETDEV.operstate.name in row else "up"
-    return str(state).lower() == "up"
-
-
 @host_rule("socket_buffers", seed="000", weight=ADVICE)
 def socket_buffers(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000: socket buffers of at least 3 x BDP, from the measured RTT and link speed."""
     b = _buffers(view)
     if b is None:
         return
-    for inst, row in sockets(view.frame):
+    for inst, row in TCP.Rows.socket.of(view.frame.rows(TCP.name)).items():
         if (claim := _short_buffer(ctx, view.name, inst, row, b)) is not None:
             yield claim
 
