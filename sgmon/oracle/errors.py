@@ -80,8 +80,18 @@ def explain(exc: BaseException, where: Where) -> str:
 
 
 def _advice(code: str, exc: BaseException, where: Where) -> str:
+    """What to do about ``code``: a login refused, a database out of reach, a driver or a
+    connection in trouble; else the error's own text."""
     db = f"{where.user or '(wallet)'}@{where.dsn}" if where.dsn else "the database"
-    admin = where.mode in ("sysdg", "sysdba")
+    line = _refused(code, where, db) or _unreachable(code, where, db) or _driver(code, where)
+    if line:
+        return line
+    text = " ".join(str(exc).split())
+    return f"{code + ' ' if code and code not in text else ''}{text or type(exc).__name__}"
+
+
+def _refused(code: str, where: Where, db: str) -> str | None:
+    """A login or a read the database refuses: the credentials, the lock, the privileges."""
     if code == "ORA-01017":
         return (
             f"ORA-01017 wrong user name or password for {db}: check the user and the password "
@@ -91,7 +101,7 @@ def _advice(code: str, exc: BaseException, where: Where) -> str:
     if code == "ORA-28000":
         return f"ORA-28000 account of {db} is locked: ask the DBA to ALTER USER ... ACCOUNT UNLOCK"
     if code == "ORA-01031":
-        if admin:
+        if where.mode in ("sysdg", "sysdba"):
             return (
                 f"ORA-01031 {where.user} may not connect as {where.mode.upper()}: "
                 f"GRANT {where.mode.upper()} TO {where.user} on the primary (before 12.2 also copy "
@@ -108,6 +118,12 @@ def _advice(code: str, exc: BaseException, where: Where) -> str:
         )
     if code == "ORA-28009":
         return f'ORA-28009 SYS must connect with a privilege: set mode = "sysdba" for {db}'
+    return None
+
+
+def _unreachable(code: str, where: Where, db: str) -> str | None:
+    """A database that cannot be logged on to now: not open, no listener, no such service,
+    no instance (retried)."""
     if code == "ORA-01033":
         return (
             f"ORA-01033 {db} is mounted or starting, not open: ordinary users cannot log on; "
@@ -126,6 +142,11 @@ def _advice(code: str, exc: BaseException, where: Where) -> str:
         )
     if code in ("ORA-12528", "ORA-01034"):
         return f"{code} the instance behind {where.dsn} is not up (or blocked); retrying"
+    return None
+
+
+def _driver(code: str, where: Where) -> str | None:
+    """What thin mode cannot reach, a call past its timeout, a connection lost."""
     if code == "DPY-3010":
         return (
             f"DPY-3010 {where.dsn} is older than 12.1, which thin mode cannot reach: set "
@@ -144,8 +165,7 @@ def _advice(code: str, exc: BaseException, where: Where) -> str:
         )
     if code in LOST:
         return f"{code} connection to {where.dsn or 'the database'} lost; reconnecting"
-    text = " ".join(str(exc).split())
-    return f"{code + ' ' if code and code not in text else ''}{text or type(exc).__name__}"
+    return None
 
 
 def redact(text: str, secret: str | None) -> str:

@@ -137,6 +137,14 @@ def statements(access: Access) -> list[str]:
         if access.code in ("ORA-01017", "ORA-01031", "ORA-01033"):
             out += _administrative(user, mode, scope, access.version)
         return out
+    return out + _ordinary(access, user, scope)
+
+
+def _ordinary(access: Access, user: str, scope: str) -> list[str]:
+    """An ordinary login's grants: CREATE SESSION for a new user, then SELECT on the views it
+    cannot read (on every view its version reads, or each version family's when the version
+    is not known)."""
+    out = []
     if access.code == "ORA-01017":
         out.append(f"GRANT CREATE SESSION TO {user}{scope};")
     if access.missing and access.version is not None:
