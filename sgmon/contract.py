@@ -234,27 +234,33 @@ def render(collectors: Iterable[type[Collector]]) -> str:
         "from sgmon.contract import Hist, Num, RowKind, Text",
     ]
     for c in collectors:
-        cls = c.name.upper()
-        out += ["", "", f"class {cls}:", f'    """``{c.name}``: {c.description}"""', ""]
-        out.append(f"    name: ClassVar[str] = {_q(c.name)}")
-        for f in c.fields:
-            if not f.name.isidentifier() or keyword.iskeyword(f.name) or f.name == "name":
-                raise ValueError(f"{c.name}.{f.name}: not usable as an attribute name")
-            ref = _REF.get(f.kind, "Num")
-            out.append(f"    {f.name}: Final = {ref}({_q(c.name)}, {_q(f.name)})")
-        out += ["", "    class Rows:", f'        """The kinds of ``{c.name}``\'s rows."""', ""]
-        siblings = tuple(k.fixed or k.prefix for k in c.rows if k.fixed or k.prefix)
-        for k in c.rows:
-            args = [_q(k.name)]
-            args += [
-                f"{a}={_q(getattr(k, a))}" for a in ("label", "fixed", "prefix") if getattr(k, a)
-            ]
-            if k.on_request:
-                args.append("on_request=True")
-            if not (k.fixed or k.prefix) and siblings:
-                args.append(f"others=({''.join(_q(o) + ', ' for o in siblings).rstrip(' ')})")
-            out.append(f"        {k.name}: Final = RowKind({', '.join(args)})")
+        out += _collector_class(c)
     return "\n".join(out) + "\n"
+
+
+def _collector_class(c: type[Collector]) -> list[str]:
+    """One collector's class: its name, a reference per field, its row kinds."""
+    out = ["", "", f"class {c.name.upper()}:", f'    """``{c.name}``: {c.description}"""', ""]
+    out.append(f"    name: ClassVar[str] = {_q(c.name)}")
+    for f in c.fields:
+        if not f.name.isidentifier() or keyword.iskeyword(f.name) or f.name == "name":
+            raise ValueError(f"{c.name}.{f.name}: not usable as an attribute name")
+        out.append(f"    {f.name}: Final = {_REF.get(f.kind, 'Num')}({_q(c.name)}, {_q(f.name)})")
+    out += ["", "    class Rows:", f'        """The kinds of ``{c.name}``\'s rows."""', ""]
+    siblings = tuple(k.fixed or k.prefix for k in c.rows if k.fixed or k.prefix)
+    out += [f"        {k.name}: Final = {_row_kind(k, siblings)}" for k in c.rows]
+    return out
+
+
+def _row_kind(k: RowKind, siblings: tuple[str, ...]) -> str:
+    """A row kind's constructor call, with a catch-all's ``others``."""
+    args = [_q(k.name)]
+    args += [f"{a}={_q(getattr(k, a))}" for a in ("label", "fixed", "prefix") if getattr(k, a)]
+    if k.on_request:
+        args.append("on_request=True")
+    if not (k.fixed or k.prefix) and siblings:
+        args.append(f"others=({''.join(_q(o) + ', ' for o in siblings).rstrip(' ')})")
+    return f"RowKind({', '.join(args)})"
 
 
 def _q(text: str) -> str:

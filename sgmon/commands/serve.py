@@ -18,10 +18,10 @@ from sgmon.headless import (
 from sgmon.hosts import schema_lookup
 
 if TYPE_CHECKING:
-    from sgmon.httpd import WebConfig
     from sgmon.model import Frame, Schema
     from sgmon.sinks.prometheus import Identity
     from sgmon.verdicts import Judgement
+    from sgmon.webconfig import WebConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     addr, port = parse_listen(args.listen)
     web = None
     if args.web_config_file:
-        from sgmon.httpd import WebConfig
+        from sgmon.webconfig import WebConfig
 
         web = WebConfig.read(args.web_config_file)
     elif not _loopback(addr):
