@@ -19,6 +19,7 @@ from textual.events import Resize
 from textual.geometry import Region
 from textual.widgets import Static
 
+from sgmon.fields import ORACLE_WAITS
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel, sight
 from sgmon.tui.panels.budget import BudgetPanel
@@ -55,8 +56,8 @@ time in thirteen lines, so it gives way first."""
 
 def citing_panel(collector: str, field: str) -> type[Panel] | None:
     """The panel that shows a series a finding cites (the histogram shows the buckets)."""
-    if collector == "oracle_waits":  # the events' table, not the budget drawn from them
-        return HistogramPanel if field == "hist" else WaitsPanel
+    if collector == ORACLE_WAITS.name:  # the events' table, not the budget drawn from them
+        return HistogramPanel if field == ORACLE_WAITS.hist.name else WaitsPanel
     return next((c for c in PANELS if c.needs == collector and c is not HeatmapPanel), None)
 
 

@@ -20,12 +20,13 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from sgmon.fields import ORACLE_DG
 from sgmon.grading import worst
 from sgmon.hosts import HostInfo
 from sgmon.topology import Topology, is_sync, thread_lags
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
-from sgmon.tui.panels.dataguard import lag_value, stale_datum
+from sgmon.tui.panels.dataguard import DB, lag_value, stale_datum
 from sgmon.tui.view import PaneView
 from sgmon.units import fmt_num
 
@@ -35,8 +36,16 @@ GAP = " │ "
 """Between two entries on one line."""
 DOT = " · "
 """Between the parts of one entry."""
-LAG_FIELDS = ("transport_lag", "apply_lag", "lag_unknown", "datum_age")
-DEST_FIELDS = ("status", "error", "gap_status")
+LAG_FIELDS = (
+    ORACLE_DG.transport_lag,
+    ORACLE_DG.apply_lag,
+    ORACLE_DG.lag_unknown,
+    ORACLE_DG.datum_age,
+)
+"""The database row's lags: graded into the entry's colour, the first three shown when any is
+known."""
+DEST_FIELDS = (ORACLE_DG.status, ORACLE_DG.error, ORACLE_DG.gap_status)
+"""The primary's destination fields graded into the entry's colour."""
 
 
 def order(hosts: Sequence[HostInfo], topo: Topology | None) -> list[str]:
@@ -83,12 +92,18 @@ def place(host: HostInfo, topo: Topology | None) -> str:
         return "primary"
     if topo is None or host.name not in topo.standbys:
         return host.role or "host"
-    far = host.name in topo.far_sync
-    if topo.places.get(host.name, "commit path") == "commit path":
+    return _standby_place(host.name, topo)
+
+
+def _standby_place(name: str, topo: Topology) -> str:
+    """Where one of the topology's standbys stands: on the commit path, cascaded, or a lag
+    risk (with its destination's mode when that is not SYNC)."""
+    if topo.places.get(name, "commit path") == "commit path":
+        far = name in topo.far_sync
         return "far sync" if far else "SYNC" if topo.mapped else "standby"
-    if topo.cascaded(host.name):
-        return topo.upstream(host.name) or "cascaded"
-    mode = next((d.mode for d in topo.dests if host.name in d.hosts), "")
+    if topo.cascaded(name):
+        return topo.upstream(name) or "cascaded"
+    mode = next((d.mode for d in topo.dests if name in d.hosts), "")
     return f"{mode} lag risk" if mode and not is_sync(mode) else "lag risk"
 
 
@@ -109,30 +124,12 @@ def entry(
     (``lag t1 14 s t2 0 s``: which thread the one transport lag is).
     """
     p = view.palette
-    grades = [view.severity("oracle_dg", "db", f) for f in LAG_FIELDS]
+    grades = [view.grade(f, DB) for f in LAG_FIELDS]
     parts = [Text(where, style=p.muted)] if where != view.host else []
-    if any(view.value("oracle_dg", "db", f) is not None for f in LAG_FIELDS[:3]):
-        lag = Text("lag ", style=p.muted)
-        lag.append_text(lag_value(view))
-        lag.append("/", style=p.muted)
-        lag.append_text(view.cell("oracle_dg", "db", "apply_lag"))
-        lag.append(" s", style=p.muted)
-        parts.append(lag + stale_datum(view))
-    split = thread_lags(view.frame)
-    if split:
-        parts.append(
-            Text("lag " + " ".join(f"t{t} {fmt_num(v)} s" for t, v in split.items()), p.muted)
-        )
-    for inst in dests if primary is not None else ():
-        assert primary is not None
-        grades += [primary.severity("oracle_dg", inst, f) for f in DEST_FIELDS]
-        text = Text(f"{inst} ", style=p.muted)
-        text.append_text(primary.cell("oracle_dg", inst, "status"))
-        gap = primary.value("oracle_dg", inst, "gap_status")
-        if gap and gap != "NO GAP":
-            text.append(" ")
-            text.append_text(primary.cell("oracle_dg", inst, "gap_status"))
-        parts.append(text)
+    parts += lag_parts(view)
+    if primary is not None:
+        grades += [primary.grade(f, inst) for inst in dests for f in DEST_FIELDS]
+        parts += [dest_part(primary, inst, p) for inst in dests]
     sev = worst([*grades, finding.severity if finding is not None else None]) or "ok"
     head = Text(view.host, style=p.title if sev == "ok" else p.title + p.sev(sev))
     if marked:
@@ -141,6 +138,37 @@ def entry(
         head.append(DOT if i else "  ", style=p.muted)
         head.append_text(part)
     return head, (finding.severity, finding.title) if finding is not None else None
+
+
+def lag_parts(view: PaneView) -> list[Text]:
+    """The host's transport/apply lag when it has one, then its threads' lags when they
+    differ."""
+    p = view.palette
+    parts = []
+    if any(view.value(f, DB) is not None for f in LAG_FIELDS[:3]):
+        lag = Text("lag ", style=p.muted)
+        lag.append_text(lag_value(view))
+        lag.append("/", style=p.muted)
+        lag.append_text(view.cell(ORACLE_DG.apply_lag, DB))
+        lag.append(" s", style=p.muted)
+        parts.append(lag + stale_datum(view))
+    split = thread_lags(view.frame)
+    if split:
+        parts.append(
+            Text("lag " + " ".join(f"t{t} {fmt_num(v)} s" for t, v in split.items()), p.muted)
+        )
+    return parts
+
+
+def dest_part(primary: PaneView, inst: str, p: Palette) -> Text:
+    """The status of the destination ``inst`` of ``primary`` (its gap, when there is one)."""
+    text = Text(f"{inst} ", style=p.muted)
+    text.append_text(primary.cell(ORACLE_DG.status, inst))
+    gap = primary.value(ORACLE_DG.gap_status, inst)
+    if gap and gap != "NO GAP":
+        text.append(" ")
+        text.append_text(primary.cell(ORACLE_DG.gap_status, inst))
+    return text
 
 
 def _note(palette: Palette, note: tuple[str, str] | None, width: int) -> Text:

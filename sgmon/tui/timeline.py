@@ -11,11 +11,13 @@ import time
 from typing import Any
 
 from sgmon.config import Config
+from sgmon.fields import ORACLE_DG
 from sgmon.hosts import HostInfo
 from sgmon.model import SILENT_INTERVALS, Frame, data_guard_role, unheard
 from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
+from sgmon.tui.panels.dataguard import DB
 from sgmon.tui.panels.header import HostState
 from sgmon.tui.view import PaneView, SeriesMemo
 
@@ -214,4 +216,5 @@ class Timeline:
         """The protection mode the primary reports (or the first host), if any."""
         name = next((h.name for h in hosts if h.role == "primary"), hosts[0].name if hosts else "")
         latest = self.history.latest(name) if name else None
-        return str(latest.value("oracle_dg", "db", "protection_mode") or "") if latest else ""
+        mode = ORACLE_DG.protection_mode.raw(ORACLE_DG.protection_mode.row(latest, DB))
+        return str(mode or "")

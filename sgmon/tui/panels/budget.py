@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
+from sgmon.fields import ORACLE_WAITS
 from sgmon.tui.draw import title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
@@ -124,4 +125,4 @@ class BudgetPanel(Panel):
     """The commit-time budget bar."""
 
     render_view = staticmethod(render_budget)
-    needs = "oracle_waits"
+    needs = ORACLE_WAITS.name

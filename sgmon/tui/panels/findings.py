@@ -27,7 +27,7 @@ from textual.strip import Strip
 
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
-from sgmon.tui.panels.base import LineKey, line_key, to_strips
+from sgmon.tui.panels.lines import LineKey, line_key, to_strips
 
 
 def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = False) -> Text:

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.events import Resize
 
 from sgmon.tui.palette import Palette
-from sgmon.tui.panels.base import Lines, to_strips
+from sgmon.tui.panels.lines import Lines, to_strips
 from sgmon.units import fmt_num
 
 SKEW_SHOWN_MS = 20.0
