@@ -14,7 +14,7 @@ changed, and laid out again only when its number of lines did.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
@@ -46,6 +46,9 @@ LAG_FIELDS = (
 known."""
 DEST_FIELDS = (ORACLE_DG.status, ORACLE_DG.error, ORACLE_DG.gap_status)
 """The primary's destination fields graded into the entry's colour."""
+
+Entry = tuple[Text, tuple[str, str] | None]
+"""One host's entry: its line, and its worst open finding as (severity, title)."""
 
 
 def order(hosts: Sequence[HostInfo], topo: Topology | None) -> list[str]:
@@ -114,7 +117,7 @@ def entry(
     dests: Sequence[str],
     finding: Any,
     marked: bool = False,
-) -> tuple[Text, tuple[str, str] | None]:
+) -> Entry:
     """One host's entry: its name (in its worst severity), place, lag and destination status,
     and its worst open finding as (severity, title), cut to the room left where it is laid out.
 
@@ -171,6 +174,42 @@ def dest_part(primary: PaneView, inst: str, p: Palette) -> Text:
     return text
 
 
+def host_entries(
+    names: Sequence[str],
+    hosts: Mapping[str, HostInfo],
+    topo: Topology | None,
+    findings: Sequence[Any],
+    chosen: str | None,
+    glance: Callable[[HostInfo], PaneView],
+) -> list[Entry]:
+    """The entries of the hosts ``names`` (``hosts`` by name), at the instant ``glance`` shows
+    a host at; ``chosen``: the key of the finding picked in the findings list."""
+    primary = hosts.get(topo.primary or "") if topo is not None else None
+    seen = glance(primary) if primary else None
+    marked = next((f.host for f in findings if f.key == chosen), None)
+    out = []
+    for name in names:
+        host = hosts[name]
+        worst = next((f for f in findings if f.host == name and f.active), None)
+        sender, dests = shipper(name, hosts, topo)
+        src = glance(sender) if sender else seen
+        out.append(entry(glance(host), place(host, topo), src, dests, worst, name == marked))
+    return out
+
+
+def shipper(
+    name: str, hosts: Mapping[str, HostInfo], topo: Topology | None
+) -> tuple[HostInfo | None, list[str]]:
+    """The watched host other than the primary whose destination ships redo to ``name`` (a
+    cascading standby, a far sync instance; None: the primary), and the destinations that do."""
+    dests = [d.inst for d in topo.dests if name in d.hosts] if topo is not None else []
+    feed = topo.feeder(name) if topo is not None and not dests else None
+    sender = hosts.get(feed.source) if feed is not None else None
+    if feed is None or sender is None:
+        return None, dests
+    return sender, [feed.inst]
+
+
 def _note(palette: Palette, note: tuple[str, str] | None, width: int) -> Text:
     """`` WARN title`` in at most ``width`` cells (cut after a whole word), or nothing."""
     if note is None or width < 8:
@@ -184,7 +223,7 @@ def _note(palette: Palette, note: tuple[str, str] | None, width: int) -> Text:
 
 def render_strip(
     palette: Palette,
-    entries: Sequence[tuple[Text, tuple[str, str] | None]],
+    entries: Sequence[Entry],
     width: int,
     most: int = MOST_LINES,
 ) -> list[Text]:

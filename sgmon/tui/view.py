@@ -165,7 +165,7 @@ class PaneView:
         ):
             sev = j.grade(collector, instance, name)
         else:
-            row = self.frame.rows(collector).get(instance, {}) if self.frame else {}
+            row = f.rows(collector).get(instance, {}) if f else {}
             ncpu = j.ncpu if j is not None else 0
             sev = self.grader.grade(self.host, collector, instance, name, value, row, ncpu)
         return self.cap if self.cap and rank(sev) > rank(self.cap) else sev
