@@ -190,10 +190,10 @@ def host_entries(
     out = []
     for name in names:
         host = hosts[name]
-        worst = next((f for f in findings if f.host == name and f.active), None)
+        gravest = next((f for f in findings if f.host == name and f.active), None)
         sender, dests = shipper(name, hosts, topo)
         src = glance(sender) if sender else seen
-        out.append(entry(glance(host), place(host, topo), src, dests, worst, name == marked))
+        out.append(entry(glance(host), place(host, topo), src, dests, gravest, name == marked))
     return out
 
 
