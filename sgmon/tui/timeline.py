@@ -11,11 +11,13 @@ import time
 from typing import Any
 
 from sgmon.config import Config
+from sgmon.fields import ORACLE_DG
 from sgmon.hosts import HostInfo
 from sgmon.model import SILENT_INTERVALS, Frame, data_guard_role, unheard
 from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
+from sgmon.tui.panels.dataguard import DB
 from sgmon.tui.panels.header import HostState
 from sgmon.tui.view import PaneView, SeriesMemo
 
@@ -141,20 +143,14 @@ class Timeline:
         frames = self.history.frames(host.name)  # one copy serves the window and the cursor
         by_time = {f.time: f for f in frames}
         frame = frame_at(frames, at) if at is not None else None
-        budget = None
-        highlight: frozenset = frozenset()
         stale = self.stale_since(host.name, frame, live)
-        topo = self.feed.topology
-        if state is not None and stale is None:  # a silent host's last budget is not now's
-            budget = state.budget.get(host.name)
-            chosen = next((f for f in state.findings if f.key == finding), None)
-            if chosen is not None:
-                highlight = frozenset(tuple(s[1:]) for s in chosen.series if s[0] == host.name)
+        # a silent host's last budget is not now's
+        budget, highlight = self._analysis(host.name, state if stale is None else None, finding)
         pinned = next((h.devices for h in self.config.hosts if h.name == host.name), ())
         return PaneView(
             host=host.name,
-            role=host.role or (frame.role if frame else ""),
-            kind="far sync" if topo is not None and host.name in topo.far_sync else "",
+            role=_role(host, frame),
+            kind="far sync" if self.far_sync(host.name) else "",
             cap=self.cap(host.name),
             role_note=self.role_note(host),
             palette=palette,
@@ -170,19 +166,36 @@ class Timeline:
             memo=self._memos.setdefault(host.name, SeriesMemo()),
         )
 
+    @staticmethod
+    def _analysis(
+        host: str, state: Any, finding: str | None
+    ) -> tuple[Any, frozenset[tuple[str, str, str]]]:
+        """The host's commit-time budget in the analysis' ``state``, and the series of it that
+        the ``finding`` picked names (nothing without a state)."""
+        if state is None:
+            return None, frozenset()
+        chosen = next((f for f in state.findings if f.key == finding), None)
+        named = chosen.series if chosen is not None else ()
+        return state.budget.get(host), frozenset(tuple(s[1:]) for s in named if s[0] == host)
+
     def glance(self, host: HostInfo, at: float | None, palette: Palette) -> PaneView:
         """One host at instant ``at`` without its window or the analysis' budget: what the strip
         of the hosts without a pane reads (a pane's view also maps its whole window)."""
         frame = self.history.at(host.name, at) if at is not None else None
         return PaneView(
             host=host.name,
-            role=host.role or (frame.role if frame else ""),
+            role=_role(host, frame),
             palette=palette,
             frame=frame,
             judgement=self.feed.verdict(frame),
             grader=self.feed.judge.grader,
             cap=self.cap(host.name),
         )
+
+    def far_sync(self, host: str) -> bool:
+        """Whether the topology has the host as a far sync instance."""
+        topo = self.feed.topology
+        return topo is not None and host in topo.far_sync
 
     def cap(self, host: str) -> str:
         """``warn`` for a standby the topology puts off the commit path (the analysis' lag
@@ -194,15 +207,13 @@ class Timeline:
     def host_states(self, hosts: list[HostInfo]) -> tuple[HostState, ...]:
         """Each host's role, last frame time, liveness and clock skew for the header."""
         ref = hosts[0].name if hosts else ""
-        topo = self.feed.topology
         states = []
         for h in hosts:
             latest = self.history.latest(h.name)
-            far = topo is not None and h.name in topo.far_sync
             states.append(
                 HostState(
                     name=h.name,
-                    role="far sync" if far else h.role or (latest.role if latest else ""),
+                    role="far sync" if self.far_sync(h.name) else _role(h, latest),
                     last=self.feed.heard(h.name) if latest else None,
                     stale=self.is_stale(h.name),
                     skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,
@@ -214,4 +225,10 @@ class Timeline:
         """The protection mode the primary reports (or the first host), if any."""
         name = next((h.name for h in hosts if h.role == "primary"), hosts[0].name if hosts else "")
         latest = self.history.latest(name) if name else None
-        return str(latest.value("oracle_dg", "db", "protection_mode") or "") if latest else ""
+        mode = ORACLE_DG.protection_mode.raw(ORACLE_DG.protection_mode.row(latest, DB))
+        return str(mode or "")
+
+
+def _role(host: HostInfo, frame: Frame | None) -> str:
+    """The host's role, else the one its frame says."""
+    return host.role or (frame.role if frame else "")
