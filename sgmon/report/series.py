@@ -159,7 +159,7 @@ def heatmaps(host: str, frames: Sequence[Frame], axis: Axis) -> list:
     for event in (*events.HEATMAP, events.LNS_SENDREQ):
         cells: list[list[int] | None] = [None] * len(axis.times)
         for f in frames:
-            hist = ORACLE_WAITS.hist.raw(ORACLE_WAITS.hist.row(f, event))
+            hist = ORACLE_WAITS.hist.raw_at(f, event)
             share = buckets.shares(hist) if isinstance(hist, list) else None
             if share is not None:
                 cells[axis.index[f.time]] = [round(100 * x) for x in share]

@@ -225,7 +225,7 @@ class Timeline:
         """The protection mode the primary reports (or the first host), if any."""
         name = next((h.name for h in hosts if h.role == "primary"), hosts[0].name if hosts else "")
         latest = self.history.latest(name) if name else None
-        mode = ORACLE_DG.protection_mode.raw(ORACLE_DG.protection_mode.row(latest, DB))
+        mode = ORACLE_DG.protection_mode.raw_at(latest, DB)
         return str(mode or "")
 
 

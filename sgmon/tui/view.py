@@ -133,7 +133,7 @@ class PaneView:
 
     def value(self, ref: Ref, instance: str) -> Value:
         """One value at the cursor, as its row holds it."""
-        return ref.raw(ref.row(self.frame, instance))
+        return ref.raw_at(self.frame, instance)
 
     def series(self, ref: Num, instance: str, last: int | None = None) -> list[float | None]:
         """One numeric series over the shared window (None where unknown); its ``last`` instants

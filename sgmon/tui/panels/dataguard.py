@@ -176,7 +176,7 @@ def _marked_events(frame: Frame) -> tuple[Event, ...]:
 
 def _switches(inst: str, frame: Frame) -> tuple[float, float | None]:
     """A frame's time and its log switches of one thread."""
-    v = ORACLE_DG.log_switches.raw(ORACLE_DG.log_switches.row(frame, inst))
+    v = ORACLE_DG.log_switches.raw_at(frame, inst)
     return frame.time, float(v) if isinstance(v, int | float) else None
 
 

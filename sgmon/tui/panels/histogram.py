@@ -26,7 +26,7 @@ def frame_shares(frame: Frame | None, event: str) -> list[float] | None:
     Not cached by frame: a cache holds its frames after the history has let them go.  The
     heatmap reads its window through the host's memo (``SeriesMemo``), which holds the
     window's frames only."""
-    value = ORACLE_WAITS.hist.raw(ORACLE_WAITS.hist.row(frame, event))
+    value = ORACLE_WAITS.hist.raw_at(frame, event)
     return buckets.shares(value) if isinstance(value, list) else None
 
 
