@@ -79,7 +79,9 @@ class Session:
         role: str = "",
         connect: Callable[[], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        once: bool = False,
     ) -> None:
+        """``once``: a one-shot caller (``config --check``), whose messages promise no retry."""
         if db is None and connect is None:
             raise ValueError("a Session needs a DbConfig or a connect callable")
         self.db = db
@@ -118,6 +120,7 @@ class Session:
             mode=db.mode if db else "normal",
             secret_from=_secret_source(db),
             call_timeout=db.call_timeout if db else 2.0,
+            once=once,
         )
 
     # -- public surface used by the collectors -------------------------------------------------
@@ -183,7 +186,7 @@ class Session:
         now = self._clock()
         if self._connecting:
             raise OracleError(f"connecting to {self.where.dsn} (up to {self.connect_timeout:g}s)")
-        if now < self._next_attempt:
+        if now < self._next_attempt and not self.where.once:
             raise OracleError(
                 f"{self._last_error} (next attempt in {self._next_attempt - now:.0f}s)"
             )
@@ -204,7 +207,7 @@ class Session:
             self._connecting = True
         conn: Any = None
         try:
-            conn = bounded(self._open, self.connect_timeout, self._close_late)
+            conn = bounded(self._open, self.connect_timeout, self._close_late, self.where.once)
         except OracleError as e:
             with self._lock:
                 self._done_connecting()
@@ -588,9 +591,12 @@ def timed_dsn(dsn: str, seconds: float) -> str:
     return f"{dsn}{joiner}connect_timeout={t}&transport_connect_timeout={t}"
 
 
-def bounded(fn: Callable[[], Any], seconds: float, late: Callable[[Any], None]) -> Any:
+def bounded(
+    fn: Callable[[], Any], seconds: float, late: Callable[[Any], None], once: bool = False
+) -> Any:
     """``fn()`` in a thread, waited for at most ``seconds``: past that, OracleError (retried
-    later) and the thread is left to finish; what it returns then goes to ``late``."""
+    later, unless ``once``) and the thread is left to finish; what it returns then goes to
+    ``late``."""
     box: dict[str, Any] = {}
     done = threading.Event()
     gave_up = threading.Event()
@@ -610,7 +616,8 @@ def bounded(fn: Callable[[], Any], seconds: float, late: Callable[[Any], None]) 
         gave_up.set()
         if done.is_set() and "value" in box:  # finished in the instant we gave up
             return box["value"]
-        raise OracleError(f"no answer to the connect within {seconds:g}s; retrying with backoff")
+        again = "" if once else "; retrying with backoff"
+        raise OracleError(f"no answer to the connect within {seconds:g}s{again}")
     if "error" in box:
         raise box["error"]
     return box["value"]
