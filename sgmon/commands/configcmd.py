@@ -296,7 +296,7 @@ def _read(
             continue
         session = sessions.get(h.name)
         if session is None:
-            unread.append(f"{h.name}: its login did not answer (above)")
+            unread.append(f"{h.name}: its login failed (above)")
             continue
         options = {**host_options(config, ORACLE_DG.name, h), "session": session}
         collector = registry.load(ORACLE_DG.name)(options)
