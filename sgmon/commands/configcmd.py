@@ -118,10 +118,15 @@ def _verdict(problems: list[str], checks: list[Check]) -> int:
     return 0
 
 
+def _tried(config: Config) -> tuple[list[HostConfig], list[HostConfig]]:
+    """The hosts reached over ssh; those whose database is logged on to from here."""
+    remote = [h for h in config.hosts if h.ssh]
+    return remote, [h for h in config.hosts if h.db is not None and _read_here(h)]
+
+
 def _offline(config: Config) -> str:
     """Say what --offline leaves untried; the topology's source."""
-    ssh = [h.name for h in config.hosts if h.ssh]
-    dbs = [h.name for h in config.hosts if h.db is not None and _read_here(h)]
+    ssh, dbs = ([h.name for h in hosts] for hosts in _tried(config))
     if ssh or dbs:
         untried = [f"ssh to {', '.join(ssh)}"] if ssh else []
         untried += [f"database logins {', '.join(dbs)}"] if dbs else []
@@ -134,19 +139,14 @@ def _reach(config: Config) -> tuple[list[Check], dict[str, Frame | None], list[s
     them, printed host by host; the topology read through the logins that answered."""
     from sgmon.oracle.privileges import probe
 
-    remote = [h for h in config.hosts if h.ssh]
-    local_db = [h for h in config.hosts if h.db is not None and _read_here(h)]
+    remote, local_db = _tried(config)
     _ask_passwords(local_db)
     sessions = {h.name: _session(config, h) for h in local_db}
     try:
         with ThreadPoolExecutor(max(1, len(remote))) as pool:
             pending = [pool.submit(_ssh, config, h) for h in remote]
             accesses = [probe(h.name, h.db, h.role, sessions[h.name]) for h in local_db if h.db]
-            checks = [p.result() for p in pending]
-        if checks:
-            print("ssh (as sgmon reaches each host):")
-            for c in checks:
-                print(f"  {c.line}")
+            checks = _listed("ssh (as sgmon reaches each host):", [p.result() for p in pending])
         checks += _logins(accesses)
         answered = {a.host: sessions[a.host] for a in accesses if not a.error}
         frames, unread = _read(config, answered)
@@ -154,6 +154,15 @@ def _reach(config: Config) -> tuple[list[Check], dict[str, Frame | None], list[s
         for s in sessions.values():
             s.close()
     return checks, frames, unread
+
+
+def _listed(title: str, checks: list[Check]) -> list[Check]:
+    """The checks, printed under a title when there are any."""
+    if checks:
+        print(title)
+        for c in checks:
+            print(f"  {c.line}")
+    return checks
 
 
 def _ssh(config: Config, h: HostConfig) -> Check:

@@ -48,6 +48,10 @@ class Where:
     once: bool = False
     """A one-shot caller (``config --check``): no message promises a retry."""
 
+    def then(self, next_step: str) -> str:
+        """``; next_step`` (what the session does next), or nothing for a one-shot caller."""
+        return "" if self.once else f"; {next_step}"
+
 
 def code_of(exc: BaseException) -> str:
     """'ORA-01017', 'DPY-4024', ... or '' when the error carries no Oracle code."""
@@ -110,12 +114,12 @@ def _meaning(exc: BaseException, shown: str) -> str:
 def _advice(code: str, exc: BaseException, where: Where) -> str:
     db = f"{where.user or '(wallet)'}@{where.dsn}" if where.dsn else "the database"
     admin = where.mode in ("sysdg", "sysdba")
-    again = "" if where.once else "; retrying"
+    again = where.then("retrying")
     if code == "ORA-01017":
         return (
             f"ORA-01017 wrong user name or password for {db}: check the user and the password "
             f"in {where.secret_from or 'the configured source'}"
-            + ("" if where.once else "; not retrying (a retry loop would lock the account)")
+            + where.then("not retrying (a retry loop would lock the account)")
         )
     if code == "ORA-28000":
         return f"ORA-28000 account of {db} is locked: ask the DBA to ALTER USER ... ACCOUNT UNLOCK"
@@ -172,8 +176,9 @@ def _advice(code: str, exc: BaseException, where: Where) -> str:
             "this is normal there"
         )
     if code in LOST:
-        lost = f"{code} connection to {where.dsn or 'the database'} lost"
-        return lost if where.once else f"{lost}; reconnecting"
+        return (
+            f"{code} connection to {where.dsn or 'the database'} lost{where.then('reconnecting')}"
+        )
     text = " ".join(str(exc).split())
     return f"{code + ' ' if code and code not in text else ''}{text or type(exc).__name__}"
 

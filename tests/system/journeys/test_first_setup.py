@@ -120,9 +120,6 @@ def _standins(tmp: Path, user: str) -> dict[str, str]:
 def walk(tmp_path: Path) -> Iterator[Walk]:
     """Steps 1-4 done: sgmon installed here (this interpreter), the database user created, ssh
     given a key, sgmon.toml written from the README; the password exported as step 5 says."""
-    here = Path("/proc/diskstats").read_text().split()
-    for device in DEVICES.values():  # the README's devices are the database hosts', not ours
-        assert device not in here and not Path(f"/sys/class/block/{device}").exists()
     users = {h["db"]["user"] for h in CONFIG["host"]}
     assert len(users) == 1, users
     dsns = _standins(tmp_path, users.pop())
@@ -130,6 +127,9 @@ def walk(tmp_path: Path) -> Iterator[Walk]:
     assert len(exported) == 1, STEPS[5]
     variable = exported[0].split()[1].split("=")[0]
     with database_hosts(tmp_path, DEVICES, PORT) as lab:
+        here = Path("/proc/diskstats").read_text().split()
+        for device in DEVICES.values():  # the README's devices are the database hosts', not ours
+            assert device not in here and not Path(f"/sys/class/block/{device}").exists()
         cwd = tmp_path / "jump"
         cwd.mkdir()
         cfg = cwd / "sgmon.toml"
@@ -146,8 +146,9 @@ def test_step_5_config_check_says_ok_when_every_host_and_login_answered(walk: Wa
     r = walk.run(_argv(_command(5, "sgmon config --check")))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.rstrip().endswith("\nok") and r.stderr == "", r.stdout + r.stderr
-    for name, host in walk.lab.hosts.items():  # its own sshd, hostname and python3, no sgmon
-        line = f"  {name}: ssh oracle@{host.ip}: python3 3."
+    for h in CONFIG["host"]:  # each host's own sshd, hostname and python3 (no sgmon there)
+        name, user = h["name"], h["ssh"].rpartition("@")[0]
+        line = f"  {name}: ssh {user}@{walk.lab.hosts[name].ip}: python3 3."
         assert line in r.stdout and f" answers on {name}\n" in r.stdout, r.stdout
     logins = r.stdout[r.stdout.index("database logins:") :]
     assert logins.count("version 19.0.0.0.0: reads ") == 2, logins
