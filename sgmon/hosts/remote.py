@@ -82,6 +82,8 @@ class _SshSource:
         dead_after: float = 30.0,
         warn: Callable[[str], None] | None = None,
         database: list[Collector] | None = None,
+        once: bool = False,
+        connect_timeout: int = 10,
     ) -> None:
         self.config = host
         self.name = host.name
@@ -92,6 +94,9 @@ class _SshSource:
         self.ping_every = ping_every
         self.dead_after = dead_after
         self.warn = warn or (lambda m: print(f"sgmon: {m}", file=sys.stderr, flush=True))
+        self.once = once
+        """One session only (``config --check``): no message promises a retry."""
+        self.connect_timeout = connect_timeout
         self._schema: Schema = {}
         self._samples: deque[tuple[float, float]] = deque(maxlen=8)  # (rtt, offset)
         self.clock_offset: float | None = None
@@ -100,6 +105,8 @@ class _SshSource:
         self.stale = True
         self.connected = False
         self.last_error: str | None = None
+        self.far_hostname: str | None = None
+        """The far side's hostname, from its hello (the pump) or its header (the agent)."""
         self.dropped = 0
         """Messages ignored: malformed, another host's, or out of sequence."""
         self._proc: subprocess.Popen | None = None
@@ -123,7 +130,7 @@ class _SshSource:
             "-o", "BatchMode=yes",
             "-o", f"ServerAliveInterval={alive}",
             "-o", "ServerAliveCountMax=3",
-            "-o", "ConnectTimeout=10",
+            "-o", f"ConnectTimeout={self.connect_timeout}",
             *self.config.ssh_options,
             self.config.ssh,
             self.remote_command(),
@@ -319,7 +326,7 @@ class _SshSource:
             return f"{why} (BatchMode is on: set up key login for sgmon, no password prompts)"
         if "host key verification failed" in low:
             return f"{why} (connect once by hand to accept the host key)"
-        return f"{why}; retrying"
+        return why if self.once else f"{why}; retrying"
 
     def close(self) -> None:
         """Stop the ssh process if one is running, and the database collectors."""
@@ -419,7 +426,8 @@ class PumpSource(_SshSource):
                 self._write(proc, f"shift {offset:.6f}\n")
         elif kind == b"H":
             with contextlib.suppress(ValueError, AttributeError):
-                self.python = json.loads(payload).get("python")
+                hello = json.loads(payload)
+                self.python, self.far_hostname = hello.get("python"), hello.get("hostname")
             self._greet()
             self._write(proc, f"ping {time.time():.6f}\n")  # the offset before the first frame
         elif kind == b"E":
@@ -457,7 +465,8 @@ class PumpSource(_SshSource):
 
     def _explain(self, why: str, rc: int | None) -> str:
         if "python3" in why:  # none there, or one older than 3.6
-            return f"{why} (sgmon runs there with the host's python3 3.6 or later; retrying)"
+            again = "" if self.once else "; retrying"
+            return f"{why} (sgmon runs there with the host's python3 3.6 or later{again})"
         return super()._explain(why, rc)
 
     def close(self) -> None:
@@ -523,6 +532,7 @@ class RemoteSource(_SshSource):
             return None
         self._schema = {**schema, **self._database_schema()}
         self.interval = float(d.get("interval", self.interval))
+        self.far_hostname = d.get("hostname")
         return remote
 
     def _frame(self, d: dict, emit: Callable[[Frame], None]) -> None:

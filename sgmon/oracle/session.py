@@ -68,7 +68,9 @@ class Session(Connection):
         role: str = "",
         connect: Callable[[], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        once: bool = False,
     ) -> None:
+        """``once``: a one-shot caller (``config --check``), whose messages promise no retry."""
         if db is None and connect is None:
             raise ValueError("a Session needs a DbConfig or a connect callable")
         super().__init__(
@@ -78,6 +80,7 @@ class Session(Connection):
                 mode=db.mode if db else "normal",
                 secret_from=secret_source(db),
                 call_timeout=db.call_timeout if db else 2.0,
+                once=once,
             ),
             clock,
         )
@@ -136,7 +139,7 @@ class Session(Connection):
         now = self._clock()
         if self._connecting:
             raise OracleError(f"connecting to {self.where.dsn} (up to {self.connect_timeout:g}s)")
-        if now < self._next_attempt:
+        if now < self._next_attempt and not self.where.once:
             raise OracleError(
                 f"{self._last_error} (next attempt in {self._next_attempt - now:.0f}s)"
             )
@@ -157,7 +160,7 @@ class Session(Connection):
             self._connecting = True
         conn: Any = None
         try:
-            conn = bounded(self._open, self.connect_timeout, self._close_late)
+            conn = bounded(self._open, self.connect_timeout, self._close_late, self.where.once)
         except OracleError as e:
             with self._lock:
                 self._done_connecting()

@@ -37,7 +37,9 @@ def timed_dsn(dsn: str, seconds: float) -> str:
     return f"{dsn}{joiner}connect_timeout={t}&transport_connect_timeout={t}"
 
 
-def bounded(fn: Callable[[], Any], seconds: float, late: Callable[[Any], None]) -> Any:
+def bounded(
+    fn: Callable[[], Any], seconds: float, late: Callable[[Any], None], once: bool = False
+) -> Any:
     """``fn()`` in a thread, waited for at most ``seconds``: past that, OracleError (retried
     later) and the thread is left to finish; what it returns then goes to ``late``."""
     box: dict[str, Any] = {}
@@ -59,7 +61,8 @@ def bounded(fn: Callable[[], Any], seconds: float, late: Callable[[Any], None]) 
         gave_up.set()
         if done.is_set() and "value" in box:  # finished in the instant we gave up
             return box["value"]
-        raise OracleError(f"no answer to the connect within {seconds:g}s; retrying with backoff")
+        again = "" if once else "; retrying with backoff"
+        raise OracleError(f"no answer to the connect within {seconds:g}s{again}")
     if "error" in box:
         raise box["error"]
     return box["value"]
