@@ -37,8 +37,9 @@ the interval.
 
 ``rto_min`` is read from the route toward each peer (``ip route get``'s RTAX_RTO_MIN, ms, over
 rtnetlink, see sgmon/readers/rtnl.py), cached per peer for ``SETTINGS_REFRESH`` seconds.
-``pid`` and ``process`` come from a /proc/*/fd scan (what ss -p does), run only when a socket
-we have not resolved appears, in small time slices; None when not visible.
+``pid`` and ``process`` come from a /proc/*/fd scan (what ss -p does, sgmon/readers/owners.py),
+run only when a socket we have not resolved appears, in small time slices; None when not
+visible.
 
 Under the ``root`` option (a directory holding another host's proc/, see sgmon/collector.py) the
 host row is read from that tree; the sockets come from netlink, which answers for this
@@ -54,7 +55,7 @@ import contextlib
 import ipaddress
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
@@ -73,6 +74,7 @@ from sgmon.readers.inet_diag import (
     InetDiag,
     figures,
 )
+from sgmon.readers.owners import Owners
 from sgmon.readers.procfile import ProcFile
 from sgmon.readers.rtnl import ROUTES_DUMP, RTAX_RTO_MIN, DumpedRoutes, Rtnl
 
@@ -223,78 +225,6 @@ def endpoint(addr: str, port: int) -> str:
     return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
 
 
-class _Owners:
-    """Socket inode -> (pid, process name), found as ss -p does, by reading /proc/*/fd links.
-
-    A full scan costs about a microsecond per open descriptor on the host, which on a database
-    server is thousands, so it runs only when a socket inode we have not resolved appears, and in
-    slices of ``budget`` seconds per tick (a later tick resumes where this one stopped).  Sockets
-    not found (another user's process without root) map to None and are not searched again.
-    """
-
-    def __init__(self, budget: float = 0.003) -> None:
-        self.budget = budget
-        self._known: dict[int, tuple[int, str] | None] = {}
-        self._wanted: set[int] = set()
-        self._scan: Iterator[None] | None = None
-        self._settled: set[int] | None = None  # inodes last asked for, all of them resolved
-
-    def resolve(self, inodes: set[int]) -> Mapping[int, tuple[int, str] | None]:
-        """Owners of the given inodes, as far as known now."""
-        if inodes == self._settled:  # the usual tick: the same sockets as the last one
-            return self._known
-        self._known = {i: o for i, o in self._known.items() if i in inodes}
-        missing = {i for i in inodes if i and i not in self._known} - self._wanted
-        if missing and self._scan is None:
-            self._wanted = missing
-            self._scan = self._walk()
-        if self._scan is not None:
-            deadline = time.perf_counter() + self.budget
-            for _ in self._scan:
-                if time.perf_counter() >= deadline:
-                    break
-            else:
-                self._scan = None
-        known = self._known
-        self._settled = inodes if all(i in known for i in inodes if i) else None
-        return known
-
-    def _walk(self) -> Iterator[None]:
-        """Yields every few descriptors, so one process with thousands of them cannot make a
-        tick overrun the budget; stops as soon as every wanted inode is found."""
-        links = {f"socket:[{ino}]": ino for ino in self._wanted}
-        for pid in os.listdir("/proc"):
-            if not links:
-                break
-            if not pid.isdigit():
-                continue
-            try:
-                with os.scandir(f"/proc/{pid}/fd") as fds:  # lazily: a process may have 100k
-                    for n, fd in enumerate(fds, 1):
-                        with contextlib.suppress(OSError):  # closed since listed
-                            ino = links.pop(os.readlink(fd.path), None)
-                            if ino is not None:
-                                self._known[ino] = (int(pid), _comm(pid))
-                        if not links:
-                            break
-                        if n % 32 == 0:
-                            yield
-            except OSError:  # exited, or another user's process without root
-                pass
-            yield
-        for ino in self._wanted:
-            self._known.setdefault(ino, None)
-        self._wanted = set()
-
-
-def _comm(pid: str) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
 class TcpCollector(Collector):
     """ss -tinmp figures for the Data Guard sockets, from inet_diag netlink."""
 
@@ -326,7 +256,9 @@ class TcpCollector(Collector):
         self._netstat: dict[str, int] = {}  # its counters at the last read
         self._netstat_at: tuple[float, Value] = (-SETTINGS_REFRESH, None)  # when, RetransSegs
         self._sysctl_files: dict[str, ProcFile] = {}  # field name -> file
-        self._owners = _Owners()
+        self._owners = Owners(self.path("/proc"))
+        """The sockets' owning processes, read on this machine only (``root`` /): a tree under
+        another root holds no /proc/*/fd of the host whose sockets it ships."""
         self._routes: dict[str, tuple[float | None, float]] = {}
 
     def open(self) -> None:

@@ -20,12 +20,13 @@ from sgmon.readers.procfile import ProcFile, stat_fields
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def comm(path: str) -> str | None:
+def comm(path: str, encoding: str = "ascii") -> str | None:
     """The command name of the process or thread at ``path`` (``/proc/PID``), None when it is
-    gone (or not ours to read)."""
+    gone (or not ours to read).  Matched against Oracle's names it is read as ASCII (a byte
+    outside it matches nothing); shown to a user, as UTF-8."""
     try:
         with open(os.path.join(path, "comm"), "rb") as fh:
-            return fh.read().decode("ascii", "replace").strip()
+            return fh.read().decode(encoding, "replace").strip()
     except OSError:
         return None
 
