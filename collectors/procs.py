@@ -20,8 +20,9 @@ Threads of a process are summed (threaded_execution).  Discovery walks /proc's `
 (``ora_lgwr_PROD``) every ``DISCOVER_S`` seconds and whenever a followed process is gone; between
 walks only the followed processes' files are read, kept open (sgmon/readers/procs.py reads
 them).  psutil's process_iter was not used: it builds a Process object and reads /proc/PID/stat
-for every process on the host at each walk, where ``comm`` alone names the ones wanted.  RFS has no name of its own: it is the
-``oracle<SID> (LOCAL=NO)`` server process holding a socket on a Data Guard port, on a standby.
+for every process on the host at each walk, where ``comm`` alone names the ones wanted.  RFS
+has no name of its own: it is the ``oracle<SID> (LOCAL=NO)`` server process holding a socket on
+a Data Guard port, on a standby.
 A process that restarts (a new pid under the same name) is followed, with an event.
 """
 

@@ -70,7 +70,7 @@ from collectors.tcp import dg_selection, endpoint
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
-from sgmon.readers.inet_diag import TCP_STATES
+from sgmon.readers.tcp_info import TCP_STATES
 from sgmon.readers.tracefs import TraceInstance, TraceUnavailable
 
 G, D, T = Kind.GAUGE, Kind.DELTA, Kind.TEXT

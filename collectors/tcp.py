@@ -63,12 +63,11 @@ from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import counter_delta, counter_rate
 from sgmon.readers import roles
+from sgmon.readers.diag_filter import DIRECTIONS
 from sgmon.readers.inet_diag import (
     CONNECTED,
-    DIRECTIONS,
     FIGURES,
     SOCK_DIAG_DUMP,
-    TCP_STATES,
     DiagSock,
     DumpedDiag,
     InetDiag,
@@ -77,6 +76,7 @@ from sgmon.readers.inet_diag import (
 from sgmon.readers.owners import Owners
 from sgmon.readers.procfile import ProcFile
 from sgmon.readers.rtnl import ROUTES_DUMP, RTAX_RTO_MIN, DumpedRoutes, Rtnl
+from sgmon.readers.tcp_info import TCP_STATES
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
 
