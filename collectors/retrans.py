@@ -66,7 +66,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from collectors.tcp import dg_selection, endpoint
+from collectors.dgsockets import dg_selection, endpoint
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
