@@ -47,8 +47,8 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import IO
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING
 
 from sgmon.collector import Collector
 from sgmon.config import HostConfig
@@ -63,6 +63,10 @@ from sgmon.model import (
     schema_from_dict,
     silence,
 )
+
+if TYPE_CHECKING:
+    from sgmon.readers.inet_diag import Selection
+    from sgmon.remote.mirror import Shipped
 
 Message = tuple[bytes, bytes]
 """What a reader thread hands the session: a kind and its payload."""
@@ -336,11 +340,10 @@ class PumpSource(_SshSource):
         self,
         host: HostConfig,
         collectors: Callable[[str], list[Collector]],
-        ports: tuple[int, ...] = (1521,),
-        peers: tuple[str, ...] = (),
+        sockets: Selection | None,
+        shipped: Shipped,
         tails: tuple[tuple[str, str], ...] = (),
         interval: float | None = None,
-        keep: Mapping[str, str] | None = None,
         **kwargs,  # type: ignore[no-untyped-def]
     ) -> None:
         super().__init__(host, interval, **kwargs)
@@ -349,11 +352,10 @@ class PumpSource(_SshSource):
         self._collectors = collectors
         """root -> the host's collectors reading that tree (built at the first tick: their
         options are checked against the host's devices and interfaces)."""
-        self._ports, self._peers, self._tails = ports, peers, tails
-        """The DG sockets' filter; the trace files to tail, as (directory, name pattern)."""
-        self._keep = keep or {}
-        """Host file -> the lines of it the collectors read (Collector.lines)."""
-        self.mirror = Mirror(host.name, (directory for directory, _ in tails))
+        self._sockets, self._tails = sockets, tails
+        """The DG sockets (the tcp collector's selection; None for none); the trace files to
+        tail, as (directory, name pattern)."""
+        self.mirror = Mirror(host.name, shipped, (directory for directory, _ in tails))
         self._engine: Engine | None = None
         self._remote_clock = time.monotonic()
         """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
@@ -383,7 +385,7 @@ class PumpSource(_SshSource):
         assert proc.stdin is not None
         with contextlib.suppress(OSError, ValueError):
             orphan = max(10.0, 6 * self.ping_every)  # its pings keep it alive
-            spec = request(self.interval, self._ports, self._peers, self._tails, orphan, self._keep)
+            spec = request(self.interval, self.mirror.shipped, self._sockets, self._tails, orphan)
             proc.stdin.write(spec)
             proc.stdin.flush()
 
