@@ -45,9 +45,9 @@ visible.
 Under the ``root`` option (a directory holding another host's proc/, see sgmon/collector.py) the
 host row is read from that tree; the sockets come from netlink, which answers for this
 machine's network namespace, not for a directory, so they are read only where the tree holds
-that host's own sock_diag replies (``SOCK_DIAG_DUMP``, shipped by a remote pump, with the
-routes toward their peers), and else left out with an event saying so once.  Their owners are
-not read under a root.
+that host's own sock_diag replies (``SOCK_DIAG_DUMP``, shipped by a remote pump that finds them
+by this collector's own selection, ``remote_selection``, with the routes toward their peers), and
+else left out with an event saying so once.  Their owners are not read under a root.
 """
 
 from __future__ import annotations
