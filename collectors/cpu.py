@@ -118,7 +118,7 @@ class CpuCollector(Collector):
     """mpstat/sar -q figures from /proc/stat and /proc/loadavg."""
 
     name = "cpu"
-    rows = (RowKind("all", fixed="all"), RowKind("cpu", label="cpu"))
+    rows = (RowKind("all", fixed="all"), RowKind("cpu", label="cpu", on_request=True))
     description = "CPU utilisation per CPU (mpstat -P ALL) and run queue (sar -q)"
     fields = FIELDS
     lines: ClassVar[Mapping[str, str]] = {

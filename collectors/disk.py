@@ -180,10 +180,13 @@ class DiskCollector(Collector):
                 known = parse_diskstats(f.read())
         except OSError:
             return  # open() reports it as Unavailable
+        where = (
+            f"on {self.options['host']}" if self.root != "/" and "host" in self.options else "here"
+        )
         for name in (*self.include, *self.pinned):
             if not any(c in name for c in "*?[") and name not in known:
                 raise ConfigError(
-                    f"disk: no block device {name!r} here; devices: {', '.join(sorted(known))}"
+                    f"disk: no block device {name!r} {where}; devices: {', '.join(sorted(known))}"
                 )
 
     def open(self) -> None:

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sgmon.archive import META
 from sgmon.errors import ConfigError
 from sgmon.units import MAX_INTERVAL, MIN_INTERVAL, parse_duration
 
@@ -145,7 +146,7 @@ def read_toml(path: Path) -> dict[str, Any]:
         why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
         raise ConfigError(f"{path}: cannot read: {why}") from None
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:  # tomllib recurses once per level of nested arrays or tables
@@ -156,6 +157,34 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: line {line}: {key}: arrays nested too deeply; use a flat list"
         ) from None
+    deep = _too_deep(data)
+    if deep is not None:
+        raise ConfigError(
+            f"{path}: {deep}: tables nested more than {MAX_DEPTH} deep; no key of sgmon's is"
+        )
+    return data
+
+
+MAX_DEPTH = 16
+"""Levels of tables or arrays a config may hold (sgmon's own go 3 deep): every reader of the
+parsed file may then walk it recursively."""
+
+
+def _too_deep(data: dict[str, Any]) -> str | None:
+    """The top-level key under which ``data`` nests deeper than MAX_DEPTH, walked without
+    recursion (a dotted key of 3,000 parts is 3,000 tables)."""
+    for key, value in data.items():
+        level = [value] if isinstance(value, dict | list) else []
+        for _ in range(MAX_DEPTH):
+            level = [
+                v
+                for item in level
+                for v in (item.values() if isinstance(item, dict) else item)
+                if isinstance(v, dict | list)
+            ]
+        if level:
+            return str(key)
+    return None
 
 
 _NESTED = re.compile(r'^\s*("[^"]*"|[^=\s]+)\s*=\s*(?:\[\s*){8}')
@@ -185,7 +214,13 @@ HOST_NAME_RULE = (
     "a host name is 1-63 letters, digits, '.', '_' or '-', starting with a letter or a digit"
 )
 
-_DSN_PASSWORD = re.compile(r"^[^@/()\s]*/[^@]*@")
+_DSN_PASSWORD = re.compile(r"(?:^|[\s=(])[^@/()\s=]*/[^@\s]*@")
+"""user/password@... anywhere in a connect string (after a blank, a non-breaking space, ``=`` or
+``(``: a descriptor or a leading space must not hide it)."""
+_SECRET_PARAMETER = re.compile(r"(?i)(?:password|passwd|pwd|secret|token)\w*\s*=")
+"""An EZConnect Plus parameter or a descriptor clause carrying a password (wallet_password=)."""
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_SSH_PASSWORD = re.compile(r"^[^@\s]*:[^@\s]*@")
 """``user/password@host:port/service``: a password inside an easy-connect string."""
 
 
@@ -273,9 +308,20 @@ def _peers(value: Any) -> tuple[str, ...]:
     return peers
 
 
+def _label(value: Any) -> str:
+    """A name every output shows and every metric carries as a label (the configuration's, a
+    DB_UNIQUE_NAME): printable, and short enough for a header and a label."""
+    text = _string(value)
+    if len(text) > 64 or not text.isprintable():
+        raise _Bad(f"{_show(text[:40])}: use at most 64 printable characters")
+    return text
+
+
 def _host_name(value: Any) -> str:
     if not isinstance(value, str) or not HOST_NAME.fullmatch(value):
         raise _Bad(f"{_show(value)}: {HOST_NAME_RULE}")
+    if value.lower() == META:
+        raise _Bad(f"{_show(value)}: the archive's own file is named so; name the host otherwise")
     return value
 
 
@@ -305,12 +351,45 @@ def _dsn(value: Any) -> str:
     dsn = _string(value)
     if not dsn:
         raise _Bad('empty: use dsn = "host:port/service"')
-    if _DSN_PASSWORD.match(dsn):
+    if _DSN_PASSWORD.search(dsn) or _SECRET_PARAMETER.search(dsn):
         raise _Bad(
-            "holds a password (user/password@...); give the user as user = and the password "
+            "holds a password (user/password before an @, or a password parameter); give the "
+            "user as user = and the password through password_env, wallet_dir or password = "
+            '"prompt"'
+        )
+    if dsn != dsn.strip():
+        raise _Bad("starts or ends with a blank; write the connect string alone")
+    return dsn
+
+
+def _user(value: Any) -> str:
+    user = _string(value)
+    if "/" in user or user != user.strip():
+        raise _Bad(
+            "holds a password or a blank (user/password); give the user alone and the password "
             'through password_env, wallet_dir or password = "prompt"'
         )
-    return dsn
+    return user
+
+
+def _env_name(value: Any) -> str:
+    name = _string(value)
+    if name and not ENV_NAME.fullmatch(name):
+        raise _Bad(  # never the value itself: it may be the password, put where its name goes
+            "not an environment variable name (letters, digits and _); it names the variable "
+            "that holds the password, never the password itself"
+        )
+    return name
+
+
+def _ssh_target(value: Any) -> str:
+    target = _string(value)
+    if _SSH_PASSWORD.match(target):
+        raise _Bad(
+            "holds a password (user:password before the @); ssh logs on with your key: ssh-copy-id "
+            'the key, then ssh = "user@host"'
+        )
+    return target
 
 
 def _mode(value: Any) -> str:
@@ -332,7 +411,7 @@ def _call_timeout(value: Any) -> float:
 Rule = Callable[[Any], Any]
 SCHEMA: dict[str, dict[str, Rule]] = {
     "": {
-        "name": _string,
+        "name": _label,
         "interval": _interval,
         "dataguard": _table,
         "host": lambda v: v,  # a list of [[host]] tables: checked one by one
@@ -343,7 +422,7 @@ SCHEMA: dict[str, dict[str, Rule]] = {
     "host": {
         "name": _host_name,
         "role": _role,
-        "ssh": _string,
+        "ssh": _ssh_target,
         "sgmon_path": _string,
         "db_from": _db_from,
         "ssh_options": _strings,
@@ -351,13 +430,13 @@ SCHEMA: dict[str, dict[str, Rule]] = {
         "devices": _strings,
         "db": _table,
         "root": _root,
-        "db_unique_name": _string,
+        "db_unique_name": _label,
     },
     "db": {
         "dsn": _dsn,
-        "user": _string,
+        "user": _user,
         "mode": _mode,
-        "password_env": _string,
+        "password_env": _env_name,
         "wallet_dir": _string,
         "password": _password,
         "thick": _bool,

@@ -47,14 +47,24 @@ class Ref:
         self.collector = collector
         self.name = name
 
-    def raw(self, row: Row | None) -> Value:
-        """The value as the row holds it (None where the row or the field is missing)."""
-        return None if row is None else row.get(self.name)
+    def raw(self, row: Row | None, default: Value = None) -> Value:
+        """The value as the row holds it (``default`` where the row or the field is missing:
+        a field absent is not a field present with no value)."""
+        return default if row is None else row.get(self.name, default)
+
+    def raw_at(self, frame: HasRows | None, instance: str) -> Value:
+        """The value of ``instance`` in ``frame`` as its row holds it."""
+        return self.raw(self.row(frame, instance))
 
     def key(self, host: str, instance: str) -> tuple[str, str, str, str]:
         """The series key of this field of ``instance`` on ``host`` (the analysis' and the
         grading's ``(host, collector, instance, field)``)."""
         return (host, self.collector, instance, self.name)
+
+    def path(self, instance: str) -> tuple[str, str, str]:
+        """``(collector, instance, field)``: a series on any host, the cell a judgement
+        grades."""
+        return (self.collector, instance, self.name)
 
     def row(self, frame: HasRows | None, instance: str) -> Row | None:
         """The row of ``instance`` in ``frame``'s rows of this field's collector."""
@@ -133,7 +143,7 @@ class Histogram:
     def quantile(self, q: float) -> float | None:
         """The ``q`` quantile (0-1), the upper bound of the bucket it falls in (seed 000,
         Table 5: from the buckets, never from an average); None when nothing was counted."""
-        return buckets.percentile(self.as_lists(), q * 100)
+        return buckets.percentile(self.as_lists(), q)
 
     def as_lists(self) -> list[list[float | None]]:
         """The ``[[bound, count], ...]`` form frames and recordings hold."""
@@ -165,6 +175,8 @@ class RowKind:
     label: str = ""
     fixed: str = ""
     prefix: str = ""
+    on_request: bool = False
+    """An exporter exposes these rows only when asked (a series per CPU and field)."""
 
     def matches(self, instance: str) -> bool:
         """Whether ``instance`` is a row of this kind (a catch-all kind matches any)."""
@@ -229,6 +241,8 @@ def render(collectors: Iterable[type[Collector]]) -> str:
             args += [
                 f"{a}={_q(getattr(k, a))}" for a in ("label", "fixed", "prefix") if getattr(k, a)
             ]
+            if k.on_request:
+                args.append("on_request=True")
             out.append(f"        {k.name}: Final = RowKind({', '.join(args)})")
     return "\n".join(out) + "\n"
 

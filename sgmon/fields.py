@@ -36,7 +36,7 @@ class CPU:
         """The kinds of ``cpu``'s rows."""
 
         all: Final = RowKind("all", fixed="all")
-        cpu: Final = RowKind("cpu", label="cpu")
+        cpu: Final = RowKind("cpu", label="cpu", on_request=True)
 
 
 class PAGING:

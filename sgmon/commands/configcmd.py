@@ -126,6 +126,7 @@ def _simulated(scenario: str) -> dict[str, Frame | None]:
 def _read(config: Config) -> tuple[dict[str, Frame | None], list[str]]:
     """Each local database's oracle_dg rows, read once; why a host was not read."""
     from sgmon import registry
+    from sgmon.fields import ORACLE_DG
     from sgmon.hosts.build import host_options
     from sgmon.model import CollectorResult, Status
 
@@ -140,7 +141,7 @@ def _read(config: Config) -> tuple[dict[str, Frame | None], list[str]]:
         if h.db.password == "prompt":
             unread.append(f"{h.name}: asks for a password (a check never prompts)")
             continue
-        collector = registry.load("oracle_dg")(host_options(config, "oracle_dg", h))
+        collector = registry.load(ORACLE_DG.name)(host_options(config, ORACLE_DG.name, h))
         try:
             collector.open()
             rows = collector.derive(None, collector.sample(), config.interval)
@@ -150,6 +151,6 @@ def _read(config: Config) -> tuple[dict[str, Frame | None], list[str]]:
         finally:
             collector.close()
         result = CollectorResult(Status.OK, rows=rows)
-        collected = {"oracle_dg": result}
+        collected = {ORACLE_DG.name: result}
         frames[h.name] = Frame(h.name, time.time(), 0, config.interval, collected, (), h.role)
     return frames, unread

@@ -23,16 +23,21 @@ import statistics
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from sgmon.archive import (
+    ARCHIVE_FORMAT,
     STATUS_KIND,
     Lines,
     data_files,
     decode_row,
+    header,
+    header_of,
     host_specs,
     parse_time,
     printable,
     read_meta,
+    safe_name,
     valid_step,
 )
 from sgmon.errors import ArchiveError
@@ -97,14 +102,86 @@ class ReplaySource:
         self._steps: dict[str, float | None] = {}
         self._dirs: dict[str, str] = {}
         self.hosts: list[HostInfo] = []
-        for name, h in host_specs(meta, self.notes).items():
+        if meta.get("format") != ARCHIVE_FORMAT:
+            self.notes.append(
+                f"meta.json: format {printable(str(meta.get('format')))[:20]} is not this "
+                f"sgmon's ({ARCHIVE_FORMAT}); read as {ARCHIVE_FORMAT}: check what it shows"
+            )
+        specs = host_specs(meta, self.notes)
+        for name, h in {**specs, **self._unlisted(specs)}.items():
+            schema = self._readable(name, h["dir"], h["schema"])
+            if schema is None:
+                continue
             self.hosts.append(HostInfo(name, h["role"]))
             steps = h["steps"] if isinstance(h["steps"], dict) else {}
             good = [v for v in map(valid_step, steps.values()) if v is not None]
             self._steps[name] = max(good) if good else interval
-            self._schemas[name] = h["schema"]
+            self._schemas[name] = schema
             self._dirs[name] = h["dir"]
         self._frames: dict[str, list[Frame]] | None = None
+
+    def _unlisted(self, specs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Host directories holding tables that meta.json does not list: what the CSV files
+        hold wins over a damaged meta.json, with a note."""
+        listed = {h["dir"] for h in specs.values()}
+        out: dict[str, dict[str, Any]] = {}
+        try:
+            entries = sorted(self.root.iterdir())
+        except OSError as e:
+            self.notes.append(f"{self.root}: {e.strerror or e}; no host directory read")
+            return out
+        for d in entries:
+            if d.name in listed or d.name.startswith(".") or safe_name(d.name) != d.name:
+                continue
+            try:
+                if not d.is_dir() or not data_files(d):
+                    continue
+            except OSError:
+                continue
+            name = printable(d.name)
+            self.notes.append(
+                f"meta.json does not list host directory {name}; read from its CSV files "
+                "(its role is not known)"
+            )
+            out[name] = {"dir": d.name, "role": "", "steps": {}, "schema": {}}
+        return out
+
+    def _readable(self, host: str, directory: str, schema: Schema) -> Schema | None:
+        """The host's schema completed from its CSV files where meta.json lost a collector's
+        fields (their header matches a built-in collector's); None, with a note, when its
+        directory cannot be read at all."""
+        hdir = self.root / directory
+        try:
+            if not hdir.exists():
+                return schema  # recorded nothing yet: a host without frames
+            if not hdir.is_dir():
+                self.notes.append(f"host {host}: {directory} is not a directory; left out")
+                return None
+            files = data_files(hdir)
+        except OSError as e:
+            self.notes.append(
+                f"host {host}: its directory cannot be read ({e.strerror or e}); left out"
+            )
+            return None
+        out = dict(schema)
+        lost = []
+        for collector in sorted(files.keys() - schema.keys()):
+            fields = _declared(collector, files[collector][0])
+            if fields is None:
+                lost.append(printable(collector))
+            else:
+                out[collector] = fields
+        if recovered := sorted(out.keys() - schema.keys()):
+            self.notes.append(
+                f"meta.json has no fields for host {host}'s {', '.join(recovered)} tables; "
+                "their headers are sgmon's own collectors', read with their declarations"
+            )
+        if lost:
+            self.notes.append(
+                f"meta.json has no fields for host {host}'s {', '.join(lost)} tables and their "
+                "headers are no collector's of this sgmon; left out"
+            )
+        return out
 
     @property
     def skipped(self) -> int:
@@ -285,6 +362,19 @@ class ReplaySource:
 
     def close(self) -> None:
         """Nothing to release (files are read whole and closed)."""
+
+
+def _declared(collector: str, table: Path) -> tuple[Field, ...] | None:
+    """The built-in collector's fields, when ``table``'s header is the one they make."""
+    from sgmon import registry
+
+    if collector not in registry.builtin_names():
+        return None
+    fields = registry.builtin(collector).fields
+    try:
+        return fields if header_of(table) == header(fields) else None
+    except OSError:
+        return None
 
 
 def _spacing(times: list[float]) -> float:
