@@ -106,16 +106,6 @@ class Files:
             return None
         return data
 
-    def pieces(self, paths, snmp, keep):
-        """The files' contents as a tick ships them (None: unreadable; of those in ``keep``
-        the lines kept), /proc/net/snmp as already read this tick."""
-        out = []
-        for path in paths:
-            data = snmp if path == "/proc/net/snmp" else self.read(path)
-            lines = keep.get(path)
-            out.append(kept(lines, data) if lines is not None and data is not None else data)
-        return out
-
     def forget(self, paths):
         for path in paths:
             fd = self.fds.pop(path, None)
@@ -214,26 +204,20 @@ class Sockets:
         return DIAG | ROUTES
 
     def read(self, now, opens):
+        """The sockets' replies: the known ones looked up, or a dump (see the class)."""
         opened = not self.rediscover or opens is None or opens != self.opens
         if not self.known and not opened:
             return b""
         if self.known and not (opened and now >= self.next_dump):
-            got = self.lookup()
-            if got is not None:
-                return got
+            self.sock.send(self.lookups)
+            recv = self.sock.recv
+            try:  # one datagram per lookup, under a page: no 64 kB buffer each
+                got = [recv(4096) for _ in range(self.known)]
+            except BlockingIOError:  # SO_RCVTIMEO passed
+                got = [b""]  # a reply short: dump
+            if all(d[4:6] == BY_FAMILY and CONNECTED >> d[17] & 1 for d in got):
+                return b"".join(got)
         return self.dump(now, opens)
-
-    def lookup(self):
-        """The known sockets' replies, or None when one is gone or left the connected states."""
-        self.sock.send(self.lookups)
-        recv = self.sock.recv
-        try:  # one datagram per lookup, under a page: no 64 kB buffer each
-            got = [recv(4096) for _ in range(self.known)]
-        except BlockingIOError:  # SO_RCVTIMEO passed
-            return None  # a reply short: dump
-        if all(d[4:6] == BY_FAMILY and CONNECTED >> d[17] & 1 for d in got):
-            return b"".join(got)
-        return None
 
     def dump(self, now, opens):
         """The dumps' replies; the sockets they name become the known ones."""
@@ -366,8 +350,8 @@ class Tails:
                         self.at[path] = (st.st_ino, 0)
         self.paths = found
 
-    def read(self):
-        pieces = []
+    def ship(self, blobs, extra):
+        """Append what each file gained to a tick's pieces, and its path to the tick's note."""
         for path in self.paths:
             try:
                 st = os.stat(path)
@@ -388,8 +372,8 @@ class Tails:
                     continue
             self.at[path] = (st.st_ino, pos + len(data))
             if data:
-                pieces.append((path, data))
-        return pieces
+                extra.setdefault("tails", []).append(path)
+                blobs.append(data)
 
 
 def listen(stdin):
@@ -468,7 +452,11 @@ class Ticks:
                 flags |= RETRANS
                 wanted = every + on_retrans + (slow_paths if slow_tick else [])
                 retrans = now_retrans
-            blobs = files.pieces(wanted, snmp, keep)
+            blobs = []
+            for path in wanted:
+                data = snmp if path == "/proc/net/snmp" else files.read(path)
+                lines = keep.get(path)
+                blobs.append(kept(lines, data) if lines is not None and data is not None else data)
             if sockets is not None:
                 try:
                     flags |= sockets.ship(blobs, mono, opens, slow_tick)
@@ -476,9 +464,7 @@ class Ticks:
                     send(b"E", f"sock_diag: {e}".encode())
                     sockets.sock.close()
                     sockets = None
-            for path, data in tails.read():
-                extra.setdefault("tails", []).append(path)
-                blobs.append(data)
+            tails.ship(blobs, extra)
             send(b"T", pack(wall, mono, seq, flags, blobs, extra))
 
 
