@@ -126,6 +126,7 @@ class CpuCollector(Collector):
     }
     """What parse_stat reads: the intr line's first number only (its per-IRQ counts run to
     thousands of numbers on a large host)."""
+    remote_files: ClassVar[Mapping[str, str]] = {"/proc/stat": "tick", "/proc/loadavg": "tick"}
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         super().__init__(options)

@@ -21,6 +21,7 @@ import fnmatch
 import functools
 import os
 from collections.abc import Mapping
+from typing import ClassVar
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.contract import RowKind
@@ -150,6 +151,10 @@ class DiskCollector(Collector):
     rows = (RowKind("device", label="device"),)
     description = "block device latency, queue and utilisation (iostat -x)"
     fields = FIELDS
+    remote_files: ClassVar[Mapping[str, str]] = {
+        "/proc/diskstats": "tick",
+        "/sys/class/block/*/partition": "slow",  # which devices are partitions
+    }
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         """Check the options against the devices this host has (one line if one is unknown)."""

@@ -168,6 +168,7 @@ def _listed(title: str, checks: list[Check]) -> list[Check]:
 def _ssh(config: Config, h: HostConfig) -> Check:
     """Reach one host exactly as monitoring does (its ssh command line, BatchMode, the pump
     on the host's python3 or the installed agent), wait for its first word, and hang up."""
+    from sgmon.hosts.build import shipped
     from sgmon.hosts.remote import PumpSource, RemoteSource
 
     said: list[str] = []
@@ -178,8 +179,8 @@ def _ssh(config: Config, h: HostConfig) -> Check:
             dead_after=ANSWER_S,
         )  # fmt: skip
     else:
-        source = PumpSource(
-            h, lambda _root: [], config.ports, config.peers, interval=config.interval,
+        source = PumpSource(  # asks for the files of a tick and no socket: it only listens
+            h, lambda _root: [], None, shipped(), interval=config.interval,
             warn=said.append, once=True, connect_timeout=SSH_TIMEOUT, dead_after=ANSWER_S,
         )  # fmt: skip
     stop = threading.Event()

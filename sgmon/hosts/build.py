@@ -5,13 +5,17 @@ from __future__ import annotations
 import dataclasses
 import socket
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sgmon import registry
 from sgmon.collector import Collector, Unavailable
 from sgmon.config import Config, DbConfig, HostConfig
 from sgmon.errors import ConfigError
 from sgmon.hosts import Source
+
+if TYPE_CHECKING:
+    from sgmon.readers.inet_diag import Selection
+    from sgmon.remote.mirror import Shipped
 
 
 class _Missing(Collector):
@@ -177,26 +181,51 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
     return PumpSource(
         host,
         os_side,
-        config.ports,
-        config.peers,
+        pumped_sockets(config, host),
+        shipped(),
         tails,
         interval=interval,
         database=database,
-        keep=lines_read(),
     )
+
+
+def pumped_sockets(config: Config, host: HostConfig) -> Selection | None:
+    """The DG sockets a pump finds on the host: the tcp collector's own selection, from its
+    options there (ConfigError when they are wrong); None where it does not run.  Built here, it
+    checks its options only (nothing of this machine's)."""
+    built = make_collectors(config, dataclasses.replace(host, root=""), lambda n: n == "tcp")
+    # a collector that could not be imported, or a plug-in in tcp's place, may name none
+    selection = getattr(built[0], "remote_selection", None) if built else None
+    return selection() if selection is not None else None
+
+
+def _os_collectors() -> list[type[Collector]]:
+    """The classes of the collectors that read the host's own files (not its database)."""
+    out = []
+    for name in registry.names():
+        if name.startswith("oracle_"):
+            continue
+        try:
+            out.append(registry.load(name))
+        except Exception:  # a broken plug-in is reported by make_collectors, never fatal
+            continue
+    return out
 
 
 def lines_read() -> dict[str, str]:
     """Host file -> the lines of it any OS collector reads (Collector.lines, one alternation):
     what a pump ships of that file."""
     out: dict[str, list[str]] = {}
-    for name in registry.names():
-        if name.startswith("oracle_"):
-            continue
-        try:
-            cls = registry.load(name)
-        except Exception:  # a broken plug-in is reported by make_collectors, never fatal
-            continue
+    for cls in _os_collectors():
         for path, pattern in cls.lines.items():
             out.setdefault(path, []).append(pattern)
     return {path: "|".join(patterns) for path, patterns in out.items()}
+
+
+def shipped() -> Shipped:
+    """What a pump ships of a host's files: those the OS collectors declare
+    (``remote_files``), and of some only the lines they read (``lines_read``)."""
+    from sgmon.remote.mirror import Shipped
+
+    declared = (getattr(cls, "remote_files", {}) for cls in _os_collectors())
+    return Shipped.declared(declared, lines_read())
