@@ -227,5 +227,5 @@ def shipped() -> Shipped:
     (``remote_files``), and of some only the lines they read (``lines_read``)."""
     from sgmon.remote.mirror import Shipped
 
-    declared = (getattr(cls, "remote_files", {}) for cls in _os_collectors())
+    declared = (cls.remote_files for cls in _os_collectors())
     return Shipped.declared(declared, lines_read())
