@@ -57,6 +57,9 @@ class Member:
     host: str
     address: str
     state: str
+    serves: bool = True
+    """Whether a `sgmon serve` can listen there: not on a host watched over ssh with nothing
+    installed (the pump), which only the serve of the whole configuration covers."""
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -175,7 +178,8 @@ def _host_member(
         for uname, ident, _role, enabled, status, severity in rows:
             if uname and str(uname).upper() != "NONE":
                 named[str(uname)] = (str(ident or uname), _state(enabled, status, severity))
-    return Member(config.name, name, h.name, address_of(h), state)
+    installed = not h.ssh or bool(h.sgmon_path)
+    return Member(config.name, name, h.name, address_of(h), state, serves=installed)
 
 
 def _ask(session: Session, configured_name: str) -> tuple[str, str, list[tuple]]:
@@ -226,9 +230,11 @@ def _previous(path: Path) -> list[dict]:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write a file Prometheus may be reading: a temporary file renamed over it."""
+    """Write a file Prometheus may be reading: a temporary file renamed over it, readable by
+    everyone (Prometheus runs as its own user; the targets hold nothing secret)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
     try:
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)
@@ -249,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.serve:
         if out is not None:
             members = with_missing(members, _previous(out))
-        groups = [m.group(args.port) for m in members]
+        groups = [m.group(args.port) for m in members if m.serves]
     text = json.dumps(groups, indent=2) + "\n"
     if out is None:
         sys.stdout.write(text)
@@ -294,3 +300,11 @@ def _report(n: int, members: list[Member], unlisted: list[str], out: Path | None
         + (note if unlisted else ""),
         file=sys.stderr,
     )
+    bare = [m.host for m in members if not m.serves]
+    if bare and n < len(members):
+        print(
+            f"sgmon: no target for {', '.join(bare)}: watched over ssh with nothing installed, "
+            "no sgmon serve listens there; run one serve for the configuration and discover "
+            "with --serve ADDR:PORT",
+            file=sys.stderr,
+        )
