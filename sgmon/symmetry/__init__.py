@@ -37,6 +37,7 @@ from sgmon.symmetry.db import DbFacts, db_lines, read_configured, read_db, unrea
 from sgmon.symmetry.hosts import dg_sockets, os_lines
 from sgmon.symmetry.line import Line
 from sgmon.units import fmt_num
+from sgmon.verdicts import source_title
 
 __all__ = [
     "WINDOW",
@@ -163,12 +164,20 @@ def report(result: Result, span: float, window: int) -> str:
             f"standby), OS items over the last {window} frame(s) of {fmt_num(span)} s"
         )
         out.append(f"  DG socket: {pair.sockets[0]} (primary), {pair.sockets[1]} (standby)")
-        rows = [("item", "primary", "standby", "verdict", "seed", "rule")]
-        rows += [(x.item, x.primary, x.standby, x.verdict, x.seed, x.rule) for x in pair.lines]
+        cited = list(dict.fromkeys(x.seed for x in pair.lines))
+        rows = [("item", "primary", "standby", "verdict", "source", "rule")]
+        rows += [
+            (x.item, x.primary, x.standby, x.verdict, f"[{cited.index(x.seed) + 1}]", x.rule)
+            for x in pair.lines
+        ]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
         for r in rows:
             cells = [c.ljust(w) for c, w in zip(r[:5], widths, strict=True)]
             out.append("  " + "  ".join([*cells, r[5]]).rstrip())
+        out += [
+            f"  [{i}] {'; '.join(source_title(k) for k in seed.split('/'))}"
+            for i, seed in enumerate(cited, 1)
+        ]
     c = result.counts()
     out.append(f"topology: {result.topology.summary()}")
     out.append(
