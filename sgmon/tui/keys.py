@@ -12,7 +12,7 @@ from textual.command import CommandPalette
 from textual.widgets import Input
 
 from sgmon.config import Config
-from sgmon.tui.command_palette import SafeCommandPalette
+from sgmon.tui.command_palette import SafeCommandPalette, SgmonCommands
 from sgmon.tui.drawing import Dashboard
 from sgmon.tui.help import HelpScreen
 from sgmon.tui.live import Live
@@ -30,6 +30,7 @@ GOTO_HINT = "go to 10:31:02 (local, as shown), 2026-11-24T10:31:02, or -5m / +30
 class Keys(Dashboard):
     """The dashboard with its keys (``BINDINGS``, each an ``action_*``)."""
 
+    COMMANDS = Dashboard.COMMANDS | {SgmonCommands}
     AUTO_FOCUS = None  # nothing focused until tab or f: every key stays a dashboard key
     BINDINGS: ClassVar[list[BindingType]] = [
         # the footer shows these in order and cuts the rest at 80 columns: help first

@@ -3,7 +3,11 @@ palette by name, Ctrl+C, the no-config notice beside the findings, one primary a
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.containers import VerticalScroll
+from textual.pilot import Pilot
 from tuikit import drawn, feed, make_app, until
 
 from sgmon.tui.help import HelpScreen
@@ -53,3 +57,64 @@ async def test_ctrl_c_quits_the_dashboard() -> None:
         await pilot.press("ctrl+c")
         await pilot.pause(0.1)
         assert not app.is_running
+
+
+def test_every_palette_command_runs_an_action_a_key_is_bound_to() -> None:
+    from sgmon.tui.app import SgmonApp
+    from sgmon.tui.command_palette import COMMANDS
+
+    bound = {b.action for b in SgmonApp.BINDINGS}  # type: ignore[union-attr]
+    assert {action for *_, action in COMMANDS} <= bound
+    names = " ".join(name for name, *_ in COMMANDS)
+    for word in ("pause", "go to a time", "switch host", "filter", "theme", "SVG", "findings"):
+        assert word in names
+
+
+async def _palette(pilot: Pilot[int], text: str) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")
+    await until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
+    await pilot.press(*text)
+    palette = pilot.app.screen
+    await until(pilot, lambda: palette.query_one(CommandList).option_count > 0)
+    await pilot.press("enter")
+    await until(pilot, lambda: not isinstance(pilot.app.screen, CommandPalette))
+    await pilot.pause(0.1)
+
+
+async def test_the_palette_runs_sgmons_commands_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import Input
+
+    from sgmon.tui.panels.findings import FindingsPanel
+
+    app, pair = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, pair, 5)
+        await until(pilot, lambda: drawn(app))
+        await _palette(pilot, "pause")
+        assert app.paused
+        await _palette(pilot, "pause")
+        assert not app.paused
+        theme = app.theme
+        await _palette(pilot, "next theme")
+        assert app.theme != theme
+        await _palette(pilot, "findings")
+        assert isinstance(app.focused, FindingsPanel)
+        await _palette(pilot, "findings")
+        await _palette(pilot, "filter")
+        assert isinstance(app.focused, Input) and app.main.has_class("-filtering")
+        await pilot.press("escape")
+        await _palette(pilot, "go to a time")
+        assert isinstance(app.focused, Input) and app._prompt == "goto"
+        await pilot.press(*"-2s", "enter")
+        await pilot.pause(0.1)
+        assert app.paused and app.cursor == app.axis()[-3]
+        first = app._slots[0]
+        await _palette(pilot, "switch host")
+        await until(pilot, lambda: app._slots[0] != first)
+        monkeypatch.chdir(tmp_path)
+        await _palette(pilot, "export")
+        assert len(list(tmp_path.glob("sgmon-*.svg"))) == 1
