@@ -118,3 +118,26 @@ async def test_the_palette_runs_sgmons_commands_by_name(
         monkeypatch.chdir(tmp_path)
         await _palette(pilot, "export")
         assert len(list(tmp_path.glob("sgmon-*.svg"))) == 1
+
+
+async def test_the_no_config_notice_leaves_the_findings_uncovered() -> None:
+    """At 80x24 the notice (a toast 40 columns wide, 16 lines tall) covered the findings for its
+    30 s; it goes under the panes now, and no toast lies over the findings."""
+    from textual.widgets import Static
+    from textual.widgets._toast import Toast
+
+    from sgmon.commands.dashboard import missing_config_notice
+    from sgmon.tui.app import SgmonApp
+    from sgmon.tui.panels.findings import FindingsPanel
+
+    _, pair = make_app()
+    app = SgmonApp([], measure_self=False, notice=missing_config_notice())
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, pair, 60)
+        await until(pilot, lambda: drawn(app) and app.query_one(FindingsPanel).count > 0)
+        findings = app.query_one(FindingsPanel).region
+        notice = app.query_one("#notice", Static)
+        assert findings.height >= 5 and notice.display and notice.region.height
+        assert "No sgmon.toml" in str(notice.render())
+        covering = [w.region for w in app.screen.query(Toast) if w.region.overlaps(findings)]
+        assert not notice.region.overlaps(findings) and not covering, covering
