@@ -141,3 +141,36 @@ async def test_the_no_config_notice_leaves_the_findings_uncovered() -> None:
         assert "No sgmon.toml" in str(notice.render())
         covering = [w.region for w in app.screen.query(Toast) if w.region.overlaps(findings)]
         assert not notice.region.overlaps(findings) and not covering, covering
+
+
+@pytest.mark.parametrize("scenario", ["failover", "switchover"])
+async def test_one_primary_at_every_moment_of_a_failover_or_switchover(scenario: str) -> None:
+    """The header and the pane titles name one primary at a time: after a failover the old
+    primary is the former primary, as the analysis' finding calls it (it was `○ primary site_a
+    STALE ... ● primary site_b`, both panes titled PRIMARY)."""
+    import re
+
+    from sgmon.tui.pane import HostPane
+    from sgmon.tui.panels.header import Header
+
+    app, pair = make_app(scenario)
+    former_seen = False
+    async with app.run_test(size=(200, 50)) as pilot:
+        for ticks in (30, 15, 10, 10, 20, 30):
+            feed(app, pair, ticks)
+            await until(pilot, lambda: drawn(app))
+            await pilot.pause(0.05)
+            header = app.query_one(Header).text
+            primaries = re.findall(r"(?<!former )primary (\w+)", header)
+            titles = [p.border_title or "" for p in app.query(HostPane) if p.display]
+            assert len(primaries) <= 1, header
+            assert sum(str(t).startswith("PRIMARY") for t in titles) <= 1, titles
+            state = app.feed.state_at(app.cursor_time or 0)
+            said = (
+                {f.host for f in state.findings if "(former primary)" in f.title} if state else ()
+            )
+            for host in said:
+                former_seen = True
+                assert f"former primary {host}" in header, header
+                assert f"FORMER PRIMARY  {host}" in titles, titles
+    assert former_seen == (scenario == "failover")
