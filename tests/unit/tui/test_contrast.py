@@ -85,3 +85,23 @@ def test_every_text_colour_is_4_5_to_1_on_every_background(name: str) -> None:
             if ratio < WCAG_TEXT:
                 low.append(f"{fg} {variables[fg]} on {bg} {variables[bg]}: {ratio:.2f}")
     assert not low, "\n".join(low)
+
+
+TMUX_GREENS = ("#00FF00", "#00CD00", "#00AA00", "#4E9A06")
+"""tmux's default status-style is ``bg=green,fg=black``; the terminal decides which green:
+pure, xterm's, the VGA console's, GNOME's Tango."""
+
+
+@pytest.mark.parametrize("sev", ["warn", "crit", "stale"])
+def test_the_tmux_status_items_read_on_the_default_green(sev: str) -> None:
+    """Each coloured item of `sgmon status --format tmux` is at least 4.5:1: on its own
+    background when it brings one, else on every default green (yellow was 1.3:1 there)."""
+    from sgmon.status import TMUX_COLOUR
+
+    style = dict(part.split("=", 1) for part in TMUX_COLOUR[sev][2:-1].split(",") if "=" in part)
+    fg = Color.parse(style["fg"])
+    grounds = [style["bg"]] if "bg" in style else TMUX_GREENS
+    for ground in grounds:
+        assert contrast(fg, Color.parse(ground)) >= WCAG_TEXT, (sev, ground)
+    if "bg" in style:  # the item stands out from the bar it sits on
+        assert all(style["bg"] != green for green in TMUX_GREENS)
