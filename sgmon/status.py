@@ -33,7 +33,14 @@ STATE_MAX = 1 << 20
 MAGIC = "sgmon-state"
 HOST_FIELDS = ("name", "role", "tag", "time", "written", "interval", "failing", "items")
 US, RS = "\x1f", "\x1e"
-TMUX_COLOUR = {"warn": "#[fg=yellow]", "crit": "#[fg=red,bold]", "stale": "#[fg=colour244]"}
+TMUX_COLOUR = {
+    "warn": "#[fg=#000000,bg=#F0E442]",
+    "crit": "#[fg=#000000,bg=#D55E00,bold]",
+    "stale": "#[fg=#D8DEE9,bg=#3A3F47]",
+}
+"""Each coloured item carries its own background, the dashboard's warn and crit hues: text at
+least 4.5:1 on it whatever the status-style (yellow and red text on tmux's default green, xterm's
+#00CD00, were 1.3:1 and 2.7:1; the grey of stale 2.9:1)."""
 TMUX_RESET = "#[default]"
 ROLE_ORDER = {"primary": 0, "standby": 1}
 """Where a host's part stands on the line: primaries first, then standbys, then the rest."""

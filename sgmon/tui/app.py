@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Container
 from textual.driver import Driver
@@ -30,6 +31,8 @@ from sgmon.tui.pane import HostPane
 
 SETTLE_AFTER = 2.0
 """Seconds after start of ``_settle``: after the first frame, before anyone presses a key."""
+NOTICE_FOR = 30.0
+"""Seconds the notice (no config found) stays under the panes: long enough to read."""
 
 
 class SgmonApp(Keys):
@@ -66,6 +69,7 @@ class SgmonApp(Keys):
                 yield HostPane(id="pane-0")
                 yield HostPane(id="pane-1")
             yield self._strip
+            yield Static(id="notice")
         self._findings.border_title = "FINDINGS  (f)"
         yield self._findings
         yield Static(id="toosmall")
@@ -95,7 +99,15 @@ class SgmonApp(Keys):
         self.set_timer(SETTLE_AFTER, self._settle)
         self.redraw()
         if self._notice:
-            self.notify(self._notice, title="sgmon.toml", severity="warning", timeout=30)
+            self._show_notice()
+
+    def _show_notice(self) -> None:
+        """The notice goes under the panes, in the layout, for ``NOTICE_FOR`` seconds: a toast
+        of its length covered the findings for that long at 80x24."""
+        box = self.main.query_one("#notice", Static)
+        box.update(Text.assemble(("sgmon.toml  ", "bold"), self._notice))
+        box.display = True
+        self.set_timer(NOTICE_FOR, lambda: setattr(box, "display", False))
 
     def on_print(self, event: Print) -> None:
         """A source or sink reported a problem on stderr (`sgmon: ...`): show it, don't lose it."""

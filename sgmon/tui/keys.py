@@ -12,7 +12,7 @@ from textual.command import CommandPalette
 from textual.widgets import Input
 
 from sgmon.config import Config
-from sgmon.tui.command_palette import SafeCommandPalette
+from sgmon.tui.command_palette import SafeCommandPalette, SgmonCommands
 from sgmon.tui.drawing import Dashboard
 from sgmon.tui.help import HelpScreen
 from sgmon.tui.live import Live
@@ -30,6 +30,7 @@ GOTO_HINT = "go to 10:31:02 (local, as shown), 2026-11-24T10:31:02, or -5m / +30
 class Keys(Dashboard):
     """The dashboard with its keys (``BINDINGS``, each an ``action_*``)."""
 
+    COMMANDS = Dashboard.COMMANDS | {SgmonCommands}
     AUTO_FOCUS = None  # nothing focused until tab or f: every key stays a dashboard key
     BINDINGS: ClassVar[list[BindingType]] = [
         # the footer shows these in order and cuts the rest at 80 columns: help first
@@ -55,6 +56,8 @@ class Keys(Dashboard):
         Binding("S", "switch_host(-1)", "host back", show=False),
         Binding("e", "export", "svg"),
         Binding("escape", "escape", show=False),
+        # Ctrl+C quits from anywhere, as in top and less (Textual only says how to quit)
+        Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
     def __init__(self, live: Live, config: Config, *, measure_self: bool = True) -> None:
@@ -63,7 +66,13 @@ class Keys(Dashboard):
         """What the line under the panes asks for: a filter, or a time to go to (g)."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While typing a filter, keys are text, not commands (except Esc)."""
+        """While typing a filter, keys are text, not commands (except Esc); while the help is
+        up, its keys are its own (Home and End scroll it, not the time cursor).  Ctrl+C always
+        quits."""
+        if action in ("interrupt", "command_palette"):
+            return True
+        if isinstance(self.screen, HelpScreen):
+            return False
         return not (isinstance(self.focused, Input) and action != "escape")
 
     def on_findings_panel_finding_chosen(self, event: FindingsPanel.FindingChosen) -> None:
@@ -243,6 +252,10 @@ class Keys(Dashboard):
         name = f"sgmon-{time.strftime('%Y%m%d-%H%M%S')}.svg"
         path = self.save_screenshot(name)
         self.notify(f"saved {path}", timeout=3)
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C: quit, as ``q`` does, also from the filter line, the help or the palette."""
+        await self.action_quit()
 
     def action_help(self) -> None:
         """Keys and colours (once: a second ``?`` typed ahead does not stack a second help)."""

@@ -27,6 +27,7 @@ from sgmon.topology import Topology, is_sync, thread_lags
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.dataguard import DB, lag_value, stale_datum
+from sgmon.tui.roles import FORMER_PRIMARY, standing
 from sgmon.tui.view import PaneView
 from sgmon.units import fmt_num
 
@@ -91,6 +92,8 @@ def place(host: HostInfo, topo: Topology | None) -> str:
     mapped to watched hosts (the analysis then takes every standby to be on the commit path).
     A host fed by a watched standby's or far sync instance's destination says which:
     ``cascaded from B (dest_2 ASYNC)``, ``behind far sync fs1 (dest_3 ASYNC)``."""
+    if standing(host.name, host.role, topo) == FORMER_PRIMARY:
+        return FORMER_PRIMARY
     if host.role == "primary" or (topo is not None and host.name == topo.primary):
         return "primary"
     if topo is None or host.name not in topo.standbys:

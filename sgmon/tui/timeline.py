@@ -19,6 +19,7 @@ from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.dataguard import DB
 from sgmon.tui.panels.header import HostState
+from sgmon.tui.roles import FORMER_PRIMARY, standing
 from sgmon.tui.view import PaneView, SeriesMemo
 
 WINDOW = 160
@@ -150,7 +151,7 @@ class Timeline:
         return PaneView(
             host=host.name,
             role=_role(host, frame),
-            kind="far sync" if self.far_sync(host.name) else "",
+            kind=self.kind(host.name, _role(host, frame)),
             cap=self.cap(host.name),
             role_note=self.role_note(host),
             palette=palette,
@@ -192,6 +193,13 @@ class Timeline:
             cap=self.cap(host.name),
         )
 
+    def kind(self, host: str, role: str) -> str:
+        """The word the title and the header give the host when its role says too little or
+        too much: ``far sync``, ``former primary`` (``sgmon.tui.roles``), else nothing."""
+        if self.far_sync(host):
+            return "far sync"
+        return FORMER_PRIMARY if standing(host, role, self.feed.topology) == FORMER_PRIMARY else ""
+
     def far_sync(self, host: str) -> bool:
         """Whether the topology has the host as a far sync instance."""
         topo = self.feed.topology
@@ -213,7 +221,7 @@ class Timeline:
             states.append(
                 HostState(
                     name=h.name,
-                    role="far sync" if self.far_sync(h.name) else _role(h, latest),
+                    role=self.kind(h.name, _role(h, latest)) or _role(h, latest),
                     last=self.feed.heard(h.name) if latest else None,
                     stale=self.is_stale(h.name),
                     skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,

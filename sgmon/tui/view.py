@@ -102,7 +102,8 @@ class PaneView:
     highlight: frozenset[SeriesKey] = frozenset()
     """Series named by the selected finding."""
     kind: str = ""
-    """The title's word for the host when its role says too little: ``far sync``."""
+    """The title's word for the host when its role says too little or too much: ``far sync``,
+    ``former primary`` (a failover's old primary, ``Timeline.kind``)."""
     role_note: str = ""
     """Said beside the role when the database's role is not the configured one (a switchover)."""
     budget: Any = None
