@@ -4,8 +4,8 @@ configuration with its primary and standbys side by side (as sgmon's own screen)
 
 Built with Grafana's own typed SDK (``grafana-foundation-sdk``, in sgmon's ``[test]`` extras: the
 product never imports it), so a panel, a query, a unit or a variable of a type Grafana does not
-have is an error when this script runs, not a blank panel in Grafana; ``check`` then holds each
-dashboard to what the SDK's models read back and each query to the variables it may use.
+have is an error when this script runs, not a blank panel in Grafana (deploy/panels.py: the
+builders as these dashboards use them, and the check each dashboard passes).
 
 Every query names metrics of the contract in docs/metrics.md and the recording rules of
 deploy/prometheus_rules.yaml; tests/system/prometheus/test_prometheus_live.py runs each against
@@ -17,29 +17,29 @@ Usage: python deploy/dashboards.py   (rewrites deploy/dashboards_out/*.json)
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from grafana_foundation_sdk.builders import common, heatmap, statetimeline, table, timeseries
+from grafana_foundation_sdk.builders import common, heatmap, statetimeline
 from grafana_foundation_sdk.builders import dashboard as dash
-from grafana_foundation_sdk.builders import prometheus as prom
-from grafana_foundation_sdk.cog import plugins, runtime
-from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as model
 from grafana_foundation_sdk.models import units
-from grafana_foundation_sdk.models.common import (
-    LegendDisplayMode,
-    LegendPlacement,
-    SortOrder,
-    TooltipDisplayMode,
-    VisibilityMode,
+from grafana_foundation_sdk.models.common import VisibilityMode
+from panels import (
+    LEGEND,
+    SHOWN_STOPPED,
+    TOOLTIP,
+    Panel,
+    dashboard,
+    graph,
+    query,
+    rows_table,
+    stopped_or,
+    variable,
+    with_queries,
 )
-from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 OUT = Path(__file__).with_name("dashboards_out")
-DS = model.DataSourceRef(type_val="prometheus", uid="${datasource}")
 CFG = 'dg_config="$dg_config"'
 PRIMARY = f'{CFG}, host=~"$primary"'
 STANDBY = f'{CFG}, host=~"$standby"'
@@ -47,139 +47,6 @@ HOST = f'{CFG}, host="$host"'
 COMMIT_EVENTS = "log file sync|log file parallel write|SYNC Remote Write|Redo Transport MISC"
 STANDBY_EVENTS = "RFS write|RFS random i/o|RFS dispatch|Standby redo I/O"
 P99 = "dg_config_host_event:sgmon_oracle_waits_seconds:p99_rate1m"
-HEIGHT = 8
-GRAFANA_VARIABLES = {"__rate_interval", "__interval", "__range"}
-
-STOPPED = -1
-"""What a transport lag query returns for a standby whose transport stopped (its lag unknown:
-``sgmon_oracle_dg_lag_unknown`` 1), drawn as the word "stopped" rather than a blank cell."""
-SHOWN_STOPPED = [model.ValueMap({str(STOPPED): model.ValueMappingResult("stopped", "red")})]
-
-
-def stopped_or(lag: str, unknown: str, by: str) -> str:
-    """``lag``, or ``STOPPED`` where ``unknown`` (the matching lag_unknown) is 1; labelled
-    ``by`` alone either way, so a table joins both on the same labels."""
-    stopped = f"max by ({by}) ({unknown} == 1)"
-    return f"max by ({by}) ({lag}) unless on ({by}) {stopped} or {stopped} * {STOPPED}"
-
-
-Panel = timeseries.Panel | table.Panel | heatmap.Panel | statetimeline.Panel
-P = TypeVar("P", timeseries.Panel, table.Panel, heatmap.Panel, statetimeline.Panel)
-
-
-def query(expr: str, legend: str = "", instant: bool = False) -> prom.Dataquery:
-    """One Prometheus query of a panel (an instant one as a table's rows)."""
-    q = prom.Dataquery().expr(expr).legend_format(legend).datasource(DS)
-    return q.instant().format(PromQueryFormat.TABLE) if instant else q
-
-
-def with_queries(p: P, title: str, queries: Sequence[prom.Dataquery]) -> P:
-    """``p`` titled, on the dashboard's datasource, with its queries lettered A, B, C ..."""
-    p.title(title).datasource(DS).height(HEIGHT)
-    for letter, q in zip("ABCDEFGH", queries, strict=False):
-        p.with_target(q.ref_id(letter))
-    return p
-
-
-LEGEND = (
-    common.VizLegendOptions()
-    .display_mode(LegendDisplayMode.LIST)
-    .placement(LegendPlacement.BOTTOM)
-    .show_legend(True)
-)
-TOOLTIP = common.VizTooltipOptions().mode(TooltipDisplayMode.SINGLE).sort(SortOrder.NONE)
-"""Grafana's own defaults, written out: a panel's options are an object, never null."""
-
-
-def graph(title: str, queries: Sequence[prom.Dataquery], unit: str = units.Short) -> Panel:
-    """A time series panel."""
-    p = with_queries(timeseries.Panel(), title, queries).unit(unit)
-    return p.legend(LEGEND).tooltip(TOOLTIP)
-
-
-def rows_table(title: str, queries: Sequence[prom.Dataquery]) -> table.Panel:
-    """An instant table joining several queries on their labels."""
-    p = with_queries(table.Panel(), title, queries).unit(units.Short).show_header(True)
-    return p.with_transformation(model.DataTransformerConfig("merge", options={}))
-
-
-def variable(name: str, expr: str, multi: bool = False) -> dash.QueryVariable:
-    """A query variable filled from a label's values."""
-    return (
-        dash.QueryVariable(name)
-        .datasource(DS)
-        .query({"query": expr, "refId": name})
-        .refresh(model.VariableRefresh.ON_TIME_RANGE_CHANGED)
-        .multi(multi)
-        .include_all(multi)
-        .sort(model.VariableSort.ALPHABETICAL_ASC)
-    )
-
-
-def dashboard(
-    uid: str, title: str, variables: list[dash.QueryVariable], rows: list[list[Panel]]
-) -> dict[str, Any]:
-    """A whole dashboard with the datasource picker first, its panels in rows of equal width
-    (a row of two: primary left, standby right), checked and as Grafana's JSON."""
-    d = (
-        dash.Dashboard(title)
-        .uid(uid)
-        .tags(["sgmon", "oracle", "data-guard"])
-        .timezone("browser")
-        .refresh("10s")
-        .time("now-30m", "now")
-        .with_variable(
-            dash.DatasourceVariable("datasource").label("Data source").type("prometheus")
-        )
-    )
-    for v in variables:
-        d.with_variable(v)
-    n = 0
-    for row in rows:
-        for p in row:
-            n += 1
-            d.with_panel(p.span(24 // len(row)).id(n))
-    out = json.loads(json.dumps(d.build(), cls=JSONEncoder))
-    check(out)
-    return out
-
-
-def check(d: dict[str, Any]) -> None:
-    """Refuse what Grafana would not show: a key its dashboard and panel models do not read
-    back, a panel type it has no plugin for, a query without an expression, a repeated query
-    letter, a variable the dashboard does not define."""
-    plugins.register_default_plugins()
-    read = json.loads(json.dumps(model.Dashboard.from_json(d), cls=JSONEncoder))
-    lost = unread(d, read, d["uid"])
-    if lost:
-        raise ValueError(f"not read back by Grafana's dashboard model: {', '.join(lost)}")
-    defined = {v["name"] for v in d["templating"]["list"]} | GRAFANA_VARIABLES
-    for p in d["panels"]:
-        where = f"{d['uid']} {p['title']!r}"
-        if runtime.panelcfg_config(p["type"]) is None:
-            raise ValueError(f"{where}: no Grafana panel of type {p['type']!r}")
-        letters = [t["refId"] for t in p["targets"]]
-        if not letters or len(set(letters)) != len(letters):
-            raise ValueError(f"{where}: queries lettered {letters}")
-        for t in p["targets"]:
-            used = set(re.findall(r"\$\{?(\w+)", t["expr"]))
-            if not t["expr"] or used - defined:
-                raise ValueError(f"{where}: {t['expr']!r} uses {sorted(used - defined)}")
-
-
-def unread(written: object, read: object, path: str) -> list[str]:
-    """Where ``written`` has a key or a value that ``read`` (the same JSON read back through
-    the SDK's models, which add their defaults) does not."""
-    if isinstance(written, dict) and isinstance(read, dict):
-        return [
-            lost
-            for k, v in written.items()
-            for lost in ([f"{path}.{k}"] if k not in read else unread(v, read[k], f"{path}.{k}"))
-        ]
-    if isinstance(written, list) and isinstance(read, list) and len(written) == len(read):
-        return [lost for i, (w, r) in enumerate(zip(written, read, strict=True))
-                for lost in unread(w, r, f"{path}[{i}]")]  # fmt: skip
-    return [] if written == read else [path]
 
 
 def fleet() -> dict[str, Any]:
