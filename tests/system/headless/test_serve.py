@@ -368,3 +368,45 @@ def test_every_counter_from_the_first_scrape_that_has_its_row():
     assert {dict(s[1])["host"] for s in later - at_start} == {"primary"}
     assert all(s in switches for s in later - at_start)
     assert not any(f.rows("oracle_dg").get("thread_1") for f in first if f.host == "primary")
+
+
+def test_rendered_once_a_tick_for_the_formats_scraped_and_never_for_nobody():
+    """The exposition is rendered by the sink once every host's frame of a tick is in, for each
+    format scraped since its last rendering; a format nobody asked for since is dropped, and
+    the next scrape renders it; the scrapes in between take the same bytes."""
+    from sgmon.commands.serve import ScrapeServer
+    from sgmon.grading import Grader
+    from sgmon.sim import SimPair
+    from sgmon.verdicts import Judgement
+
+    pair = SimPair("healthy")
+    server = ScrapeServer(pair.schema, "127.0.0.1", 0, hosts=[h for h, _ in pair.hosts])
+    renders: list[tuple] = []
+    real = server._render
+    server._render = lambda *a: renders.append(a) or real(*a)  # type: ignore[method-assign]
+
+    def frames() -> list:
+        return [(f, Judgement(f, Grader())) for f in pair.step()]
+
+    try:
+        for f, j in frames():
+            server(f, j)
+        assert renders == []  # nobody scraped: nothing rendered
+        server.render("", False)
+        assert len(renders) == 1
+        for f, j in frames():
+            server(f, j)
+        assert len(renders) == 1  # not asked since its rendering: dropped, not rendered again
+        _, body = server.render("", False)
+        assert len(renders) == 2
+        assert server.render("", False)[1] is body  # the same bytes, asked after its rendering
+        (first, j1), (last, j2) = frames()
+        server(first, j1)
+        assert len(renders) == 2  # the tick is not all in yet
+        server(last, j2)
+        assert len(renders) == 3  # now it is: rendered in the sink, for the scrapes to come
+        _, fresh = server.render("", False)
+        assert len(renders) == 3 and fresh != body
+    finally:
+        server.close()
+        pair.close()
