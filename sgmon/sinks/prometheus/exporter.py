@@ -83,14 +83,20 @@ class FrameCollector:
         self._latest: dict[str, tuple[Frame, Judgement, float]] = {}
         self._dbname: dict[str, str] = {h: n for h, n in self.identity.db_unique_names.items() if n}
         self._totals = Totals()
+        self._judged: dict[str, tuple[int, float]] = {}
+        """host -> frames judged, and the seconds judging them took."""
 
     # --- sink side ------------------------------------------------------------------------
 
-    def __call__(self, frame: Frame, judgement: Judgement) -> None:
-        """Accumulate one frame (the Monitor's dispatcher thread)."""
+    def __call__(self, frame: Frame, judgement: Judgement, judged_in: float | None = None) -> None:
+        """Accumulate one frame (the Monitor's dispatcher thread); ``judged_in``: the seconds
+        its judgement took, where the caller measured it (``Judge.seconds``)."""
         schema = self.schema_of(frame.host)
         with self._lock:
             self._latest[frame.host] = (frame, judgement, time.monotonic())
+            if judged_in is not None:
+                n, total = self._judged.get(frame.host, (0, 0.0))
+                self._judged[frame.host] = (n + 1, total + judged_in)
             self._learn_db_name(frame)
             for c, res in frame.collectors.items():
                 if res.status is Status.OK:
@@ -107,7 +113,8 @@ class FrameCollector:
 
     def _accumulate(self, frame: Frame, c: str, fields: Sequence[Field]) -> None:
         """Add a collector's rates, deltas and histograms to the totals (none for a series
-        never exposed)."""
+        never exposed): each from the first row that has its field, at 0 while it has no value,
+        so every counter is there from the first scrape that has its row."""
         counted = [f for f in fields if f.kind is not Kind.GAUGE and metric_name(c, f)]
         means = {f.name: mean_field(fields, f) for f in counted if f.kind is Kind.HISTOGRAM}
         for inst, row in frame.collectors[c].rows.items():
@@ -115,6 +122,8 @@ class FrameCollector:
                 continue
             series = (frame.host, c, row_key(inst))
             for f in counted:
+                if f.name not in row:
+                    continue
                 mean = means.get(f.name)
                 self._totals.add(
                     (*series, f.name),
@@ -133,6 +142,7 @@ class FrameCollector:
             latest = dict(self._latest)
             totals = self._totals.copy()
             dbname = dict(self._dbname)
+            judged = dict(self._judged)
         build = GaugeMetricFamily(
             "sgmon_build_info",
             "sgmon's version and the metric contract it follows (docs/metrics.md)",
@@ -145,6 +155,8 @@ class FrameCollector:
             ident = [self.identity.dg_config, dbname.get(host, ""), host]
             fresh = now - seen <= 3 * frame.interval + 1
             scrape.host(ident, frame, self.schema_of(host), fresh)
+            if host in judged:
+                scrape.judged(ident, *judged[host])
             if judgement.state is not None:
                 for f in judgement.state.findings:
                     if f.active and f.host == host:
@@ -175,11 +187,24 @@ class _Scrape:
         for c, res in frame.collectors.items():
             ok = fresh and res.status is Status.OK
             out.gauge(
-                "sgmon_collector_success",
+                "sgmon_scrape_collector_success",
                 "1 if the collector answered in time in the host's latest tick, else 0",
             ).add(ident, [("collector", c)], 1.0 if ok else 0.0)
+            if fresh and res.duration_ms is not None:
+                out.gauge(
+                    "sgmon_scrape_collector_duration_seconds",
+                    "how long the collector took in the host's latest tick (a stale one: how "
+                    "long it has been busy)",
+                ).add(ident, [("collector", c)], res.duration_ms / 1000.0)
             if ok:
                 self._values(ident, frame, c, schema.get(c, ()))
+
+    def judged(self, ident: list[str], frames: int, seconds: float) -> None:
+        """The time sgmon's judgement (its analysis, mostly) took over the host's frames."""
+        self.out.summary(
+            "sgmon_analysis_duration_seconds",
+            "time sgmon took to judge each frame of the host (grades and analysis), seconds",
+        ).add_summary(ident, [], float(frames), seconds)
 
     def _values(self, ident: list[str], frame: Frame, c: str, fields: Sequence[Field]) -> None:
         """A collector's exposed rows: a sample per exposed field, its text on ``*_info``."""

@@ -10,6 +10,7 @@ from prometheus_client.core import (
     GaugeMetricFamily,
     HistogramMetricFamily,
     Metric,
+    SummaryMetricFamily,
 )
 
 from sgmon.sinks.prometheus.naming import IDENTITY
@@ -68,6 +69,16 @@ class Family:
         self.metric.add_sample(name + "_count", labels, buckets[-1][1])
         self.metric.add_sample(name + "_sum", labels, sum_value)
 
+    def add_summary(
+        self, ident: list[str], dims: Iterable[tuple[str, str]], count: float, sum_value: float
+    ) -> None:
+        """A summary without quantiles: how many, and their total."""
+        labels = self._new(ident, dims)
+        if labels is None:
+            return
+        self.metric.add_sample(self.metric.name + "_count", labels, count)
+        self.metric.add_sample(self.metric.name + "_sum", labels, sum_value)
+
 
 class Families:
     """The families of one scrape, in order of first use."""
@@ -92,6 +103,10 @@ class Families:
     def histogram(self, name: str, doc: str) -> Family:
         """A histogram family."""
         return self._get(name, lambda: HistogramMetricFamily(name, doc))
+
+    def summary(self, name: str, doc: str) -> Family:
+        """A summary family (``_count`` and ``_sum``, no quantiles)."""
+        return self._get(name, lambda: SummaryMetricFamily(name, doc))
 
     def families(self) -> Iterator[Metric]:
         """Every family with at least one sample."""

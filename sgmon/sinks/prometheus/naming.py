@@ -17,7 +17,7 @@ from sgmon.collector import Collector
 from sgmon.contract import RowKind, row_kind
 from sgmon.model import Field, Kind
 
-CONTRACT = "1"
+CONTRACT = "2"
 """The version of the metric contract in docs/metrics.md; raised when a name, a label or a
 unit changes, and exported as ``sgmon_build_info{contract=...}``."""
 
@@ -41,7 +41,7 @@ GAUGE_UNIT: dict[str, tuple[str, float]] = {
     "kB/s": ("bytes_per_second", 1024.0),
     "/s": ("per_second", 1.0),
     "pages/s": ("pages_per_second", 1.0),
-    "Mbit/s": ("bits_per_second", 1e6),
+    "Mbit/s": ("bytes_per_second", 1e6 / 8),  # bytes, Prometheus' base unit (contract 2)
 }
 """A gauge's unit -> its base-unit suffix and the factor to it."""
 

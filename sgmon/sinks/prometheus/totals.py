@@ -87,21 +87,26 @@ class Totals:
 
     def add(self, key: Key, f: Field, value: Value, interval: float, mean: Value) -> None:
         """Add one interval's value of a rate, delta or histogram field (``mean``: the value of
-        the histogram's ``mean_field`` in the same row, if any)."""
+        the histogram's ``mean_field`` in the same row, if any).  A series starts at 0 with the
+        first row that has its field, even with no value yet (a delta's first interval, a thread
+        before its first log switch), so ``increase()`` sees the first increase."""
+        if f.kind is Kind.HISTOGRAM:
+            self.buckets.setdefault(key, [0.0] * (len(bounds_of(f)) + 1))
+            self.sums.setdefault(key, 0.0)
+            if isinstance(value, list):
+                self._add_histogram(key, f, value, mean)
+            return
+        increase = 0.0
         if f.kind is Kind.RATE and isinstance(value, int | float):
-            self._count(key, value * interval * counted_factor(f))
+            increase = value * interval * counted_factor(f)
         elif f.kind is Kind.DELTA and isinstance(value, int | float):
-            self._count(key, value)
-        elif f.kind is Kind.HISTOGRAM and isinstance(value, list):
-            self._add_histogram(key, f, value, mean)
-
-    def _count(self, key: Key, increase: float) -> None:
+            increase = float(value)
         self.counters[key] = self.counters.get(key, 0.0) + increase
 
     def _add_histogram(self, key: Key, f: Field, pairs: list, mean: Value) -> None:
         scale = HIST_SCALE.get(f.unit, 1.0)
         bounds = bounds_of(f)
-        acc = self.buckets.setdefault(key, [0.0] * (len(bounds) + 1))
+        acc = self.buckets[key]
         total = 0.0
         mid = 0.0
         for (bound, count), m in zip(pairs, bucket_midpoints(pairs), strict=True):
@@ -111,4 +116,4 @@ class Totals:
             mid += n * m * scale
         if isinstance(mean, int | float) and f.unit in HIST_SCALE:
             mid = mean * scale * total  # the interval's exact time waited (V$ waits)
-        self.sums[key] = self.sums.get(key, 0.0) + mid
+        self.sums[key] += mid
