@@ -48,7 +48,8 @@ class Reached:
 def run(args: argparse.Namespace) -> int:
     """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns.
     Exit 1 when the archive could not go on (its directory deleted under the recorder), 3 when
-    a host was never reached (what was recorded of the others stays)."""
+    a host was never reached, or its directory in the archive was refused (not one sgmon made:
+    a symlink, a file); what was recorded of the others stays."""
     from sgmon.errors import ArchiveError
     from sgmon.judgement import judge_for
     from sgmon.sinks.csvarchive import ArchiveWriter
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     reached = Reached()
     mon = run_until_stopped(
         sources,
-        [reached, writer, FindingsLog(args.dir), StatePublisher(name=config.name)],
+        [reached, writer, FindingsLog(writer.dirs), StatePublisher(name=config.name)],
         judge_for(config, sources),
         duration,
     )
@@ -105,5 +106,4 @@ def run(args: argparse.Namespace) -> int:
             "(the lines above say why)",
             file=sys.stderr,
         )
-        return 3
-    return 0
+    return 3 if never or writer.dirs.refused_hosts else 0  # a refused one was said when met
