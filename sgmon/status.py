@@ -10,7 +10,10 @@ it prints a short dim notice, never a traceback.
 
 Only the calling user's own files count, and only one configuration's: every publisher names its
 configuration (``name`` in sgmon.toml), and with several running the line shows one (``--name``
-picks it, else the most recently started) and says which others there are.
+picks it, else the most recently started) and says which others there are.  The directory is
+read only when it is the user's own, of mode 0700 and not a symlink (``/tmp/sgmon-$UID`` may
+have been made or symlinked by someone else first), and each file by descriptor, never through
+a symlink (``sgmon.safefs``); the line says when the directory is refused.
 
 The file: a first line ``sgmon-state 3 PID START NAME`` (START is the publisher's start time in
 clock ticks since boot, /proc/PID/stat field 22, so a reused pid is not taken for a live sgmon;
