@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sgmon.sinks.csvarchive import gzip_file
+from sgmon.safefs import Dir
+from sgmon.sinks.csvfile import gzip_file
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -33,8 +34,9 @@ def _sizes(host_dir: Path, hours: float) -> tuple[float, float]:
     plain = sum(p.stat().st_size for p in host_dir.glob("*.csv"))
     work = Path(tempfile.mkdtemp(prefix="sgmon-gz-"))
     try:
-        for p in host_dir.glob("*.csv"):
-            gzip_file(Path(shutil.copy(p, work)))
+        with Dir.at(str(work)) as at:
+            for p in host_dir.glob("*.csv"):
+                gzip_file(at, Path(shutil.copy(p, work)).name)
         packed = sum(p.stat().st_size for p in work.glob("*.gz"))
     finally:
         shutil.rmtree(work, ignore_errors=True)

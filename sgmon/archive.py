@@ -31,6 +31,7 @@ from typing import Any
 
 from sgmon.errors import ArchiveError
 from sgmon.model import Field, Kind, Value, column_name
+from sgmon.safefs import Dir, Refused
 
 ARCHIVE_FORMAT = 1
 """Bumped when the column layout or meta.json changes meaning; files of another format are
@@ -337,22 +338,32 @@ META_MAX = 16 << 20
 """Bytes of meta.json read: sgmon writes a few kilobytes per host."""
 
 
-def read_meta(root: Path) -> dict | None:
+def read_meta(root: Path, at: Dir | None = None) -> dict | None:
     """The archive's meta.json, None when there is none; ArchiveError when it is unreadable
-    (corrupt, nested beyond reason, huge, or not an object with a format and a hosts table)."""
+    (corrupt, nested beyond reason, huge, or not an object with a format and a hosts table).
+    ``at``: the archive's directory held by the recorder, in which a meta.json that is not a
+    regular file (a symlink to a file elsewhere, a FIFO) is refused, never read through."""
     import json
 
     from sgmon.readers.regular import open_regular
 
     p = root / META
     try:
-        with open(open_regular(p), "rb") as fh:
-            raw = fh.read(META_MAX + 1)
+        if at is None:
+            with open(open_regular(p), "rb") as fh:
+                raw = fh.read(META_MAX + 1)
+        else:
+            raw = at.read(META, META_MAX + 1)
         if len(raw) > META_MAX:
             raise ValueError(f"larger than {META_MAX >> 20} MB")
         meta = json.loads(raw)
     except FileNotFoundError:
         return None
+    except Refused as e:
+        raise ArchiveError(
+            f"{e}, not sgmon archive metadata; move it aside (the CSV files are intact) and "
+            "record again"
+        ) from None
     except (OSError, ValueError, RecursionError) as e:
         why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise ArchiveError(
@@ -439,14 +450,12 @@ def valid_step(value: object) -> float | None:
     return v if math.isfinite(v) and 0.01 <= v <= 86400 else None
 
 
-def write_meta(root: Path, meta: dict) -> None:
-    """Replace meta.json atomically, so a crash never leaves half of it."""
+def write_meta(at: Dir, meta: dict) -> None:
+    """Replace meta.json atomically and durably (a temporary file of a name nobody could plant,
+    flushed, renamed over it), so neither a crash nor a power cut leaves half of it."""
     import json
-    import os
 
-    tmp = root / f".meta.json.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(meta, indent=1, sort_keys=False) + "\n")
-    os.replace(tmp, root / "meta.json")
+    at.write_replace(META, (json.dumps(meta, indent=1, sort_keys=False) + "\n").encode(), True)
 
 
 def _file_order(p: Path) -> tuple[str, int]:

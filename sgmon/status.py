@@ -10,7 +10,10 @@ it prints a short dim notice, never a traceback.
 
 Only the calling user's own files count, and only one configuration's: every publisher names its
 configuration (``name`` in sgmon.toml), and with several running the line shows one (``--name``
-picks it, else the most recently started) and says which others there are.
+picks it, else the most recently started) and says which others there are.  The directory is
+read only when it is the user's own, of mode 0700 and not a symlink (``/tmp/sgmon-$UID`` may
+have been made or symlinked by someone else first), and each file by descriptor, never through
+a symlink (``sgmon.safefs``); the line says when the directory is refused.
 
 The file: a first line ``sgmon-state 3 PID START NAME`` (START is the publisher's start time in
 clock ticks since boot, /proc/PID/stat field 22, so a reused pid is not taken for a live sgmon;
@@ -25,7 +28,7 @@ import os
 import time
 
 from sgmon.readers.procfile import start_time
-from sgmon.readers.regular import read_regular
+from sgmon.safefs import Refused, private_dir
 
 STATE_FORMAT = 3
 STATE_MAX = 1 << 20
@@ -79,34 +82,33 @@ def read_publishers(directory: str | os.PathLike | None = None) -> list[tuple[st
     """``(configuration name, start, host -> state)`` of each running sgmon of this user.  A file
     whose publisher is gone (its pid no longer names the process that wrote it: exited, killed,
     or the pid reused) is ignored and removed, so a crash or a closed terminal leaves nothing
-    behind to misread; a file another user owns is never read."""
-    directory = os.fspath(directory or runtime_dir())
+    behind to misread; a file another user owns, or that is not a regular file (a symlink to
+    anything, a FIFO), is never read.  ``Refused`` when the directory itself cannot be trusted:
+    a symlink, another user's, or open to others (``sgmon.safefs.private_dir``)."""
     found: list[tuple[str, float, dict]] = []
     try:
-        if os.stat(directory).st_uid != os.getuid():
-            return found  # someone else's directory in /tmp: never trust it
-        names = os.listdir(directory)
+        at = private_dir(os.fspath(directory or runtime_dir()))
+    except Refused:
+        raise
     except OSError:
         return found
-    for name in names:
-        if not (name.startswith("state-") and name.endswith(".txt")):
-            continue
-        path = os.path.join(directory, name)
-        try:
-            if os.stat(path).st_uid != os.getuid():
-                continue  # another user's publisher: never shown
-            text = read_regular(path, STATE_MAX).decode("utf-8")  # a FIFO is refused, too
-            head, *rows = text.rstrip("\n").split("\n")  # (splitlines cuts at RS)
-            magic, version, pid, start, config = head.split(" ", 4)
-            if magic != MAGIC or int(version) != STATE_FORMAT:
+    with at:
+        for name in at.listdir():
+            if not (name.startswith("state-") and name.endswith(".txt")):
                 continue
-            if start_time(int(pid)) != start:
-                os.unlink(path)
-                continue
-            hosts = {h["name"]: h for h in (_host(row) for row in rows)}
-            found.append((config, float(start), hosts))
-        except (OSError, ValueError, IndexError):
-            continue  # a file being replaced, or a foreign one: another publisher will do
+            try:
+                text = at.read(name, STATE_MAX, mine=True).decode("utf-8")
+                head, *rows = text.rstrip("\n").split("\n")  # (splitlines cuts at RS)
+                magic, version, pid, start, config = head.split(" ", 4)
+                if magic != MAGIC or int(version) != STATE_FORMAT:
+                    continue
+                if start_time(int(pid)) != start:
+                    at.unlink(name)
+                    continue
+                hosts = {h["name"]: h for h in (_host(row) for row in rows)}
+                found.append((config, float(start), hosts))
+            except (OSError, ValueError, IndexError):
+                continue  # a file being replaced, or a foreign one: another publisher will do
     return found
 
 
@@ -165,7 +167,10 @@ def render(
     name: str | None = None,
 ) -> str:
     """The status line in ``plain``, ``tmux`` or ``json`` form, for one configuration."""
-    publishers = read_publishers(directory)
+    try:
+        publishers = read_publishers(directory)
+    except Refused as e:
+        return _dim(f"sgmon: {e}, not a private directory; not read", fmt)
     shown, others = pick(publishers, name)
     hosts = merged(publishers, shown) if shown is not None else {}  # the files read once
     if host is not None:

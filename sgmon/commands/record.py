@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgmon.errors import UsageError
 from sgmon.headless import (
@@ -15,6 +16,11 @@ from sgmon.headless import (
 from sgmon.hosts import schema_lookup
 from sgmon.model import Frame, unheard
 from sgmon.units import parse_duration
+
+if TYPE_CHECKING:
+    from sgmon.config import Config
+    from sgmon.hosts import Source
+    from sgmon.sinks.csvarchive import ArchiveWriter
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,16 +51,9 @@ class Reached:
             self.hosts.add(frame.host)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns.
-    Exit 1 when the archive could not go on (its directory deleted under the recorder), 3 when
-    a host was never reached (what was recorded of the others stays)."""
-    from sgmon.errors import ArchiveError
-    from sgmon.judgement import judge_for
-    from sgmon.sinks.csvarchive import ArchiveWriter
-    from sgmon.sinks.findings import FindingsLog
-    from sgmon.sinks.statefile import StatePublisher
-
+def retention(args: argparse.Namespace) -> tuple[float, float | None]:
+    """``--rotate`` and ``--keep`` in seconds; UsageError for a rotation outside 1m-366d or a
+    retention shorter than one rotation (it would delete the file being written)."""
     try:
         rotate = parse_duration(args.rotate)
         keep = parse_duration(args.keep) if args.keep else None
@@ -67,29 +66,28 @@ def run(args: argparse.Namespace) -> int:
             f"--keep {args.keep}: keep at least one rotation (--rotate {args.rotate}); "
             "retention deletes whole files older than this"
         )
+    return rotate, keep
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns.
+    Exit 1 when the archive could not go on (its directory deleted under the recorder), 3 when
+    a host was never reached, or its directory in the archive was refused (not one sgmon made:
+    a symlink, a file); what was recorded of the others stays."""
+    from sgmon.judgement import judge_for
+    from sgmon.sinks.findings import FindingsLog
+    from sgmon.sinks.statefile import StatePublisher
+
+    rotate, keep = retention(args)
     config, sources, interval, duration = load_sources(args)
-    schema_of = schema_lookup(sources)
-    try:
-        writer = ArchiveWriter(
-            Path(args.dir), schema_of, interval, rotate=rotate, keep=keep, compress=args.compress
-        )
-    except ArchiveError as e:
-        for s in sources:
-            s.close()
-        raise UsageError(str(e)) from None
-    # the report's title: the configuration's name, as the demo names a simulation
-    if config.path is not None:
-        writer.meta["name"] = config.name
-    if args.simulate:
-        writer.meta.setdefault("name", f"demo {args.simulate}")
-        writer.meta["simulated"] = f"{args.simulate} at {args.speed:g}x speed"
+    writer = _writer(args, config, sources, interval, rotate, keep)
     hosts = listing([h.name for s in sources for h in s.hosts])
     if not args.quiet:
         print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
     reached = Reached()
     mon = run_until_stopped(
         sources,
-        [reached, writer, FindingsLog(args.dir), StatePublisher(name=config.name)],
+        [reached, writer, FindingsLog(writer.dirs), StatePublisher(name=config.name)],
         judge_for(config, sources),
         duration,
     )
@@ -105,5 +103,38 @@ def run(args: argparse.Namespace) -> int:
             "(the lines above say why)",
             file=sys.stderr,
         )
-        return 3
-    return 0
+    return 3 if never or writer.dirs.refused_hosts else 0  # a refused one was said when met
+
+
+def _writer(
+    args: argparse.Namespace,
+    config: Config,
+    sources: list[Source],
+    interval: float,
+    rotate: float,
+    keep: float | None,
+) -> ArchiveWriter:
+    """The archive's sink, its meta.json named for the report (the configuration's name, as the
+    demo names a simulation); UsageError, the sources closed, when ``--dir`` cannot be one."""
+    from sgmon.errors import ArchiveError
+    from sgmon.sinks.csvarchive import ArchiveWriter
+
+    try:
+        writer = ArchiveWriter(
+            Path(args.dir),
+            schema_lookup(sources),
+            interval,
+            rotate=rotate,
+            keep=keep,
+            compress=args.compress,
+        )
+    except ArchiveError as e:
+        for s in sources:
+            s.close()
+        raise UsageError(str(e)) from None
+    if config.path is not None:
+        writer.meta["name"] = config.name
+    if args.simulate:
+        writer.meta.setdefault("name", f"demo {args.simulate}")
+        writer.meta["simulated"] = f"{args.simulate} at {args.speed:g}x speed"
+    return writer

@@ -17,6 +17,12 @@ Durability rules, each for a complaint users make about other recorders:
   with one note naming its host and collector; everything else is recorded.
 - A file is appended to only when its header is byte-for-byte the one this version would write;
   otherwise a new file ``<collector>_<stamp>-2.csv`` is started beside it.
+- The archive directory is a trust boundary: everything in it is opened by descriptor, never
+  through a symlink, never blocking, and only when it is what sgmon writes there
+  (``sgmon.sinks.archivedir``); a name planted at a table's or a host directory's place is left
+  alone with one note, and nothing is ever written outside it.
+- Rows reach the disk (``fdatasync``) at most 5 s after they are written, and when their file is
+  closed (``sgmon.sinks.flush``): a power cut loses about 5 s, not the kernel's 30.
 
 One file's appending lives in ``sgmon.sinks.csvfile``, what becomes of closed files
 (``--compress``, ``--keep``) in ``sgmon.sinks.retention``.
@@ -26,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +40,7 @@ from sgmon import __version__
 from sgmon.archive import (
     ARCHIVE_FORMAT,
     EVENT_COLUMNS,
+    META,
     STATUS_KIND,
     encode_row,
     field_columns,
@@ -44,13 +50,15 @@ from sgmon.archive import (
     hist_bounds,
     host_specs,
     period_stamp,
-    read_meta,
     safe_name,
     write_meta,
 )
 from sgmon.errors import ArchiveError, SinkFailed
 from sgmon.model import Frame, Kind, Schema, Status
+from sgmon.safefs import Dir
+from sgmon.sinks.archivedir import ArchiveDir, prepare_dir, say
 from sgmon.sinks.csvfile import ROOM_ERRNOS, AppendFile, gzip_file
+from sgmon.sinks.flush import Flusher
 from sgmon.sinks.retention import Retention
 from sgmon.verdicts import Judgement
 
@@ -59,35 +67,6 @@ ROOM = 1 << 20
 worth) before writing resumes after a full disk: without a margin, a row that just fits after
 the cut-back of a failed one makes every tick of an episode a "paused" and a "resumed"
 message."""
-
-
-def _host_dir_name(name: str) -> bool:
-    """Whether an entry of the archive root counts against its being empty: not hidden, and not
-    the root-only ``lost+found`` of a filesystem mounted there (an archive on its own volume)."""
-    return not name.startswith(".") and name != "lost+found"
-
-
-def prepare_dir(root: Path) -> dict | None:
-    """Create or check the archive directory; returns the existing metadata.
-
-    Raises ArchiveError for a foreign or unwritable directory, or a corrupt meta.json.
-    """
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ArchiveError(f"cannot create {root}: {e.strerror}; choose another --dir") from None
-    if not root.is_dir():
-        raise ArchiveError(f"{root} is not a directory; choose another --dir")
-    meta = read_meta(root)
-    if meta is None and any(_host_dir_name(p.name) for p in root.iterdir()):
-        raise ArchiveError(f"{root} is not empty and not an sgmon archive; choose another --dir")
-    probe = root / f".sgmon-write-test.{os.getpid()}"
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as e:
-        raise ArchiveError(f"cannot write in {root}: {e.strerror}; choose another --dir") from None
-    return meta
 
 
 class ArchiveWriter:
@@ -105,17 +84,20 @@ class ArchiveWriter:
         keep: float | None = None,
         compress: bool = False,
         warn: Callable[[str], None] | None = None,
+        flusher: Flusher | None = None,
     ) -> None:
         self.root = root
         self.schema_of = schema_of
         self.interval = interval
         self.rotate = rotate
         self.compress = compress
-        self.warn = warn or (lambda m: print(f"sgmon: {m}", file=sys.stderr, flush=True))
+        self.warn = warn or say
         self.retention = Retention(rotate, keep, compress, self.warn)
-        old = prepare_dir(root)
+        top, old = prepare_dir(root)
+        self.dirs = ArchiveDir(root, top, self.warn, flusher)
+        """The archive's directories by descriptor, shared with the findings log."""
         if old is not None and old.get("format") != ARCHIVE_FORMAT:
-            os.replace(root / "meta.json", root / f"meta.v{old.get('format')}.json")
+            self._set_aside(old.get("format"))
             old = None
         self.meta = old or {"format": ARCHIVE_FORMAT, "created": fmt_time(time.time())}
         self.meta.update(format=ARCHIVE_FORMAT, sgmon=__version__, interval=interval, rotate=rotate)
@@ -130,18 +112,27 @@ class ArchiveWriter:
         self._lost = 0
         self._dropped: set[tuple[str, str]] = set()  # (host, collector) with a value dropped
         self._meta_saved = False
-        self._dirs: dict[Path, tuple[int, int]] = {root: _identity(root)}
-        """The directories written into, by identity: another one there is not ours."""
-        self._host_paths: dict[str, Path] = {}
+        self._closed = False
         try:
             self._save_meta()
         except OSError as e:
             self._fail(e)
-        for h in host_specs(self.meta, []).values():  # our own directories, never a foreign one
-            d = root / h["dir"]
-            if d.is_dir() and not d.is_symlink():
-                self._housekeep(d, rotated=False)
+        for host, h in host_specs(self.meta, []).items():  # our own directories only
+            hdir = self.dirs.named(h["dir"], host, create=False)
+            if hdir is not None:
+                self._housekeep(h["dir"], hdir, rotated=False)
         self.rows_written = 0
+
+    def _set_aside(self, fmt: object) -> None:
+        """Rename another format's meta.json (``meta.v0.json``): its tables are never appended
+        to, and replay still finds what it says of them."""
+        try:
+            self.dirs.root.replace(META, safe_name(f"meta.v{fmt}.json"))
+        except OSError as e:
+            self.dirs.close()
+            raise ArchiveError(
+                f"cannot move {self.root / META} aside: {e.strerror}; choose another --dir"
+            ) from None
 
     # --- metadata -------------------------------------------------------------------------
 
@@ -149,7 +140,7 @@ class ArchiveWriter:
         """Write meta.json now (raises OSError); until it succeeds no row is written."""
         self.meta["updated"] = fmt_time(time.time())
         self._meta_saved = False
-        write_meta(self.root, self.meta)
+        write_meta(self.dirs.root, self.meta)
         self._meta_saved = True
 
     def _learn_host(self, frame: Frame) -> None:
@@ -186,24 +177,29 @@ class ArchiveWriter:
         """Append one frame (the numbers only: findings.csv keeps the verdicts); never raises
         for I/O trouble (it is reported and retried)."""
         self._check_dirs(frame.host)
-        if frame.host not in self._known:
-            self._learn_host(frame)
         try:
             if self._full and not self._room():
                 self._lost += 1
                 return
+            hdir = self.dirs.host(frame.host, create=True)
+            if hdir is None:
+                return  # not a directory sgmon made (said once): nothing of the host written
+            if frame.host not in self._known:
+                self._learn_host(frame)
             if not self._meta_saved:
                 self._save_meta()
-            self._write_frame(frame)
+            self._write_frame(frame, hdir)
         except OSError as e:
             self._fail(e)
             return
+        self.dirs.flusher.tick()
         if self._failing is not None:
             self.warn(
                 f"{self.root}: writing again ({self._lost} tick(s) not recorded while "
                 f"{self._failing})"
             )
             self._event(
+                hdir,
                 frame.host,
                 [
                     fmt_time(frame.time),
@@ -223,24 +219,17 @@ class ArchiveWriter:
         or replaced: its rows are gone with it, and nothing written from now on would be where
         the user looks.  Two stats a frame, whatever the number of hosts (each host's own frame
         checks its directory within a tick)."""
-        for d in (self.root, self._host_path(host)):
-            ident = self._dirs.get(d)
-            if ident is None:
-                continue  # the host's directory is made at its first row
-            try:
-                same = _identity(d) == ident
-            except OSError:
-                same = False
-            if not same:
-                raise SinkFailed(
-                    f"{d} was deleted or replaced while recording into it ({self.rows_written} "
-                    "rows written this run were there); recording stopped: start it again"
-                )
+        gone = self.dirs.replaced(host)
+        if gone is not None:
+            raise SinkFailed(
+                f"{gone} was deleted or replaced while recording into it ({self.rows_written} "
+                "rows written this run were there); recording stopped: start it again"
+            )
 
     def _room(self) -> bool:
         """Whether the file system has room again after it filled (``ROOM``)."""
         try:
-            st = os.statvfs(self.root)
+            st = os.fstatvfs(self.dirs.root.fd)
         except OSError:
             return False
         want = max(min(ROOM, st.f_blocks * st.f_frsize // 10), 4 * self._tick_bytes)
@@ -256,9 +245,8 @@ class ArchiveWriter:
             "dropped, and any more like it from there, the rest is recorded"
         )
 
-    def _write_frame(self, frame: Frame) -> None:
+    def _write_frame(self, frame: Frame, hdir: Dir) -> None:
         schema = self.schema_of(frame.host)
-        hdir = self._host_dir(frame.host)
         self._tick_bytes = 0
         events: list[list[str]] = []
         for name, res in frame.collectors.items():
@@ -304,65 +292,55 @@ class ArchiveWriter:
             names = [fmt_value(x) for x in (frame.host, e.collector, e.kind, e.instance)]
             events.append([when, *names, text, value, tick])
         if events:
-            self._events_file(frame.host).write(events)
+            self._events_file(hdir, frame.host).write(events)
 
-    def _event(self, host: str, row: list[str]) -> None:
+    def _event(self, hdir: Dir, host: str, row: list[str]) -> None:
         with contextlib.suppress(OSError):
-            self._events_file(host).write([row])
+            self._events_file(hdir, host).write([row])
 
-    def _host_path(self, host: str) -> Path:
-        """Where the host's directory is (its safe name found once, not twice a frame)."""
-        hdir = self._host_paths.get(host)
-        if hdir is None:
-            hdir = self._host_paths[host] = self.root / safe_name(host)
-        return hdir
+    def _open(self, hdir: Dir, base: str, head: list[str]) -> AppendFile:
+        """A table of ``hdir`` to append to, flushed from now on."""
+        f = AppendFile(hdir, base, head, self.warn)
+        self.dirs.flusher.add(f)
+        return f
 
-    def _host_dir(self, host: str) -> Path:
-        """The host's directory, made (and its identity kept) at its first row."""
-        hdir = self._host_path(host)
-        if hdir not in self._dirs:
-            hdir.mkdir(exist_ok=True)
-            self._dirs[hdir] = _identity(hdir)
-        return hdir
-
-    def _events_file(self, host: str) -> AppendFile:
+    def _events_file(self, hdir: Dir, host: str) -> AppendFile:
         f = self._events.get(host)
         if f is not None and f.gone():
             self.warn(f"{f.path} was deleted while recording; a new one is started")
-            f.close()
+            self.dirs.flusher.retire(f)
             f = None
         if f is None:
-            f = self._events[host] = AppendFile(self._host_dir(host), "events", list(EVENT_COLUMNS))
+            f = self._events[host] = self._open(hdir, "events", list(EVENT_COLUMNS))
         return f
 
-    def _table(self, hdir: Path, host: str, name: str, fields, t: float) -> AppendFile:
+    def _table(self, hdir: Dir, host: str, name: str, fields, t: float) -> AppendFile:
         stamp = period_stamp(t, self.rotate)
         cur = self._files.get((host, name))
         if cur is not None and cur[0] == stamp:
             if not cur[1].gone():
                 return cur[1]
             self.warn(f"{cur[1].path} was deleted while recording; a new one is started")
-            cur[1].close()
+            self.dirs.flusher.retire(cur[1])
             cur = None
-        f = AppendFile(hdir, f"{name}_{stamp}", header(fields))
+        f = self._open(hdir, f"{name}_{stamp}", header(fields))
         self._files[(host, name)] = (stamp, f)
         if cur is not None:
-            cur[1].close()
-            self._housekeep(hdir, rotated=True)
+            self.dirs.flusher.retire(cur[1])
+            self._housekeep(safe_name(host), hdir, rotated=True)
         return f
 
-    def _housekeep(self, hdir: Path, rotated: bool) -> None:
-        """Tidy a host's directory (``Retention``): only the tables this archive's meta.json
-        says it holds, never another file."""
-        if hdir.name in (".", "..") or hdir.resolve().parent != self.root.resolve():
-            return  # a host named "..": its files are not in this archive
+    def _housekeep(self, name: str, hdir: Dir, rotated: bool) -> None:
+        """Tidy the host directory ``name`` (``Retention``): only the tables this archive's
+        meta.json says it holds, never another file."""
         hosts = self.meta["hosts"]
-        ours = {
-            c for h in hosts if safe_name(h) == hdir.name for c in hosts[h].get("collectors", {})
-        }
-        ours |= {n for h, n in self._files if safe_name(h) == hdir.name}
-        open_paths = {f.path for _, f in self._files.values()}
-        self.retention.tidy(hdir, ours, open_paths, rotated, self._failing is not None)
+        ours = {c for h in hosts if safe_name(h) == name for c in hosts[h].get("collectors", {})}
+        ours |= {c for h, c in self._files if safe_name(h) == name}
+        open_names = {f.name for f in self._open_files() if f.dir is hdir}
+        self.retention.tidy(hdir, ours, open_names, rotated, self._failing is not None)
+
+    def _open_files(self) -> list[AppendFile]:
+        return [f for _, f in self._files.values()]
 
     def _fail(self, e: OSError) -> None:
         self._lost += 1
@@ -377,20 +355,20 @@ class ArchiveWriter:
             )
 
     def close(self) -> None:
-        """Close every file (the recorder's clean stop); compress them with --compress."""
-        files = [f for _, f in self._files.values()]
+        """Close every file (the recorder's clean stop), each flushed to disk; compress them
+        with --compress."""
+        if self._closed:
+            return
+        self._closed = True
+        files = self._open_files()
         self._files.clear()
         for f in [*files, *self._events.values()]:
-            f.close()
+            self.dirs.flusher.retire(f)
         self._events.clear()
         if self.compress:
             for f in files:
                 with contextlib.suppress(OSError):
-                    gzip_file(f.path)
+                    gzip_file(f.dir, f.name)
         with contextlib.suppress(OSError):  # the rows are on disk; meta.json has them already
             self._save_meta()
-
-
-def _identity(path: Path) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino
+        self.dirs.close()

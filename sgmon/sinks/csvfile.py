@@ -7,6 +7,12 @@
   already written are never touched.
 - A file is appended to only when its header is byte-for-byte the one this version would write;
   otherwise a new file ``<base>-2.csv`` is started beside it.
+- A file is opened in its host's directory by descriptor (``sgmon.safefs``): made exclusively,
+  or appended to when it is a regular file with no other name.  A symlink, a FIFO, a device, a
+  directory or a hard link planted at its name is left alone with one note, and the rows go to
+  a new file beside it, as for another header.
+- When the rows reach the disk is ``sgmon.sinks.flush``'s business: a file says whether it has
+  rows not yet flushed (``unsynced``), and is closed by the flusher.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ import io
 import itertools
 import os
 import shutil
-from pathlib import Path
+from collections.abc import Callable
+
+from sgmon.safefs import Dir, Refused
 
 ROOM_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 """The errors of a file system without room (full, over quota, a file over its limit)."""
@@ -34,29 +42,43 @@ def _csv_bytes(rows: list[list[str]]) -> bytes:
 class AppendFile:
     """One CSV file with a fixed header; each ``write`` lands whole or not at all."""
 
-    def __init__(self, directory: Path, base: str, head: list[str]) -> None:
+    def __init__(
+        self, directory: Dir, base: str, head: list[str], warn: Callable[[str], None]
+    ) -> None:
+        self.dir = directory
         self.header = _csv_bytes([head])
-        self.path, self.fd, self.size = self._open(directory, base)
+        self.name, self.fd, self.size = self._open(base, warn)
+        self.unsynced = False
+        """Rows written since the last flush to disk."""
 
-    def _open(self, directory: Path, base: str) -> tuple[Path, int, int]:
+    @property
+    def path(self) -> str:
+        """Where the file is, for messages."""
+        return self.dir.join(self.name)
+
+    def _open(self, base: str, warn: Callable[[str], None]) -> tuple[str, int, int]:
         for n in itertools.count(1):
-            path = directory / (f"{base}.csv" if n == 1 else f"{base}-{n}.csv")
-            if path.with_name(path.name + ".gz").exists():
+            name = f"{base}.csv" if n == 1 else f"{base}-{n}.csv"
+            if self.dir.lstat(name + ".gz") is not None:
                 continue  # closed and compressed earlier (the clock went back): never reopen
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fd = self.dir.open_append(name)
+            except Refused as e:
+                warn(f"{e}, not a file sgmon wrote; left alone, the rows go to a file beside it")
+                continue
             size = os.fstat(fd).st_size
             if size == 0:
                 try:
                     self._write_all(fd, self.header, 0)
                 except OSError:
                     os.close(fd)
-                    path.unlink(missing_ok=True)
+                    self.dir.unlink_quietly(name)
                     raise
-                return path, fd, len(self.header)
+                return name, fd, len(self.header)
             if os.pread(fd, len(self.header), 0) != self.header:
                 os.close(fd)  # another format or field set: never mix headers
                 continue
-            return path, fd, self._cut_torn_tail(fd, size)
+            return name, fd, self._cut_torn_tail(fd, size)
         raise AssertionError("unreachable")
 
     @staticmethod
@@ -90,23 +112,30 @@ class AppendFile:
         data = _csv_bytes(rows)
         self._write_all(self.fd, data, self.size)
         self.size += len(data)
+        self.unsynced = True
 
     def close(self) -> None:
-        """Close the descriptor (idempotent)."""
+        """Close the descriptor (idempotent); the flusher's to call, after the last flush."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
 
 
-def gzip_file(path: Path) -> None:
-    """Compress a closed file to ``.gz`` (temp + rename, then remove the original)."""
-    gz = path.with_name(path.name + ".gz")
-    tmp = path.with_name(f".{gz.name}.tmp")
-    try:
-        with open(path, "rb") as src, gzip.open(tmp, "wb", compresslevel=6) as dst:
-            shutil.copyfileobj(src, dst)
-        os.replace(tmp, gz)
-        path.unlink()
-    except OSError:
-        tmp.unlink(missing_ok=True)  # the plain file stays: replay reads both
-        raise
+def gzip_file(directory: Dir, name: str) -> None:
+    """Compress the closed file ``name`` to ``name.gz``: written to a temporary file, flushed to
+    disk, renamed, then the original removed, so a power cut leaves one of the two whole.  A
+    ``name`` that is not a regular file with one name is ``Refused``."""
+    gz = name + ".gz"
+    with os.fdopen(directory.open_file(name, os.O_RDONLY), "rb") as src:
+        tmp, fd = directory.temp(gz)
+        try:
+            with os.fdopen(fd, "wb") as raw:
+                with gzip.GzipFile(name, "wb", 6, raw) as dst:
+                    shutil.copyfileobj(src, dst)
+                raw.flush()
+                os.fsync(fd)
+            directory.replace(tmp, gz)
+        except OSError:
+            directory.unlink_quietly(tmp)  # the plain file stays: replay reads both
+            raise
+    directory.unlink(name)

@@ -6,8 +6,11 @@ A sink that writes the findings the Monitor's Judge opened and closed with each 
 recorder keeps the analysis' conclusions next to the numbers they came from, the same ones the
 dashboard shows.  Rows go through the
 archive's ``AppendFile``: one ``write()`` per tick on an ``O_APPEND`` descriptor, a torn last row
-cut off on reopening, a failed write undone.  A full disk is reported once on stderr; the rows
-that could not be written are retried with the next frame (the latest 1,000 are kept).
+cut off on reopening, a failed write undone, flushed to disk within 5 s.  A full disk is reported
+once on stderr; the rows that could not be written are retried with the next frame (the latest
+1,000 are kept).  Given the recorder's ``ArchiveDir``, it writes in the same host directories by
+descriptor (a refused one is said once, by whichever sink meets it first) and shares its flusher;
+given a path, it holds that directory the same way.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import sys
 from collections import deque
 from pathlib import Path
 
-from sgmon.archive import fmt_time, safe_name
+from sgmon.archive import fmt_time
 from sgmon.grading import RANK
 from sgmon.model import Frame
+from sgmon.sinks.archivedir import ArchiveDir, say
 from sgmon.sinks.csvfile import ROOM_ERRNOS, AppendFile
 from sgmon.verdicts import Finding, Judgement
 
@@ -43,11 +47,16 @@ def finding_row(time: float, event: str, f: Finding) -> list[str]:
 class FindingsLog:
     """Appends each finding's open and close, as judged, to its host's findings.csv."""
 
-    def __init__(self, directory: str | Path) -> None:
-        self.root = Path(directory)
+    def __init__(self, directory: str | Path | ArchiveDir) -> None:
+        if isinstance(directory, ArchiveDir):
+            self.dirs = directory.share()
+        else:
+            self.dirs = ArchiveDir.at(Path(directory), say)
+        self.root = self.dirs.path
         self._files: dict[str, AppendFile] = {}
         self._pending: deque[tuple[str, list[str]]] = deque(maxlen=1000)
         self._failing = False
+        self._closed = False
 
     def __call__(self, frame: Frame, judgement: Judgement) -> None:
         """Log what opened, changed severity or closed with this frame."""
@@ -61,6 +70,7 @@ class FindingsLog:
             self._pending.append((f.host, finding_row(f.end or f.start, "close", f)))
         if self._pending:
             self._flush()
+        self.dirs.flusher.tick()
 
     def _flush(self) -> None:
         by_host: dict[str, list[list[str]]] = {}
@@ -68,7 +78,9 @@ class FindingsLog:
             by_host.setdefault(host, []).append(row)
         try:
             for host, rows in by_host.items():
-                self._file(host).write(rows)
+                f = self._file(host)
+                if f is not None:
+                    f.write(rows)
                 self._pending = deque(((h, r) for h, r in self._pending if h != host), maxlen=1000)
         except OSError as e:
             if not self._failing and e.errno not in ROOM_ERRNOS:  # the archive says that one
@@ -81,16 +93,23 @@ class FindingsLog:
             return
         self._failing = False
 
-    def _file(self, host: str) -> AppendFile:
+    def _file(self, host: str) -> AppendFile | None:
+        """The host's findings.csv; None when its directory is refused (said once)."""
         f = self._files.get(host)
         if f is None:
-            hdir = self.root / safe_name(host)
-            hdir.mkdir(parents=True, exist_ok=True)
-            f = self._files[host] = AppendFile(hdir, "findings", list(COLUMNS))
+            hdir = self.dirs.host(host, create=True)
+            if hdir is None:
+                return None
+            f = self._files[host] = AppendFile(hdir, "findings", list(COLUMNS), self.dirs.warn)
+            self.dirs.flusher.add(f)
         return f
 
     def close(self) -> None:
-        """Close the files (idempotent)."""
+        """Close the files, flushed to disk (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
         for f in self._files.values():
-            f.close()
+            self.dirs.flusher.retire(f)
         self._files.clear()
+        self.dirs.close()

@@ -1,10 +1,14 @@
 """The recorder's retention: a host's closed table files compressed (``--compress``) and whole
 files older than ``--keep`` deleted, at each rotation and when the recorder starts.
 
-Only the tables the archive's meta.json says a host's directory holds are touched, never an
-open file, another file, or a symlink to something elsewhere.  A full disk while compressing is
-said once (the files are tried again at the next rotation); any other failure leaves that one
-file as it is.
+Only the tables the archive's meta.json says a host's directory holds are touched (a name of
+the form sgmon gives them, of a collector recorded there), never an open file, another file, and
+never anything but a regular file with one name: a symlink, a FIFO, a device, a directory or a
+hard link at a table's name is left alone with one note (deleting a hard link's name, or
+compressing through a symlink, would reach a file elsewhere).  Everything is done relative to the
+host directory's descriptor (``sgmon.safefs``), never following a symlink.  A full disk while
+compressing is said once (the files are tried again at the next rotation); any other failure
+leaves that one file as it is.
 """
 
 from __future__ import annotations
@@ -12,16 +16,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 from sgmon.archive import FILE_RE, period_stamp
+from sgmon.safefs import Dir, Refused, unexpected
 from sgmon.sinks.csvfile import ROOM_ERRNOS, gzip_file
-
-
-def _plain_file(p: Path) -> bool:
-    """A regular file, not a symlink to something elsewhere: retention never follows one."""
-    return p.is_file() and not p.is_symlink()
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,41 +32,59 @@ class Retention:
     keep: float | None
     compress: bool
     warn: Callable[[str], None]
+    _said: set[str] = field(default_factory=set)
+    """The paths already said to be left alone: once a run, not at every rotation."""
 
     def tidy(
         self,
-        hdir: Path,
+        hdir: Dir,
         tables: Collection[str],
-        open_paths: Collection[Path],
+        open_names: Collection[str],
         rotated: bool,
         failing: bool,
     ) -> None:
-        """Compress and delete ``hdir``'s files of ``tables`` (never one of ``open_paths``).
+        """Compress and delete ``hdir``'s files of ``tables`` (never one of ``open_names``).
         ``rotated``: a file was just closed, so the current period's closed files are done
         too; ``failing``: the archive already reported its trouble (a full disk is said once)."""
+        if not (self.compress or self.keep is not None):
+            return
         now = time.time()
         current = period_stamp(now, self.rotate)
         try:
-            entries = sorted(hdir.iterdir())
+            names = sorted(hdir.listdir())
         except OSError as e:
-            self.warn(f"{hdir}: {e.strerror}; not tidied")
+            self.warn(f"{hdir.path}: {e.strerror}; not tidied")
             return
-        for p in entries:
-            m = FILE_RE.match(p.name)
-            if not m or m["collector"] not in tables or p in open_paths or not _plain_file(p):
+        for name in names:
+            m = FILE_RE.match(name)
+            if not m or m["collector"] not in tables or name in open_names:
                 continue
             try:
-                self._file(p, m, now, rotated or m["stamp"] != current)
+                self._file(hdir, name, m, now, rotated or m["stamp"] != current)
+            except Refused as e:
+                if e.filename not in self._said:
+                    self._said.add(e.filename)
+                    self.warn(f"{e}, not a file sgmon wrote; left alone")
             except OSError as e:
                 if e.errno in ROOM_ERRNOS:  # tried at the next rotation; a full disk is said once
                     if not failing:
-                        self.warn(f"{hdir}: {e.strerror}; files left uncompressed for now")
+                        self.warn(f"{hdir.path}: {e.strerror}; files left uncompressed for now")
                     return
-                self.warn(f"{p}: {e.strerror}; left as it is")
+                self.warn(f"{hdir.join(name)}: {e.strerror}; left as it is")
 
-    def _file(self, p: Path, m: re.Match[str], now: float, closed: bool) -> None:
-        """Delete one table file when older than ``keep``, else compress it once closed."""
-        if self.keep is not None and p.stat().st_mtime < now - self.keep:
-            p.unlink()
-        elif self.compress and not m["gz"] and closed:
-            gzip_file(p)
+    def _file(self, hdir: Dir, name: str, m: re.Match[str], now: float, closed: bool) -> None:
+        """Delete one table file when older than ``keep``, else compress it once closed;
+        ``Refused`` when it is not a regular file with one name."""
+        st = hdir.lstat(name)
+        if st is None:
+            return
+        old = self.keep is not None and st.st_mtime < now - self.keep
+        if not old and not (self.compress and not m["gz"] and closed):
+            return  # nothing to do with it, whatever it is
+        found = unexpected(st)
+        if found is not None:
+            raise Refused(found, hdir.join(name))
+        if old:
+            hdir.unlink(name)
+        else:
+            gzip_file(hdir, name)

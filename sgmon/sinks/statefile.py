@@ -3,6 +3,12 @@
 The work is done here, once per tick, so that the status command does none: the items of the
 line are chosen and formatted, with the grades of the Judge (``sgmon.judgement``), and the file is
 replaced atomically (write a temp file, ``os.replace``) so a reader never sees half of it.
+
+The runtime directory (``sgmon.status.runtime_dir``: ``/tmp/sgmon-$UID`` without
+``$XDG_RUNTIME_DIR``) may have been made, or symlinked, by someone else before sgmon ever ran: it
+is used only when it is a directory of this user's of mode 0700, not a symlink
+(``sgmon.safefs.private_dir``; otherwise one note, and nothing is published), and written by
+descriptor, the temporary file under a name nobody could plant.
 """
 
 from __future__ import annotations
@@ -10,11 +16,14 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sgmon.fields import DISK, ORACLE_WAITS, TCP
 from sgmon.model import Frame, Status
 from sgmon.readers.procfile import start_time
+from sgmon.safefs import Dir, Refused, private_dir
+from sgmon.sinks.archivedir import say
 from sgmon.status import runtime_dir, state_text
 from sgmon.units import fmt_num
 from sgmon.verdicts import Judgement
@@ -95,26 +104,34 @@ def _disk_items(frame: Frame, judgement: Judgement) -> list[Item]:
 class StatePublisher:
     """Sink: rewrites ``state-<pid>.txt`` after every frame; removes it on close."""
 
-    def __init__(self, directory: Path | None = None, name: str = "sgmon") -> None:
+    def __init__(
+        self,
+        directory: Path | None = None,
+        name: str = "sgmon",
+        warn: Callable[[str], None] = say,
+    ) -> None:
         self.dir = Path(directory or runtime_dir())
         self.name = name
         """The configuration's name: `sgmon status --name` picks a publisher by it."""
         self.path = self.dir / f"state-{os.getpid()}.txt"
         self._start = start_time(os.getpid()) or "0"
         self._hosts: dict[str, dict] = {}
-        self._ok = self._prepare()
+        self._at = self._prepare(warn)
 
-    def _prepare(self) -> bool:
+    def _prepare(self, warn: Callable[[str], None]) -> Dir | None:
+        """The runtime directory, made 0700 when missing; None (said once when it is someone
+        else's, open to others, or a symlink) when nothing may be published there."""
         try:
-            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            st = self.dir.stat()
+            return private_dir(str(self.dir), create=True)
+        except Refused as e:
+            warn(f"{e}, not a private directory; `sgmon status` does not show this run")
         except OSError:
-            return False
-        return st.st_uid == os.getuid()  # never publish into a directory someone else made
+            pass
+        return None
 
     def __call__(self, frame: Frame, judgement: Judgement) -> None:
         """Update this host's entry and publish."""
-        if not self._ok:
+        if self._at is None:
             return
         bad = sorted(
             n for n, r in frame.collectors.items() if r.status in (Status.STALE, Status.ERROR)
@@ -132,15 +149,16 @@ class StatePublisher:
 
     def publish(self) -> None:
         """Write the file atomically (temp + rename)."""
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        try:
-            tmp.write_text(state_text(os.getpid(), self._start, self._hosts, self.name))
-            os.replace(tmp, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        if self._at is None:
+            return
+        text = state_text(os.getpid(), self._start, self._hosts, self.name)
+        with contextlib.suppress(OSError):  # a full tmpfs: the next tick tries again
+            self._at.write_replace(self.path.name, text.encode(), sync=False)
 
     def close(self) -> None:
         """Withdraw the state (a stopped sgmon publishes nothing)."""
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+        if self._at is not None:
+            with contextlib.suppress(OSError):
+                self._at.unlink(self.path.name)
+            self._at.close()
+            self._at = None
