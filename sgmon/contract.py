@@ -133,7 +133,7 @@ class Histogram:
     def quantile(self, q: float) -> float | None:
         """The ``q`` quantile (0-1), the upper bound of the bucket it falls in (seed 000,
         Table 5: from the buckets, never from an average); None when nothing was counted."""
-        return buckets.percentile(self.as_lists(), q * 100)
+        return buckets.percentile(self.as_lists(), q)
 
     def as_lists(self) -> list[list[float | None]]:
         """The ``[[bound, count], ...]`` form frames and recordings hold."""
