@@ -40,7 +40,8 @@ from pathlib import Path
 
 from overhead import SADC, socket_farm, task_run
 
-from sgmon.hosts.build import lines_read
+from collectors.tcp import TcpCollector
+from sgmon.hosts.build import shipped
 from sgmon.remote.mirror import BOOTSTRAP, request
 
 DG_PORT = 46335
@@ -162,7 +163,8 @@ def one_round(samples: int, warmup: int, connections: int, tmp: Path, ssh: bool)
         Contender(
             "pump (python3 -I, on the host)",
             ["sh", "-c", pump],
-            request(1.0, (DG_PORT,), keep=lines_read()),  # what sgmon sends it
+            # what sgmon sends it
+            request(1.0, shipped(), TcpCollector({"ports": [DG_PORT]}).remote_selection()),
         ),
         Contender("installed agent (sgmon agent)", ["sh", "-c", agent]),
         Contender("sadc 1", [SADC, "1", str(total), str(tmp / "sa-default")]),

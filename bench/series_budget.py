@@ -27,7 +27,7 @@ from sgmon.judgement import Judge
 from sgmon.sim import SCENARIOS, SimPair
 from sgmon.sinks.prometheus import FrameCollector
 
-BUDGET = 500
+BUDGET = 540
 
 
 def series(collector: FrameCollector) -> int:
@@ -45,7 +45,7 @@ def measure(scenario: str, seconds: float, onset: float, per_cpu: bool) -> tuple
         while pair.t < seconds:
             before = pair.t < onset
             for frame in pair.step():
-                col(frame, judge(frame))
+                col(frame, judge(frame), judge.seconds)
             n = series(col)
             if before:
                 healthy = n

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import os
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 
 def _free_port() -> int:
@@ -44,13 +46,19 @@ def _wait(port: int, proc: subprocess.Popen[bytes], limit: float = 30.0) -> None
 
 
 @contextmanager
-def serving(duration: int = 600) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """``sgmon serve --simulate healthy`` on a free loopback port, answering; killed on exit."""
+def serving(
+    duration: int = 600, checkout: Path | None = None
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """``sgmon serve --simulate healthy`` on a free loopback port, answering; killed on exit.
+    ``checkout``: the repository whose sgmon runs (first on PYTHONPATH), else the installed."""
     port = _free_port()
+    env = None
+    if checkout is not None:
+        env = {**os.environ, "PYTHONPATH": str(checkout.resolve())}
     proc = subprocess.Popen(
         [sys.executable, "-m", "sgmon", "serve", "--listen", f"127.0.0.1:{port}",
          "--simulate", "healthy", "--duration", str(duration)],
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, env=env, cwd=checkout,
     )  # fmt: skip
     try:
         _wait(port, proc)

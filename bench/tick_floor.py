@@ -130,7 +130,7 @@ def _bare_sockets() -> Iterator[None]:
     def bare(self: TcpCollector) -> dict:
         if not self._known or self._diag is None:
             return sample(self)  # the dump that finds the sockets
-        host = self._host_counters(time.monotonic())
+        host = self._host.read(time.monotonic())
         _receive(self._diag, self._known)
         return {"host": host}
 

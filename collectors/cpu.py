@@ -118,7 +118,7 @@ class CpuCollector(Collector):
     """mpstat/sar -q figures from /proc/stat and /proc/loadavg."""
 
     name = "cpu"
-    rows = (RowKind("all", fixed="all"), RowKind("cpu", label="cpu"))
+    rows = (RowKind("all", fixed="all"), RowKind("cpu", label="cpu", on_request=True))
     description = "CPU utilisation per CPU (mpstat -P ALL) and run queue (sar -q)"
     fields = FIELDS
     lines: ClassVar[Mapping[str, str]] = {
@@ -126,6 +126,7 @@ class CpuCollector(Collector):
     }
     """What parse_stat reads: the intr line's first number only (its per-IRQ counts run to
     thousands of numbers on a large host)."""
+    remote_files: ClassVar[Mapping[str, str]] = {"/proc/stat": "tick", "/proc/loadavg": "tick"}
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         super().__init__(options)

@@ -21,6 +21,7 @@ import fnmatch
 import functools
 import os
 from collections.abc import Mapping
+from typing import ClassVar
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.contract import RowKind
@@ -150,6 +151,10 @@ class DiskCollector(Collector):
     rows = (RowKind("device", label="device"),)
     description = "block device latency, queue and utilisation (iostat -x)"
     fields = FIELDS
+    remote_files: ClassVar[Mapping[str, str]] = {
+        "/proc/diskstats": "tick",
+        "/sys/class/block/*/partition": "slow",  # which devices are partitions
+    }
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         """Check the options against the devices this host has (one line if one is unknown)."""
@@ -175,10 +180,13 @@ class DiskCollector(Collector):
                 known = parse_diskstats(f.read())
         except OSError:
             return  # open() reports it as Unavailable
+        where = (
+            f"on {self.options['host']}" if self.root != "/" and "host" in self.options else "here"
+        )
         for name in (*self.include, *self.pinned):
             if not any(c in name for c in "*?[") and name not in known:
                 raise ConfigError(
-                    f"disk: no block device {name!r} here; devices: {', '.join(sorted(known))}"
+                    f"disk: no block device {name!r} {where}; devices: {', '.join(sorted(known))}"
                 )
 
     def open(self) -> None:

@@ -21,7 +21,7 @@ import fnmatch
 import socket
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
 from sgmon.contract import RowKind
@@ -94,6 +94,10 @@ class NetdevCollector(Collector):
     rows = (RowKind("interface", label="device"),)
     description = "interface throughput, errors, drops, overruns (ip -s link, sar -n DEV/EDEV)"
     fields = FIELDS
+    remote_files: ClassVar[Mapping[str, str]] = {
+        "/proc/net/dev": "tick",  # under a root: no rtnetlink
+        "/sys/class/net/*/speed": "slow",
+    }
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)

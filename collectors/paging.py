@@ -122,6 +122,11 @@ class PagingCollector(Collector):
         "/proc/vmstat": keyed_pattern(_VMSTAT_KEYS, " "),
         "/proc/meminfo": keyed_pattern(_MEMINFO_KEYS, ":"),
     }
+    remote_files: ClassVar[Mapping[str, str]] = {
+        "/proc/vmstat": "tick",
+        "/proc/meminfo": "tick",
+        **{f"/proc/pressure/{res}": "tick" for res in _PSI},
+    }
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         super().__init__(options)

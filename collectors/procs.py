@@ -18,10 +18,11 @@ standby.  Per process and tick:
 
 Threads of a process are summed (threaded_execution).  Discovery walks /proc's ``comm`` names
 (``ora_lgwr_PROD``) every ``DISCOVER_S`` seconds and whenever a followed process is gone; between
-walks only the followed processes' files are read, kept open.  psutil's process_iter was not
-used: it builds a Process object and reads /proc/PID/stat for every process on the host at each
-walk, where ``comm`` alone names the ones wanted.  RFS has no name of its own: it is the
-``oracle<SID> (LOCAL=NO)`` server process holding a socket on a Data Guard port, on a standby.
+walks only the followed processes' files are read, kept open (sgmon/readers/procs.py reads
+them).  psutil's process_iter was not used: it builds a Process object and reads /proc/PID/stat
+for every process on the host at each walk, where ``comm`` alone names the ones wanted.  RFS
+has no name of its own: it is the ``oracle<SID> (LOCAL=NO)`` server process holding a socket on
+a Data Guard port, on a standby.
 A process that restarts (a new pid under the same name) is followed, with an event.
 """
 
@@ -30,16 +31,15 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping, ValuesView
+from collections.abc import Mapping
 from typing import Any
 
 from sgmon.collector import Collector, RawRows, Unavailable
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows
-from sgmon.readers.procfile import ProcFile, stat_fields
+from sgmon.readers.procs import Process, comms, socket_holders, thread_comms, usage
 
 G, R, T = Kind.GAUGE, Kind.RATE, Kind.TEXT
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 DISCOVER_S = 15.0
 """Seconds between walks of /proc for new processes (a gone one triggers a walk at once)."""
 BACKGROUND = re.compile(
@@ -72,45 +72,6 @@ FIELDS = (
 )
 
 
-class _Followed:
-    """One followed process: its pid, start time and open /proc files."""
-
-    __slots__ = (
-        "base",
-        "io",
-        "last",
-        "nthreads",
-        "pid",
-        "sched",
-        "start",
-        "stat",
-        "tasks",
-        "thread",
-    )
-
-    def __init__(self, base: str, pid: int, thread: bool = False) -> None:
-        self.base = base
-        """/proc/PID, or /proc/PID/task/TID for a thread of a threaded_execution process."""
-        self.pid = pid
-        self.stat = ProcFile(os.path.join(base, "stat"))
-        self.start = stat_fields(self.stat.read())[19]
-        self.io: ProcFile | None = _maybe(os.path.join(base, "io"))
-        self.tasks: dict[str, tuple[ProcFile, ProcFile]] = {}
-        self.thread = thread
-        if thread:  # itself only: its process's other threads are other processes' work
-            sched = ProcFile(os.path.join(base, "schedstat"))
-            self.tasks[str(pid)] = (sched, ProcFile(os.path.join(base, "status")))
-        self.nthreads = 1
-        self.sched: list[bytes] = []
-        """Its threads' schedstat texts at the last full read: equal now means it has not run."""
-        self.last: dict[str, Any] | None = None
-
-    def close(self) -> None:
-        for f in (self.stat, self.io, *(x for pair in self.tasks.values() for x in pair)):
-            if f is not None:
-                f.close()
-
-
 class ProcsCollector(Collector):
     """LGWR, NSS, RFS and their kin, by name, from /proc."""
 
@@ -125,7 +86,7 @@ class ProcsCollector(Collector):
         self.sid = str(sid).upper() if sid else None
         self.role = str(self.options.get("role") or "")
         self.ports = {int(p) for p in self.options.get("ports", (1521,))}
-        self._followed: dict[str, _Followed] = {}
+        self._followed: dict[str, Process] = {}
         self._seen: dict[str, int] = {}  # name -> the pid it had, to tell a restart
         self._walked = float("-inf")
         self._delayacct = False
@@ -150,12 +111,7 @@ class ProcsCollector(Collector):
         if now - self._walked >= DISCOVER_S:
             self._walk(now)
         rows: dict[str, dict[str, Any]] = {}
-        gone = []
-        for inst, p in self._followed.items():
-            try:
-                rows[inst] = _read(p, self._delayacct)
-            except (OSError, ValueError, IndexError):
-                gone.append(inst)
+        gone = [inst for inst, p in self._followed.items() if not self._read(p, inst, rows)]
         if gone:  # exited or restarted: look for its successor now, not in DISCOVER_S
             for inst in gone:
                 self._followed.pop(inst).close()
@@ -163,11 +119,16 @@ class ProcsCollector(Collector):
             for inst in gone:
                 successor = self._followed.get(inst)
                 if successor is not None:
-                    try:
-                        rows[inst] = _read(successor, self._delayacct)
-                    except (OSError, ValueError, IndexError):
-                        continue
+                    self._read(successor, inst, rows)
         return rows
+
+    def _read(self, p: Process, inst: str, rows: dict[str, dict[str, Any]]) -> bool:
+        """Put one process's row in ``rows``; False when it is gone (or its pid reused)."""
+        try:
+            rows[inst] = usage(p, self._delayacct)
+        except (OSError, ValueError, IndexError):
+            return False
+        return True
 
     def derive(self, prev: RawRows | None, cur: RawRows, dt: float) -> Rows:
         """Rates per process; a process with a new pid starts afresh (its first rates unknown)."""
@@ -180,58 +141,26 @@ class ProcsCollector(Collector):
             p.close()
         self._followed.clear()
 
-    def _threads(self, path: str) -> dict[str, tuple[str, int, bool]]:
-        """The background threads of one threaded_execution process, by their comm names."""
-        out: dict[str, tuple[str, int, bool]] = {}
-        try:
-            tids = os.listdir(os.path.join(path, "task"))
-        except OSError:
-            return out
-        for tid in tids:
-            base = os.path.join(path, "task", tid)
-            try:
-                with open(os.path.join(base, "comm"), "rb") as fh:
-                    m = BACKGROUND.match(fh.read().decode("ascii", "replace").strip())
-            except OSError:
-                continue
-            if m is not None and (self.sid is None or m.group(2).upper() == self.sid):
-                out[f"{m.group(1).upper()} {m.group(2).upper()}"] = (base, int(tid), True)
-        return out
+    def _background(self, name: str) -> str | None:
+        """``PNAME SID`` of a commit-path background process of the followed instance(s) by
+        its comm name, else None."""
+        m = BACKGROUND.match(name)
+        if m is None or (self.sid is not None and m.group(2).upper() != self.sid):
+            return None
+        return f"{m.group(1).upper()} {m.group(2).upper()}"
 
     def _walk(self, now: float) -> None:
-        """Find the processes to follow: background ones by comm, RFS by its DG socket."""
+        """Find the processes to follow and follow them: the new ones opened (a new pid under
+        a known name is a restart, with an event), the gone ones closed."""
         self._walked = now
-        found: dict[str, tuple[str, int, bool]] = {}  # name -> (/proc path, pid or tid, thread)
-        servers: list[int] = []
-        for entry in os.scandir(self.proc):
-            if not entry.name.isdigit():
-                continue
-            try:
-                with open(os.path.join(entry.path, "comm"), "rb") as fh:
-                    comm = fh.read().decode("ascii", "replace").strip()
-            except OSError:
-                continue
-            m = BACKGROUND.match(comm)
-            if m is not None:
-                pname, sid = m.group(1).upper(), m.group(2).upper()
-                if self.sid is None or sid == self.sid:
-                    found[f"{pname} {sid}"] = (entry.path, int(entry.name), False)
-            elif THREADED.match(comm):
-                found.update(self._threads(entry.path))
-            elif comm.startswith("oracle") and self.role != "primary":
-                servers.append(int(entry.name))
-        sids = {k.split(" ", 1)[1] for k in found}
-        names = {k: (k.split(" ", 1)[0] if len(sids) <= 1 else k) for k in found}
-        wanted = {names[k]: where for k, where in found.items()}
-        for pid in _rfs(self.proc, servers, self.ports):
-            wanted[f"RFS[{pid}]"] = (os.path.join(self.proc, str(pid)), pid, False)
+        wanted = self._wanted()
         for inst in [i for i, p in self._followed.items() if wanted.get(i, ("",))[0] != p.base]:
             self._followed.pop(inst).close()
         for inst, (base, pid, thread) in wanted.items():
             if inst in self._followed:
                 continue
             try:
-                self._followed[inst] = _Followed(base, pid, thread)
+                self._followed[inst] = Process(base, pid, thread)
             except (OSError, IndexError):
                 continue
             if inst in self._seen and self._seen[inst] != pid:
@@ -239,128 +168,24 @@ class ProcsCollector(Collector):
                 self.emit_event(Event(time.time(), self.name, "restart", inst, text))
             self._seen[inst] = pid
 
-
-def _read(p: _Followed, delayacct: bool) -> dict[str, Any]:
-    """One process's raw counters (threads summed) and state.
-
-    Most of an instance's processes sleep through most ticks: one that was sleeping and has
-    not been put on a CPU since (its schedstat text, time on a CPU, delay and run count, is the
-    same bytes) has no new CPU time, delay, switch or I/O to count, so its last row stands and
-    only its schedstat is read and compared (3 us instead of 25).  A process in R or D is read
-    in full every tick.  Its CPU time is schedstat's nanoseconds on a CPU, not stat's utime +
-    stime in clock ticks (10 ms each: a LGWR at 4 % of a CPU would read 0, 10 or 0 % from one
-    second to the next).
-    """
-    tasks = _tasks(p, p.nthreads)
-    raws = [sched.raw() for sched, _ in tasks]
-    if raws == p.sched and p.last is not None and p.last["state"] not in ("R", "D"):
-        return p.last
-    scheds = [x.split() for x in raws]
-    f = stat_fields(p.stat.read())
-    if f[19] != p.start:
-        raise ValueError("pid reused")
-    state = f[0]
-    vcsw = nvcsw = 0
-    for _, status in tasks:
-        vcsw, nvcsw = _ctxt(status.read(), vcsw, nvcsw)
-    row: dict[str, Any] = {
-        "pid": p.pid,
-        "cpu": sum(int(x[0]) for x in scheds) / 1e7,  # ns -> % of one CPU per second
-        "runq": sum(int(x[1]) for x in scheds) / 1e6,
-        "io_delay": int(f[39]) * 1000.0 / CLK_TCK if delayacct and len(f) > 39 else None,
-        "state": state,
-        "vcsw": vcsw,
-        "nvcsw": nvcsw,
-    }
-    if state == "D":
-        row["wchan"] = _wchan(os.path.join(p.base, "wchan"))
-    if p.io is not None:
-        io = p.io.read()
-        row["read_kb"] = _io(io, "read_bytes: ") / 1024
-        row["write_kb"] = _io(io, "write_bytes: ") / 1024
-    p.nthreads = int(f[17])  # a thread started or ended: the next read opens or drops its files
-    p.sched, p.last = raws, row
-    return row
-
-
-def _tasks(p: _Followed, nthreads: int) -> ValuesView[tuple[ProcFile, ProcFile]]:
-    """Each thread's schedstat and status, opened once (one task for a single-threaded one;
-    a followed thread is its own only task)."""
-    if len(p.tasks) != nthreads and not p.thread:
-        base = os.path.join(p.base, "task")
-        live = set(os.listdir(base))
-        for tid in [t for t in p.tasks if t not in live]:
-            for f in p.tasks.pop(tid):
-                f.close()
-        for tid in live - p.tasks.keys():
-            try:
-                sched = ProcFile(os.path.join(base, tid, "schedstat"))
-            except OSError:
-                continue  # the thread exited meanwhile
-            try:
-                p.tasks[tid] = (sched, ProcFile(os.path.join(base, tid, "status")))
-            except OSError:
-                sched.close()
-    return p.tasks.values()
-
-
-def _ctxt(status: str, vcsw: int, nvcsw: int) -> tuple[int, int]:
-    i = status.find("voluntary_ctxt_switches:")
-    j = status.find("nonvoluntary_ctxt_switches:")
-    if i >= 0:
-        vcsw += int(status[i + 24 : status.find("\n", i)])
-    if j >= 0:
-        nvcsw += int(status[j + 27 : status.find("\n", j)])
-    return vcsw, nvcsw
-
-
-def _io(text: str, key: str) -> int:
-    i = text.find(key)
-    return int(text[i + len(key) : text.find("\n", i)]) if i >= 0 else 0
-
-
-def _wchan(path: str) -> str:
-    try:
-        with open(path) as fh:
-            return fh.read().strip() or "?"
-    except OSError:
-        return "?"
-
-
-def _maybe(path: str) -> ProcFile | None:
-    """A /proc file another user's process may not let us read (io): None then."""
-    try:
-        pf = ProcFile(path)
-        pf.read()
-        return pf
-    except OSError:
-        return None
-
-
-def _rfs(proc: str, servers: list[int], ports: set[int]) -> list[int]:
-    """Server processes holding an established socket whose local port is a Data Guard port:
-    on a standby, the RFS processes that receive redo (what ``ss -p`` would show)."""
-    if not servers:
-        return []
-    inodes: set[str] = set()
-    for table in ("tcp", "tcp6"):
-        try:
-            with open(os.path.join(proc, "net", table)) as fh:
-                next(fh)
-                for line in fh:
-                    parts = line.split()
-                    port = int(parts[1].rsplit(":", 1)[1], 16)
-                    if parts[3] == "01" and port in ports:
-                        inodes.add(parts[9])
-        except (OSError, StopIteration, IndexError, ValueError):
-            continue
-    out = []
-    for pid in servers:
-        fd_dir = os.path.join(proc, str(pid), "fd")
-        try:
-            links = [os.readlink(os.path.join(fd_dir, fd)) for fd in os.listdir(fd_dir)]
-        except OSError:
-            continue
-        if any(link.startswith("socket:[") and link[8:-1] in inodes for link in links):
-            out.append(pid)
-    return out
+    def _wanted(self) -> dict[str, tuple[str, int, bool]]:
+        """Instance -> (/proc path, pid or tid, whether a thread) of each process to follow:
+        the background ones by comm (named without the SID unless several instances show),
+        RFS by its DG socket."""
+        found: dict[str, tuple[str, int, bool]] = {}  # "PNAME SID" -> where
+        servers: list[int] = []
+        for pid, path, name in comms(self.proc):
+            key = self._background(name)
+            if key is not None:
+                found[key] = (path, pid, False)
+            elif THREADED.match(name):  # never a BACKGROUND name: a process of threads
+                for tid, base, thread_name in thread_comms(path):
+                    if (key := self._background(thread_name)) is not None:
+                        found[key] = (base, tid, True)
+            elif name.startswith("oracle") and self.role != "primary":
+                servers.append(pid)
+        sids = {k.split(" ", 1)[1] for k in found}
+        wanted = {(k.split(" ", 1)[0] if len(sids) <= 1 else k): at for k, at in found.items()}
+        for pid in socket_holders(self.proc, servers, self.ports):
+            wanted[f"RFS[{pid}]"] = (os.path.join(self.proc, str(pid)), pid, False)
+        return wanted

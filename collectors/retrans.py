@@ -66,11 +66,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from collectors.tcp import dg_selection, endpoint
+from collectors.dgsockets import dg_selection, endpoint
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
-from sgmon.readers.inet_diag import TCP_STATES
+from sgmon.readers.tcp_info import TCP_STATES
 from sgmon.readers.tracefs import TraceInstance, TraceUnavailable
 
 G, D, T = Kind.GAUGE, Kind.DELTA, Kind.TEXT
@@ -133,6 +133,12 @@ _COUNTS = ("retransmits", "tlp", "rto", "fast", "rto_expiries")
 
 def _ca_name(ca: int) -> str:
     return CA_STATES[ca] if ca < len(CA_STATES) else str(ca)
+
+
+def _failed(rec: bytes, lay: Layout) -> bool:
+    """A tcp_retransmit_skb record of an attempt that failed (``err`` set, e.g. -EBUSY while
+    the original is still in the host's queue): not a retransmission."""
+    return lay.err is not None and rec[lay.err : lay.err + 4] != b"\0\0\0\0"
 
 
 def socket_label(block: bytes, at: Mapping[str, int]) -> str:
@@ -250,58 +256,73 @@ class RetransCollector(Collector):
         offset = time.time() - time.clock_gettime(time.CLOCK_MONOTONIC)
         active: set[str] = set()
         emitted = 0
-        retransmit, cong_state = self._layouts
-        labels, rows, ca_of, seen = self._labels, self._rows, self._ca, self._seen
+        cong_state = self._layouts[1]
         for ts, rec in records:
-            ident = int.from_bytes(rec[:2], BYTE_ORDER)
-            lay = retransmit if ident == retransmit.ident else cong_state
-            if lay is cong_state and ident != cong_state.ident:
+            found = self._socket(rec)
+            if found is None:
                 continue
-            block = rec[lay.start : lay.end]
-            label = labels.get(block, "")
-            if label == "":
-                label = labels[block] = self._label(block, lay)
-            if label is None:
-                continue  # a peer outside ``peers``
-            seen[label] = now
+            lay, label = found
+            self._seen[label] = now
             if lay is cong_state:
-                ca = ca_of[label] = int.from_bytes(rec[lay.value], BYTE_ORDER)
-                if ca != LOSS and label not in rows:
-                    continue  # a row is made by a retransmission or an RTO expiry only
-            elif lay.err is not None and rec[lay.err : lay.err + 4] != b"\0\0\0\0":
-                continue  # a failed attempt (e.g. -EBUSY), not a retransmission
-            if label in active:
-                row = rows[label]
-            else:
-                was = rows.get(label) or {"ca_state": _ca_name(ca_of.get(label, 0))}
-                row = rows[label] = {**was, **dict.fromkeys(_COUNTS, 0)}
-                active.add(label)
-            if lay is cong_state:
-                row["ca_state"] = _ca_name(ca)
-                if ca == LOSS:
-                    row["rto_expiries"] += 1  # type: ignore[operator]
-                continue
-            ca = ca_of.get(label, 0)
-            kind = "rto" if ca == LOSS else "fast" if ca == RECOVERY else "tlp"
-            at = ts / 1e9 + offset
-            state = int.from_bytes(rec[lay.value], BYTE_ORDER)
-            tcp_state = TCP_STATES[state] if state < len(TCP_STATES) else str(state)
-            row["retransmits"] += 1  # type: ignore[operator]
-            row[kind] += 1  # type: ignore[operator]
-            row["last_at"], row["last_kind"], row["state"] = at, kind, tcp_state
-            if emitted < MAX_EVENTS:
-                emitted += 1
-                self._events.append(
-                    Event(
-                        at,
-                        self.name,
-                        "retransmit",
-                        label,
-                        f"retransmit {label}: {KINDS[kind]} "
-                        f"({tcp_state}, congestion {_ca_name(ca)})",
-                    )
-                )
+                self._cong_state(label, rec, lay, active)
+            elif not _failed(rec, lay):
+                at = ts / 1e9 + offset
+                emitted += self._retransmit(label, rec, lay, at, active, emitted < MAX_EVENTS)
         return active
+
+    def _socket(self, rec: bytes) -> tuple[Layout, str] | None:
+        """Which event a record is and which socket it names; None for a record of neither
+        event, or of a peer outside ``peers``."""
+        ident = int.from_bytes(rec[:2], BYTE_ORDER)
+        retransmit, cong_state = self._layouts
+        lay = retransmit if ident == retransmit.ident else cong_state
+        if lay is cong_state and ident != cong_state.ident:
+            return None
+        block = rec[lay.start : lay.end]
+        label = self._labels.get(block, "")
+        if label == "":
+            label = self._labels[block] = self._label(block, lay)
+        return None if label is None else (lay, label)
+
+    def _row(self, label: str, active: set[str]) -> dict[str, Value]:
+        """The socket's row for this read: at its first record of the read, its last one with
+        the counts at 0."""
+        if label in active:
+            return self._rows[label]
+        was = self._rows.get(label) or {"ca_state": _ca_name(self._ca.get(label, 0))}
+        row = self._rows[label] = {**was, **dict.fromkeys(_COUNTS, 0)}
+        active.add(label)
+        return row
+
+    def _cong_state(self, label: str, rec: bytes, lay: Layout, active: set[str]) -> None:
+        """A congestion state change: kept for the next retransmissions, and counted as an
+        RTO expiry when it enters Loss (which alone makes a row for a socket without one)."""
+        ca = self._ca[label] = int.from_bytes(rec[lay.value], BYTE_ORDER)
+        if ca != LOSS and label not in self._rows:
+            return
+        row = self._row(label, active)
+        row["ca_state"] = _ca_name(ca)
+        if ca == LOSS:
+            row["rto_expiries"] += 1  # type: ignore[operator]
+
+    def _retransmit(
+        self, label: str, rec: bytes, lay: Layout, at: float, active: set[str], emit: bool
+    ) -> int:
+        """A retransmission, told apart by the congestion state it was sent in: counted, and
+        with ``emit`` an event; the number of events emitted (0 or 1)."""
+        row = self._row(label, active)
+        ca = self._ca.get(label, 0)
+        kind = "rto" if ca == LOSS else "fast" if ca == RECOVERY else "tlp"
+        state = int.from_bytes(rec[lay.value], BYTE_ORDER)
+        tcp_state = TCP_STATES[state] if state < len(TCP_STATES) else str(state)
+        row["retransmits"] += 1  # type: ignore[operator]
+        row[kind] += 1  # type: ignore[operator]
+        row["last_at"], row["last_kind"], row["state"] = at, kind, tcp_state
+        if not emit:
+            return 0
+        text = f"retransmit {label}: {KINDS[kind]} ({tcp_state}, congestion {_ca_name(ca)})"
+        self._events.append(Event(at, self.name, "retransmit", label, text))
+        return 1
 
     def _label(self, block: bytes, lay: Layout) -> str | None:
         """The socket a record names, None for a peer outside ``peers``."""

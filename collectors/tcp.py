@@ -2,10 +2,11 @@
 
 Instances: one per socket, ``LADDR:LPORT>PADDR:PPORT`` (IPv6 addresses in brackets, IPv4-mapped
 peers shown as IPv4); plus ``host`` for the host-wide counters of /proc/net/snmp and
-/proc/net/netstat.  Sockets are selected in the kernel by an inet_diag bytecode filter on the Data
-Guard ports (local or remote) and, when ``peers`` is given, on the peer address, so unrelated
-client connections on the listener port never reach Python (see sgmon/readers/inet_diag.py for why
-raw netlink and a lean tcp_info decode instead of pyroute2's DiagSocket).
+/proc/net/netstat (collectors/tcp_host.py).  Sockets are selected in the kernel by an inet_diag
+bytecode filter on the Data Guard ports (local or remote) and, when ``peers`` is given, on the
+peer address, so unrelated client connections on the listener port never reach Python (see
+sgmon/readers/inet_diag.py for why raw netlink and a lean tcp_info decode instead of pyroute2's
+DiagSocket).
 
 Between two such dumps the sockets already found are re-read by exact lookup in the kernel's
 socket hash, which costs the same with 200 or 20,000 unrelated sockets (a dump walks them all:
@@ -37,82 +38,52 @@ the interval.
 
 ``rto_min`` is read from the route toward each peer (``ip route get``'s RTAX_RTO_MIN, ms, over
 rtnetlink, see sgmon/readers/rtnl.py), cached per peer for ``SETTINGS_REFRESH`` seconds.
-``pid`` and ``process`` come from a /proc/*/fd scan (what ss -p does), run only when a socket
-we have not resolved appears, in small time slices; None when not visible.
+``pid`` and ``process`` come from a /proc/*/fd scan (what ss -p does, sgmon/readers/owners.py),
+run only when a socket we have not resolved appears, in small time slices; None when not
+visible.
 
 Under the ``root`` option (a directory holding another host's proc/, see sgmon/collector.py) the
 host row is read from that tree; the sockets come from netlink, which answers for this
 machine's network namespace, not for a directory, so they are read only where the tree holds
-that host's own sock_diag replies (``SOCK_DIAG_DUMP``, shipped by a remote pump, with the
-routes toward their peers), and else left out with an event saying so once.  Their owners are
-not read under a root.
+that host's own sock_diag replies (``SOCK_DIAG_DUMP``, shipped by a remote pump that finds them
+by this collector's own selection, ``remote_selection``, with the routes toward their peers), and
+else left out with an event saying so once.  Their owners are not read under a root.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ipaddress
 import os
 import time
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
+from collectors import tcp_host
+from collectors.dgsockets import BY_ROLE, dg_selection, endpoint, seconds
+from collectors.tcp_host import SETTINGS_REFRESH
+from sgmon.collector import Collector, RawRows, Unavailable, derive_by_kind
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import counter_delta, counter_rate
 from sgmon.readers import roles
 from sgmon.readers.inet_diag import (
     CONNECTED,
-    DIRECTIONS,
     FIGURES,
     SOCK_DIAG_DUMP,
-    TCP_STATES,
     DiagSock,
     DumpedDiag,
+    Figures,
     InetDiag,
+    Selection,
     figures,
 )
-from sgmon.readers.procfile import ProcFile
+from sgmon.readers.owners import Owners
 from sgmon.readers.rtnl import ROUTES_DUMP, RTAX_RTO_MIN, DumpedRoutes, Rtnl
+from sgmon.readers.tcp_info import TCP_STATES
 
 G, R, D, T = Kind.GAUGE, Kind.RATE, Kind.DELTA, Kind.TEXT
 
-SETTINGS_REFRESH = 10.0
-"""Seconds a peer's route rto_min and the buffer sysctls are cached (an `ip route change` or a
-`sysctl -w` shows within this)."""
 ROUTE_LOOKUPS_PER_TICK = 4
 """Cap on route look-ups per sample, so many peers never make one tick slow."""
-SNMP = (
-    "/proc/net/snmp",
-    {
-        "Tcp:": (
-            ("active_opens", "ActiveOpens"),
-            ("passive_opens", "PassiveOpens"),
-            ("retrans_segs", "RetransSegs"),
-        )
-    },
-)
-NETSTAT = (
-    "/proc/net/netstat",
-    {"TcpExt:": (("timeouts", "TCPTimeouts"), ("lost_retransmit", "TCPLostRetransmit"))},
-)
-"""The host row's counters: (file, {line prefix: ((field, counter name), ...)}).  /proc/net/netstat
-costs the kernel 2.5 times /proc/net/snmp to print (42 against 17 us here), and both of its
-counters only move with a retransmission (an RTO expiry or a lost retransmit is followed by one),
-so it is read when RetransSegs has moved since its last read, and every SETTINGS_REFRESH seconds;
-a count that moved otherwise shows at that read, never lost."""
-SYSCTLS = {
-    "rmem_max": "/proc/sys/net/core/rmem_max",
-    "wmem_max": "/proc/sys/net/core/wmem_max",
-    "tcp_rmem_max": "/proc/sys/net/ipv4/tcp_rmem",
-    "tcp_wmem_max": "/proc/sys/net/ipv4/tcp_wmem",
-}
-"""The caps on socket buffers, each file's last number: net.core.{r,w}mem_max bound what
-SO_RCVBUF/SO_SNDBUF (Oracle Net's RECV_BUF_SIZE/SEND_BUF_SIZE) may ask for, the third value
-of net.ipv4.tcp_{r,w}mem how far the kernel's autotuning grows a buffer no one set; a socket
-buffer of 3 x BDP (seed 000) needs the one in force above it."""
-
 _INODE, _TOTAL_RETRANS, _BYTES_ACKED, _BYTES_RECEIVED = (
     FIGURES.index(name) for name in ("inode", "total_retrans", "bytes_acked", "bytes_received")
 )
@@ -156,143 +127,10 @@ FIELDS = (
 )
 
 
-def _ports(value: Any) -> tuple[int, ...]:
-    """Validate the ``ports`` option: one port or a list of them."""
-    items = value if isinstance(value, list | tuple) else [value]
-    out = []
-    for p in items:
-        if isinstance(p, bool) or not isinstance(p, int | str) or not str(p).isdigit():
-            raise ConfigError(f"tcp ports: {p!r} is not a port number; use e.g. ports = [1521]")
-        if not 0 < int(p) < 65536:
-            raise ConfigError(f"tcp ports: {p} is out of range; use 1-65535")
-        out.append(int(p))
-    if not out:
-        raise ConfigError("tcp ports: empty; use e.g. ports = [1521]")
-    return tuple(dict.fromkeys(out))
-
-
-def _peers(value: Any) -> tuple[str, ...]:
-    """Validate the ``peers`` option: addresses or CIDR networks."""
-    items = value if isinstance(value, list | tuple) else [value] if value else []
-    for p in items:
-        try:
-            ipaddress.ip_network(str(p), strict=False)
-        except ValueError:
-            raise ConfigError(
-                f'tcp peers: {p!r} is not an IP address or network; use e.g. peers = ["10.0.0.2"]'
-            ) from None
-    return tuple(str(p) for p in items)
-
-
-BY_ROLE = {"primary": "out", "standby": "in"}
-"""The ``auto`` direction of a host in each role (see the module docstring)."""
-
-
-def _direction(value: Any, role: Any, peers: tuple[str, ...]) -> str:
-    """Validate the ``direction`` option and resolve ``auto``."""
-    if value == "auto":
-        return "both" if peers else BY_ROLE.get(role, "both")
-    if not isinstance(value, str) or value not in DIRECTIONS:
-        raise ConfigError(f'tcp direction: {value!r}; use "auto", "out", "in" or "both"')
-    return value
-
-
-def _seconds(value: Any, option: str) -> float:
-    """Validate a non-negative number of seconds."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ConfigError(f"tcp {option}: {value!r} is not a number of seconds >= 0")
-    return float(value)
-
-
 def _opens(host: Mapping[str, Value]) -> int | None:
     """Connections the host has opened and accepted so far, or None when not readable."""
     active, passive = host.get("active_opens"), host.get("passive_opens")
     return active + passive if isinstance(active, int) and isinstance(passive, int) else None
-
-
-def dg_selection(options: Mapping[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...], str]:
-    """The DG ports, peers and direction an option set names: the keys `tcp` and `retrans`
-    share, validated once here."""
-    peers = _peers(options.get("peers", []))
-    direction = _direction(options.get("direction", "auto"), options.get("role"), peers)
-    return _ports(options.get("ports", [1521])), peers, direction
-
-
-def endpoint(addr: str, port: int) -> str:
-    """``addr:port``, an IPv6 address in brackets, as ss prints it."""
-    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
-
-
-class _Owners:
-    """Socket inode -> (pid, process name), found as ss -p does, by reading /proc/*/fd links.
-
-    A full scan costs about a microsecond per open descriptor on the host, which on a database
-    server is thousands, so it runs only when a socket inode we have not resolved appears, and in
-    slices of ``budget`` seconds per tick (a later tick resumes where this one stopped).  Sockets
-    not found (another user's process without root) map to None and are not searched again.
-    """
-
-    def __init__(self, budget: float = 0.003) -> None:
-        self.budget = budget
-        self._known: dict[int, tuple[int, str] | None] = {}
-        self._wanted: set[int] = set()
-        self._scan: Iterator[None] | None = None
-        self._settled: set[int] | None = None  # inodes last asked for, all of them resolved
-
-    def resolve(self, inodes: set[int]) -> Mapping[int, tuple[int, str] | None]:
-        """Owners of the given inodes, as far as known now."""
-        if inodes == self._settled:  # the usual tick: the same sockets as the last one
-            return self._known
-        self._known = {i: o for i, o in self._known.items() if i in inodes}
-        missing = {i for i in inodes if i and i not in self._known} - self._wanted
-        if missing and self._scan is None:
-            self._wanted = missing
-            self._scan = self._walk()
-        if self._scan is not None:
-            deadline = time.perf_counter() + self.budget
-            for _ in self._scan:
-                if time.perf_counter() >= deadline:
-                    break
-            else:
-                self._scan = None
-        known = self._known
-        self._settled = inodes if all(i in known for i in inodes if i) else None
-        return known
-
-    def _walk(self) -> Iterator[None]:
-        """Yields every few descriptors, so one process with thousands of them cannot make a
-        tick overrun the budget; stops as soon as every wanted inode is found."""
-        links = {f"socket:[{ino}]": ino for ino in self._wanted}
-        for pid in os.listdir("/proc"):
-            if not links:
-                break
-            if not pid.isdigit():
-                continue
-            try:
-                with os.scandir(f"/proc/{pid}/fd") as fds:  # lazily: a process may have 100k
-                    for n, fd in enumerate(fds, 1):
-                        with contextlib.suppress(OSError):  # closed since listed
-                            ino = links.pop(os.readlink(fd.path), None)
-                            if ino is not None:
-                                self._known[ino] = (int(pid), _comm(pid))
-                        if not links:
-                            break
-                        if n % 32 == 0:
-                            yield
-            except OSError:  # exited, or another user's process without root
-                pass
-            yield
-        for ino in self._wanted:
-            self._known.setdefault(ino, None)
-        self._wanted = set()
-
-
-def _comm(pid: str) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
 
 
 class TcpCollector(Collector):
@@ -302,6 +140,7 @@ class TcpCollector(Collector):
     rows = (RowKind("host", fixed="host"), RowKind("socket", label="socket"))
     description = "Data Guard TCP sockets: rto, rtt, retransmits, buffers (ss -tinmp)"
     fields = FIELDS
+    remote_files: ClassVar[Mapping[str, str]] = tcp_host.FILES
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -309,7 +148,7 @@ class TcpCollector(Collector):
         self._auto = self.options.get("direction", "auto") == "auto" and not self.peers
         self._role = str(self.options.get("role") or "")
         """The role the direction follows: the config's, then the database's (``roles``)."""
-        self.rediscover = _seconds(self.options.get("rediscover", 10.0), "rediscover")
+        self.rediscover = seconds(self.options.get("rediscover", 10.0), "rediscover")
         self._known: list[DiagSock] = []
         self._labels: list[tuple[str, str, str, str]] = []  # the known sockets' _names
         self._inodes: set[int] = set()  # of the known sockets, for the owners
@@ -318,15 +157,12 @@ class TcpCollector(Collector):
         self._opens_at_dump: int | None = None
         self._names: dict[bytes, tuple[str, str, str, str]] = {}
         """sockid -> local, peer, row key, peer address: built once per socket, not per tick."""
-        self._sysctls: dict[str, Value] = {}
-        self._sysctls_at = -SETTINGS_REFRESH
         self._diag: InetDiag | DumpedDiag | None = None
         self._rtnl: Rtnl | DumpedRoutes | None = None
-        self._counters: dict[str, ProcFile] = {}  # path -> file
-        self._netstat: dict[str, int] = {}  # its counters at the last read
-        self._netstat_at: tuple[float, Value] = (-SETTINGS_REFRESH, None)  # when, RetransSegs
-        self._sysctl_files: dict[str, ProcFile] = {}  # field name -> file
-        self._owners = _Owners()
+        self._host = tcp_host.HostCounters()
+        self._owners = Owners(self.path("/proc"))
+        """The sockets' owning processes, read on this machine only (``root`` /): a tree under
+        another root holds no /proc/*/fd of the host whose sockets it ships."""
         self._routes: dict[str, tuple[float | None, float]] = {}
 
     def open(self) -> None:
@@ -340,18 +176,12 @@ class TcpCollector(Collector):
                 raise Unavailable(
                     f"no sock_diag netlink here ({e}); needs Linux inet_diag"
                 ) from None
-        for path, _ in (SNMP, NETSTAT):
-            if path not in self._counters:
-                with contextlib.suppress(OSError):
-                    self._counters[path] = ProcFile(self.path(path))
-        for name, path in SYSCTLS.items():
-            if name not in self._sysctl_files:
-                with contextlib.suppress(OSError):
-                    self._sysctl_files[name] = ProcFile(self.path(path))
+        counters = self._host.open(self.path)
         if not live:
-            if SNMP[0] not in self._counters:
+            if not counters:
                 self.close()
-                raise Unavailable(f"cannot read {self.path(SNMP[0])}: no host TCP counters there")
+                snmp = self.path(tcp_host.SNMP[0])
+                raise Unavailable(f"cannot read {snmp}: no host TCP counters there")
             dump = self.path(SOCK_DIAG_DUMP)
             if os.path.exists(dump):  # a pump's: the sockets, and the routes to their peers
                 self._diag, self._rtnl = DumpedDiag(dump), DumpedRoutes(self.path(ROUTES_DUMP))
@@ -377,7 +207,7 @@ class TcpCollector(Collector):
         socket's raw row is (FIGURES, label, owner, rto_min): ``derive`` builds its frame row
         once, with the interval's counters, rather than a dict here and a copy there."""
         now = time.monotonic()
-        host = self._host_counters(now)
+        host = self._host.read(now)
         if self._diag is None:  # under a root without its sockets: the host row alone
             return {"host": host} if host else {}
         self._follow_role()
@@ -460,7 +290,7 @@ class TcpCollector(Collector):
             )
         )
 
-    def _sockets(self, now: float, opens: int | None) -> list[tuple]:
+    def _sockets(self, now: float, opens: int | None) -> list[Figures]:
         """The DG sockets' FIGURES: exact lookups of the known ones, or a kernel-filtered dump
         when one of them is gone, or when the host has opened a connection since the last dump
         (``opens``; None when unknown) and either none is known or ``rediscover`` seconds have
@@ -473,6 +303,12 @@ class TcpCollector(Collector):
             fresh = self._diag.lookup(self._known)
             if all(f is not None and CONNECTED >> f[2] & 1 for f in fresh):
                 return fresh  # type: ignore[return-value]
+        return self._dump(now, opens)
+
+    def _dump(self, now: float, opens: int | None) -> list[Figures]:
+        """Find the DG sockets anew (the kernel filters them), and what follows from them: their
+        names, inodes and peers."""
+        assert self._diag is not None
         self._known = self._diag.query(self.ports, self.peers, direction=self.direction)
         names = self._names
         self._names = {}
@@ -491,6 +327,13 @@ class TcpCollector(Collector):
         self._opens_at_dump = opens
         return [figures(s) for s in self._known]
 
+    def remote_selection(self) -> Selection:
+        """The sockets a remote pump finds for this collector on its host: these ports, peers
+        and ``rediscover``, and this direction unless it follows the database's role (``auto``
+        may change under a running pump: both ends are shipped, and taken here)."""
+        direction = "both" if self._auto else self.direction
+        return Selection(self.ports, self.peers, direction, self.rediscover)
+
     def _route_minima(self, now: float) -> dict[str, float | None]:
         """Peer -> the route's rto_min toward it (ms), each cached for SETTINGS_REFRESH
         seconds; at most ROUTE_LOOKUPS_PER_TICK look-ups per tick."""
@@ -507,44 +350,6 @@ class TcpCollector(Collector):
             budget -= 1
         return {peer: hit[0] for peer, hit in self._routes.items()}
 
-    def _host_counters(self, now: float) -> dict[str, Value]:
-        """The host row: /proc/net/snmp's counters, /proc/net/netstat's as of its last read (see
-        NETSTAT), and the sysctls (settings, not counters) read every SETTINGS_REFRESH seconds."""
-        if now - self._sysctls_at >= SETTINGS_REFRESH:
-            self._sysctls, self._sysctls_at = {}, now
-            for name, f in self._sysctl_files.items():
-                with contextlib.suppress(OSError, ValueError, IndexError):
-                    self._sysctls[name] = int(f.read().split()[-1])
-        row: dict[str, Value] = dict(self._sysctls)
-        row.update(self._counter_file(*SNMP))
-        retrans = row.get("retrans_segs")
-        when, seen = self._netstat_at
-        if retrans is None or retrans != seen or now - when >= SETTINGS_REFRESH:
-            self._netstat = self._counter_file(*NETSTAT)
-            self._netstat_at = (now, retrans)
-        row.update(self._netstat)
-        return row
-
-    def _counter_file(
-        self, path: str, wanted: Mapping[str, tuple[tuple[str, str], ...]]
-    ) -> dict[str, int]:
-        """field -> value of the wanted counters of a "Prefix: names" / "Prefix: values" file;
-        {} when it cannot be read."""
-        f = self._counters.get(path)
-        try:
-            lines = f.read().split("\n") if f is not None else []
-        except OSError:
-            return {}
-        out = {}
-        for names, values in zip(lines[::2], lines[1::2], strict=False):
-            fields = wanted.get(names[: names.find(" ")])
-            if fields:
-                table = dict(zip(names.split(), values.split(), strict=False))
-                for name, key in fields:
-                    if key in table:
-                        out[name] = int(table[key])
-        return out
-
     def close(self) -> None:
         """Release the netlink sockets and /proc descriptors (idempotent)."""
         if self._diag is not None:
@@ -553,7 +358,4 @@ class TcpCollector(Collector):
         if self._rtnl is not None:
             self._rtnl.close()
             self._rtnl = None
-        for f in (*self._counters.values(), *self._sysctl_files.values()):
-            f.close()
-        self._counters.clear()
-        self._sysctl_files.clear()
+        self._host.close()

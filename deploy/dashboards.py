@@ -2,9 +2,14 @@
 mixins' layout): a fleet table of Data Guard configurations ranked by commit time, one
 configuration with its primary and standbys side by side (as sgmon's own screen), and one host.
 
+Built with Grafana's own typed SDK (``grafana-foundation-sdk``, in sgmon's ``[test]`` extras: the
+product never imports it), so a panel, a query, a unit or a variable of a type Grafana does not
+have is an error when this script runs, not a blank panel in Grafana (deploy/panels.py: the
+builders as these dashboards use them, and the check each dashboard passes).
+
 Every query names metrics of the contract in docs/metrics.md and the recording rules of
-deploy/prometheus_rules.yaml; tests/test_prometheus_live.py runs each against a Prometheus that
-scraped `sgmon serve --simulate` and fails on one that returns nothing.
+deploy/prometheus_rules.yaml; tests/system/prometheus/test_prometheus_live.py runs each against
+a Prometheus that scraped `sgmon serve --simulate` and fails on one that returns nothing.
 
 Usage: python deploy/dashboards.py   (rewrites deploy/dashboards_out/*.json)
 """
@@ -15,8 +20,26 @@ import json
 from pathlib import Path
 from typing import Any
 
+from grafana_foundation_sdk.builders import common, heatmap, statetimeline
+from grafana_foundation_sdk.builders import dashboard as dash
+from grafana_foundation_sdk.models import dashboard as model
+from grafana_foundation_sdk.models import units
+from grafana_foundation_sdk.models.common import VisibilityMode
+from panels import (
+    LEGEND,
+    SHOWN_STOPPED,
+    TOOLTIP,
+    Panel,
+    dashboard,
+    graph,
+    query,
+    rows_table,
+    stopped_or,
+    variable,
+    with_queries,
+)
+
 OUT = Path(__file__).with_name("dashboards_out")
-DS = {"type": "prometheus", "uid": "${datasource}"}
 CFG = 'dg_config="$dg_config"'
 PRIMARY = f'{CFG}, host=~"$primary"'
 STANDBY = f'{CFG}, host=~"$standby"'
@@ -26,129 +49,85 @@ STANDBY_EVENTS = "RFS write|RFS random i/o|RFS dispatch|Standby redo I/O"
 P99 = "dg_config_host_event:sgmon_oracle_waits_seconds:p99_rate1m"
 
 
-def target(expr: str, legend: str = "", instant: bool = False, ref: str = "A") -> dict[str, Any]:
-    """One query of a panel."""
-    t: dict[str, Any] = {"datasource": DS, "expr": expr, "refId": ref, "legendFormat": legend}
-    if instant:
-        t |= {"instant": True, "range": False, "format": "table"}
-    return t
-
-
-def panel(
-    title: str, targets: list[dict], unit: str = "short", kind: str = "timeseries", **extra: Any
-) -> dict[str, Any]:
-    """A panel; its position is set by ``layout``."""
-    refs = "ABCDEFGH"
-    for i, t in enumerate(targets):
-        t["refId"] = refs[i]
-    p = {
-        "type": kind,
-        "title": title,
-        "datasource": DS,
-        "targets": targets,
-        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-    }
-    p.update(extra)
-    return p
-
-
-def layout(rows: list[list[dict]], height: int = 8) -> list[dict]:
-    """Panels in rows of equal width (a row of two: primary left, standby right)."""
-    out = []
-    y = 0
-    for row in rows:
-        w = 24 // len(row)
-        for i, p in enumerate(row):
-            p["gridPos"] = {"h": height, "w": w, "x": i * w, "y": y}
-            p["id"] = len(out) + 1
-            out.append(p)
-        y += height
-    return out
-
-
-def variable(name: str, query: str, multi: bool = False) -> dict[str, Any]:
-    """A query variable filled from a label's values."""
-    return {
-        "name": name,
-        "type": "query",
-        "datasource": DS,
-        "query": {"query": query, "refId": name},
-        "definition": query,
-        "refresh": 2,
-        "multi": multi,
-        "includeAll": multi,
-        "sort": 1,
-    }
-
-
-def dashboard(uid: str, title: str, variables: list[dict], rows: list[list[dict]]) -> dict:
-    """A whole dashboard with the datasource picker first."""
-    ds = {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"}
-    return {
-        "uid": uid,
-        "title": title,
-        "tags": ["sgmon", "oracle", "data-guard"],
-        "timezone": "browser",
-        "refresh": "10s",
-        "time": {"from": "now-30m", "to": "now"},
-        "schemaVersion": 39,
-        "templating": {"list": [ds, *variables]},
-        "panels": layout(rows),
-    }
-
-
-def table(title: str, targets: list[dict], **extra: Any) -> dict[str, Any]:
-    """An instant table joining several queries on their labels."""
-    return panel(
-        title,
-        targets,
-        kind="table",
-        transformations=[{"id": "merge", "options": {}}],
-        **extra,
-    )
-
-
-def fleet() -> dict:
+def fleet() -> dict[str, Any]:
     """Every configuration in one table, the slowest commits first."""
-    sort = {"sortBy": [{"displayName": "commit p99 (s)", "desc": True}]}
-    rows = [
+    lag = "dg_config:sgmon_oracle_dg_transport_lag_seconds:max"
+    unknown = "dg_config:sgmon_oracle_dg_lag_unknown:max"
+    configurations = rows_table(
+        "Data Guard configurations, by commit-time risk",
         [
-            table(
-                "Data Guard configurations, by commit-time risk",
-                [
-                    target("dg_config:sgmon_commit_seconds:p99_rate1m", instant=True),
-                    target("dg_config:sgmon_finding_severity:max", instant=True),
-                    target("dg_config:sgmon_host_up:sum", instant=True),
-                    target("dg_config:sgmon_host_up:count", instant=True),
-                    target("dg_config:sgmon_oracle_dg_transport_lag_seconds:max", instant=True),
-                    target(
-                        "count by (dg_config, protection_mode, protection_level) "
-                        '(sgmon_oracle_dg_info{oracle_db_role="primary"})',
-                        instant=True,
-                    ),
-                ],
-                options=sort,
-            )
+            query("dg_config:sgmon_commit_seconds:p99_rate1m", instant=True),
+            query("dg_config:sgmon_finding_severity:max", instant=True),
+            query("dg_config:sgmon_host_up:sum", instant=True),
+            query("dg_config:sgmon_host_up:count", instant=True),
+            query(stopped_or(lag, unknown, "dg_config"), instant=True),
+            query(
+                "count by (dg_config, protection_mode, protection_level) "
+                '(sgmon_oracle_dg_info{oracle_db_role="primary"})',
+                instant=True,
+            ),
         ],
+    )
+    configurations.sort_by([common.TableSortByFieldState().display_name("commit p99").desc(True)])
+    configurations.override_by_name(
+        "Value #A",
         [
-            panel(
+            model.DynamicConfigValue("displayName", "commit p99"),
+            model.DynamicConfigValue("unit", units.Seconds),
+        ],
+    )
+    configurations.override_by_name(
+        "Value #E",
+        [
+            model.DynamicConfigValue("displayName", "largest transport lag"),
+            model.DynamicConfigValue("unit", units.Seconds),
+            model.DynamicConfigValue("mappings", SHOWN_STOPPED),
+        ],
+    )
+    rows: list[list[Panel]] = [
+        [configurations],
+        [
+            graph(
                 "log file sync p99, the ten slowest configurations",
-                [target("topk(10, dg_config:sgmon_commit_seconds:p99_rate1m)", "{{dg_config}}")],
-                unit="s",
+                [query("topk(10, dg_config:sgmon_commit_seconds:p99_rate1m)", "{{dg_config}}")],
+                unit=units.Seconds,
             )
         ],
         [
-            table(
-                "Active findings",
-                [target("sgmon_finding", instant=True)],
-                description="What sgmon concluded, per host: rule, severity, since (value).",
+            rows_table("Active findings", [query("sgmon_finding", instant=True)]).description(
+                "What sgmon concluded, per host: rule, severity, since (value)."
             )
         ],
     ]
     return dashboard("sgmon-fleet", "sgmon / Data Guard fleet", [], rows)
 
 
-def configuration() -> dict:
+def transport(sel: str) -> statetimeline.Panel:
+    """Each standby's transport lag, or "stopped" where its transport stopped."""
+    lag = f"sgmon_oracle_dg_transport_lag_seconds{{{sel}}}"
+    unknown = f"sgmon_oracle_dg_lag_unknown{{{sel}}}"
+    steps = [
+        model.Threshold(None, "green"),
+        model.Threshold(5, "yellow"),
+        model.Threshold(30, "red"),
+    ]
+    return (
+        with_queries(
+            statetimeline.Panel(),
+            "standby: redo transport, lag or stopped",
+            [query(stopped_or(lag, unknown, "dg_config, host"), "{{host}}")],
+        )
+        .unit(units.Seconds)
+        .mappings(SHOWN_STOPPED)
+        .show_value(VisibilityMode.AUTO)
+        .merge_values(True)
+        .legend(LEGEND)
+        .tooltip(TOOLTIP)
+        .thresholds(dash.ThresholdsConfig().mode(model.ThresholdsMode.ABSOLUTE).steps(steps))
+    )
+
+
+def configuration() -> dict[str, Any]:
     """One configuration: the primary's panels left, the standby's right."""
     variables = [
         variable("dg_config", "label_values(sgmon_host_up, dg_config)"),
@@ -164,84 +143,82 @@ def configuration() -> dict:
         ),
     ]
     rate = "[$__rate_interval]"
-    rows = [
+    rows: list[list[Panel]] = [
         [
-            table("Findings", [target(f"sgmon_finding{{{CFG}}}", instant=True)]),
-            table("Databases", [target(f"sgmon_oracle_dg_info{{{CFG}}}", instant=True)]),
+            rows_table("Findings", [query(f"sgmon_finding{{{CFG}}}", instant=True)]),
+            rows_table("Databases", [query(f"sgmon_oracle_dg_info{{{CFG}}}", instant=True)]),
         ],
-        [table("Destinations", [target(f"sgmon_oracle_dg_dest_info{{{CFG}}}", instant=True)])],
         [
-            panel(
+            rows_table(
+                "Destinations", [query(f"sgmon_oracle_dg_dest_info{{{CFG}}}", instant=True)]
+            ),
+            transport(STANDBY),
+        ],
+        [
+            graph(
                 "primary: commit path p99 (from the buckets)",
-                [target(f'{P99}{{{PRIMARY}, event=~"{COMMIT_EVENTS}"}}', "{{host}} {{event}}")],
-                unit="s",
+                [query(f'{P99}{{{PRIMARY}, event=~"{COMMIT_EVENTS}"}}', "{{host}} {{event}}")],
+                unit=units.Seconds,
             ),
-            panel(
+            graph(
                 "standby: redo receipt p99 (from the buckets)",
-                [target(f'{P99}{{{STANDBY}, event=~"{STANDBY_EVENTS}"}}', "{{host}} {{event}}")],
-                unit="s",
+                [query(f'{P99}{{{STANDBY}, event=~"{STANDBY_EVENTS}"}}', "{{host}} {{event}}")],
+                unit=units.Seconds,
             ),
         ],
         [
-            panel(
+            with_queries(
+                heatmap.Panel(),
                 "primary: log file sync histogram",
                 [
-                    target(
+                    query(
                         "sum by (le) (increase(sgmon_oracle_waits_seconds_bucket"
                         f'{{{PRIMARY}, event="log file sync"}}{rate}))',
                         "{{le}}",
                     )
                 ],
-                kind="heatmap",
-            ),
-            panel(
+            )
+            .unit(units.Short)
+            .calculate(False),
+            graph(
                 "standby: transport and apply lag",
                 [
-                    target(
+                    query(
                         f"sgmon_oracle_dg_transport_lag_seconds{{{STANDBY}}}", "{{host}} transport"
                     ),
-                    target(f"sgmon_oracle_dg_apply_lag_seconds{{{STANDBY}}}", "{{host}} apply"),
+                    query(f"sgmon_oracle_dg_apply_lag_seconds{{{STANDBY}}}", "{{host}} apply"),
                 ],
-                unit="s",
+                unit=units.Seconds,
             ),
         ],
         [
-            panel(
+            graph(
                 "primary: redo and commits per second",
                 [
-                    target(
+                    query(
                         f"rate(sgmon_oracle_redo_redo_size_bytes_total{{{PRIMARY}}}{rate})",
                         "{{host}} redo bytes",
                     ),
-                    target(
+                    query(
                         f"rate(sgmon_oracle_redo_user_commits_total{{{PRIMARY}}}{rate})",
                         "{{host}} commits",
                     ),
                 ],
             ),
-            panel(
+            graph(
                 "standby: redo received per second",
                 [
-                    target(
+                    query(
                         f"sgmon_oracle_dg_recv_rate_bytes_per_second{{{STANDBY}}}",
                         "{{host}} thread {{thread}}",
                     )
                 ],
-                unit="Bps",
+                unit=units.BytesPerSecondSI,
             ),
         ],
-        [
-            side_panel("sockets", "primary", PRIMARY),
-            side_panel("sockets", "standby", STANDBY),
-        ],
-        [
-            side_panel("disks", "primary", PRIMARY),
-            side_panel("disks", "standby", STANDBY),
-        ],
-        [
-            side_panel("cpu", "primary", PRIMARY),
-            side_panel("cpu", "standby", STANDBY),
-        ],
+        [side_panel("sockets", "primary", PRIMARY), side_panel("sockets", "standby", STANDBY)],
+        [side_panel("disks", "primary", PRIMARY), side_panel("disks", "standby", STANDBY)],
+        [side_panel("cpu", "primary", PRIMARY), side_panel("cpu", "standby", STANDBY)],
     ]
     return dashboard("sgmon-configuration", "sgmon / one Data Guard configuration", variables, rows)
 
@@ -249,7 +226,7 @@ def configuration() -> dict:
 SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     "sockets": (
         "Data Guard sockets, rto / rtt and retransmits",
-        "s",
+        units.Seconds,
         [
             ("sgmon_tcp_rto_seconds{SEL}", "{{host}} rto"),
             ("sgmon_tcp_rtt_seconds{SEL}", "{{host}} rtt"),
@@ -258,7 +235,7 @@ SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     ),
     "disks": (
         "disks, w_await and queue (iostat -x)",
-        "s",
+        units.Seconds,
         [
             ("sgmon_disk_w_await_seconds{SEL}", "{{host}} {{device}} w_await"),
             ("sgmon_disk_aqu_sz{SEL}", "{{host}} {{device}} aqu-sz"),
@@ -266,7 +243,7 @@ SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     ),
     "cpu": (
         "CPU and run queue",
-        "percentunit",
+        units.PercentUnit,
         [
             ("sgmon_cpu_usr_ratio{SEL}", "{{host}} usr"),
             ("sgmon_cpu_sys_ratio{SEL}", "{{host}} sys"),
@@ -276,7 +253,7 @@ SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     ),
     "paging": (
         "load and paging",
-        "short",
+        units.Short,
         [
             ("sgmon_cpu_load1{SEL}", "load1"),
             ("rate(sgmon_paging_pgscank_total{SEL}[$__rate_interval])", "pgscank/s"),
@@ -286,7 +263,7 @@ SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     ),
     "iops": (
         "disks, IOPS and %util",
-        "short",
+        units.Short,
         [
             ("sgmon_disk_w_per_second{SEL}", "{{device}} w/s"),
             ("sgmon_disk_r_per_second{SEL}", "{{device}} r/s"),
@@ -295,7 +272,7 @@ SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     ),
     "interfaces": (
         "interfaces, bytes and drops per second",
-        "Bps",
+        units.BytesPerSecondSI,
         [
             ("rate(sgmon_netdev_rx_bytes_total{SEL}[$__rate_interval])", "{{device}} rx"),
             ("rate(sgmon_netdev_tx_bytes_total{SEL}[$__rate_interval])", "{{device}} tx"),
@@ -304,7 +281,7 @@ SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     ),
     "processes": (
         "processes, CPU and time waiting for a CPU (s/s)",
-        "short",
+        units.Short,
         [
             ("rate(sgmon_procs_cpu_seconds_total{SEL}[$__rate_interval])", "{{process}} cpu"),
             ("rate(sgmon_procs_runq_seconds_total{SEL}[$__rate_interval])", "{{process}} runq"),
@@ -312,46 +289,46 @@ SIDE_PANELS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     ),
     "collectors": (
         "collectors answering",
-        "short",
-        [("sgmon_collector_success{SEL}", "{{collector}}")],
+        units.Short,
+        [("sgmon_scrape_collector_success{SEL}", "{{collector}}")],
     ),
 }
 """Panels drawn for each side of a configuration and for one host: title, unit, queries with
 ``{SEL}`` for the side's selector."""
 
 
-def side_panel(kind: str, side: str, sel: str) -> dict:
+def side_panel(kind: str, side: str, sel: str) -> Panel:
     """One of ``SIDE_PANELS`` for the hosts ``sel`` selects."""
     title, unit, queries = SIDE_PANELS[kind]
-    return panel(
+    return graph(
         f"{side}: {title}",
-        [target(q.replace("{SEL}", "{" + sel + "}"), legend) for q, legend in queries],
+        [query(q.replace("{SEL}", "{" + sel + "}"), legend) for q, legend in queries],
         unit=unit,
     )
 
 
-def host() -> dict:
+def host() -> dict[str, Any]:
     """One host, every collector."""
     variables = [
         variable("dg_config", "label_values(sgmon_host_up, dg_config)"),
         variable("host", 'label_values(sgmon_host_up{dg_config="$dg_config"}, host)'),
     ]
-    rows = [
+    rows: list[list[Panel]] = [
         [
-            panel(
+            graph(
                 "wait events p99 (from the buckets)",
-                [target(f"{P99}{{{HOST}}}", "{{event}}")],
-                unit="s",
+                [query(f"{P99}{{{HOST}}}", "{{event}}")],
+                unit=units.Seconds,
             ),
-            panel(
+            graph(
                 "wait events average",
                 [
-                    target(
+                    query(
                         f"dg_config_host_event:sgmon_oracle_waits_seconds:avg_rate1m{{{HOST}}}",
                         "{{event}}",
                     )
                 ],
-                unit="s",
+                unit=units.Seconds,
             ),
         ],
         [side_panel("cpu", "host", HOST), side_panel("paging", "host", HOST)],
@@ -362,7 +339,7 @@ def host() -> dict:
     return dashboard("sgmon-host", "sgmon / one host", variables, rows)
 
 
-def build() -> dict[str, dict]:
+def build() -> dict[str, dict[str, Any]]:
     """File name -> dashboard."""
     return {
         "sgmon-fleet.json": fleet(),
@@ -374,8 +351,8 @@ def build() -> dict[str, dict]:
 def main() -> None:
     """Write the dashboards."""
     OUT.mkdir(exist_ok=True)
-    for name, dash in build().items():
-        (OUT / name).write_text(json.dumps(dash, indent=2) + "\n")
+    for name, d in build().items():
+        (OUT / name).write_text(json.dumps(d, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Draw docs/screenshot.svg: `sgmon demo --scenario rto-stall` at 160x48, a minute into the fault.
 
 The simulated pair is stepped here, not on a thread, so the same seed draws the same screen:
-    python docs/make_screenshot.py
+    python docs/make_screenshot.py [OUT]
+tests/system/tui/test_readme_picture.py draws it again and fails when the README's is stale.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ START = 1763712000.0  # a fixed clock: the screenshot does not change with the d
 OUT = Path(__file__).resolve().parent / "screenshot.svg"
 
 
-async def main() -> None:
+async def main(out: Path = OUT) -> None:
     app = SgmonApp([], title="demo rto-stall", measure_self=False)
     pair = SimPair("rto-stall", seed=1, start=START, onset=40.0)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -27,10 +28,12 @@ async def main() -> None:
         await pilot.pause(1.0)
         await pilot.resize_terminal(160, 48)  # lay the panes out again at their final size
         await pilot.pause(1.0)
-        app.save_screenshot(OUT.name, str(OUT.parent))
+        app.save_screenshot(out.name, str(out.parent))
     pair.close()
-    print(f"wrote {OUT}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    import sys
+
+    asyncio.run(main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT))

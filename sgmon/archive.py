@@ -297,12 +297,26 @@ class Lines:
             self._lose()
 
     def _decoded(self, lines: list[bytes]) -> Iterator[tuple[int, str]]:
+        """Each line as text; one that is not UTF-8 (cut inside a character, or not written
+        by sgmon) is passed over and counted, never read with a replacement character."""
         for line in lines:
             if len(line) > LINE_MAX:
                 self._lose()
-            else:
-                self.n += 1
-                yield self.n, line.decode("utf-8", "replace")
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                self._lose()
+                continue
+            self.n += 1
+            yield self.n, text
+
+
+def header_of(path: Path) -> list[str]:
+    """The columns of an archive table, from its first line (``[]`` when it has none)."""
+    for _, line in Lines(path):
+        return line.split(",")
+    return []
 
 
 def data_files(host_dir: Path) -> dict[str, list[Path]]:
@@ -317,6 +331,8 @@ def data_files(host_dir: Path) -> dict[str, list[Path]]:
     return out
 
 
+META = "meta.json"
+"""The archive's own file beside the host directories: no host may be named so."""
 META_MAX = 16 << 20
 """Bytes of meta.json read: sgmon writes a few kilobytes per host."""
 
@@ -328,7 +344,7 @@ def read_meta(root: Path) -> dict | None:
 
     from sgmon.readers.regular import open_regular
 
-    p = root / "meta.json"
+    p = root / META
     try:
         with open(open_regular(p), "rb") as fh:
             raw = fh.read(META_MAX + 1)

@@ -9,6 +9,7 @@ can cause is one line on stderr starting with ``sgmon:``.
 
 from __future__ import annotations
 
+import errno
 import sys
 from importlib import import_module
 
@@ -18,7 +19,7 @@ from sgmon.errors import SinkFailed, Unreachable, UsageError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every status)
 if TYPE_CHECKING:
     import argparse
-    from typing import NoReturn
+    from typing import Any, NoReturn, TextIO
 
 COMMANDS: dict[str, str] = {
     "dashboard": "dashboard (Textual) for the configured hosts (the default)",
@@ -30,7 +31,7 @@ COMMANDS: dict[str, str] = {
     "serve": "Prometheus / OpenMetrics endpoint",
     "check": "one-shot findings report, exit code by severity; --symmetry: primary vs standby",
     "probe": "oratcptest-like SYNC/FastSync/ASYNC link test",
-    "lab": "reproduce the seed incidents between two network namespaces (root)",
+    "lab": "reproduce the published incidents between two network namespaces (root)",
     "config": "validate the config, show where each value came from",
     "collectors": "list the installed collectors and whether each can run here",
     "import": "sar, OSWatcher or AWR history into an archive (for replay, check --from)",
@@ -79,10 +80,81 @@ def _command_of(argv: list[str]) -> tuple[str, list[str]]:
     return "dashboard", argv
 
 
+class OutputLost(Exception):
+    """Standard output cannot be written (a full device, a closed pipe, a hung-up terminal)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.errno = error.errno
+
+
+class _Guarded:
+    """A standard stream whose write errors are the program's to decide, not a traceback's:
+    on stdout the command ends with one line (``OutputLost``), on stderr the line is dropped
+    (there is nowhere left to say it), and a recording goes on either way."""
+
+    def __init__(self, stream: TextIO, fatal: bool) -> None:
+        self._stream = stream
+        self._fatal = fatal
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            self._lost(e)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            self._lost(e)
+
+    def _lost(self, e: OSError) -> None:
+        """Point the descriptor at /dev/null, so the interpreter's last flush cannot fail
+        again, and raise on stdout."""
+        import os
+
+        try:
+            fd = self._stream.fileno()
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+        except (OSError, ValueError):
+            pass
+        if self._fatal:
+            raise OutputLost(e)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _guard_streams() -> None:
+    """Wrap stdout and stderr (see ``_Guarded``); the originals stay in sys.__stdout__ and
+    sys.__stderr__ for whatever writes to the terminal itself (the dashboard)."""
+    if not isinstance(sys.stdout, _Guarded) and sys.stdout is not None:
+        sys.stdout = _Guarded(sys.stdout, fatal=True)  # type: ignore[assignment]
+    if not isinstance(sys.stderr, _Guarded) and sys.stderr is not None:
+        sys.stderr = _Guarded(sys.stderr, fatal=False)  # type: ignore[assignment]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run one command, and map user errors to one line and an exit code."""
     argv = sys.argv[1:] if argv is None else argv
     _private_files()
+    _guard_streams()
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except OutputLost as e:
+        if e.errno == errno.EPIPE:  # `sgmon ... | head`: the reader had what it wanted
+            return 0
+        return _fail(f"cannot write the output: {e}", 1)
+
+
+def _main(argv: list[str]) -> int:
+    """``main`` inside the stream guard."""
     if argv[:1] == ["status"]:  # tmux runs it every few seconds: the short way, no argparse
         from sgmon import status
 

@@ -71,6 +71,13 @@ class Collector:
     file with a newline put before it (so each match starts with one): a remote pump ships only
     those matches, joined.  A file not named here is shipped whole; a collector reading a file
     another names must name its lines too."""
+    remote_files: ClassVar[Mapping[str, str]] = {}
+    """Host file (or glob) -> when a remote pump reads it, so that this collector finds it under
+    ``root`` in the pump's mirror: "tick" (every tick), "retrans" (when TCP's RetransSegs moved,
+    and with the slow files: /proc/net/netstat), "slow" (every few seconds: settings a collector
+    caches; a glob is expanded on the far side).  A file a collector reads that no collector
+    declares is not in a pumped host's tree; one that reads nothing a pump can ship (processes,
+    kernel tracing) declares none."""
     sparse: ClassVar[bool] = False
     """Frame rows keep only the fields their raw row has: rows of different kinds (a socket
     and the host totals, a destination and a thread) share one declared field list."""

@@ -47,14 +47,24 @@ class Ref:
         self.collector = collector
         self.name = name
 
-    def raw(self, row: Row | None) -> Value:
-        """The value as the row holds it (None where the row or the field is missing)."""
-        return None if row is None else row.get(self.name)
+    def raw(self, row: Row | None, default: Value = None) -> Value:
+        """The value as the row holds it (``default`` where the row or the field is missing:
+        a field absent is not a field present with no value)."""
+        return default if row is None else row.get(self.name, default)
+
+    def raw_at(self, frame: HasRows | None, instance: str) -> Value:
+        """The value of ``instance`` in ``frame`` as its row holds it."""
+        return self.raw(self.row(frame, instance))
 
     def key(self, host: str, instance: str) -> tuple[str, str, str, str]:
         """The series key of this field of ``instance`` on ``host`` (the analysis' and the
         grading's ``(host, collector, instance, field)``)."""
         return (host, self.collector, instance, self.name)
+
+    def path(self, instance: str) -> tuple[str, str, str]:
+        """``(collector, instance, field)``: a series on any host, the cell a judgement
+        grades."""
+        return (self.collector, instance, self.name)
 
     def row(self, frame: HasRows | None, instance: str) -> Row | None:
         """The row of ``instance`` in ``frame``'s rows of this field's collector."""
@@ -165,12 +175,21 @@ class RowKind:
     label: str = ""
     fixed: str = ""
     prefix: str = ""
+    on_request: bool = False
+    """An exporter exposes these rows only when asked (a series per CPU and field)."""
+    others: tuple[str, ...] = ()
+    """For a catch-all kind, the fixed instances and the prefixes (ending in ``_``) of its
+    collector's other kinds, which are not its rows (the tcp host row is no socket)."""
 
     def matches(self, instance: str) -> bool:
-        """Whether ``instance`` is a row of this kind (a catch-all kind matches any)."""
+        """Whether ``instance`` is a row of this kind (a catch-all kind: any row no other kind
+        of its collector takes)."""
         if self.fixed:
             return instance == self.fixed
-        return instance.startswith(self.prefix)
+        if self.prefix:
+            return instance.startswith(self.prefix)
+        return not any(instance == o or (o.endswith("_") and instance.startswith(o))
+                       for o in self.others)  # fmt: skip
 
     def ident(self, instance: str) -> str:
         """What names the row within its kind: ``dest_2`` -> ``2``."""
@@ -215,22 +234,33 @@ def render(collectors: Iterable[type[Collector]]) -> str:
         "from sgmon.contract import Hist, Num, RowKind, Text",
     ]
     for c in collectors:
-        cls = c.name.upper()
-        out += ["", "", f"class {cls}:", f'    """``{c.name}``: {c.description}"""', ""]
-        out.append(f"    name: ClassVar[str] = {_q(c.name)}")
-        for f in c.fields:
-            if not f.name.isidentifier() or keyword.iskeyword(f.name) or f.name == "name":
-                raise ValueError(f"{c.name}.{f.name}: not usable as an attribute name")
-            ref = _REF.get(f.kind, "Num")
-            out.append(f"    {f.name}: Final = {ref}({_q(c.name)}, {_q(f.name)})")
-        out += ["", "    class Rows:", f'        """The kinds of ``{c.name}``\'s rows."""', ""]
-        for k in c.rows:
-            args = [_q(k.name)]
-            args += [
-                f"{a}={_q(getattr(k, a))}" for a in ("label", "fixed", "prefix") if getattr(k, a)
-            ]
-            out.append(f"        {k.name}: Final = RowKind({', '.join(args)})")
+        out += _collector_class(c)
     return "\n".join(out) + "\n"
+
+
+def _collector_class(c: type[Collector]) -> list[str]:
+    """One collector's class: its name, a reference per field, its row kinds."""
+    out = ["", "", f"class {c.name.upper()}:", f'    """``{c.name}``: {c.description}"""', ""]
+    out.append(f"    name: ClassVar[str] = {_q(c.name)}")
+    for f in c.fields:
+        if not f.name.isidentifier() or keyword.iskeyword(f.name) or f.name == "name":
+            raise ValueError(f"{c.name}.{f.name}: not usable as an attribute name")
+        out.append(f"    {f.name}: Final = {_REF.get(f.kind, 'Num')}({_q(c.name)}, {_q(f.name)})")
+    out += ["", "    class Rows:", f'        """The kinds of ``{c.name}``\'s rows."""', ""]
+    siblings = tuple(k.fixed or k.prefix for k in c.rows if k.fixed or k.prefix)
+    out += [f"        {k.name}: Final = {_row_kind(k, siblings)}" for k in c.rows]
+    return out
+
+
+def _row_kind(k: RowKind, siblings: tuple[str, ...]) -> str:
+    """A row kind's constructor call, with a catch-all's ``others``."""
+    args = [_q(k.name)]
+    args += [f"{a}={_q(getattr(k, a))}" for a in ("label", "fixed", "prefix") if getattr(k, a)]
+    if k.on_request:
+        args.append("on_request=True")
+    if not (k.fixed or k.prefix) and siblings:
+        args.append(f"others=({''.join(_q(o) + ', ' for o in siblings).rstrip(' ')})")
+    return f"RowKind({', '.join(args)})"
 
 
 def _q(text: str) -> str:

@@ -38,6 +38,8 @@ _SECRETS = (
     # "password": "..." (JSON) and pwd:value
     (_WORD + r"(\s*:\s*)(\"[^\"]*\"|'[^']*')", r"\1\2***"),
     (_WORD + r"(:)([^\s\"']+)", r"\1\2***"),
+    # user:password@host (an ssh target or a URL with the password in it)
+    (r"(?<![\w:\[])([\w.$#-]+):[^\s@:/\]]+@", r"\1:***@"),
     # IDENTIFIED BY x (SQL echoed in an error)
     (r"(?i)\b(identified\s+by\s+)(\"[^\"]*\"|\S+)", r"\1***"),
 )

@@ -36,7 +36,7 @@ class CPU:
         """The kinds of ``cpu``'s rows."""
 
         all: Final = RowKind("all", fixed="all")
-        cpu: Final = RowKind("cpu", label="cpu")
+        cpu: Final = RowKind("cpu", label="cpu", on_request=True, others=("all",))
 
 
 class PAGING:
@@ -157,7 +157,7 @@ class TCP:
         """The kinds of ``tcp``'s rows."""
 
         host: Final = RowKind("host", fixed="host")
-        socket: Final = RowKind("socket", label="socket")
+        socket: Final = RowKind("socket", label="socket", others=("host",))
 
 
 class PROCS:
@@ -218,7 +218,7 @@ class RETRANS:
         """The kinds of ``retrans``'s rows."""
 
         host: Final = RowKind("host", fixed="host")
-        socket: Final = RowKind("socket", label="item")
+        socket: Final = RowKind("socket", label="item", others=("host",))
 
 
 class ORACLE_WAITS:

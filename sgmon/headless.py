@@ -142,6 +142,11 @@ def _check_scenario(name: str) -> None:
         raise UsageError(f"--simulate {name!r}: use one of {', '.join(SCENARIOS)}")
 
 
+STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1)
+"""The signals that end a headless run cleanly (SIGQUIT's default would dump core and lose
+the row being written; SIGUSR1's would end it without a word)."""
+
+
 def run_until_stopped(
     sources: Iterable[Source],
     sinks: list[Callable],
@@ -152,13 +157,16 @@ def run_until_stopped(
     """Run a Monitor, judging each frame with ``judge`` for the sinks, until the duration, the
     end of the sources, or a signal.
 
-    Returns the stopped Monitor.  SIGTERM and SIGINT end it cleanly.
+    Returns the stopped Monitor.  SIGTERM, SIGINT, SIGQUIT and SIGUSR1 end it cleanly (every
+    tick on disk); SIGHUP, which a recorder started in an ssh session gets at logout, is
+    ignored: the recording goes on.
     """
     from sgmon.monitor import Monitor
 
     stop = stop or threading.Event()
     mon = Monitor(sources, sinks=sinks, history=2, judge=judge)
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in STOPPING}
+    previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         mon.start()
 

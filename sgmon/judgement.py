@@ -50,6 +50,9 @@ class Judge:
         self.note = "" if analysis else "analysis not run"
         """Why there are no findings, when the analysis could not start or stopped."""
         self._skew: dict[str, float] = {}
+        self.seconds = 0.0
+        """How long judging the latest frame took (the analysis, mostly): `sgmon serve`
+        exposes it."""
         if analysis:
             try:
                 from sgmon.analysis import Analyzer
@@ -59,7 +62,14 @@ class Judge:
                 self.note = f"analysis failed to start: {e}"
 
     def __call__(self, frame: Frame) -> Judgement:
-        """Judge one frame (frames of each host in time order)."""
+        """Judge one frame (frames of each host in time order), timed."""
+        start = time.perf_counter()
+        try:
+            return self._judge(frame)
+        finally:
+            self.seconds = time.perf_counter() - start
+
+    def _judge(self, frame: Frame) -> Judgement:
         measured = getattr(self.offsets.get(frame.host), "clock_offset", None)
         if measured is not None:
             self._skew[frame.host] = measured

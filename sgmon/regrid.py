@@ -103,30 +103,37 @@ def _combine(
         return results[-1]
     rows: dict[str, dict[str, Value]] = {}
     for inst in dict.fromkeys(i for r, _ in ok for i in r.rows):
-        parts = [(r.rows[inst], w) for r, w in ok if inst in r.rows]
-        row: dict[str, Value] = {}
-        later = []
-        for f in fields:
-            got = [(part, w) for part, w in parts if part.get(f.name) is not None]
-            if not got:
-                continue
-            if f.combine.startswith("q:"):
-                later.append(f)  # from the combined histogram, once it is summed
-            elif f.combine.startswith("per:"):
-                events = f.combine[4:].split("+")
-                row[f.name] = _mean(
-                    [
-                        (part[f.name], w * sum(number(part.get(e)) or 0.0 for e in events))
-                        for part, w in got
-                    ]
-                )
-            else:
-                row[f.name] = _value(f.kind, f.combine, [(part[f.name], w) for part, w in got])
-        for f in later:
-            _, q, hist_field = f.combine.split(":", 2)
-            row[f.name] = _quantile(row.get(hist_field), q, f.unit)
-        rows[inst] = row
+        rows[inst] = _row([(r.rows[inst], w) for r, w in ok if inst in r.rows], fields)
     return CollectorResult(Status.OK, rows=rows)
+
+
+def _row(
+    parts: list[tuple[dict[str, Value], float]], fields: tuple[Field, ...]
+) -> dict[str, Value]:
+    """One instance's rows of a group (each with its interval) as one: each field combined as
+    it declares, a quantile read from the combined histogram once that is summed."""
+    row: dict[str, Value] = {}
+    later = []
+    for f in fields:
+        got = [(part, w) for part, w in parts if part.get(f.name) is not None]
+        if not got:
+            continue
+        if f.combine.startswith("q:"):
+            later.append(f)  # from the combined histogram, once it is summed
+        elif f.combine.startswith("per:"):
+            events = f.combine[4:].split("+")
+            row[f.name] = _mean(
+                [
+                    (part[f.name], w * sum(number(part.get(e)) or 0.0 for e in events))
+                    for part, w in got
+                ]
+            )
+        else:
+            row[f.name] = _value(f.kind, f.combine, [(part[f.name], w) for part, w in got])
+    for f in later:
+        _, q, hist_field = f.combine.split(":", 2)
+        row[f.name] = _quantile(row.get(hist_field), q, f.unit)
+    return row
 
 
 def _value(kind: Kind, combine: str, values: list[tuple[Value, float]]) -> Value:

@@ -33,8 +33,17 @@ STATE_MAX = 1 << 20
 MAGIC = "sgmon-state"
 HOST_FIELDS = ("name", "role", "tag", "time", "written", "interval", "failing", "items")
 US, RS = "\x1f", "\x1e"
-TMUX_COLOUR = {"warn": "#[fg=yellow]", "crit": "#[fg=red,bold]", "stale": "#[fg=colour244]"}
+TMUX_COLOUR = {
+    "warn": "#[fg=#000000,bg=#F0E442]",
+    "crit": "#[fg=#000000,bg=#D55E00,bold]",
+    "stale": "#[fg=#D8DEE9,bg=#3A3F47]",
+}
+"""Each coloured item carries its own background, the dashboard's warn and crit hues: text at
+least 4.5:1 on it whatever the status-style (yellow and red text on tmux's default green, xterm's
+#00CD00, were 1.3:1 and 2.7:1; the grey of stale 2.9:1)."""
 TMUX_RESET = "#[default]"
+ROLE_ORDER = {"primary": 0, "standby": 1}
+"""Where a host's part stands on the line: primaries first, then standbys, then the rest."""
 
 
 def runtime_dir() -> str:
@@ -163,37 +172,48 @@ def render(
         hosts = {k: v for k, v in hosts.items() if k == host}
     now = time.time()
     if fmt == "json":
-        import json
-
-        return json.dumps(
-            {
-                "name": shown,
-                "others": others,
-                "hosts": {k: _finite(dict(v, stale=_is_stale(v, now))) for k, v in hosts.items()},
-            },
-            separators=(",", ":"),
-            allow_nan=False,
-        )
+        return _json(shown, others, hosts, now)
     if not hosts:
         what = f"no data for {host}" if host else "no sgmon running"
         return _dim(f"sgmon: {what}" + (f" for {name}" if name else ""), fmt)
-    order = {"primary": 0, "standby": 1}
-    parts = []
     tags = [h.get("tag") or n for n, h in hosts.items()]
-    for name, h in sorted(hosts.items(), key=lambda kv: (order.get(kv[1]["role"], 2), kv[0])):
-        tag = h.get("tag") or name
-        if tag != name and tags.count(tag) > 1:  # RAC's instances, several standbys: P:node1
-            tag = f"{tag}:{name}"
-        if _is_stale(h, now):
-            age = now - h["written"]
-            since = f" {age:.0f}s" if 0 <= age < 1e9 else ""  # a stamp in the future: no age
-            parts.append(_dim(f"{tag} stale{since}", fmt))
-            continue
-        items = [_item(label, text, sev, fmt) for label, text, sev in h["items"]]
-        parts.append(" ".join([tag, *items]) if items else _dim(f"{tag} no data", fmt))
+    parts = [_part(n, h, tags, now, fmt) for n, h in sorted(hosts.items(), key=_primary_first)]
     if others:  # say so, and how to pick, rather than mix two configurations' hosts
         parts.append(_dim(f"{shown}; also running: {', '.join(others)} (--name)", fmt))
     return " | ".join(parts)
+
+
+def _json(shown: str | None, others: list[str], hosts: dict[str, dict], now: float) -> str:
+    """The line's ``json`` form: each host's state as published, with whether it is stale."""
+    import json
+
+    return json.dumps(
+        {
+            "name": shown,
+            "others": others,
+            "hosts": {k: _finite(dict(v, stale=_is_stale(v, now))) for k, v in hosts.items()},
+        },
+        separators=(",", ":"),
+        allow_nan=False,
+    )
+
+
+def _primary_first(named: tuple[str, dict]) -> tuple[int, str]:
+    """Primaries, then standbys, then the rest, each by name."""
+    return ROLE_ORDER.get(named[1]["role"], 2), named[0]
+
+
+def _part(name: str, h: dict, tags: list[str], now: float, fmt: str) -> str:
+    """One host's part of the line: its tag and items, or why it has none."""
+    tag = h.get("tag") or name
+    if tag != name and tags.count(tag) > 1:  # RAC's instances, several standbys: P:node1
+        tag = f"{tag}:{name}"
+    if _is_stale(h, now):
+        age = now - h["written"]
+        since = f" {age:.0f}s" if 0 <= age < 1e9 else ""  # a stamp in the future: no age
+        return _dim(f"{tag} stale{since}", fmt)
+    items = [_item(label, text, sev, fmt) for label, text, sev in h["items"]]
+    return " ".join([tag, *items]) if items else _dim(f"{tag} no data", fmt)
 
 
 def _finite(h: dict) -> dict:

@@ -42,15 +42,13 @@ instance writing that thread (``oracle_redo``, read there every tick anyway); th
 V$LOG_HISTORY sequence of the thread, against ``recv_seq``, says how many logs behind it is.
 Redo blocks carry headers and LGWR's partly filled last block ('redo wastage'), so a thread
 receives a little more than 'redo size': a shortfall is never overstated.  Apply is not per
-thread: MRP0 merges the threads.
+thread: MRP0 merges the threads.  The standby views' texts and rows become these values in
+sgmon/readers/standby.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
-from datetime import datetime
-from itertools import pairwise
 from typing import Any
 
 from collectors.oracle.base import OracleCollector
@@ -60,6 +58,7 @@ from sgmon.oracle.queries import RATE_S
 from sgmon.oracle.session import Session, role_of
 from sgmon.rates import percentile_from_buckets
 from sgmon.readers import roles
+from sgmon.readers.standby import apply_state, datum_age, parse_lag, rfs_positions, rfs_rate
 
 G, D, H, T = Kind.GAUGE, Kind.DELTA, Kind.HISTOGRAM, Kind.TEXT
 
@@ -186,55 +185,7 @@ FIELDS = (
 
 ONWARD_EVERY = 30
 """Ticks between two reads of a standby's or far sync instance's own destinations."""
-REDO_BLOCK = 512
-"""Bytes per BLOCK# of an RFS row (V$MANAGED_STANDBY: "512-byte blocks")."""
-
-_LAG = re.compile(r"^\s*([+-])?(\d+) (\d{1,2}):(\d{2}):(\d{2})(?:\.(\d+))?\s*$")
 _MODES = {"SYNCHRONOUS": "SYNC", "ASYNCHRONOUS": "ASYNC"}
-
-
-def parse_lag(value: str | None) -> float | None:
-    """``'+00 00:00:03'`` (INTERVAL DAY TO SECOND as text) -> 3.0; None when empty or odd."""
-    if not value:
-        return None
-    m = _LAG.match(str(value))
-    if not m:
-        return None
-    sign, days, h, mi, sec, frac = m.groups()
-    total = int(days) * 86400 + int(h) * 3600 + int(mi) * 60 + int(sec) + float(f"0.{frac or 0}")
-    return -total if sign == "-" else total
-
-
-_STAMPS = ("%m/%d/%Y %H:%M:%S", "%d-%b-%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S")
-"""TIME_COMPUTED / DATUM_TIME as 11g+ print them, as 10g did, and as ISO."""
-
-
-def _stamp(text: object) -> datetime | None:
-    for fmt in _STAMPS:
-        try:
-            return datetime.strptime(str(text).strip(), fmt)
-        except ValueError:
-            continue
-    return None
-
-
-def datum_age(computed: object, datum: object) -> float | None:
-    """Seconds between when a lag was computed and when its datum arrived (both the standby's
-    local time, so no clock of sgmon's enters); None when either is missing or unreadable."""
-    a, b = _stamp(computed), _stamp(datum)
-    return None if a is None or b is None else max(0.0, (a - b).total_seconds())
-
-
-def _rate(path: deque[tuple[float, Any, Any]]) -> float | None:
-    """Bytes per second a thread's RFS moved over its recent positions, counting only the
-    intervals within one log (across a switch the old log's tail is unknown without its size);
-    None until two positions in one log are known."""
-    secs = blocks = 0.0
-    for (t0, s0, b0), (t1, s1, b1) in pairwise(path):
-        if s0 == s1 and t1 > t0 and isinstance(b0, int | float) and isinstance(b1, int | float):
-            secs += t1 - t0
-            blocks += b1 - b0
-    return max(0.0, blocks) * REDO_BLOCK / secs if secs else None
 
 
 class OracleDgCollector(OracleCollector):
@@ -323,18 +274,9 @@ class OracleDgCollector(OracleCollector):
         apply = s.query("apply")
         self._rfs = None
         if apply is not None and not far:
-            states = [
-                str(st or "") for name, st, *_ in apply if str(name).upper().startswith("MRP")
-            ]
-            running = [x for x in states if x.upper() == "APPLYING_LOG"]
-            db["apply_state"] = (running or states or ["not running"])[0]
+            db["apply_state"] = apply_state(apply)
         if apply is not None:
-            rfs: dict[Any, tuple[Any, Any]] = {}
-            for name, _st, thread, seq, block in apply:
-                if str(name).upper().startswith("RFS") and thread and seq is not None:
-                    at = (seq, block or 0)  # the furthest of the thread's RFS (gap fetches lag)
-                    rfs[thread] = max(rfs.get(thread, at), at)
-            self._rfs = rfs
+            self._rfs = rfs_positions(apply)
         gaps = s.query("archive_gap")
         if gaps is not None:
             db["archive_gap"] = " ".join(f"{t}:{lo}-{hi}" for t, lo, hi in gaps)
@@ -418,7 +360,7 @@ class OracleDgCollector(OracleCollector):
             still = max(0.0, now - since)
             row["recv_seq"] = at[0]
             row["thread_lag"] = min(still, lag) if isinstance(lag, int | float) else still
-            row["recv_rate"] = _rate(self._path[thread]) if thread in self._rfs else 0.0
+            row["recv_rate"] = rfs_rate(self._path[thread]) if thread in self._rfs else 0.0
 
     def compute(self, prev: Rows | None, cur: Rows, dt: float) -> Rows:
         """Deltas by kind, and the destinations' p99 from the interval histogram."""

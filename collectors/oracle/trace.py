@@ -29,13 +29,9 @@ of the ``lgwr`` row, which sgmon.analysis.adaptive_sync reads so that SYNC trans
 for it.  ``Warning: log write broadcast wait time`` (RAC) and ``Adaptive scalable LGWR
 enabling/disabling workers`` are events too.
 
-How the traces time a remote write (seed 000): NSS prints "Client sending ... msgid=N" with its
-timestamp on the ``***`` line *below* it, and "Client received ... response ... msgid=N" with the
-timestamp *above* it; RFS prints "Server received ... msgid=N" and "Server finished processing
-... msgid=N", each with the timestamp below, and its ``WAIT ... nam='RFS write' ela= us`` lines in
-between.  Each message names its redo thread (``thrd=``) and msgid; msgids are counted per
-thread, so a write is matched on both.  Network time = NSS round trip - RFS processing time.  The
-two hosts' clocks differ a little, so a negative network share is shown as 0.
+How the traces time a remote write, and how its NSS and RFS sides are matched (thread and
+msgid), is the trace reader's: sgmon/readers/trace.py.  Network time = NSS round trip - RFS
+processing time; the two hosts' clocks differ a little, so a negative network share is shown as 0.
 
 The RFS trace is written on the standby: the primary's sgmon does not read it across hosts.  Run
 ``sgmon agent`` on the standby with ``rfs`` set in its own sgmon.toml and the NSS trace of the
@@ -50,8 +46,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import os
-import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -71,6 +67,8 @@ from sgmon.oracle.tracetime import (
     process_zone,
     zone_named,
 )
+from sgmon.readers import trace
+from sgmon.readers.trace import Key, Transit, split
 
 G, D = Kind.GAUGE, Kind.DELTA
 
@@ -101,171 +99,15 @@ FIELDS = (
     ),
 )
 
-# 11.2 "*** 2015-03-10 14:08:53.050", 12.2+ "*** 2023-01-29T01:00:52.031166-06:00 (CDB$ROOT(1))"
-_TS = re.compile(
-    r"^\*\*\* (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)?)"
-)
-_N = r"\d{1,15}"  # a number a trace prints; 5,000 digits is damage (and int() refuses them)
-_SLOW = re.compile(rf"Warning: log write elapsed time ({_N})ms, size ({_N})KB")
-_BROADCAST = re.compile(rf"Warning: log write broadcast wait time ({_N})ms")
-_MODE = re.compile(r"Log file sync switching to (polling|post/wait)")
-_WORKERS = re.compile(r"Adaptive scalable LGWR (enabling|disabling) workers")
-_OFFSET = re.compile(r"(?:[+-]\d{2}:\d{2}|Z)$")
-_MSGID = re.compile(rf"msgid=({_N})\b")
-_THRD = re.compile(rf"thrd=({_N})\b")
-_SEQ = re.compile(rf"seq=({_N})\b")
-_RFS_WRITE = re.compile(rf"nam='RFS write' ela= *({_N})\b")
-# message start -> (kind, where its timestamp is: the *** line below it or the one above it)
-_MESSAGES = (
-    ("Client sending SQLNET request data", "nss_send", "below"),
-    ("Client received SQLNET call", "nss_recv", "above"),
-    ("Server received SQLNET data", "rfs_recv", "below"),
-    ("Server finished processing SQLNET data", "rfs_done", "below"),
-)
-MAX_PENDING = 20000  # unmatched writes kept (oldest dropped)
 
-
-@dataclass(slots=True)
-class _Msg:
-    kind: str
-    text: str
-    where: str
-
-
-Key = tuple[int | None, int]  # (redo thread, msgid): msgids are per thread
-
-
-@dataclass(slots=True)
-class Transit:
-    """What the traces tell about one remote write (times in epoch seconds)."""
-
-    msgid: int
-    thread: int | None = None
-    seq: int | None = None
-    nss_send: float | None = None
-    nss_recv: float | None = None
-    rfs_recv: float | None = None
-    rfs_done: float | None = None
-    rfs_write_us: float = 0.0
-
-
-@dataclass(slots=True)
-class Line:
-    """A line that explains log file sync: (time, kind, value)."""
-
-    when: float | None
-    kind: str  # slow, broadcast, mode, workers
-    value: float
-    text: str
-
-
-class TraceParser:
-    """Turns LGWR and 16410/10046 trace lines into events and transits; one parser per file."""
+class TraceParser(trace.TraceParser):
+    """The readers' parser (sgmon/readers/trace.py) with the stamps read as tracetime reads
+    them: an offset-less stamp in ``zone``, the instance's."""
 
     def __init__(
         self, transits: OrderedDict[Key, Transit], zone: _dt.tzinfo, assumed: str | None = None
     ) -> None:
-        self.transits = transits
-        self.zone = zone
-        self.assumed = assumed
-        """Said once (in ``notes``) at the first stamp without an offset: the zone was a guess."""
-        self.notes: list[str] = []
-        self._last_ts: float | None = None
-        self._open: _Msg | None = None  # a message whose msgid is on a following line
-        self._below: list[tuple[Key, str]] = []  # writes waiting for the *** line below them
-        self._current: Key | None = None  # the RFS message being processed (for RFS write ela)
-        self.found: list[Line] = []  # LGWR-path lines not yet taken
-
-    def feed(self, lines: list[str]) -> None:
-        """Consume lines in file order."""
-        for line in lines:
-            self._line(line)
-
-    def _line(self, line: str) -> None:
-        m = _TS.match(line)
-        if m:
-            try:
-                self._last_ts = parse_ts(m.group(1), self.zone)
-            except ValueError:
-                return
-            if self.assumed and not _OFFSET.search(m.group(1)):
-                self.notes.append(self.assumed)
-                self.assumed = None
-            for key, kind in self._below:
-                setattr(self._transit(key), kind, self._last_ts)
-            self._below.clear()
-            return
-        if self._lgwr_line(line):
-            return
-        m = _RFS_WRITE.search(line)
-        if m and self._current is not None:
-            self._transit(self._current).rfs_write_us += float(m.group(1))
-            return
-        for start, kind, where in _MESSAGES:
-            if start in line:
-                self._open = _Msg(kind, line, where)
-                break
-        else:
-            if self._open is None:
-                return
-            self._open.text += " " + line
-        msg = self._open
-        idm = _MSGID.search(msg.text)
-        if idm is None:
-            if msg.text.count(" ") > 60:  # not the message we thought: give up on it
-                self._open = None
-            return
-        self._open = None
-        thrd, seq = _THRD.search(msg.text), _SEQ.search(msg.text)
-        key = (int(thrd.group(1)) if thrd else None, int(idm.group(1)))
-        t = self._transit(key)
-        t.seq = int(seq.group(1)) if seq else t.seq
-        if msg.kind == "rfs_recv":
-            self._current = key
-        elif msg.kind == "rfs_done":
-            self._current = None
-        if msg.where == "above":
-            setattr(t, msg.kind, self._last_ts)
-        else:
-            self._below.append((key, msg.kind))
-
-    def _lgwr_line(self, line: str) -> bool:
-        """The LGWR-path lines: slow writes, broadcast waits, sync mode and worker changes."""
-        if m := _SLOW.search(line):
-            ms, kb = int(m.group(1)), int(m.group(2))
-            self.found.append(Line(self._last_ts, "slow", ms, f"log write {ms} ms, {kb} KB"))
-        elif m := _BROADCAST.search(line):
-            ms = int(m.group(1))
-            self.found.append(Line(self._last_ts, "broadcast", ms, f"broadcast wait {ms} ms"))
-        elif m := _MODE.search(line):
-            polling = m.group(1) == "polling"
-            self.found.append(
-                Line(self._last_ts, "mode", float(polling), f"log file sync {m.group(1)}")
-            )
-        elif m := _WORKERS.search(line):
-            on = m.group(1) == "enabling"
-            self.found.append(Line(self._last_ts, "workers", float(on), f"LGWR workers {m[1]}"))
-        else:
-            return False
-        return True
-
-    def _transit(self, key: Key) -> Transit:
-        t = self.transits.get(key)
-        if t is None:
-            t = self.transits[key] = Transit(key[1], key[0])
-            while len(self.transits) > MAX_PENDING:
-                self.transits.popitem(last=False)
-        return t
-
-
-def split(t: Transit) -> tuple[float, float, float] | None:
-    """(total, network, rfs) ms of a remote write known on both sides, else None."""
-    if None in (t.nss_send, t.nss_recv, t.rfs_recv, t.rfs_done):
-        return None
-    total = (t.nss_recv - t.nss_send) * 1000.0  # type: ignore[operator]
-    rfs = (t.rfs_done - t.rfs_recv) * 1000.0  # type: ignore[operator]
-    rfs = max(rfs, t.rfs_write_us / 1000.0)
-    return total, max(0.0, total - rfs), rfs
+        super().__init__(transits, functools.partial(parse_ts, zone=zone), assumed)
 
 
 _EVENT = {  # Line.kind -> event kind
@@ -425,7 +267,8 @@ class OracleTraceCollector(Collector):
         self.emit_event(Event(self.clock(), self.name, "note", kind, text))
 
     def sample(self) -> Rows:
-        """Read what the traces gained since the last tick."""
+        """Read what the traces gained since the last tick; look for the current files again
+        at each connect and when a file has been quiet for ``rescan_s``."""
         now = self.clock()
         connected = self.session is not None and self.session.connected
         fresh, self._was_connected = connected and not self._was_connected, connected
@@ -434,21 +277,10 @@ class OracleTraceCollector(Collector):
         errors: list[str] = []
         for kind, files in self._files.items():
             for f in list(files.values()):
-                lines = f.follower.lines()
-                self._say_dropped(kind, f.follower)
-                error = f.follower.error
-                if error and error not in self._told:
-                    self._told.add(error)
-                    self._note(kind, error)
+                error = self._read(kind, f, now)
                 readable[kind] = readable.get(kind, False) or not error
                 if error:
                     errors.append(error)
-                if lines:
-                    f.quiet_since = now
-                    f.parser.feed(lines)
-                for note in f.parser.notes:
-                    self._note(kind, note)
-                f.parser.notes.clear()
             quiet = any(now - f.quiet_since >= self.rescan_s for f in files.values())
             if quiet or fresh or not files:
                 if lay is None and self.session is not None:  # at each connect, when quiet
@@ -456,6 +288,26 @@ class OracleTraceCollector(Collector):
                 self._rescan(kind, lay=lay)
                 for f in files.values():
                     f.quiet_since = now
+        return self._rows(readable, errors)
+
+    def _read(self, kind: str, f: _Followed, now: float) -> str | None:
+        """Feed one file's new lines to its parser and say its notes; its error, if any."""
+        lines = f.follower.lines()
+        self._say_dropped(kind, f.follower)
+        error = f.follower.error
+        if error and error not in self._told:
+            self._told.add(error)
+            self._note(kind, error)
+        if lines:
+            f.quiet_since = now
+            f.parser.feed(lines)
+        for note in f.parser.notes:
+            self._note(kind, note)
+        f.parser.notes.clear()
+        return error
+
+    def _rows(self, readable: dict[str, bool], errors: list[str]) -> Rows:
+        """The rows of the kinds whose files could be read; OSError when none could."""
         rows: Rows = {}
         if "lgwr" in self._files and readable.get("lgwr", True):
             rows["lgwr"] = self._lgwr()

@@ -25,6 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 
 from sgmon import topology
+from sgmon.analysis.baseline import Series
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, chain_label
 from sgmon.analysis.correlate import Link, rank
@@ -32,28 +33,28 @@ from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.rules import evaluate, host_claims
-from sgmon.analysis.rules.base import LAG_RISK, mean
+from sgmon.analysis.rules.base import LAG_RISK, HostClaims, mean
+from sgmon.analysis.watch import SeriesPath
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
+from sgmon.fields import ORACLE_DG, ORACLE_REDO, ORACLE_WAITS
 from sgmon.grading import RANK, Grader, cpu_count
-from sgmon.model import Frame, data_guard_role, number, unheard
+from sgmon.model import Frame, data_guard_role, unheard
 from sgmon.verdicts import AnalysisState, Budget, Finding, Outlier, SeriesKey
 
 __all__ = ["Analyzer"]
 
 # The series a chain starts from, most specific first: the remote write explains more than
 # log file sync does.
-TRIGGERS: tuple[tuple[str, str, str], ...] = (
-    *(
-        ("oracle_waits", e, f)
-        for e in (*COMMIT_EVENTS[1:], COMMIT_EVENTS[0])
-        for f in ("p99", "p90", "avg")
-    ),
-    ("oracle_redo", "db", "redo_synch_time"),
+_QUANTILES = (ORACLE_WAITS.p99, ORACLE_WAITS.p90, ORACLE_WAITS.avg)
+_SYNCH_TIME = ORACLE_REDO.redo_synch_time.path(ORACLE_REDO.Rows.db.fixed)
+TRIGGERS: tuple[SeriesPath, ...] = (
+    *(f.path(e) for e in (*COMMIT_EVENTS[1:], COMMIT_EVENTS[0]) for f in _QUANTILES),
+    _SYNCH_TIME,
 )
-SYMPTOM: tuple[tuple[str, str, str], ...] = (
-    *(("oracle_waits", COMMIT_EVENTS[0], f) for f in ("p99", "p90", "avg")),
-    ("oracle_redo", "db", "redo_synch_time"),
+SYMPTOM: tuple[SeriesPath, ...] = (
+    *(f.path(COMMIT_EVENTS[0]) for f in _QUANTILES),
+    _SYNCH_TIME,
 )
 """What the sessions themselves wait for: a chain starts only when one of these has moved."""
 BLIP_TICKS = 3
@@ -64,6 +65,8 @@ TRIGGER_PATHS = frozenset(TRIGGERS)
 BUDGET_SMOOTHING = 5  # intervals the rules average the budget over
 STALE_TICKS = 3  # a host this many ticks behind is not waited for
 HOLD_S, HOLD_TICKS = 10.0, 3  # a finding closes when not asserted for this long
+Candidate = tuple[Outlier, Series | None, bool]
+"""An outlier that may explain the chain, its points, and whether higher is worse."""
 
 
 class Analyzer:
@@ -103,6 +106,22 @@ class Analyzer:
             self._feed(frame)
 
     def _feed(self, frame: Frame) -> None:
+        view = self._seen(frame)
+        interval = frame.interval if frame.interval > 0 else 1.0
+        self.book.hold = max(HOLD_S, HOLD_TICKS * interval)
+        tick = round(frame.time / interval)
+        view.outliers = self.tracker.update(frame, tick, view.ncpu)
+        _note_switches(view, frame)
+        view.timed.extend(e for e in frame.events if e.kind in TIMED)
+        self._time = max(self._time, frame.time)
+        self._ticks[frame.host] = tick
+        if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):
+            return  # another host has yet to report this tick: judge once, when it has
+        self._evaluate(interval)
+
+    def _seen(self, frame: Frame) -> HostView:
+        """The frame's host as the analysis knows it, brought up to this frame: its role (and
+        when it last changed), when it was last heard, its CPUs."""
         view = self._views.get(frame.host)
         ncpu = cpu_count(frame)
         if view is None:
@@ -115,16 +134,11 @@ class Analyzer:
         if not unheard(frame):
             view.heard = frame.time
         view.ncpu = ncpu or view.ncpu
-        interval = frame.interval if frame.interval > 0 else 1.0
-        self.book.hold = max(HOLD_S, HOLD_TICKS * interval)
-        tick = round(frame.time / interval)
-        view.outliers = self.tracker.update(frame, tick, view.ncpu)
-        _note_switches(view, frame)
-        view.timed.extend(e for e in frame.events if e.kind in TIMED)
-        self._time = max(self._time, frame.time)
-        self._ticks[frame.host] = tick
-        if any(tick - STALE_TICKS <= t < tick for h, t in self._ticks.items() if h != frame.host):
-            return  # another host has yet to report this tick: judge once, when it has
+        return view
+
+    def _evaluate(self, interval: float) -> None:
+        """The tick's findings, once every host has reported it: the per-host rules once, the
+        others once per primary instance (RAC), a silent host's from its liveness."""
         self.topology = topo = topology.build(
             self.config, {h: v.frame for h, v in self._views.items()}
         )
@@ -138,14 +152,7 @@ class Analyzer:
             self._budget.pop(f.host, None)  # its last split is not now's
             silent.add(f.host)
             asserted[f.key] = f
-        explained = []
-        for name in topo.primaries or (None,):
-            ctx = self._context(common, topo, name, silent)
-            for f in evaluate(ctx, hosts):  # a standby's finding, from each instance: one, worst
-                if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
-                    asserted[f.key] = _of_instance(f, ctx) if f.host == name else f
-            if ctx.explained and name is not None:
-                explained.append(name)
+        explained = self._instances(common, topo, hosts, silent, asserted)
         self.book.update(self._time, asserted.values())
         for h in topo.standbys:
             if not topo.on_commit_path(h):  # seed 003: only its lag is at risk
@@ -156,14 +163,32 @@ class Analyzer:
         self._closed.extend(self.book.closed)
         self._changed.extend(self.book.changed)
 
+    def _instances(
+        self,
+        common: Context,
+        topo: topology.Topology,
+        hosts: HostClaims,
+        silent: set[str],
+        asserted: dict[str, Finding],
+    ) -> list[str]:
+        """Each primary instance's findings into ``asserted`` (a standby's finding, from each
+        instance: one, the worst); the instances whose chain a cause explained."""
+        explained = []
+        for name in topo.primaries or (None,):
+            ctx = self._context(common, topo, name, silent)
+            for f in evaluate(ctx, hosts):
+                if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
+                    asserted[f.key] = _of_instance(f, ctx) if f.host == name else f
+            if ctx.explained and name is not None:
+                explained.append(name)
+        return explained
+
     def _context(
         self, common: Context, topo: topology.Topology, name: str | None, silent: set[str]
     ) -> Context:
         """What the rules see for one primary instance: the tick's ``common`` context with
         that instance and every other host but the other instances (RAC: each instance's
-        commit path is its own), and the instance's budget and chain.  A ``silent`` instance
-        has no budget: the split of its last heard seconds is not now's, and once it is heard
-        again its budget starts afresh."""
+        commit path is its own), and the instance's budget and chain."""
         hosts, instances = self._views, {}
         if len(topo.primaries) > 1:
             hosts = {n: v for n, v in hosts.items() if n == name or n not in topo.primaries}
@@ -171,49 +196,43 @@ class Analyzer:
         ctx = Context(common.now, hosts, self.tracker, self.grader, self.config)
         ctx.topology, ctx.primary_name, ctx.instances = topo, name, instances
         ctx.interval, ctx.max_lag = common.interval, common.max_lag
-        primary, standby = ctx.primary, ctx.standby
         path = self._paths.setdefault(name or "", _Path())
-        if primary is not None and primary.name in silent:
+        primary = ctx.primary
+        if primary is not None:
+            self._split(primary, ctx.standby, topo, path, primary.name in silent)
+            if path.recent:
+                ctx.budget = _smooth(path.recent)
+        ctx.chain = self._chain(ctx, path)
+        return ctx
+
+    def _split(
+        self,
+        primary: HostView,
+        standby: HostView | None,
+        topo: topology.Topology,
+        path: _Path,
+        silent: bool,
+    ) -> None:
+        """The instance's commit budget of its new frame, into its recent ones.  A ``silent``
+        instance has none: the split of its last heard seconds is not now's, and once it is
+        heard again its budget starts afresh."""
+        if silent:
             path.recent.clear()
-        elif primary is not None and primary.frame.time != path.budget_time:
+        elif primary.frame.time != path.budget_time:
             path.budget_time = primary.frame.time
             fast = standby is not None and topo.fast_sync(standby.name)
             b = commit_budget(primary.frame, standby.frame if standby else None, fast)
             if b is not None:
                 self._budget[primary.name] = b
                 path.recent.append(b)
-        if primary is not None and path.recent:
-            ctx.budget = _smooth(path.recent)
-        ctx.chain = self._chain(ctx, path)
-        return ctx
 
     def _chain(self, ctx: Context, path: _Path) -> Chain | None:
+        """The primary instance's degraded commit path and the outliers that line up with it
+        (None: its commit time has not moved)."""
         p = ctx.primary
         if p is None:
             return None
-        path.moved.append(
-            any(
-                (o := p.outliers.get((p.name, *k))) is not None
-                and o.severity != "info"
-                and not o.quiet
-                for k in SYMPTOM
-            )
-        )
-        sticky = p.outliers.get(path.trigger) if path.trigger else None
-        trigger = (
-            sticky
-            if sticky and sticky.severity != "info"
-            else next(
-                (
-                    o
-                    for c, i, f in TRIGGERS
-                    if (o := p.outliers.get((p.name, c, i, f))) and o.severity != "info"
-                ),
-                None,
-            )
-        )  # keep the series a chain started from while it stays out of line: a steady title
-        if trigger is not None and path.trigger is None and not moved(path.moved, ctx.interval):
-            trigger = None  # a blip of the commit time, or a wait that the sessions do not feel
+        trigger = _trigger(p, path, ctx.interval)
         if trigger is None:
             path.trigger = None
             path.linked.clear()  # the incident is over
@@ -223,7 +242,14 @@ class Analyzer:
         series = self.tracker.series(trigger.key)
         if series is None:
             return None
-        candidates = []
+        links = _links(path, trigger, series, self._candidates(ctx, p), ctx.max_lag)
+        peak = max(series.recent(PEAK_TICKS), default=None)
+        return Chain(trigger, chain_label(trigger, peak, PEAK_TICKS * ctx.interval), links)
+
+    def _candidates(self, ctx: Context, p: HostView) -> list[Candidate]:
+        """The outliers that may explain the chain: each on the commit path, but the primary's
+        own commit-path series."""
+        out = []
         for view in ctx.hosts.values():
             if not ctx.on_commit_path(view.name):
                 continue  # seed 003: an ASYNC standby's faults never line up as the cause
@@ -233,22 +259,8 @@ class Analyzer:
                 if ctx.off_path(view.name, (key,)):
                     continue  # an ASYNC or archiver socket, a Fast Sync standby's SRL writes
                 meta = self.grader.meta(key[0], key[1], key[3])
-                candidates.append(
-                    (o, self.tracker.series(key), meta.higher_is_worse if meta else True)
-                )
-        keys = (trigger.key, tuple(o.key for o, _, _ in candidates))
-        prev = path.ranked
-        if prev is not None and prev[0] == keys and not prev[1]:
-            # same incident, same outliers as last tick: keep the ranking one tick (each link
-            # already keeps its best r), refresh the outliers it points at
-            current = {o.key: o for o, _, _ in candidates}
-            links = [Link(current[lk.outlier.key], lk.r, lk.lag, lk.n) for lk in prev[2]]
-            path.ranked = (keys, True, links)
-        else:
-            links = rank(series, candidates, ctx.max_lag, path.linked)
-            path.ranked = (keys, False, links)
-        peak = max(series.recent(PEAK_TICKS), default=None)
-        return Chain(trigger, chain_label(trigger, peak, PEAK_TICKS * ctx.interval), links)
+                out.append((o, self.tracker.series(key), meta.higher_is_worse if meta else True))
+        return out
 
     def state(self) -> AnalysisState:
         """A snapshot: open outliers of every host, ranked findings, the latest budgets."""
@@ -292,6 +304,50 @@ def moved(recent: deque[bool], interval: float) -> bool:
     return interval >= BLIP_S or sum(recent) >= BLIP_TICKS or (n >= 2 and recent[n - 2])
 
 
+def _trigger(p: HostView, path: _Path, interval: float) -> Outlier | None:
+    """The series the primary instance's chain starts from: the one it started from while that
+    stays out of line (a steady title), else the most specific commit-path series out of line,
+    once the commit symptom has moved for more than a blip."""
+    path.moved.append(
+        any(
+            (o := p.outliers.get((p.name, *k))) is not None and o.severity != "info" and not o.quiet
+            for k in SYMPTOM
+        )
+    )
+    sticky = p.outliers.get(path.trigger) if path.trigger else None
+    if sticky and sticky.severity != "info":
+        return sticky
+    trigger = next(
+        (
+            o
+            for c, i, f in TRIGGERS
+            if (o := p.outliers.get((p.name, c, i, f))) and o.severity != "info"
+        ),
+        None,
+    )
+    if trigger is not None and path.trigger is None and not moved(path.moved, interval):
+        return None  # a blip of the commit time, or a wait that the sessions do not feel
+    return trigger
+
+
+def _links(
+    path: _Path, trigger: Outlier, series: Series, candidates: list[Candidate], max_lag: int
+) -> list[Link]:
+    """The candidates ranked by how well they line up with the trigger; the same incident with
+    the same outliers as last tick keeps its ranking one tick (each link already keeps its best
+    r) and refreshes the outliers it points at."""
+    keys = (trigger.key, tuple(o.key for o, _, _ in candidates))
+    prev = path.ranked
+    if prev is not None and prev[0] == keys and not prev[1]:
+        current = {o.key: o for o, _, _ in candidates}
+        links = [Link(current[lk.outlier.key], lk.r, lk.lag, lk.n) for lk in prev[2]]
+        path.ranked = (keys, True, links)
+    else:
+        links = rank(series, candidates, max_lag, path.linked)
+        path.ranked = (keys, False, links)
+    return links
+
+
 def _of_instance(f: Finding, ctx: Context) -> Finding:
     """A RAC instance's finding names its instance and thread (each has its own LGWR, NSS
     socket and redo thread)."""
@@ -307,11 +363,9 @@ def _note_switches(view: HostView, frame: Frame) -> None:
     that moved (a thread whose first history row appears mid-run has just switched)."""
     times = [e.time for e in frame.events if e.kind == "log_switch"]
     events = bool(times)
-    dg = frame.rows("oracle_dg")
-    for inst, row in dg.items():
-        if not inst.startswith("thread_"):
-            continue
-        seq, n = number(row.get("sequence")), number(row.get("log_switches"))
+    dg = frame.rows(ORACLE_DG.name)
+    for inst, row in ORACLE_DG.Rows.thread.of(dg).items():
+        seq, n = ORACLE_DG.sequence.of(row), ORACLE_DG.log_switches.of(row)
         last = view.sequences.get(inst)
         if not events:
             if n:

@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 
 from sgmon import events
-from sgmon.model import Frame, Rows, number
+from sgmon.fields import ORACLE_DG, ORACLE_REDO, ORACLE_WAITS
+from sgmon.model import Frame, Rows, Value
 from sgmon.rates import bucket_midpoints
 from sgmon.topology import ships_sync
 from sgmon.verdicts import Budget
@@ -36,29 +37,29 @@ STANDBY_IO = events.STANDBY_WRITES
 
 
 def _avg(waits: Rows, event: str) -> float | None:
-    return number(waits.get(event, {}).get("avg"))
+    return ORACLE_WAITS.avg.of(waits.get(event))
 
 
 def _has_sync_dest(frame: Frame) -> bool:
     """Whether a SYNC destination ships now (else the commits are local only)."""
     return any(
-        ships_sync(row) for inst, row in frame.rows("oracle_dg").items() if inst.startswith("dest_")
+        ships_sync(row) for row in ORACLE_DG.Rows.dest.of(frame.rows(ORACLE_DG.name)).values()
     )
 
 
 def remote_write(frame: Frame) -> float | None:
     """Average remote write this interval: the 12c event, the 11.2 one, or Table 7's formula
     where neither is read (never when one is read with no waits: no remote write happened)."""
-    waits = frame.rows("oracle_waits")
+    waits = frame.rows(ORACLE_WAITS.name)
     for event in REMOTE:
         v = _avg(waits, event)
         if v is not None:
             return v
     if any(e in waits for e in REMOTE) or not _has_sync_dest(frame):
         return None
-    redo = frame.rows("oracle_redo").get("db", {})
-    t, n = redo.get("redo_write_time"), redo.get("redo_writes")
-    if isinstance(t, int | float) and isinstance(n, int | float) and n > 0:
+    db = ORACLE_REDO.Rows.db.fixed
+    t, n = ORACLE_REDO.redo_write_time.at(frame, db), ORACLE_REDO.redo_writes.at(frame, db)
+    if t is not None and n is not None and n > 0:
         return t / n  # ms/s over writes/s: Table 7's "overall write latency"
     return None
 
@@ -67,7 +68,7 @@ def standby_io(standby: Frame | None) -> float | None:
     """The standby's SRL write average this interval (larger of the two RFS events)."""
     if standby is None:
         return None
-    waits = standby.rows("oracle_waits")
+    waits = standby.rows(ORACLE_WAITS.name)
     vals = [v for v in (_avg(waits, e) for e in STANDBY_IO) if v is not None]
     return max(vals) if vals else None
 
@@ -93,10 +94,9 @@ def traced_split(frames: tuple[Frame | None, ...]) -> tuple[float, float] | None
 
 def _waits(frame: Frame) -> float | None:
     """Remote writes in the interval (count), for weighting the traced ones."""
-    waits = frame.rows("oracle_waits")
     for event in REMOTE:
-        n = waits.get(event, {}).get("waits")
-        if isinstance(n, int | float) and n > 0:
+        n = ORACLE_WAITS.waits.at(frame, event)
+        if n is not None and n > 0:
             return n * frame.interval
     return None
 
@@ -118,7 +118,7 @@ def commit_budget(primary: Frame, standby: Frame | None, fast_sync: bool = False
     """The budget of one primary interval, or None when log file sync had no waits.
     ``fast_sync``: the standby acknowledges on receipt (SYNC NOAFFIRM), so no part of the
     remote write is its SRL write, however slow that is."""
-    waits = primary.rows("oracle_waits")
+    waits = primary.rows(ORACLE_WAITS.name)
     lfs = _avg(waits, LFS)
     if lfs is None:
         return None
@@ -138,6 +138,12 @@ def commit_budget(primary: Frame, standby: Frame | None, fast_sync: bool = False
     )
 
 
+def _hist(frame: Frame, event: str) -> Value:
+    """``event``'s interval histogram in ``frame`` as the row holds it (``residual_life``'s
+    input; None where the event has none)."""
+    return ORACLE_WAITS.hist.raw_at(frame, event)
+
+
 def residual_life(hist: object) -> float | None:
     """E[D^2] / 2E[D] of one interval's write histogram (ms): how long a commit that arrives
     during a write waits for that write to end, each bucket counted at its midpoint
@@ -154,11 +160,11 @@ def residual_life(hist: object) -> float | None:
 def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float | None, str]:
     """The commits' wait behind writes in flight, and what it queues behind (see Budget)."""
     remote = next(  # the 12c event's histogram, else the 11.2 one's: a version has one of them
-        (h for e in REMOTE if (h := primary.value("oracle_waits", e, "hist")) is not None), None
+        (h for e in REMOTE if (h := _hist(primary, e)) is not None), None
     )
     lives = {
         "remote": residual_life(remote),
-        "local": residual_life(primary.value("oracle_waits", LOCAL, "hist")),
+        "local": residual_life(_hist(primary, LOCAL)),
     }
     res = {k: v for k, v in lives.items() if v is not None}
     if not res:
@@ -168,8 +174,7 @@ def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float 
         rfs = [
             r
             for e in STANDBY_IO
-            if standby is not None
-            and (r := residual_life(standby.value("oracle_waits", e, "hist"))) is not None
+            if standby is not None and (r := residual_life(_hist(standby, e))) is not None
         ]
         if not rfs:  # the standby's waits are not in the data (an AWR import of the primary)
             part = "remote write"

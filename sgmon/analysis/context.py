@@ -13,6 +13,7 @@ from sgmon.analysis.correlate import Link
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.config import Config
 from sgmon.events import STANDBY_WRITES
+from sgmon.fields import BIOLAT, CPU, DISK, ORACLE_DG, ORACLE_WAITS, TCP
 from sgmon.grading import Grader
 from sgmon.model import Event, Frame
 from sgmon.topology import Topology, off_path_sender
@@ -24,6 +25,9 @@ TIMED = frozenset({"lgwr_slow_write", "remote_write_split"})
 retransmission and the write it stalled are often read in different ticks)."""
 
 T = TypeVar("T")
+WHOLE_ROWS = frozenset({CPU.Rows.all.fixed, ORACLE_DG.Rows.db.fixed, TCP.Rows.host.fixed})
+"""The instances that are a collector's whole row (a host's, a database's): evidence names
+none of them."""
 
 
 @dataclass(slots=True)
@@ -122,18 +126,18 @@ class Context:
                 "(cloud migration case)"
             )
         view = self.hosts.get(host)
-        sockets = view.frame.rows("tcp") if view is not None else {}
+        sockets = view.frame.rows(TCP.name) if view is not None else {}
         for _, coll, inst, _ in series:
-            srl = coll in ("disk", "biolat") or inst in STANDBY_WRITES
+            srl = coll in (DISK.name, BIOLAT.name) or inst in STANDBY_WRITES
             if srl and self.topology is not None and self.topology.fast_sync(host):
                 return (
                     f"{host} is a Fast Sync destination (SYNC NOAFFIRM): it acknowledges redo "
                     "on receipt, before its SRL write, so its redo disk is not on the commit "
                     "path (MAA SYNC paper)"
                 )
-            if coll != "tcp":
+            if coll != TCP.name:
                 continue
-            process = sockets.get(inst, {}).get("process")
+            process = TCP.process.of(sockets.get(inst))
             if off_path_sender(process):
                 return (
                     f"{inst} belongs to {process}, which ships ASYNC redo or archived logs "
@@ -156,7 +160,7 @@ class Context:
             self._ends = {
                 key: name
                 for name, v in self.hosts.items()
-                for key in v.frame.rows("tcp")
+                for key in v.frame.rows(TCP.name)
                 if ">" in key
             }
         far = self._ends.get(turned(inst))
@@ -221,7 +225,7 @@ def label(o: Outlier, value: float | None) -> str:
     """``SYNC Remote Write p99 212 ms`` / ``redo synch time 12 ms`` for a commit-path series."""
     coll, inst, name = o.collector, o.instance, o.field
     unit = f" {o.unit}" if o.unit else ""
-    what = f"{inst} {name}" if coll == "oracle_waits" else name.replace("_", " ")
+    what = f"{inst} {name}" if coll == ORACLE_WAITS.name else name.replace("_", " ")
     if value is not None and buckets.is_bucket_field(coll, name):
         return f"{what} {buckets.quantile_text(value)}"
     return f"{what} {fmt_num(value)}{unit}"
@@ -241,7 +245,7 @@ def now(o: Outlier) -> str:
     """An outlier as evidence, at the value it has this tick, so that lines of one finding
     agree with each other (its ``reason`` was written when it opened or last rose)."""
     value = o.value if isinstance(o.value, int | float) else None
-    named = o.instance not in ("all", "db", "host") and o.collector != "oracle_waits"
+    named = o.instance not in WHOLE_ROWS and o.collector != ORACLE_WAITS.name
     where = f"{o.host} {o.instance + ' ' if named else ''}"
     if isinstance(o.value, str):  # a state (a destination's status): the text is the value
         return f"{where}{o.field.replace('_', ' ')} {o.value or '-'}"

@@ -90,27 +90,47 @@ def best_lag(
     Pearson of each lag); with gaps each lag is an exact Pearson over the pairs present.
     ``zx``: the trigger's z-scores, when the caller ranks many candidates against one trigger.
     """
-    n = len(trigger)
     lags = sorted(range(-max_lag, max_lag + 1), key=abs)
     known = cand[max_lag:]  # the candidate has no future ticks yet: trim that edge
     while known and known[-1] is None:
         known.pop()
     head = cand[:max_lag]
-    if None not in trigger and None not in known and None not in head and len(known) >= n:
-        zx = zx or zscores(trigger)  # type: ignore[arg-type]
-        zy = zscores(head + known)  # type: ignore[arg-type]
-        if zx is None or zy is None:
-            return None
-        best: tuple[float, int, int] | None = None
-        for lag in lags:
-            ys = zy[max_lag + lag : max_lag + lag + n]
-            m = len(ys)
-            if m < MIN_PAIRS:
-                continue
-            r = max(-1.0, min(1.0, sum(map(mul, zx, ys)) / m))
-            if best is None or r > best[0] + 1e-9:
-                best = (r, lag, m)
-        return best
+    if (
+        None not in trigger
+        and None not in known
+        and None not in head
+        and len(known) >= len(trigger)
+    ):
+        return _standardised(trigger, head + known, max_lag, lags, zx)  # type: ignore[arg-type]
+    return _exact(trigger, cand, max_lag, lags)
+
+
+def _standardised(
+    trigger: list[float], cand: list[float], max_lag: int, lags: list[int], zx: list[float] | None
+) -> tuple[float, int, int] | None:
+    """``best_lag`` without gaps: each side standardised once, each lag a dot product."""
+    n = len(trigger)
+    zx = zx or zscores(trigger)
+    zy = zscores(cand)
+    if zx is None or zy is None:
+        return None
+    best: tuple[float, int, int] | None = None
+    for lag in lags:
+        ys = zy[max_lag + lag : max_lag + lag + n]
+        m = len(ys)
+        if m < MIN_PAIRS:
+            continue
+        r = max(-1.0, min(1.0, sum(map(mul, zx, ys)) / m))
+        if best is None or r > best[0] + 1e-9:
+            best = (r, lag, m)
+    return best
+
+
+def _exact(
+    trigger: list[float | None], cand: list[float | None], max_lag: int, lags: list[int]
+) -> tuple[float, int, int] | None:
+    """``best_lag`` with gaps: each lag an exact Pearson over the pairs present."""
+    n = len(trigger)
     best = None
     for lag in lags:
         window = cand[max_lag + lag : max_lag + lag + n]

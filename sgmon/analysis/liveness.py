@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sgmon.analysis.context import HostView
-from sgmon.model import SILENT_INTERVALS, number, unheard
+from sgmon.fields import ORACLE_DG
+from sgmon.model import SILENT_INTERVALS, unheard
 from sgmon.topology import Topology
 from sgmon.units import fmt_num
 from sgmon.verdicts import Finding
@@ -135,7 +136,7 @@ def _meaning(
         )
     if place.kind in ("SYNC standby", "far sync"):
         timeout = (
-            number(primary.frame.value("oracle_dg", place.dest, "net_timeout"))
+            ORACLE_DG.net_timeout.at(primary.frame, place.dest)
             if place.dest and primary is not None
             else None
         )

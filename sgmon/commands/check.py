@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sgmon.errors import Unreachable, UsageError
+from sgmon.fields import ORACLE_TRACE
 from sgmon.headless import add_sim_options, sim_onset
 from sgmon.judgement import Judge, judge_for
 from sgmon.model import Status
@@ -30,6 +31,7 @@ from sgmon.units import fmt_num, fmt_step, parse_duration
 from sgmon.verdicts import Judgement, source_title
 
 if TYPE_CHECKING:
+    from sgmon.analysis import Analyzer
     from sgmon.config import Config
     from sgmon.model import Frame
     from sgmon.sim import SimPair
@@ -41,14 +43,16 @@ critical (2 is also a usage or config error; stderr says which), 3 a source coul
 Findings that opened and closed during the run count.
 
 --symmetry: the primary beside each SYNC standby, read only: standby redo logs per thread (online
-groups + 1 on both sides, the online log size, one member each; seed 000), the online logs,
-DB_LOST_WRITE_PROTECT (seed 003), the DG socket's buffers and the kernel's tcp_wmem/tcp_rmem
-maxima against 3 x BDP (seed 000), the routes' rto_min (seed 001) and the redo devices' write
-latency (seed 000 Tables 8-9, seed 003). The OS items come from the last 10 frames of each host
+groups + 1 on both sides, the online log size, one member each: Oracle's "Best Practices for
+Synchronous Redo Transport"), the online logs, DB_LOST_WRITE_PROTECT ("Oracle Database
+Migrated to Cloud Starts Experiencing 'log file sync' Waits"), the DG socket's buffers and the
+kernel's tcp_wmem/tcp_rmem maxima against 3 x BDP (the Best Practices paper), the routes'
+rto_min ("A story about Data Guard and network latency") and the redo devices' write latency
+(the Best Practices paper, Tables 8-9). The OS items come from the last 10 frames of each host
 (--seconds, --from or --simulate as above), the database items from one read of each database:
 the simulated pair's, else each local host's [host.db] (a host reached over ssh is not read from
 here). Each line: item, both values, verdict (ok, differs, missing, or unknown when a side could
-not be read: the line says why), seed, rule. Exit status 0 when nothing differs or is missing,
+not be read: the line says why), source, rule. Exit status 0 when nothing differs or is missing,
 1 when something does (unknown lines do not count), 2 a usage error or no primary and SYNC
 standby to compare, 3 a source could not be reached."""
 
@@ -85,43 +89,61 @@ def run(args: argparse.Namespace) -> int:
 
     if args.simulate and args.source_dir:
         raise UsageError("--simulate and --from both name where frames come from: use one")
-    try:
-        seconds = parse_duration(args.seconds) if args.seconds else None
-    except ValueError as e:
-        raise UsageError(f"--seconds: {e}") from None
-    if seconds is not None and seconds <= 0:
-        raise UsageError(f"--seconds {args.seconds}: use a positive duration such as 10s or 2m")
+    seconds = _seconds(args.seconds)
     config = load_config(args.config)
     if args.symmetry:
         return _symmetry(args, config, seconds)
     databases = Databases(config)  # a live run's: a simulation's and a recording's are there
-    if args.simulate:
-        onset = sim_onset(args)
-        judge, hosts, span = _simulate(
-            args.simulate, args.seed, seconds or onset + 60.0, config, onset
-        )
-        _before_onset(args.simulate, span, onset)
-    elif args.source_dir:
-        judge, hosts, span = _replay(config, args.source_dir)
-    else:
-        judge, hosts, span = _live(config, seconds or 10.0, databases)
+    judge, hosts, span = _judged(args, config, seconds, databases)
     if judge.analyzer is None:
         raise UsageError(f"no findings: {judge.note}")
-    state = judge.analyzer.state()
+    code = _print_findings(judge.analyzer, hosts, span, args.format)
+    if databases.unreached() and not args.simulate and not args.source_dir:
+        for line in databases.unreached():
+            print(f"sgmon: {line}", file=sys.stderr)
+        return 3  # the findings above were judged without that database
+    return code
+
+
+def _seconds(given: str | None) -> float | None:
+    """``--seconds`` as a positive number of seconds; None when not given."""
+    try:
+        seconds = parse_duration(given) if given else None
+    except ValueError as e:
+        raise UsageError(f"--seconds: {e}") from None
+    if seconds is not None and seconds <= 0:
+        raise UsageError(f"--seconds {given}: use a positive duration such as 10s or 2m")
+    return seconds
+
+
+def _judged(
+    args: argparse.Namespace, config: Config, seconds: float | None, databases: Databases
+) -> tuple[Judge, list[str], float]:
+    """The run's frames through the judge: the simulated pair's, a recording's or the
+    configured hosts'; the judge, the hosts and the span."""
+    if args.simulate:
+        onset = sim_onset(args)
+        judged = _simulate(args.simulate, args.seed, seconds or onset + 60.0, config, onset)
+        _before_onset(args.simulate, judged[2], onset)
+        return judged
+    if args.source_dir:
+        return _replay(config, args.source_dir)
+    return _live(config, seconds or 10.0, databases)
+
+
+def _print_findings(analyzer: Analyzer, hosts: list[str], span: float, fmt: str) -> int:
+    """Print the analysis' findings as text or JSON; the exit code of the worst."""
+    state = analyzer.state()
     worst = state.worst(active_only=False)
     code = EXIT[worst]
-    topo = judge.analyzer.topology
-    if args.format == "json":
+    topo = analyzer.topology
+    if fmt == "json":
         out = state.to_dict()
         out.update(hosts=hosts, seconds=span, worst=worst, exit=code)
         out.update(topology=topo.lines() if topo is not None else [])
         print(json.dumps(out, indent=1, default=str))
     else:
         print(report(state, hosts, span, topo.summary() if topo is not None else ""))
-    if databases.unreached() and not args.simulate and not args.source_dir:
-        for line in databases.unreached():
-            print(f"sgmon: {line}", file=sys.stderr)
-        return 3  # the findings above were judged without that database
     return code
 
 
@@ -139,7 +161,7 @@ class Databases:
         if frame.host not in self.wanted or frame.host in self.reached:
             return
         for name, result in frame.collectors.items():
-            if not name.startswith("oracle_") or name == "oracle_trace":
+            if not name.startswith("oracle_") or name == ORACLE_TRACE.name:
                 continue
             if result.status is Status.OK:
                 self.reached.add(frame.host)

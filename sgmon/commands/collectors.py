@@ -17,7 +17,7 @@ from sgmon import registry
 from sgmon.collector import Collector, Unavailable
 from sgmon.config import Config
 from sgmon.hosts.build import host_options
-from sgmon.model import Field
+from sgmon.model import Field, Status
 
 OPEN_TIMEOUT = 5.0
 """Seconds one collector's open() may take before it is reported as hanging."""
@@ -30,7 +30,7 @@ class Check:
     name: str
     target: str
     description: str
-    status: str  # "ok", "unavailable", "error"
+    status: Status  # ok, unavailable or error: the words a frame gives a collector
     reason: str
     fields: tuple[Field, ...]
 
@@ -70,41 +70,41 @@ def check(name: str, target: str, config: Config) -> Check:
     try:
         cls = registry.load(name)
     except Exception as e:  # a broken plug-in must not hide the others
-        return Check(name, target, "", "error", f"cannot import {target}: {e}", ())
+        return Check(name, target, "", Status.ERROR, f"cannot import {target}: {e}", ())
     desc, fields = cls.description, tuple(cls.fields)
     try:
         collector = cls(_options(name, config))
     except Exception as e:  # ConfigError and anything a plug-in raises
-        return Check(name, target, desc, "error", f"options: {e}", fields)
+        return Check(name, target, desc, Status.ERROR, f"options: {e}", fields)
     status, reason = _try_open(collector)
     return Check(name, target, desc, status, reason, fields)
 
 
-def _try_open(collector: Collector) -> tuple[str, str]:
+def _try_open(collector: Collector) -> tuple[Status, str]:
     """open() then close() on a daemon thread, bounded by OPEN_TIMEOUT."""
-    outcome: list[tuple[str, str]] = []
+    outcome: list[tuple[Status, str]] = []
 
     def attempt() -> None:
         try:
             collector.open()
         except Unavailable as e:
-            outcome.append(("unavailable", str(e)))
+            outcome.append((Status.UNAVAILABLE, str(e)))
             return
         except Exception as e:
-            outcome.append(("error", f"{type(e).__name__}: {e}"))
+            outcome.append((Status.ERROR, f"{type(e).__name__}: {e}"))
             return
         try:
             collector.close()
         except Exception as e:
-            outcome.append(("error", f"close: {type(e).__name__}: {e}"))
+            outcome.append((Status.ERROR, f"close: {type(e).__name__}: {e}"))
             return
-        outcome.append(("ok", ""))
+        outcome.append((Status.OK, ""))
 
     t = threading.Thread(target=attempt, name=f"check-{collector.name}", daemon=True)
     t.start()
     t.join(OPEN_TIMEOUT)
     if not outcome:
-        return "error", f"open() did not return within {OPEN_TIMEOUT:g}s"
+        return Status.ERROR, f"open() did not return within {OPEN_TIMEOUT:g}s"
     return outcome[0]
 
 

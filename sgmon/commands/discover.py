@@ -36,12 +36,16 @@ from pathlib import Path
 
 from sgmon.config import Config, HostConfig, load_config
 from sgmon.errors import ConfigError, UsageError
+from sgmon.fields import ORACLE_DG
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sgmon.oracle.session import Session
 
 DEFAULT_PORT = 9464
+LABELS = ("dg_config", ORACLE_DG.db_unique_name.name, "host")
+"""The identity every sgmon series carries (the exporter's ``IDENTITY``), which a member's
+target repeats: its configuration, its database (oracle_dg's DB_UNIQUE_NAME), its host."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,9 @@ class Member:
     host: str
     address: str
     state: str
+    serves: bool = True
+    """Whether a `sgmon serve` can listen there: not on a host watched over ssh with nothing
+    installed (the pump), which only the serve of the whole configuration covers."""
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -62,15 +69,8 @@ class Member:
     def group(self, port: int) -> dict:
         """The member as a Prometheus target group."""
         target = self.address if ":" in self.address else f"{self.address}:{port}"
-        return {
-            "targets": [target],
-            "labels": {
-                "dg_config": self.dg_config,
-                "db_unique_name": self.db_unique_name,
-                "host": self.host,
-                "member_state": self.state,
-            },
-        }
+        labels = {**dict(zip(LABELS, self.identity, strict=True)), "member_state": self.state}
+        return {"targets": [target], "labels": labels}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -144,20 +144,8 @@ def members_of(
     """The members of one configuration: its hosts, then the databases its reachable members
     name that no host of the config is (``open_session`` None: the config only).  A host whose
     database answers takes the state the broker (or a destination) gives its database."""
-    hosts: list[Member] = []
     named: dict[str, tuple[str, str]] = {}  # db_unique_name -> (connect identifier, state)
-    for h in config.hosts:
-        state, name = "unchecked", h.db_unique_name
-        session = open_session(h) if open_session and h.db is not None else None
-        if session is not None:
-            try:
-                state, name, rows = _ask(session, name)
-            finally:
-                session.close()
-            for uname, ident, _role, enabled, status, severity in rows:
-                if uname and str(uname).upper() != "NONE":
-                    named[str(uname)] = (str(ident or uname), _state(enabled, status, severity))
-        hosts.append(Member(config.name, name, h.name, address_of(h), state))
+    hosts = [_host_member(config, h, open_session, named) for h in config.hosts]
     out = [
         replace(m, state=named[m.db_unique_name][1])
         if m.state == "ok" and m.db_unique_name in named
@@ -170,6 +158,28 @@ def members_of(
             host = connect_host(ident) or uname
             out.append(Member(config.name, uname, host, host, state))
     return out
+
+
+def _host_member(
+    config: Config,
+    h: HostConfig,
+    open_session: Callable[[HostConfig], Session | None] | None,
+    named: dict[str, tuple[str, str]],
+) -> Member:
+    """A configured host as a member: unchecked without a database to ask; else as its
+    database answers, the members that database names added to ``named``."""
+    state, name = "unchecked", h.db_unique_name
+    session = open_session(h) if open_session and h.db is not None else None
+    if session is not None:
+        try:
+            state, name, rows = _ask(session, name)
+        finally:
+            session.close()
+        for uname, ident, _role, enabled, status, severity in rows:
+            if uname and str(uname).upper() != "NONE":
+                named[str(uname)] = (str(ident or uname), _state(enabled, status, severity))
+    installed = not h.ssh or bool(h.sgmon_path)
+    return Member(config.name, name, h.name, address_of(h), state, serves=installed)
 
 
 def _ask(session: Session, configured_name: str) -> tuple[str, str, list[tuple]]:
@@ -195,7 +205,8 @@ def with_missing(members: list[Member], previous: Iterable[dict]) -> list[Member
     kept = list(members)
     for g in previous:
         labels = g.get("labels", {})
-        ident = (labels.get("dg_config", ""), labels.get("db_unique_name", ""), labels.get("host"))
+        config, name, host = LABELS
+        ident = (labels.get(config, ""), labels.get(name, ""), labels.get(host))
         if ident[2] and ident not in seen and g.get("targets"):
             kept.append(Member(ident[0], ident[1], str(ident[2]), g["targets"][0], "missing"))
             seen.add(ident)  # type: ignore[arg-type]
@@ -219,9 +230,11 @@ def _previous(path: Path) -> list[dict]:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write a file Prometheus may be reading: a temporary file renamed over it."""
+    """Write a file Prometheus may be reading: a temporary file renamed over it, readable by
+    everyone (Prometheus runs as its own user; the targets hold nothing secret)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
     try:
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)
@@ -237,6 +250,29 @@ def run(args: argparse.Namespace) -> int:
     configs = [load_config(c) for c in (args.config or [None])]
     if args.serve and len(args.serve) != len(configs):
         raise UsageError(f"--serve: give one per --config ({len(configs)}), in the same order")
+    members, groups, unlisted = _discover(configs, args)
+    out = Path(args.output) if args.output else None
+    if not args.serve:
+        if out is not None:
+            members = with_missing(members, _previous(out))
+        groups = [m.group(args.port) for m in members if m.serves]
+    text = json.dumps(groups, indent=2) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            write_atomically(out, text)
+        except OSError as e:
+            raise UsageError(f"--output {out}: {e.strerror or e}") from None
+    _report(len(groups), members, unlisted, out)
+    return 0
+
+
+def _discover(
+    configs: list[Config], args: argparse.Namespace
+) -> tuple[list[Member], list[dict], list[str]]:
+    """Every configuration's members; with ``--serve``, its one target group, and the members
+    its config does not list by name (as ``name (host)``)."""
     members: list[Member] = []
     groups: list[dict] = []
     unlisted: list[str] = []
@@ -250,25 +286,25 @@ def run(args: argparse.Namespace) -> int:
             groups.append({"targets": [args.serve[i]], "labels": {"dg_config": config.name}})
             listed = {h.name for h in config.hosts}
             unlisted += [f"{m.db_unique_name} ({m.host})" for m in found if m.host not in listed]
-    out = Path(args.output) if args.output else None
-    if not args.serve:
-        if out is not None:
-            members = with_missing(members, _previous(out))
-        groups = [m.group(args.port) for m in members]
-    text = json.dumps(groups, indent=2) + "\n"
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        try:
-            write_atomically(out, text)
-        except OSError as e:
-            raise UsageError(f"--output {out}: {e.strerror or e}") from None
+    return members, groups, unlisted
+
+
+def _report(n: int, members: list[Member], unlisted: list[str], out: Path | None) -> None:
+    """One line on stderr: how many targets, where, which members are down or missing, and
+    which the configs do not list."""
     down = sorted(f"{m.host} {m.state}" for m in members if m.state not in ("ok", "unchecked"))
     where = f" in {out}" if out else ""
     note = f"; members no config lists (add them as [[host]]): {', '.join(unlisted)}"
     print(
-        f"sgmon: {len(groups)} targets{where}; down or missing: {', '.join(down) or 'none'}"
+        f"sgmon: {n} targets{where}; down or missing: {', '.join(down) or 'none'}"
         + (note if unlisted else ""),
         file=sys.stderr,
     )
-    return 0
+    bare = [m.host for m in members if not m.serves]
+    if bare and n < len(members):
+        print(
+            f"sgmon: no target for {', '.join(bare)}: watched over ssh with nothing installed, "
+            "no sgmon serve listens there; run one serve for the configuration and discover "
+            "with --serve ADDR:PORT",
+            file=sys.stderr,
+        )

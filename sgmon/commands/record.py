@@ -13,6 +13,7 @@ from sgmon.headless import (
     run_until_stopped,
 )
 from sgmon.hosts import schema_lookup
+from sgmon.model import Frame, unheard
 from sgmon.units import parse_duration
 
 
@@ -26,9 +27,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
 
 
+def listing(names: list[str], shown: int = 8) -> str:
+    """Host names for one line: the first ``shown``, then how many more (a fleet has 300)."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+class Reached:
+    """A sink that notes the hosts that sent a frame of their own (not a stale stand-in): a
+    recording that never heard from a host must not end as if it had."""
+
+    def __init__(self) -> None:
+        self.hosts: set[str] = set()
+
+    def __call__(self, frame: Frame, judgement: object = None) -> None:
+        if frame.host not in self.hosts and not unheard(frame):
+            self.hosts.add(frame.host)
+
+
 def run(args: argparse.Namespace) -> int:
     """Record until --duration, SIGTERM or SIGINT; every tick is on disk when it returns.
-    Exit 1 when the archive could not go on (its directory deleted under the recorder)."""
+    Exit 1 when the archive could not go on (its directory deleted under the recorder), 3 when
+    a host was never reached (what was recorded of the others stays)."""
     from sgmon.errors import ArchiveError
     from sgmon.judgement import judge_for
     from sgmon.sinks.csvarchive import ArchiveWriter
@@ -63,15 +83,27 @@ def run(args: argparse.Namespace) -> int:
     if args.simulate:
         writer.meta.setdefault("name", f"demo {args.simulate}")
         writer.meta["simulated"] = f"{args.simulate} at {args.speed:g}x speed"
-    hosts = ", ".join(h.name for s in sources for h in s.hosts)
+    hosts = listing([h.name for s in sources for h in s.hosts])
     if not args.quiet:
         print(f"sgmon: recording {hosts} every {interval:g}s into {args.dir}", file=sys.stderr)
+    reached = Reached()
     mon = run_until_stopped(
         sources,
-        [writer, FindingsLog(args.dir), StatePublisher(name=config.name)],
+        [reached, writer, FindingsLog(args.dir), StatePublisher(name=config.name)],
         judge_for(config, sources),
         duration,
     )
     if not args.quiet:
         print(f"sgmon: stopped; {writer.rows_written} rows written", file=sys.stderr)
-    return 1 if mon.failed else 0
+    if mon.failed:
+        return 1
+    never = [h.name for s in sources for h in s.hosts if h.name not in reached.hosts]
+    if never:
+        them = "it" if len(never) == 1 else "them"
+        print(
+            f"sgmon: never reached {listing(never)}: nothing of {them} was recorded "
+            "(the lines above say why)",
+            file=sys.stderr,
+        )
+        return 3
+    return 0

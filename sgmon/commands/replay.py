@@ -10,6 +10,11 @@ from sgmon.errors import UsageError
 from sgmon.headless import instant
 from sgmon.units import fmt_utc
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sgmon.hosts.replay import ReplaySource
+    from sgmon.model import Frame
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Archive directory and what to show."""
@@ -37,10 +42,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the archive and show it."""
     from sgmon.config import load_config
+
+    config = load_config(args.config)
+    src, frames = _load(args)
+    if args.at:
+        print_at(src, frames, args.at)
+    elif args.summary or args.fields:
+        if args.summary:
+            print_summary(src, frames, config, src.start)
+        if args.fields:
+            print_fields(src, frames)
+    else:
+        try:
+            from sgmon.tui.live import run_dashboard
+        except ImportError as e:
+            print(f"sgmon: dashboard not available ({e}); showing --summary", file=sys.stderr)
+            print_summary(src, frames, config, src.start)
+        else:
+            return run_dashboard(sources=[src], config=config, title=f"replay {args.dir}")
+    return 0
+
+
+def _load(args: argparse.Namespace) -> tuple[ReplaySource, dict[str, list[Frame]]]:
+    """The archive's source, started where ``--from`` says, and every host's frames; what was
+    read around goes to stderr."""
     from sgmon.errors import ArchiveError
     from sgmon.hosts.replay import ReplaySource
 
-    config = load_config(args.config)
     try:
         src = ReplaySource(args.dir, speed=args.speed)
         frames = {h.name: src.frames(h.name) for h in src.hosts}
@@ -58,23 +86,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--from {args.start}: after the recording's last tick ({fmt_utc(last)} UTC)"
             )
-    code = 0
-    if args.at:
-        print_at(src, frames, args.at)
-    elif args.summary or args.fields:
-        if args.summary:
-            print_summary(src, frames, config, src.start)
-        if args.fields:
-            print_fields(src, frames)
-    else:
-        try:
-            from sgmon.tui.live import run_dashboard
-        except ImportError as e:
-            print(f"sgmon: dashboard not available ({e}); showing --summary", file=sys.stderr)
-            print_summary(src, frames, config, src.start)
-        else:
-            code = run_dashboard(sources=[src], config=config, title=f"replay {args.dir}")
-    return code
+    return src, frames
 
 
 def _hms(t: float) -> str:
@@ -96,33 +108,41 @@ def print_summary(src, frames, config, start: float | None = None) -> None:
     """One row per event: the findings, then each series' outlier episodes (worst first), within
     one screen; ``start`` leaves out what ended before it.  The frames are judged as the
     recorder and the dashboard judge them (``sgmon.judgement``)."""
-    from sgmon.units import fmt_num
-
     live = {h: fl for h, fl in frames.items() if fl}
     first = min(fl[0].time for fl in live.values())
     last = max(fl[-1].time for fl in live.values())
     hosts = ", ".join(f"{h} ({fl[0].role or 'no role'}, {len(fl)} ticks)" for h, fl in live.items())
     lines = [f"== {hosts}: {fmt_utc(first)} .. {_hms(last)} UTC"]
     found, runs = _judged(src, live, config, GAP_TICKS * (src.interval or 1.0))
-    found = [f for f in found if start is None or (f.end or last) >= start]
-    lines.append(f"findings ({len(found)}):" if found else "findings: none")
+    lines += _finding_lines([f for f in found if start is None or (f.end or last) >= start])
+    episodes = [r for r in runs if start is None or r[2] >= start]
+    episodes.sort(key=lambda e: (e[7] != "crit", e[1], e[0]))
+    lines += _episode_lines(episodes, max(3, SCREEN - len(lines) - 2))
+    print("\n".join(lines))
+
+
+def _finding_lines(found: list) -> list[str]:
+    """The findings, each with its span and how its severity went."""
+    lines = [f"findings ({len(found)}):" if found else "findings: none"]
     for f in found:
         span = f"{_hms(f.start)}-{_hms(f.end) if f.end else 'end'}"
         lines.append(f"  {span:<17} {f.severity.upper():<4} {f.host}: {f.title}")
         if steps := f.history(_hms):
             lines.append(f"  {'':<17} became {steps}")
-    episodes = [r for r in runs if start is None or r[2] >= start]
-    episodes.sort(key=lambda e: (e[7] != "crit", e[1], e[0]))
-    room = max(3, SCREEN - len(lines) - 2)
-    lines.append(
-        f"outlier episodes ({len(episodes)}, worst first):" if episodes else "outliers: none"
-    )
+    return lines
+
+
+def _episode_lines(episodes: list[list], room: int) -> list[str]:
+    """The outlier episodes, worst first, as many as there is ``room`` for."""
+    from sgmon.units import fmt_num
+
+    lines = [f"outlier episodes ({len(episodes)}, worst first):" if episodes else "outliers: none"]
     for host, t0, t1, c, inst, col, peak, sev in episodes[:room]:
         span = _hms(t0) if t0 == t1 else f"{_hms(t0)}-{_hms(t1)}"
         lines.append(f"  {span:<17} {sev:<4} {host} {c} {inst} {col} peak {fmt_num(peak)}")
     if len(episodes) > room:
         lines.append(f"  ... {len(episodes) - room} more; --fields for every field's statistics")
-    print("\n".join(lines))
+    return lines
 
 
 def _judged(src, frames, config, gap: float) -> tuple[list, list]:
@@ -214,8 +234,6 @@ def print_fields(src, frames) -> None:
 
 def print_at(src, frames, text: str) -> None:
     """The tick at or just before TIME, for every host."""
-    from sgmon.units import fmt_num
-
     first = min(fl[0].time for fl in frames.values() if fl)
     t = instant("--at", text, first)
     for host, fl in frames.items():
@@ -229,11 +247,19 @@ def print_at(src, frames, text: str) -> None:
             note = f" [{res.status.value}: {res.error}]" if res.status.value != "ok" else ""
             print(f"  {c}{note}")
             for inst, row in res.rows.items():
-                cells = []
-                for name, v in row.items():
-                    if isinstance(v, list):
-                        v = " ".join(f"{b}:{n}" for b, n in v if n)
-                    cells.append(f"{name}={fmt_num(v) if isinstance(v, int | float) else v}")
-                print(f"    {inst}: " + " ".join(cells))
+                print(f"    {inst}: " + " ".join(_cells(row)))
         for e in fr.events:
             print(f"  event {_hms(e.time)} {e.collector} {e.kind} {e.instance} {e.text}")
+
+
+def _cells(row: dict) -> list[str]:
+    """A row's ``name=value`` cells: numbers as the dashboard shows them, a histogram's
+    buckets hit as ``bound:count``."""
+    from sgmon.units import fmt_num
+
+    cells = []
+    for name, v in row.items():
+        if isinstance(v, list):
+            v = " ".join(f"{b}:{n}" for b, n in v if n)
+        cells.append(f"{name}={fmt_num(v) if isinstance(v, int | float) else v}")
+    return cells

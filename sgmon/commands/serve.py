@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import http.server
-import queue
-import selectors
-import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sgmon.errors import UsageError
 from sgmon.headless import (
@@ -22,9 +19,13 @@ from sgmon.headless import (
 from sgmon.hosts import schema_lookup
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
+    from sgmon.judgement import Judge
     from sgmon.model import Frame, Schema
     from sgmon.sinks.prometheus import Identity
     from sgmon.verdicts import Judgement
+    from sgmon.webconfig import WebConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--per-cpu",
         action="store_true",
         help="export every CPU's row too (by default the all-CPU row only: 9 series a CPU)",
+    )
+    parser.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        metavar="F",
+        help="TLS and basic authentication, in the exporter-toolkit format every Prometheus "
+        "exporter reads (only its owner may read it); use it to listen beyond loopback",
     )
     add_source_arguments(parser)
 
@@ -49,6 +57,16 @@ def parse_listen(text: str) -> tuple[str, int]:
     return addr, int(port)
 
 
+def _loopback(addr: str) -> bool:
+    """Whether ``addr`` listens on this machine only."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(addr).is_loopback
+    except ValueError:  # a host name: localhost is loopback, any other may not be
+        return addr == "localhost"
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until --duration, SIGTERM or SIGINT."""
     from sgmon.judgement import judge_for
@@ -56,11 +74,30 @@ def run(args: argparse.Namespace) -> int:
     from sgmon.sinks.statefile import StatePublisher
 
     addr, port = parse_listen(args.listen)
+    web = None
+    if args.web_config_file:
+        from sgmon.webconfig import WebConfig
+
+        web = WebConfig.read(args.web_config_file)
+    elif not _loopback(addr):
+        print(
+            f"sgmon: --listen {args.listen} without --web.config.file: anyone who reaches the "
+            "port reads the metrics, unencrypted (docs/metrics.md, TLS and authentication)",
+            file=sys.stderr,
+        )
     config, sources, interval, duration = load_sources(args)
-    schema_of = schema_lookup(sources)
+    judge = judge_for(config, sources)  # fleets alert on sgmon_finding, the analysis' verdict
     try:
         server = ScrapeServer(
-            schema_of, addr, port, Identity.of(config), args.per_cpu, max_age=min(interval, 1.0)
+            schema_lookup(sources),
+            addr,
+            port,
+            Identity.of(config),
+            args.per_cpu,
+            max_age=interval + 1.0,
+            web=web,
+            judge=judge,
+            hosts=[h.name for s in sources for h in s.hosts],
         )
     except OSError as e:
         for s in sources:
@@ -68,31 +105,46 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--listen {args.listen}: {e.strerror or e}; choose another port with --listen"
         ) from None
-    print(f"sgmon: serving metrics on http://{args.listen}/metrics", file=sys.stderr, flush=True)
-    judge = judge_for(config, sources)  # fleets alert on sgmon_finding, the analysis' verdict
+    scheme = "https" if web is not None and web.tls is not None else "http"
+    print(
+        f"sgmon: serving metrics on {scheme}://{args.listen}/metrics", file=sys.stderr, flush=True
+    )
     run_until_stopped(sources, [server, StatePublisher(name=config.name)], judge, duration)
-    print(f"sgmon: stopped serving on http://{args.listen}/metrics", file=sys.stderr, flush=True)
+    print(
+        f"sgmon: stopped serving on {scheme}://{args.listen}/metrics", file=sys.stderr, flush=True
+    )
     return 0
 
 
+Encoder = Callable[["CollectorRegistry"], bytes]
+"""prometheus_client's exposition of a registry in one format."""
+
+
+@dataclass(slots=True)
+class _Rendering:
+    """One format's exposition: its bytes, when they were rendered, and when a scrape last
+    asked for them."""
+
+    encoder: Encoder
+    content_type: str
+    gzip: bool
+    body: bytes
+    rendered: float
+    asked: float = 0.0
+
+
 class ScrapeServer:
-    """Sink and HTTP endpoint for a fleet's scrapes.
+    """Sink and HTTP endpoint for a fleet's scrapes (the connections: ``sgmon.httpd``).
 
-    A listen backlog of ``BACKLOG`` holds a burst of connections in the kernel (the standard
-    library's servers listen with 5, and a sixth client at once waited for a retransmitted SYN).
-    One thread accepts and watches the open connections; a connection goes to one of ``WORKERS``
-    threads only once its request has arrived, so a thousand scrapers never become a thousand
-    threads and clients that connect and say nothing hold no worker: they are closed after
-    ``TIMEOUT`` seconds, and beyond ``MAX_OPEN`` waiting connections the newest is closed at once.
-    The exposition changes once per tick: it is rendered once per tick and format (text,
-    OpenMetrics, gzip or not) and the bytes go to every scrape until the next frame or
-    ``max_age``, whichever comes first.
+    The exposition changes once per tick, so it is rendered at most once per tick and format
+    (text, OpenMetrics, gzip or not), and every scrape until the next takes its bytes.  A format
+    scraped since its last rendering is rendered again as soon as every host's frame of the
+    tick is in, so under a fleet's scrapes no scrape waits for a rendering; one nobody asked
+    for is dropped instead, and rendered by the next scrape that asks (a Prometheus scraping
+    every 15 s costs one rendering per scrape, a serve nobody scrapes none).  Bytes older than
+    ``max_age`` (the hosts went silent: no tick completes) are rendered again when asked, so
+    ``sgmon_host_up`` falls to 0.
     """
-
-    BACKLOG = 1024
-    WORKERS = 8
-    TIMEOUT = 5.0
-    MAX_OPEN = 1024
 
     def __init__(
         self,
@@ -101,132 +153,76 @@ class ScrapeServer:
         port: int,
         identity: Identity | None = None,
         per_cpu: bool = False,
-        max_age: float = 1.0,
+        max_age: float = 2.0,
+        web: WebConfig | None = None,
+        judge: Judge | None = None,
+        hosts: Iterable[str] = (),
     ) -> None:
-        from prometheus_client import CollectorRegistry
+        from prometheus_client import CollectorRegistry, ProcessCollector
 
+        from sgmon.httpd import Server
         from sgmon.sinks.prometheus import FrameCollector
 
         self.collector = FrameCollector(schema_of, identity, per_cpu)
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self.collector)  # type: ignore[arg-type]
+        ProcessCollector(registry=self.registry)  # process_*: the serve's own CPU and memory
+        self.judge = judge
+        """Whose ``seconds`` is the time the frame handed to the sink took to judge."""
         self.max_age = max_age
-        self._cache: dict[tuple[str, bool], tuple[float, str, bytes]] = {}
+        self._hosts = set(hosts)
+        self._waiting = set(self._hosts)
+        """Hosts whose frame of the current tick has not arrived yet."""
+        self._cache: dict[tuple[str, bool], _Rendering] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._ready: queue.Queue[socket.socket] = queue.Queue()
-        family = socket.AF_INET6 if ":" in addr else socket.AF_INET
-        self.sock = socket.create_server((addr, port), family=family, backlog=self.BACKLOG)
-        self.sock.setblocking(False)
-        self.address = self.sock.getsockname()[:2]
-        self.threads = [threading.Thread(target=self._watch, name="scrape-accept", daemon=True)]
-        self.threads += [
-            threading.Thread(target=self._work, name=f"scrape-{i}", daemon=True)
-            for i in range(self.WORKERS)
-        ]
-        for t in self.threads:
-            t.start()
+        self.http = Server(addr, port, self.render, web)
+        self.address = self.http.address
 
     def __call__(self, frame: Frame, judgement: Judgement) -> None:
-        """Sink: hand the frame and its verdict to the collector; the next scrape renders."""
-        self.collector(frame, judgement)
+        """Sink: hand the frame, its verdict and the time it took to the collector; once the
+        tick's frames are all in, render what the scrapes ask for."""
+        self.collector(frame, judgement, None if self.judge is None else self.judge.seconds)
+        self._hosts.add(frame.host)
+        self._waiting.discard(frame.host)
+        if not self._waiting:
+            self._waiting = set(self._hosts)
+            self._refresh()
+
+    def _refresh(self) -> None:
+        """A tick is in: render again each format scraped since its last rendering; drop the
+        others (the next scrape that asks renders them)."""
         with self._lock:
-            self._cache.clear()
+            for key, old in list(self._cache.items()):
+                if old.asked > old.rendered:
+                    self._cache[key] = self._render(old.encoder, old.content_type, old.gzip)
+                else:
+                    del self._cache[key]
+
+    def _render(self, encoder: Encoder, content_type: str, gzip_ok: bool) -> _Rendering:
+        import gzip
+
+        body = encoder(self.registry)
+        if gzip_ok:
+            body = gzip.compress(body, compresslevel=1)
+        return _Rendering(encoder, content_type, gzip_ok, body, time.monotonic())
 
     def render(self, accept: str, gzip_ok: bool) -> tuple[str, bytes]:
         """The exposition for a scrape's Accept header: content type and body, rendered at most
         once per tick and format."""
-        import gzip
-
         from prometheus_client.exposition import choose_encoder
 
+        asked = time.monotonic()
         encoder, content_type = choose_encoder(accept)
         key = (content_type, gzip_ok)
-        with self._lock:  # one rendering at a time: the others then take its bytes
-            hit = self._cache.get(key)
-            if hit is not None and time.monotonic() - hit[0] < self.max_age:
-                return hit[1], hit[2]
-            body = encoder(self.registry)
-            if gzip_ok:
-                body = gzip.compress(body, compresslevel=1)
-            self._cache[key] = (time.monotonic(), content_type, body)
-            return content_type, body
-
-    def _watch(self) -> None:
-        """Accept, wait for each connection's request, hand it to a worker; close the silent."""
-        sel = selectors.DefaultSelector()
-        sel.register(self.sock, selectors.EVENT_READ)
-        opened: dict[socket.socket, float] = {}
-        while not self._stop.is_set():
-            now = time.monotonic()
-            for key, _ in sel.select(timeout=0.25):
-                if key.fileobj is self.sock:
-                    try:
-                        conn, _peer = self.sock.accept()
-                    except OSError:  # gone before accepted, or out of descriptors a moment
-                        continue
-                    if len(opened) >= self.MAX_OPEN:
-                        conn.close()
-                        continue
-                    sel.register(conn, selectors.EVENT_READ)
-                    opened[conn] = now
-                else:
-                    conn = cast(socket.socket, key.fileobj)
-                    sel.unregister(conn)
-                    del opened[conn]
-                    self._ready.put(conn)
-            for conn in [c for c, t in opened.items() if now - t > self.TIMEOUT]:
-                sel.unregister(conn)
-                del opened[conn]
-                conn.close()
-        for conn in opened:
-            conn.close()
-        sel.close()
-
-    def _work(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn = self._ready.get(timeout=0.25)
-            except queue.Empty:
-                continue
-            conn.settimeout(self.TIMEOUT)  # a request sent a byte at a time ends here
-            try:
-                _Handler(conn, conn.getpeername(), self)  # type: ignore[arg-type]  # reads .render
-            except OSError:
-                pass  # the client went away or timed out: its problem, not the exporter's
-            finally:
-                conn.close()
+        hit = self._cache.get(key)
+        if hit is None or asked - hit.rendered >= self.max_age:
+            with self._lock:  # one rendering at a time: the others then take its bytes
+                hit = self._cache.get(key)
+                if hit is None or time.monotonic() - hit.rendered >= self.max_age:
+                    hit = self._cache[key] = self._render(encoder, content_type, gzip_ok)
+        hit.asked = asked
+        return hit.content_type, hit.body
 
     def close(self) -> None:
         """Stop accepting; the workers finish the scrape in hand."""
-        self._stop.set()
-        for t in self.threads:
-            t.join(self.TIMEOUT + 1)
-        self.sock.close()
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    """One scrape, HTTP/1.0, closed after the answer: the exposition at any path but the
-    browser's /favicon.ico, as prometheus_client's own server answered, so a scrape job's
-    ``metrics_path`` keeps working."""
-
-    server: ScrapeServer  # type: ignore[assignment]
-    timeout = ScrapeServer.TIMEOUT
-
-    def do_GET(self) -> None:
-        """The exposition (404 for /favicon.ico)."""
-        if self.path.split("?", 1)[0] == "/favicon.ico":
-            self.send_error(404, "sgmon serves /metrics")
-            return
-        gzip_ok = "gzip" in self.headers.get("Accept-Encoding", "")
-        content_type, body = self.server.render(self.headers.get("Accept", ""), gzip_ok)
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        if gzip_ok:
-            self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Silent: a scrape every few seconds is not news."""
+        self.http.close()

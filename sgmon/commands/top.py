@@ -12,9 +12,11 @@ import argparse
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from sgmon.contract import Ref, Row, RowKind
 from sgmon.errors import UsageError
+from sgmon.fields import CPU, DISK, NETDEV, PAGING, TCP
 from sgmon.model import Frame, Rows, Status, Value
 from sgmon.units import fmt_num, parse_duration
 
@@ -23,57 +25,74 @@ TOP_IFACES = 4
 TOP_SOCKETS = 6
 
 # (heading, field) per section: headings are the named tools' column names
-CPU_COLS = (
-    ("%usr", "usr"),
-    ("%sys", "sys"),
-    ("%iowait", "iowait"),
-    ("%soft", "soft"),
-    ("%steal", "steal"),
-    ("%idle", "idle"),
-    ("ldavg-1", "load1"),
-    ("runq-sz", "runq_sz"),
-    ("blocked", "blocked"),
-    ("cswch/s", "cswch"),
+Column = tuple[str, Ref]
+
+
+def _own(ref: Ref) -> Column:
+    """A column headed by the field's own name (the name the tool gives it, too)."""
+    return ref.name, ref
+
+
+CPU_COLS: tuple[Column, ...] = (
+    ("%usr", CPU.usr),
+    ("%sys", CPU.sys),
+    ("%iowait", CPU.iowait),
+    ("%soft", CPU.soft),
+    ("%steal", CPU.steal),
+    ("%idle", CPU.idle),
+    ("ldavg-1", CPU.load1),
+    ("runq-sz", CPU.runq_sz),
+    _own(CPU.blocked),
+    ("cswch/s", CPU.cswch),
 )
-PAGING_COLS = (
-    ("pgpgin/s", "pgpgin"),
-    ("pgpgout/s", "pgpgout"),
-    ("majflt/s", "majflt"),
-    ("pgscank/s", "pgscank"),
-    ("pgscand/s", "pgscand"),
-    ("pswpout/s", "pswpout"),
-    ("%memused", "memused"),
+PAGING_COLS: tuple[Column, ...] = (
+    ("pgpgin/s", PAGING.pgpgin),
+    ("pgpgout/s", PAGING.pgpgout),
+    ("majflt/s", PAGING.majflt),
+    ("pgscank/s", PAGING.pgscank),
+    ("pgscand/s", PAGING.pgscand),
+    ("pswpout/s", PAGING.pswpout),
+    ("%memused", PAGING.memused),
 )
-PSI = (("cpu", "psi_cpu_some"), ("mem", "psi_mem_some"), ("io", "psi_io_some"))
-DISK_COLS = (
-    ("r/s", "r_s"),
-    ("w/s", "w_s"),
-    ("rkB/s", "rkb_s"),
-    ("wkB/s", "wkb_s"),
-    ("r_await", "r_await"),
-    ("w_await", "w_await"),
-    ("aqu-sz", "aqu_sz"),
-    ("%util", "util"),
-    ("svctm", "svctm"),
+PSI: tuple[Column, ...] = (
+    ("cpu", PAGING.psi_cpu_some),  # the resource /proc/pressure names
+    ("mem", PAGING.psi_mem_some),
+    ("io", PAGING.psi_io_some),
 )
-NET_COLS = (
-    ("rxkB/s", "rx_kb"),
-    ("txkB/s", "tx_kb"),
-    ("rxpck/s", "rx_pkt"),
-    ("txpck/s", "tx_pkt"),
-    ("rxdrop/s", "rx_drop"),
-    ("txdrop/s", "tx_drop"),
-    ("rxerr/s", "rx_err"),
-    ("%ifutil", "util"),
+DISK_COLS: tuple[Column, ...] = (
+    ("r/s", DISK.r_s),
+    ("w/s", DISK.w_s),
+    ("rkB/s", DISK.rkb_s),
+    ("wkB/s", DISK.wkb_s),
+    _own(DISK.r_await),
+    _own(DISK.w_await),
+    ("aqu-sz", DISK.aqu_sz),
+    ("%util", DISK.util),
+    _own(DISK.svctm),
 )
-TCP_COLS = (
-    ("rto", "rto"),
-    ("rtt", "rtt"),
-    ("cwnd", "cwnd"),
-    ("unacked", "unacked"),
-    ("retrans", "retrans"),
-    ("retx", "retransmits"),
-    ("Send-Q", "send_q"),
+NET_COLS: tuple[Column, ...] = (
+    ("rxkB/s", NETDEV.rx_kb),
+    ("txkB/s", NETDEV.tx_kb),
+    ("rxpck/s", NETDEV.rx_pkt),
+    ("txpck/s", NETDEV.tx_pkt),
+    ("rxdrop/s", NETDEV.rx_drop),
+    ("txdrop/s", NETDEV.tx_drop),
+    ("rxerr/s", NETDEV.rx_err),
+    ("%ifutil", NETDEV.util),
+)
+TCP_COLS: tuple[Column, ...] = (
+    _own(TCP.rto),
+    _own(TCP.rtt),
+    _own(TCP.cwnd),
+    _own(TCP.unacked),
+    _own(TCP.retrans),
+    ("retx", TCP.retransmits),
+    ("Send-Q", TCP.send_q),
+)
+TCP_HOST: tuple[Column, ...] = (
+    ("retrans/s", TCP.retrans_segs),
+    ("timeouts/s", TCP.timeouts),
+    ("lostretrans/s", TCP.lost_retransmit),
 )
 
 
@@ -152,9 +171,7 @@ def _header(frame: Frame, block: int) -> str:
     return f"--- {stamp} {frame.host}  tick {block}  {took:.1f} ms in collectors ---"
 
 
-def _table(
-    title: str, cols: tuple[tuple[str, str], ...], rows: list[tuple[str, dict]]
-) -> list[str]:
+def _table(title: str, cols: tuple[Column, ...], rows: Sequence[tuple[str, Row]]) -> list[str]:
     """Columns as wide as their heading (at least 6), so a block fits 80 columns."""
     width = max([len(title), *(len(n) for n, _ in rows)])
     widths = [max(6, len(h)) for h, _ in cols]
@@ -162,9 +179,14 @@ def _table(
         title.ljust(width) + "".join(f" {h:>{w}}" for (h, _), w in zip(cols, widths, strict=True))
     ]
     for name, row in rows:
-        cells = (f" {_num(row.get(f)):>{w}}" for (_, f), w in zip(cols, widths, strict=True))
+        cells = (f" {_num(f.raw(row)):>{w}}" for (_, f), w in zip(cols, widths, strict=True))
         lines.append(name.ljust(width) + "".join(cells))
     return lines
+
+
+def _pairs(cols: tuple[Column, ...], row: Row) -> str:
+    """``heading value`` of each column on one line, two spaces apart."""
+    return "  ".join(f"{h} {_num(f.raw(row))}" for h, f in cols)
 
 
 def _num(v: Value) -> str:
@@ -175,59 +197,58 @@ def _key(v: Value) -> float:
     return float(v) if isinstance(v, int | float) else -1.0
 
 
+def _whole(kind: RowKind, rows: Rows) -> list[tuple[str, Row]]:
+    """The collector's whole-host row, as a table's one line (none when it is missing)."""
+    return list(kind.of(rows).items())
+
+
 def _cpu(rows: Rows) -> list[str]:
-    return _table("CPU", CPU_COLS, [("all", rows["all"])] if "all" in rows else [])
+    return _table("CPU", CPU_COLS, _whole(CPU.Rows.all, rows))
 
 
 def _paging(rows: Rows) -> list[str]:
-    row = rows.get("all")
-    if row is None:
+    whole = _whole(PAGING.Rows.all, rows)
+    if not whole:
         return []
-    psi = "  ".join(f"{name} {_num(row.get(f))}" for name, f in PSI)
-    return [*_table("PAGING", PAGING_COLS, [("all", row)]), f"PSI some avg10 %  {psi}"]
+    return [*_table("PAGING", PAGING_COLS, whole), f"PSI some avg10 %  {_pairs(PSI, whole[0][1])}"]
 
 
 def _disk(rows: Rows) -> list[str]:
-    def worst(item: tuple[str, dict]) -> float:
+    def worst(item: tuple[str, Row]) -> float:
         row = item[1]
-        return max(_key(row.get("r_await")), _key(row.get("w_await")), _key(row.get("util")) / 100)
+        return max(
+            _key(DISK.r_await.raw(row)), _key(DISK.w_await.raw(row)), _key(DISK.util.raw(row)) / 100
+        )
 
     ranked = sorted(rows.items(), key=worst, reverse=True)[:TOP_DISKS]
     return _table("DISK", DISK_COLS, ranked)
 
 
 def _netdev(rows: Rows) -> list[str]:
-    def busy(item: tuple[str, dict]) -> float:
-        return _key(item[1].get("rx_kb")) + _key(item[1].get("tx_kb"))
+    def busy(item: tuple[str, Row]) -> float:
+        return _key(NETDEV.rx_kb.raw(item[1])) + _key(NETDEV.tx_kb.raw(item[1]))
 
     return _table("NET", NET_COLS, sorted(rows.items(), key=busy, reverse=True)[:TOP_IFACES])
 
 
 def _tcp(rows: Rows) -> list[str]:
-    socks = [(k, r) for k, r in rows.items() if k != "host"]
-    socks.sort(key=lambda item: _key(item[1].get("rto")), reverse=True)
+    socks = [(k, r) for k, r in rows.items() if not TCP.Rows.host.matches(k)]
+    socks.sort(key=lambda item: _key(TCP.rto.raw(item[1])), reverse=True)
     lines = _table("DG SOCKET", TCP_COLS, socks[:TOP_SOCKETS])
     if not socks:
         lines.append("  (no socket on the Data Guard ports)")
     elif len(socks) > TOP_SOCKETS:
         lines.append(f"  ... {len(socks) - TOP_SOCKETS} more")
-    host = rows.get("host")
+    host = rows.get(TCP.Rows.host.instance(None))
     if host:
-        lines.append(
-            "TCP host  retrans/s "
-            + _num(host.get("retrans_segs"))
-            + "  timeouts/s "
-            + _num(host.get("timeouts"))
-            + "  lostretrans/s "
-            + _num(host.get("lost_retransmit"))
-        )
+        lines.append(f"TCP host  {_pairs(TCP_HOST, host)}")
     return lines
 
 
 SECTIONS: dict[str, Callable[[Rows], list[str]]] = {
-    "cpu": _cpu,
-    "paging": _paging,
-    "disk": _disk,
-    "netdev": _netdev,
-    "tcp": _tcp,
+    CPU.name: _cpu,
+    PAGING.name: _paging,
+    DISK.name: _disk,
+    NETDEV.name: _netdev,
+    TCP.name: _tcp,
 }

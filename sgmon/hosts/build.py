@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from sgmon import registry
 from sgmon.collector import Collector, Unavailable
 from sgmon.config import Config, DbConfig, HostConfig
 from sgmon.errors import ConfigError
 from sgmon.hosts import Source
+
+if TYPE_CHECKING:
+    from sgmon.readers.inet_diag import Selection
+    from sgmon.remote.mirror import Shipped
 
 
 class _Missing(Collector):
@@ -26,8 +31,11 @@ class _Missing(Collector):
         raise Unavailable(self._reason)
 
 
-def make_collectors(config: Config, host: HostConfig | None) -> list[Collector]:
-    """Instantiate the local collectors with their options (ConfigError propagates).
+def make_collectors(
+    config: Config, host: HostConfig | None, only: Callable[[str], bool] | None = None
+) -> list[Collector]:
+    """Instantiate the local collectors with their options (ConfigError propagates); with
+    ``only``, just those whose name it accepts (a collector not built checks nothing here).
 
     The database collectors (``oracle_*``) run where the host has a database; the trace reader
     runs when [collectors.oracle_trace] names the trace files, with or without a database login
@@ -38,6 +46,8 @@ def make_collectors(config: Config, host: HostConfig | None) -> list[Collector]:
     has_db = host is not None and host.db is not None
     out: list[Collector] = []
     for name in registry.names():
+        if only is not None and not only(name):
+            continue
         if name == "oracle_trace":
             if not config.collectors.get(name):
                 continue  # needs the trace paths; unconfigured it would only say so every tick
@@ -131,6 +141,12 @@ def sources_from_config(
     return sources
 
 
+def _reads_database(name: str) -> bool:
+    """A collector that reads the host's database over SQL*Net (the trace reader reads files
+    on the host)."""
+    return name.startswith("oracle_") and name != "oracle_trace"
+
+
 NEEDS_AGENT = ("procs", "retrans", "biolat")
 """Collectors that follow processes or load kernel tracing on the host itself."""
 NOT_PUMPED = "needs sgmon installed on the host (sgmon_path): the pump ships /proc files only"
@@ -145,11 +161,9 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
 
     database = None
     if host.db is not None and host.db_from == "local":
-        database = [
-            c
-            for c in make_collectors(config, host)
-            if c.name.startswith("oracle_") and c.name != "oracle_trace"
-        ]
+        # only the database collectors are built here: an OS collector built on this machine
+        # would check the host's devices against this machine's /proc
+        database = make_collectors(config, host, _reads_database)
     if host.sgmon_path:
         return RemoteSource(host, interval=interval, database=database)  # both hosts tick alike
 
@@ -167,26 +181,51 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
     return PumpSource(
         host,
         os_side,
-        config.ports,
-        config.peers,
+        pumped_sockets(config, host),
+        shipped(),
         tails,
         interval=interval,
         database=database,
-        keep=lines_read(),
     )
+
+
+def pumped_sockets(config: Config, host: HostConfig) -> Selection | None:
+    """The DG sockets a pump finds on the host: the tcp collector's own selection, from its
+    options there (ConfigError when they are wrong); None where it does not run.  Built here, it
+    checks its options only (nothing of this machine's)."""
+    built = make_collectors(config, dataclasses.replace(host, root=""), lambda n: n == "tcp")
+    # a collector that could not be imported, or a plug-in in tcp's place, may name none
+    selection = getattr(built[0], "remote_selection", None) if built else None
+    return selection() if selection is not None else None
+
+
+def _os_collectors() -> list[type[Collector]]:
+    """The classes of the collectors that read the host's own files (not its database)."""
+    out = []
+    for name in registry.names():
+        if name.startswith("oracle_"):
+            continue
+        try:
+            out.append(registry.load(name))
+        except Exception:  # a broken plug-in is reported by make_collectors, never fatal
+            continue
+    return out
 
 
 def lines_read() -> dict[str, str]:
     """Host file -> the lines of it any OS collector reads (Collector.lines, one alternation):
     what a pump ships of that file."""
     out: dict[str, list[str]] = {}
-    for name in registry.names():
-        if name.startswith("oracle_"):
-            continue
-        try:
-            cls = registry.load(name)
-        except Exception:  # a broken plug-in is reported by make_collectors, never fatal
-            continue
+    for cls in _os_collectors():
         for path, pattern in cls.lines.items():
             out.setdefault(path, []).append(pattern)
     return {path: "|".join(patterns) for path, patterns in out.items()}
+
+
+def shipped() -> Shipped:
+    """What a pump ships of a host's files: those the OS collectors declare
+    (``remote_files``), and of some only the lines they read (``lines_read``)."""
+    from sgmon.remote.mirror import Shipped
+
+    declared = (cls.remote_files for cls in _os_collectors())
+    return Shipped.declared(declared, lines_read())

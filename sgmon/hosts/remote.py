@@ -1,9 +1,5 @@
-"""A remote host over the user's own ``ssh``: a byte pump sent over the connection, or an
-installed ``sgmon agent``.
-
-No daemon and no open port: ssh brings the user's keys, ssh config and known_hosts.  ``BatchMode``
-makes a host that wants a password fail at once with one line instead of prompting;
-``ServerAliveInterval`` makes ssh itself notice a dead link.
+"""A remote host over the user's own ``ssh`` (the session: sgmon/hosts/ssh.py): a byte pump sent
+over the connection, or an installed ``sgmon agent``.
 
 - **The pump** (``PumpSource``, the default: nothing installed there).  ssh runs the host's own
   ``python3 -I -c`` with a bootstrap that reads sgmon/remote/pump.py from stdin; each tick the
@@ -19,328 +15,43 @@ makes a host that wants a password fail at once with one line instead of prompti
   leaves it to an installed agent): its collectors are sampled as each remote tick arrives, so
   the OS and the database figures are one frame of one host; while the far side is silent they
   go on in the stale frames, so a cut ssh link does not hide a database that is still there.
-- **Staleness.**  When no frame arrived for ``2 x interval`` (``SILENT_INTERVALS``), or at once
-  when the ssh session ends, the host is marked stale: a frame whose collectors are all ``stale``
-  is emitted every interval, so every sink shows it (the analysis raises it as a silent host),
-  until frames flow again.  A silent connection is killed after ``dead_after`` seconds.
-- **Reconnects** back off 1, 2, 4 ... ``max_backoff`` seconds, back to 1 after a good session.
-- **Attribution.**  Only messages of this source's own ssh process are read, and each frame is
-  labelled with the configured host name and role, so a frame can never land on another host;
-  an agent's frames only for the host named in its header, sequence numbers increasing.
-- **Clock offset** (Cristian's method): every ``ping_every`` seconds the consumer writes ``ping t0``
-  (its clock) on the far side's stdin; it answers ``{"pong": t0, "time": t_remote}``; at
-  receipt ``t3``, ``offset = t_remote - (t0 + t3) / 2`` with an error of at most half the round
-  trip.  Of the last 8 samples the one with the shortest round trip is kept (queueing only ever
-  adds delay).  ``clock_offset`` is remote minus local, in seconds; ``None`` until measured.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import queue
-import signal
 import struct
 import subprocess
-import sys
-import threading
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
-from typing import IO
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING
 
 from sgmon.collector import Collector
 from sgmon.config import HostConfig
 from sgmon.engine import Engine
-from sgmon.hosts import HostInfo
-from sgmon.model import (
-    SILENT_INTERVALS,
-    CollectorResult,
-    Frame,
-    Schema,
-    Status,
-    schema_from_dict,
-    silence,
-)
+from sgmon.hosts.ssh import Message, SshSource, copy_lines
+from sgmon.model import Frame, schema_from_dict
 
-Message = tuple[bytes, bytes]
-"""What a reader thread hands the session: a kind and its payload."""
+if TYPE_CHECKING:
+    from sgmon.readers.inet_diag import Selection
+    from sgmon.remote.mirror import Shipped
+
 SHIFT_STEP = 0.002
 """Seconds the measured offset must move before the pump is told to shift its ticks again."""
 
 
-class _SshSource:
-    """One remote host through ``ssh``: sessions, reconnects, staleness, the clock offset."""
-
-    def __init__(
-        self,
-        host: HostConfig,
-        interval: float | None = None,
-        max_backoff: float = 30.0,
-        ping_every: float = 5.0,
-        dead_after: float = 30.0,
-        warn: Callable[[str], None] | None = None,
-        database: list[Collector] | None = None,
-    ) -> None:
-        self.config = host
-        self.name = host.name
-        self.hosts = [HostInfo(host.name, host.role)]
-        self.interval = interval or 1.0
-        self._asked_interval = interval
-        self.max_backoff = max_backoff
-        self.ping_every = ping_every
-        self.dead_after = dead_after
-        self.warn = warn or (lambda m: print(f"sgmon: {m}", file=sys.stderr, flush=True))
-        self._schema: Schema = {}
-        self._samples: deque[tuple[float, float]] = deque(maxlen=8)  # (rtt, offset)
-        self.clock_offset: float | None = None
-        """Remote clock minus local clock, seconds (see the module docstring)."""
-        self.rtt: float | None = None
-        self.stale = True
-        self.connected = False
-        self.last_error: str | None = None
-        self.dropped = 0
-        """Messages ignored: malformed, another host's, or out of sequence."""
-        self._proc: subprocess.Popen | None = None
-        self._greeted = False
-        self._last_frame = time.monotonic()
-        self._last_stale = 0.0
-        self._database = Engine(database, self.interval, host.name, host.role) if database else None
-        """The host's database collectors, run here on this machine's clock: sampled as each
-        remote tick arrives, and on their own while the far side is silent."""
-
-    def remote_command(self) -> str:
-        """What ssh runs on the far side."""
-        raise NotImplementedError
-
-    def argv(self) -> list[str]:
-        """The ssh command line."""
-        alive = max(1, round(min(self.interval * 3, 10)))
-        return [
-            *(self.config.ssh_command or ("ssh",)),
-            "-T",
-            "-o", "BatchMode=yes",
-            "-o", f"ServerAliveInterval={alive}",
-            "-o", "ServerAliveCountMax=3",
-            "-o", "ConnectTimeout=10",
-            *self.config.ssh_options,
-            self.config.ssh,
-            self.remote_command(),
-        ]  # fmt: skip
-
-    def schema(self, host: str) -> Schema:
-        """The host's declared fields (empty until the far side first answered)."""
-        return self._schema
-
-    # --- the session loop -----------------------------------------------------------------
-
-    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
-        """Connect, stream, reconnect with backoff, until ``stop``."""
-        backoff = 1.0
-        while not stop.is_set():
-            good = self._session(emit, stop)
-            if stop.is_set():
-                break
-            self._mark_stale(emit, gone=True)  # the agent or its ssh is gone: news at once
-            backoff = 1.0 if good else min(backoff * 2, self.max_backoff)
-            end = time.monotonic() + backoff
-            while not stop.is_set() and time.monotonic() < end:
-                self._mark_stale(emit)
-                stop.wait(min(self.interval, end - time.monotonic()))
-
-    def _session(self, emit: Callable[[Frame], None], stop: threading.Event) -> bool:
-        """One ssh session; True if the far side greeted."""
-        try:
-            proc = subprocess.Popen(
-                self.argv(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # our own process group: killed whole, never orphaned
-            )
-        except OSError as e:
-            self._report(f"cannot run ssh: {e.strerror}; install openssh-client")
-            return False
-        self._proc = proc
-        messages: queue.Queue[Message | None] = queue.Queue()
-        errors: deque[str] = deque(maxlen=5)
-        threading.Thread(target=self._read, args=(proc.stdout, messages.put), daemon=True).start()
-
-        def keep_error(line: bytes | None) -> None:
-            if line:  # None: the stream ended
-                errors.append(line.decode(errors="replace").strip())
-
-        stderr = threading.Thread(target=_lines, args=(proc.stderr, keep_error), daemon=True)
-        stderr.start()
-        self._greeted = False
-        self._begin(proc)
-        next_ping = last_data = time.monotonic()
-        try:
-            while not stop.is_set():
-                now = time.monotonic()
-                if self._greeted and now >= next_ping:
-                    self._write(proc, f"ping {time.time():.6f}\n")
-                    next_ping = now + self.ping_every
-                if now - last_data > self.dead_after:
-                    errors.append(f"no data for {self.dead_after:g}s")
-                    break
-                self._mark_stale(emit)
-                try:
-                    msg = messages.get(timeout=min(self.interval, 0.5))
-                except queue.Empty:
-                    continue
-                if msg is None:
-                    break
-                last_data = time.monotonic()
-                self._handle(*msg, proc, emit)
-        finally:
-            self.connected = False
-            self._kill(proc)
-        stderr.join(2)  # its last words, which may come after stdout's end
-        if not stop.is_set():
-            rc = proc.returncode
-            why = errors[-1] if errors else f"ssh exited with status {rc}"
-            self._report(self._explain(why, rc))
-        return self._greeted
-
-    def _begin(self, proc: subprocess.Popen) -> None:
-        """Whatever the far side needs on stdin first."""
-
-    def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:
-        """Hand the far side's messages to the session; None at the end."""
-        raise NotImplementedError
-
-    def _handle(
-        self, kind: bytes, payload: bytes, proc: subprocess.Popen, emit: Callable[[Frame], None]
-    ) -> None:
-        raise NotImplementedError
-
-    def _greet(self) -> None:
-        """The far side answered: connected (again)."""
-        self._greeted = True
-        self._last_frame = time.monotonic()
-        self.connected = True
-        if self.last_error is not None:
-            self.warn(f"{self.config.ssh}: connected again")
-        self.last_error = None
-
-    def _emit(self, frame: Frame, emit: Callable[[Frame], None]) -> None:
-        """A frame of this host, with its database's figures of the same tick added."""
-        self._last_frame = time.monotonic()
-        self.stale = False
-        if self._database is not None:
-            db = self._database.tick(frame.time)
-            frame = Frame(
-                self.name,
-                frame.time,
-                frame.seq,
-                frame.interval,
-                {**frame.collectors, **db.collectors},
-                (*frame.events, *db.events),
-                frame.role,
-            )
-        emit(frame)
-
-    def _database_schema(self) -> Schema:
-        return self._database.schema() if self._database is not None else {}
-
-    def _mark_stale(self, emit: Callable[[Frame], None], gone: bool = False) -> None:
-        """While frames do not come, emit an all-stale frame every interval; at once when the
-        session is ``gone``."""
-        now = time.monotonic()
-        silent = now - self._last_frame
-        if not gone and silent < SILENT_INTERVALS * self.interval:
-            return
-        if now - self._last_stale < self.interval:
-            return
-        self.stale = True
-        self._last_stale = now
-        if not self._schema:
-            return
-        err = silence(self.config.ssh, silent)
-        results = {c: CollectorResult(Status.STALE, error=err) for c in self._schema}
-        events: tuple = ()
-        now_t = time.time()
-        if self._database is not None:  # read from here: the database goes on without ssh
-            db = self._database.tick(now_t)
-            results.update(db.collectors)
-            events = db.events
-        emit(Frame(self.name, now_t, 0, self.interval, results, events, self.hosts[0].role))
-
-    # --- clock offset ---------------------------------------------------------------------
-
-    def _pong(self, d: dict) -> None:
-        t3 = time.time()
-        try:
-            t0, remote = float(d["pong"]), float(d["time"])
-        except (KeyError, TypeError, ValueError):
-            self.dropped += 1
-            return
-        if not t0 <= t3:
-            return
-        self._samples.append((t3 - t0, remote - (t0 + t3) / 2))
-        self.rtt, self.clock_offset = min(self._samples)
-
-    # --- process handling -----------------------------------------------------------------
-
-    @staticmethod
-    def _write(proc: subprocess.Popen, text: str) -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(OSError, ValueError):
-            proc.stdin.write(text.encode())
-            proc.stdin.flush()
-
-    def _kill(self, proc: subprocess.Popen) -> None:
-        with contextlib.suppress(OSError):
-            if proc.stdin:
-                proc.stdin.close()
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(2)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(2)
-        self._proc = None
-
-    def _report(self, message: str) -> None:
-        """One line per distinct problem, not one per retry."""
-        if message != self.last_error:
-            self.warn(f"{self.config.ssh}: {message}")
-        self.last_error = message
-
-    def _explain(self, why: str, rc: int | None) -> str:
-        """ssh's last words, with what to do."""
-        low = why.lower()
-        if "permission denied" in low or "password" in low:
-            return f"{why} (BatchMode is on: set up key login for sgmon, no password prompts)"
-        if "host key verification failed" in low:
-            return f"{why} (connect once by hand to accept the host key)"
-        return f"{why}; retrying"
-
-    def close(self) -> None:
-        """Stop the ssh process if one is running, and the database collectors."""
-        if self._proc is not None:
-            self._kill(self._proc)
-        if self._database is not None:
-            self._database.close()
-
-
-class PumpSource(_SshSource):
+class PumpSource(SshSource):
     """Frames of one remote host from the pump sent over ssh: nothing installed there."""
 
     def __init__(
         self,
         host: HostConfig,
         collectors: Callable[[str], list[Collector]],
-        ports: tuple[int, ...] = (1521,),
-        peers: tuple[str, ...] = (),
+        sockets: Selection | None,
+        shipped: Shipped,
         tails: tuple[tuple[str, str], ...] = (),
         interval: float | None = None,
-        keep: Mapping[str, str] | None = None,
         **kwargs,  # type: ignore[no-untyped-def]
     ) -> None:
         super().__init__(host, interval, **kwargs)
@@ -349,11 +60,10 @@ class PumpSource(_SshSource):
         self._collectors = collectors
         """root -> the host's collectors reading that tree (built at the first tick: their
         options are checked against the host's devices and interfaces)."""
-        self._ports, self._peers, self._tails = ports, peers, tails
-        """The DG sockets' filter; the trace files to tail, as (directory, name pattern)."""
-        self._keep = keep or {}
-        """Host file -> the lines of it the collectors read (Collector.lines)."""
-        self.mirror = Mirror(host.name, (directory for directory, _ in tails))
+        self._sockets, self._tails = sockets, tails
+        """The DG sockets (the tcp collector's selection; None for none); the trace files to
+        tail, as (directory, name pattern)."""
+        self.mirror = Mirror(host.name, shipped, (directory for directory, _ in tails))
         self._engine: Engine | None = None
         self._remote_clock = time.monotonic()
         """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
@@ -383,7 +93,7 @@ class PumpSource(_SshSource):
         assert proc.stdin is not None
         with contextlib.suppress(OSError, ValueError):
             orphan = max(10.0, 6 * self.ping_every)  # its pings keep it alive
-            spec = request(self.interval, self._ports, self._peers, self._tails, orphan, self._keep)
+            spec = request(self.interval, self.mirror.shipped, self._sockets, self._tails, orphan)
             proc.stdin.write(spec)
             proc.stdin.flush()
 
@@ -419,7 +129,8 @@ class PumpSource(_SshSource):
                 self._write(proc, f"shift {offset:.6f}\n")
         elif kind == b"H":
             with contextlib.suppress(ValueError, AttributeError):
-                self.python = json.loads(payload).get("python")
+                hello = json.loads(payload)
+                self.python, self.far_hostname = hello.get("python"), hello.get("hostname")
             self._greet()
             self._write(proc, f"ping {time.time():.6f}\n")  # the offset before the first frame
         elif kind == b"E":
@@ -457,7 +168,8 @@ class PumpSource(_SshSource):
 
     def _explain(self, why: str, rc: int | None) -> str:
         if "python3" in why:  # none there, or one older than 3.6
-            return f"{why} (sgmon runs there with the host's python3 3.6 or later; retrying)"
+            again = "" if self.once else "; retrying"
+            return f"{why} (sgmon runs there with the host's python3 3.6 or later{again})"
         return super()._explain(why, rc)
 
     def close(self) -> None:
@@ -468,7 +180,7 @@ class PumpSource(_SshSource):
         self.mirror.close()
 
 
-class RemoteSource(_SshSource):
+class RemoteSource(SshSource):
     """Frames of one remote host through ``ssh ... sgmon agent`` (sgmon installed there)."""
 
     def __init__(self, host: HostConfig, interval: float | None = None, **kwargs) -> None:  # type: ignore[no-untyped-def]
@@ -486,7 +198,7 @@ class RemoteSource(_SshSource):
         return remote
 
     def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:
-        _lines(stream, lambda line: put(None if line is None else (b"L", line)))
+        copy_lines(stream, lambda line: put(None if line is None else (b"L", line)))
 
     def _handle(
         self, kind: bytes, payload: bytes, proc: subprocess.Popen, emit: Callable[[Frame], None]
@@ -523,6 +235,7 @@ class RemoteSource(_SshSource):
             return None
         self._schema = {**schema, **self._database_schema()}
         self.interval = float(d.get("interval", self.interval))
+        self.far_hostname = d.get("hostname")
         return remote
 
     def _frame(self, d: dict, emit: Callable[[Frame], None]) -> None:
@@ -548,13 +261,3 @@ class RemoteSource(_SshSource):
         if rc == 127 or "not found" in why.lower():
             return f"{why} (set sgmon_path for this host to the sgmon command on the far side)"
         return super()._explain(why, rc)
-
-
-def _lines(stream: IO[bytes], put: Callable[[bytes | None], None]) -> None:
-    """Copy lines from a pipe to ``put``; ``None`` at the end."""
-    try:
-        for line in iter(stream.readline, b""):
-            put(line)
-    except (OSError, ValueError):
-        pass
-    put(None)

@@ -29,7 +29,6 @@ from sgmon.archive import (
     Lines,
     data_files,
     decode_row,
-    host_specs,
     parse_time,
     printable,
     read_meta,
@@ -37,6 +36,7 @@ from sgmon.archive import (
 )
 from sgmon.errors import ArchiveError
 from sgmon.hosts import HostInfo
+from sgmon.hosts.archived import archived_hosts
 from sgmon.model import CollectorResult, Event, Field, Frame, Rows, Schema, Status
 from sgmon.regrid import common_step, needs_regrid, regrid
 
@@ -97,7 +97,7 @@ class ReplaySource:
         self._steps: dict[str, float | None] = {}
         self._dirs: dict[str, str] = {}
         self.hosts: list[HostInfo] = []
-        for name, h in host_specs(meta, self.notes).items():
+        for name, h in archived_hosts(self.root, meta, self.notes).items():
             self.hosts.append(HostInfo(name, h["role"]))
             steps = h["steps"] if isinstance(h["steps"], dict) else {}
             good = [v for v in map(valid_step, steps.values()) if v is not None]

@@ -85,19 +85,7 @@ def read(args: argparse.Namespace) -> Imported:
     except ValueError as e:
         raise UsageError(str(e)) from None
     notes: list[str] = []
-    reports = []
-    for path in args.files:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError as e:
-            raise UsageError(f"{path}: {e.strerror}") from None
-        rep = parse(text.splitlines())
-        if rep.begin is None or rep.end is None or rep.end <= rep.begin:
-            raise UsageError(f"{path}: no Begin Snap / End Snap times: not an AWR text report?")
-        if not rep.ranges and not rep.waits:
-            notes.append(f"{path}: no wait event section of the commit path: nothing imported")
-            continue
-        reports.append(rep)
+    reports = [rep for path in args.files if (rep := _report(path, notes)) is not None]
     if tz is None:
         notes.append("AWR report times are the database host's local time: taken as UTC (--tz)")
     host = args.host or next((r.host for r in reports if r.host), "") or "awr"
@@ -109,6 +97,22 @@ def read(args: argparse.Namespace) -> Imported:
         b.sample(host, args.role, end, dt, {"oracle_waits": wait_rows(rep, dt)})
     b.source(host, {"oracle_waits": PROVENANCE})
     return b.imp
+
+
+def _report(path: Path, notes: list[str]) -> Report | None:
+    """One report file, parsed; None (and a note) when it holds no wait event section of the
+    commit path, a usage error when it is no AWR text report."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror}") from None
+    rep = parse(text.splitlines())
+    if rep.begin is None or rep.end is None or rep.end <= rep.begin:
+        raise UsageError(f"{path}: no Begin Snap / End Snap times: not an AWR text report?")
+    if not rep.ranges and not rep.waits:
+        notes.append(f"{path}: no wait event section of the commit path: nothing imported")
+        return None
+    return rep
 
 
 PROVENANCE = {

@@ -9,6 +9,7 @@ is never part of a message: every line goes through ``redact`` before it leaves 
 from __future__ import annotations
 
 import re
+import socket
 from dataclasses import dataclass
 
 _CODE = re.compile(r"\b(ORA|DPY|DPI|TNS)-(\d{4,5})\b")
@@ -44,6 +45,12 @@ class Where:
     mode: str = "normal"
     secret_from: str = ""
     call_timeout: float = 2.0
+    once: bool = False
+    """A one-shot caller (``config --check``): no message promises a retry."""
+
+    def then(self, next_step: str) -> str:
+        """``; next_step`` (what the session does next), or nothing for a one-shot caller."""
+        return "" if self.once else f"; {next_step}"
 
 
 def code_of(exc: BaseException) -> str:
@@ -66,32 +73,67 @@ def code_of(exc: BaseException) -> str:
 # thin mode's own codes for what thick mode reports as ORA-125xx
 _THIN_EQUIVALENT = {"DPY-6001": "ORA-12514", "DPY-6003": "ORA-12514", "DPY-6005": "ORA-12541"}
 _SIMILAR = re.compile(r"Similar to (ORA-\d{5})")
+NOT_A_LISTENER = "DPY-4011"
+"""Nested in thin mode's DPY-6005 ("cannot connect to database"): the far end closed the
+connection at the first packet, as a port where something other than a listener answers does."""
 
 
 def explain(exc: BaseException, where: Where) -> str:
     """One line: what went wrong and what to do about it."""
     shown = code_of(exc)
-    similar = _SIMILAR.search(str(exc))
-    code = _THIN_EQUIVALENT.get(shown) or (similar.group(1) if similar else shown)
+    code = _meaning(exc, shown)
+    if code == NOT_A_LISTENER and shown == "DPY-6005":
+        return (
+            f"DPY-6005 ({code}) something answers at {where.dsn} but not as an Oracle listener: "
+            "it closed the connection at the first packet; check the host and port (a TCPS "
+            "port needs tcps:// in the dsn)"
+        )
+    if isinstance(exc, socket.gaierror):
+        return f"cannot resolve the host name of {where.dsn} ({exc.strerror}): check the dsn"
     line = _advice(code, exc, where)
     if shown != code and line.startswith(code):
         line = f"{shown} ({code}){line[len(code) :]}"
     return line
 
 
+def _meaning(exc: BaseException, shown: str) -> str:
+    """The code whose advice fits: a listener's refusal by its ORA- equivalent ("Similar to"),
+    else what thin mode's DPY-6005 wraps (DPY-6005 alone: nothing listens there), else the code
+    itself."""
+    text = str(exc)
+    similar = _SIMILAR.search(text)
+    if similar:
+        return similar.group(1)
+    if shown == "DPY-6005":
+        nested = [f"{k}-{n}" for k, n in _CODE.findall(text.split("\n", 1)[-1])]
+        if nested and nested[0] != shown:
+            return nested[0]
+    return _THIN_EQUIVALENT.get(shown, shown)
+
+
 def _advice(code: str, exc: BaseException, where: Where) -> str:
+    """What to do about ``code``: a login refused, a database out of reach, a driver or a
+    connection in trouble; else the error's own text."""
     db = f"{where.user or '(wallet)'}@{where.dsn}" if where.dsn else "the database"
-    admin = where.mode in ("sysdg", "sysdba")
+    line = _refused(code, where, db) or _unreachable(code, where, db) or _driver(code, where)
+    if line:
+        return line
+    text = " ".join(str(exc).split())
+    return f"{code + ' ' if code and code not in text else ''}{text or type(exc).__name__}"
+
+
+def _refused(code: str, where: Where, db: str) -> str | None:
+    """A login or a read the database refuses: the credentials, the lock, the privileges."""
     if code == "ORA-01017":
         return (
             f"ORA-01017 wrong user name or password for {db}: check the user and the password "
-            f"in {where.secret_from or 'the configured source'}; not retrying (a retry loop "
-            "would lock the account)"
+            f"in {where.secret_from or 'the configured source'}"
+            + where.then("not retrying (a retry loop would lock the account)")
         )
     if code == "ORA-28000":
         return f"ORA-28000 account of {db} is locked: ask the DBA to ALTER USER ... ACCOUNT UNLOCK"
     if code == "ORA-01031":
-        if admin:
+        if where.mode in ("sysdg", "sysdba"):
             return (
                 f"ORA-01031 {where.user} may not connect as {where.mode.upper()}: "
                 f"GRANT {where.mode.upper()} TO {where.user} on the primary (before 12.2 also copy "
@@ -108,24 +150,36 @@ def _advice(code: str, exc: BaseException, where: Where) -> str:
         )
     if code == "ORA-28009":
         return f'ORA-28009 SYS must connect with a privilege: set mode = "sysdba" for {db}'
+    return None
+
+
+def _unreachable(code: str, where: Where, db: str) -> str | None:
+    """A database that cannot be logged on to now: not open, no listener, no such service,
+    no instance (retried)."""
+    again = where.then("retrying")
     if code == "ORA-01033":
         return (
             f"ORA-01033 {db} is mounted or starting, not open: ordinary users cannot log on; "
-            'set mode = "sysdg" (12.1+) or "sysdba" to read a mounted standby; retrying'
+            f'set mode = "sysdg" (12.1+) or "sysdba" to read a mounted standby{again}'
         )
     if code == "ORA-12541":
         return (
             f"ORA-12541 no listener reachable at {where.dsn}: check host and port, and that the "
-            "listener runs there (lsnrctl status); retrying"
+            f"listener runs there (lsnrctl status){again}"
         )
     if code == "ORA-12514":
         return (
             f"ORA-12514 the listener at {where.dsn} does not know that service: check the "
             "service name (lsnrctl services); a mounted standby needs a static entry such as "
-            "<db_unique_name>_DGMGRL; retrying"
+            f"<db_unique_name>_DGMGRL{again}"
         )
     if code in ("ORA-12528", "ORA-01034"):
-        return f"{code} the instance behind {where.dsn} is not up (or blocked); retrying"
+        return f"{code} the instance behind {where.dsn} is not up (or blocked){again}"
+    return None
+
+
+def _driver(code: str, where: Where) -> str | None:
+    """What thin mode cannot reach, a call past its timeout, a connection lost."""
     if code == "DPY-3010":
         return (
             f"DPY-3010 {where.dsn} is older than 12.1, which thin mode cannot reach: set "
@@ -143,9 +197,10 @@ def _advice(code: str, exc: BaseException, where: Where) -> str:
             "this is normal there"
         )
     if code in LOST:
-        return f"{code} connection to {where.dsn or 'the database'} lost; reconnecting"
-    text = " ".join(str(exc).split())
-    return f"{code + ' ' if code and code not in text else ''}{text or type(exc).__name__}"
+        return (
+            f"{code} connection to {where.dsn or 'the database'} lost{where.then('reconnecting')}"
+        )
+    return None
 
 
 def redact(text: str, secret: str | None) -> str:

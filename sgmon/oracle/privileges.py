@@ -31,7 +31,6 @@ from sgmon.oracle.session import Session
 _VIEW = re.compile(r"\bv\$\w+", re.IGNORECASE)
 REFUSED = ("ORA-01017", "ORA-01031", "ORA-01033", "ORA-28000", "ORA-28009")
 """Refusals the statements or the config can mend."""
-_NEXT = re.compile(r" \(next attempt in \d+s\)$")
 FAMILIES: tuple[tuple[str, queries.Version], ...] = (
     ("11.2", (11, 2)),
     ("12.1", (12, 1)),
@@ -85,10 +84,13 @@ class Access:
         )
 
 
-def probe(host: str, db: DbConfig, role: str = "") -> Access:
-    """Log on as sgmon would and try each view; never raises for a database's refusal."""
+def probe(host: str, db: DbConfig, role: str = "", session: Session | None = None) -> Access:
+    """Log on as sgmon would and try each view; never raises for a database's refusal.  With
+    ``session`` (a one-shot one the caller reads more through and closes), through it."""
     access = Access(host, db)
-    session = Session(db, role)
+    own = session is None
+    if session is None:
+        session = Session(db, role, once=True)
     try:
         session.refresh()
         access.version = session.version
@@ -105,10 +107,11 @@ def probe(host: str, db: DbConfig, role: str = "") -> Access:
         if code in MISSING:  # logged on, but V$INSTANCE (read first) is not granted
             access.missing = ["v$instance"]
         else:
-            access.error, access.code = _NEXT.sub("", str(e)), code
+            access.error, access.code = str(e), code
             access.no_password = e.fatal and not code  # the session's own refusal
     finally:
-        session.close()
+        if own:
+            session.close()
     return access
 
 
@@ -137,6 +140,14 @@ def statements(access: Access) -> list[str]:
         if access.code in ("ORA-01017", "ORA-01031", "ORA-01033"):
             out += _administrative(user, mode, scope, access.version)
         return out
+    return out + _ordinary(access, user, scope)
+
+
+def _ordinary(access: Access, user: str, scope: str) -> list[str]:
+    """An ordinary login's grants: CREATE SESSION for a new user, then SELECT on the views it
+    cannot read (on every view its version reads, or each version family's when the version
+    is not known)."""
+    out = []
     if access.code == "ORA-01017":
         out.append(f"GRANT CREATE SESSION TO {user}{scope};")
     if access.missing and access.version is not None:

@@ -37,40 +37,29 @@ returning a DB-API connection; the same SQL text runs on it.
 
 from __future__ import annotations
 
-import getpass
 import logging
-import os
-import re
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NoReturn
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from sgmon.config import DbConfig
 from sgmon.oracle import queries
-from sgmon.oracle.errors import (
-    FATAL,
-    LOST,
-    MISSING,
-    OracleError,
-    Where,
-    code_of,
-    explain,
-    redact,
-)
+from sgmon.oracle.connection import BACKOFF_MIN, Connection
+from sgmon.oracle.errors import OracleError, Where
+from sgmon.oracle.passwords import ask_passwords as ask_passwords  # where callers find it
+from sgmon.oracle.passwords import password_of, secret_source
+from sgmon.oracle.timeouts import bounded, timed_dsn
 
 log = logging.getLogger("sgmon.oracle")
 
 STANDIN = "standin:"
 """A ``dsn`` naming a V$ stand-in file (``sgmon.sim.standin``) instead of a database."""
 CONNECT_TIMEOUT = 5.0
-BACKOFF_MIN = 1.0
-BACKOFF_MAX = 60.0
 _thick_ready = False
 
 
-class Session:
+class Session(Connection):
     """A shared, lock-protected connection to one database (see the module docstring)."""
 
     def __init__(
@@ -79,53 +68,40 @@ class Session:
         role: str = "",
         connect: Callable[[], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        once: bool = False,
     ) -> None:
+        """``once``: a one-shot caller (``config --check``), whose messages promise no retry."""
         if db is None and connect is None:
             raise ValueError("a Session needs a DbConfig or a connect callable")
+        super().__init__(
+            Where(
+                dsn=db.dsn if db else "stand-in",
+                user=db.user if db else "",
+                mode=db.mode if db else "normal",
+                secret_from=secret_source(db),
+                call_timeout=db.call_timeout if db else 2.0,
+                once=once,
+            ),
+            clock,
+        )
         self.db = db
         self.expected_role = role
         self._connect = connect
-        self._clock = clock
-        self._lock = threading.RLock()
-        self._conn: Any = None
-        self._secret: str | None = None
-        self._next_attempt = 0.0
-        self._backoff = BACKOFF_MIN
-        self._last_error = ""
         self._connecting = False
         self._connected = threading.Condition(self._lock)
-        self._fatal: OracleError | None = None
-        self._texts: dict[str, list[str]] = {}  # query -> its texts, the one in use first
-        self._skipped: set[str] = set()
-        self._notes: list[str] = []
         self._checked_at: float | None = None
         self._startup: Any = None
         self.epoch = 0
         """Bumped at every instance restart seen; samples of different epochs never subtract."""
         self.version: queries.Version = (0,)
-        self.version_text = ""
         self.role = ""
         self.instance: tuple[str, int | None, int | None] = ("", None, None)
         """INSTANCE_NAME, INSTANCE_NUMBER and THREAD# of the connected instance (RAC: each
         instance is its own host in the config, collected over its own V$)."""
-        self.statements = 0
-        """Statements executed so far (the bench divides it by ticks)."""
         self.connect_timeout = max(CONNECT_TIMEOUT, 2 * (db.call_timeout if db else 2.0))
         """Seconds a connect may take before it counts as failed (and is retried with backoff)."""
-        self.where = Where(
-            dsn=db.dsn if db else "stand-in",
-            user=db.user if db else "",
-            mode=db.mode if db else "normal",
-            secret_from=_secret_source(db),
-            call_timeout=db.call_timeout if db else 2.0,
-        )
 
     # -- public surface used by the collectors -------------------------------------------------
-
-    @property
-    def connected(self) -> bool:
-        """Whether a connection is open now."""
-        return self._conn is not None
 
     def refresh(self) -> None:
         """Connect if needed and check the startup time, at most once per tick for all callers."""
@@ -148,29 +124,9 @@ class Session:
             self._ensure()
             return self._run(name)
 
-    def available(self, name: str) -> bool:
-        """Whether the query runs on this database (after connect)."""
-        return bool(self._texts.get(name)) and name not in self._skipped
-
-    def text(self, name: str) -> str | None:
-        """The SQL text in use for a query (after connect)."""
-        texts = self._texts.get(name)
-        return texts[0] if texts and name not in self._skipped else None
-
-    def take_notes(self) -> list[str]:
-        """One-time notes (a view skipped, a restart) not yet shown."""
-        with self._lock:
-            notes, self._notes = self._notes, []
-            return notes
-
     def events(self) -> tuple[str, ...]:
         """The configured extra events."""
         return tuple(self.db.events) if self.db else ()
-
-    def close(self) -> None:
-        """Close the connection; idempotent."""
-        with self._lock:
-            self._drop()
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -183,7 +139,7 @@ class Session:
         now = self._clock()
         if self._connecting:
             raise OracleError(f"connecting to {self.where.dsn} (up to {self.connect_timeout:g}s)")
-        if now < self._next_attempt:
+        if now < self._next_attempt and not self.where.once:
             raise OracleError(
                 f"{self._last_error} (next attempt in {self._next_attempt - now:.0f}s)"
             )
@@ -204,7 +160,7 @@ class Session:
             self._connecting = True
         conn: Any = None
         try:
-            conn = bounded(self._open, self.connect_timeout, self._close_late)
+            conn = bounded(self._open, self.connect_timeout, self._close_late, self.where.once)
         except OracleError as e:
             with self._lock:
                 self._done_connecting()
@@ -284,36 +240,10 @@ class Session:
         return conn
 
     def _password(self) -> str:
-        if self._secret is not None:
-            return self._secret
-        db = self.db
-        assert db is not None
-        if db.password_env:
-            value = os.environ.get(db.password_env)
-            if not value:
-                raise OracleError(
-                    f"environment variable {db.password_env} is empty: export the password of "
-                    f"{db.user}@{db.dsn} in it",
-                    fatal=True,
-                )
-            self._secret = value
-        elif db.password == "prompt":
-            if (db.dsn, db.user) in _prompted:
-                self._secret = _prompted[(db.dsn, db.user)]
-                return self._secret
-            if not sys.stdin.isatty():
-                raise OracleError(
-                    f"no terminal to prompt for the password of {db.user}@{db.dsn}: use "
-                    "password_env or wallet_dir",
-                    fatal=True,
-                )
-            self._secret = getpass.getpass(f"password for {db.user}@{db.dsn}: ")
-        else:
-            raise OracleError(
-                f"{db.user}@{db.dsn} has no password source: set password_env, wallet_dir or "
-                'password = "prompt"',
-                fatal=True,
-            )
+        """The user's password, found once (``passwords``) and kept for reconnects."""
+        if self._secret is None:
+            assert self.db is not None
+            self._secret = password_of(self.db)
         return self._secret
 
     def _identify(self) -> None:
@@ -373,31 +303,6 @@ class Session:
             self._note(f"instance restarted (startup time {startup}): counters re-based")
         self._startup = startup
 
-    def _failed(self, exc: BaseException) -> NoReturn:
-        """A connect or query failure: fatal ones stop, others schedule a reconnect."""
-        code = code_of(exc)
-        msg = redact(explain(exc, self.where), self._secret)
-        if code in FATAL:
-            self._drop()
-            self._fatal = OracleError(msg, code, fatal=True)
-            raise self._fatal from None
-        self._retry_later(msg)
-        raise OracleError(msg, code) from None
-
-    def _retry_later(self, msg: str) -> None:
-        self._drop()
-        self._last_error = msg
-        self._next_attempt = self._clock() + self._backoff
-        self._backoff = min(self._backoff * 2, BACKOFF_MAX)
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception as e:  # closing a dead connection may fail; nothing to do
-                log.debug("close: %s", type(e).__name__)
-
     # -- statements ----------------------------------------------------------------------------
 
     def select(self, text: str, binds: Mapping[str, Any] | None = None) -> list[tuple]:
@@ -408,77 +313,6 @@ class Session:
         with self._lock:
             self._ensure()
             return self._execute(text, binds)
-
-    def _run(self, name: str) -> list[tuple] | None:
-        text = self.text(name)
-        if text is None:
-            return None
-        try:
-            return self._execute(text)
-        except OracleError as e:
-            if e.code in MISSING:
-                return self._missing(name, e.code, e)
-            raise
-
-    def _execute(self, text: str, binds: Mapping[str, Any] | None = None) -> list[tuple]:
-        """Under the lock: run one statement, fetched in one round trip; errors as one line."""
-        cur = self._conn.cursor()
-        try:
-            if hasattr(cur, "prefetchrows"):  # one round trip for every query of ours
-                cur.prefetchrows = 1000
-                cur.arraysize = 1000
-            if binds:
-                cur.execute(text, binds)
-            else:
-                cur.execute(text)
-            self.statements += 1
-            return [tuple(r) for r in cur.fetchall()]
-        except Exception as e:
-            code = code_of(e)
-            if code not in MISSING and (
-                code in LOST or (code not in _USABLE and not _healthy(self._conn))
-            ):
-                self._failed(e)
-            raise OracleError(redact(explain(e, self.where), self._secret), code) from None
-        finally:
-            try:
-                cur.close()
-            except Exception as e:  # the connection may be gone already
-                log.debug("cursor close: %s", type(e).__name__)
-
-    def _missing(self, name: str, code: str, exc: BaseException) -> list[tuple] | None:
-        """A view this database lacks or hides: fall back to an older one, else skip (noted)."""
-        texts = self._texts[name]
-        advice = redact(explain(exc, self.where), self._secret).split(": ", 1)[-1]
-        view = _view_of(texts[0])
-        if len(texts) > 1:
-            texts.pop(0)
-            self._note(
-                f"{view} not readable on {self.version_text} ({code}): using {_view_of(texts[0])}"
-                f" instead; if this version has it: {advice}"
-            )
-            return self._run(name)
-        self._skipped.add(name)
-        self._note(f"{view} not readable on {self.version_text} ({code}): {name} skipped; {advice}")
-        return None
-
-    def _note(self, text: str) -> None:
-        log.warning("%s: %s", self.where.dsn, text)
-        self._notes.append(text)
-
-
-_USABLE = {"DPY-4024", "DPI-1067"}  # call timeout: the driver recovered the connection
-
-
-def _view_of(text: str) -> str:
-    """The first V$ view a statement reads."""
-    m = re.search(r"\bFROM\s+(v\$\w+)", text, re.IGNORECASE)
-    return m.group(1) if m else "a view"
-
-
-def _healthy(conn: Any) -> bool:
-    check = getattr(conn, "is_healthy", None)
-    return bool(check()) if callable(check) else True
 
 
 def _int(v: Any) -> int | None:
@@ -493,36 +327,6 @@ def role_of(database_role: str | None) -> str:
     if "STANDBY" in r or r == "FAR SYNC":
         return "standby"
     return r.lower()
-
-
-def _secret_source(db: DbConfig | None) -> str:
-    if db is None:
-        return ""
-    if db.wallet_dir:
-        return f"the wallet in {db.wallet_dir}"
-    if db.password_env:
-        return f"${db.password_env}"
-    if db.password == "prompt":
-        return "the prompt"
-    return ""
-
-
-_prompted: dict[tuple[str, str], str] = {}  # in memory only, for this process's life
-
-
-def ask_passwords(dbs: Iterable[DbConfig | None]) -> None:
-    """Prompt now, on the calling (main) thread, for every database whose password comes from
-    the prompt; call before a full-screen UI owns the terminal.  Kept in memory only."""
-    for db in dbs:
-        if db is None or db.password != "prompt" or (db.dsn, db.user) in _prompted:
-            continue
-        if not sys.stdin.isatty():
-            raise OracleError(
-                f"no terminal to prompt for the password of {db.user}@{db.dsn}: use "
-                "password_env or wallet_dir",
-                fatal=True,
-            )
-        _prompted[(db.dsn, db.user)] = getpass.getpass(f"password for {db.user}@{db.dsn}: ")
 
 
 # -- sharing: one session per database for all collectors of a host ---------------------------
@@ -562,55 +366,3 @@ def release(session: Session) -> None:
                 else:
                     _shared[key] = (s, n - 1)
                 return
-
-
-def timed_dsn(dsn: str, seconds: float) -> str:
-    """A DSN that carries its own connect timeouts, in the forms the Oracle Client libraries of
-    thick mode honour: Easy Connect ``?connect_timeout=..&transport_connect_timeout=..`` (19c
-    client and later), or CONNECT_TIMEOUT / TRANSPORT_CONNECT_TIMEOUT in a full descriptor.
-    A DSN that already sets them, or a TNS alias (the timeouts belong in its tnsnames.ora), is
-    left alone."""
-    t = max(1, round(seconds))
-    low = dsn.lower()
-    if "connect_timeout" in low:
-        return dsn
-    if dsn.lstrip().startswith("("):
-        return re.sub(
-            r"\(\s*description\s*=",
-            lambda m: f"{m.group(0)}(CONNECT_TIMEOUT={t})(TRANSPORT_CONNECT_TIMEOUT={t})",
-            dsn,
-            count=1,
-            flags=re.IGNORECASE,
-        )
-    if "/" not in dsn and ":" not in dsn:
-        return dsn  # a TNS alias
-    joiner = "&" if "?" in dsn else "?"
-    return f"{dsn}{joiner}connect_timeout={t}&transport_connect_timeout={t}"
-
-
-def bounded(fn: Callable[[], Any], seconds: float, late: Callable[[Any], None]) -> Any:
-    """``fn()`` in a thread, waited for at most ``seconds``: past that, OracleError (retried
-    later) and the thread is left to finish; what it returns then goes to ``late``."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-    gave_up = threading.Event()
-
-    def work() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as e:  # handed to the caller below
-            box["error"] = e
-        finally:
-            done.set()
-            if gave_up.is_set() and "value" in box:
-                late(box["value"])
-
-    threading.Thread(target=work, name="sgmon-oracle-connect", daemon=True).start()
-    if not done.wait(seconds):
-        gave_up.set()
-        if done.is_set() and "value" in box:  # finished in the instant we gave up
-            return box["value"]
-        raise OracleError(f"no answer to the connect within {seconds:g}s; retrying with backoff")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]

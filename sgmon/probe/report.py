@@ -114,21 +114,36 @@ def summary(
     out.update(figures(total, seconds))
     if opts.mode == "async" and server_bytes and seconds > 0:
         out["throughput_mb_s"] = server_bytes / MB / seconds  # what arrived, not what was queued
-    rtts = [r["rtt_ms"] for r in rows if r.get("rtt_ms") is not None]
-    out["rtt_ms"] = sum(rtts) / len(rtts) if rtts else None
-    out["rto_ms"] = rows[-1].get("rto_ms") if rows else None
-    out["retransmits"] = sum(r.get("retransmits") or 0 for r in rows)
-    out["cwnd"] = rows[-1].get("cwnd") if rows else None
-    peak = max((r["throughput_mb_s"] or 0.0 for r in rows), default=0.0) * MB
-    bdp = bdp_bytes(peak, out["rtt_ms"]) if out["rtt_ms"] is not None else None
-    out["bandwidth_mb_s"] = peak / MB
-    out["bdp_bytes"] = round(bdp) if bdp is not None else None
-    out["buffer_3bdp_bytes"] = round(3 * bdp) if bdp is not None else None
+    out.update(_tcp_view(rows))
+    out.update(_bdp(rows, out["rtt_ms"]))
     out["socket_send_buffer"] = sndbuf
     out["predicted_ms"] = predictions(
         opts.mode, out["lat_avg_ms"], out["disk_write_ms"], out["apply_write_ms"]
     )
     return out
+
+
+def _tcp_view(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The socket over the run: its mean RTT, its last RTO and window, its retransmissions."""
+    rtts = [r["rtt_ms"] for r in rows if r.get("rtt_ms") is not None]
+    return {
+        "rtt_ms": sum(rtts) / len(rtts) if rtts else None,
+        "rto_ms": rows[-1].get("rto_ms") if rows else None,
+        "retransmits": sum(r.get("retransmits") or 0 for r in rows),
+        "cwnd": rows[-1].get("cwnd") if rows else None,
+    }
+
+
+def _bdp(rows: list[dict[str, Any]], rtt_ms: float | None) -> dict[str, Any]:
+    """The peak interval's bandwidth, its bandwidth-delay product at the mean RTT, and three
+    times it (the socket buffer that keeps the link full)."""
+    peak = max((r["throughput_mb_s"] or 0.0 for r in rows), default=0.0) * MB
+    bdp = bdp_bytes(peak, rtt_ms) if rtt_ms is not None else None
+    return {
+        "bandwidth_mb_s": peak / MB,
+        "bdp_bytes": round(bdp) if bdp is not None else None,
+        "buffer_3bdp_bytes": round(3 * bdp) if bdp is not None else None,
+    }
 
 
 def _ms(v: float | None) -> str:

@@ -13,6 +13,7 @@ import os
 import socket
 import struct
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 NLH = struct.Struct("=IHHII")
 """struct nlmsghdr: length, type, flags, sequence, port id."""
@@ -85,7 +86,7 @@ def lean_struct(layout: Sequence[tuple[int, str]]) -> struct.Struct:
     return struct.Struct(fmt)
 
 
-Layout = tuple[struct.Struct, Callable[[tuple], tuple]]
+Layout = tuple[struct.Struct, Callable[[tuple[Any, ...]], tuple[Any, ...]]]
 """An unpacker and the getter that puts what it read in the caller's order:
 ``getter(unpacker.unpack_from(buf, start))``."""
 

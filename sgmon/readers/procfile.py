@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 
 class ProcFile:
@@ -83,6 +83,22 @@ class KeyedLines:
             end = text.find("\n", begin)
             out[key] = text[begin:] if end < 0 else text[begin:end]
         return out
+
+
+def counter_table(text: str, wanted: Mapping[str, tuple[tuple[str, str], ...]]) -> dict[str, int]:
+    """Counters of a file of "Prefix: names" / "Prefix: values" line pairs (/proc/net/snmp,
+    /proc/net/netstat): ``wanted`` maps a line prefix (``Tcp:``) to (key, counter name) pairs,
+    and the result each key found to its counter's value."""
+    lines = text.split("\n")
+    out = {}
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        fields = wanted.get(names[: names.find(" ")])
+        if fields:
+            table = dict(zip(names.split(), values.split(), strict=False))
+            for key, name in fields:
+                if name in table:
+                    out[key] = int(table[name])
+    return out
 
 
 def start_time(pid: int) -> str | None:

@@ -65,6 +65,7 @@ class Link(NamedTuple):
 _IFINDEX = struct.Struct("=4xi")
 _U32, _U64 = struct.Struct("=I"), struct.Struct("=Q")
 _CHECK = (_IFLA_IFNAME, _IFLA_OPERSTATE, _IFLA_CARRIER_CHANGES, _IFLA_STATS64)
+_Span = tuple[int, int]  # where an attribute's data is: offsets from its message's start
 
 
 class Rtnl:
@@ -139,31 +140,28 @@ class Rtnl:
         if stats and stats[1] - stats[0] < _TX_FIFO_OFFSET + 8:
             stats = None  # a kernel too old for tx_fifo_errors in stats64
         if name and state and changes and stats:
-            fields = [
-                *((at - 2, "H") for at in (name[0], state[0], changes[0], stats[0])),
-                (state[0], "B"),
-                (changes[0], "I"),
-                *((stats[0] + 8 * i, "Q") for i in range(_STATS64.size // 8)),
-                (stats[0] + _TX_FIFO_OFFSET, "Q"),
-            ]
-            if len(self._layouts) >= 1024:  # interfaces come and go (containers): forget them
-                self._layouts.clear()
-            at = self._layouts[index, end - start] = (nl.layout(fields), *name)
-            link = self._read(buf, start, index, at)
-            assert link is not None  # the types are where they were just found
-            return link
-        return Link(
-            index,
-            _ifname(bytes(buf[start + name[0] : start + name[1]])) if name else "",
-            _state(buf[start + state[0]]) if state else None,
-            _U32.unpack_from(buf, start + changes[0])[0] if changes else None,
-            (
-                *_STATS64.unpack_from(buf, start + stats[0]),
-                _U64.unpack_from(buf, start + stats[0] + _TX_FIFO_OFFSET)[0],
-            )
-            if stats
-            else None,
-        )
+            return self._remember(buf, start, end, index, (name, state, changes, stats))
+        return _walked(buf, start, index, (name, state, changes, stats))
+
+    def _remember(
+        self, buf: bytearray, start: int, end: int, index: int, at: tuple[_Span, ...]
+    ) -> Link:
+        """Learn the layout of a message whose shown attributes are ``at`` (name, state,
+        changes, stats), and read it with that layout."""
+        name, state, changes, stats = at
+        fields = [
+            *((a - 2, "H") for a in (name[0], state[0], changes[0], stats[0])),
+            (state[0], "B"),
+            (changes[0], "I"),
+            *((stats[0] + 8 * i, "Q") for i in range(_STATS64.size // 8)),
+            (stats[0] + _TX_FIFO_OFFSET, "Q"),
+        ]
+        if len(self._layouts) >= 1024:  # interfaces come and go (containers): forget them
+            self._layouts.clear()
+        learned = self._layouts[index, end - start] = (nl.layout(fields), *name)
+        link = self._read(buf, start, index, learned)
+        assert link is not None  # the types are where they were just found
+        return link
 
     def route_metric(self, dst: str, metric: int) -> int | None:
         """A metric of the route the kernel picks toward address ``dst`` (``ip route get``), or
@@ -194,17 +192,37 @@ def _ifname(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode(errors="replace")
 
 
+def _walked(buf: bytearray, start: int, index: int, at: tuple[_Span | None, ...]) -> Link:
+    """A link from the attributes a walk found, ``at`` (name, state, changes, stats), some of
+    them missing (None)."""
+    name, state, changes, stats = at
+    return Link(
+        index,
+        _ifname(bytes(buf[start + name[0] : start + name[1]])) if name else "",
+        _state(buf[start + state[0]]) if state else None,
+        _U32.unpack_from(buf, start + changes[0])[0] if changes else None,
+        (
+            *_STATS64.unpack_from(buf, start + stats[0]),
+            _U64.unpack_from(buf, start + stats[0] + _TX_FIFO_OFFSET)[0],
+        )
+        if stats
+        else None,
+    )
+
+
 def _state(code: int) -> str:
     """IFLA_OPERSTATE as ip link names it."""
     return _OPERSTATES[code] if code < len(_OPERSTATES) else str(code)
 
 
 def _route_metric(buf: bytearray, pos: int, end: int, metric: int) -> int | None:
+    """The value of one RTAX_* metric in a route message's RTA_METRICS, or None."""
     for atype, start, stop in nl.attributes(buf, pos, end):
         if atype == _RTA_METRICS:
             for mtype, mstart, mstop in nl.attributes(buf, start, stop):
                 if mtype == metric and mstop - mstart >= 4:
-                    return struct.unpack_from("=I", buf, mstart)[0]
+                    value: int = struct.unpack_from("=I", buf, mstart)[0]
+                    return value
     return None
 
 

@@ -16,41 +16,21 @@ import fnmatch
 import json
 import os
 import shutil
-import socket
 import struct
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, dump_request
+from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, Selection
 from sgmon.readers.rtnl import ROUTES_DUMP
 from sgmon.remote.pump import DIAG, EXTRA, HEAD, RETRANS, ROUTES
 
-EVERY_TICK = (
-    "/proc/stat",
-    "/proc/loadavg",
-    "/proc/vmstat",
-    "/proc/meminfo",
-    "/proc/pressure/cpu",
-    "/proc/pressure/io",
-    "/proc/pressure/memory",
-    "/proc/diskstats",
-    "/proc/net/dev",
-    "/proc/net/snmp",
-)
-"""What the cpu, paging, disk, netdev and tcp collectors read each tick under a root."""
-ON_RETRANS = ("/proc/net/netstat",)
-"""Read when RetransSegs moved and with the slow files, as the tcp collector reads it."""
-SLOW = (
-    "/proc/sys/net/core/rmem_max",
-    "/proc/sys/net/core/wmem_max",
-    "/proc/sys/net/ipv4/tcp_rmem",
-    "/proc/sys/net/ipv4/tcp_wmem",
-    "/sys/class/block/*/partition",
-    "/sys/class/net/*/speed",
-)
-"""Settings the collectors cache for seconds anyway: socket buffer caps, which block devices
-are partitions, link speeds."""
+WHEN = ("tick", "retrans", "slow")
+"""When a pump reads a file a collector declares (``Collector.remote_files``): each tick; when
+TCP's RetransSegs moved, and with the slow files (/proc/net/netstat, whose counters move only
+with a retransmission, costs the kernel 2.5 times /proc/net/snmp); every SLOW_EVERY seconds
+(settings the collectors cache for seconds anyway: socket buffer caps, which block devices are
+partitions, link speeds; a glob is looked up again only when its directory lists other names)."""
 SLOW_EVERY = 10.0
 
 
@@ -70,36 +50,70 @@ from stdin (no single quotes inside, so it survives the remote shell in single q
 interpreter too old to run it says so in one line."""
 
 
+@dataclass(frozen=True, slots=True)
+class Shipped:
+    """The host files a pump ships, by when it reads them (see WHEN), in the order of the
+    tick's pieces, and the lines it keeps of some (host file -> a regular expression: the
+    collectors' ``lines``)."""
+
+    tick: tuple[str, ...] = ()
+    retrans: tuple[str, ...] = ()
+    slow: tuple[str, ...] = ()
+    lines: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def declared(cls, files: Iterable[Mapping[str, str]], lines: Mapping[str, str]) -> Shipped:
+        """What the collectors declare (their ``remote_files``, in order): a file named twice
+        is shipped once, when its first declaration says; one named for another time than
+        WHEN's is not shipped."""
+        when: dict[str, str] = {}
+        for declared in files:
+            for path, cadence in declared.items():
+                when.setdefault(path, cadence)
+        tick, retrans, slow = (tuple(p for p, w in when.items() if w == c) for c in WHEN)
+        return cls(tick, retrans, slow, dict(lines))
+
+    def is_slow(self, path: object) -> bool:
+        """Whether a path the pump names as slow is one a slow glob can match."""
+        return isinstance(path, str) and any(fnmatch.fnmatchcase(path, g) for g in self.slow)
+
+
 def request(
     interval: float,
-    ports: Iterable[int],
-    peers: Iterable[str] = (),
+    shipped: Shipped,
+    sockets: Selection | None = None,
     tails: Iterable[tuple[str, str]] = (),
     orphan_after: float = 60.0,
-    keep: Mapping[str, str] | None = None,
 ) -> bytes:
-    """The bytes written to the remote python3's stdin: the program, then the pump's request."""
-    ports, peers = tuple(ports), tuple(peers)
+    """The bytes written to the remote python3's stdin: the program, then the pump's request:
+    the files, the DG sockets (``sockets``: the tcp collector's, None for none) and the trace
+    files to tail, as (directory, name pattern)."""
     spec = {
         "interval": interval,
-        "files": list(EVERY_TICK),
-        "on_retrans": list(ON_RETRANS),
-        "slow": list(SLOW),
+        "files": list(shipped.tick),
+        "on_retrans": list(shipped.retrans),
+        "slow": list(shipped.slow),
         "slow_every": SLOW_EVERY,
-        "diag": [dump_request(fam, ports, peers).hex() for fam in (socket.AF_INET, socket.AF_INET6)]
-        if ports
-        else [],
         "tails": [list(t) for t in tails],
         "orphan_after": orphan_after,
-        "keep": dict(keep or {}),
+        "keep": dict(shipped.lines),
     }
+    if sockets is not None:
+        spec.update(diag=[r.hex() for r in sockets.requests()], rediscover=sockets.rediscover)
     code = program()
     return b"%d\n" % len(code) + code + json.dumps(spec).encode() + b"\n"
 
 
-def _slow_path(path: object) -> bool:
-    """Whether a path the pump names as slow is one a slow glob can match."""
-    return isinstance(path, str) and any(fnmatch.fnmatchcase(path, g) for g in SLOW)
+def _note(body: bytes, pos: int, flags: int) -> tuple[dict[str, object], int]:
+    """A tick's note (the slow files, the trace tails; {} without one) and where its pieces'
+    sizes start."""
+    if not flags & EXTRA:
+        return {}, pos
+    (size,) = struct.unpack_from("<I", body, pos)
+    note = json.loads(body[pos + 4 : pos + 4 + size])
+    if not isinstance(note, dict):
+        raise ValueError("its note is not an object")
+    return note, pos + 4 + size
 
 
 PREFIX = "sgmon-mirror-"
@@ -138,10 +152,12 @@ class Tick:
 class Mirror:
     """A private directory holding the remote host's files as the pump last shipped them."""
 
-    def __init__(self, name: str, followed: Iterable[str] = ()) -> None:
+    def __init__(self, name: str, shipped: Shipped, followed: Iterable[str] = ()) -> None:
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
         _remove_orphans(base)
         self.root = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{name}-", dir=base)
+        self.shipped = shipped
+        """What the pump was asked for: the names of a tick's pieces."""
         self._fds: dict[str, int] = {}
         self._slow: set[str] = set()
         self.followed = frozenset(os.path.normpath(d) for d in followed)
@@ -157,42 +173,47 @@ class Mirror:
 
     def _apply(self, body: bytes) -> Tick:
         wall, mono, seq, flags, count = HEAD.unpack_from(body)
-        pos = HEAD.size
-        note = {}
-        if flags & EXTRA:
-            (size,) = struct.unpack_from("<I", body, pos)
-            note = json.loads(body[pos + 4 : pos + 4 + size])
-            pos += 4 + size
-        if not isinstance(note, dict):
-            raise ValueError("its note is not an object")
+        note, pos = _note(body, HEAD.size, flags)
         slow, tails = note.get("slow"), note.get("tails", [])
         if not (isinstance(slow, list | None) and isinstance(tails, list)):
             raise ValueError("its note names no list")
-        if not all(map(_slow_path, slow or ())) or not all(map(self._followed, tails)):
+        if not all(map(self.shipped.is_slow, slow or ())) or not all(map(self._followed, tails)):
             raise ValueError("a file that was not asked for")
         sizes = struct.unpack_from(f"<{count}i", body, pos)
         pos += 4 * count
-        names: list[str] = list(EVERY_TICK)
-        if flags & RETRANS:
-            names += [*ON_RETRANS, *(slow or ())]
-        names += ["/" + SOCK_DIAG_DUMP] if flags & DIAG else []
-        names += ["/" + ROUTES_DUMP] if flags & ROUTES else []
+        names = self._names(flags, slow)
         if len(names) + len(tails) != count or pos + sum(n for n in sizes if n > 0) != len(body):
             raise ValueError("its pieces do not add up")
         if slow is not None:
             for gone in self._slow - set(slow):
                 self._drop(gone)
             self._slow = set(slow)
+        self._write(body, pos, sizes, names + tails, len(names))
+        return Tick(wall, mono, seq)
+
+    def _write(
+        self, body: bytes, pos: int, sizes: tuple[int, ...], paths: list[str], files: int
+    ) -> None:
+        """Write each piece (from ``pos`` on) to its path: the first ``files`` in place, the
+        rest (trace tails) appended."""
         for i, size in enumerate(sizes):
             data = body[pos : pos + max(size, 0)]
             pos += max(size, 0)
-            if i >= len(names):
-                self._append(tails[i - len(names)], data)
+            if i >= files:
+                self._append(paths[i], data)
             elif size < 0:
-                self._drop(names[i])  # gone there, or unreadable: gone here too
+                self._drop(paths[i])  # gone there, or unreadable: gone here too
             else:
-                self._put(names[i], data)
-        return Tick(wall, mono, seq)
+                self._put(paths[i], data)
+
+    def _names(self, flags: int, slow: list[str] | None) -> list[str]:
+        """The files a tick's pieces are, in order, before the trace tails."""
+        names = list(self.shipped.tick)
+        if flags & RETRANS:
+            names += [*self.shipped.retrans, *(slow or ())]
+        names += ["/" + SOCK_DIAG_DUMP] if flags & DIAG else []
+        names += ["/" + ROUTES_DUMP] if flags & ROUTES else []
+        return names
 
     def _followed(self, path: object) -> bool:
         """Whether a tail the pump names is in a trace directory this side asked it to follow

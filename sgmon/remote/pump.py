@@ -6,15 +6,16 @@ behind: the program is read from stdin by ``python3 -I -c`` (no file, no bytecod
 exits when its stdin closes (the ssh session ended) or its stdout is gone.  ``vermin
 --target=3.6-`` checks it in the tests.
 
-It parses nothing.  The consumer's first line on stdin is the request (JSON): the files to read
-every tick (of some, only the lines a regular expression matches: ``keep``, from the collectors'
-``lines``), files to read when TCP's RetransSegs moved (/proc/net/netstat, whose counters move
-only with a retransmission, costs the kernel 2.5 times /proc/net/snmp) and every ``slow_every``
-seconds, globs of files to read every ``slow_every`` seconds (link speeds, partition flags,
-socket buffer sysctls; a glob is looked up again only when its directory lists other names),
-sock_diag netlink requests to send every tick (the Data Guard port filter, built by the
-consumer), trace files to tail (directories and name patterns).  Each
-tick, on a wall-clock boundary of ``interval`` shifted by ``shift`` (so its ticks fall on the
+It parses nothing.  The consumer's first line on stdin is the request (JSON): the files the
+collectors declare (``remote_files``), those to read every tick (of some, only the lines a
+regular expression matches: ``keep``, from the collectors' ``lines``), those to read when TCP's
+RetransSegs moved (/proc/net/netstat, whose counters move only with a retransmission, costs the
+kernel 2.5 times /proc/net/snmp) and every ``slow_every`` seconds, globs of files to read every
+``slow_every`` seconds (link speeds, partition flags, socket buffer sysctls; a glob is looked up
+again only when its directory lists other names); sock_diag netlink requests to send (the tcp
+collector's filter of the Data Guard sockets, built by the consumer, and its ``rediscover``);
+trace files to tail (directories and name patterns).
+Each tick, on a wall-clock boundary of ``interval`` shifted by ``shift`` (so its ticks fall on the
 consumer's boundaries), it reads them (descriptors kept open, one ``pread`` each, as sadc
 does) and writes one message: a binary head (``HEAD``), each piece's length, then the pieces.
 Not compressed: zlib cost the host about a third more CPU than the whole tick without it
@@ -117,7 +118,6 @@ WAIT = struct.pack("@ll", 1, 0)
 """A reply that never comes must not stop the ticks: a second at most, as the kernel's receive
 timeout (a Python socket timeout would poll before every receive)."""
 BY_FAMILY = struct.pack("=H", 20)  # SOCK_DIAG_BY_FAMILY, a socket's reply (else NLMSG_ERROR)
-REDISCOVER = 10.0
 
 
 def replies(sock, expected):
@@ -171,23 +171,41 @@ class TcpCounters:
 
 class Sockets:
     """The Data Guard sockets as the kernel reports them, found the way the tcp collector finds
-    them locally (sgmon/readers/inet_diag.py): the consumer's filtered dump when a known socket
-    is gone, or when a connection was opened since the last dump and none is known or
-    REDISCOVER seconds have passed; else one exact lookup per known socket, which costs the
-    same with 20 or 20,000 other sockets on the host."""
+    them locally (collectors/tcp.py, with its own selection and ``rediscover``): the consumer's
+    filtered dump when a known socket is gone, or when a connection was opened since the last
+    dump and none is known or ``rediscover`` seconds have passed (0: every tick); else one
+    exact lookup per known socket, which costs the same with 20 or 20,000 other sockets on the
+    host.  With ``rtnl``, the routes toward their peers too."""
 
-    def __init__(self, sock, requests):
+    def __init__(self, sock, requests, rediscover):
         self.sock = sock
         self.requests = requests
+        self.rediscover = rediscover
+        self.rtnl = None
         self.ext = requests[0][18] if requests else 0  # inet_diag_req_v2.idiag_ext
         self.lookups = b""
         self.peers = []
+        self.routed = None  # the peers whose routes were last shipped
         self.known = 0
         self.next_dump = 0.0
         self.opens = None
 
+    def ship(self, blobs, now, opens, slow_tick):
+        """Append the sockets' replies, and the routes when the peers changed or on a slow
+        tick, to a tick's pieces; the flags saying which."""
+        blobs.append(self.read(now, opens))
+        if self.rtnl is None or not (slow_tick or self.peers != self.routed):
+            return DIAG
+        self.routed = self.peers
+        try:
+            blobs.append(routes(self.rtnl, self.peers))
+        except OSError:
+            blobs.append(b"")  # no route answer: rto_min unknown this round
+        return DIAG | ROUTES
+
     def read(self, now, opens):
-        opened = opens is None or opens != self.opens
+        """The sockets' replies: the known ones looked up, or a dump (see the class)."""
+        opened = not self.rediscover or opens is None or opens != self.opens
         if not self.known and not opened:
             return b""
         if self.known and not (opened and now >= self.next_dump):
@@ -199,6 +217,10 @@ class Sockets:
                 got = [b""]  # a reply short: dump
             if all(d[4:6] == BY_FAMILY and CONNECTED >> d[17] & 1 for d in got):
                 return b"".join(got)
+        return self.dump(now, opens)
+
+    def dump(self, now, opens):
+        """The dumps' replies; the sockets they name become the known ones."""
         out, ids = [], []
         for request in self.requests:
             self.sock.send(request)
@@ -217,9 +239,28 @@ class Sockets:
             + ident[1:]
             for seq, ident in enumerate(ids, 1)
         )
-        self.next_dump = now + REDISCOVER
+        self.next_dump = now + self.rediscover
         self.opens = opens
         return b"".join(out)
+
+
+def netlink(requests, rediscover):
+    """The sockets' netlink (sock_diag, and rtnetlink for the routes), or None without
+    requests or where there is none (said once)."""
+    if not requests:
+        return None
+    sockets = None
+    try:
+        sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)  # NETLINK_SOCK_DIAG
+        sock.bind((0, 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
+        sockets = Sockets(sock, requests, rediscover)
+        rtnl = sockets.rtnl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # ROUTE
+        rtnl.bind((0, 0))
+        rtnl.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
+    except (OSError, AttributeError) as e:
+        send(b"E", f"no netlink: {e}".encode())
+    return sockets
 
 
 def routes(sock, idents):
@@ -309,8 +350,8 @@ class Tails:
                         self.at[path] = (st.st_ino, 0)
         self.paths = found
 
-    def read(self):
-        pieces = []
+    def ship(self, blobs, extra):
+        """Append what each file gained to a tick's pieces, and its path to the tick's note."""
         for path in self.paths:
             try:
                 st = os.stat(path)
@@ -331,8 +372,8 @@ class Tails:
                     continue
             self.at[path] = (st.st_ino, pos + len(data))
             if data:
-                pieces.append((path, data))
-        return pieces
+                extra.setdefault("tails", []).append(path)
+                blobs.append(data)
 
 
 def listen(stdin):
@@ -361,17 +402,77 @@ def orphaned(after):
             os._exit(0)
 
 
+class Ticks:
+    """The request's files and trace tails, read on each tick's boundary and shipped as one
+    message (see HEAD)."""
+
+    def __init__(self, spec):
+        self.interval = float(spec.get("interval", 1.0))
+        self.every = list(spec.get("files", ()))
+        self.on_retrans = list(spec.get("on_retrans", ()))
+        self.slow = list(spec.get("slow", ()))
+        self.slow_every = float(spec.get("slow_every", 10.0))
+        self.tails = Tails(list(spec.get("tails", ())), int(spec.get("tail_max", 1 << 20)))
+        self.keep = {
+            path: re.compile(rx.encode()) for path, rx in dict(spec.get("keep", {})).items()
+        }
+
+    def run(self, sockets):
+        """Tick until the pump ends; ``sockets``: the DG sockets' netlink, or None."""
+        interval, every, on_retrans, slow = self.interval, self.every, self.on_retrans, self.slow
+        slow_every, tails, keep = self.slow_every, self.tails, self.keep
+        files = Files()
+        counters = TcpCounters()
+        slow_paths, listed = [], {}
+        slow_at = -slow_every
+        retrans = None
+        seq = 0
+        if hasattr(gc, "freeze"):  # 3.7+
+            gc.freeze()  # novermin (what the set-up made is never garbage: collections skip it)
+        while True:
+            shift = STATE["shift"]
+            now = time.time()
+            target = (int((now - shift) / interval + 1e-9) + 1) * interval + shift
+            time.sleep(max(0.0, target - now))
+            seq += 1
+            mono = time.monotonic()
+            wall = time.time()
+            flags, extra = 0, {}
+            slow_tick = mono - slow_at >= slow_every
+            if slow_tick:
+                slow_at = mono
+                found = expand(slow, listed)
+                files.forget(set(slow_paths) - set(found))
+                extra["slow"] = slow_paths = found
+                tails.find()
+            snmp = files.read("/proc/net/snmp")
+            now_retrans, opens = counters.read(snmp or b"")
+            wanted = every
+            if slow_tick or now_retrans is None or now_retrans != retrans:
+                flags |= RETRANS
+                wanted = every + on_retrans + (slow_paths if slow_tick else [])
+                retrans = now_retrans
+            blobs = []
+            for path in wanted:
+                data = snmp if path == "/proc/net/snmp" else files.read(path)
+                lines = keep.get(path)
+                blobs.append(kept(lines, data) if lines is not None and data is not None else data)
+            if sockets is not None:
+                try:
+                    flags |= sockets.ship(blobs, mono, opens, slow_tick)
+                except OSError as e:
+                    send(b"E", f"sock_diag: {e}".encode())
+                    sockets.sock.close()
+                    sockets = None
+            tails.ship(blobs, extra)
+            send(b"T", pack(wall, mono, seq, flags, blobs, extra))
+
+
 def main():
     stdin = sys.stdin.buffer
     spec = json.loads(stdin.readline().decode())
-    interval = float(spec.get("interval", 1.0))
-    every = list(spec.get("files", ()))
-    on_retrans = list(spec.get("on_retrans", ()))
-    slow = list(spec.get("slow", ()))
-    slow_every = float(spec.get("slow_every", 10.0))
+    ticks = Ticks(spec)
     requests = [bytes.fromhex(r) for r in spec.get("diag", ())]
-    tails = Tails(list(spec.get("tails", ())), int(spec.get("tail_max", 1 << 20)))
-    keep = {path: re.compile(rx.encode()) for path, rx in dict(spec.get("keep", {})).items()}
     hello = {
         "pump": 1,
         "python": platform.python_version(),
@@ -379,77 +480,12 @@ def main():
         "time": time.time(),
     }
     send(b"H", json.dumps(hello).encode())
-    sockets = rtnl = None
-    if requests:
-        try:
-            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)  # NETLINK_SOCK_DIAG
-            sock.bind((0, 0))
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
-            sockets = Sockets(sock, requests)
-            rtnl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
-            rtnl.bind((0, 0))
-            rtnl.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
-        except (OSError, AttributeError) as e:
-            send(b"E", f"no netlink: {e}".encode())
-    peers = None
+    sockets = netlink(requests, float(spec.get("rediscover", 10.0)))
     for target, args in ((listen, (stdin,)), (orphaned, (float(spec.get("orphan_after", 60)),))):
         thread = threading.Thread(target=target, args=args)
         thread.daemon = True
         thread.start()
-    files = Files()
-    counters = TcpCounters()
-    slow_paths, listed = [], {}
-    slow_at = -slow_every
-    retrans = None
-    seq = 0
-    if hasattr(gc, "freeze"):  # 3.7+
-        gc.freeze()  # novermin (what the set-up made is never garbage: collections skip it)
-    while True:
-        shift = STATE["shift"]
-        now = time.time()
-        target = (int((now - shift) / interval + 1e-9) + 1) * interval + shift
-        time.sleep(max(0.0, target - now))
-        seq += 1
-        mono = time.monotonic()
-        wall = time.time()
-        flags, extra, blobs = 0, {}, []
-        slow_tick = mono - slow_at >= slow_every
-        if slow_tick:
-            slow_at = mono
-            found = expand(slow, listed)
-            files.forget(set(slow_paths) - set(found))
-            extra["slow"] = slow_paths = found
-            tails.find()
-        snmp = files.read("/proc/net/snmp")
-        now_retrans, opens = counters.read(snmp or b"")
-        wanted = every
-        if slow_tick or now_retrans is None or now_retrans != retrans:
-            flags |= RETRANS
-            wanted = every + on_retrans + (slow_paths if slow_tick else [])
-            retrans = now_retrans
-        for path in wanted:
-            data = snmp if path == "/proc/net/snmp" else files.read(path)
-            lines = keep.get(path)
-            blobs.append(kept(lines, data) if lines is not None and data is not None else data)
-        if sockets is not None:
-            try:
-                blobs.append(sockets.read(mono, opens))
-                flags |= DIAG
-            except OSError as e:
-                send(b"E", f"sock_diag: {e}".encode())
-                sockets.sock.close()
-                sockets = None
-            if rtnl is not None and sockets is not None and (slow_tick or sockets.peers != peers):
-                peers = sockets.peers
-                try:
-                    blobs.append(routes(rtnl, peers))
-                except OSError:
-                    blobs.append(b"")  # no route answer: rto_min unknown this round
-                flags |= ROUTES
-        for path, data in tails.read():
-            extra.setdefault("tails", []).append(path)
-            blobs.append(data)
-        send(b"T", pack(wall, mono, seq, flags, blobs, extra))
+    ticks.run(sockets)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from sgmon import buckets, events
-from sgmon.model import Frame, number
+from sgmon.fields import CPU, DISK, ORACLE_WAITS, PROCS, TCP
+from sgmon.model import Frame
 from sgmon.regrid import is_gap, usual_step
 from sgmon.report.judged import Judged, within
 
 if TYPE_CHECKING:
+    from sgmon.contract import Num
     from sgmon.verdicts import Budget, Finding
 
 WAIT_EVENTS = (
@@ -47,6 +49,11 @@ BUDGET_PARTS = (
     ("queued behind a write", "queue_ms"),
     ("LGWR overhead", "overhead_ms"),
 )
+
+ALL_CPUS = CPU.Rows.all.instance(None)
+"""cpu's row of the whole host (mpstat's ``all``)."""
+TCP_HOST = TCP.Rows.host.instance(None)
+"""tcp's row of the host-wide counters (nstat's)."""
 
 Getter = Callable[[Frame], float | None]
 Placed = tuple[list[float | None], list[int]]
@@ -106,18 +113,18 @@ def _chart(key: str, title: str, unit: str, series: Iterable[dict | None], **opt
     return {"id": key, "title": title, "unit": unit, "series": [s for s in series if s], **opts}
 
 
-def _field(collector: str, instance: str, name: str) -> Getter:
-    return lambda f: number(f.value(collector, instance, name))
+def _field(ref: Num, instance: str) -> Getter:
+    return lambda f: ref.at(f, instance)
 
 
 def p99(event: str) -> Getter:
     """The interval's p99 bucket of a wait event: the recorded one, else from its buckets."""
 
     def get(f: Frame) -> float | None:
-        row = f.rows("oracle_waits").get(event, {})
-        v = number(row.get("p99"))
+        row = ORACLE_WAITS.p99.row(f, event)
+        v = ORACLE_WAITS.p99.of(row)
         if v is None:
-            hist = row.get("hist")
+            hist = ORACLE_WAITS.hist.raw(row)
             v = buckets.percentile(hist, 0.99) if isinstance(hist, list) else None
         return v
 
@@ -126,8 +133,8 @@ def p99(event: str) -> Getter:
 
 def commit_charts(host: str, frames: Sequence[Frame], axis: Axis, budgets: list[Budget]) -> list:
     """Wait averages, their p99 buckets, and (on a primary) where log file sync went."""
-    present = [e for e in WAIT_EVENTS if any(e in f.rows("oracle_waits") for f in frames)]
-    avg = [_series(e, axis.column(frames, _field("oracle_waits", e, "avg"))) for e in present]
+    present = [e for e in WAIT_EVENTS if any(e in f.rows(ORACLE_WAITS.name) for f in frames)]
+    avg = [_series(e, axis.column(frames, _field(ORACLE_WAITS.avg, e))) for e in present]
     pct = [_series(e, axis.column(frames, p99(e))) for e in present]
     charts = [
         _chart(f"{host}-waits-avg", "commit path: wait averages", "ms", avg),
@@ -152,7 +159,7 @@ def heatmaps(host: str, frames: Sequence[Frame], axis: Axis) -> list:
     for event in (*events.HEATMAP, events.LNS_SENDREQ):
         cells: list[list[int] | None] = [None] * len(axis.times)
         for f in frames:
-            hist = f.value("oracle_waits", event, "hist")
+            hist = ORACLE_WAITS.hist.raw_at(f, event)
             share = buckets.shares(hist) if isinstance(hist, list) else None
             if share is not None:
                 cells[axis.index[f.time]] = [round(100 * x) for x in share]
@@ -171,9 +178,9 @@ def _mean(frames: Sequence[Frame], get: Getter) -> float:
 def devices(frames: Sequence[Frame], pinned: Sequence[str]) -> list[str]:
     """The host's redo devices (from the config) that were recorded, then the busiest by mean
     %util, up to ``MAX_DEVICES``."""
-    seen = {d for f in frames for d in f.rows("disk")}
+    seen = {d for f in frames for d in f.rows(DISK.name)}
     chosen = [d for d in pinned if d in seen]
-    rest = sorted(seen - set(chosen), key=lambda d: -_mean(frames, _field("disk", d, "util")))
+    rest = sorted(seen - set(chosen), key=lambda d: -_mean(frames, _field(DISK.util, d)))
     return chosen + rest[: max(0, MAX_DEVICES - len(chosen))]
 
 
@@ -182,26 +189,26 @@ def disk_charts(host: str, frames: Sequence[Frame], axis: Axis, pinned: Sequence
     configured redo devices are labelled so."""
     label = {d: f"{d} (redo)" if d in pinned else d for d in devices(frames, pinned)}
 
-    def per_dev(name: str, **style: Any) -> list:
-        suffix = f" {name}" if style else ""
+    def per_dev(ref: Num, **style: Any) -> list:
+        suffix = f" {ref.name}" if style else ""
         return [
-            _series(text + suffix, axis.column(frames, _field("disk", d, name)), **style)
+            _series(text + suffix, axis.column(frames, _field(ref, d)), **style)
             for d, text in label.items()
         ]
 
     return [
         _chart(f"{host}-await", "disks: w_await, svctm (dashed)", "ms",
-               [*per_dev("w_await"), *per_dev("svctm", dash=True)]),
-        _chart(f"{host}-aqu", "disks: aqu-sz", "", per_dev("aqu_sz")),
-        _chart(f"{host}-util", "disks: %util", "%", per_dev("util")),
+               [*per_dev(DISK.w_await), *per_dev(DISK.svctm, dash=True)]),
+        _chart(f"{host}-aqu", "disks: aqu-sz", "", per_dev(DISK.aqu_sz)),
+        _chart(f"{host}-util", "disks: %util", "%", per_dev(DISK.util)),
     ]  # fmt: skip
 
 
 def sockets(frames: Sequence[Frame]) -> list[str]:
     """The DG sockets recorded, most retransmits first, up to ``MAX_SOCKETS``."""
-    seen = {s for f in frames for s in f.rows("tcp") if s != "host"}
-    resent = {s: _mean(frames, _field("tcp", s, "retransmits")) for s in seen}
-    count = {s: sum(1 for f in frames if s in f.rows("tcp")) for s in seen}
+    seen = {s for f in frames for s in f.rows(TCP.name) if not TCP.Rows.host.matches(s)}
+    resent = {s: _mean(frames, _field(TCP.retransmits, s)) for s in seen}
+    count = {s: sum(1 for f in frames if s in f.rows(TCP.name)) for s in seen}
     return sorted(seen, key=lambda s: (-resent[s], -count[s], s))[:MAX_SOCKETS]
 
 
@@ -209,12 +216,10 @@ def socket_charts(host: str, frames: Sequence[Frame], axis: Axis) -> list:
     """ss -ti of the DG sockets: rtt and rto (right axis), and what was resent."""
     socks = sockets(frames)
     col = axis.column
-    timing = [_series(f"{s} rtt", col(frames, _field("tcp", s, "rtt"))) for s in socks]
-    timing += [_series(f"{s} rto", col(frames, _field("tcp", s, "rto")), y2=True) for s in socks]
-    resent = [
-        _series(f"{s} retransmits", col(frames, _field("tcp", s, "retransmits"))) for s in socks
-    ]
-    resent.append(_series("host RTO expiries /s", col(frames, _field("tcp", "host", "timeouts"))))
+    timing = [_series(f"{s} rtt", col(frames, _field(TCP.rtt, s))) for s in socks]
+    timing += [_series(f"{s} rto", col(frames, _field(TCP.rto, s)), y2=True) for s in socks]
+    resent = [_series(f"{s} retransmits", col(frames, _field(TCP.retransmits, s))) for s in socks]
+    resent.append(_series("host RTO expiries /s", col(frames, _field(TCP.timeouts, TCP_HOST))))
     return [
         _chart(f"{host}-rtt", "DG sockets: rtt, rto (right axis)", "ms", timing, y2="ms"),
         _chart(f"{host}-retrans", "DG sockets: retransmits per tick", "", resent),
@@ -225,21 +230,21 @@ def process_charts(host: str, frames: Sequence[Frame], axis: Axis) -> list:
     """The commit path's Oracle processes the procs collector follows (LGWR, LGnn, NSSn ...;
     RFS, MRP0 ...): milliseconds per second each was runnable but not running (seed 000: LGWR
     waits for CPU) and waiting for I/O, the ``MAX_PROCS`` highest of each."""
-    names = {p for f in frames for p in f.rows("procs")}
+    names = {p for f in frames for p in f.rows(PROCS.name)}
 
-    def top(name: str) -> list:
-        mean = {p: _mean(frames, _field("procs", p, name)) for p in names}
+    def top(ref: Num) -> list:
+        mean = {p: _mean(frames, _field(ref, p)) for p in names}
         worst = sorted(names, key=lambda p: (-mean[p], p))[:MAX_PROCS]
-        return [_series(p, axis.column(frames, _field("procs", p, name))) for p in worst]
+        return [_series(p, axis.column(frames, _field(ref, p))) for p in worst]
 
     return [
-        _chart(f"{host}-procs-runq", "processes: run-queue delay", "ms/s", top("runq")),
-        _chart(f"{host}-procs-io", "processes: I/O wait", "ms/s", top("io_delay")),
+        _chart(f"{host}-procs-runq", "processes: run-queue delay", "ms/s", top(PROCS.runq)),
+        _chart(f"{host}-procs-io", "processes: I/O wait", "ms/s", top(PROCS.io_delay)),
     ]
 
 
 def _busy(f: Frame) -> float | None:
-    idle = number(f.value("cpu", "all", "idle"))
+    idle = CPU.idle.at(f, ALL_CPUS)
     return None if idle is None else 100.0 - idle
 
 
@@ -249,11 +254,11 @@ def cpu_charts(host: str, frames: Sequence[Frame], axis: Axis) -> list:
     return [
         _chart(f"{host}-cpu", "CPU: busy, iowait", "%", [
             _series("busy", col(frames, _busy)),
-            _series("iowait", col(frames, _field("cpu", "all", "iowait"))),
+            _series(CPU.iowait.name, col(frames, _field(CPU.iowait, ALL_CPUS))),
         ]),
         _chart(f"{host}-runq", "CPU: run queue, blocked", "", [
-            _series("runq-sz", col(frames, _field("cpu", "all", "runq_sz"))),
-            _series("blocked", col(frames, _field("cpu", "all", "blocked"))),
+            _series("runq-sz", col(frames, _field(CPU.runq_sz, ALL_CPUS))),
+            _series(CPU.blocked.name, col(frames, _field(CPU.blocked, ALL_CPUS))),
         ]),
     ]  # fmt: skip
 
@@ -264,25 +269,46 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
     log switches of either host (seed 000: the standby's writes spike after each)."""
     axis = Axis(judged.frames.values())
     t0 = axis.times[0]  # the range holds a tick: the command refuses one that does not
-    sections: list[dict[str, Any]] = []
-    build = (
+    bands = {
+        h: [band for f in judged.findings if f.host == h for band in _bands(f, t0, judged.end)]
+        for h, _ in judged.hosts
+    }
+    return {
+        "t0": t0,
+        "step": judged.interval,
+        "switches": _switches(judged, t0),
+        "x": [round(t - t0, 3) for t in axis.times],
+        "hosts": [{"name": h, "role": r} for h, r in judged.hosts],
+        "sections": _sections(judged, axis, pinned),
+        "bands": bands,
+    }
+
+
+def _sections(
+    judged: Judged, axis: Axis, pinned: Mapping[str, Sequence[str]]
+) -> list[dict[str, Any]]:
+    """Each section's title and each host's charts in it (a chart with nothing to draw left
+    out)."""
+    build: tuple[tuple[str, Callable[[str, Sequence[Frame]], list]], ...] = (
         ("Commit path", lambda h, fl: commit_charts(h, fl, axis, judged.budgets)),
         ("Disks", lambda h, fl: disk_charts(h, fl, axis, pinned.get(h, ()))),
         ("DG sockets", lambda h, fl: socket_charts(h, fl, axis)),
         ("CPU", lambda h, fl: cpu_charts(h, fl, axis)),
         ("Processes", lambda h, fl: process_charts(h, fl, axis)),
     )
+    sections: list[dict[str, Any]] = []
     for title, make in build:
         charts = {
             h: [c for c in make(h, judged.frames.get(h, [])) if c["series"] or c.get("heat")]
             for h, _ in judged.hosts
         }
         sections.append({"title": title, "charts": charts})
-    bands = {
-        h: [band for f in judged.findings if f.host == h for band in _bands(f, t0, judged.end)]
-        for h, _ in judged.hosts
-    }
-    switches = sorted(
+    return sections
+
+
+def _switches(judged: Judged, t0: float) -> list[float]:
+    """Either host's log switches in the range, as offsets from ``t0``, each once."""
+    return sorted(
         {
             round(e.time - t0, 3)
             for fl in judged.frames.values()
@@ -291,15 +317,6 @@ def report_data(judged: Judged, pinned: Mapping[str, Sequence[str]]) -> dict[str
             if e.kind == "log_switch" and within(e.time, judged.start, judged.end)
         }
     )
-    return {
-        "t0": t0,
-        "step": judged.interval,
-        "switches": switches,
-        "x": [round(t - t0, 3) for t in axis.times],
-        "hosts": [{"name": h, "role": r} for h, r in judged.hosts],
-        "sections": sections,
-        "bands": bands,
-    }
 
 
 def _bands(f: Finding, t0: float, end: float) -> list[list]:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sgmon.model import number
+from sgmon import events
+from sgmon.fields import ORACLE_REDO, ORACLE_WAITS
 from sgmon.units import fmt_num
 from sgmon.verdicts import source_title
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 SLOWER = 1.1
 """A log file sync average this many times the one before is "slower"; below it, noise (or a
 standby dropped from the commit, which makes commits faster)."""
+DB = ORACLE_REDO.Rows.db.instance(None)
+"""oracle_redo's one row, the database's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +57,21 @@ def impact(judged: Judged, start: float, end: float) -> Impact:
     return Impact(start, end, _commits(during), _lfs(during), _lfs(before))
 
 
+def _tick_commits(f: Frame) -> float:
+    """The commits of one tick: the rate times the tick's interval (none when unknown)."""
+    return (ORACLE_REDO.user_commits.at(f, DB) or 0.0) * f.interval
+
+
 def _commits(frames: list[Frame]) -> float:
-    return sum(
-        (number(f.value("oracle_redo", "db", "user_commits")) or 0.0) * f.interval for f in frames
-    )
+    return sum(_tick_commits(f) for f in frames)
 
 
 def _lfs(frames: list[Frame]) -> float | None:
     """Log file sync's average over these ticks, each weighted by its commits."""
     total = weight = 0.0
     for f in frames:
-        avg = number(f.value("oracle_waits", "log file sync", "avg"))
-        commits = (number(f.value("oracle_redo", "db", "user_commits")) or 0.0) * f.interval
+        avg = ORACLE_WAITS.avg.at(f, events.LOG_FILE_SYNC)
+        commits = _tick_commits(f)
         if avg is not None and commits > 0:
             total += avg * commits
             weight += commits

@@ -14,7 +14,7 @@ import random
 from collections.abc import Sequence
 
 from sgmon.model import Rows, number
-from sgmon.sim.model import TickStats
+from sgmon.sim.interval import TickStats
 from sgmon.sim.scenarios import Conditions
 
 NCPU = 8
@@ -24,6 +24,9 @@ Link = tuple[str, int, TickStats]
 Send = tuple[str, int, str]
 """A socket a host ships redo over that no commit waits for: (receiver's address, local port,
 sending process), e.g. the primary's TT00 to an ASYNC standby."""
+ProcSpec = tuple[int, float, bool, TickStats]
+"""A process: its pid, the share of a CPU it runs at, whether it runs per write, and the
+interval it works on."""
 NSS_PID, RFS_PID = 4242, 5151
 """The processes at the two ends of the DG socket (its owner in ``tcp``, a row in ``procs``)."""
 
@@ -168,46 +171,70 @@ class HostOS:
         runnable but waiting (run-queue delay), a capped standby keeps RFS in D on its writes.
         A standby has one RFS per sender (RAC: one per primary instance, each receiving its own
         thread over its own socket), with that sender's writes."""
-        j = self.procs_rng
+        queued = self._queued(c)
+        return {
+            name: self._proc(name, spec, st.unacked, c, dt, queued)
+            for name, spec in self._proc_table(st, links).items()
+        }
+
+    def _queued(self, c: Conditions) -> float:
+        """Runnable processes per CPU beyond one."""
         if self.primary:
             busy, extra = c.cpu_busy, c.runq_extra
         else:
             busy, extra = 0.12 + (0.1 if c.standby_cap else 0.0), 0.0
-        queued = max(0.0, (busy * NCPU + extra - NCPU) / NCPU)  # runnable per CPU beyond one
-        rows: Rows = {}
-        table: dict[str, tuple[int, float, bool, TickStats]] = {}
+        return max(0.0, (busy * NCPU + extra - NCPU) / NCPU)
+
+    def _proc_table(self, st: TickStats, links: Sequence[Link]) -> dict[str, ProcSpec]:
+        """The processes of this host, each with what it works on: a standby's RFS each its
+        sender's interval, the others the host's."""
         if self.primary:
-            table = {name: (*spec, st) for name, spec in PRIMARY_PROCS.items()}
-        else:
-            for i, (_addr, _port, ls) in enumerate(links or (("", 0, st),)):
-                table[f"RFS[{RFS_PID + i}]"] = (RFS_PID + i, RFS_SHARE, True, ls)
-            table.update({name: (*spec, st) for name, spec in STANDBY_PROCS.items()})
-        for name, (pid, share, per_write, own) in table.items():
-            writes = own.writes / dt
-            demand = share * (0.5 + writes / 800.0 if per_write else 1.0)
-            runq = 1000.0 * demand * queued + j.uniform(0.02, 0.4)
-            io_ms = 0.0
-            state = "R" if queued > 1 and j.random() < 0.5 else "S"
-            wchan = None
-            if name.startswith("NSS") and st.unacked:
-                state = "S"  # asleep on its socket, waiting for the standby's ack
-            if name.startswith("RFS"):
-                io_ms = min(1000.0, own.rfs_ms / dt)  # time in its SRL writes
-                if c.standby_cap and io_ms > 500:
-                    state, wchan = "D", "blk_mq_get_tag"  # queued for a tag of the capped device
-            rows[name] = {
-                "pid": pid,
-                "cpu": round(min(100.0, 100.0 * demand * (1 + j.uniform(-0.1, 0.1))), 2),
-                "runq": round(runq, 2),
-                "io_delay": round(io_ms, 1),
-                "state": state,
-                "wchan": wchan,
-                "vcsw": round(writes if per_write else 5.0 + j.uniform(0, 2), 1),
-                "nvcsw": round(runq / 4.0 + j.uniform(0, 1), 1),
-                "read_kb": 0.0,
-                "write_kb": round(own.redo_bytes / 1024 / dt, 1) if name == "LGWR" else 0.0,
-            }
-        return rows
+            return {name: (*spec, st) for name, spec in PRIMARY_PROCS.items()}
+        table: dict[str, ProcSpec] = {}
+        for i, (_addr, _port, ls) in enumerate(links or (("", 0, st),)):
+            table[f"RFS[{RFS_PID + i}]"] = (RFS_PID + i, RFS_SHARE, True, ls)
+        table.update({name: (*spec, st) for name, spec in STANDBY_PROCS.items()})
+        return table
+
+    def _proc(
+        self, name: str, spec: ProcSpec, unacked: int, c: Conditions, dt: float, queued: float
+    ) -> dict:
+        """One process's row."""
+        j = self.procs_rng
+        pid, share, per_write, own = spec
+        writes = own.writes / dt
+        demand = share * (0.5 + writes / 800.0 if per_write else 1.0)
+        runq = 1000.0 * demand * queued + j.uniform(0.02, 0.4)
+        state, wchan, io_ms = self._proc_state(name, own, unacked, c, dt, queued)
+        return {
+            "pid": pid,
+            "cpu": round(min(100.0, 100.0 * demand * (1 + j.uniform(-0.1, 0.1))), 2),
+            "runq": round(runq, 2),
+            "io_delay": round(io_ms, 1),
+            "state": state,
+            "wchan": wchan,
+            "vcsw": round(writes if per_write else 5.0 + j.uniform(0, 2), 1),
+            "nvcsw": round(runq / 4.0 + j.uniform(0, 1), 1),
+            "read_kb": 0.0,
+            "write_kb": round(own.redo_bytes / 1024 / dt, 1) if name == "LGWR" else 0.0,
+        }
+
+    def _proc_state(
+        self, name: str, own: TickStats, unacked: int, c: Conditions, dt: float, queued: float
+    ) -> tuple[str, str | None, float]:
+        """A process's state, what it waits in, and its time in I/O (ms a second): runnable
+        half the time on a starved CPU, NSS asleep on its socket while a write waits for the
+        standby's ack, RFS in its SRL writes."""
+        io_ms = 0.0
+        state = "R" if queued > 1 and self.procs_rng.random() < 0.5 else "S"
+        wchan = None
+        if name.startswith("NSS") and unacked:
+            state = "S"  # asleep on its socket, waiting for the standby's ack
+        if name.startswith("RFS"):
+            io_ms = min(1000.0, own.rfs_ms / dt)  # time in its SRL writes
+            if c.standby_cap and io_ms > 500:
+                state, wchan = "D", "blk_mq_get_tag"  # queued for a tag of the capped device
+        return state, wchan, io_ms
 
     def _netdev(self, st: TickStats, dt: float, c: Conditions) -> Rows:
         kb = st.redo_bytes / 1024 / dt
@@ -220,34 +247,16 @@ class HostOS:
         return {"eth0": pub, "eth1": dg}
 
     def _tcp(self, st: TickStats, c: Conditions, dt: float, links: Sequence[Link]) -> Rows:
+        """The DG sockets (a primary's NSS, a standby's RFS per sender), the sockets shipping
+        redo no commit waits for, and the host's retransmission counters."""
         out: Rows = {}
-        if self.primary:
-            # a silent link once LGWR gave up on it (NET_TIMEOUT): NSS closed its socket
-            links = () if c.link_down and not st.silent_s else ((self.peer, DG_PORT, st),)
-        default = () if self.primary else ((PRIMARY_ADDR, NSS_PORT, st),)
         losses = 0
-        for i, (peer_addr, port, ls) in enumerate(links or default):
-            rtt = self._j(c.rtt_ms, 0.2)
-            rate = ls.redo_bytes / dt
+        for i, link in enumerate(self._dg_links(st, c, links)):
             if self.primary:
-                inst = f"{self.addr}:{NSS_PORT}>{peer_addr}:{port}"
-                proc, pid = f"ora_{self.sender}_{self.sid}", NSS_PID
-                acked, received = rate, ls.writes * 64 / dt
+                inst, out[inst], lost = self._nss_socket(link, c, dt)
+                losses += lost
             else:
-                inst = f"{self.addr}:{DG_PORT}>{peer_addr}:{port}"
-                proc, pid = "oraclePRODSTBY", RFS_PID + i
-                acked, received = ls.writes * 64 / dt, rate
-                if c.link_down:  # nothing reaches it, nothing it sends arrives
-                    acked = received = 0.0
-            out[inst] = self._socket(inst, c, rtt, acked, received, pid, proc)
-            if self.primary:
-                out[inst].update(
-                    unacked=ls.unacked, retrans=1 if ls.losses else 0, retransmits=ls.losses
-                )
-            if self.primary and ls.silent_s:
-                silent = _backoff(number(out[inst]["rto"]) or 0.0, ls.silent_s, dt, ls.unacked)
-                out[inst].update(silent)
-                losses += silent["retransmits"]
+                inst, out[inst] = self._rfs_socket(i, link, c, dt)
         for i, (peer_addr, port, proc) in enumerate(self.sends):
             inst = f"{self.addr}:{port}>{peer_addr}:{DG_PORT}"
             rate = st.redo_bytes / dt  # the same redo, shipped without a commit waiting
@@ -261,6 +270,38 @@ class HostOS:
             "lost_retransmit": 0.0,
         }
         return out
+
+    def _dg_links(self, st: TickStats, c: Conditions, links: Sequence[Link]) -> Sequence[Link]:
+        """The DG sockets' far ends: a primary's SYNC standby (none once LGWR gave up on a
+        silent link at NET_TIMEOUT: NSS closed its socket), a standby's senders."""
+        if self.primary:
+            return () if c.link_down and not st.silent_s else ((self.peer, DG_PORT, st),)
+        return links or ((PRIMARY_ADDR, NSS_PORT, st),)
+
+    def _nss_socket(self, link: Link, c: Conditions, dt: float) -> tuple[str, dict, int]:
+        """A primary's NSS socket to its standby: its instance, its row, and the segments the
+        kernel resent on it this interval while the standby was silent."""
+        peer_addr, port, ls = link
+        rtt = self._j(c.rtt_ms, 0.2)
+        inst = f"{self.addr}:{NSS_PORT}>{peer_addr}:{port}"
+        proc = f"ora_{self.sender}_{self.sid}"
+        row = self._socket(inst, c, rtt, ls.redo_bytes / dt, ls.writes * 64 / dt, NSS_PID, proc)
+        row.update(unacked=ls.unacked, retrans=1 if ls.losses else 0, retransmits=ls.losses)
+        if not ls.silent_s:
+            return inst, row, 0
+        silent = _backoff(number(row["rto"]) or 0.0, ls.silent_s, dt, ls.unacked)
+        row.update(silent)
+        return inst, row, silent["retransmits"]
+
+    def _rfs_socket(self, i: int, link: Link, c: Conditions, dt: float) -> tuple[str, dict]:
+        """A standby's RFS socket to its ``i``-th sender: nothing crosses a link that is down."""
+        peer_addr, port, ls = link
+        rtt = self._j(c.rtt_ms, 0.2)
+        inst = f"{self.addr}:{DG_PORT}>{peer_addr}:{port}"
+        acked, received = ls.writes * 64 / dt, ls.redo_bytes / dt
+        if c.link_down:  # nothing reaches it, nothing it sends arrives
+            acked = received = 0.0
+        return inst, self._socket(inst, c, rtt, acked, received, RFS_PID + i, "oraclePRODSTBY")
 
     @staticmethod
     def _socket(

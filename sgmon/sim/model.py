@@ -22,34 +22,24 @@ import math
 import operator
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 
-from sgmon.events import GC_BUSY, GCS_LOG_FLUSH
+from sgmon.sim.capped import CappedVolume
+from sgmon.sim.counters import (
+    LGWR_LNS,
+    NAMES_11G,
+    PRIMARY_EVENTS,
+    STANDBY_EVENTS,
+    Uncounted,
+    count,
+    primary_stats,
+    standby_waits,
+)
+from sgmon.sim.interval import TickStats, blocks, lag_after
 from sgmon.sim.scenarios import Conditions
 from sgmon.sim.standin import Buckets, StandIn, dg_stamp
 
-PRIMARY_EVENTS = (
-    "log file sync",
-    "log file parallel write",
-    "SYNC Remote Write",
-    "Redo Transport MISC",
-    "Redo Writer Remote Sync Complete",
-)
-STANDBY_EVENTS = ("RFS write", "RFS random i/o", "RFS dispatch")
-LGWR_LNS = "LGWR-LNS wait on channel"
-NAMES_11G = {
-    "log file sync": "log file sync",
-    "log file parallel write": "log file parallel write",
-    "SYNC Remote Write": "LNS wait on SENDREQ",
-    LGWR_LNS: LGWR_LNS,
-}
-"""11.2's names for the same waits (seed 000 Table 3, seed 003's snapper): LNS waits on
-SENDREQ for the remote write, LGWR on the LNS channel for what outlasts its local write; 11.2
-has no Redo Transport MISC or Redo Writer Remote Sync Complete."""
-GC_CURRENT = GC_BUSY[0]
-INTERCONNECT_MS = 0.15
-"""A block's trip over the interconnect (gc current block 2-way: seed 001's AWR 0.18 ms)."""
 SLOW_MS = 100.0  # the sim's _long_log_write_warning_threshold, and its broadcast ack's
 SLOW_MS_11G = 500.0
 """11.2's LGWR warns of a slow log write only from 500 ms (every 11.2 warning seen, seed 003's
@@ -61,100 +51,23 @@ RECEIPT_MS = 0.03
 """Fast Sync: the standby's RFS takes the redo into memory and acknowledges (no SRL write)."""
 SPLIT_MS = 50.0  # remote writes traced in detail (event 16410 on NSS and RFS)
 MSS = 1448  # bytes of redo per TCP segment
-RFS_IO_MU = math.log(0.28)  # 'RFS random i/o': lognormal, median 0.28 ms
 # Draws per commit and per write are random.Random's own formulas written out (CPython 3.11:
 # expovariate(l) is -log(1.0 - random()) / l, lognormvariate(mu, s) exp(normalvariate(mu, s))):
 # a call costs more than the draw, and the same formulas give every seed the same values.
 _exp, _log = math.exp, math.log
+Rates = tuple[float, float, float]
+"""The exponential waits of a write, per ms: LGWR's CPU wait, the broadcast ack, a committing
+foreground's CPU wait (0: no wait, and no draw)."""
 
 
-class Uncounted(Buckets):
-    """The accumulator of a wait this version does not have (11.2's Redo Transport MISC, 19c's
-    LGWR-LNS wait on channel): its waits are still drawn, so that every version draws alike,
-    but kept nowhere (kept, as ``Buckets`` keeps waits until read, they were never read)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.add = self.add_all = _uncounted
+def _rate(ms: float) -> float:
+    """An exponential wait's rate from its mean (ms); 0 for no wait."""
+    return 1.0 / ms if ms > 0 else 0.0
 
 
-def _uncounted(_: object) -> None:
-    """A wait of an event the version does not publish."""
-
-
-@dataclass(slots=True)
-class TickStats:
-    """What one interval did, for the OS rows of both hosts."""
-
-    commits: int = 0
-    writes: int = 0
-    redo_bytes: float = 0.0
-    local_ms: float = 0.0  # sum over writes
-    remote_ms: float = 0.0
-    rfs_ms: float = 0.0
-    lfs_ms: float = 0.0  # sum over commits
-    losses: int = 0
-    stall_ms: float = 0.0  # longest remote write
-    switches: int = 0
-    reads_cache: float = 0.0
-    lwd_bytes: float = 0.0
-    busy_frac: float = 0.0  # share of the interval LGWR was writing
-    capped: float = 1.0
-    """Share of the interval the capped volume's queue was full."""
-    unacked: int = 0
-    """Segments of a write still waiting for its retransmission when the interval ends: what
-    ss shows at the tick, while NSS sleeps on the socket (seed 001)."""
-    silent_s: float = 0.0
-    """Seconds the standby has not acknowledged anything, at the interval's end, while LGWR
-    still waits for it (a silent link, before NET_TIMEOUT): the socket backs its RTO off."""
-    slow: list[tuple[float, float, float]] = field(default_factory=list)
-    """LGWR writes at least ``SLOW_MS`` long: (end time, ms, KB)."""
-    bcast: list[tuple[float, float, int]] = field(default_factory=list)
-    """RAC: SCN acks that came at least ``SLOW_MS`` after the write: (when, ms, SCN)."""
-    remote: list[tuple[int, int, float, float, float, float, float]] = field(default_factory=list)
-    """Remote writes at least ``SPLIT_MS`` long: (msgid, sequence, NSS send, RFS received,
-    RFS done, NSS received, RFS write ms), times in simulated seconds."""
-
-
-FALL_BEHIND = 0.6
-"""Seconds of lag a capped standby adds per second while it cannot keep up (seed 003: CL_B and
-CL_C stayed busy 1.5 hours past the primary's 28-minute job)."""
-
-
-def lag_after(lag: float, behind: bool, dt: float) -> float:
-    """A standby's lag after ``dt`` seconds: growing while it cannot keep up, else draining."""
-    return lag + dt * FALL_BEHIND if behind else max(0.0, lag - dt)
-
-
-def standby_waits(rng: random.Random, events: dict[str, Buckets], rfs_ms: float) -> None:
-    """One SRL write as the standby's V$ counters see it: the RFS write, and the random i/o
-    and dispatch around it."""
-    events["RFS write"].add(rfs_ms * 1000)
-    events["RFS random i/o"].add(_exp(rng.normalvariate(RFS_IO_MU, 0.3)) * 1000)
-    events["RFS dispatch"].add(-_log(1.0 - rng.random()) / (1 / 0.01) * 1000)
-
-
-def blocks(st: TickStats) -> int:
-    """The 512-byte redo blocks an interval's redo fills: its commits' and lost write
-    detection's, as 'redo size' counts them (shipped alike)."""
-    return math.ceil((st.redo_bytes + st.lwd_bytes) / 512)
-
-
-def merged(stats: list[TickStats]) -> TickStats:
-    """What a standby receives in one interval from several primary instances (RAC threads)."""
-    if len(stats) == 1:
-        return stats[0]
-    out = TickStats()
-    for st in stats:
-        for name in ("commits", "writes", "redo_bytes", "local_ms", "remote_ms", "rfs_ms",
-                     "lfs_ms", "losses", "switches", "reads_cache", "lwd_bytes"):  # fmt: skip
-            setattr(out, name, getattr(out, name) + getattr(st, name))
-        out.stall_ms = max(out.stall_ms, st.stall_ms)
-        out.busy_frac = max(out.busy_frac, st.busy_frac)
-        out.slow += st.slow
-        out.bcast += st.bcast
-        out.remote += st.remote
-    return out
+def _expo(draw: Callable[[], float], rate: float) -> float:
+    """One exponential wait (ms) of ``rate``; no draw for a rate of 0."""
+    return -_log(1.0 - draw()) / rate if rate else 0.0
 
 
 class CommitModel:
@@ -189,29 +102,12 @@ class CommitModel:
             NAMES_11G if primary.version < (12, 1) else {n: n for n in PRIMARY_EVENTS}
         )  # published name of each primary event on this version
         self.slow_ms = SLOW_MS_11G if primary.version < (12, 1) else SLOW_MS
-        self._phases: list[tuple[float, float, bool]] = []
-        """The capped volume's phases (start, end, queue full), simulated seconds, from the
-        interval being simulated on."""
-        self._phase_rng: random.Random | None = None
+        self._volume = CappedVolume(rng)
         self.events = {
             n: Buckets() if n in self.names or n in STANDBY_EVENTS else Uncounted()
             for n in (*PRIMARY_EVENTS, LGWR_LNS, *STANDBY_EVENTS)
         }
-        self.stats: dict[str, float] = {
-            "redo size": 0.0,
-            "redo writes": 0,
-            "redo write time": 0,
-            "redo write time (usec)": 0.0,
-            "redo synch writes": 0,
-            "redo synch time": 0,
-            "redo synch time (usec)": 0.0,
-            "user commits": 0,
-            "user rollbacks": 0,
-            "redo size for lost write detection": 0.0,
-            "physical reads cache": 0,
-            "redo write broadcast ack time": 0.0,
-            "redo write broadcast ack count": 0,
-        }
+        self.stats = primary_stats()
         self.standby_stats: dict[str, float] = {"physical reads cache": 0, "redo size": 0.0}
         self.received: dict[int, float] = {}
         """Thread -> when the standby last received its redo (epoch seconds): V$DATAGUARD_STATS
@@ -255,37 +151,68 @@ class CommitModel:
     def advance(self, t0: float, dt: float, c: Conditions) -> TickStats:
         """Simulate [t0, t0 + dt) and publish the counters; returns the interval's totals."""
         st = TickStats()
-        rng = self.rng
         t1 = t0 + dt
-        if c.link_down:
-            self._down_at = t0 if self._down_at is None else self._down_at
-            if t0 >= self._down_at + self.net_timeout:  # LGWR gave up on it: local writes only
-                c = replace(c, transport_stopped=True)
-            else:
-                st.silent_s = min(t1, self._down_at + self.net_timeout) - self._down_at
+        c = self._link(t0, t1, c, st)
         for _end, settle in [x for x in self._later if x[0] < t1]:
             settle(st)
         self._later = [x for x in self._later if x[0] >= t1]
         self._shipping = not c.transport_stopped and not c.link_down
+        self._switches(t0, t1, c, st)
+        self._arrivals(t0, t1, c, st)
+        busy = self._writes(t1, c, st)
+        if st.silent_s and not st.writes:  # the hung write began in an earlier interval
+            st.unacked = self._unacked
+        st.busy_frac = min(1.0, busy / dt)
+        if c.cap_duty < 1.0:  # the standbys off the commit path may be the capped ones
+            st.capped = self._volume.full_share(t0, t1, c)
+        self._write_rate = max(st.writes / dt, 1.0)
+        st.reads_cache = c.reads_cache * dt * (0.9 + 0.2 * self.rng.random())
+        st.lwd_bytes = st.reads_cache * c.lwd_per_read
+        count(self.stats, self.standby_stats, st, c)
+        self.apply_lag = lag_after(self.apply_lag, c.standby_cap and st.busy_frac > 0.5, dt)
+        if self._shipping:  # RFS's block in the thread's current log (all of 'redo size')
+            self._block += blocks(st)
+        self._publish(t1, c)
+        return st
+
+    def _link(self, t0: float, t1: float, c: Conditions, st: TickStats) -> Conditions:
+        """The interval's conditions as LGWR lives them over a link that is down: it waits
+        for the silent standby (``st.silent_s``) until NET_TIMEOUT, then gives up on it and
+        writes locally only."""
+        if not c.link_down:
+            return c
+        self._down_at = t0 if self._down_at is None else self._down_at
+        if t0 >= self._down_at + self.net_timeout:
+            return replace(c, transport_stopped=True)
+        st.silent_s = min(t1, self._down_at + self.net_timeout) - self._down_at
+        return c
+
+    def _switches(self, t0: float, t1: float, c: Conditions, st: TickStats) -> None:
+        """The log switches due by ``t1``, every ``switch_every`` seconds or so."""
+        rng = self.rng
         if self._next_switch is None or self._next_switch - t0 > c.switch_every:
             self._next_switch = t0 + c.switch_every * (0.5 + rng.random())
         while self._next_switch <= t1:
             self._switch(self._next_switch, st)
             self._next_switch += c.switch_every * (0.8 + 0.4 * rng.random())
-        pending, draw = self._pending, rng.random
+
+    def _arrivals(self, t0: float, t1: float, c: Conditions, st: TickStats) -> None:
+        """The commits that arrive by ``t1`` (a Poisson stream), queued for LGWR."""
+        pending, draw = self._pending, self.rng.random
         a = t0 if self._next_arrival is None else self._next_arrival
         while a < t1:
             if not st.silent_s or len(pending) < c.sessions:  # the rest are stuck
                 pending.append(a)
             a += -_log(1.0 - draw()) / c.commits
         self._next_arrival = a
+
+    def _writes(self, t1: float, c: Conditions, st: TickStats) -> float:
+        """The redo writes LGWR starts before ``t1``, each taking every commit queued by its
+        start; returns the time LGWR was busy in the interval."""
+        pending = self._pending
         p_loss = c.losses_per_s / max(self._write_rate, 1.0)
-        busy = 0.0
-        # exponential waits' rates (0: no wait, no draw)
-        cpu_rate, ack_rate, fg_rate = (
-            1.0 / ms if ms > 0 else 0.0 for ms in (c.lgwr_cpu_ms, c.boc_ms, c.fg_cpu_ms)
-        )
-        free, msgid, per_commit = self._lgwr_free, self._msgid, c.redo_per_commit
+        rates = (_rate(c.lgwr_cpu_ms), _rate(c.boc_ms), _rate(c.fg_cpu_ms))
+        busy, free = 0.0, self._lgwr_free
         i = 0  # pending[:i] are in a write; arrivals only grow, so a batch is one bisection
         while i < len(pending):
             start = max(free, pending[i])
@@ -294,66 +221,64 @@ class CommitModel:
             j = bisect.bisect_right(pending, start, i)  # every arrival up to the start
             # once every session waits in its commit, no more commits arrive until one ends
             batch, i = pending[i : min(j, i + c.sessions)], j
-            local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
-            cpu = -_log(1.0 - draw()) / cpu_rate if cpu_rate else 0.0
-            phase = max(local, remote)
-            ack = -_log(1.0 - draw()) / ack_rate if ack_rate else 0.0  # steps 4 and 9
-            if ack:
-                self.stats["redo write broadcast ack time"] += ack * 1000.0
-                self.stats["redo write broadcast ack count"] += 1
-            end = start + (cpu + phase + ack + c.post_ms) / 1000.0
-            msgid += 1
-            if ack >= SLOW_MS:  # LGWR traces the late ack as it ends (seed 000 steps 4, 9)
-                st.bcast.append((start + (cpu + phase + ack) / 1000.0, ack, SCN + msgid))
-            hung = c.link_down and end >= t1  # counted when it ends, intervals later
-            slow = None
-            if (end - start) * 1000.0 >= self.slow_ms:
-                slow = (end, (end - start) * 1000.0, len(batch) * per_commit / 1024)
-            if remote >= SPLIT_MS and not hung:  # a hung write reached no RFS to split it
-                send = start + cpu / 1000.0
-                waited = rfs if self.affirm else RECEIPT_MS  # the RFS part of the remote write
-                got = send + (remote - waited - wire / 2) / 1000.0  # out, with any resend
-                done = got + waited / 1000.0
-                st.remote.append(
-                    (msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
-                )
-            lfs = [
-                (end - arrival) * 1000.0 + (-_log(1.0 - draw()) / fg_rate if fg_rate else 0.0)
-                for arrival in batch
-            ]
-            if hung:
-                ended = partial(self._ended, slow=slow, lfs=lfs, phase=phase, remote=remote)
-                self._later.append((end, ended))
-            else:
-                self._ended(st, slow, lfs, phase, remote)
-            st.commits += len(batch)
-            st.writes += 1
-            st.redo_bytes += len(batch) * per_commit
-            st.local_ms += local
-            st.remote_ms += remote
-            st.rfs_ms += rfs
-            st.losses += lost
-            st.stall_ms = max(st.stall_ms, remote)
-            busy += min(end, t1) - start
-            if (lost or st.silent_s) and end > t1:  # sampled mid-stall: still unacked
-                st.unacked = max(1, math.ceil(len(batch) * per_commit / MSS))
-                self._unacked = st.unacked
-            free = end
-        self._lgwr_free, self._msgid = free, msgid
+            free = self._redo_write(start, batch, t1, c, p_loss, rates, st)
+            busy += min(free, t1) - start
+        self._lgwr_free = free
         del pending[:i]
-        if st.silent_s and not st.writes:  # the hung write began in an earlier interval
-            st.unacked = self._unacked
-        st.busy_frac = min(1.0, busy / dt)
-        if c.cap_duty < 1.0:  # the standbys off the commit path may be the capped ones
-            st.capped = self._full_share(t0, t1, c)
-        self._write_rate = max(st.writes / dt, 1.0)
-        st.reads_cache = c.reads_cache * dt * (0.9 + 0.2 * rng.random())
-        st.lwd_bytes = st.reads_cache * c.lwd_per_read
-        self._count(st, dt, c)
-        if self._shipping:  # RFS's block in the thread's current log (all of 'redo size')
-            self._block += blocks(st)
-        self._publish(t1, c)
-        return st
+        return busy
+
+    def _redo_write(
+        self,
+        start: float,
+        batch: list[float],
+        t1: float,
+        c: Conditions,
+        p_loss: float,
+        rates: Rates,
+        st: TickStats,
+    ) -> float:
+        """One redo write from ``start`` of the commits that arrived at ``batch``: its steps
+        (CPU, the write phase, the broadcast ack, the post), counted now or, when it hangs past
+        the interval, when it ends; returns when it ends."""
+        draw, size = self.rng.random, len(batch) * c.redo_per_commit
+        local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
+        cpu = _expo(draw, rates[0])
+        phase = max(local, remote)
+        ack = _expo(draw, rates[1])  # steps 4 and 9
+        if ack:
+            self.stats["redo write broadcast ack time"] += ack * 1000.0
+            self.stats["redo write broadcast ack count"] += 1
+        end = start + (cpu + phase + ack + c.post_ms) / 1000.0
+        self._msgid += 1
+        if ack >= SLOW_MS:  # LGWR traces the late ack as it ends (seed 000 steps 4, 9)
+            st.bcast.append((start + (cpu + phase + ack) / 1000.0, ack, SCN + self._msgid))
+        hung = c.link_down and end >= t1  # counted when it ends, intervals later
+        slow = None
+        if (end - start) * 1000.0 >= self.slow_ms:
+            slow = (end, (end - start) * 1000.0, size / 1024)
+        if remote >= SPLIT_MS and not hung:  # a hung write reached no RFS to split it
+            st.remote.append(self._split(start + cpu / 1000.0, remote, rfs, wire))
+        lfs = [(end - arrival) * 1000.0 + _expo(draw, rates[2]) for arrival in batch]
+        if hung:
+            ended = partial(self._ended, slow=slow, lfs=lfs, phase=phase, remote=remote)
+            self._later.append((end, ended))
+        else:
+            self._ended(st, slow, lfs, phase, remote)
+        st.wrote(len(batch), size, local, remote, rfs, lost)
+        if (lost or st.silent_s) and end > t1:  # sampled mid-stall: still unacked
+            st.unacked = max(1, math.ceil(size / MSS))
+            self._unacked = st.unacked
+        return end
+
+    def _split(
+        self, send: float, remote: float, rfs: float, wire: float
+    ) -> tuple[int, int, float, float, float, float, float]:
+        """A remote write sent at ``send`` as NSS and RFS trace it: (msgid, sequence, NSS
+        send, RFS received, RFS done, NSS received, RFS write ms)."""
+        waited = rfs if self.affirm else RECEIPT_MS  # the RFS part of the remote write
+        got = send + (remote - waited - wire / 2) / 1000.0  # out, with any resend
+        done = got + waited / 1000.0
+        return (self._msgid, self.sequence, send, got, done, send + remote / 1000.0, waited)
 
     def _ended(
         self,
@@ -378,30 +303,12 @@ class CommitModel:
         """One wait of ``name``, counted as it ends."""
         self.events[name].add(us)
 
-    def ship_blocks(self, n: int, c: Conditions, to: CommitModel) -> None:
-        """RAC: ``n`` blocks this instance ships to ``to``'s sessions this interval, each once its
-        LMS has had LGWR flush the block's redo ('gcs log flush sync', one local write under
-        ``c``); ``to``'s sessions wait for the flush and the interconnect ('gc current block
-        busy')."""
-        for name in (GCS_LOG_FLUSH, GC_CURRENT):
-            self.events.setdefault(name, Buckets())
-            to.events.setdefault(name, Buckets())
-        flushed, waited = self.events[GCS_LOG_FLUSH].add, to.events[GC_CURRENT].add
-        normal, draw, mu = self.rng.normalvariate, self.rng.random, _log(c.local_ms)
-        for _ in range(n):
-            flush = _exp(normal(mu, c.local_sigma))
-            flushed(flush * 1000)
-            waited((flush + INTERCONNECT_MS * (0.8 + 0.4 * draw())) * 1000)
-        for model in (self, to):
-            for name in (GCS_LOG_FLUSH, GC_CURRENT):
-                model.primary.publish_buckets(name, model.events[name])
-
     def _write(self, start: float, n: int, c: Conditions, p_loss: float) -> tuple:
         """One redo write: local and remote durations (ms), the SRL write, whether a loss hit."""
         rng = self.rng
         size = n * c.redo_per_commit
         local = _exp(rng.normalvariate(_log(c.local_ms), c.local_sigma)) + size / 400e6 * 1000
-        if c.standby_cap and c.cap_duty < 1.0 and not self._queue_full(start, c):
+        if c.standby_cap and c.cap_duty < 1.0 and not self._volume.full_at(start, c):
             rfs = _exp(rng.normalvariate(_log(c.calm_rfs_ms), c.calm_rfs_sigma))
         else:
             stalled = c.standby_cap and c.stall_share and rng.random() < c.stall_share
@@ -437,32 +344,6 @@ class CommitModel:
         standby_waits(rng, ev, rfs)
         return local, remote, rfs, int(lost), wire
 
-    def _queue_full(self, at: float, c: Conditions) -> bool:
-        """Whether the capped volume's queue is full at ``at``: bursts of ``cap_burst_s`` on
-        average, ``cap_duty`` of the time (each phase 0.75 to 1.25 times its mean, so that a
-        second holds some of a burst)."""
-        return next(full for _, end, full in self._phases_to(at, c) if at < end)
-
-    def _full_share(self, t0: float, t1: float, c: Conditions) -> float:
-        """Share of [t0, t1) in a burst; the phases before t0 are dropped."""
-        phases = self._phases_to(t1, c)
-        full = sum(max(0.0, min(e, t1) - max(s, t0)) for s, e, f in phases if f)
-        self._phases = [p for p in phases if p[1] > t1]
-        return full / (t1 - t0)
-
-    def _phases_to(self, at: float, c: Conditions) -> list[tuple[float, float, bool]]:
-        """The phases, drawn (from their own generator, so that the other draws stay as in
-        every other scenario) until one ends after ``at``."""
-        if self._phase_rng is None:
-            self._phase_rng = random.Random(self.rng.random())
-            self._phases = [(at, at, False)]
-        draw, phases = self._phase_rng.random, self._phases
-        while phases[-1][1] <= at:
-            _, start, was = phases[-1]
-            mean = c.cap_burst_s if not was else c.cap_burst_s * (1.0 - c.cap_duty) / c.cap_duty
-            phases.append((start, start + (0.75 + 0.5 * draw()) * mean, not was))
-        return phases
-
     def _switch(self, when: float, st: TickStats) -> None:
         self._last_switch = when
         st.switches += 1
@@ -473,23 +354,6 @@ class CommitModel:
             self.standby.log_switch(self.thread)
             self.standby.set_standby_logs(self.thread, active=1)
             self.primary.set_archived(2, self.sequence - 1, self.thread)
-
-    def _count(self, st: TickStats, dt: float, c: Conditions) -> None:
-        s = self.stats
-        s["redo size"] += st.redo_bytes + st.lwd_bytes
-        s["redo writes"] += st.writes
-        s["redo synch writes"] += st.commits
-        s["redo synch time (usec)"] += st.lfs_ms * 1000.0
-        s["user commits"] += st.commits
-        s["user rollbacks"] += round(st.commits * 0.013)
-        s["redo size for lost write detection"] += st.lwd_bytes
-        s["physical reads cache"] += round(st.reads_cache)
-        s["redo write time"] = int(s["redo write time (usec)"] // 10000)
-        s["redo synch time"] = int(s["redo synch time (usec)"] // 10000)
-        ss = self.standby_stats
-        ss["redo size"] += st.redo_bytes + st.lwd_bytes
-        ss["physical reads cache"] += round(st.reads_cache * (1.0 if c.standby_cap else 0.05))
-        self.apply_lag = lag_after(self.apply_lag, c.standby_cap and st.busy_frac > 0.5, dt)
 
     def _publish(self, now: float, c: Conditions) -> None:
         for name, shown in self.names.items():

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from collectors.oracle.dg import OracleDgCollector
 from collectors.oracle.redo import OracleRedoCollector
@@ -27,9 +26,12 @@ from sgmon.engine import check_interval
 from sgmon.model import CollectorResult, Event, Frame, Schema, Status, silence
 from sgmon.oracle.session import Session
 from sgmon.registry import builtin
-from sgmon.sim.hostos import NSS_PORT, HostOS
-from sgmon.sim.model import CommitModel, TickStats, merged
+from sgmon.sim.build import address, databases, demote, destinations, promote, wire
+from sgmon.sim.hostos import NSS_PORT, HostOS, Link
+from sgmon.sim.interval import TickStats, merged
+from sgmon.sim.model import CommitModel
 from sgmon.sim.offpath import OffPathStandby, Shipped
+from sgmon.sim.rac import ship_blocks
 from sgmon.sim.scenarios import (
     DEFAULT_ONSET,
     SCENARIOS,
@@ -42,7 +44,6 @@ from sgmon.sim.scenarios import (
     spared,
     uncapped,
 )
-from sgmon.sim.standin import StandIn
 from sgmon.sim.traces import TraceWriter
 
 OS_COLLECTORS = ("cpu", "paging", "disk", "netdev", "tcp", "procs")
@@ -51,6 +52,23 @@ DB_COLLECTORS: tuple[type[Collector], ...] = (
     OracleRedoCollector,
     OracleDgCollector,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class _Tick:
+    """One interval as the hosts' frames see it."""
+
+    cond: Conditions  # the scenario's
+    synced: Conditions  # the SYNC standby's (its cap spared unless the layout caps it)
+    conds: dict[str, Conditions]  # each primary instance that commits: its own
+    shipped: dict[str, TickStats]  # and what it did
+    st: TickStats  # what all the instances did (what an off-path standby is sent)
+    arrived: TickStats  # what reaches the SYNC standby
+    links: list[Link]  # the SYNC standby's sockets: sender's address and port, what it shipped
+
+    def switched(self, instance: str) -> bool:
+        """Whether ``instance`` committed and switched logs this interval."""
+        return instance in self.shipped and bool(self.shipped[instance].switches)
 
 
 class SimPair:
@@ -82,32 +100,9 @@ class SimPair:
         ]
         """(host name, role) of every simulated host: the primary instance(s), the SYNC
         standby, then the standbys off the commit path."""
-        rac = len(lay.primaries) > 1
-        self.dbs: dict[str, StandIn] = {}
-        for p in lay.primaries:
-            db = StandIn(version=lay.version, role="PRIMARY", db_unique_name="PROD",
-                         startup=self.start - 3 * 86400)  # fmt: skip
-            db.set_instance(
-                self.start - 3 * 86400,
-                instance_name=f"PROD{p.inst_id}" if rac else "PROD",
-                instance_number=p.inst_id,
-                **{"THREAD#": p.thread},
-            )
-            self.dbs[p.name] = db
-        for sb in lay.standbys:
-            self.dbs[sb.name] = StandIn(
-                version=lay.version,
-                role="FAR SYNC" if sb.far_sync else "PHYSICAL STANDBY",
-                db_unique_name=sb.db_unique_name,
-                startup=self.start - 3 * 86400,
-            )
-        lwp = conditions(scenario, onset, onset).lwd_per_read > 0  # seed 003: TYPICAL on all
-        for db in self.dbs.values():  # each database: every thread's online logs and SRLs
-            for p in lay.primaries:
-                db.set_online_logs(p.thread)
-                db.set_standby_logs(p.thread, active=0)
-            if lwp:
-                db.set_parameter("db_lost_write_protect", "TYPICAL")
+        # seed 003: DB_LOST_WRITE_PROTECT TYPICAL on every database
+        lwp = conditions(scenario, onset, onset).lwd_per_read > 0
+        self.dbs = databases(lay, self.start, lwp)
         self._sync_capped = sync.capped
         self._gap = lay.switch_gap
         self._failover = lay.failover
@@ -123,6 +118,40 @@ class SimPair:
         """The trace files of every host that is or will be a primary: a switchover's standby
         has its own, which its LGWR and NSS write once it is the primary (the RFS trace of the
         standby of the moment is written beside them, as the primary's collector reads it)."""
+        self._primaries(lay, sync)
+        self.offpath = {
+            sb.name: OffPathStandby(
+                random.Random(f"sgmon-sim/{seed}/db/{sb.name}"), self.dbs[sb.name], sb.capped
+            )
+            for sb in others
+        }
+        self._ships = tuple((sb.via, sb.dest_id) for sb in others)
+        """Each off-path standby's destination: on every primary instance (via None), or on the
+        cascading standby that forwards to it (seed 003: B to C, ASYNC)."""
+        destinations(lay, self.dbs)
+        self.os = {
+            h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}"), *address(lay, h))
+            for h, role in self.hosts
+        }
+        self._feeds = wire(lay, self.os, self.dbs)
+        self.sessions = {
+            h: Session(role=role, connect=self.dbs[h].connect, clock=lambda: self.t)
+            for h, role in self.hosts
+        }
+        self.collectors: dict[str, list[Collector]] = {
+            h: self._collectors(h, s) for h, s in self.sessions.items()
+        }
+        self._prev: dict[tuple[str, str], RawRows] = {}
+        # prime: one interval before start, so the first step already has rates
+        for _p, model in self.nodes.values():
+            model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
+        for h in self.collectors:
+            self._oracle(h)
+
+    def _primaries(self, lay: Layout, sync: Standby) -> None:
+        """Each primary instance's commit model, shipping to the SYNC standby, and its trace
+        files (a switchover's standby has its own, for when it is the primary)."""
+        rac = len(lay.primaries) > 1
         if self._gap is not None:
             self.writers[sync.name] = TraceWriter(
                 self.now_of,
@@ -131,7 +160,7 @@ class SimPair:
             )
         first: CommitModel | None = None
         for p in lay.primaries:
-            rng = random.Random(f"sgmon-sim/{seed}/db" + (f"/{p.name}" if first else ""))
+            rng = random.Random(f"sgmon-sim/{self.seed}/db" + (f"/{p.name}" if first else ""))
             model = CommitModel(
                 rng,
                 self.dbs[p.name],
@@ -147,47 +176,18 @@ class SimPair:
             self.writers[p.name] = TraceWriter(self.now_of, sid, p.thread)
             self.nodes[p.name] = (p, model)
             first = first or model
-        self.offpath = {
-            sb.name: OffPathStandby(
-                random.Random(f"sgmon-sim/{seed}/db/{sb.name}"), self.dbs[sb.name], sb.capped
-            )
-            for sb in others
-        }
-        self._ships = tuple((sb.via, sb.dest_id) for sb in others)
-        """Each off-path standby's destination: on every primary instance (via None), or on the
-        cascading standby that forwards to it (seed 003: B to C, ASYNC)."""
-        for sb in others:
-            senders = [p.name for p in lay.primaries] if sb.via is None else [sb.via]
-            role = {} if sb.via is None else {"valid_role": "STANDBY_ROLE"}
-            for n in senders:
-                self.dbs[n].set_dest(sb.dest_id, db_unique_name=sb.db_unique_name,
-                                     transmit_mode=sb.mode, affirm="NO", net_timeout=30,
-                                     **role)  # fmt: skip
-        self.os = {
-            h: HostOS(role, random.Random(f"sgmon-sim/{seed}/{h}"), *self._address(h))
-            for h, role in self.hosts
-        }
-        self._feeds = self._wire(lay, others)
-        self.sessions = {
-            h: Session(role=role, connect=self.dbs[h].connect, clock=lambda: self.t)
-            for h, role in self.hosts
-        }
-        self.collectors: dict[str, list[Collector]] = {}
-        for h, s in self.sessions.items():
-            cs = [cls({"session": s, "clock": self.now}) for cls in DB_COLLECTORS]
-            writer = self.writers.get(h)
-            if writer:  # LGWR and NSS live on the primary; the RFS trace is copied over
-                paths = {k: str(p) for k, p in writer.paths.items()}
-                cs.append(OracleTraceCollector({**paths, "clock": self.now}))
-            for c in cs:
-                c.open()
-            self.collectors[h] = cs
-        self._prev: dict[tuple[str, str], RawRows] = {}
-        # prime: one interval before start, so the first step already has rates
-        for _p, model in self.nodes.values():
-            model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
-        for h in self.collectors:
-            self._oracle(h)
+
+    def _collectors(self, host: str, session: Session) -> list[Collector]:
+        """The real database collectors of a host, opened on its session; a primary's
+        oracle_trace reads its trace files."""
+        cs = [cls({"session": session, "clock": self.now}) for cls in DB_COLLECTORS]
+        writer = self.writers.get(host)
+        if writer:  # LGWR and NSS live on the primary; the RFS trace is copied over
+            paths = {k: str(p) for k, p in writer.paths.items()}
+            cs.append(OracleTraceCollector({**paths, "clock": self.now}))
+        for c in cs:
+            c.open()
+        return cs
 
     def _switching(self) -> bool:
         """A switchover under way (from the onset, for the layout's gap): the primary has
@@ -202,10 +202,7 @@ class SimPair:
                 if self._failover:  # the host dies: nothing of it answers any more
                     self.dead[old] = self.now()
                 else:
-                    self.dbs[old].set_database(
-                        database_role="PHYSICAL STANDBY", open_mode="MOUNTED"
-                    )
-                    self.dbs[old].set_apply(None)  # started once the new primary is open
+                    demote(self.dbs[old])
             return True
         if self._converting:
             self._converting, self._gap = False, None
@@ -214,18 +211,8 @@ class SimPair:
 
     def _swap(self, old: str) -> None:
         new = next(h for h, role in self.hosts if role == "standby")
-        if self._failover:  # terminal recovery, then OPEN RESETLOGS: a new incarnation
-            self.dbs[new].resetlogs()
-            self._alone = True
-        self.dbs[new].set_database(
-            database_role="PRIMARY",
-            open_mode="READ WRITE",
-            db_unique_name=self.dbs[new].db_unique_name,
-            **({"switchover_status": "FAILED DESTINATION"} if self._failover else {}),
-        )
-        self.dbs[new].set_apply(None)
-        if not self._failover:
-            self.dbs[old].set_apply("APPLYING_LOG")
+        promote(self.dbs[new], self.dbs[old], self._failover)
+        self._alone = self._failover  # a failover leaves the new primary no standby
         model = CommitModel(
             random.Random(f"sgmon-sim/{self.seed}/db/{new}"),
             self.dbs[new],
@@ -258,35 +245,6 @@ class SimPair:
         """Simulated seconds -> epoch seconds."""
         return self.start + t
 
-    def _address(self, host: str) -> tuple[str | None, str]:
-        """A host's DG address and instance name: RAC nodes each have their own, and so does
-        every standby off the commit path."""
-        if host in self.offpath:
-            return f"10.0.1.{10 + list(self.offpath).index(host)}", "PROD"
-        if host not in self.nodes or len(self.nodes) == 1:
-            return None, "PROD"
-        p = self.nodes[host][0]
-        return f"10.0.1.{2 * p.inst_id - 1}", f"PROD{p.inst_id}"
-
-    def _wire(self, lay: Layout, others: Sequence[Standby]) -> dict[str, tuple[str, int]]:
-        """Each off-path standby's feeder and the port it sends from, with the senders' sockets:
-        an ASYNC destination from every primary instance (12c on: TTnn; 11.2: an LNSn, as for
-        SYNC), a cascaded standby from its ``via`` (11.2: ARCn, after the log is archived)."""
-        old = lay.version.startswith("11.")
-        feeds: dict[str, tuple[str, int]] = {}
-        for k, sb in enumerate(others):
-            port = NSS_PORT + 1 + k
-            senders = list(self.nodes) if sb.via is None else [sb.via]
-            proc = ("arc2" if sb.via else f"lns{k + 2}") if old else f"tt{k:02d}"
-            for n in senders:
-                sid = self.os[n].sid if n in self.nodes else self.dbs[n].db_unique_name
-                self.os[n].sends += ((self.os[sb.name].addr, port, f"ora_{proc}_{sid}"),)
-            feeds[sb.name] = (senders[0], port)
-        if old:
-            for n in self.nodes:
-                self.os[n].sender = "lns1"  # 11.2's LNSn serve SYNC and ASYNC alike
-        return feeds
-
     def schema(self, host: str) -> Schema:
         """Declared fields of every collector of a host (oracle_trace: primary only): the
         built-in collectors', whose rows the simulation writes."""
@@ -302,61 +260,92 @@ class SimPair:
         if self._alone:  # its destination is the dead host: it commits locally only, from
             cond = replace(cond, transport_stopped=True)  # the first interval it is open
         synced = cond if self._sync_capped else uncapped(cond)
+        conds: dict[str, Conditions] = {
+            name: synced if p.faulted else spared(synced)
+            for name, (p, _model) in (() if switching else self.nodes.items())
+        }
+        tick = self._tick(cond, synced, conds, self._commit(conds))
+        self.t += self.interval
+        self._seq += 1
+        for name, (p, model) in self.nodes.items():  # archived as soon as the SYNC one
+            for via, dest_id in self._ships if tick.switched(name) else ():
+                self.dbs[via or name].set_archived(dest_id, model.sequence - 1, p.thread)
+        return tuple(
+            self._silent(host, role) if host in self.dead else self._frame(host, role, tick)
+            for host, role in self.hosts
+        )
+
+    def _tick(
+        self,
+        cond: Conditions,
+        synced: Conditions,
+        conds: dict[str, Conditions],
+        shipped: dict[str, TickStats],
+    ) -> _Tick:
+        """The interval as the hosts see it; what reaches the SYNC standby is the redo of the
+        instances whose destination ships (one in error writes locally only; its standby's
+        disk and socket see none of it)."""
+        sending = [n for n in shipped if not conds[n].transport_stopped]
+        return _Tick(
+            cond,
+            synced,
+            conds,
+            shipped,
+            st=merged(list(shipped.values())) if shipped else TickStats(),
+            arrived=merged([shipped[n] for n in sending]) if sending else TickStats(),
+            links=[(self.os[n].addr, NSS_PORT, shipped[n]) for n in sending],
+        )
+
+    def _commit(self, conds: dict[str, Conditions]) -> dict[str, TickStats]:
+        """The interval of each primary instance that commits (under its ``conds``), its trace
+        files written; then, on RAC, the blocks each instance's transactions take from the
+        others."""
         shipped: dict[str, TickStats] = {}
-        conds: dict[str, Conditions] = {}
-        for name, (p, model) in self.nodes.items() if not switching else ():
-            conds[name] = synced if p.faulted else spared(synced)
-            shipped[name] = model.advance(self.t, self.interval, conds[name])
+        for name, c in conds.items():
+            shipped[name] = self.nodes[name][1].advance(self.t, self.interval, c)
             self.writers[name].write(shipped[name])
         for name, other in ((a, b) for a in shipped for b in shipped if a != b):
             # RAC: the blocks name's transactions take from the other instance
             blocks = round(shipped[name].commits * conds[name].gc_per_commit / (len(shipped) - 1))
             if blocks:
-                self.nodes[other][1].ship_blocks(blocks, conds[other], self.nodes[name][1])
-        st = merged(list(shipped.values())) if shipped else TickStats()
-        # what reaches the SYNC standby: the redo of the instances whose destination ships
-        # (one in error writes locally only; its standby's disk and socket see none of it)
-        sending = [n for n in shipped if not conds[n].transport_stopped]
-        arrived = merged([shipped[n] for n in sending]) if sending else TickStats()
-        links = [(self.os[n].addr, NSS_PORT, shipped[n]) for n in sending]
-        self.t += self.interval
-        self._seq += 1
-        for name, (p, model) in self.nodes.items():  # archived as soon as the SYNC one
-            for via, dest_id in self._ships if name in shipped and shipped[name].switches else ():
-                self.dbs[via or name].set_archived(dest_id, model.sequence - 1, p.thread)
-        frames = []
-        for host, role in self.hosts:
-            if host in self.dead:
-                frames.append(self._silent(host, role))
-                continue
-            seen, mine, feed = shipped.get(host, arrived), conds.get(host, synced), links
-            if cond.link_down and host not in self.nodes:
-                seen = TickStats()  # a silent link: the standby receives and writes nothing
-            if host in self.offpath:
-                mine = self.offpath[host].conditions(cond)
-                seen = self.offpath[host].advance(
-                    st, mine, self.interval, self.now(), self._threads(host, shipped, conds)
-                )
-                sender, port = self._feeds[host]
-                feed = [(self.os[sender].addr, port, st)]
-            results: dict[str, CollectorResult] = {
-                name: CollectorResult(Status.OK, rows=rows, duration_ms=0.0)
-                for name, rows in self.os[host].rows(seen, mine, self.interval, feed).items()
-            }
-            db_results, events = self._oracle(host)
-            results.update(db_results)
-            frames.append(
-                Frame(
-                    host=host,
-                    role=role,
-                    time=self.now(),
-                    seq=self._seq,
-                    interval=self.interval,
-                    collectors=results,
-                    events=tuple(events),
-                )
-            )
-        return tuple(frames)
+                ship_blocks(self.nodes[other][1], blocks, conds[other], self.nodes[name][1])
+        return shipped
+
+    def _frame(self, host: str, role: str, tick: _Tick) -> Frame:
+        """A live host's frame: its OS rows from what it saw of the interval, its database
+        collectors' rows from its stand-in."""
+        seen, mine, feed = self._seen(host, tick)
+        results: dict[str, CollectorResult] = {
+            name: CollectorResult(Status.OK, rows=rows, duration_ms=0.0)
+            for name, rows in self.os[host].rows(seen, mine, self.interval, feed).items()
+        }
+        db_results, events = self._oracle(host)
+        results.update(db_results)
+        return Frame(
+            host=host,
+            role=role,
+            time=self.now(),
+            seq=self._seq,
+            interval=self.interval,
+            collectors=results,
+            events=tuple(events),
+        )
+
+    def _seen(self, host: str, tick: _Tick) -> tuple[TickStats, Conditions, list[Link]]:
+        """What ``host`` saw of the interval, under which conditions, over which sockets: a
+        primary instance its own writes, the SYNC standby what arrived (nothing over a silent
+        link), an off-path standby what its own link and disk let through."""
+        seen = tick.shipped.get(host, tick.arrived)
+        mine, feed = tick.conds.get(host, tick.synced), tick.links
+        if tick.cond.link_down and host not in self.nodes:
+            seen = TickStats()  # a silent link: the standby receives and writes nothing
+        if host in self.offpath:
+            mine = self.offpath[host].conditions(tick.cond)
+            threads = self._threads(host, tick.shipped, tick.conds)
+            seen = self.offpath[host].advance(tick.st, mine, self.interval, self.now(), threads)
+            sender, port = self._feeds[host]
+            feed = [(self.os[sender].addr, port, tick.st)]
+        return seen, mine, feed
 
     def _threads(
         self, host: str, shipped: dict[str, TickStats], conds: dict[str, Conditions]

@@ -17,18 +17,15 @@ Durability rules, each for a complaint users make about other recorders:
   with one note naming its host and collector; everything else is recorded.
 - A file is appended to only when its header is byte-for-byte the one this version would write;
   otherwise a new file ``<collector>_<stamp>-2.csv`` is started beside it.
+
+One file's appending lives in ``sgmon.sinks.csvfile``, what becomes of closed files
+(``--compress``, ``--keep``) in ``sgmon.sinks.retention``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
-import errno
-import gzip
-import io
-import itertools
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -38,7 +35,6 @@ from sgmon import __version__
 from sgmon.archive import (
     ARCHIVE_FORMAT,
     EVENT_COLUMNS,
-    FILE_RE,
     STATUS_KIND,
     encode_row,
     field_columns,
@@ -54,106 +50,15 @@ from sgmon.archive import (
 )
 from sgmon.errors import ArchiveError, SinkFailed
 from sgmon.model import Frame, Kind, Schema, Status
+from sgmon.sinks.csvfile import ROOM_ERRNOS, AppendFile, gzip_file
+from sgmon.sinks.retention import Retention
 from sgmon.verdicts import Judgement
 
-ROOM_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 ROOM = 1 << 20
 """Free bytes the file system must have (a tenth of it when smaller, and at least 4 ticks'
 worth) before writing resumes after a full disk: without a margin, a row that just fits after
 the cut-back of a failed one makes every tick of an episode a "paused" and a "resumed"
 message."""
-
-
-def _csv_bytes(rows: list[list[str]]) -> bytes:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    return buf.getvalue().encode(errors="backslashreplace")  # a lone surrogate from a source
-
-
-class AppendFile:
-    """One CSV file with a fixed header; each ``write`` lands whole or not at all."""
-
-    def __init__(self, directory: Path, base: str, head: list[str]) -> None:
-        self.header = _csv_bytes([head])
-        self.path, self.fd, self.size = self._open(directory, base)
-
-    def _open(self, directory: Path, base: str) -> tuple[Path, int, int]:
-        for n in itertools.count(1):
-            path = directory / (f"{base}.csv" if n == 1 else f"{base}-{n}.csv")
-            if path.with_name(path.name + ".gz").exists():
-                continue  # closed and compressed earlier (the clock went back): never reopen
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            size = os.fstat(fd).st_size
-            if size == 0:
-                try:
-                    self._write_all(fd, self.header, 0)
-                except OSError:
-                    os.close(fd)
-                    path.unlink(missing_ok=True)
-                    raise
-                return path, fd, len(self.header)
-            if os.pread(fd, len(self.header), 0) != self.header:
-                os.close(fd)  # another format or field set: never mix headers
-                continue
-            return path, fd, self._cut_torn_tail(fd, size)
-        raise AssertionError("unreachable")
-
-    @staticmethod
-    def _cut_torn_tail(fd: int, size: int) -> int:
-        """Drop a last line without its newline (a row torn by a kill -9)."""
-        if os.pread(fd, 1, size - 1) == b"\n":
-            return size
-        start = max(0, size - (1 << 20))
-        tail = os.pread(fd, size - start, start)
-        good = start + tail.rfind(b"\n") + 1
-        os.ftruncate(fd, good)
-        return good
-
-    @staticmethod
-    def _write_all(fd: int, data: bytes, good: int) -> None:
-        try:
-            done = os.write(fd, data)
-            if done != len(data):  # a short write is the disk filling up
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, good)
-            raise
-
-    def gone(self) -> bool:
-        """Whether the file was deleted under us (rows written now would be nowhere)."""
-        return self.fd >= 0 and os.fstat(self.fd).st_nlink == 0
-
-    def write(self, rows: list[list[str]]) -> None:
-        """Append rows in one write; on failure the file is cut back to its last good size."""
-        data = _csv_bytes(rows)
-        self._write_all(self.fd, data, self.size)
-        self.size += len(data)
-
-    def close(self) -> None:
-        """Close the descriptor (idempotent)."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-
-def gzip_file(path: Path) -> None:
-    """Compress a closed file to ``.gz`` (temp + rename, then remove the original)."""
-    gz = path.with_name(path.name + ".gz")
-    tmp = path.with_name(f".{gz.name}.tmp")
-    try:
-        with open(path, "rb") as src, gzip.open(tmp, "wb", compresslevel=6) as dst:
-            shutil.copyfileobj(src, dst)
-        os.replace(tmp, gz)
-        path.unlink()
-    except OSError:
-        tmp.unlink(missing_ok=True)  # the plain file stays: replay reads both
-        raise
-
-
-def _plain_file(p: Path) -> bool:
-    """A regular file, not a symlink to something elsewhere: retention never follows one."""
-    return p.is_file() and not p.is_symlink()
 
 
 def _host_dir_name(name: str) -> bool:
@@ -205,9 +110,9 @@ class ArchiveWriter:
         self.schema_of = schema_of
         self.interval = interval
         self.rotate = rotate
-        self.keep = keep
         self.compress = compress
         self.warn = warn or (lambda m: print(f"sgmon: {m}", file=sys.stderr, flush=True))
+        self.retention = Retention(rotate, keep, compress, self.warn)
         old = prepare_dir(root)
         if old is not None and old.get("format") != ARCHIVE_FORMAT:
             os.replace(root / "meta.json", root / f"meta.v{old.get('format')}.json")
@@ -235,7 +140,7 @@ class ArchiveWriter:
         for h in host_specs(self.meta, []).values():  # our own directories, never a foreign one
             d = root / h["dir"]
             if d.is_dir() and not d.is_symlink():
-                self._housekeep(d, None)
+                self._housekeep(d, rotated=False)
         self.rows_written = 0
 
     # --- metadata -------------------------------------------------------------------------
@@ -443,12 +348,12 @@ class ArchiveWriter:
         self._files[(host, name)] = (stamp, f)
         if cur is not None:
             cur[1].close()
-            self._housekeep(hdir, cur[1].path)
+            self._housekeep(hdir, rotated=True)
         return f
 
-    def _housekeep(self, hdir: Path, closed: Path | None) -> None:
-        """Compress closed files and delete whole files older than --keep: only the tables this
-        archive's meta.json says the host's directory holds, never another file."""
+    def _housekeep(self, hdir: Path, rotated: bool) -> None:
+        """Tidy a host's directory (``Retention``): only the tables this archive's meta.json
+        says it holds, never another file."""
         if hdir.name in (".", "..") or hdir.resolve().parent != self.root.resolve():
             return  # a host named "..": its files are not in this archive
         hosts = self.meta["hosts"]
@@ -457,30 +362,7 @@ class ArchiveWriter:
         }
         ours |= {n for h, n in self._files if safe_name(h) == hdir.name}
         open_paths = {f.path for _, f in self._files.values()}
-        now = time.time()
-        current = period_stamp(now, self.rotate)
-        try:
-            entries = sorted(hdir.iterdir())
-        except OSError as e:
-            self.warn(f"{hdir}: {e.strerror}; not tidied")
-            return
-        for p in entries:
-            m = FILE_RE.match(p.name)
-            if not m or m["collector"] not in ours or p in open_paths or not _plain_file(p):
-                continue
-            try:
-                if self.keep is not None and p.stat().st_mtime < now - self.keep:
-                    p.unlink()
-                elif (
-                    self.compress and not m["gz"] and (closed is not None or m["stamp"] != current)
-                ):
-                    gzip_file(p)
-            except OSError as e:
-                if e.errno in ROOM_ERRNOS:  # tried at the next rotation; a full disk is said once
-                    if self._failing is None:
-                        self.warn(f"{hdir}: {e.strerror}; files left uncompressed for now")
-                    return
-                self.warn(f"{p}: {e.strerror}; left as it is")
+        self.retention.tidy(hdir, ours, open_paths, rotated, self._failing is not None)
 
     def _fail(self, e: OSError) -> None:
         self._lost += 1

@@ -19,7 +19,7 @@ from pathlib import Path
 from sgmon.archive import fmt_time, safe_name
 from sgmon.grading import RANK
 from sgmon.model import Frame
-from sgmon.sinks.csvarchive import ROOM_ERRNOS, AppendFile
+from sgmon.sinks.csvfile import ROOM_ERRNOS, AppendFile
 from sgmon.verdicts import Finding, Judgement
 
 COLUMNS = ("time", "host", "event", "severity", "rule", "title", "evidence", "start", "end")

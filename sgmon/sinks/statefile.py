@@ -12,7 +12,8 @@ import os
 import time
 from pathlib import Path
 
-from sgmon.model import Frame, Status, number
+from sgmon.fields import DISK, ORACLE_WAITS, TCP
+from sgmon.model import Frame, Status
 from sgmon.readers.procfile import start_time
 from sgmon.status import runtime_dir, state_text
 from sgmon.units import fmt_num
@@ -20,8 +21,11 @@ from sgmon.verdicts import Judgement
 
 _TAG = {"primary": "P", "standby": "S"}
 
+Item = tuple[str, str, str]
+"""``(label, text, severity)`` of one item of a host's status line."""
 
-def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str]]:
+
+def status_items(frame: Frame, judgement: Judgement) -> list[Item]:
     """``(label, text, severity)`` items of a host's status line, by its role.
 
     Primary: commit latency (log file sync avg/p99), SYNC Remote Write, the DG sockets' worst rto
@@ -29,45 +33,62 @@ def status_items(frame: Frame, judgement: Judgement) -> list[tuple[str, str, str
     host without a role gets whatever of both it has.  Items without data are left out.  Each
     item's severity is the Judge's grade of the cells it shows (the worst of them).
     """
-    items: list[tuple[str, str, str]] = []
-    waits = frame.rows("oracle_waits")
+    items: list[Item | None] = []
+    if frame.role != "standby":
+        items.append(_wait_item(frame, judgement, "lfs", "log file sync", with_p99=True))
+        items.append(_wait_item(frame, judgement, "srw", "SYNC Remote Write"))
+        items += _socket_items(frame, judgement)
+    if frame.role != "primary":
+        items.append(_wait_item(frame, judgement, "rfs", "RFS write"))
+        items += _disk_items(frame, judgement)
+    return [i for i in items if i is not None]
 
-    def wait_item(label: str, event: str, with_p99: bool = False) -> None:
-        row = waits.get(event, {})
-        avg, p99 = number(row.get("avg")), number(row.get("p99"))
-        if avg is None:
-            return
-        cells = [("oracle_waits", event, "avg")]
-        text = fmt_num(avg)
-        if with_p99 and p99 is not None:
-            text += "/" + fmt_num(p99)
-            cells.append(("oracle_waits", event, "p99"))
-        items.append((label, text + "ms", judgement.worst(cells)))
 
-    role = frame.role
-    if role != "standby":
-        wait_item("lfs", "log file sync", with_p99=True)
-        wait_item("srw", "SYNC Remote Write")
-        socks = {k: r for k, r in frame.rows("tcp").items() if k != "host"}
-        rtos = [v for r in socks.values() if (v := number(r.get("rto"))) is not None]
-        rtx = [v for r in socks.values() if (v := number(r.get("retransmits"))) is not None]
-        if rtos:  # an idle socket's 200 ms rto is graded ok: it costs nothing (seed 001)
-            sev = judgement.worst(("tcp", k, "rto") for k in socks)
-            items.append(("rto", fmt_num(max(rtos)), sev))
-        if rtx:
-            sev = judgement.worst(("tcp", k, "retransmits") for k in socks)
-            items.append(("rtx", fmt_num(sum(rtx)), sev))
-    if role != "primary":
-        wait_item("rfs", "RFS write")
-        disks = frame.rows("disk")
-        busiest = max(disks.items(), key=lambda kv: number(kv[1].get("aqu_sz")) or 0, default=None)
-        if busiest is not None and number(busiest[1].get("aqu_sz")) is not None:
-            dev = busiest[0]
-            aqu = number(busiest[1].get("aqu_sz"))
-            items.append(("aqu", fmt_num(aqu), judgement.grade("disk", dev, "aqu_sz")))
-            wa = number(busiest[1].get("w_await"))
-            if wa is not None:
-                items.append(("await", fmt_num(wa) + "ms", judgement.grade("disk", dev, "w_await")))
+def _wait_item(
+    frame: Frame, judgement: Judgement, label: str, event: str, with_p99: bool = False
+) -> Item | None:
+    """A wait event's average (and p99) in ms; None when the event has no average."""
+    row = ORACLE_WAITS.avg.row(frame, event)
+    avg, p99 = ORACLE_WAITS.avg.of(row), ORACLE_WAITS.p99.of(row)
+    if avg is None:
+        return None
+    cells = [ORACLE_WAITS.avg.path(event)]
+    text = fmt_num(avg)
+    if with_p99 and p99 is not None:
+        text += "/" + fmt_num(p99)
+        cells.append(ORACLE_WAITS.p99.path(event))
+    return label, text + "ms", judgement.worst(cells)
+
+
+def _socket_items(frame: Frame, judgement: Judgement) -> list[Item]:
+    """The DG sockets' worst rto and their retransmits (the host-wide row left out)."""
+    socks = {k: r for k, r in frame.rows(TCP.name).items() if not TCP.Rows.host.matches(k)}
+    rtos = [v for r in socks.values() if (v := TCP.rto.of(r)) is not None]
+    rtx = [v for r in socks.values() if (v := TCP.retransmits.of(r)) is not None]
+    items = []
+    if rtos:  # an idle socket's 200 ms rto is graded ok: it costs nothing (seed 001)
+        sev = judgement.worst(TCP.rto.path(k) for k in socks)
+        items.append(("rto", fmt_num(max(rtos)), sev))
+    if rtx:
+        sev = judgement.worst(TCP.retransmits.path(k) for k in socks)
+        items.append(("rtx", fmt_num(sum(rtx)), sev))
+    return items
+
+
+def _disk_items(frame: Frame, judgement: Judgement) -> list[Item]:
+    """The busiest disk's queue and write await (by queue size)."""
+    disks = frame.rows(DISK.name)
+    busiest = max(disks.items(), key=lambda kv: DISK.aqu_sz.of(kv[1]) or 0, default=None)
+    if busiest is None:
+        return []
+    dev, row = busiest
+    aqu = DISK.aqu_sz.of(row)
+    if aqu is None:
+        return []
+    items = [("aqu", fmt_num(aqu), judgement.grade(*DISK.aqu_sz.path(dev)))]
+    wa = DISK.w_await.of(row)
+    if wa is not None:
+        items.append(("await", fmt_num(wa) + "ms", judgement.grade(*DISK.w_await.path(dev))))
     return items
 
 

@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.events import Key
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -34,7 +34,8 @@ KEYS = (
     ("t", f"next theme: {', '.join(themes.ORDER)}; add yours in ~/.config/sgmon/themes/"),
     ("e", "save the screen as SVG in the current directory"),
     ("ctrl+p", "command palette: the commands by name"),
-    ("?", "this help; any key closes it"),
+    ("?", "this help: ↑ ↓ pgup pgdn home end scroll it; ? esc q close it"),
+    ("ctrl+c", "quit, from anywhere"),
 )
 
 
@@ -78,9 +79,19 @@ def render_help(palette: Palette) -> Group:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Keys and colours; any key closes it."""
+    """Keys and colours, scrolled with the arrows, PgUp/PgDn, Home and End (at 80x24 it is
+    taller than the terminal); only ``?``, Escape and ``q`` close it, so a key pressed to read
+    on does not throw it away."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "close", "close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark", "close", "close"),
+        Binding("up", "scroll('scroll_up')", show=False),
+        Binding("down", "scroll('scroll_down')", show=False),
+        Binding("pageup", "scroll('scroll_page_up')", show=False),
+        Binding("pagedown", "scroll('scroll_page_down')", show=False),
+        Binding("home", "scroll('scroll_home')", show=False),
+        Binding("end", "scroll('scroll_end')", show=False),
+    ]
 
     def __init__(self, palette: Palette) -> None:
         super().__init__()
@@ -88,8 +99,13 @@ class HelpScreen(ModalScreen[None]):
         self._leaving = False
 
     def compose(self) -> ComposeResult:
-        """One static block."""
-        yield Static(render_help(self.palette), id="help")
+        """One static block in a box that scrolls."""
+        with VerticalScroll(id="help"):
+            yield Static(render_help(self.palette))
+
+    def action_scroll(self, how: str) -> None:
+        """Scroll the help at once (``how``: the box's own scroll method)."""
+        getattr(self.query_one("#help", VerticalScroll), how)(animate=False)
 
     def action_close(self) -> None:
         """Back to the dashboard, once: ``dismiss`` pops whatever screen is on top, so a second
@@ -98,9 +114,3 @@ class HelpScreen(ModalScreen[None]):
         if self.app.screen is self and not self._leaving:
             self._leaving = True
             self.dismiss()
-
-    def on_key(self, event: Key) -> None:
-        """Any other key closes too; the key goes no further."""
-        event.stop()
-        event.prevent_default()
-        self.action_close()

@@ -19,6 +19,7 @@ from textual.events import Resize
 from textual.geometry import Region
 from textual.widgets import Static
 
+from sgmon.fields import ORACLE_WAITS
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel, sight
 from sgmon.tui.panels.budget import BudgetPanel
@@ -55,8 +56,8 @@ time in thirteen lines, so it gives way first."""
 
 def citing_panel(collector: str, field: str) -> type[Panel] | None:
     """The panel that shows a series a finding cites (the histogram shows the buckets)."""
-    if collector == "oracle_waits":  # the events' table, not the budget drawn from them
-        return HistogramPanel if field == "hist" else WaitsPanel
+    if collector == ORACLE_WAITS.name:  # the events' table, not the budget drawn from them
+        return HistogramPanel if field == ORACLE_WAITS.hist.name else WaitsPanel
     return next((c for c in PANELS if c.needs == collector and c is not HeatmapPanel), None)
 
 
@@ -85,18 +86,27 @@ def allot(sizes: Sequence[int], order: Iterable[int], height: int, cited: int = 
         if given[i] + take >= least[i]:
             given[i] += take
             left -= take
-    folded = [i for i in order if not given[i]]
-    if left > 0 and folded:
-        i = folded[0]
-        need = least[i] - left
-        donors = [j for j in reversed(order) if given[j] > least[j]]
-        if need <= sum(given[j] - least[j] for j in donors):
-            for j in donors:
-                d = min(need, given[j] - least[j])
-                given[j] -= d
-                need -= d
-            given[i] = least[i]
+    _unfold_first(given, least, order, left)
     return given
+
+
+def _unfold_first(given: list[int], least: list[int], order: list[int], left: int) -> None:
+    """Give the first folded panel (in ``order``) the ``left`` lines and what it lacks of its
+    ``least`` from the lowest-ranked panels that have more than theirs, when they have enough
+    to spare: no line stays blank while a panel is folded."""
+    folded = [i for i in order if not given[i]]
+    if left <= 0 or not folded:
+        return
+    i = folded[0]
+    need = least[i] - left
+    donors = [j for j in reversed(order) if given[j] > least[j]]
+    if need > sum(given[j] - least[j] for j in donors):
+        return
+    for j in donors:
+        d = min(need, given[j] - least[j])
+        given[j] -= d
+        need -= d
+    given[i] = least[i]
 
 
 @dataclass(frozen=True)
@@ -212,21 +222,8 @@ class HostPane(VerticalScroll, can_focus=False):
         """Give each panel its lines (all of them when zoomed or not laid out yet) within the
         pane's content ``region``."""
         panels = [p for p in self._panels if self._shows(p)]
-        height = region.height
-        given: list[int | None] = [None] * len(panels)
-        if self.zoomed is None and height > 0:
-            cls = [type(p) for p in panels]
-            ranked: list[type[Panel]] = []
-            for collector, _, field in self.cited:
-                c = citing_panel(collector, field)
-                if c is not None and c in cls and c not in ranked:
-                    ranked.append(c)
-            cited = len(ranked)
-            ranked += [c for c in FIRST if c in cls and c not in ranked]
-            sizes = [p.lines_needed(region.width) for p in panels]
-            given = list(allot(sizes, (cls.index(c) for c in ranked), height, cited))
         folded: list[str] = []
-        for p, n in zip(panels, given, strict=True):
+        for p, n in zip(panels, self._given(panels, region), strict=True):
             p.limit = n
             if n == 0:
                 folded.append(p.heading)
@@ -234,12 +231,36 @@ class HostPane(VerticalScroll, can_focus=False):
             shown = self._shows(p) and p.limit != 0
             if p.display != shown:
                 p.display = shown
+        self._name_folded(folded, panels, region.width)
+
+    def _given(self, panels: list[Panel], region: Region) -> list[int | None]:
+        """Lines for each of ``panels`` (None: all it has, when zoomed or not laid out yet)."""
+        if self.zoomed is not None or region.height <= 0:
+            return [None] * len(panels)
+        present = [type(p) for p in panels]
+        ranked, cited = self._ranked(present)
+        sizes = [p.lines_needed(region.width) for p in panels]
+        order = (present.index(c) for c in ranked)
+        return list(allot(sizes, order, region.height, cited))
+
+    def _ranked(self, present: list[type[Panel]]) -> tuple[list[type[Panel]], int]:
+        """The ``present`` panels in the order they get lines, and how many of them come first
+        as the findings cite them (in the findings' rank); the others in ``FIRST``'s order."""
+        ranked: list[type[Panel]] = []
+        for collector, _, field in self.cited:
+            c = citing_panel(collector, field)
+            if c is not None and c in present and c not in ranked:
+                ranked.append(c)
+        return ranked + [c for c in FIRST if c in present and c not in ranked], len(ranked)
+
+    def _name_folded(self, folded: list[str], panels: list[Panel], width: int) -> None:
+        """The line naming the ``folded`` panels (hidden when none is)."""
         line = self._folded_line
         if line.display != bool(folded):
             line.display = bool(folded)
         if folded and panels and panels[0].view is not None:
             muted = panels[0].view.palette.muted
-            names = Text(fit("▸ " + " · ".join(folded), region.width), muted)
+            names = Text(fit("▸ " + " · ".join(folded), width), muted)
             if names != self._folded:
                 self._folded = names
                 line.update(names)

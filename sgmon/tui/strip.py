@@ -14,18 +14,20 @@ changed, and laid out again only when its number of lines did.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
 
+from sgmon.fields import ORACLE_DG
 from sgmon.grading import worst
 from sgmon.hosts import HostInfo
 from sgmon.topology import Topology, is_sync, thread_lags
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
-from sgmon.tui.panels.dataguard import lag_value, stale_datum
+from sgmon.tui.panels.dataguard import DB, lag_value, stale_datum
+from sgmon.tui.roles import FORMER_PRIMARY, standing
 from sgmon.tui.view import PaneView
 from sgmon.units import fmt_num
 
@@ -35,8 +37,19 @@ GAP = " │ "
 """Between two entries on one line."""
 DOT = " · "
 """Between the parts of one entry."""
-LAG_FIELDS = ("transport_lag", "apply_lag", "lag_unknown", "datum_age")
-DEST_FIELDS = ("status", "error", "gap_status")
+LAG_FIELDS = (
+    ORACLE_DG.transport_lag,
+    ORACLE_DG.apply_lag,
+    ORACLE_DG.lag_unknown,
+    ORACLE_DG.datum_age,
+)
+"""The database row's lags: graded into the entry's colour, the first three shown when any is
+known."""
+DEST_FIELDS = (ORACLE_DG.status, ORACLE_DG.error, ORACLE_DG.gap_status)
+"""The primary's destination fields graded into the entry's colour."""
+
+Entry = tuple[Text, tuple[str, str] | None]
+"""One host's entry: its line, and its worst open finding as (severity, title)."""
 
 
 def order(hosts: Sequence[HostInfo], topo: Topology | None) -> list[str]:
@@ -79,16 +92,24 @@ def place(host: HostInfo, topo: Topology | None) -> str:
     mapped to watched hosts (the analysis then takes every standby to be on the commit path).
     A host fed by a watched standby's or far sync instance's destination says which:
     ``cascaded from B (dest_2 ASYNC)``, ``behind far sync fs1 (dest_3 ASYNC)``."""
+    if standing(host.name, host.role, topo) == FORMER_PRIMARY:
+        return FORMER_PRIMARY
     if host.role == "primary" or (topo is not None and host.name == topo.primary):
         return "primary"
     if topo is None or host.name not in topo.standbys:
         return host.role or "host"
-    far = host.name in topo.far_sync
-    if topo.places.get(host.name, "commit path") == "commit path":
+    return _standby_place(host.name, topo)
+
+
+def _standby_place(name: str, topo: Topology) -> str:
+    """Where one of the topology's standbys stands: on the commit path, cascaded, or a lag
+    risk (with its destination's mode when that is not SYNC)."""
+    if topo.places.get(name, "commit path") == "commit path":
+        far = name in topo.far_sync
         return "far sync" if far else "SYNC" if topo.mapped else "standby"
-    if topo.cascaded(host.name):
-        return topo.upstream(host.name) or "cascaded"
-    mode = next((d.mode for d in topo.dests if host.name in d.hosts), "")
+    if topo.cascaded(name):
+        return topo.upstream(name) or "cascaded"
+    mode = next((d.mode for d in topo.dests if name in d.hosts), "")
     return f"{mode} lag risk" if mode and not is_sync(mode) else "lag risk"
 
 
@@ -99,7 +120,7 @@ def entry(
     dests: Sequence[str],
     finding: Any,
     marked: bool = False,
-) -> tuple[Text, tuple[str, str] | None]:
+) -> Entry:
     """One host's entry: its name (in its worst severity), place, lag and destination status,
     and its worst open finding as (severity, title), cut to the room left where it is laid out.
 
@@ -109,30 +130,12 @@ def entry(
     (``lag t1 14 s t2 0 s``: which thread the one transport lag is).
     """
     p = view.palette
-    grades = [view.severity("oracle_dg", "db", f) for f in LAG_FIELDS]
+    grades = [view.grade(f, DB) for f in LAG_FIELDS]
     parts = [Text(where, style=p.muted)] if where != view.host else []
-    if any(view.value("oracle_dg", "db", f) is not None for f in LAG_FIELDS[:3]):
-        lag = Text("lag ", style=p.muted)
-        lag.append_text(lag_value(view))
-        lag.append("/", style=p.muted)
-        lag.append_text(view.cell("oracle_dg", "db", "apply_lag"))
-        lag.append(" s", style=p.muted)
-        parts.append(lag + stale_datum(view))
-    split = thread_lags(view.frame)
-    if split:
-        parts.append(
-            Text("lag " + " ".join(f"t{t} {fmt_num(v)} s" for t, v in split.items()), p.muted)
-        )
-    for inst in dests if primary is not None else ():
-        assert primary is not None
-        grades += [primary.severity("oracle_dg", inst, f) for f in DEST_FIELDS]
-        text = Text(f"{inst} ", style=p.muted)
-        text.append_text(primary.cell("oracle_dg", inst, "status"))
-        gap = primary.value("oracle_dg", inst, "gap_status")
-        if gap and gap != "NO GAP":
-            text.append(" ")
-            text.append_text(primary.cell("oracle_dg", inst, "gap_status"))
-        parts.append(text)
+    parts += lag_parts(view)
+    if primary is not None:
+        grades += [primary.grade(f, inst) for inst in dests for f in DEST_FIELDS]
+        parts += [dest_part(primary, inst, p) for inst in dests]
     sev = worst([*grades, finding.severity if finding is not None else None]) or "ok"
     head = Text(view.host, style=p.title if sev == "ok" else p.title + p.sev(sev))
     if marked:
@@ -141,6 +144,73 @@ def entry(
         head.append(DOT if i else "  ", style=p.muted)
         head.append_text(part)
     return head, (finding.severity, finding.title) if finding is not None else None
+
+
+def lag_parts(view: PaneView) -> list[Text]:
+    """The host's transport/apply lag when it has one, then its threads' lags when they
+    differ."""
+    p = view.palette
+    parts = []
+    if any(view.value(f, DB) is not None for f in LAG_FIELDS[:3]):
+        lag = Text("lag ", style=p.muted)
+        lag.append_text(lag_value(view))
+        lag.append("/", style=p.muted)
+        lag.append_text(view.cell(ORACLE_DG.apply_lag, DB))
+        lag.append(" s", style=p.muted)
+        parts.append(lag + stale_datum(view))
+    split = thread_lags(view.frame)
+    if split:
+        parts.append(
+            Text("lag " + " ".join(f"t{t} {fmt_num(v)} s" for t, v in split.items()), p.muted)
+        )
+    return parts
+
+
+def dest_part(primary: PaneView, inst: str, p: Palette) -> Text:
+    """The status of the destination ``inst`` of ``primary`` (its gap, when there is one)."""
+    text = Text(f"{inst} ", style=p.muted)
+    text.append_text(primary.cell(ORACLE_DG.status, inst))
+    gap = primary.value(ORACLE_DG.gap_status, inst)
+    if gap and gap != "NO GAP":
+        text.append(" ")
+        text.append_text(primary.cell(ORACLE_DG.gap_status, inst))
+    return text
+
+
+def host_entries(
+    names: Sequence[str],
+    hosts: Mapping[str, HostInfo],
+    topo: Topology | None,
+    findings: Sequence[Any],
+    chosen: str | None,
+    glance: Callable[[HostInfo], PaneView],
+) -> list[Entry]:
+    """The entries of the hosts ``names`` (``hosts`` by name), at the instant ``glance`` shows
+    a host at; ``chosen``: the key of the finding picked in the findings list."""
+    primary = hosts.get(topo.primary or "") if topo is not None else None
+    seen = glance(primary) if primary else None
+    marked = next((f.host for f in findings if f.key == chosen), None)
+    out = []
+    for name in names:
+        host = hosts[name]
+        gravest = next((f for f in findings if f.host == name and f.active), None)
+        sender, dests = shipper(name, hosts, topo)
+        src = glance(sender) if sender else seen
+        out.append(entry(glance(host), place(host, topo), src, dests, gravest, name == marked))
+    return out
+
+
+def shipper(
+    name: str, hosts: Mapping[str, HostInfo], topo: Topology | None
+) -> tuple[HostInfo | None, list[str]]:
+    """The watched host other than the primary whose destination ships redo to ``name`` (a
+    cascading standby, a far sync instance; None: the primary), and the destinations that do."""
+    dests = [d.inst for d in topo.dests if name in d.hosts] if topo is not None else []
+    feed = topo.feeder(name) if topo is not None and not dests else None
+    sender = hosts.get(feed.source) if feed is not None else None
+    if feed is None or sender is None:
+        return None, dests
+    return sender, [feed.inst]
 
 
 def _note(palette: Palette, note: tuple[str, str] | None, width: int) -> Text:
@@ -156,7 +226,7 @@ def _note(palette: Palette, note: tuple[str, str] | None, width: int) -> Text:
 
 def render_strip(
     palette: Palette,
-    entries: Sequence[tuple[Text, tuple[str, str] | None]],
+    entries: Sequence[Entry],
     width: int,
     most: int = MOST_LINES,
 ) -> list[Text]:

@@ -11,12 +11,15 @@ import time
 from typing import Any
 
 from sgmon.config import Config
+from sgmon.fields import ORACLE_DG
 from sgmon.hosts import HostInfo
 from sgmon.model import SILENT_INTERVALS, Frame, data_guard_role, unheard
 from sgmon.monitor import Monitor, frame_at
 from sgmon.tui.feed import Feed
 from sgmon.tui.palette import Palette
+from sgmon.tui.panels.dataguard import DB
 from sgmon.tui.panels.header import HostState
+from sgmon.tui.roles import FORMER_PRIMARY, standing
 from sgmon.tui.view import PaneView, SeriesMemo
 
 WINDOW = 160
@@ -141,20 +144,14 @@ class Timeline:
         frames = self.history.frames(host.name)  # one copy serves the window and the cursor
         by_time = {f.time: f for f in frames}
         frame = frame_at(frames, at) if at is not None else None
-        budget = None
-        highlight: frozenset = frozenset()
         stale = self.stale_since(host.name, frame, live)
-        topo = self.feed.topology
-        if state is not None and stale is None:  # a silent host's last budget is not now's
-            budget = state.budget.get(host.name)
-            chosen = next((f for f in state.findings if f.key == finding), None)
-            if chosen is not None:
-                highlight = frozenset(tuple(s[1:]) for s in chosen.series if s[0] == host.name)
+        # a silent host's last budget is not now's
+        budget, highlight = self._analysis(host.name, state if stale is None else None, finding)
         pinned = next((h.devices for h in self.config.hosts if h.name == host.name), ())
         return PaneView(
             host=host.name,
-            role=host.role or (frame.role if frame else ""),
-            kind="far sync" if topo is not None and host.name in topo.far_sync else "",
+            role=_role(host, frame),
+            kind=self.kind(host.name, _role(host, frame)),
             cap=self.cap(host.name),
             role_note=self.role_note(host),
             palette=palette,
@@ -170,19 +167,43 @@ class Timeline:
             memo=self._memos.setdefault(host.name, SeriesMemo()),
         )
 
+    @staticmethod
+    def _analysis(
+        host: str, state: Any, finding: str | None
+    ) -> tuple[Any, frozenset[tuple[str, str, str]]]:
+        """The host's commit-time budget in the analysis' ``state``, and the series of it that
+        the ``finding`` picked names (nothing without a state)."""
+        if state is None:
+            return None, frozenset()
+        chosen = next((f for f in state.findings if f.key == finding), None)
+        named = chosen.series if chosen is not None else ()
+        return state.budget.get(host), frozenset(tuple(s[1:]) for s in named if s[0] == host)
+
     def glance(self, host: HostInfo, at: float | None, palette: Palette) -> PaneView:
         """One host at instant ``at`` without its window or the analysis' budget: what the strip
         of the hosts without a pane reads (a pane's view also maps its whole window)."""
         frame = self.history.at(host.name, at) if at is not None else None
         return PaneView(
             host=host.name,
-            role=host.role or (frame.role if frame else ""),
+            role=_role(host, frame),
             palette=palette,
             frame=frame,
             judgement=self.feed.verdict(frame),
             grader=self.feed.judge.grader,
             cap=self.cap(host.name),
         )
+
+    def kind(self, host: str, role: str) -> str:
+        """The word the title and the header give the host when its role says too little or
+        too much: ``far sync``, ``former primary`` (``sgmon.tui.roles``), else nothing."""
+        if self.far_sync(host):
+            return "far sync"
+        return FORMER_PRIMARY if standing(host, role, self.feed.topology) == FORMER_PRIMARY else ""
+
+    def far_sync(self, host: str) -> bool:
+        """Whether the topology has the host as a far sync instance."""
+        topo = self.feed.topology
+        return topo is not None and host in topo.far_sync
 
     def cap(self, host: str) -> str:
         """``warn`` for a standby the topology puts off the commit path (the analysis' lag
@@ -194,15 +215,13 @@ class Timeline:
     def host_states(self, hosts: list[HostInfo]) -> tuple[HostState, ...]:
         """Each host's role, last frame time, liveness and clock skew for the header."""
         ref = hosts[0].name if hosts else ""
-        topo = self.feed.topology
         states = []
         for h in hosts:
             latest = self.history.latest(h.name)
-            far = topo is not None and h.name in topo.far_sync
             states.append(
                 HostState(
                     name=h.name,
-                    role="far sync" if far else h.role or (latest.role if latest else ""),
+                    role=self.kind(h.name, _role(h, latest)) or _role(h, latest),
                     last=self.feed.heard(h.name) if latest else None,
                     stale=self.is_stale(h.name),
                     skew_ms=self.feed.skew_ms(h.name, ref) if h.name != ref else None,
@@ -214,4 +233,10 @@ class Timeline:
         """The protection mode the primary reports (or the first host), if any."""
         name = next((h.name for h in hosts if h.role == "primary"), hosts[0].name if hosts else "")
         latest = self.history.latest(name) if name else None
-        return str(latest.value("oracle_dg", "db", "protection_mode") or "") if latest else ""
+        mode = ORACLE_DG.protection_mode.raw_at(latest, DB)
+        return str(mode or "")
+
+
+def _role(host: HostInfo, frame: Frame | None) -> str:
+    """The host's role, else the one its frame says."""
+    return host.role or (frame.role if frame else "")

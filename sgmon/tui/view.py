@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from rich.text import Text
 
+from sgmon.contract import Num, Ref
 from sgmon.grading import Grader, rank
 from sgmon.model import Frame, Status, Value, number
 from sgmon.tui.palette import Palette
@@ -45,15 +46,13 @@ class SeriesMemo:
         self._known: dict[tuple[Any, ...], tuple[Frames, list[Any]]] = {}
 
     def series(
-        self, frames: Frames, collector: str, instance: str, name: str, last: int | None = None
+        self, frames: Frames, ref: Num, instance: str, last: int | None = None
     ) -> list[float | None]:
-        """One field's value in each frame (None where unknown or not a number); ``last``: the
-        length asked for (a window's sparkline, its zoomed one), a part of the key.  The list is
-        shared with later calls, so callers must not change it."""
+        """One field's value of ``instance`` in each frame (None where unknown or not a
+        number); ``last``: the length asked for (a window's sparkline, its zoomed one), a part
+        of the key.  The list is shared with later calls, so callers must not change it."""
         return self.column(
-            frames,
-            (collector, instance, name, last),
-            lambda f: number(f.value(collector, instance, name)),
+            frames, (ref.collector, instance, ref.name, last), lambda f: ref.at(f, instance)
         )
 
     def column(
@@ -103,7 +102,8 @@ class PaneView:
     highlight: frozenset[SeriesKey] = frozenset()
     """Series named by the selected finding."""
     kind: str = ""
-    """The title's word for the host when its role says too little: ``far sync``."""
+    """The title's word for the host when its role says too little or too much: ``far sync``,
+    ``former primary`` (a failover's old primary, ``Timeline.kind``)."""
     role_note: str = ""
     """Said beside the role when the database's role is not the configured one (a switchover)."""
     budget: Any = None
@@ -132,60 +132,69 @@ class PaneView:
             return "missing", ""
         return res.status.value, res.error or ""
 
-    def value(self, collector: str, instance: str, name: str) -> Value:
-        """One value at the cursor."""
-        return self.frame.value(collector, instance, name) if self.frame else None
+    def value(self, ref: Ref, instance: str) -> Value:
+        """One value at the cursor, as its row holds it."""
+        return ref.raw_at(self.frame, instance)
 
-    def series(
-        self, collector: str, instance: str, name: str, last: int | None = None
-    ) -> list[float | None]:
+    def series(self, ref: Num, instance: str, last: int | None = None) -> list[float | None]:
         """One numeric series over the shared window (None where unknown); its ``last`` instants
         only, when given (a sparkline shows 65 of the 160).  Not to be changed: it is the
         memo's."""
         frames = self.window if last is None else self.window[max(0, len(self.window) - last) :]
-        return self.memo.series(frames, collector, instance, name, last)
+        return self.memo.series(frames, ref, instance, last)
 
     def matches(self, name: str) -> bool:
         """Whether a device, interface or socket passes the filter."""
         return not self.filter or self.filter.lower() in name.lower()
 
-    def severity(self, collector: str, instance: str, name: str, value: Value = None) -> str:
+    def marked(self, ref: Ref, instance: str) -> bool:
+        """Whether the selected finding names this series."""
+        return (ref.collector, instance, ref.name) in self.highlight
+
+    def grade(self, ref: Ref, instance: str, value: Value = None) -> str:
         """The grade of a cell now (the Judge's); of ``value`` by the same limits when a panel
         shows a figure of its own in the cell (switches per minute)."""
+        return self.severity(ref.collector, instance, ref.name, value)
+
+    def severity(self, collector: str, instance: str, name: str, value: Value = None) -> str:
+        """``grade`` of a cell named by its collector, instance and field: for a reader that
+        walks every cell of a frame (a test comparing the sinks' grades)."""
         j = self.judgement
-        if j is not None and (value is None or value == self.value(collector, instance, name)):
+        f = self.frame
+        if j is not None and (
+            value is None or (f is not None and value == f.value(collector, instance, name))
+        ):
             sev = j.grade(collector, instance, name)
         else:
-            row = self.frame.rows(collector).get(instance, {}) if self.frame else {}
+            row = f.rows(collector).get(instance, {}) if f else {}
             ncpu = j.ncpu if j is not None else 0
             sev = self.grader.grade(self.host, collector, instance, name, value, row, ncpu)
         return self.cap if self.cap and rank(sev) > rank(self.cap) else sev
 
-    def lingers(self, collector: str, instance: str, name: str) -> bool:
+    def lingers(self, ref: Ref, instance: str) -> bool:
         """Whether the series had an outlier that is still open but quiet at this instant."""
-        return self.judgement is not None and self.judgement.lingers(collector, instance, name)
+        j = self.judgement
+        return j is not None and j.lingers(ref.collector, instance, ref.name)
 
-    def judge(self, collector: str, name: str, instance: str = "") -> Callable[[float], str]:
+    def judge(self, ref: Ref, instance: str = "") -> Callable[[float], str]:
         """``value -> grade`` by one field's limits, for its history: sparklines colour every
         past value with it; the analysis' outliers belong to the cursor instant only, so they
         colour the current value, not the history."""
         ncpu = self.judgement.ncpu if self.judgement is not None else 0
-        return self.grader.judge(self.host, collector, instance, name, ncpu)
+        return self.grader.judge(self.host, ref.collector, instance, ref.name, ncpu)
 
-    def cell(
-        self, collector: str, instance: str, name: str, width: int = 0, value: Value = None
-    ) -> Text:
+    def cell(self, ref: Ref, instance: str, width: int = 0, value: Value = None) -> Text:
         """A value formatted, coloured by severity and marked when the selected finding names it."""
-        v = self.value(collector, instance, name) if value is None else value
+        v = self.value(ref, instance) if value is None else value
         shown = v if isinstance(v, str) else fmt_num(number(v), width)
         if v is None:
             return Text(shown, style=self.palette.muted)
         # one style for the whole cell, not a span per mark: a line of cells whose spans do
-        # not overlap is drawn on the fast path (panels.base._segments)
-        style = self.palette.sev(self.severity(collector, instance, name, value))
-        if self.lingers(collector, instance, name):
+        # not overlap is drawn on the fast path (panels.lines._segments)
+        style = self.palette.sev(self.grade(ref, instance, value))
+        if self.lingers(ref, instance):
             style = style + self.palette.lingering
-        if (collector, instance, name) in self.highlight:
+        if self.marked(ref, instance):
             style = style + self.palette.highlight
         return Text(shown, style=style)
 

@@ -17,7 +17,7 @@ from sgmon.analysis.baseline import MIN_POINTS, Series
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.correlate import best_lag, overlap, pearson
 from sgmon.analysis.findings import FindingBook
-from sgmon.analysis.outliers import OFF_TICKS, _Latch
+from sgmon.analysis.latch import OFF_TICKS, Latch
 from sgmon.config import Config
 from sgmon.errors import ConfigError
 from sgmon.model import CollectorResult, Event, Frame, Status
@@ -180,7 +180,7 @@ def test_calm_band_judges_as_the_full_judgement(monkeypatch: pytest.MonkeyPatch)
 
     banded = run()
     with monkeypatch.context() as m:
-        m.setattr(_Latch, "settle", lambda self: setattr(self, "lo", math.inf))
+        m.setattr(Latch, "settle", lambda self: setattr(self, "lo", math.inf))
         full = run()
     assert sum(map(len, full)) > 400, "the frames must open outliers for the bands to matter"
     assert banded == full

@@ -8,7 +8,8 @@ import pytest
 from kits.core_engine import Blocking, Counter, Second
 
 from sgmon.collector import Collector, Unavailable
-from sgmon.engine import Engine, _Alarm, check_interval, next_boundary
+from sgmon.engine import Engine, check_interval, next_boundary
+from sgmon.engine.alarm import Alarm
 from sgmon.model import Field, Kind, Rows, Status
 
 
@@ -118,7 +119,7 @@ def test_a_hung_collector_on_the_shared_worker_costs_the_others_nothing(engines)
 
 def test_an_alarm_that_cannot_be_armed_says_so() -> None:
     """The watchdog's timer failing to arm is an error, not a run without a watchdog."""
-    alarm = _Alarm()
+    alarm = Alarm()
     alarm.arm(time.monotonic() + 60)
     alarm.arm(None)
     alarm.close()

@@ -12,7 +12,7 @@ from paths import REPO
 ROOT = REPO
 PRODUCT = ("sgmon", "collectors", "themes")
 # a distribution's import name where it differs from its normalised project name
-IMPORT_NAME = {"prometheus-client": "prometheus_client"}
+IMPORT_NAME = {"prometheus-client": "prometheus_client", "pyyaml": "yaml"}
 
 
 def imported_top_names() -> set[str]:

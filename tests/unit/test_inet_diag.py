@@ -12,16 +12,9 @@ from operator import itemgetter
 import pytest
 from kits.inet_diag import ADDR, P1, P6, _listener
 
-from sgmon.readers.inet_diag import (
-    CONNECTED,
-    FIGURES,
-    TCP_INFO_LEN,
-    TCP_STATES,
-    InetDiag,
-    bytecode,
-    decode_tcp_info,
-    figures,
-)
+from sgmon.readers.diag_filter import bytecode
+from sgmon.readers.inet_diag import CONNECTED, FIGURES, InetDiag, figures
+from sgmon.readers.tcp_info import TCP_INFO_LEN, TCP_STATES, decode_tcp_info
 
 
 def test_state_mask_and_peer_conditions(sockets) -> None:

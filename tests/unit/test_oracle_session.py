@@ -352,12 +352,13 @@ def test_role_differing_from_the_config_is_noted_once():
 
 
 def test_prompted_password_asked_once_up_front(monkeypatch):
+    from sgmon.oracle import passwords
     from sgmon.oracle import session as session_mod
 
     asked: list[str] = []
-    monkeypatch.setattr(session_mod.sys.stdin, "isatty", lambda: True, raising=False)
-    monkeypatch.setattr(session_mod.getpass, "getpass", lambda p: asked.append(p) or PASSWORD)
-    monkeypatch.setattr(session_mod, "_prompted", {})
+    monkeypatch.setattr(passwords.sys.stdin, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(passwords.getpass, "getpass", lambda p: asked.append(p) or PASSWORD)
+    monkeypatch.setattr(passwords, "_prompted", {})
     seen: dict = {}
     monkeypatch.setattr(oracledb, "connect", lambda **kw: seen.update(kw) or _FakeOracleConn(db))
     db = StandIn()

@@ -14,17 +14,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sgmon.hosts.build import shipped
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP
 from sgmon.readers.rtnl import ROUTES_DUMP
-from sgmon.remote.mirror import EVERY_TICK, ON_RETRANS, Mirror
+from sgmon.remote.mirror import Mirror
 from sgmon.remote.pump import DIAG, HEAD, RETRANS, pack
 
 TRACES = "/u01/app/oracle/diag/rdbms/boston/boston/trace"
+SHIPPED = shipped()
+EVERY_TICK, ON_RETRANS = SHIPPED.tick, SHIPPED.retrans
 
 
 @pytest.fixture
 def mirror() -> Iterator[Mirror]:
-    m = Mirror("unit", (TRACES,))
+    m = Mirror("unit", SHIPPED, (TRACES,))
     yield m
     m.close()
 
@@ -114,7 +117,7 @@ def test_a_damaged_tick_is_one_value_error_and_writes_nothing(
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=400), st.integers(0, 200))
 def test_random_bytes_in_a_tick_are_a_value_error_or_a_tick(noise: bytes, at: int) -> None:
-    m = Mirror("fuzz", (TRACES,))
+    m = Mirror("fuzz", SHIPPED, (TRACES,))
     try:
         good = _valid()
         body = good[:at] + noise + good[at + len(noise) :]

@@ -251,23 +251,23 @@ def test_netstat_is_read_when_retransmissions_moved_and_every_refresh() -> None:
     costlier file is read again when that moved, and every SETTINGS_REFRESH seconds anyway."""
     c = TcpCollector({"ports": [46199]})
     c.open()
-    snmp, netstat = c._counters["/proc/net/snmp"], c._counters["/proc/net/netstat"]
+    snmp, netstat = c._host._counters["/proc/net/snmp"], c._host._counters["/proc/net/netstat"]
     text = snmp.read()
     served, reads = [text], []
     real = netstat.read
     snmp.read = lambda: served[0]  # type: ignore[method-assign]
     netstat.read = lambda: reads.append(1) or real()  # type: ignore[method-assign]
     try:
-        first = c._host_counters(100.0)
-        c._host_counters(101.0)
+        first = c._host.read(100.0)
+        c._host.read(101.0)
         assert len(reads) == 1
         served[0] = _with_retrans(text, 1)
-        c._host_counters(102.0)
+        c._host.read(102.0)
         assert len(reads) == 2
-        again = c._host_counters(103.0)
+        again = c._host.read(103.0)
         assert len(reads) == 2 and again["timeouts"] >= first["timeouts"]
         assert again["retrans_segs"] == first["retrans_segs"] + 1
-        c._host_counters(102.0 + SETTINGS_REFRESH)
+        c._host.read(102.0 + SETTINGS_REFRESH)
         assert len(reads) == 3
     finally:
         c.close()

@@ -266,7 +266,7 @@ def test_the_same_capped_standby_is_no_cause_once_its_destination_is_async():
 def test_config_check_reads_a_local_database_once(primary):
     """The live path: the real collector's SQL against a stand-in reached through the
     collector's connect option (no Oracle database runs here)."""
-    from sgmon.commands.configcmd import _read
+    from sgmon.commands.configcmd import _read, _session
 
     primary.set_dest(2, db_unique_name="STBY")
     config = Config(
@@ -285,7 +285,13 @@ def test_config_check_reads_a_local_database_once(primary):
         ),
         collectors={"oracle_dg": {"connect": primary.connect}},
     )
-    frames, unread = _read(config)
+    # the logins that answered: "a" is read by its agent, "q" could not ask for its password
+    sessions = {h.name: _session(config, h) for h in config.hosts if h.name in ("p", "s")}
+    try:
+        frames, unread = _read(config, sessions)
+    finally:
+        for s in sessions.values():
+            s.close()
     assert set(frames) == {"p", "s"}  # an ssh host's database is read from here too
     assert [u.split(":")[0] for u in unread] == ["a", "q"]
     topo = build(config, frames)

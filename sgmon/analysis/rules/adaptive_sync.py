@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sgmon.analysis.context import Context
-from sgmon.analysis.rules.base import CAUSE, Claim, rule
+from sgmon.analysis.rules.base import CAUSE, LGWR_TRACE, Claim, rule
 from sgmon.events import COMMIT_EVENTS, LOCAL_WRITE
-from sgmon.model import number
+from sgmon.fields import ORACLE_REDO, ORACLE_TRACE, ORACLE_WAITS
 from sgmon.units import fmt_num
 
 
@@ -27,28 +27,28 @@ def adaptive_sync(ctx: Context) -> Iterable[Claim]:
     p, c = ctx.primary, ctx.chain
     if p is None or c is None or c.trigger.instance != COMMIT_EVENTS[0]:
         return
-    traced = p.frame.value("oracle_trace", "lgwr", "polling") == 1.0
-    polls = p.frame.value("oracle_redo", "db", "redo_synch_polls")
-    counted = isinstance(polls, int | float) and polls > 0
+    traced = ORACLE_TRACE.polling.at(p.frame, LGWR_TRACE) == 1.0
+    polls = ORACLE_REDO.redo_synch_polls.at(p.frame, ORACLE_REDO.Rows.db.fixed)
+    counted = polls is not None and polls > 0
     if not (traced or counted):
         return
     remote = [
         o
         for e in COMMIT_EVENTS[1:]
-        for f in ("avg", "p90", "p99")
-        if (o := ctx.outlier((p.name, "oracle_waits", e, f)))
+        for f in (ORACLE_WAITS.avg, ORACLE_WAITS.p90, ORACLE_WAITS.p99)
+        if (o := ctx.outlier(f.key(p.name, e)))
     ]
     if remote:
         return  # the transport is slow as well: the transport rules speak
-    lfpw = p.frame.value("oracle_waits", LOCAL_WRITE, "avg")
+    lfpw = ORACLE_WAITS.avg.at(p.frame, LOCAL_WRITE)
     ev = [
         c.trigger.reason,
         "LGWR trace: Log file sync switching to polling (adaptive log file sync)"
         if traced
-        else f"V$SYSSTAT redo synch polls {fmt_num(number(polls))}/s: commits poll for LGWR",
+        else f"V$SYSSTAT redo synch polls {fmt_num(polls)}/s: commits poll for LGWR",
         "SYNC Remote Write and the other transport waits are in line with their baseline",
     ]
-    if isinstance(lfpw, int | float):
+    if lfpw is not None:
         ev.append(f"log file parallel write avg {fmt_num(lfpw)} ms")
     ev.append(
         "polling foregrounds sleep between checks, so log file sync includes the poll interval; "
@@ -63,6 +63,6 @@ def adaptive_sync(ctx: Context) -> Iterable[Claim]:
         where=p.name,
         conclusion="adaptive log file sync polls: not SYNC transport",
         evidence=ev,
-        series=[c.trigger.key, (p.name, "oracle_trace", "lgwr", "polling")],
+        series=[c.trigger.key, ORACLE_TRACE.polling.key(p.name, LGWR_TRACE)],
         explains=False,
     )

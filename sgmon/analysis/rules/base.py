@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from sgmon import buckets
-from sgmon.analysis.context import PEAK_TICKS, Context, HostView, now
+from sgmon.analysis.context import PEAK_TICKS, Chain, Context, HostView, now
 from sgmon.events import REMOTE_WRITES, SYNC_REMOTE_WRITE
+from sgmon.fields import DISK, ORACLE_WAITS
 from sgmon.grading import RANK, worst
-from sgmon.model import Frame, number
+from sgmon.model import Frame
 from sgmon.units import field_label, fmt_num, fmt_step
 from sgmon.verdicts import Finding, Outlier, SeriesKey
 
@@ -44,6 +45,8 @@ OVERHEAD_MIN = 0.2  # LGWR overhead's share of log file sync below which its CPU
 AWAIT_RATIO = 5.0  # seed 003: await 57-134 ms vs svctm 0.9-1.5 ms
 STORM_S, GUIDE_S = 60.0, 1200.0  # a storm; seed 000: logs sized for >= 20 min at peak
 TABLE2 = ((5e6, 4), (25e6, 16), (50e6, 32), (float("inf"), 64))  # redo B/s up to -> log GB
+LGWR_TRACE = "lgwr"
+"""The oracle_trace row of the LGWR trace: its slow writes, broadcast waits and polling."""
 
 
 @dataclass(slots=True)
@@ -146,25 +149,16 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     by the event-overlap score (``overlap=``), whichever is higher.
     """
     if why := ctx.off_path(claim.host, claim.series):
-        up = ctx.topology.upstream(claim.host) if ctx.topology is not None else ""
-        claim = lag_risk(claim, claim.rule or spec.name, why, up)
+        claim = lag_risk(claim, claim.rule or spec.name, why, _upstream(ctx, claim.host))
     weight = spec.weight if claim.weight is None else claim.weight
-    link = ctx.link(claim.series) if claim.explains else None
-    score, strength = (link.r, link.strength(ctx.interval)) if link else (None, "")
-    if claim.overlap is not None and (score is None or claim.overlap > score):
-        score = claim.overlap
-        strength = f"it spiked after {claim.overlap:.0%} of them"
+    score, strength = _alignment(ctx, claim)
     severity, evidence, series = claim.severity, claim.evidence, claim.series
     where = ctx.route(claim.host) if claim.where is None else claim.where
     title = f"{claim.cause} ({where}): {claim.conclusion}"
     if ctx.chain is not None and score is not None and score >= R_MIN:
-        # only a cause that lines up is drawn as the symptom's cause ("<-"), and it is as
-        # severe as the symptom it explains; how well it lines up is evidence, in words
-        title = f"{ctx.chain.label} <- {claim.cause} ({where}): {claim.conclusion}"
-        severity = worst((severity, ctx.chain.trigger.severity)) or severity
-        evidence = [*evidence, f"lines up with {ctx.chain.label}, {chain_peak(ctx)}: {strength}"]
-        if ctx.chain.trigger.key not in series:  # the title cites it: its panel proves it too
-            series = [*series, ctx.chain.trigger.key]
+        # only a cause that lines up is drawn as the symptom's cause ("<-")
+        title = f"{ctx.chain.label} <- {title}"
+        severity, evidence, series = _drawn(ctx, ctx.chain, claim, strength)
         ctx.explained = ctx.explained or weight >= INFERRED
     evidence = [*evidence, *resolution(ctx)]
     rank = RANK[severity] * 10 + weight + (score or 0.0) + claim.bonus
@@ -183,6 +177,35 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         None,
         rank,
     )
+
+
+def _upstream(ctx: Context, host: str) -> str:
+    """What feeds ``host`` when it is cascaded (``lag_risk``'s ``upstream``), "" otherwise."""
+    return ctx.topology.upstream(host) if ctx.topology is not None else ""
+
+
+def _alignment(ctx: Context, claim: Claim) -> tuple[float | None, str]:
+    """How well ``claim`` lines up with the chain, and that in words: its best link's
+    correlation or, for a point event, its overlap score, whichever is higher."""
+    link = ctx.link(claim.series) if claim.explains else None
+    score, strength = (link.r, link.strength(ctx.interval)) if link else (None, "")
+    if claim.overlap is not None and (score is None or claim.overlap > score):
+        return claim.overlap, f"it spiked after {claim.overlap:.0%} of them"
+    return score, strength
+
+
+def _drawn(
+    ctx: Context, chain: Chain, claim: Claim, strength: str
+) -> tuple[str, list[str], list[SeriesKey]]:
+    """(severity, evidence, series) of a cause drawn as the chain's: as severe as the symptom
+    it explains, how well it lines up said in words, and the trigger among its series (the
+    title cites it: its panel proves it too)."""
+    severity = worst((claim.severity, chain.trigger.severity)) or claim.severity
+    evidence = [*claim.evidence, f"lines up with {chain.label}, {chain_peak(ctx)}: {strength}"]
+    series = claim.series
+    if chain.trigger.key not in series:
+        series = [*series, chain.trigger.key]
+    return severity, evidence, series
 
 
 LAG_RISK = "lag_risk"
@@ -246,10 +269,10 @@ def switching(ctx: Context) -> bool:
 def busiest_disk(view: HostView) -> tuple[str, float, float | None]:
     """(device, aqu-sz, %util) of the host's device with the deepest queue now."""
     best: tuple[str, float, float | None] = ("", 0.0, None)
-    for dev, row in view.frame.rows("disk").items():
-        aqu = number(row.get("aqu_sz"))
+    for dev, row in view.frame.rows(DISK.name).items():
+        aqu = DISK.aqu_sz.of(row)
         if aqu is not None and aqu > best[1]:
-            best = (dev, aqu, number(row.get("util")))
+            best = (dev, aqu, DISK.util.of(row))
     return best
 
 
@@ -266,7 +289,7 @@ def remote_event(frame: Frame | None) -> str:
         (
             e
             for e in REMOTE_WRITES
-            if frame is not None and e in frame.rows("oracle_waits")  # waited on now or not
+            if frame is not None and e in frame.rows(ORACLE_WAITS.name)  # waited on now or not
         ),
         SYNC_REMOTE_WRITE,
     )

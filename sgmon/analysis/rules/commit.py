@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sgmon.analysis.context import Context, once
+from sgmon.analysis.context import Context, HostView, once
 from sgmon.analysis.correlate import Link
 from sgmon.analysis.rules.base import (
     ADVICE,
@@ -19,57 +19,77 @@ from sgmon.analysis.rules.base import (
 )
 from sgmon.analysis.rules.transport import retransmitting
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
+from sgmon.fields import ORACLE_DG, ORACLE_WAITS
 from sgmon.grading import RANK
 from sgmon.topology import ships_sync
 from sgmon.units import fmt_num
-from sgmon.verdicts import Finding
+from sgmon.verdicts import Budget, Finding
 
 
 @rule("fast_sync", seed="000", weight=ADVICE)
 def fast_sync(ctx: Context) -> Iterable[Claim]:
     """Seed 000: when standby I/O dominates the remote write, SYNC NOAFFIRM removes it."""
     p, b = ctx.primary, ctx.budget
-    if p is None or b is None or not b.remote_write_ms or b.standby_io_ms is None or not b.lfs_ms:
+    if p is None or b is None:
         return
-    if once(ctx, p, retransmitting) is not None:
-        return  # the link's stalls are the incident: Fast Sync would not shorten them
-    share = b.standby_io_ms / b.remote_write_ms
-    if share < 0.5 or b.remote_write_ms < 0.3 * b.lfs_ms:
-        return
-    affirm = [
-        i
-        for i, r in p.frame.rows("oracle_dg").items()
-        if i.startswith("dest_") and str(r.get("affirm", "")).upper() == "YES" and ships_sync(r)
-    ]
-    if not affirm:
+    share = _standby_io_share(ctx, p, b)
+    affirm = _affirmed(p) if share is not None else []
+    if share is None or not affirm:
         return
     remote = remote_write_event(ctx)
     fast = remote == SYNC_REMOTE_WRITE  # 11.2 (LNS wait on SENDREQ) has no Fast Sync
-    ev = [
-        f"budget: {b.describe()}",
-        f"{', '.join(affirm)}: SYNC AFFIRM",
-        "MAA SYNC paper: Fast Sync acknowledges on receipt in standby memory, removing standby I/O "
-        "from the commit; a tiny exposure remains if both sites fail within milliseconds"
-        if fast
-        else "on 11.2 Fast Sync (SYNC NOAFFIRM) is no option: the standby's storage as a "
-        "whole must keep up with the primary's (\"Oracle Database Migrated to Cloud Starts "
-        "Experiencing 'log file sync' Waits\")",
-    ]
-    keys = [(p.name, "oracle_waits", remote, f) for f in ("avg", "p99")]
     remote_hurts = ctx.chain is not None and ctx.chain.trigger.instance in COMMIT_EVENTS[1:]
-    base = "warn" if remote_hurts else "info"
     yield Claim(
         host=p.name,
         subject="affirm",
-        severity=base,
+        severity="warn" if remote_hurts else "info",
         cause=f"{remote} {fmt_num(b.remote_write_ms)} ms, standby I/O "
         f"{fmt_num(b.standby_io_ms)} ms ({share:.0%}) of it",
         where=p.name,
         conclusion="consider Fast Sync (SYNC NOAFFIRM)"
         if fast
         else "standby I/O dominates; Fast Sync needs 12.1",
-        evidence=ev,
-        series=keys,
+        evidence=[f"budget: {b.describe()}", f"{', '.join(affirm)}: SYNC AFFIRM", _why(fast)],
+        series=[f.key(p.name, remote) for f in (ORACLE_WAITS.avg, ORACLE_WAITS.p99)],
+    )
+
+
+def _standby_io_share(ctx: Context, p: HostView, b: Budget) -> float | None:
+    """The standby I/O's share of the remote write when it dominates a remote write that
+    weighs in log file sync; None when it does not, or the link's stalls are the incident
+    (Fast Sync would not shorten them)."""
+    if not b.remote_write_ms or b.standby_io_ms is None or not b.lfs_ms:
+        return None
+    if once(ctx, p, retransmitting) is not None:
+        return None
+    share = b.standby_io_ms / b.remote_write_ms
+    if share < 0.5 or b.remote_write_ms < 0.3 * b.lfs_ms:
+        return None
+    return share
+
+
+def _affirmed(p: HostView) -> list[str]:
+    """The primary's destinations that ship SYNC AFFIRM now."""
+    dests = ORACLE_DG.Rows.dest.of(p.frame.rows(ORACLE_DG.name))
+    return [
+        i
+        for i, r in dests.items()
+        if (ORACLE_DG.affirm.of(r) or "").upper() == "YES" and ships_sync(r)
+    ]
+
+
+def _why(fast: bool) -> str:
+    """What Fast Sync would change, or on 11.2 (no Fast Sync) what must change instead."""
+    if fast:
+        return (
+            "MAA SYNC paper: Fast Sync acknowledges on receipt in standby memory, removing "
+            "standby I/O from the commit; a tiny exposure remains if both sites fail within "
+            "milliseconds"
+        )
+    return (
+        "on 11.2 Fast Sync (SYNC NOAFFIRM) is no option: the standby's storage as a "
+        "whole must keep up with the primary's (\"Oracle Database Migrated to Cloud Starts "
+        "Experiencing 'log file sync' Waits\")"
     )
 
 

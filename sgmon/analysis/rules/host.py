@@ -3,7 +3,7 @@ and 12) and memory."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from sgmon.analysis.context import Context, HostView, once
@@ -16,14 +16,21 @@ from sgmon.analysis.rules.base import (
     host_rule,
     rule,
 )
-from sgmon.model import Value, number
+from sgmon.contract import Row
+from sgmon.fields import CPU, ORACLE_WAITS, PAGING, PROCS
 from sgmon.units import fmt_num
+
+SUBJECT = "cpu"
+"""What ``cpu_starvation``'s claims are about (in their finding's key): a busy host's claim and
+a starved one's are one finding, whichever holds."""
+LGWR_WORKERS = "LGWR any worker group"
+"""The wait event of LGWR waiting for its LGnn workers (12c)."""
 
 
 class _Cpu(NamedTuple):
     """What a host's frame alone says of its CPU: the same for every primary instance."""
 
-    row: Mapping[str, Value]
+    row: Row
     busy: float | None
     """%usr + %sys + %irq + %soft + %steal: the CPUs running code (``busy_pct``)."""
     runq: float | None
@@ -48,19 +55,20 @@ def _cpu(ctx: Context, view: HostView) -> _Cpu:
     busy as well (runq-sz is tasks runnable now; the load average also counts tasks blocked
     on a disk, so it is evidence, never the verdict)."""
     h = view.name
-    row = view.frame.rows("cpu").get("all", {})
-    busy, runq, idle = busy_pct(row), number(row.get("runq_sz")), free_pct(row)
-    full = ctx.grader.grade(h, "cpu", "all", "idle", idle, ncpu=view.ncpu) != "ok"
-    queued = ctx.grader.grade(h, "cpu", "all", "runq_sz", runq, ncpu=view.ncpu) != "ok"
+    whole = CPU.Rows.all.fixed
+    row = view.frame.rows(CPU.name).get(whole, {})
+    busy, runq, idle = busy_pct(row), CPU.runq_sz.of(row), free_pct(row)
+    full = ctx.grader.grade(*CPU.idle.key(h, whole), idle, ncpu=view.ncpu) != "ok"
+    queued = ctx.grader.grade(*CPU.runq_sz.key(h, whole), runq, ncpu=view.ncpu) != "ok"
     saturated = full or (queued and idle is not None and idle < QUEUED_IDLE)
-    procs = view.frame.rows("procs")
+    procs = view.frame.rows(PROCS.name)
     names = ("RFS",) if view.role == "standby" else ("LGWR", "LG", "NSS", "LNS")
     waits = []
     for inst, prow in procs.items():
         if not inst.startswith(names):
             continue
-        delay = number(prow.get("runq"))
-        sev = ctx.grader.grade(h, "procs", inst, "runq", delay)
+        delay = PROCS.runq.of(prow)
+        sev = ctx.grader.grade(*PROCS.runq.key(h, inst), delay)
         if delay is not None and sev in ("warn", "crit"):
             waits.append((delay, inst, sev))
     return _Cpu(row, busy, runq, saturated, bool(procs), sorted(waits, reverse=True))
@@ -76,95 +84,143 @@ def cpu_starvation(ctx: Context) -> Iterable[Claim]:
     A host waiting on its disks (%iowait) is no CPU shortage (``_cpu``): the disk rules say so.
     """
     for h, view in ctx.hosts.items():
-        row, busy, runq, saturated, followed, waits = once(ctx, view, _cpu)
-        kept = [w for w in waits if w[2] == "crit" or ctx.chain is not None]
-        if not (kept or saturated):
+        cpu = once(ctx, view, _cpu)
+        kept = [w for w in cpu.waits if w[2] == "crit" or ctx.chain is not None]
+        if not (kept or cpu.saturated):
             continue  # a long run queue on CPUs that still idle is a sampling blip, not starvation
-        has_db = bool(view.frame.rows("oracle_waits")) or followed
-        who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
-        ev = [
-            (
-                f"CPU busy {fmt_num(busy)}% (usr+sys+irq+soft+steal), %iowait "
-                f"{fmt_num(number(row.get('iowait')))}, runq-sz {fmt_num(runq)}, load1 "
-                f"{fmt_num(number(row.get('load1')))} on {view.ncpu} CPUs (MAA SYNC paper: CPUs "
-                "running code nearly all the time, tasks queued for them beyond 2x cores)"
-            )
-        ]
-        if followed and not kept:
-            yield Claim(
-                host=h,
-                subject="cpu",
-                severity="info",
-                cause=f"CPU busy {fmt_num(busy)}%, runq {fmt_num(runq)} on {view.ncpu} CPUs",
-                where=h,
-                conclusion=f"busy, but {who} is not kept waiting for a CPU",
-                evidence=[*ev, f"{who}'s run-queue delay is below its limit (schedstat)"],
-                series=[(h, "cpu", "all", "idle")],
-                explains=False,
-            )
-            continue
-        if kept:
-            ev.insert(
-                0,
-                "runnable but not running (schedstat run_delay): "
-                + ", ".join(f"{name} {fmt_num(ms)} ms/s" for ms, name, _ in kept[:4])
-                + " (MAA SYNC paper commit step 2, measured)",
-            )
-        b = ctx.budget
-        lgwr = b.share(b.overhead_ms) if b is not None else None
-        remote = b.share(b.remote_write_ms) if b is not None else None
-        if who == "LGWR" and lgwr is not None and b is not None:
-            ev.append(
-                f"{fmt_num(b.overhead_ms)} ms of log file sync {fmt_num(b.lfs_ms)} ms is "
-                "outside the local and remote writes: LGWR waiting for CPU and posting"
-            )
-        workers = number(view.frame.value("oracle_waits", "LGWR any worker group", "time_waited"))
-        if who == "LGWR" and workers:
-            ev.append(
-                f"LGWR any worker group {fmt_num(workers)} ms/s: LGWR waits for its LGnn "
-                "workers, which wait in the run queue once woken"
-            )
-        # Where the time goes says which host's CPU the commits wait for: LGWR's overhead on
-        # the primary, the remote write on the standby (two hosts may share one busy kernel).
-        if who == "RFS":
-            explains = remote is None or remote >= 0.5
-        else:  # LGWR's CPU wait is in its overhead: none there, and it cannot be the cause
-            explains = lgwr is None or lgwr >= OVERHEAD_MIN
-        bonus = (lgwr or 0.0) if who == "LGWR" else 0.0
-        starved = saturated or explains or any(sev == "crit" for _, _, sev in kept)
-        ev.append(
-            f"fix: find what takes the CPU; keep {who} runnable (priority, fewer "
-            "foregrounds, more cores)"
-        )
-        keys = [(h, "procs", name, "runq") for _, name, _ in kept]
-        keys += [(h, "cpu", "all", f) for f in ("idle", "runq_sz", "load1", "usr", "sys")]
-        if kept:
-            cause = f"{kept[0][1]} waits for a CPU {fmt_num(kept[0][0])} ms/s"
+        if cpu.followed and not kept:
+            yield _busy(h, view, cpu)
         else:
-            cause = f"CPU busy {fmt_num(busy)}%, runq {fmt_num(runq)} on {view.ncpu} CPUs"
-        yield Claim(
-            host=h,
-            subject="cpu",
-            severity="warn" if starved else "info",
-            cause=cause,
-            where=h,
-            conclusion=f"{who} CPU starvation" if has_db else "CPU saturated",
-            evidence=ev,
-            series=keys,
-            explains=explains,
-            bonus=bonus,
+            yield _starved(ctx, h, view, cpu, kept)
+
+
+def _who(view: HostView, cpu: _Cpu) -> tuple[bool, str]:
+    """Whether the database is seen on the host (its waits or its processes), and whose CPU
+    the commits wait for there: RFS on a standby, LGWR on a primary."""
+    has_db = bool(view.frame.rows(ORACLE_WAITS.name)) or cpu.followed
+    who = ("RFS" if view.role == "standby" else "LGWR") if has_db else "the database"
+    return has_db, who
+
+
+def _load(view: HostView, cpu: _Cpu) -> str:
+    """The host's CPU figures, the evidence every claim of the rule starts from."""
+    return (
+        f"CPU busy {fmt_num(cpu.busy)}% (usr+sys+irq+soft+steal), %iowait "
+        f"{fmt_num(CPU.iowait.of(cpu.row))}, runq-sz {fmt_num(cpu.runq)}, load1 "
+        f"{fmt_num(CPU.load1.of(cpu.row))} on {view.ncpu} CPUs (MAA SYNC paper: CPUs "
+        "running code nearly all the time, tasks queued for them beyond 2x cores)"
+    )
+
+
+def _busy_cause(view: HostView, cpu: _Cpu) -> str:
+    """The cause of a claim on busy CPUs that no process is known to wait for."""
+    return f"CPU busy {fmt_num(cpu.busy)}%, runq {fmt_num(cpu.runq)} on {view.ncpu} CPUs"
+
+
+def _busy(h: str, view: HostView, cpu: _Cpu) -> Claim:
+    """Busy CPUs on a host whose commit-path processes none of them keeps waiting: a busy
+    host, not a starved commit path."""
+    _, who = _who(view, cpu)
+    return Claim(
+        host=h,
+        subject=SUBJECT,
+        severity="info",
+        cause=_busy_cause(view, cpu),
+        where=h,
+        conclusion=f"busy, but {who} is not kept waiting for a CPU",
+        evidence=[_load(view, cpu), f"{who}'s run-queue delay is below its limit (schedstat)"],
+        series=[CPU.idle.key(h, CPU.Rows.all.fixed)],
+        explains=False,
+    )
+
+
+def _starved(
+    ctx: Context, h: str, view: HostView, cpu: _Cpu, kept: list[tuple[float, str, str]]
+) -> Claim:
+    """The commit path kept waiting for a CPU (``kept``: its processes past their limits) or
+    the host's CPUs saturated."""
+    has_db, who = _who(view, cpu)
+    ev = [_load(view, cpu)]
+    if kept:
+        ev.insert(
+            0,
+            "runnable but not running (schedstat run_delay): "
+            + ", ".join(f"{name} {fmt_num(ms)} ms/s" for ms, name, _ in kept[:4])
+            + " (MAA SYNC paper commit step 2, measured)",
         )
+    if who == "LGWR":
+        ev += _lgwr_waits(ctx, view)
+    explains, bonus = _explains(ctx, who)
+    starved = cpu.saturated or explains or any(sev == "crit" for _, _, sev in kept)
+    ev.append(
+        f"fix: find what takes the CPU; keep {who} runnable (priority, fewer "
+        "foregrounds, more cores)"
+    )
+    keys = [PROCS.runq.key(h, name) for _, name, _ in kept]
+    keys += [
+        f.key(h, CPU.Rows.all.fixed) for f in (CPU.idle, CPU.runq_sz, CPU.load1, CPU.usr, CPU.sys)
+    ]
+    if kept:
+        cause = f"{kept[0][1]} waits for a CPU {fmt_num(kept[0][0])} ms/s"
+    else:
+        cause = _busy_cause(view, cpu)
+    return Claim(
+        host=h,
+        subject=SUBJECT,
+        severity="warn" if starved else "info",
+        cause=cause,
+        where=h,
+        conclusion=f"{who} CPU starvation" if has_db else "CPU saturated",
+        evidence=ev,
+        series=keys,
+        explains=explains,
+        bonus=bonus,
+    )
+
+
+def _lgwr_waits(ctx: Context, view: HostView) -> list[str]:
+    """Where LGWR's wait for a CPU shows in the primary's own figures: its overhead in the
+    budget, and its wait for its workers, which wait in the run queue too."""
+    out = []
+    b = ctx.budget
+    if b is not None and b.share(b.overhead_ms) is not None:
+        out.append(
+            f"{fmt_num(b.overhead_ms)} ms of log file sync {fmt_num(b.lfs_ms)} ms is "
+            "outside the local and remote writes: LGWR waiting for CPU and posting"
+        )
+    workers = ORACLE_WAITS.time_waited.at(view.frame, LGWR_WORKERS)
+    if workers:
+        out.append(
+            f"LGWR any worker group {fmt_num(workers)} ms/s: LGWR waits for its LGnn "
+            "workers, which wait in the run queue once woken"
+        )
+    return out
+
+
+def _explains(ctx: Context, who: str) -> tuple[bool, float]:
+    """Whether the host's CPU can explain the commits' time, and the bonus that ranks it.
+
+    Where the time goes says which host's CPU the commits wait for: LGWR's overhead on the
+    primary, the remote write on the standby (two hosts may share one busy kernel).  LGWR's
+    CPU wait is in its overhead: none there, and it cannot be the cause."""
+    b = ctx.budget
+    if who == "RFS":
+        remote = b.share(b.remote_write_ms) if b is not None else None
+        return remote is None or remote >= 0.5, 0.0
+    lgwr = b.share(b.overhead_ms) if b is not None else None
+    return lgwr is None or lgwr >= OVERHEAD_MIN, (lgwr or 0.0) if who == "LGWR" else 0.0
 
 
 @host_rule("memory", seed="000", weight=CAUSE)
 def memory(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000: %memused near 100 with scans over 200 pages/s, or any swapping."""
     h = view.name
-    row = view.frame.rows("paging").get("all", {})
-    used = number(row.get("memused"))
-    scan = sum(v for v in (number(row.get("pgscank")), number(row.get("pgscand"))) if v)
-    swap = sum(v for v in (number(row.get("pswpin")), number(row.get("pswpout"))) if v)
-    near_full = ctx.grader.grade(h, "paging", "all", "memused", used) != "ok"
+    whole = PAGING.Rows.all.fixed
+    row = view.frame.rows(PAGING.name).get(whole)
+    used = PAGING.memused.of(row)
+    scan = sum(v for v in (PAGING.pgscank.of(row), PAGING.pgscand.of(row)) if v)
+    swap = sum(v for v in (PAGING.pswpin.of(row), PAGING.pswpout.of(row)) if v)
+    near_full = ctx.grader.grade(*PAGING.memused.key(h, whole), used) != "ok"
     if not ((near_full and scan >= 200) or swap >= 1):
         return
     ev = [
@@ -175,8 +231,15 @@ def memory(ctx: Context, view: HostView) -> Iterable[Claim]:
         )
     ]
     keys = [
-        (h, "paging", "all", f)
-        for f in ("pgscank", "pgscand", "pswpin", "pswpout", "memused", "majflt")
+        f.key(h, whole)
+        for f in (
+            PAGING.pgscank,
+            PAGING.pgscand,
+            PAGING.pswpin,
+            PAGING.pswpout,
+            PAGING.memused,
+            PAGING.majflt,
+        )
     ]
     yield Claim(
         host=h,

@@ -3,7 +3,7 @@ the Data Guard states of MAA (a failed destination, a gap, an unknown or growing
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
@@ -23,11 +23,22 @@ from sgmon.analysis.rules.base import (
     mean,
     rule,
 )
+from sgmon.contract import Row
+from sgmon.fields import ORACLE_DG, ORACLE_REDO, ORACLE_WAITS
 from sgmon.model import number
 from sgmon.oracle.queries import RATE_S
 from sgmon.topology import is_sync, thread_lags
 from sgmon.units import fmt_num
-from sgmon.verdicts import Outlier
+from sgmon.verdicts import Outlier, SeriesKey
+
+DB = ORACLE_DG.Rows.db.fixed
+"""The database's own ``oracle_dg`` row: a standby's state, not a destination's."""
+REDO = ORACLE_REDO.Rows.db.fixed
+"""The database's ``oracle_redo`` row (its redo rate)."""
+SPIKE = (
+    "each switch updates SRL headers, checkpoints and archives on the standby "
+    "and spikes remote write times (MAA SYNC paper, Figure 3)"
+)
 
 
 @rule("log_switches", seed="000", weight=CAUSE)
@@ -44,65 +55,74 @@ def log_switches(ctx: Context) -> Iterable[Claim]:
         if not t:
             continue
         every = max(t[-1] - t[-2], ctx.now - t[-1]) if len(t) > 1 else None
-        hit = None
-        if ctx.chain is not None:
-            trig = ctx.tracker.series(ctx.chain.trigger.key)
-            hit = overlap(trig, t, ctx.interval, ctx.max_lag) if trig else None
-        keys = [
-            (h, "oracle_dg", i, "log_switches")
-            for i in view.frame.rows("oracle_dg")
-            if i.startswith("thread_")
-        ]
-        spike = (
-            "each switch updates SRL headers, checkpoints and archives on the standby "
-            "and spikes remote write times (MAA SYNC paper, Figure 3)"
-        )
-        if every is None or every >= GUIDE_S:
-            # one switch, answered: its spike lasts seconds (Figure 3), so only samples that
-            # short can show it; in sar's or AWR's averages every switch "lines up" with
-            # whatever else raised that interval
-            seen = ctx.interval <= SPIKE_S and ctx.now - t[-1] <= RECENT * ctx.interval
-            if hit and seen:
-                yield Claim(
-                    host=h,
-                    subject="redo",
-                    severity="info",
-                    cause=f"log switch {fmt_num(ctx.now - t[-1])} s ago",
-                    where=h,
-                    conclusion="a log switch spiked the remote write",
-                    evidence=[spike],
-                    series=keys,
-                    overlap=hit,
-                )
+        hit = _answered(ctx, t)
+        threads = ORACLE_DG.Rows.thread.of(view.frame.rows(ORACLE_DG.name))
+        keys = [ORACLE_DG.log_switches.key(h, i) for i in threads]
+        if every is not None and every < GUIDE_S:
+            if claim := _too_often(ctx, h, every, keys, hit):
+                yield claim
             continue
-        base = "warn" if every <= STORM_S else "info"
-        rate = mean(ctx.recent((h, "oracle_redo", "db", "redo_size"), 60))
-        ev = [f"{len(t)} log switches remembered, last two {fmt_num(t[-1] - t[-2])} s apart"]
-        tail = "switches more often than the redo log sizing guidance"
-        if rate:
-            gb = next(size for top, size in TABLE2 if rate <= top)
-            want = f"{gb} GB"
-            if rate * every >= gb * 2**30 and every > STORM_S:
-                continue  # logs of Table 2's size at this rate: the switches are fine
-            ev.append(
-                f"redo {fmt_num(rate / 1e6)} MB/s x {fmt_num(every)} s = logs of about "
-                f"{fmt_num(rate * every / 1e6)} MB; the MAA SYNC paper's Table 2 sizes them {want} "
-                f"(or peak MB/min x 20 min)"
+        # one switch, answered: its spike lasts seconds (Figure 3), so only samples that
+        # short can show it; in sar's or AWR's averages every switch "lines up" with
+        # whatever else raised that interval
+        seen = ctx.interval <= SPIKE_S and ctx.now - t[-1] <= RECENT * ctx.interval
+        if hit and seen:
+            yield Claim(
+                host=h,
+                subject="redo",
+                severity="info",
+                cause=f"log switch {fmt_num(ctx.now - t[-1])} s ago",
+                where=h,
+                conclusion="a log switch spiked the remote write",
+                evidence=[SPIKE],
+                series=keys,
+                overlap=hit,
             )
-            tail = f"redo logs too small for this redo rate: size them {want} or more"
-        ev.append(spike)
-        ev += standby_after_switches(ctx)
-        yield Claim(
-            host=h,
-            subject="redo",
-            severity=base,
-            cause=f"log switches every {fmt_num(every)} s",
-            where=h,
-            conclusion=tail,
-            evidence=ev,
-            series=keys,
-            overlap=hit,
+
+
+def _answered(ctx: Context, t: Sequence[float]) -> float | None:
+    """The share of the switches ``t`` the chain's trigger answered with a spike (None without
+    a chain, or when it has no points)."""
+    if ctx.chain is None:
+        return None
+    trig = ctx.tracker.series(ctx.chain.trigger.key)
+    return overlap(trig, t, ctx.interval, ctx.max_lag) if trig else None
+
+
+def _too_often(
+    ctx: Context, h: str, every: float, keys: list[SeriesKey], hit: float | None
+) -> Claim | None:
+    """Switches ``every`` seconds on ``h``, more often than Table 2's sizing: logs too small
+    for the redo rate when it is known (None when logs of Table 2's size switch this often at
+    this rate, but not in a storm)."""
+    t = ctx.hosts[h].switches
+    rate = mean(ctx.recent(ORACLE_REDO.redo_size.key(h, REDO), 60))
+    ev = [f"{len(t)} log switches remembered, last two {fmt_num(t[-1] - t[-2])} s apart"]
+    tail = "switches more often than the redo log sizing guidance"
+    if rate:
+        gb = next(size for top, size in TABLE2 if rate <= top)
+        want = f"{gb} GB"
+        if rate * every >= gb * 2**30 and every > STORM_S:
+            return None  # logs of Table 2's size at this rate: the switches are fine
+        ev.append(
+            f"redo {fmt_num(rate / 1e6)} MB/s x {fmt_num(every)} s = logs of about "
+            f"{fmt_num(rate * every / 1e6)} MB; the MAA SYNC paper's Table 2 sizes them {want} "
+            f"(or peak MB/min x 20 min)"
         )
+        tail = f"redo logs too small for this redo rate: size them {want} or more"
+    ev.append(SPIKE)
+    ev += standby_after_switches(ctx)
+    return Claim(
+        host=h,
+        subject="redo",
+        severity="warn" if every <= STORM_S else "info",
+        cause=f"log switches every {fmt_num(every)} s",
+        where=h,
+        conclusion=tail,
+        evidence=ev,
+        series=keys,
+        overlap=hit,
+    )
 
 
 def standby_after_switches(ctx: Context) -> list[str]:
@@ -114,7 +134,7 @@ def standby_after_switches(ctx: Context) -> list[str]:
             continue
         parts = []
         for event in STANDBY_EVENTS:
-            p99 = number(view.frame.value("oracle_waits", event, "p99"))
+            p99 = ORACLE_WAITS.p99.at(view.frame, event)
             if p99 is not None:
                 parts.append(f"{event} p99 {buckets.quantile_text(p99)}")
                 break
@@ -127,23 +147,23 @@ def standby_after_switches(ctx: Context) -> list[str]:
 
 
 DG_STATES = (
-    "status",
-    "error",
-    "gap_status",
-    "transport_lag",
-    "lag_unknown",
-    "datum_age",
-    "apply_state",
-    "archive_gap",
+    ORACLE_DG.status,
+    ORACLE_DG.error,
+    ORACLE_DG.gap_status,
+    ORACLE_DG.transport_lag,
+    ORACLE_DG.lag_unknown,
+    ORACLE_DG.datum_age,
+    ORACLE_DG.apply_state,
+    ORACLE_DG.archive_gap,
 )
 """oracle_dg fields whose outliers are Data Guard state findings."""
 
 
 def _dg_reason(o: Outlier) -> str:
     """A state outlier in words: an unknown lag says what DGMGRL says."""
-    if o.field == "lag_unknown":
+    if o.field == ORACLE_DG.lag_unknown.name:
         return "transport lag unknown (V$DATAGUARD_STATS has no value; DGMGRL: '(unknown)')"
-    if o.field == "datum_age":
+    if o.field == ORACLE_DG.datum_age.name:
         return f"lag datum {fmt_num(number(o.value))} s old: nothing received since (DATUM_TIME)"
     return o.reason
 
@@ -164,14 +184,14 @@ def thread_rates(ctx: Context, view: HostView) -> dict[str, tuple[float, float]]
         return {}
     n = max(1, round(RATE_S / ctx.interval))
     out = {}
-    for inst, row in view.frame.rows("oracle_dg").items():
-        got = number(row.get("recv_rate")) if inst.startswith("thread_") else None
-        owner = topo.owners.get(inst.removeprefix("thread_"))
+    for thread, row in ORACLE_DG.Rows.thread.idents(view.frame.rows(ORACLE_DG.name)):
+        got = ORACLE_DG.recv_rate.of(row)
+        owner = topo.owners.get(thread)
         if got is None or owner is None:
             continue
-        made = mean(ctx.recent((owner, "oracle_redo", "db", "redo_size"), n))
+        made = mean(ctx.recent(ORACLE_REDO.redo_size.key(owner, REDO), n))
         if made:
-            out[inst.removeprefix("thread_")] = (got, made)
+            out[thread] = (got, made)
     return out
 
 
@@ -184,9 +204,9 @@ def _behind(ctx: Context, view: HostView, thread: str) -> str:
     its instance writes (the primary's V$LOG_HISTORY sequence + 1); else empty."""
     owner = ctx.topology.owners.get(thread) if ctx.topology is not None else None
     pview = ctx.hosts.get(owner) if owner else None
-    inst = f"thread_{thread}"
-    done = number(pview.frame.value("oracle_dg", inst, "sequence")) if pview else None
-    at = number(view.frame.value("oracle_dg", inst, "recv_seq"))
+    inst = ORACLE_DG.Rows.thread.instance(thread)
+    done = ORACLE_DG.sequence.at(pview.frame, inst) if pview else None
+    at = ORACLE_DG.recv_seq.at(view.frame, inst)
     logs = done + 1 - at if done is not None and at is not None else 0
     return f", {fmt_num(logs)} log(s) behind" if logs >= 1 else ""
 
@@ -195,80 +215,103 @@ def _behind(ctx: Context, view: HostView, thread: str) -> str:
 def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
     """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
     h = view.name
-    if not view.flagged("oracle_dg"):
+    if not view.flagged(ORACLE_DG.name):
         return
-    for inst, row in view.frame.rows("oracle_dg").items():
-        hits = [
-            o
-            for f in DG_STATES
-            if (o := ctx.outlier((h, "oracle_dg", inst, f))) and o.severity != "info"
-        ]
-        if not hits:
-            continue
-        sync = is_sync(row.get("transmit_mode") or "SYNC")
-        crit = any(o.severity == "crit" for o in hits) and (sync or inst == "db")
-        sev = "crit" if crit else "warn"  # an ASYNC destination is a lag risk: warn at most
-        what = "; ".join(_dg_reason(o) for o in hits)
-        target = row.get("target") or inst
-        fields = {o.field for o in hits}
-        concl = (
-            "SYNC destination not protecting commits"
-            if inst != "db" and sync
-            else "ASYNC destination behind: lag risk, not on the commit path"
-            if inst != "db"
-            else "the standby receives no redo"
-            if fields & {"lag_unknown", "datum_age"}
-            else "redo apply is not running"
-            if fields == {"apply_state"}
-            else "standby is behind"
-        )
-        evidence = [_dg_reason(o) for o in hits]
-        split = thread_lags(view.frame) if inst == "db" else {}
-        name = ctx.topology.thread_name if ctx.topology is not None else "thread {}".format
-        if split:  # which RAC thread (and so which primary instance) the lag is
-            late = max(split, key=lambda t: split[t])
-            what += f"; {name(late)} {fmt_num(split[late])} s behind"
-            evidence.append(
-                "per thread (how long each RAC thread's reception has stood still, at most "
-                "the transport lag): "
-                + ", ".join(f"{name(t)} {fmt_num(v)} s" for t, v in split.items())
-            )
-        elif inst == "db" and (rates := thread_rates(ctx, view)):
-            # a thread that still arrives, only slower than its instance writes it (one that
-            # receives nothing stands still, which the stood-still lag and the state say)
-            short = {t: (g, m) for t, (g, m) in rates.items() if 0 < g < m * SHORT}
-            if short:
-                worst = min(short, key=lambda t: short[t][0] / short[t][1])
-                got, made = short[worst]
-                what += (
-                    f"; {name(worst)} arrives {_mbs(made - got)} short of the {_mbs(made)} "
-                    "its instance generates"
-                )
-                evidence.append(
-                    f"per thread, redo received over the last {fmt_num(RATE_S)} s (RFS BLOCK# "
-                    "x 512 B) against its instance's 'redo size' rate: "
-                    + ", ".join(
-                        f"{name(t)} {fmt_num(g / 1e6)} of {_mbs(m)}{_behind(ctx, view, t)}"
-                        for t, (g, m) in rates.items()
-                    )
-                    + f"; {name(worst)} falls {fmt_num((made - got) / made * 60)} s further "
-                    "behind every minute, though it never stops"
-                )
+    for inst, row in view.frame.rows(ORACLE_DG.name).items():
+        hits = [o for f in DG_STATES if (o := ctx.outlier(f.key(h, inst))) and o.severity != "info"]
+        if hits:
+            yield _dg_claim(ctx, view, inst, row, hits)
+
+
+def _dg_claim(ctx: Context, view: HostView, inst: str, row: Row, hits: list[Outlier]) -> Claim:
+    """The finding of one ``oracle_dg`` row's state outliers (``hits``): the database's own
+    (which thread, and whether a role change explains it) or a destination's."""
+    sync = is_sync(ORACLE_DG.transmit_mode.of(row) or "SYNC")
+    crit = any(o.severity == "crit" for o in hits) and (sync or inst == DB)
+    sev = "crit" if crit else "warn"  # an ASYNC destination is a lag risk: warn at most
+    what = "; ".join(_dg_reason(o) for o in hits)
+    concl = _dg_conclusion(inst, sync, {o.field for o in hits})
+    evidence = [_dg_reason(o) for o in hits]
+    if inst == DB:
+        which, said = _which_thread(ctx, view)
+        what += which
+        evidence += said
         since = ctx.now - view.role_changed if view.role_changed is not None else None
-        if inst == "db" and since is not None and since < SETTLE_S:
+        if since is not None and since < SETTLE_S:
             sev, concl = "info", f"{concl}, {fmt_num(since)} s after a role change: settling"
             evidence.append(
                 f"the database became {view.role} {fmt_num(since)} s ago (a switchover or "
                 f"failover): apply and transport restart within its steps; a fault only if "
                 f"it lasts past {fmt_num(SETTLE_S)} s"
             )
-        yield Claim(
-            host=h,
-            subject=inst,
-            severity=sev,
-            cause=f"{target}: {what}",
-            where=h,
-            conclusion=concl,
-            evidence=evidence,
-            series=[o.key for o in hits],
-        )
+    return Claim(
+        host=view.name,
+        subject=inst,
+        severity=sev,
+        cause=f"{ORACLE_DG.target.of(row) or inst}: {what}",
+        where=view.name,
+        conclusion=concl,
+        evidence=evidence,
+        series=[o.key for o in hits],
+    )
+
+
+def _dg_conclusion(inst: str, sync: bool, fields: set[str]) -> str:
+    """What a row's state outliers mean: a destination's for the commits (SYNC) or the lag
+    (ASYNC); the database's, whether redo arrives and is applied."""
+    if inst != DB:
+        if sync:
+            return "SYNC destination not protecting commits"
+        return "ASYNC destination behind: lag risk, not on the commit path"
+    if fields & {ORACLE_DG.lag_unknown.name, ORACLE_DG.datum_age.name}:
+        return "the standby receives no redo"
+    if fields == {ORACLE_DG.apply_state.name}:
+        return "redo apply is not running"
+    return "standby is behind"
+
+
+ThreadName = Callable[[object], str]
+
+
+def _which_thread(ctx: Context, view: HostView) -> tuple[str, list[str]]:
+    """Which RAC thread (and so which primary instance) a standby's lag is, as words for the
+    title and lines of evidence; nothing when the threads do not tell."""
+    name = ctx.topology.thread_name if ctx.topology is not None else "thread {}".format
+    split = thread_lags(view.frame)
+    if split:
+        return _stood_still(split, name)
+    return _arrives_short(ctx, view, name)
+
+
+def _stood_still(split: dict[str, float], name: ThreadName) -> tuple[str, list[str]]:
+    """The thread whose reception has stood still longest."""
+    late = max(split, key=lambda t: split[t])
+    per = ", ".join(f"{name(t)} {fmt_num(v)} s" for t, v in split.items())
+    said = (
+        "per thread (how long each RAC thread's reception has stood still, at most the "
+        f"transport lag): {per}"
+    )
+    return f"; {name(late)} {fmt_num(split[late])} s behind", [said]
+
+
+def _arrives_short(ctx: Context, view: HostView, name: ThreadName) -> tuple[str, list[str]]:
+    """A thread that still arrives, only slower than its instance writes it (one that receives
+    nothing stands still, which the stood-still lag and the state say)."""
+    rates = thread_rates(ctx, view)
+    short = {t: (g, m) for t, (g, m) in rates.items() if 0 < g < m * SHORT}
+    if not short:
+        return "", []
+    worst = min(short, key=lambda t: short[t][0] / short[t][1])
+    got, made = short[worst]
+    per = ", ".join(
+        f"{name(t)} {fmt_num(g / 1e6)} of {_mbs(m)}{_behind(ctx, view, t)}"
+        for t, (g, m) in rates.items()
+    )
+    said = (
+        f"per thread, redo received over the last {fmt_num(RATE_S)} s (RFS BLOCK# x 512 B) "
+        f"against its instance's 'redo size' rate: {per}; {name(worst)} falls "
+        f"{fmt_num((made - got) / made * 60)} s further behind every minute, though it never "
+        "stops"
+    )
+    short_by = f"{_mbs(made - got)} short of the {_mbs(made)}"
+    return f"; {name(worst)} arrives {short_by} its instance generates", [said]

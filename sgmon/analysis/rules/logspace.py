@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from sgmon.analysis.context import Context
 from sgmon.analysis.rules.base import CAUSE, Claim, rule
+from sgmon.fields import ORACLE_WAITS
 from sgmon.oracle.queries import LOG_SPACE
 from sgmon.units import fmt_num
 
@@ -41,15 +42,12 @@ def log_space(ctx: Context) -> Iterable[Claim]:
     if p is None:
         return
     for event in LOG_SPACE:
-        row = p.frame.rows("oracle_waits").get(event) or {}
-        spent, avg = row.get("time_waited"), row.get("avg")
-        if not isinstance(spent, int | float) or spent < STALL_MS:
+        row = p.frame.rows(ORACLE_WAITS.name).get(event)
+        spent, avg = ORACLE_WAITS.time_waited.of(row), ORACLE_WAITS.avg.of(row)
+        if spent is None or spent < STALL_MS:
             continue
         ev = [
-            (
-                f"{event}: {fmt_num(spent)} ms of session time per second, avg "
-                f"{fmt_num(avg if isinstance(avg, int | float) else None)} ms"
-            ),
+            f"{event}: {fmt_num(spent)} ms of session time per second, avg {fmt_num(avg)} ms",
             MEANING[event],
             (
                 "these waits come before the commit (not in log file sync): the sessions cannot "
@@ -64,6 +62,6 @@ def log_space(ctx: Context) -> Iterable[Claim]:
             where=p.name,
             conclusion=MEANING[event].split(":")[0],
             evidence=ev,
-            series=[(p.name, "oracle_waits", event, f) for f in ("time_waited", "avg")],
+            series=[f.key(p.name, event) for f in (ORACLE_WAITS.time_waited, ORACLE_WAITS.avg)],
             explains=False,
         )

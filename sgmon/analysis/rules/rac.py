@@ -24,9 +24,16 @@ from collections.abc import Iterable
 
 from sgmon.analysis.budget import remote_write
 from sgmon.analysis.context import Context, HostView
-from sgmon.analysis.rules.base import CAUSE, Claim, busiest_disk, remote_event, rule
-from sgmon.events import GC_BUSY, GCS_LOG_FLUSH, LOCAL_WRITE
-from sgmon.model import number
+from sgmon.analysis.rules.base import (
+    CAUSE,
+    LGWR_TRACE,
+    Claim,
+    busiest_disk,
+    remote_event,
+    rule,
+)
+from sgmon.events import GC_BUSY, GCS_LOG_FLUSH, LOCAL_WRITE, LOG_FILE_SYNC
+from sgmon.fields import ORACLE_REDO, ORACLE_TRACE, ORACLE_WAITS
 from sgmon.units import fmt_num
 
 SHARE_MIN = 0.3
@@ -39,13 +46,14 @@ def rac_broadcast(ctx: Context) -> Iterable[Claim]:
     p, b, topo = ctx.primary, ctx.budget, ctx.topology
     if p is None or b is None or not b.lfs_ms:
         return
-    ack = number(p.frame.value("oracle_redo", "db", "redo_bcast_ack"))
-    grade = ctx.grader.grade(p.name, "oracle_redo", "db", "redo_bcast_ack", ack)
+    ack_key = ORACLE_REDO.redo_bcast_ack.key(p.name, ORACLE_REDO.Rows.db.fixed)
+    ack = ORACLE_REDO.redo_bcast_ack.at(p.frame, ORACLE_REDO.Rows.db.fixed)
+    grade = ctx.grader.grade(*ack_key, ack)
     if ack is None or grade == "ok" or ack < SHARE_MIN * b.lfs_ms:
         return
     others = [h for h in (topo.primaries if topo is not None else ()) if h != p.name]
-    traced = number(p.frame.value("oracle_trace", "lgwr", "broadcast_waits"))
-    longest = number(p.frame.value("oracle_trace", "lgwr", "max_broadcast"))
+    traced = ORACLE_TRACE.broadcast_waits.at(p.frame, LGWR_TRACE)
+    longest = ORACLE_TRACE.max_broadcast.at(p.frame, LGWR_TRACE)
     seen = (
         [(f"LGWR trace: {fmt_num(traced)} 'log write broadcast wait time' warning(s), longest "
          f"{fmt_num(longest)} ms")]
@@ -74,7 +82,7 @@ def rac_broadcast(ctx: Context) -> Iterable[Claim]:
             ),
             *seen,
         ],
-        series=[(p.name, "oracle_redo", "db", "redo_bcast_ack")],
+        series=[ack_key],
     )
 
 
@@ -87,12 +95,12 @@ def rac_log_flush(ctx: Context) -> Iterable[Claim]:
         return
     waited, waits = gc_busy(p)
     for o in ctx.instances.values():
-        flush = number(o.frame.value("oracle_waits", GCS_LOG_FLUSH, "avg"))
-        grade = ctx.grader.grade(o.name, "oracle_waits", GCS_LOG_FLUSH, "avg", flush)
+        flush = ORACLE_WAITS.avg.at(o.frame, GCS_LOG_FLUSH)
+        grade = ctx.grader.grade(*ORACLE_WAITS.avg.key(o.name, GCS_LOG_FLUSH), flush)
         if flush is None or grade == "ok" or not waits or waited / waits < SHARE_MIN * flush:
             continue  # a flush no block of ours waited for is that instance's own business
-        shipped = number(o.frame.value("oracle_waits", GCS_LOG_FLUSH, "waits"))
-        local = number(o.frame.value("oracle_waits", LOCAL_WRITE, "avg"))
+        shipped = ORACLE_WAITS.waits.at(o.frame, GCS_LOG_FLUSH)
+        local = ORACLE_WAITS.avg.at(o.frame, LOCAL_WRITE)
         remote = remote_write(o.frame)
         if remote is not None and remote > (local or 0.0):
             key = remote_event(o.frame)
@@ -105,7 +113,7 @@ def rac_log_flush(ctx: Context) -> Iterable[Claim]:
                 f" ({dev}: aqu-sz {fmt_num(aqu)}, %util {fmt_num(util)})" if dev else ""
             )
             key = LOCAL_WRITE
-        own = number(p.frame.value("oracle_waits", "log file sync", "avg"))
+        own = ORACLE_WAITS.avg.at(p.frame, LOG_FILE_SYNC)
         yield Claim(
             host=p.name,
             subject=f"log_flush:{o.name}",
@@ -130,10 +138,7 @@ def rac_log_flush(ctx: Context) -> Iterable[Claim]:
                     f"{fmt_num(own)} ms: the time is lost before the commit, not in it"
                 ),
             ],
-            series=[
-                (o.name, "oracle_waits", GCS_LOG_FLUSH, "avg"),
-                (o.name, "oracle_waits", key, "avg"),
-            ],
+            series=[ORACLE_WAITS.avg.key(o.name, e) for e in (GCS_LOG_FLUSH, key)],
             explains=False,  # never part of this instance's log file sync
         )
 
@@ -141,7 +146,7 @@ def rac_log_flush(ctx: Context) -> Iterable[Claim]:
 def gc_busy(view: HostView) -> tuple[float, float]:
     """(ms waited per second, waits per second) of an instance's sessions on the gc busy
     events: blocks another instance held."""
-    rows = view.frame.rows("oracle_waits")
-    waited = sum(number(rows.get(e, {}).get("time_waited")) or 0.0 for e in GC_BUSY)
-    waits = sum(number(rows.get(e, {}).get("waits")) or 0.0 for e in GC_BUSY)
+    rows = view.frame.rows(ORACLE_WAITS.name)
+    waited = sum(ORACLE_WAITS.time_waited.of(rows.get(e)) or 0.0 for e in GC_BUSY)
+    waits = sum(ORACLE_WAITS.waits.of(rows.get(e)) or 0.0 for e in GC_BUSY)
     return waited, waits

@@ -14,21 +14,23 @@ while it happens; a lossy link still gets acknowledgements between its retransmi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from sgmon import buckets
-from sgmon.analysis.context import Context, turned
+from sgmon.analysis.context import Context, HostView, turned
 from sgmon.analysis.rules.base import CAUSE, RECENT, Claim, remote_write_event, rule
-from sgmon.model import Value, number
+from sgmon.contract import Row
+from sgmon.events import LOG_FILE_SYNC
+from sgmon.fields import ORACLE_DG, ORACLE_REDO, ORACLE_WAITS, TCP
 from sgmon.units import fmt_num, plural
 
 WAITED = 0.9 * 1000
 """A remote write (ms) that reached 90 % of NET_TIMEOUT (s) waited it out (a bucket's bound)."""
 
 
-def silent(row: Mapping[str, Value]) -> bool:
+def silent(row: Row) -> bool:
     """Whether a socket had data outstanding and got no byte acknowledged for a whole tick."""
-    return bool(number(row.get("unacked"))) and number(row.get("bytes_acked")) == 0
+    return bool(TCP.unacked.of(row)) and TCP.bytes_acked.of(row) == 0
 
 
 @rule("standby_silent", seed="000", weight=CAUSE)
@@ -38,41 +40,26 @@ def standby_silent(ctx: Context) -> Iterable[Claim]:
     if p is None:
         return
     yield from _hang_over(ctx)
-    for inst, row in p.frame.rows("tcp").items():
-        if inst == "host" or not silent(row):
+    for inst, row in TCP.Rows.socket.of(p.frame.rows(TCP.name)).items():
+        if not silent(row):
             continue
-        if ctx.off_path(p.name, [(p.name, "tcp", inst, "unacked")]):
+        if ctx.off_path(p.name, [TCP.unacked.key(p.name, inst)]):
             continue  # an ASYNC sender waits alone: lag_risk material, no commit hangs
         far = ctx.far_end(p.name, inst)
         ev = [
             (
-                f"{inst}: {plural(number(row.get('unacked')), 'segment')} unacknowledged and no "
+                f"{inst}: {plural(TCP.unacked.of(row), 'segment')} unacknowledged and no "
                 "byte "
-                f"acknowledged this tick; rto {fmt_num(number(row.get('rto')))} ms, doubled at "
+                f"acknowledged this tick; rto {fmt_num(TCP.rto.of(row))} ms, doubled at "
                 "each "
                 "expiry: the peer answers nothing (a lossy link still acknowledges between "
                 "retransmissions); once packets pass again TCP resends only when this RTO next "
                 "expires, so commits can stay hung up to that long after the link is back"
-            )
+            ),
+            *_commits_stopped(ctx, p),
+            *_far_side(ctx, far, inst),
         ]
-        series = ctx.tracker.series((p.name, "oracle_redo", "db", "user_commits"))
-        now = number(p.frame.value("oracle_redo", "db", "user_commits"))
-        if now is not None and series is not None and series.median is not None:
-            ev.append(
-                f"user commits {fmt_num(now)}/s, against a usual {fmt_num(series.median)}/s; "
-                "V$SYSTEM_EVENT counts a log file sync when it ends, so the hung ones show "
-                "only once NET_TIMEOUT is over"
-            )
         timeout = _net_timeout(ctx, far)
-        if far is not None:
-            back = ctx.hosts.get(far)
-            mirror = back.frame.rows("tcp").get(turned(inst), {}) if back is not None else {}
-            got = number(mirror.get("bytes_received"))
-            if got is not None:
-                ev.append(f"{far}: the same socket received {fmt_num(got)} B/s")
-            age = number(back.frame.value("oracle_dg", "db", "datum_age")) if back else None
-            if age:
-                ev.append(f"{far}: its transport lag's datum is {fmt_num(age)} s old")
         wait = f"NET_TIMEOUT {fmt_num(timeout)} s" if timeout else "NET_TIMEOUT"
         yield Claim(
             host=p.name,
@@ -84,11 +71,44 @@ def standby_silent(ctx: Context) -> Iterable[Claim]:
             "destination and commits go on unprotected; check the standby host and the DG link "
             "(packets vanish: no reset, no ICMP)",
             evidence=ev,
-            series=[(p.name, "tcp", inst, f) for f in ("unacked", "rto")]
-            + [(p.name, "oracle_redo", "db", "user_commits")],
+            series=[f.key(p.name, inst) for f in (TCP.unacked, TCP.rto)]
+            + [ORACLE_REDO.user_commits.key(p.name, ORACLE_REDO.Rows.db.fixed)],
             explains=False,
             bonus=1.0,  # the commits hang: above the lags and errors that follow from it
         )
+
+
+def _commits_stopped(ctx: Context, p: HostView) -> list[str]:
+    """The primary's commits against their usual rate, and why log file sync does not show
+    the hung ones yet."""
+    db = ORACLE_REDO.Rows.db.fixed
+    series = ctx.tracker.series(ORACLE_REDO.user_commits.key(p.name, db))
+    now = ORACLE_REDO.user_commits.at(p.frame, db)
+    if now is None or series is None or series.median is None:
+        return []
+    return [
+        (
+            f"user commits {fmt_num(now)}/s, against a usual {fmt_num(series.median)}/s; "
+            "V$SYSTEM_EVENT counts a log file sync when it ends, so the hung ones show "
+            "only once NET_TIMEOUT is over"
+        )
+    ]
+
+
+def _far_side(ctx: Context, far: str | None, inst: str) -> list[str]:
+    """What the watched host at the socket's far end saw: the bytes its end received, and
+    how old its transport lag's datum is."""
+    back = ctx.hosts.get(far) if far is not None else None
+    if back is None:
+        return []
+    out = []
+    got = TCP.bytes_received.at(back.frame, turned(inst))
+    if got is not None:
+        out.append(f"{far}: the same socket received {fmt_num(got)} B/s")
+    age = ORACLE_DG.datum_age.at(back.frame, ORACLE_DG.Rows.db.fixed)
+    if age:
+        out.append(f"{far}: its transport lag's datum is {fmt_num(age)} s old")
+    return out
 
 
 def _hang_over(ctx: Context) -> Iterable[Claim]:
@@ -100,20 +120,20 @@ def _hang_over(ctx: Context) -> Iterable[Claim]:
     if p is None or topo is None:
         return
     event = remote_write_event(ctx)
-    key = (p.name, "oracle_waits", event, "p99")
+    key = ORACLE_WAITS.p99.key(p.name, event)
     if ctx.outlier(key) is None:  # over: the remote write is back in line, or gone quiet
         return
     longest = max(ctx.recent(key, RECENT), default=None)
     for d in topo.dests:
-        timeout = number(p.frame.value("oracle_dg", d.inst, "net_timeout"))
-        status = str(p.frame.value("oracle_dg", d.inst, "status") or "")
+        timeout = ORACLE_DG.net_timeout.at(p.frame, d.inst)
+        status = ORACLE_DG.status.at(p.frame, d.inst) or ""
         if not d.commit_path or not timeout or longest is None or longest < WAITED * timeout:
             continue
         if status.upper() not in ("ERROR", "DISABLED"):
             continue
-        error = p.frame.value("oracle_dg", d.inst, "error") or status
+        error = ORACLE_DG.error.at(p.frame, d.inst) or status
         ctx.explained = True
-        lfs = number(p.frame.value("oracle_waits", "log file sync", "avg"))
+        lfs = ORACLE_WAITS.avg.at(p.frame, LOG_FILE_SYNC)
         yield Claim(
             host=p.name,
             subject="silent",
@@ -133,10 +153,7 @@ def _hang_over(ctx: Context) -> Iterable[Claim]:
                 ),
                 f"{d.inst}: {error}",
             ],
-            series=[
-                (p.name, "oracle_waits", event, "p99"),
-                (p.name, "oracle_dg", d.inst, "status"),
-            ],
+            series=[key, ORACLE_DG.status.key(p.name, d.inst)],
             explains=False,
             bonus=1.0,
         )
@@ -149,5 +166,5 @@ def _net_timeout(ctx: Context, far: str | None) -> float | None:
         return None
     for d in topo.dests:
         if d.commit_path and (far is None or far in d.hosts):
-            return number(p.frame.value("oracle_dg", d.inst, "net_timeout"))
+            return ORACLE_DG.net_timeout.at(p.frame, d.inst)
     return None

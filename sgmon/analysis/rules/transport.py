@@ -3,8 +3,7 @@ latency and socket buffers against the bandwidth-delay product (seed 000 "Networ
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from sgmon.analysis.context import Context, HostView, once
@@ -18,9 +17,13 @@ from sgmon.analysis.rules.base import (
     mean,
     rule,
 )
+from sgmon.analysis.rules.retransmits import last_retransmit
 from sgmon.analysis.rules.silent import silent
+from sgmon.contract import Num, Row
+from sgmon.fields import NETDEV, PROCS, TCP
 from sgmon.grading import Limit
-from sgmon.model import Frame, Status, Value, number
+from sgmon.model import number
+from sgmon.symmetry.hosts import interface_up
 from sgmon.units import bdp_bytes, fmt_num, mbit_bytes, plural
 from sgmon.verdicts import SeriesKey
 
@@ -47,35 +50,49 @@ def retransmitting(ctx: Context, view: HostView) -> _Loss | None:
     """The host's DG socket with the most segments retransmitted in the last ``RECENT`` ticks,
     with what its frame alone says of it; None without one or without an rto."""
     h = view.name
-    worst: tuple[float, str, dict] | None = None
-    for inst, row in view.frame.rows("tcp").items():
-        if inst == "host" or silent(row):  # no ack at all: standby_silent's, not a loss
-            continue
-        n = sum(ctx.recent((h, "tcp", inst, "retransmits"), RECENT))
-        if n > 0 and (worst is None or n > worst[0]):
-            worst = (n, inst, row)
+    worst = _most_retransmitted(ctx, view)
     if worst is None:
         return None
     n, inst, row = worst
-    rtos = [*ctx.recent((h, "tcp", inst, "rto"), RECENT), number(row.get("rto"))]
+    rtos = [*ctx.recent(TCP.rto.key(h, inst), RECENT), TCP.rto.of(row)]
     rto = min((r for r in rtos if r is not None), default=None)
     if rto is None:
         return None
-    lim = ctx.grader.limit(h, "tcp", inst, "rto")
+    lim = ctx.grader.limit(*TCP.rto.key(h, inst))
     stall = lim.warn if lim and lim.warn else 200.0
-    rto_min = number(row.get("rto_min"))
-    peer = str(row.get("peer") or "PEER").rsplit(":", 1)[0]
-    keys: list[SeriesKey] = [(h, "tcp", inst, f) for f in ("retransmits", "rto", "lost", "retrans")]
-    keys += [(h, "tcp", "host", f) for f in ("timeouts", "retrans_segs")]
+    peer = (TCP.peer.of(row) or "PEER").rsplit(":", 1)[0]
+    keys = [f.key(h, inst) for f in (TCP.retransmits, TCP.rto, TCP.lost, TCP.retrans)]
+    keys += [f.key(h, TCP.Rows.host.fixed) for f in (TCP.timeouts, TCP.retrans_segs)]
+    said = _loss_said(view, inst, n, rto, row)
+    return _Loss(n, inst, rto, stall, peer, keys, said, _sender_waiting(ctx, h, inst, row))
+
+
+def _most_retransmitted(ctx: Context, view: HostView) -> tuple[float, str, Row] | None:
+    """(segments, socket, row) of the host's DG socket with the most segments retransmitted in
+    the last ``RECENT`` ticks; None when none retransmitted any."""
+    worst: tuple[float, str, Row] | None = None
+    for inst, row in TCP.Rows.socket.of(view.frame.rows(TCP.name)).items():
+        if silent(row):  # no ack at all: standby_silent's, not a loss
+            continue
+        n = sum(ctx.recent(TCP.retransmits.key(view.name, inst), RECENT))
+        if n > 0 and (worst is None or n > worst[0]):
+            worst = (n, inst, row)
+    return worst
+
+
+def _loss_said(view: HostView, inst: str, n: float, rto: float, row: Row) -> list[str]:
+    """What the frame says of the loss: the socket's retransmissions, its rto and its route's
+    rto_min, and the host's RTO expiries."""
+    rto_min = TCP.rto_min.of(row)
     said = [
         f"{inst}: {plural(n, 'segment')} retransmitted in the last {RECENT} ticks, "
         f"rto {fmt_num(rto)} ms, route rto_min "
         + (f"{fmt_num(rto_min)} ms" if rto_min is not None else "unset (kernel 200 ms)"),
     ]
-    to = number(view.frame.value("tcp", "host", "timeouts"))
+    to = TCP.timeouts.at(view.frame, TCP.Rows.host.fixed)
     if to:
         said.append(f"host-wide RTO expiries {fmt_num(to)}/s (TCPTimeouts)")
-    return _Loss(n, inst, rto, stall, peer, keys, said, _sender_waiting(ctx, h, inst, row))
+    return said
 
 
 def _route_everywhere(ctx: Context, host: str) -> str:
@@ -99,15 +116,19 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
             continue
         n, inst, rto, stall, peer, keys, said, sender = loss
         ev = [*said]  # the look is shared by every instance's evaluation: extended on a copy
-        kind = _last_retransmit(ctx, view.frame, inst, rto, ev)
+        kind = last_retransmit(ctx, view.frame, inst, rto, ev)
         ev += sender
         if rto >= stall:
             ev.append(
                 f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (retransmission case)"
-                + (f", here by {KIND_NAMES[kind]}" if kind else "")
+                + (f", here by {kind.said}" if kind is not None else "")
                 + f"; fix: ip route change {peer} dev <if> ... rto_min 10ms (dial in for your "
                 "network)"
-                + (": rto_min shortens the tail-loss probe and the RTO alike" if kind else "")
+                + (
+                    ": rto_min shortens the tail-loss probe and the RTO alike"
+                    if kind is not None
+                    else ""
+                )
             )
             ev.append(_route_everywhere(ctx, h))
             yield Claim(  # one per host, whichever DG socket is worst now
@@ -139,95 +160,24 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
             )
 
 
-KIND_NAMES = {
-    "tlp": "a tail-loss probe, not an RTO",
-    "rto": "RTO expiries",
-    "fast": "fast retransmits",
-}
-"""What the retrans collector's ``last_kind`` names, in the advice."""
-KIND_WHY = {
-    "tlp": "a tail-loss probe: the congestion state never entered Loss; with one write in "
-    "flight the probe waits 2 x RTT + rto_min",
-    "rto": "an RTO expiry: the congestion state entered Loss",
-    "fast": "a fast retransmit (SACK recovery): no timer waited",
-}
-
-
-def _clock(t: float) -> str:
-    """``10:31:02.417``: local time to the millisecond."""
-    ms = round(t * 1000)
-    return time.strftime("%H:%M:%S", time.localtime(ms // 1000)) + f".{ms % 1000:03d}"
-
-
-WRITES = {"lgwr_slow_write": "LGWR write", "remote_write_split": "remote write"}
-"""Trace events of a write that a retransmission can stall (collectors/oracle/trace.py)."""
-SLACK = 0.05
-"""Seconds a write's traced window is widened by: the LGWR warning's time is the ``***`` stamp
-before it, not the write's own end."""
-
-
-def _stalled_write(ctx: Context, at: float) -> str:
-    """``, LGWR write 206 ms 10:31:02.417-10:31:02.623``: the traced write, on either host,
-    whose time span holds the retransmission at ``at`` (the nearest), or ""."""
-    best: tuple[float, str] | None = None
-    for view in ctx.hosts.values():
-        for e in view.timed:
-            if e.kind not in WRITES or e.value is None:
-                continue
-            ms = e.value / 1000
-            start, end = (
-                (e.time, e.time + ms) if e.kind == "remote_write_split" else (e.time - ms, e.time)
-            )
-            if start - SLACK <= at <= end + SLACK:
-                gap = abs(at - (start + end) / 2)
-                if best is None or gap < best[0]:
-                    text = f", {WRITES[e.kind]} {fmt_num(e.value)} ms {_clock(start)}-{_clock(end)}"
-                    best = (gap, text)
-    return best[1] if best else ""
-
-
-def _last_retransmit(
-    ctx: Context, frame: Frame, inst: str, rto: float, ev: list[str]
-) -> str | None:
-    """Cite the socket's last retransmission event (the retrans collector's row for it) with
-    the traced write it stalled, and return its kind; without events, say which source the
-    counts come from."""
-    res = frame.collectors.get("retrans")
-    row: Mapping[str, Value] = frame.rows("retrans").get(inst, {})
-    at, kind = number(row.get("last_at")), row.get("last_kind")
-    if at is not None and isinstance(kind, str) and kind in KIND_WHY:
-        counts = ", ".join(
-            f"{fmt_num(n)} {k}" for k in ("tlp", "rto", "fast") if (n := number(row.get(k)))
-        )
-        ev.append(
-            f"retransmit at {_clock(at)}, RTO {fmt_num(rto)} ms{_stalled_write(ctx, at)}: "
-            f"{KIND_WHY[kind]}" + (f" (this tick: {counts})" if counts else "")
-        )
-        return kind
-    if res is not None and res.status is not Status.OK:  # configured, but cannot run here
-        why = f": {res.error.split(';')[0]}" if res.error else ""
-        ev.append(f"source: the tcp counters (no retransmission events{why})")
-    return None
-
-
-def _sender_waiting(ctx: Context, h: str, inst: str, row: Mapping[str, Value]) -> list[str]:
+def _sender_waiting(ctx: Context, h: str, inst: str, row: Row) -> list[str]:
     """Seed 001's picture from the primary's side: NSS (LNS on 11.2) asleep on its socket while
     segments of the redo it sent are unacknowledged, i.e. the write waits on the wire, not on
     the standby.  The state is sampled once per tick, so a 200 ms stall is caught at about one
     tick in five per loss a second; the count over the last ticks says how often."""
-    pid = number(row.get("pid"))
+    pid = TCP.pid.of(row)
     owner = next(
         (
             (name, prow)
-            for name, prow in ctx.hosts[h].frame.rows("procs").items()
-            if name.startswith(("NSS", "LNS")) and number(prow.get("pid")) == pid
+            for name, prow in ctx.hosts[h].frame.rows(PROCS.name).items()
+            if name.startswith(("NSS", "LNS")) and PROCS.pid.of(prow) == pid
         ),
         None,
     )
     if owner is None:
         return []
     name, prow = owner
-    seen = sum(1 for u in ctx.recent((h, "tcp", inst, "unacked"), RECENT) if u)
+    seen = sum(1 for u in ctx.recent(TCP.unacked.key(h, inst), RECENT) if u)
     if not seen:
         return []
     out = [
@@ -236,8 +186,8 @@ def _sender_waiting(ctx: Context, h: str, inst: str, row: Mapping[str, Value]) -
             "the redo was on the wire, not yet at the standby (retransmission case)"
         )
     ]
-    unacked = number(row.get("unacked"))
-    if unacked and prow.get("state") == "S":
+    unacked = TCP.unacked.of(row)
+    if unacked and PROCS.state.of(prow) == "S":
         out.append(
             f"now {name} (pid {fmt_num(pid)}) sleeps on its socket with {fmt_num(unacked)} "
             "segment(s) unacknowledged: the sender waits for the ack (retransmission case: NSS2 in "
@@ -246,16 +196,28 @@ def _sender_waiting(ctx: Context, h: str, inst: str, row: Mapping[str, Value]) -
     return out
 
 
+SATURATED = (
+    NETDEV.rx_drop,
+    NETDEV.tx_drop,
+    NETDEV.rx_overrun,
+    NETDEV.rx_fifo,
+    NETDEV.tx_fifo,
+    NETDEV.rx_err,
+    NETDEV.tx_err,
+    NETDEV.util,
+)
+"""An interface's counts that show it saturated (seed 000), and its utilisation."""
+
+
 @host_rule("nic", seed="000", weight=CAUSE)
 def nic(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000: drops and overruns on an interface show saturation."""
-    bad = ("rx_drop", "tx_drop", "rx_overrun", "rx_fifo", "tx_fifo", "rx_err", "tx_err", "util")
     h = view.name
-    if not view.flagged("netdev"):
+    if not view.flagged(NETDEV.name):
         return
-    for iface in view.frame.rows("netdev"):
+    for iface in view.frame.rows(NETDEV.name):
         hits = [
-            o for f in bad if (o := ctx.outlier((h, "netdev", iface, f))) and o.severity != "info"
+            o for f in SATURATED if (o := ctx.outlier(f.key(h, iface))) and o.severity != "info"
         ]
         if not hits:
             continue
@@ -282,11 +244,9 @@ def network_latency(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000 "Network": SYNC does best below 5 ms round trip; every commit pays the RTT."""
     h = view.name
     worst: tuple[float, str, Limit, str] | None = None
-    for inst in view.frame.rows("tcp"):
-        if inst == "host":
-            continue
-        rtt = mean(ctx.recent((h, "tcp", inst, "rtt"), RECENT))
-        lim = ctx.grader.limit(h, "tcp", inst, "rtt")
+    for inst, _ in TCP.Rows.socket.of(view.frame.rows(TCP.name)).items():
+        rtt = mean(ctx.recent(TCP.rtt.key(h, inst), RECENT))
+        lim = ctx.grader.limit(*TCP.rtt.key(h, inst))
         if rtt is None or lim is None or (sev := lim.grade(rtt)) is None:
             continue
         if worst is None or rtt > worst[0]:
@@ -302,7 +262,7 @@ def network_latency(ctx: Context, view: HostView) -> Iterable[Claim]:
             "Far Sync"
         ),
     ]
-    keys = [(h, "tcp", inst, f) for f in ("rtt", "rttvar")]
+    keys = [f.key(h, inst) for f in (TCP.rtt, TCP.rttvar)]
     yield Claim(
         host=h,
         subject="dg",
@@ -315,57 +275,75 @@ def network_latency(ctx: Context, view: HostView) -> Iterable[Claim]:
     )
 
 
+class _Buffers(NamedTuple):
+    """What a host's DG socket buffers are held against: the buffer its sockets fill (a
+    standby receives, a primary sends), the sysctl that caps it and its value, and the speed
+    of its fastest link."""
+
+    side: Num
+    sysctl: Num
+    cap: float | None
+    mbit: float
+
+
+def _buffers(view: HostView) -> _Buffers | None:
+    """The host's ``_Buffers``; None when no interface that is up has a known speed."""
+    speeds = [
+        s
+        for r in view.frame.rows(NETDEV.name).values()
+        if (s := NETDEV.speed.of(r)) and interface_up(r)
+    ]
+    if not speeds:
+        return None
+    standby = view.role == "standby"
+    side, sysctl = (TCP.rcvbuf, TCP.rmem_max) if standby else (TCP.sndbuf, TCP.wmem_max)
+    return _Buffers(side, sysctl, sysctl.at(view.frame, TCP.Rows.host.fixed), max(speeds))
+
+
 @host_rule("socket_buffers", seed="000", weight=ADVICE)
 def socket_buffers(ctx: Context, view: HostView) -> Iterable[Claim]:
     """Seed 000: socket buffers of at least 3 x BDP, from the measured RTT and link speed."""
-    h = view.name
-    speeds = [
-        s
-        for r in view.frame.rows("netdev").values()
-        if (s := number(r.get("speed"))) and str(r.get("operstate", "up")).lower() == "up"
-    ]
-    if not speeds:
+    b = _buffers(view)
+    if b is None:
         return
-    mbit = max(speeds)
-    hostrow = view.frame.rows("tcp").get("host", {})
-    for inst, row in view.frame.rows("tcp").items():
-        if inst == "host":
-            continue
-        rtt = mean(ctx.recent((h, "tcp", inst, "rtt"), 60)) or number(row.get("rtt"))
-        side, sysctl = ("rcvbuf", "rmem_max") if view.role == "standby" else ("sndbuf", "wmem_max")
-        buf = number(row.get(side))
-        if not rtt or not buf:
-            continue
-        bdp = bdp_bytes(mbit_bytes(mbit), rtt)
-        if buf >= 3 * bdp:
-            continue
-        cap = number(hostrow.get(sysctl))
-        ev = [
-            (
-                f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(mbit)} Mbit/s x "
-                f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (MAA SYNC paper)"
-            ),
-            f"net.core.{sysctl} "
-            + (
-                f"{fmt_num(cap)} B"
-                if cap
-                else "not in the frame: check it is above RECV_BUF_SIZE/SEND_BUF_SIZE"
-            ),
-            (
-                "fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, "
-                f"net.core.{sysctl} above it"
-            ),
-        ]
-        send_q = number(row.get("send_q")) or 0.0
-        base = "warn" if side == "sndbuf" and send_q >= 0.5 * buf else "info"
-        keys = [(h, "tcp", inst, f) for f in ("send_q", "rtt", "unacked")]
-        yield Claim(
-            host=h,
-            subject=inst,
-            severity=base,
-            cause=f"{side} {fmt_num(buf)} B below 3 x BDP {fmt_num(3 * bdp)} B",
-            where=None,
-            conclusion="socket buffers too small for the link",
-            evidence=ev,
-            series=keys,
-        )
+    for inst, row in TCP.Rows.socket.of(view.frame.rows(TCP.name)).items():
+        if (claim := _short_buffer(ctx, view.name, inst, row, b)) is not None:
+            yield claim
+
+
+def _short_buffer(ctx: Context, h: str, inst: str, row: Row, b: _Buffers) -> Claim | None:
+    """The claim on socket ``inst`` of ``h`` when its buffer is below 3 x BDP of the link at
+    its round trip; None when it is not, or either is unknown."""
+    rtt = mean(ctx.recent(TCP.rtt.key(h, inst), 60)) or TCP.rtt.of(row)
+    buf = b.side.of(row)
+    if not rtt or not buf:
+        return None
+    bdp = bdp_bytes(mbit_bytes(b.mbit), rtt)
+    if buf >= 3 * bdp:
+        return None
+    side, sysctl = b.side.name, b.sysctl.name
+    ev = [
+        (
+            f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(b.mbit)} Mbit/s x "
+            f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (MAA SYNC paper)"
+        ),
+        f"net.core.{sysctl} "
+        + (
+            f"{fmt_num(b.cap)} B"
+            if b.cap
+            else "not in the frame: check it is above RECV_BUF_SIZE/SEND_BUF_SIZE"
+        ),
+        (f"fix: SEND_BUF_SIZE/RECV_BUF_SIZE in sqlnet.ora at 3 x BDP, net.core.{sysctl} above it"),
+    ]
+    send_q = TCP.send_q.of(row) or 0.0
+    base = "warn" if b.side is TCP.sndbuf and send_q >= 0.5 * buf else "info"
+    return Claim(
+        host=h,
+        subject=inst,
+        severity=base,
+        cause=f"{side} {fmt_num(buf)} B below 3 x BDP {fmt_num(3 * bdp)} B",
+        where=None,
+        conclusion="socket buffers too small for the link",
+        evidence=ev,
+        series=[f.key(h, inst) for f in (TCP.send_q, TCP.rtt, TCP.unacked)],
+    )

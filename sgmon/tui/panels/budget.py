@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
+from sgmon.fields import ORACLE_WAITS
 from sgmon.tui.draw import title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
@@ -19,8 +20,11 @@ from sgmon.tui.panels.header import clock
 from sgmon.tui.view import PaneView
 from sgmon.units import fmt_num
 
+Leg = tuple[str, str, float]
+"""(label, colour leg, ms): one segment of the bar."""
 
-def legs(budget: object) -> list[tuple[str, str, float]]:
+
+def legs(budget: object) -> list[Leg]:
     """(label, colour leg, ms) segments of the bar, in the order drawn."""
 
     def ms(name: str) -> float:
@@ -54,36 +58,48 @@ def render_budget(view: PaneView, width: int) -> RenderableType:
     lfs = float(getattr(b, "lfs_ms", 0.0) or 0.0) if b is not None else 0.0
     head = title(p, "COMMIT BUDGET", f"log file sync {fmt_num(lfs)} ms" if lfs else "")
     if b is None or lfs <= 0:
-        note = (
-            f"nothing heard since {clock(view.stale_since)}: no budget of now"
-            if view.stale_since is not None
-            else "measured on the primary"
-            if view.role == "standby"
-            else "no commits this interval"
-            if b is not None
-            else "no analysis yet"
-        )
-        return Group(head, Text("  " + note, style=p.muted))
+        return Group(head, Text("  " + _no_bar(view, b), style=p.muted))
     segs = legs(b)
     total = max(lfs, sum(s[2] for s in segs))
     bar_w = max(10, width - 2)
     top = max(range(len(segs)), key=lambda i: segs[i][2]) if segs else -1
-    bar = Text(" ")
+    local = float(getattr(b, "local_write_ms", 0.0) or 0.0)
+    mark = local_mark(p, local, total, bar_w)
+    return Group(head, bar(p, segs, top, total, bar_w), *wrap(legend(p, segs, top), width), mark)
+
+
+def _no_bar(view: PaneView, budget: object) -> str:
+    """Why there is no bar: the host went quiet, is a standby, committed nothing, or the
+    analysis has not run."""
+    if view.stale_since is not None:
+        return f"nothing heard since {clock(view.stale_since)}: no budget of now"
+    if view.role == "standby":
+        return "measured on the primary"
+    return "no commits this interval" if budget is not None else "no analysis yet"
+
+
+def bar(p: Palette, segs: list[Leg], top: int, total: float, bar_w: int) -> Text:
+    """The segments on ``bar_w`` cells to the scale of ``total`` ms, the last taking the
+    cells left; the dominant part (``top``) in full blocks, the rest in a lighter shade, so
+    the cause stands out."""
+    out = Text(" ")
     used = 0
     for i, (_, leg, ms) in enumerate(segs):
         n = bar_w - used if i == len(segs) - 1 else round(ms / total * bar_w)
-        # the dominant part in full blocks, the rest in a lighter shade: the cause stands out
-        bar.append(("█" if i == top else "▒") * max(0, n), style=p.leg(leg))
+        out.append(("█" if i == top else "▒") * max(0, n), style=p.leg(leg))
         used += max(0, n)
-    legend: list[Text] = []
+    return out
+
+
+def legend(p: Palette, segs: list[Leg], top: int) -> list[Text]:
+    """Each segment's label and ms in its colour, the dominant one in bold."""
+    items: list[Text] = []
     for i, (label, leg, ms) in enumerate(segs):
         item = Text("■ ", style=p.leg(leg))
         style = p.leg(leg) + Style(bold=True) if i == top else p.muted
         item.append(f"{label} {fmt_num(ms)}", style=style)
-        legend.append(item)
-    local = float(getattr(b, "local_write_ms", 0.0) or 0.0)
-    mark = local_mark(p, local, total, bar_w)
-    return Group(head, bar, *wrap(legend, width), mark)
+        items.append(item)
+    return items
 
 
 def wrap(items: list[Text], width: int) -> list[Text]:
@@ -124,4 +140,4 @@ class BudgetPanel(Panel):
     """The commit-time budget bar."""
 
     render_view = staticmethod(render_budget)
-    needs = "oracle_waits"
+    needs = ORACLE_WAITS.name

@@ -5,21 +5,23 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.model import number
+from sgmon.fields import CPU
 from sgmon.tui.draw import graph_width, grid, pairs, spark_row, title
-from sgmon.tui.panels.base import Panel
+from sgmon.tui.panels.base import Panel, labelled
 from sgmon.tui.view import PaneView
 
-SHOWN = (("usr", "usr"), ("sys", "sys"), ("iowait", "iow"), ("steal", "stl"), ("idle", "idle"))
+SHOWN = labelled(CPU.usr, CPU.sys, (CPU.iowait, "iow"), (CPU.steal, "stl"), CPU.idle)
 TOP = 4
 """CPUs listed, busiest first (all of them when the panel is zoomed or wide)."""
+ALL = CPU.Rows.all.instance(None)
+"""The row of all CPUs together."""
 
 
 def busiest(view: PaneView) -> list[str]:
     """Per-CPU rows by busy share (100 - idle), the busiest first, as top's `1` view sorts."""
-    rows = view.rows("cpu")
-    cpus = [k for k in rows if k != "all"]
-    return sorted(cpus, key=lambda k: (number(rows[k].get("idle")) or 0.0, k))
+    rows = view.rows(CPU.name)
+    cpus = [k for k in rows if not CPU.Rows.all.matches(k)]
+    return sorted(cpus, key=lambda k: (CPU.idle.of(rows[k]) or 0.0, k))
 
 
 def render_cpu(view: PaneView, width: int) -> RenderableType:
@@ -28,18 +30,14 @@ def render_cpu(view: PaneView, width: int) -> RenderableType:
     p = view.palette
     cpus = busiest(view)
     head = title(p, "CPU", f"{len(cpus)} cpus" if cpus else "")
-    problem = view.collector_problem("cpu")
+    problem = view.collector_problem(CPU.name)
     if problem is not None:
         return Group(head, problem)
-    items = [(lab, view.cell("cpu", "all", f)) for f, lab in SHOWN]
-    items += [
-        ("runq", view.cell("cpu", "all", "runq_sz")),
-        ("load", view.cell("cpu", "all", "load1")),
-    ]
-    idle = view.judge("cpu", "idle")
+    items = [(lab, view.cell(f, ALL)) for f, lab in SHOWN]
+    items += [("runq", view.cell(CPU.runq_sz, ALL)), ("load", view.cell(CPU.load1, ALL))]
+    idle = view.judge(CPU.idle)
     busy = [
-        None if v is None else 100.0 - v
-        for v in view.series("cpu", "all", "idle", graph_width(width))
+        None if v is None else 100.0 - v for v in view.series(CPU.idle, ALL, graph_width(width))
     ]
     spark = spark_row(
         p,
@@ -48,10 +46,10 @@ def render_cpu(view: PaneView, width: int) -> RenderableType:
         width,
         lambda v: idle(100.0 - v),
         top=100.0,
-        highlighted=("cpu", "all", "idle") in view.highlight,
+        highlighted=view.marked(CPU.idle, ALL),
     )
     shown = cpus if width > 110 else cpus[:TOP]
-    rows = [[Text(c), *(view.cell("cpu", c, f) for f, _ in SHOWN)] for c in shown]
+    rows = [[Text(c), *(view.cell(f, c) for f, _ in SHOWN)] for c in shown]
     table = grid(p, ["busiest", *(lab for _, lab in SHOWN)], rows) if rows else []
     return Group(head, pairs(p, items), spark, *table)
 
@@ -60,4 +58,4 @@ class CpuPanel(Panel):
     """CPU shares, run queue, load, a busy % sparkline and the busiest CPUs."""
 
     render_view = staticmethod(render_cpu)
-    needs = "cpu"
+    needs = CPU.name

@@ -11,18 +11,22 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from sgmon.model import Event, Frame, number
+from sgmon.contract import Text as TextRef
+from sgmon.fields import ORACLE_DG
+from sgmon.model import Event, Frame
 from sgmon.tui.draw import AXIS_LEFT, pairs, runs, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
 EVENT_KINDS = ("log_switch", "role_change", "lgwr_slow_write", "remote_write_split")
+DB = ORACLE_DG.Rows.db.instance(None)
+"""The database's own row (role, protection, lags)."""
 
 
-def _text(view: PaneView, instance: str, name: str) -> str:
-    v = view.value("oracle_dg", instance, name)
-    return "" if v is None else str(v)
+def _text(view: PaneView, ref: TextRef, instance: str = DB) -> str:
+    """A text field of ``instance`` at the cursor, or nothing."""
+    return ref.at(view.frame, instance) or ""
 
 
 def transport_lag(view: PaneView) -> Text:
@@ -33,22 +37,19 @@ def transport_lag(view: PaneView) -> Text:
 def lag_value(view: PaneView) -> Text:
     """The transport lag, or ``unknown`` (as DGMGRL says) when V$DATAGUARD_STATS has no value:
     a stopped transport shows no growing lag, so a blank here would read as healthy."""
-    if view.value("oracle_dg", "db", "lag_unknown") == 1:
+    if view.value(ORACLE_DG.lag_unknown, DB) == 1:
         return Text("unknown", style=view.palette.sev("crit"))
-    return view.cell("oracle_dg", "db", "transport_lag")
+    return view.cell(ORACLE_DG.transport_lag, DB)
 
 
 def stale_datum(view: PaneView) -> Text:
     """`` datum N s old`` when the lags' datum is past its threshold (nothing arrives), else
     nothing."""
-    age = view.value("oracle_dg", "db", "datum_age")
-    if (
-        not isinstance(age, int | float)
-        or view.severity("oracle_dg", "db", "datum_age", age) == "ok"
-    ):
+    age = view.value(ORACLE_DG.datum_age, DB)
+    if not isinstance(age, int | float) or view.grade(ORACLE_DG.datum_age, DB, age) == "ok":
         return Text()
     text = Text(" datum ", style=view.palette.muted)
-    text.append_text(view.cell("oracle_dg", "db", "datum_age"))
+    text.append_text(view.cell(ORACLE_DG.datum_age, DB))
     text.append(" s old", style=view.palette.muted)
     return text
 
@@ -57,66 +58,88 @@ def render_dataguard(view: PaneView, width: int) -> RenderableType:
     """Role line, lags, one line per destination and per redo thread, then recent events."""
     p = view.palette
     head = title(p, "DATA GUARD")
-    problem = view.collector_problem("oracle_dg")
+    problem = view.collector_problem(ORACLE_DG.name)
     if problem is not None:
         return Group(head, problem)
-    rows = view.rows("oracle_dg")
-    role = " ".join(
-        x for x in (_text(view, "db", "db_unique_name"), _text(view, "db", "role")) if x
-    )
-    head.append(f"  {role}  {_text(view, 'db', 'protection_level')}", style=p.muted)
-    switchover = f"  switchover {_text(view, 'db', 'switchover_status')}"
-    if not switchover.endswith(" ") and head.cell_len + len(switchover) <= width:
-        # whether a switchover could run now; whole or not at all ("NOT ALLOWED" cut to "NOT")
-        head.append(switchover, style=p.muted)
-    parts: list[RenderableType] = [
-        head,
-        pairs(
-            p,
-            [
-                ("transport lag s", transport_lag(view)),
-                ("apply lag s", view.cell("oracle_dg", "db", "apply_lag")),
-                ("open", Text(_text(view, "db", "open_mode"))),
-            ],
-        ),
+    rows = view.rows(ORACLE_DG.name)
+    lags = [
+        ("transport lag s", transport_lag(view)),
+        ("apply lag s", view.cell(ORACLE_DG.apply_lag, DB)),
+        ("open", Text(_text(view, ORACLE_DG.open_mode))),
     ]
-    for inst in sorted(k for k in rows if k.startswith("dest_")):
-        line = Text(f" {inst} ", style=p.muted)
-        line.append(fit(_text(view, inst, "target"), 14, "middle") + " ")
-        line.append(f"{_text(view, inst, 'transmit_mode')} {_text(view, inst, 'affirm')} ")
-        # the states' colours are the judgement's (sgmon.grading.text_grade), as every cell's
-        if _text(view, inst, "status"):
-            line.append_text(view.cell("oracle_dg", inst, "status"))
-        if _text(view, inst, "gap_status"):
-            line.append(" ")
-            line.append_text(view.cell("oracle_dg", inst, "gap_status"))
-        line.append("  resp p99 ", style=p.muted)
-        resp = view.cell("oracle_dg", inst, "resp_p99")
-        if resp.plain != "-":  # a histogram bucket's upper bound, in seconds
-            resp = Text("≤", style=resp.style) + resp + Text(" s", style=p.muted)
-        line.append_text(resp)
-        if _text(view, inst, "error"):
-            line.append("  ")
-            line.append_text(view.cell("oracle_dg", inst, "error"))
-        parts.append(line)
-    threads = sorted(k for k in rows if k.startswith("thread_"))
-    for inst in threads:
-        cells = [
-            ("seq", view.cell("oracle_dg", inst, "sequence")),
-            ("switches/min", per_minute(view, inst)),
-            ("srl in use", view.cell("oracle_dg", inst, "srl_in_use")),
-        ]
-        if view.value("oracle_dg", inst, "thread_lag") is not None:  # a standby: this thread's
-            cells.append(("lag s", view.cell("oracle_dg", inst, "thread_lag")))
-        parts.append(Text(f" {inst} ", style=p.muted) + pairs(p, cells))
+    parts: list[RenderableType] = [role_line(view, head, width), pairs(p, lags)]
+    parts += [dest_line(view, inst) for inst in sorted(ORACLE_DG.Rows.dest.of(rows))]
+    threads = sorted(ORACLE_DG.Rows.thread.of(rows))
+    parts += [thread_line(view, inst) for inst in threads]
     if threads:
         parts.append(switch_marks(view, threads, width))
+    parts += event_lines(view, width)
+    return Group(*parts)
+
+
+def role_line(view: PaneView, head: Text, width: int) -> Text:
+    """The title with the database's name, role and protection level, and whether a
+    switchover could run now when that fits whole ("NOT ALLOWED" cut to "NOT" would mislead)."""
+    p = view.palette
+    said = (_text(view, ORACLE_DG.db_unique_name), _text(view, ORACLE_DG.role))
+    role = " ".join(x for x in said if x)
+    head.append(f"  {role}  {_text(view, ORACLE_DG.protection_level)}", style=p.muted)
+    switchover = f"  switchover {_text(view, ORACLE_DG.switchover_status)}"
+    if not switchover.endswith(" ") and head.cell_len + len(switchover) <= width:
+        head.append(switchover, style=p.muted)
+    return head
+
+
+def dest_line(view: PaneView, inst: str) -> Text:
+    """One destination: target, transport mode, status and gap, response p99, error."""
+    p = view.palette
+    line = Text(f" {inst} ", style=p.muted)
+    line.append(fit(_text(view, ORACLE_DG.target, inst), 14, "middle") + " ")
+    mode = _text(view, ORACLE_DG.transmit_mode, inst)
+    line.append(f"{mode} {_text(view, ORACLE_DG.affirm, inst)} ")
+    # the states' colours are the judgement's (sgmon.grading.text_grade), as every cell's
+    if _text(view, ORACLE_DG.status, inst):
+        line.append_text(view.cell(ORACLE_DG.status, inst))
+    if _text(view, ORACLE_DG.gap_status, inst):
+        line.append(" ")
+        line.append_text(view.cell(ORACLE_DG.gap_status, inst))
+    line.append("  resp p99 ", style=p.muted)
+    resp = view.cell(ORACLE_DG.resp_p99, inst)
+    if resp.plain != "-":  # a histogram bucket's upper bound, in seconds
+        resp = Text("≤", style=resp.style) + resp + Text(" s", style=p.muted)
+    line.append_text(resp)
+    if _text(view, ORACLE_DG.error, inst):
+        line.append("  ")
+        line.append_text(view.cell(ORACLE_DG.error, inst))
+    return line
+
+
+def thread_line(view: PaneView, inst: str) -> Text:
+    """One redo thread: sequence, switches a minute, standby logs in use, and on a standby
+    this thread's own lag."""
+    cells = [
+        ("seq", view.cell(ORACLE_DG.sequence, inst)),
+        ("switches/min", per_minute(view, inst)),
+        ("srl in use", view.cell(ORACLE_DG.srl_in_use, inst)),
+    ]
+    if view.value(ORACLE_DG.thread_lag, inst) is not None:  # a standby: this thread's
+        cells.append(("lag s", view.cell(ORACLE_DG.thread_lag, inst)))
+    return Text(f" {inst} ", style=view.palette.muted) + pairs(view.palette, cells)
+
+
+def event_lines(view: PaneView, width: int) -> list[Text]:
+    """The last three events of the window the panel lists, oldest first."""
     marked = view.memo.column(view.window, ("dg events",), _marked_events)
     events = [e for found in marked if found for e in found]
-    for e in events[-3:]:
-        stamp = time.strftime("%H:%M:%S", time.localtime(e.time))
-        parts.append(Text(fit(f" {stamp} {e.text}", max(20, width)), style=p.muted))
-    return Group(*parts)
+    return [
+        Text(fit(f" {_stamp(e)} {e.text}", max(20, width)), style=view.palette.muted)
+        for e in events[-3:]
+    ]
+
+
+def _stamp(e: Event) -> str:
+    """An event's local time of day."""
+    return time.strftime("%H:%M:%S", time.localtime(e.time))
 
 
 def per_minute(view: PaneView, inst: str) -> Text:
@@ -130,7 +153,7 @@ def per_minute(view: PaneView, inst: str) -> Text:
             n, seen = n + v, True
     if not seen:
         return Text("-", style=view.palette.muted)
-    return view.cell("oracle_dg", inst, "log_switches", value=n)
+    return view.cell(ORACLE_DG.log_switches, inst, value=n)
 
 
 def switch_marks(view: PaneView, threads: list[str], width: int) -> Text:
@@ -153,17 +176,17 @@ def _marked_events(frame: Frame) -> tuple[Event, ...]:
 
 def _switches(inst: str, frame: Frame) -> tuple[float, float | None]:
     """A frame's time and its log switches of one thread."""
-    v = frame.value("oracle_dg", inst, "log_switches")
+    v = ORACLE_DG.log_switches.raw_at(frame, inst)
     return frame.time, float(v) if isinstance(v, int | float) else None
 
 
 def _switched(threads: list[str], frame: Frame) -> bool:
     """Whether any thread switched logs in a frame's interval."""
-    return any((number(frame.value("oracle_dg", t, "log_switches")) or 0) > 0 for t in threads)
+    return any((ORACLE_DG.log_switches.at(frame, t) or 0) > 0 for t in threads)
 
 
 class DataGuardPanel(Panel):
     """Data Guard role, lags, destinations, log switches."""
 
     render_view = staticmethod(render_dataguard)
-    needs = "oracle_dg"
+    needs = ORACLE_DG.name

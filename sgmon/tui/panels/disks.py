@@ -6,38 +6,40 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from sgmon import buckets
-from sgmon.model import number
+from sgmon.contract import Num, Row
+from sgmon.fields import BIOLAT, DISK
 from sgmon.tui.draw import AXIS_LEFT, pairs, title
 from sgmon.tui.fit import fit
-from sgmon.tui.panels.base import Panel, table_with_spark
+from sgmon.tui.panels.base import Panel, labelled, table_with_spark
 from sgmon.tui.view import PaneView
 
-COLUMNS = (
-    ("r_s", "r/s"),
-    ("w_s", "w/s"),
-    ("wkb_s", "wkB/s"),
-    ("r_await", "r_await"),
-    ("w_await", "w_await"),
-    ("aqu_sz", "aqu-sz"),
-    ("svctm", "svctm"),
-    ("util", "%util"),
+COLUMNS = labelled(
+    (DISK.r_s, "r/s"),
+    (DISK.w_s, "w/s"),
+    (DISK.wkb_s, "wkB/s"),
+    DISK.r_await,
+    DISK.w_await,
+    (DISK.aqu_sz, "aqu-sz"),
+    DISK.svctm,
+    (DISK.util, "%util"),
 )
 TOP = 4
 """Devices listed besides the pinned ones (all of them when the panel is zoomed)."""
 
 
-def await_of(row: dict) -> float:
+def await_of(row: Row) -> float:
     """The worse of read and write await, the sort key."""
-    return max(float(row.get(k) or 0.0) for k in ("r_await", "w_await"))
+    return max(f.of(row) or 0.0 for f in (DISK.r_await, DISK.w_await))
 
 
-def _iops(row: dict) -> float:
-    return float(row.get("r_s") or 0.0) + float(row.get("w_s") or 0.0)
+def _iops(row: Row) -> float:
+    """Reads and writes a second, the next sort key."""
+    return (DISK.r_s.of(row) or 0.0) + (DISK.w_s.of(row) or 0.0)
 
 
 def ordered(view: PaneView, limit: int | None) -> list[str]:
     """Pinned devices first (in config order), then the rest by await, worst first."""
-    rows = view.rows("disk")
+    rows = view.rows(DISK.name)
     pinned = [d for d in view.pinned if d in rows and view.matches(d)]
     rest = sorted(
         (d for d in rows if d not in pinned and view.matches(d)),
@@ -51,15 +53,15 @@ def render_disks(view: PaneView, width: int) -> RenderableType:
     write await."""
     p = view.palette
     devs = ordered(view, None if width > 110 else TOP)
-    rows = view.rows("disk")
+    rows = view.rows(DISK.name)
     note = f"{len(devs)}/{len(rows)} by await, graph w_await"
     head = title(p, "DISKS", note)
-    problem = view.collector_problem("disk")
+    problem = view.collector_problem(DISK.name)
     if problem is not None:
         return Group(head, problem)
     leads = [Text(("*" if d in view.pinned else " ") + fit(d, 12, "middle")) for d in devs]
-    spark = ("w_await", fit(devs[0], AXIS_LEFT - 1, "middle") if devs else "")
-    table = table_with_spark(view, head, "disk", devs, leads, COLUMNS, spark, width)
+    spark = (DISK.w_await, fit(devs[0], AXIS_LEFT - 1, "middle") if devs else "")
+    table = table_with_spark(view, head, DISK.name, devs, leads, COLUMNS, spark, width)
     lat = latency_lines(view, devs)
     if not lat or not isinstance(table, Group):
         return table
@@ -71,19 +73,19 @@ def latency_lines(view: PaneView, devs: list[str]) -> list[Text]:
     mean; p99 and max are the I/Os a commit waited for), in Oracle's bucket names (<128ms)."""
     lines = []
     for d in devs:
-        if number(view.value("biolat", d, "p99")) is None:
+        if BIOLAT.p99.at(view.frame, d) is None:
             continue
-        cells = [(f, _bucket(view, d, f)) for f in ("p50", "p99", "max")]
-        cells.append(("I/Os", view.cell("biolat", d, "ios")))
+        cells = [(f.name, _bucket(view, d, f)) for f in (BIOLAT.p50, BIOLAT.p99, BIOLAT.max)]
+        cells.append(("I/Os", view.cell(BIOLAT.ios, d)))
         lead = Text(" " + fit(d, 12, "middle") + " ").append("I/O latency ", view.palette.muted)
         lines.append(lead.append_text(pairs(view.palette, cells)))
     return lines
 
 
-def _bucket(view: PaneView, dev: str, field: str) -> Text:
+def _bucket(view: PaneView, dev: str, field: Num) -> Text:
     """A percentile as the name of its bucket, styled as the dashboard styles the cell."""
-    v = number(view.value("biolat", dev, field))
-    cell = view.cell("biolat", dev, field)
+    v = field.at(view.frame, dev)
+    cell = view.cell(field, dev)
     out = Text("-" if v is None else buckets.name(buckets.exponent(v)))
     for span in cell.spans:
         out.stylize(span.style)
@@ -94,5 +96,5 @@ class DisksPanel(Panel):
     """Devices by await with the redo devices pinned."""
 
     render_view = staticmethod(render_disks)
-    needs = "disk"
-    filters = "disk"
+    needs = DISK.name
+    filters = DISK.name

@@ -27,7 +27,7 @@ from textual.strip import Strip
 
 from sgmon.tui.fit import fit_words
 from sgmon.tui.palette import Palette
-from sgmon.tui.panels.base import LineKey, line_key, to_strips
+from sgmon.tui.panels.lines import LineKey, line_key, to_strips
 
 
 def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = False) -> Text:
@@ -156,26 +156,34 @@ class FindingsPanel(ScrollView, can_focus=True):
             self._texts, self._items, self._width = [], [], width
         keep = self.highlighted_key()
         self._keys = [f.key for f in findings]
-        if findings:
-            texts = [render_finding(f, palette, width, f.key in self.expanded) for f in findings]
-        else:
-            texts = [Text(note or "no findings", style=palette.muted)]
+        texts = self._texts_of(findings, palette, note, width)
         keys = [line_key(t) for t in texts]
         known = dict(zip(self._texts, self._items, strict=True))
         items = [known.get(k) or self._strips(t, width) for k, t in zip(keys, texts, strict=True)]
-        same_shape = [len(s) for s in items] == [len(s) for s in self._items]
         old = self._items
-        changed = [i for i, s in enumerate(items) if i >= len(old) or s is not old[i]]
         self._texts, self._items = keys, items
         # a finding gone from the list leaves none highlighted (the app keeps marking its key
         # until another is picked, so it is marked again if it comes back)
         was = self._highlighted
         self._highlighted = self._keys.index(keep) if keep in self._keys else None
-        if same_shape:
+        if [len(s) for s in items] == [len(s) for s in old]:
+            changed = [i for i, s in enumerate(items) if i >= len(old) or s is not old[i]]
             for i in {*changed, was, self._highlighted}:
                 self._repaint(i)
-            return
-        self._lines = [(i, n) for i, s in enumerate(items) for n in range(len(s))]
+        else:
+            self._lay_out(width)
+
+    def _texts_of(
+        self, findings: Sequence[Any], palette: Palette, note: str, width: int
+    ) -> list[Text]:
+        """Each finding's text (all its evidence when expanded), or the note when none."""
+        if not findings:
+            return [Text(note or "no findings", style=palette.muted)]
+        return [render_finding(f, palette, width, f.key in self.expanded) for f in findings]
+
+    def _lay_out(self, width: int) -> None:
+        """Lay the list out again: a finding's number of lines changed, or the findings did."""
+        self._lines = [(i, n) for i, s in enumerate(self._items) for n in range(len(s))]
         self._first = [y for y, (_, n) in enumerate(self._lines) if n == 0]
         self.virtual_size = Size(width, len(self._lines))
         self.refresh()

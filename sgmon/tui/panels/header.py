@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.events import Resize
 
 from sgmon.tui.palette import Palette
-from sgmon.tui.panels.base import Lines, to_strips
+from sgmon.tui.panels.lines import Lines, to_strips
 from sgmon.units import fmt_num
 
 SKEW_SHOWN_MS = 20.0
@@ -62,19 +62,41 @@ def render_header(v: HeaderView, width: int = 160) -> Text:
     always, and the interval; then the hosts in order (the ones left out counted as ``+N
     hosts``), a warning that drawing is skipped, the protection mode and sgmon's own CPU."""
     p = v.palette
-    head = Text(f" {v.mode.upper()} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
-    head.append(clock(v.cursor))
-    if v.behind:
-        head.append(f" -{fmt_num(v.behind)}s", style=p.sev("warn"))
-    head.append("  ")
-    head.append(v.name, style=p.title)
+    head = _mode(v)
     hosts = [_host(h, p) for h in v.hosts]
     protection = Text(v.protection.lower(), style=p.muted) if v.protection else None
     every = Text(f"every {fmt_num(v.interval)}s", style=p.muted)
     skipped = Text(f"drawing skipped {v.skipped}/min", style=p.sev("warn")) if v.skipped else None
     cpu = Text(f"sgmon cpu {v.self_cpu:.1f}%", style=p.muted) if v.self_cpu is not None else None
     room = width - head.cell_len - every.cell_len - 2
-    kept: set[int] = {id(every)}
+    kept, more, room = _hosts_that_fit(hosts, room, p)
+    kept.add(id(every))
+    for extra in (skipped, protection, cpu):
+        if extra is not None and extra.cell_len + 2 <= room:
+            kept.add(id(extra))
+            room -= extra.cell_len + 2
+    order = [protection, *hosts, more, every, skipped, cpu]
+    shown = [part for part in order if part is not None and (id(part) in kept or part is more)]
+    return Text("  ").join([head, *(part for part in shown if part)])
+
+
+def _mode(v: HeaderView) -> Text:
+    """`` LIVE 10:31:02  name``: the mode, the cursor's time (how far behind the newest frame,
+    while paused) and the configuration's name."""
+    p = v.palette
+    head = Text(f" {v.mode.upper()} ", style=p.sev("ok" if v.mode == "live" else "warn") + p.title)
+    head.append(clock(v.cursor))
+    if v.behind:
+        head.append(f" -{fmt_num(v.behind)}s", style=p.sev("warn"))
+    head.append("  ")
+    head.append(v.name, style=p.title)
+    return head
+
+
+def _hosts_that_fit(hosts: list[Text], room: int, p: Palette) -> tuple[set[int], Text, int]:
+    """The hosts (by ``id``) that fit in ``room`` cells in order, leaving room for a ``+N
+    hosts`` after them when some do not; that note (empty when all fit), and the room left."""
+    kept: set[int] = set()
     more = Text()
     for i, part in enumerate(hosts):
         rest = len(hosts) - i - 1
@@ -85,13 +107,7 @@ def render_header(v: HeaderView, width: int = 160) -> Text:
             break
         kept.add(id(part))
         room -= part.cell_len + 2
-    for extra in (skipped, protection, cpu):
-        if extra is not None and extra.cell_len + 2 <= room:
-            kept.add(id(extra))
-            room -= extra.cell_len + 2
-    order = [protection, *hosts, more, every, skipped, cpu]
-    shown = [part for part in order if part is not None and (id(part) in kept or part is more)]
-    return Text("  ").join([head, *(part for part in shown if part)])
+    return kept, more, room
 
 
 def _host(h: HostState, p: Palette) -> Text:

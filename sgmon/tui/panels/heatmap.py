@@ -15,6 +15,7 @@ from rich.style import Style
 from rich.text import Text
 
 from sgmon import buckets, events
+from sgmon.fields import ORACLE_WAITS
 from sgmon.tui.draw import AXIS_LEFT, runs, title
 from sgmon.tui.palette import Palette
 from sgmon.tui.panels.base import Panel
@@ -81,7 +82,7 @@ def render_heatmap(view: PaneView, width: int) -> RenderableType:
     """Heatmaps of the first two commit-path events this host has."""
     p = view.palette
     head = title(p, "LATENCY HEATMAP", "ms buckets over time, colour = share of waits")
-    problem = view.collector_problem("oracle_waits")
+    problem = view.collector_problem(ORACLE_WAITS.name)
     if problem is not None:
         return Group(head, problem)
     present = [e for e in EVENTS if any(grid(view, e))]
@@ -89,7 +90,7 @@ def render_heatmap(view: PaneView, width: int) -> RenderableType:
         return Group(head, Text("  no histogram data yet", style=p.muted))
     parts: list[RenderableType] = [head]
     for e in present[:2]:
-        style = p.highlight if ("oracle_waits", e, "hist") in view.highlight else p.muted
+        style = p.highlight if view.marked(ORACLE_WAITS.hist, e) else p.muted
         parts.append(Text(f" {e}", style=style))
         parts.extend(render_event(view, e, width))
     return Group(*parts)
@@ -99,4 +100,4 @@ class HeatmapPanel(Panel):
     """Wait latency buckets over time."""
 
     render_view = staticmethod(render_heatmap)
-    needs = "oracle_waits"
+    needs = ORACLE_WAITS.name

@@ -11,6 +11,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from sgmon import buckets
+from sgmon.fields import ORACLE_WAITS
 from sgmon.model import Frame
 from sgmon.tui.draw import grid, title
 from sgmon.tui.fit import fit
@@ -25,7 +26,7 @@ def frame_shares(frame: Frame | None, event: str) -> list[float] | None:
     Not cached by frame: a cache holds its frames after the history has let them go.  The
     heatmap reads its window through the host's memo (``SeriesMemo``), which holds the
     window's frames only."""
-    value = frame.value("oracle_waits", event, "hist") if frame is not None else None
+    value = ORACLE_WAITS.hist.raw_at(frame, event)
     return buckets.shares(value) if isinstance(value, list) else None
 
 
@@ -46,7 +47,7 @@ def render_histogram(view: PaneView, width: int) -> RenderableType:
     """One row per event with a histogram, cells coloured by how far out the waits are."""
     p = view.palette
     head = title(p, "% OF WAITS", "this interval")
-    problem = view.collector_problem("oracle_waits")
+    problem = view.collector_problem(ORACLE_WAITS.name)
     if problem is not None:
         return Group(head, problem)
     rows_out = []
@@ -55,7 +56,7 @@ def render_histogram(view: PaneView, width: int) -> RenderableType:
         if sh is None:
             continue
         cells = []
-        lit = ("oracle_waits", e, "hist") in view.highlight
+        lit = view.marked(ORACLE_WAITS.hist, e)
         for i, s in enumerate(sh):
             if s <= 0:
                 cells.append(Text(""))
@@ -77,4 +78,4 @@ class HistogramPanel(Panel):
     """The live "% of waits" histogram of the current interval."""
 
     render_view = staticmethod(render_histogram)
-    needs = "oracle_waits"
+    needs = ORACLE_WAITS.name

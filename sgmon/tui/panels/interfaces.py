@@ -5,21 +5,21 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.model import number
+from sgmon.fields import NETDEV
 from sgmon.tui.draw import grid, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
 COLUMNS = (
-    ("rx_kb", "rxkB/s"),
-    ("tx_kb", "txkB/s"),
-    ("rx_pkt", "rxpk/s"),
-    ("tx_pkt", "txpk/s"),
-    ("rx_drop", "rxdrop"),
-    ("tx_drop", "txdrop"),
-    ("rx_err", "err"),
-    ("util", "%util"),
+    (NETDEV.rx_kb, "rxkB/s"),
+    (NETDEV.tx_kb, "txkB/s"),
+    (NETDEV.rx_pkt, "rxpk/s"),
+    (NETDEV.tx_pkt, "txpk/s"),
+    (NETDEV.rx_drop, "rxdrop"),
+    (NETDEV.tx_drop, "txdrop"),
+    (NETDEV.rx_err, "err"),
+    (NETDEV.util, "%util"),
 )
 TOP = 3
 
@@ -27,20 +27,17 @@ TOP = 3
 def render_interfaces(view: PaneView, width: int) -> RenderableType:
     """The busiest interfaces (all of them when zoomed) that pass the filter."""
     p = view.palette
-    rows = view.rows("netdev")
+    rows = view.rows(NETDEV.name)
     names = sorted(
         (n for n in rows if view.matches(n)),
-        key=lambda n: -sum(number(rows[n].get(k)) or 0.0 for k in ("rx_kb", "tx_kb")),
+        key=lambda n: -sum(f.of(rows[n]) or 0.0 for f in (NETDEV.rx_kb, NETDEV.tx_kb)),
     )
     shown = names if width > 110 else names[:TOP]
     head = title(p, "INTERFACES", f"{len(shown)}/{len(rows)} busiest")
-    problem = view.collector_problem("netdev")
+    problem = view.collector_problem(NETDEV.name)
     if problem is not None:
         return Group(head, problem)
-    rows_out = [
-        [Text(fit(n, 12, "middle")), *(view.cell("netdev", n, f) for f, _ in COLUMNS)]
-        for n in shown
-    ]
+    rows_out = [[Text(fit(n, 12, "middle")), *(view.cell(f, n) for f, _ in COLUMNS)] for n in shown]
     return Group(head, *grid(p, ["iface", *(lab for _, lab in COLUMNS)], rows_out))
 
 
@@ -48,5 +45,5 @@ class InterfacesPanel(Panel):
     """Interface throughput, errors and drops."""
 
     render_view = staticmethod(render_interfaces)
-    needs = "netdev"
-    filters = "netdev"
+    needs = NETDEV.name
+    filters = NETDEV.name

@@ -10,18 +10,18 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from sgmon.model import number
+from sgmon.fields import PROCS
 from sgmon.tui.draw import grid, title
 from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
 COLUMNS = (
-    ("cpu", "cpu%"),
-    ("runq", "runq ms/s"),
-    ("io_delay", "io ms/s"),
-    ("nvcsw", "preempt/s"),
-    ("write_kb", "wkB/s"),
+    (PROCS.cpu, "cpu%"),
+    (PROCS.runq, "runq ms/s"),
+    (PROCS.io_delay, "io ms/s"),
+    (PROCS.nvcsw, "preempt/s"),
+    (PROCS.write_kb, "wkB/s"),
 )
 PATH = ("LGWR", "LG", "NSS", "LNS", "RFS", "MRP", "PR", "TT")
 """Name prefixes in commit-path order (LG matches the LGnn workers)."""
@@ -30,11 +30,11 @@ TOP = 6
 
 def ordered(view: PaneView) -> list[str]:
     """The commit path's processes in chain order, then the others by CPU."""
-    rows = view.rows("procs")
+    rows = view.rows(PROCS.name)
 
     def key(name: str) -> tuple[int, float, str]:
         rank = next((i for i, p in enumerate(PATH) if name.startswith(p)), len(PATH))
-        return rank, -(number(rows[name].get("cpu")) or 0.0), name
+        return rank, -(PROCS.cpu.of(rows[name]) or 0.0), name
 
     return sorted((n for n in rows if view.matches(n)), key=key)
 
@@ -42,25 +42,23 @@ def ordered(view: PaneView) -> list[str]:
 def render_processes(view: PaneView, width: int) -> RenderableType:
     """One row per process: name, state (with wchan in D), then the columns."""
     p = view.palette
-    rows = view.rows("procs")
+    rows = view.rows(PROCS.name)
     names = ordered(view)
     shown = names if width > 110 else names[:TOP]
     head = title(p, "PROCESSES", f"{len(shown)}/{len(rows)} on the commit path")
-    problem = view.collector_problem("procs")
+    problem = view.collector_problem(PROCS.name)
     if problem is not None:
         return Group(head, problem)
     if not rows:
         return Group(head, Text("  no Oracle process found (ora_lgwr_<SID> ...)", p.muted))
     out = []
     for n in shown:
-        state = str(rows[n].get("state") or "")
-        wchan = rows[n].get("wchan")
+        state = str(PROCS.state.raw(rows[n]) or "")
+        wchan = PROCS.wchan.raw(rows[n])
         said = Text(fit(f"{state} {wchan}" if state == "D" and wchan else state, 10))
         if state == "D":
             said.stylize(p.sev("warn"))
-        out.append(
-            [Text(fit(n, 12, "middle")), said, *(view.cell("procs", n, f) for f, _ in COLUMNS)]
-        )
+        out.append([Text(fit(n, 12, "middle")), said, *(view.cell(f, n) for f, _ in COLUMNS)])
     return Group(head, *grid(p, ["process", "state", *(lab for _, lab in COLUMNS)], out))
 
 
@@ -68,5 +66,5 @@ class ProcessesPanel(Panel):
     """LGWR, NSS, RFS and their kin."""
 
     render_view = staticmethod(render_processes)
-    needs = "procs"
-    filters = "procs"
+    needs = PROCS.name
+    filters = PROCS.name

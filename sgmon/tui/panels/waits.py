@@ -5,19 +5,20 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from sgmon.contract import Row
 from sgmon.events import SHORT, SHOWN, STANDBY_REDO_IO
-from sgmon.model import number
+from sgmon.fields import ORACLE_WAITS
 from sgmon.tui.draw import title
 from sgmon.tui.fit import fit
-from sgmon.tui.panels.base import Panel, table_with_spark
+from sgmon.tui.panels.base import Panel, labelled, table_with_spark
 from sgmon.tui.view import PaneView
 
-COLUMNS = (
-    ("waits", "waits/s"),
-    ("avg", "avg"),
-    ("p50", "p50"),
-    ("p99", "p99"),
-    ("max_bucket", "max"),
+COLUMNS = labelled(
+    (ORACLE_WAITS.waits, "waits/s"),
+    ORACLE_WAITS.avg,
+    ORACLE_WAITS.p50,
+    ORACLE_WAITS.p99,
+    (ORACLE_WAITS.max_bucket, "max"),
 )
 TOP = 6
 
@@ -36,33 +37,37 @@ def events(view: PaneView) -> list[str]:
     only while they are waited on (each pane shows its own host's part of the chain)."""
     rows = {
         e: row
-        for e, row in view.rows("oracle_waits").items()
-        if not other_side(e, view.role) or number(row.get("waits"))
+        for e, row in view.rows(ORACLE_WAITS.name).items()
+        if not other_side(e, view.role) or ORACLE_WAITS.waits.of(row)
     }
     first = [e for e in SHOWN if e in rows]
-    rest = sorted(
-        (e for e in rows if e not in first),
-        key=lambda e: -(number(rows[e].get("waits")) or 0.0) * (number(rows[e].get("avg")) or 0.0),
-    )
+    rest = sorted((e for e in rows if e not in first), key=lambda e: -_time_waited(rows[e]))
     return first + rest
+
+
+def _time_waited(row: Row) -> float:
+    """Waits a second times their average: the time an event took, the others' sort key."""
+    return (ORACLE_WAITS.waits.of(row) or 0.0) * (ORACLE_WAITS.avg.of(row) or 0.0)
 
 
 def render_waits(view: PaneView, width: int) -> RenderableType:
     """The events table, then the first event's p99 on the shared time axis."""
     p = view.palette
     head = title(p, "WAIT EVENTS", "ms; p50 p99 max: under that bucket bound, as % OF WAITS")
-    problem = view.collector_problem("oracle_waits")
+    problem = view.collector_problem(ORACLE_WAITS.name)
     if problem is not None:
         return Group(head, problem)
     names = events(view)
     shown = names if width > 110 else names[:TOP]
     leads = [Text(fit(e, 23)) for e in shown]
-    spark = ("p99", f"{SHORT.get(names[0]) or fit(names[0], 5)} p99" if names else "")
-    return table_with_spark(view, head, "oracle_waits", shown, leads, COLUMNS, spark, width)
+    label = f"{SHORT.get(names[0]) or fit(names[0], 5)} p99" if names else ""
+    return table_with_spark(
+        view, head, ORACLE_WAITS.name, shown, leads, COLUMNS, (ORACLE_WAITS.p99, label), width
+    )
 
 
 class WaitsPanel(Panel):
     """Wait events with waits/s, avg, p50, p99."""
 
     render_view = staticmethod(render_waits)
-    needs = "oracle_waits"
+    needs = ORACLE_WAITS.name

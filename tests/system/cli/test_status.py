@@ -12,6 +12,7 @@ from sgmon.grading import Grader
 from sgmon.hosts.sim import SimSource
 from sgmon.judgement import Judge
 from sgmon.sinks.statefile import StatePublisher
+from sgmon.status import TMUX_COLOUR
 
 FORBIDDEN = (
     "textual", "rich", "psutil", "pyroute2", "oracledb", "prometheus_client", "argparse", "json",
@@ -41,7 +42,9 @@ def test_status_imports_nothing_heavy(tmp_path):
 
 def test_missing_and_garbage_state_give_a_dim_notice(tmp_path):
     r = _status(tmp_path / "nothing", "--format", "tmux")
-    assert r.returncode == 0 and r.stdout.startswith("#[fg=colour244]sgmon: no sgmon running")
+    assert r.returncode == 0 and r.stdout.startswith(
+        f"{TMUX_COLOUR['stale']}sgmon: no sgmon running"
+    )
     (tmp_path / "state-1.txt").write_text("{not a state")
     (tmp_path / f"state-{os.getpid()}.txt").write_text("sgmon-state 2 x y\nprimary\n")
     r = _status(tmp_path)
@@ -60,7 +63,9 @@ def test_line_from_the_simulated_pair_and_staleness(tmp_path):
     assert plain.startswith("P lfs ") and " | S " in plain, plain
     assert "rto 2" in plain and "aqu " in plain
     tmux = _status(tmp_path, "--format", "tmux").stdout
-    assert "#[fg=yellow]rto" in tmux or "#[fg=red,bold]rto" in tmux  # rto 200+ is a warning
+    assert (
+        f"{TMUX_COLOUR['warn']}rto" in tmux or f"{TMUX_COLOUR['crit']}rto" in tmux
+    )  # rto 200+ is a warning
     only = _status(tmp_path, "--host", "standby").stdout
     assert only.startswith("S ") and "|" not in only
     state = json.loads(_status(tmp_path, "--format", "json").stdout)

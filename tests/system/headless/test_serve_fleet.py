@@ -41,13 +41,26 @@ def _threads(pid: int) -> int:
     raise AssertionError("no Threads line")
 
 
+def _settled(pid: int, limit: float = 15.0) -> int:
+    """The process's thread count once it stopped changing for 2 s: the simulated source
+    starts its threads a few seconds after the first scrape is answered."""
+    deadline = time.monotonic() + limit
+    last, since = _threads(pid), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < 2.0:
+        time.sleep(0.2)
+        now = _threads(pid)
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+
+
 def test_backlog_and_bounded_workers(served: tuple[int, subprocess.Popen[bytes]]) -> None:
     port, proc = served
     ss = subprocess.run(
         ["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, timeout=10
     ).stdout.split()
     assert int(ss[2]) >= 1024, ss  # a listening socket's Send-Q is its backlog
-    before = _threads(proc.pid)
+    before = _settled(proc.pid)
     idle = []
     for _ in range(200):  # clients that connect and say nothing
         s = socket.create_connection(("127.0.0.1", port), timeout=5)

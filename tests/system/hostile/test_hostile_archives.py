@@ -164,6 +164,27 @@ def _not_gzip(root: Path) -> None:
     (root / HOST / "disk_20260921_13.csv.gz").write_bytes(random.Random(3).randbytes(5000))
 
 
+def _collectors_as_list(root: Path) -> None:
+    _meta(root, lambda m: m["hosts"][HOST].__setitem__("collectors", ["disk"]))
+
+
+def _format_999(root: Path) -> None:
+    _meta(root, lambda m: m.__setitem__("format", 999))
+
+
+def _host_not_listed(root: Path) -> None:
+    _meta(root, lambda m: m["hosts"].clear())
+
+
+def _utf8_cut(root: Path) -> None:
+    _insert(_table(root), 3, _row("2026-09-21T13:00:03.500+00:00")[:-3].encode() + b"\xc3")
+
+
+def _host_dir_is_a_file(root: Path) -> None:
+    shutil.rmtree(root / HOST)
+    (root / HOST).write_text("not a directory\n")
+
+
 # name -> (damage, rows of the base recording still there, what stderr must name)
 CASES: dict[str, tuple[Callable[[Path], None], int, str]] = {
     "cr-in-a-row": (_cr, TICKS - 1, "disk_"),
@@ -180,6 +201,11 @@ CASES: dict[str, tuple[Callable[[Path], None], int, str]] = {
     "meta-threshold-as-text-unit-as-number": (_text_threshold, 0, "meta.json"),
     "events-csv-is-a-fifo": (_events_fifo, TICKS, "events.csv"),
     "random-bytes-named-gz": (_not_gzip, TICKS, "disk_20260921_13.csv.gz"),
+    "meta-collectors-as-a-list": (_collectors_as_list, 0, "meta.json has no fields"),
+    "meta-format-999": (_format_999, TICKS, "format 999"),
+    "a-host-directory-meta-does-not-list": (_host_not_listed, 0, "does not list host"),
+    "a-row-cut-inside-a-utf-8-character": (_utf8_cut, TICKS, "disk_"),
+    "a-host-directory-that-is-a-file": (_host_dir_is_a_file, 0, "is not a directory"),
 }
 
 
@@ -271,3 +297,72 @@ def test_any_bytes_after_a_table_keep_its_rows(tmp_path_factory, junk):
     frames = src.frames(HOST)
     assert [f.time for f in frames[:3]] == [T0, T0 + 1, T0 + 2]
     src.problems()
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulated recording of the capped standby: check --from names it, crit."""
+    root = tmp_path_factory.mktemp("capped") / "arch"
+    r = sgmon("record", "--simulate", "standby-iops-cap", "--speed", "20", "--duration", "90s",
+              "--dir", str(root), "--quiet")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return root
+
+
+def _first_finding(r: subprocess.CompletedProcess[str]) -> str:
+    return r.stdout.splitlines()[1]
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda m: m["hosts"]["primary"].__setitem__("collectors", ["disk"]),
+        lambda m: m["hosts"].pop("standby"),
+        lambda m: m["hosts"]["standby"].pop("collectors"),
+    ],
+    ids=["primary-collectors-as-a-list", "standby-not-listed", "standby-without-collectors"],
+)
+def test_damaged_metadata_never_hides_a_host(capped: Path, tmp_path: Path, spoil) -> None:
+    """What the CSV files hold wins over meta.json: the finding of the undamaged archive is
+    found in the damaged one, with a note naming what meta.json lost."""
+    whole = sgmon("check", "--from", str(capped))
+    assert whole.returncode == 2, whole.stdout
+    root = tmp_path / "arch"
+    shutil.copytree(capped, root)
+    _meta(root, spoil)
+    r = sgmon("check", "--from", str(root))
+    assert "Traceback" not in r.stderr
+    assert r.returncode == whole.returncode, r.stdout + r.stderr
+    assert _first_finding(r) == _first_finding(whole)
+    assert "sgmon: meta.json" in r.stderr, r.stderr
+
+
+def test_an_unreadable_host_directory_is_left_out_with_a_note(capped: Path) -> None:
+    """As a user who may not read one host's directory (mode 000): the other host is read,
+    one line says why the first is not, and no command shows a traceback."""
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="sgmon-unreadable-"))
+    try:
+        root = top / "arch"
+        shutil.copytree(capped, root)
+        top.chmod(0o755)
+        for p in [root, *root.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        (root / "standby").chmod(0)
+        as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        for argv in (["check", "--from", str(root)], ["replay", str(root), "--summary"]):
+            r = subprocess.run(
+                [*as_nobody, sys.executable, "-m", "sgmon", *argv],
+                capture_output=True, text=True, timeout=120, cwd="/",
+                env={**os.environ, "HOME": "/nonexistent"},
+            )  # fmt: skip
+            assert "Traceback" not in r.stderr, r.stderr
+            assert (
+                "sgmon: host standby: its directory cannot be read (Permission denied); left out"
+                in r.stderr
+            ), r.stderr
+            assert "primary" in r.stdout
+    finally:
+        (top / "arch" / "standby").chmod(0o755)
+        shutil.rmtree(top)

@@ -11,10 +11,8 @@ import subprocess
 import pytest
 from kits.inet_diag import P1, P2, P3, P6
 
-from sgmon.readers.inet_diag import (
-    TCP_STATES,
-    InetDiag,
-)
+from sgmon.readers.inet_diag import InetDiag
+from sgmon.readers.tcp_info import TCP_STATES
 
 
 def _keys(socks) -> set[tuple[str, int, str, int]]:

@@ -36,7 +36,7 @@ from test_tcp_accuracy import SERVER
 
 from collectors.retrans import RetransCollector
 from sgmon.collector import Unavailable
-from sgmon.readers.inet_diag import TcpInfo, decode_tcp_info
+from sgmon.readers.tcp_info import TcpInfo, decode_tcp_info
 from sgmon.readers.tracefs import TRACEFS, TraceInstance, mount
 
 PORT = 1522

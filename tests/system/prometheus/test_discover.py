@@ -21,6 +21,7 @@ name = "PRODCFG"
 name = "prim1"
 role = "primary"
 ssh = "oracle@prim1.example.net"
+sgmon_path = "/opt/sgmon/bin/sgmon"
 [host.db]
 dsn = "prim1:1521/PROD"
 user = "c##sgmon"
@@ -134,6 +135,7 @@ def test_file_sd_output_keeps_a_member_that_went_missing(tmp_path):
     states = {g["labels"]["host"]: g["labels"]["member_state"] for g in groups}
     assert states == {"prim1": "unchecked", "stby1": "missing"}
     assert not list(tmp_path.glob(".sgmon-targets.json.*"))  # no temporary file left
+    assert out.stat().st_mode & 0o777 == 0o644  # Prometheus runs as its own user
     # stdout: the http_sd body; a config without hosts is one line
     r = _discover("--config", str(cfg), "--no-broker", cwd=tmp_path)
     assert json.loads(r.stdout)[0]["labels"]["dg_config"] == "PRODCFG"
@@ -158,3 +160,18 @@ def test_one_target_per_configuration_for_a_serve_that_watches_it(tmp_path):
     ]
     r = _discover("--config", str(cfg), "--serve", "a:1", "--serve", "b:2", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("sgmon: --serve")
+
+
+def test_no_target_where_no_serve_can_listen(tmp_path):
+    """A host watched over ssh with nothing installed runs no serve: it is no target (it
+    would be down forever), and one line says to run one serve for the configuration."""
+    cfg = tmp_path / "prod.toml"
+    cfg.write_text(CONFIG.replace('sgmon_path = "/opt/sgmon/bin/sgmon"\n', ""))
+    out = tmp_path / "targets.json"
+    r = _discover("--config", str(cfg), "--output", str(out), "--no-broker", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert [g["labels"]["host"] for g in json.loads(out.read_text())] == ["stby1"]
+    lines = r.stderr.strip().splitlines()
+    assert lines[0].startswith("sgmon: 1 targets in")
+    assert lines[1].startswith("sgmon: no target for prim1: watched over ssh with nothing")
+    assert "--serve" in lines[1]

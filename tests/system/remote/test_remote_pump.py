@@ -22,7 +22,7 @@ from sgmon.config import Config, DbConfig, HostConfig
 from sgmon.hosts.build import sources_from_config
 from sgmon.hosts.remote import PumpSource, RemoteSource
 from sgmon.model import Frame
-from sgmon.remote.mirror import PREFIX, Mirror
+from sgmon.remote.mirror import PREFIX, Mirror, Shipped
 from sgmon.sim.standin import StandIn
 
 REMOTE = REPO / "sgmon" / "remote" / "pump.py"
@@ -160,12 +160,12 @@ def test_the_pump_tails_the_traces(tmp_path: Path) -> None:
 def test_a_killed_sgmons_mirror_is_removed_by_the_next() -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
-    mine = Mirror("first")
+    mine = Mirror("first", Shipped())
     left = Path(mine.root).with_name(f"{PREFIX}{dead.pid}-far-abc")
     left.mkdir()
     (left / "stat").write_text("cpu 1 2 3\n")
     try:
-        second = Mirror("second")
+        second = Mirror("second", Shipped())
         assert not left.exists() and Path(mine.root).exists()  # ours is in use: kept
         second.close()
     finally:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nslab
 import pytest
+from kits.sshd import bare_python
 from test_remote_ssh import _keygen, _sshd, _wait, survive_a_cut
 
 from sgmon.config import Config, DbConfig, HostConfig
@@ -30,16 +31,6 @@ PORT = 46333
 PW = "H33_SSH_PW"
 PUMP = "-I -c import sys;b=sys.stdin.buffer;sys.version_info"
 """What the pump's command line holds (its bootstrap, unquoted: not ssh's command line)."""
-
-
-def _bare_python(tmp: Path) -> Path:
-    """A PATH directory whose python3 is the system one without its site directories: a host
-    where nothing was installed for sgmon."""
-    bindir = tmp / "bare-bin"
-    bindir.mkdir()
-    (bindir / "python3").write_text('#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
-    (bindir / "python3").chmod(0o755)
-    return bindir
 
 
 def _ssh_options(tmp: Path, key: Path) -> list[str]:
@@ -82,7 +73,7 @@ def lab(tmp_path: Path):
     key = tmp_path / "user_key"
     authorized = tmp_path / "authorized_keys"
     authorized.write_text(_keygen(key) + "\n")
-    bare = _bare_python(tmp_path)
+    bare = bare_python(tmp_path)
     with nslab.ns_pair("h33") as pair:
         procs = []
         try:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import nslab
 import pytest
+from kits.sshd import keygen as _keygen
+from kits.sshd import sshd
 
 from sgmon.config import HostConfig
 from sgmon.hosts.remote import RemoteSource
@@ -23,35 +25,12 @@ from sgmon.monitor import Monitor
 PORT = 46322
 
 
-def _keygen(path: Path) -> str:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True, timeout=20
-    )
-    return path.with_suffix(".pub").read_text().strip()
-
-
 def _sshd(
     pair: nslab.NsPair, side: str, ip: str, tmp: Path, authorized: Path, extra: str = "",
     port: int = PORT,
 ):  # fmt: skip
-    d = tmp / f"sshd_{side}"
-    d.mkdir()
-    _keygen(d / "host_key")
-    cfg = d / "sshd_config"
-    cfg.write_text(
-        f"Port {port}\nListenAddress {ip}\nHostKey {d / 'host_key'}\n{extra}"
-        f"AuthorizedKeysFile {authorized}\nPidFile none\nUsePAM no\nStrictModes no\n"
-        "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\nLogLevel ERROR\n"
-    )
-    Path("/run/sshd").mkdir(exist_ok=True)
-    proc = pair.popen(side, "/usr/sbin/sshd", "-D", "-e", "-f", str(cfg), stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while f":{port}" not in pair.run(side, "ss", "-Hltn", check=False):
-        assert proc.poll() is None and time.monotonic() < deadline, "sshd did not start"
-        time.sleep(0.1)
-    host_pub = (d / "host_key.pub").read_text().split()
-    return proc, f"[{ip}]:{port} {host_pub[0]} {host_pub[1]}\n"
+    ns = pair.a if side == "a" else pair.b
+    return sshd(ns, ip, port, tmp / f"sshd_{side}", authorized, extra)
 
 
 def _host(name: str, role: str, ip: str, client_ns: str, tmp: Path, user_key: Path) -> HostConfig:

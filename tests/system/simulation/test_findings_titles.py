@@ -22,6 +22,31 @@ INTERNALS = re.compile(
 )
 
 
+DANGLING = re.compile(
+    r"(?:\s|[,;:(\[-]|\b(?:and|or|the|a|an|of|to|in|on|at|by|with|but|still|hold|they|is|are))$"
+)
+"""How a text cut short ends: a blank, a comma, an open bracket, a word that needs another
+("...Fast Sync already keeps these writes out of commits, they still hold ")."""
+
+
+def whole(text: str) -> bool:
+    """Whether an advice, a title or an evidence line renders whole: it does not end cut short,
+    and its brackets and quotes close."""
+    return (
+        bool(text)
+        and not DANGLING.search(text)
+        and text.count("(") == text.count(")")
+        and text.count("[") == text.count("]")
+        and text.count('"') % 2 == 0
+    )
+
+
+def test_the_check_for_whole_text_catches_a_cut_advice() -> None:
+    assert not whole("Fast Sync already keeps these writes out of commits, they still hold ")
+    assert not whole("fix: give the standby (its SRLs")
+    assert whole('the route\'s rto_min (as in "A story about Data Guard and network latency")')
+
+
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_titles_carry_no_internals(scenario: str) -> None:
     pair = SimPair(scenario, seed=3, start=START, onset=20.0)
@@ -41,6 +66,8 @@ def test_titles_carry_no_internals(scenario: str) -> None:
         pair.close()
     bad = sorted(t for t in titles if INTERNALS.search(t))
     assert not bad, "\n".join(bad)
+    cut = sorted(t for t in titles | evidence if not whole(t))
+    assert not cut, "\n".join(cut)
     assert not any(re.search(r"\bseed \d|\b1 segments\b", e) for e in evidence), evidence
     missing = sorted(r for r in rules if f'<a id="{r}"></a>' not in RUNBOOKS)
     assert not missing, f"rules without a runbook in docs/findings.md: {missing}"

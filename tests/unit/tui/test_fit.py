@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sgmon.tui.fit import fit
+from sgmon.tui.layout import pane_hosts
 from sgmon.tui.pane import allot
 
 
@@ -25,3 +26,13 @@ def test_cited_panels_get_their_lines_first_and_the_rest_fold() -> None:
     assert given == [3, 3, 0, 12, 0]
     assert allot(sizes, [1, 0], 5) == [0, 4, 0, 0, 0]  # a part, title first, of the cited one
     assert allot(sizes, [1, 0], 3) == [0, 0, 0, 0, 0]  # two lines would be a bare header
+
+
+def test_the_panes_take_the_hosts_along_the_commit_path() -> None:
+    path = ["prod", "stby_b", "stby_a", "stby_c"]
+    assert pane_hosts(path, 2, None, "stby_a") == ["prod", "stby_b"]  # from the primary
+    assert pane_hosts(path, 3, "stby_a", None) == ["stby_a", "stby_c", "prod"]  # `s`, wrapping
+    assert pane_hosts(path, 1, None, "stby_c") == ["stby_c"]  # one pane: the top finding's host
+    assert pane_hosts(path, 1, "stby_b", "stby_c") == ["stby_b"]  # unless `s` picked one
+    assert pane_hosts(path, 1, "gone", "gone") == ["prod"]
+    assert pane_hosts(path[:1], 2, None, None) == ["prod"]

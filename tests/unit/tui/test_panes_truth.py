@@ -10,6 +10,7 @@ from rich.style import Style
 
 import themes
 from sgmon.config import Config
+from sgmon.fields import ORACLE_DG
 from sgmon.hosts import HostInfo
 from sgmon.judgement import Judge
 from sgmon.monitor import Monitor
@@ -173,7 +174,7 @@ def test_an_async_standbys_lag_is_no_worse_than_its_finding() -> None:
     view = timeline.glance(host, latest.time, PALETTE)
     lag = latest.value("oracle_dg", "db", "transport_lag")
     assert isinstance(lag, float | int) and lag >= 30  # past its crit limit of its own
-    assert view.severity("oracle_dg", "db", "transport_lag") == "warn"
+    assert view.grade(ORACLE_DG.transport_lag, "db") == "warn"
     head, _ = entry(view, place(host, feed.topology), None, (), finding)
     crit = Style.parse(str(PALETTE.sev("crit"))).color
     colours = [Style.parse(str(s.style)).color for s in head.spans]

@@ -14,17 +14,19 @@ from tuikit import START
 
 import themes
 from sgmon import buckets
+from sgmon.contract import Num
+from sgmon.fields import DISK, TCP
 from sgmon.grading import Grader
 from sgmon.model import CollectorResult, Field, Frame, Kind, Status
 from sgmon.sim import SimPair
 from sgmon.tui.draw import AXIS_LEFT, sparkline
 from sgmon.tui.palette import Palette
-from sgmon.tui.panels.base import to_strips
 from sgmon.tui.panels.budget import legs, render_budget
 from sgmon.tui.panels.dataguard import render_dataguard
 from sgmon.tui.panels.disks import ordered, render_disks
 from sgmon.tui.panels.heatmap import render_heatmap
 from sgmon.tui.panels.histogram import render_histogram
+from sgmon.tui.panels.lines import to_strips
 from sgmon.tui.panels.sockets import render_sockets
 from sgmon.tui.panels.waits import render_waits
 from sgmon.tui.view import PaneView, SeriesMemo
@@ -58,17 +60,20 @@ def declaring(collector: str, *fields: Field, overrides: dict | None = None) -> 
     return Grader(overrides, schema_of=lambda host: {collector: fields})
 
 
+AWAIT = Num("disk", "await")
+
+
 class Counted:
-    """A frame that counts how often its values are read."""
+    """A frame that counts how often its rows are read (a value is read from one row)."""
 
     reads = 0
 
     def __init__(self, t: float, v: object) -> None:
         self.t, self.v = t, v
 
-    def value(self, collector: str, instance: str, name: str) -> object:
+    def rows(self, collector: str) -> dict:
         Counted.reads += 1
-        return self.v if (collector, instance, name) == ("disk", "sda", "await") else None
+        return {"sda": {"await": self.v}} if collector == "disk" else {}
 
 
 def test_series_memo_reads_one_new_value_per_tick_and_never_a_stale_one() -> None:
@@ -77,7 +82,7 @@ def test_series_memo_reads_one_new_value_per_tick_and_never_a_stale_one() -> Non
     memo = SeriesMemo()
 
     def read(window: tuple) -> list[float | None]:
-        return memo.series(window, "disk", "sda", "await")
+        return memo.series(window, AWAIT, "sda")
 
     def truth(window: tuple) -> list[float | None]:
         return [float(f.v) if f and isinstance(f.v, int | float) else None for f in window]
@@ -91,7 +96,7 @@ def test_series_memo_reads_one_new_value_per_tick_and_never_a_stale_one() -> Non
         assert Counted.reads - before == (w[-1] is not None)
     assert read(windows[-1]) is read(windows[-1])  # the same window again: nothing read
     assert read(windows[1]) == truth(windows[1])  # the cursor jumped back
-    assert memo.series(windows[1], "disk", "sdb", "await") == [None] * 5  # another series
+    assert memo.series(windows[1], AWAIT, "sdb") == [None] * 5  # another series
 
 
 def test_series_memo_reads_one_new_value_while_the_window_grows() -> None:
@@ -101,7 +106,7 @@ def test_series_memo_reads_one_new_value_while_the_window_grows() -> None:
     Counted.reads = 0
     for n in range(1, len(frames) + 1):
         window = tuple(frames[:n])
-        assert memo.series(window, "disk", "sda", "await", 65) == [f.v for f in window]
+        assert memo.series(window, AWAIT, "sda", 65) == [f.v for f in window]
         assert Counted.reads == n
 
 
@@ -132,11 +137,11 @@ def test_static_thresholds_colour_values() -> None:
     w_await = Field("w_await", "ms", Kind.GAUGE, "", warn=10, crit=50)
     rows = {"sda": {"w_await": 60.0}, "sdb": {"w_await": 12.0}}
     v = view(frame(rows), grader=declaring("disk", w_await))
-    assert v.severity("disk", "sda", "w_await") == "crit"
-    assert v.severity("disk", "sdb", "w_await") == "warn"
-    assert v.cell("disk", "sda", "w_await").style == PALETTE.sev("crit")
+    assert v.grade(DISK.w_await, "sda") == "crit"
+    assert v.grade(DISK.w_await, "sdb") == "warn"
+    assert v.cell(DISK.w_await, "sda").style == PALETTE.sev("crit")
     relaxed = declaring("disk", w_await, overrides={"disk.w_await": {"crit": 100}})
-    assert view(frame(rows), grader=relaxed).severity("disk", "sda", "w_await") == "warn"
+    assert view(frame(rows), grader=relaxed).grade(DISK.w_await, "sda") == "warn"
 
 
 def test_outlier_from_analysis_outranks_thresholds_and_highlight_marks() -> None:
@@ -145,7 +150,7 @@ def test_outlier_from_analysis_outranks_thresholds_and_highlight_marks() -> None
     o = Outlier("h", *key, "crit", 204, None, "200 ms rto")
     state = AnalysisState(START, {o.key: o}, [], {})
     v = view(f, state=state, highlight=frozenset({key}))
-    cell = v.cell(*key)
+    cell = v.cell(TCP.rto, key[1])
     assert cell.style == PALETTE.sev("crit") + PALETTE.highlight
 
 

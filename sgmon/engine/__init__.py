@@ -21,19 +21,17 @@ samples, tests) hands the batch to a worker and waits, as the same watchdog woul
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
 
-from sgmon.collector import Collector, IdleMemory, RawRows, Unavailable, derive_moved
-from sgmon.model import CollectorResult, Event, Frame, Rows, Schema, Status
+from sgmon.collector import Collector
+from sgmon.engine.alarm import Alarm
+from sgmon.engine.workers import Runner, Tick, Worker, new_signal, wake
+from sgmon.model import CollectorResult, Event, Frame, Schema, Status
 from sgmon.units import MAX_INTERVAL, MIN_INTERVAL
 
 
@@ -49,239 +47,6 @@ def check_interval(seconds: float) -> float:
 def next_boundary(now: float, interval: float) -> float:
     """The next wall-clock multiple of ``interval`` strictly after ``now``."""
     return (math.floor(now / interval + 1e-9) + 1) * interval
-
-
-@dataclass(slots=True)
-class _Sample:
-    rows: Rows | None  # derived
-    duration_ms: float
-    error: str | None
-    unavailable: bool = False
-
-
-class _Runner:
-    """One collector's state across ticks: busy, opened, its last result."""
-
-    def __init__(self, collector: Collector, clock: Callable[[], float] = time.monotonic) -> None:
-        self.collector = collector
-        self.clock = clock
-        """When a sample was read: the time its rates span (see ``Engine``'s ``clock``)."""
-        self.busy = False
-        self.unavailable: str | None = None
-        self.opened = False
-        self.result: _Sample | None = None
-        self.prev: tuple[RawRows, float] | None = None
-        """The last raw sample that derived, with its monotonic time: rates span the real time
-        between two successful samples, whatever was skipped."""
-        self.idle: IdleMemory = {}
-        """The figures of the instances whose raw rows the collector kept (``derive_moved``)."""
-        self.busy_since = 0.0
-        self.done = _signal()
-        """Released when the claimed sample has a result."""
-        self.own = _Worker(f"sgmon-{collector.name}") if collector.solo else None
-        """The worker of a ``solo`` collector; None for those on the shared worker."""
-
-    def claim(self) -> bool:
-        """Mark the collector as asked for one sample; False while the last one is running."""
-        if self.busy or self.unavailable:
-            return False
-        self.busy = True
-        self.busy_since = time.monotonic()
-        self.result = None
-        self.done.acquire(blocking=False)  # not signalled until this sample's result
-        return True
-
-    def run_once(self) -> None:
-        """Open if needed, sample and derive (here, while the raw rows are fresh in the
-        cache), keep the result; never raises."""
-        t0 = time.perf_counter()
-        rows: Rows | None = None
-        err: str | None = None
-        unavailable = False
-        c = self.collector
-        try:
-            if not self.opened:
-                c.open()
-                self.opened = True
-            raw = c.sample()
-            mono = self.clock()
-        except Unavailable as e:
-            err, unavailable = str(e), True
-        except Exception as e:  # a failing source never stops the engine
-            err = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-        else:
-            prev = self.prev
-            try:
-                dt = mono - prev[1] if prev else 0.0
-                rows = derive_moved(c, prev[0] if prev else None, raw, dt, self.idle)
-                self.prev = (raw, mono)
-            except Exception as e:
-                err = f"derive: {e}"
-        self.result = _Sample(rows, (time.perf_counter() - t0) * 1000, err, unavailable)
-        if unavailable:
-            self.unavailable = err
-        self.busy = False
-        _wake(self.done)
-
-    def close(self) -> None:
-        """Close the collector if it was opened (on its worker's thread)."""
-        if self.opened:
-            self.opened = False
-            with contextlib.suppress(Exception):  # closing is best effort
-                self.collector.close()
-
-
-class _Worker:
-    """A thread that runs batches of collectors in order: handed to it (``submit``, for ``tick``)
-    or as ``run``'s ticker (``target``).  At the end it closes the collectors it was given."""
-
-    def __init__(self, name: str, target: Callable[[_Worker], None] | None = None) -> None:
-        self.current: _Runner | None = None
-        self.retired = False
-        self.batch: list[_Runner] = []
-        self.tick: _Tick | None = None
-        """The tick whose batch runs here (the ticker's), for a watchdog that finishes it."""
-        self.lock = threading.Lock()
-        """Guards current, retired and batch: who retires the worker knows exactly which of the
-        batch it never started, and a retired worker never starts another or emits."""
-        self._go = _signal()
-        self.finished = _signal()
-        """Released when the submitted batch has run: the tick waits on this one signal rather
-        than on each collector's, so the worker and the tick hand the GIL over once, not once
-        per collector."""
-        self._closing: list[_Runner] | None = None
-        self._thread = threading.Thread(
-            target=target or _Worker._loop, args=(self,), name=name, daemon=True
-        )
-        self._thread.start()
-
-    def submit(self, batch: list[_Runner]) -> None:
-        """Run these claimed collectors, in order."""
-        self.batch = batch
-        self.finished.acquire(blocking=False)  # a late batch's signal is not this one's
-        _wake(self._go)
-
-    def run_batch(self, batch: list[_Runner]) -> bool:
-        """Run the claimed collectors in order; False if retired before the last one ended."""
-        self.batch = batch
-        for r in batch:
-            with self.lock:
-                if self.retired or self._closing is not None:
-                    return False
-                self.current = r
-            r.run_once()
-        with self.lock:
-            self.current = None
-            return not self.retired
-
-    def retire(self, running: _Runner | None = None) -> list[_Runner] | None:
-        """Stop after the running collector, if one runs (``running``, when given); return the
-        claimed ones it never started, or None when it was not inside that collector (the
-        batch ended meanwhile) and is not retired."""
-        with self.lock:
-            current = self.current
-            if current is None or (running is not None and current is not running):
-                return None
-            self.retired = True
-            return [r for r in self.batch if r is not current and r.busy and r.result is None]
-
-    def _loop(self) -> None:
-        while True:
-            self._go.acquire()
-            if self._closing is None and not self.retired:
-                self.run_batch(self.batch)
-            _wake(self.finished)
-            if self._closing is not None:
-                for r in self._closing:
-                    r.close()
-                return
-            if self.retired:
-                return
-
-    def alive(self) -> bool:
-        """Whether the thread still runs (a retired one ends when its hung read returns)."""
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread to end."""
-        self._thread.join(timeout)
-
-    def close(self, runners: list[_Runner], join: float = 1.0) -> None:
-        """Close the runners' collectors on this thread, then end it."""
-        self._closing = runners
-        _wake(self._go)
-        self._thread.join(join)
-
-
-def _signal() -> threading.Lock:
-    """A lock used as a signal with one waiter, held while not signalled: its release and
-    timed acquire are one C call each, where an Event's run a Condition's Python code."""
-    lock = threading.Lock()
-    lock.acquire()
-    return lock
-
-
-def _wake(signal: threading.Lock) -> None:
-    """Signal, unless already signalled and not yet taken."""
-    with contextlib.suppress(RuntimeError):  # release of an unlocked lock
-        signal.release()
-
-
-class _Tick(NamedTuple):
-    """One tick under way: its frame time, its monotonic start, who was asked, the shared batch."""
-
-    time: float
-    start: float
-    requested: dict[str, bool]
-    shared: list[_Runner]
-
-
-class _Timespec(ctypes.Structure):
-    _fields_ = (("sec", ctypes.c_long), ("nsec", ctypes.c_long))
-
-
-class _Itimerspec(ctypes.Structure):
-    _fields_ = (("interval", _Timespec), ("value", _Timespec))
-
-
-_CLOCK_MONOTONIC, _TFD_TIMER_ABSTIME = 1, 1
-
-
-class _Alarm:
-    """A one-shot timer file on the monotonic clock (timerfd(2), through libc: os.timerfd_*
-    came in Python 3.13).  The ticker arms it before a batch and disarms it after, one system
-    call each and no thread wake; the watchdog blocks reading it, so it wakes only for a batch
-    that overran."""
-
-    def __init__(self) -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        self.fd = libc.timerfd_create(_CLOCK_MONOTONIC, os.O_CLOEXEC)
-        if self.fd < 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"timerfd_create: {os.strerror(err)}")
-        self._settime = libc.timerfd_settime
-        self._spec = _Itimerspec()
-        self._ref = ctypes.byref(self._spec)
-
-    def arm(self, at: float | None) -> None:
-        """Fire at time.monotonic() ``at`` (at once if it is past); None disarms."""
-        value = self._spec.value
-        if at is None:
-            value.sec = value.nsec = 0  # an all-zero value disarms
-        else:
-            value.sec = int(at)
-            value.nsec = int((at - value.sec) * 1e9)
-        if self._settime(self.fd, _TFD_TIMER_ABSTIME, self._ref, None) < 0:
-            err = ctypes.get_errno()  # a closed timer: without it no hang would be caught
-            raise OSError(err, f"timerfd_settime: {os.strerror(err)}")
-
-    def wait(self) -> None:
-        """Block until the timer fires."""
-        os.read(self.fd, 8)
-
-    def close(self) -> None:
-        """Release the timer file."""
-        os.close(self.fd)
 
 
 @dataclass(slots=True)
@@ -323,11 +88,11 @@ class Engine:
         self.interval = check_interval(interval)
         self.host = host
         self.role = role
-        self._runners = [_Runner(c, clock) for c in collectors]
-        self._shared = _Worker("sgmon-collect")
-        self._retired: list[_Worker] = []
-        self._ticker: _Worker | None = None
-        self._alarm: _Alarm | None = None
+        self._runners = [Runner(c, clock) for c in collectors]
+        self._shared = Worker("sgmon-collect")
+        self._retired: list[Worker] = []
+        self._ticker: Worker | None = None
+        self._alarm: Alarm | None = None
         self._seq = 0
         self._carried: list[Event] = []
         """The priming tick's events: its frame is not emitted, its events are (a trace read
@@ -359,7 +124,7 @@ class Engine:
             self._shared.finished.acquire(timeout=max(0.0, t.start + first - time.monotonic()))
         return self._frame(t)
 
-    def _start(self, tick_time: float) -> _Tick:
+    def _start(self, tick_time: float) -> Tick:
         """Claim every idle collector and hand the solo ones to their threads."""
         start = time.monotonic()
         requested = {r.collector.name: r.claim() for r in self._runners}
@@ -370,9 +135,9 @@ class Engine:
                     shared.append(r)
                 else:
                     r.own.submit([r])
-        return _Tick(tick_time, start, requested, shared)
+        return Tick(tick_time, start, requested, shared)
 
-    def _frame(self, t: _Tick) -> Frame:
+    def _frame(self, t: Tick) -> Frame:
         """The tick's frame: each collector's rows, or why it has none (waiting for each until
         its bound)."""
         results: dict[str, CollectorResult] = {}
@@ -432,11 +197,11 @@ class Engine:
         left = w.retire()
         if left is not None:
             self._retire(w)
-            self._shared = _Worker("sgmon-collect")
+            self._shared = Worker("sgmon-collect")
             if left:
                 self._shared.submit(left)
 
-    def _retire(self, w: _Worker) -> None:
+    def _retire(self, w: Worker) -> None:
         self._retired = [x for x in self._retired if x.alive()] + [w]
 
     def run(
@@ -457,13 +222,13 @@ class Engine:
         end = None if duration is None else time.monotonic() + duration
         self._carried = list(self.tick().events)  # prime: its rates are unknown, its events not
         if self._alarm is None:
-            self._alarm = _Alarm()
-        run = _Run(emit, end, _signal())
+            self._alarm = Alarm()
+        run = _Run(emit, end, new_signal())
         watchdog = threading.Thread(
             target=self._watch, args=(run,), name="sgmon-watchdog", daemon=True
         )
         watchdog.start()
-        self._ticker = _Worker("sgmon-tick", lambda w: self._tick_loop(w, run))
+        self._ticker = Worker("sgmon-tick", lambda w: self._tick_loop(w, run))
         try:
             while not run.over and not stop.wait(self._poll(run)):
                 pass
@@ -483,7 +248,7 @@ class Engine:
         under way is finished and emitted, unless a collector holds it past every bound: then
         the ticker is retired and will neither start another collector nor emit."""
         run.quitting = True
-        _wake(run.wake)
+        wake(run.wake)
         assert self._alarm is not None
         self._alarm.arm(time.monotonic())  # wakes the watchdog, which sees quitting
         watchdog.join()
@@ -495,7 +260,7 @@ class Engine:
             else:
                 w.join()  # it is emitting the tick it collected
 
-    def _tick_loop(self, w: _Worker, run: _Run, resume: tuple[_Tick, list[_Runner]] | None = None):
+    def _tick_loop(self, w: Worker, run: _Run, resume: tuple[Tick, list[Runner]] | None = None):
         """The ticker: sleep to the boundary, run the shared batch here, emit the frame; on
         ``resume``, first finish a tick a retired ticker left."""
         try:
@@ -536,7 +301,7 @@ class Engine:
             if run.wake.acquire(timeout=min(target - now, self.interval)) or run.quitting:
                 return None
 
-    def _finish(self, w: _Worker, run: _Run, t: _Tick, batch: list[_Runner]) -> bool:
+    def _finish(self, w: Worker, run: _Run, t: Tick, batch: list[Runner]) -> bool:
         """Run the batch under the watchdog's alarm and emit the tick's frame; False when the
         watchdog retired this ticker (it finishes the tick on a fresh one)."""
         alarm = self._alarm
@@ -574,9 +339,7 @@ class Engine:
             if left is None:
                 continue  # it returned meanwhile
             self._retire(w)
-            self._ticker = _Worker(
-                "sgmon-tick", partial(self._tick_loop, run=run, resume=(t, left))
-            )
+            self._ticker = Worker("sgmon-tick", partial(self._tick_loop, run=run, resume=(t, left)))
 
     def close(self) -> None:
         """Close the collectors, each on the thread that opened it, and end the workers."""

@@ -1,0 +1,201 @@
+"""An OSWatcher file's reports: its ``zzz`` blocks, each report at its own time (see the
+package docstring on the layouts), a file cut short losing only what the cut went through."""
+
+from __future__ import annotations
+
+import bz2
+import calendar
+import re
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from sgmon.model import Rows
+from sgmon.readers.regular import read_regular
+
+ZZZ = re.compile(r"^zzz ?\**(.*)$")
+DATE = re.compile(r"\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d{1,2}:\d\d:\d\d)\s+(?:(\S+)\s+)?(\d{4})")
+INTERVAL = re.compile(r"Sample interval:\s*(\d+(?:\.\d+)?)\s*sec", re.I)
+"""An Exadata cell's ``zzz`` line names the step of the run that follows (sic ``secconds``)."""
+SAME_SNAPSHOT = 5.0
+"""Blocks of different tools stamped within this many seconds belong to one snapshot (a tool's
+second block starts the next one)."""
+
+
+@dataclass
+class Block:
+    """One report of a tool: its time, tool, and the collector rows parsed from it.
+
+    A ``zzz`` block holds one report (the classic layout) or a whole run of them (Exadata
+    cells: one ``zzz`` then an hour of ``iostat -t -x 5 720``); each report's own time comes
+    from its sub-stamp (``tod``, seconds after midnight of the wall clock the ``zzz`` line is
+    in) or, for a tool that prints none, its place in the run (``offset`` seconds after the
+    ``zzz`` line)."""
+
+    t: float
+    tool: str
+    rows: dict[str, Rows] = field(default_factory=dict)
+    counters: dict[str, dict[str, float]] = field(default_factory=dict)
+    """netstat's cumulative counters (instance -> field -> count), turned into rates later."""
+    tod: float | None = None
+    offset: float = 0.0
+    since_boot: bool = False
+    """The first report of a run whose tool's banner is in the block: averages since boot."""
+
+
+Parser = Callable[[list[str], float | None], list[Block]]
+"""A tool's block parser: its reports in a block's lines, given the run's sample interval."""
+
+
+def _text(path: Path, notes: list[str]) -> str:
+    """The file's text; a compressed stream cut short gives what it held, with a note."""
+    try:
+        raw = read_regular(path)  # a FIFO among the files is refused, not waited on
+    except OSError as e:
+        notes.append(f"{path}: unreadable ({e.strerror})")
+        return ""
+    if path.suffix not in (".gz", ".bz2"):
+        return raw.decode("utf-8", "replace")
+    data, whole = bytearray(), False
+    try:
+        while raw:  # a file may hold several streams (gzip members, bzip2 streams)
+            d = zlib.decompressobj(wbits=31) if path.suffix == ".gz" else bz2.BZ2Decompressor()
+            data += d.decompress(raw)
+            whole, raw = d.eof, d.unused_data
+            if not whole:
+                break
+    except (zlib.error, OSError, ValueError) as e:
+        notes.append(f"{path}: not a readable {path.suffix[1:]} file ({e})")
+        return ""
+    text = data.decode("utf-8", "replace")
+    if whole:
+        return text
+    notes.append(f"{path}: compressed stream cut short; its last report dropped, the rest kept")
+    return text[: text.rfind("\n") + 1]  # whole lines: the last report goes in blocks
+
+
+def blocks(
+    path: Path,
+    parse: Parser,
+    zone: ZoneInfo | None,
+    abbrs: set[str],
+    notes: list[str],
+    booted: list[Path],
+) -> Iterator[Block]:
+    """The file's reports, each at its own time.  A file cut short (a torn last line, a cut
+    compressed stream) loses the last report of its last block, which the cut may have gone
+    through (a classic block holds one report; an Exadata cell's, an hour of them), with one
+    note; other unparsable blocks are counted in one note, and a file whose continuous run
+    began with a since-boot report (skipped) goes to ``booted``."""
+    chunks, torn, cut = _chunks(path, notes)
+    bad: list[str] = []
+    boot = 0
+    for i, (stamp, lines) in enumerate(chunks):
+        last = i == len(chunks) - 1
+        when = _when(stamp, zone, abbrs)
+        step = _sample_interval(stamp)
+        reports = parse(lines, step) if when is not None else []
+        if last and (torn or cut):
+            reports = _uncut(reports, torn, f"{path}: last block ({stamp})", notes)
+        elif not reports:
+            if last:
+                notes.append(f"{path}: last block ({stamp}) incomplete; dropped, the rest kept")
+            else:
+                bad.append(stamp)
+            continue
+        if when is None or not reports:
+            continue  # the last block, cut short, had no report to spare
+        kept = _timed(reports, when, step)
+        boot += sum(r.since_boot for r in reports) if not kept[0].since_boot else 0
+        yield from kept
+    if bad:
+        notes.append(f"{path}: {len(bad)} block(s) not readable, first at {bad[0]!r}; skipped")
+    if boot:
+        booted.append(path)
+
+
+def _chunks(path: Path, notes: list[str]) -> tuple[list[tuple[str, list[str]]], bool, bool]:
+    """The file's ``zzz`` blocks, and whether it was cut short mid-line (``torn``: its torn
+    line left out) or in a compressed stream (``cut``, noted as it was read)."""
+    before = len(notes)
+    text = _text(path, notes)
+    cut = len(notes) > before
+    torn = bool(text) and not text.endswith("\n") and not cut
+    chunks = _split(text)
+    if torn and chunks:  # the torn line is no report's
+        chunks[-1] = (chunks[-1][0], chunks[-1][1][:-1])
+    return chunks, torn, cut
+
+
+def _uncut(reports: list[Block], torn: bool, block: str, notes: list[str]) -> list[Block]:
+    """A file's last block cut short: its reports but the last one, which the cut may have
+    gone through; a cut mid-line is noted (a cut compressed stream was, as it was read)."""
+    if torn:
+        what = "its last report dropped" if reports[:-1] else "dropped"
+        notes.append(f"{block} cut mid-line; {what}, the rest kept")
+    return reports[:-1]
+
+
+def _timed(reports: list[Block], when: tuple[float, float], step: float | None) -> list[Block]:
+    """The reports a block keeps, each at its time: those over an interval (one since boot is
+    kept only when it is all there is); a block that states no sample interval and spans at
+    most ``SAME_SNAPSHOT`` (``tool 1 3``) stands for one snapshot, its last 1 s report."""
+    t0, tod0 = when
+    kept = [r for r in reports if not r.since_boot] or reports[-1:]
+    at = [_at(r, t0, tod0) for r in kept]
+    if len(kept) > 1 and step is None and max(at) - min(at) <= SAME_SNAPSHOT:
+        kept, at = kept[-1:], at[-1:]
+    for r, t in zip(kept, at, strict=True):
+        r.t = t
+    return kept
+
+
+def _at(r: Block, t0: float, tod0: float) -> float:
+    """A report's epoch time: its sub-stamp's time of day after the ``zzz`` line's (a run
+    that passes midnight goes on into the next day), else its place in the run."""
+    if r.tod is None:
+        return t0 + r.offset
+    return t0 + (r.tod - tod0) % 86400
+
+
+def _split(text: str) -> list[tuple[str, list[str]]]:
+    """``zzz`` blocks: (the date text, the lines up to the next one)."""
+    out: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        m = ZZZ.match(line)
+        if m:
+            out.append((m.group(1).strip(), []))
+        elif out:
+            out[-1][1].append(line)
+    return out
+
+
+def _when(stamp: str, zone: ZoneInfo | None, abbrs: set[str]) -> tuple[float, float] | None:
+    """``Mon Nov 24 11:00:05 UTC 2026`` -> (epoch seconds, seconds after midnight on the
+    host's clock); see the module docstring on zones."""
+    m = DATE.search(stamp)
+    if not m:
+        return None
+    mon, day, hms, abbr, year = m.groups()
+    try:
+        st = time.strptime(f"{year} {mon} {day} {hms}", "%Y %b %d %H:%M:%S")
+    except ValueError:
+        return None
+    if abbr:
+        abbrs.add(abbr)
+    tod = st.tm_hour * 3600.0 + st.tm_min * 60 + st.tm_sec
+    if zone is not None:
+        return datetime(*st[:6], tzinfo=zone).timestamp(), tod
+    if abbr in ("UTC", "GMT", "Z"):
+        return float(calendar.timegm(st)), tod
+    return time.mktime(st), tod
+
+
+def _sample_interval(stamp: str) -> float | None:
+    """The step a continuous run's ``zzz`` line states (``Sample interval: 5 secconds``)."""
+    m = INTERVAL.search(stamp)
+    return float(m.group(1)) if m else None

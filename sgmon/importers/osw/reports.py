@@ -1,0 +1,368 @@
+"""The reports of each tool OSWatcher runs, on the live collectors' fields (see the package
+docstring for what is taken from each)."""
+
+from __future__ import annotations
+
+import re
+
+from sgmon.importers.osw.files import Block
+from sgmon.model import Rows, Value
+
+SUBSTAMP = re.compile(
+    r"^(?:Time: |\d\d/\d\d/\d{2,4} |\d{4}-\d\d-\d\dT)"
+    r"(\d\d):(\d\d):(\d\d)(?:[+-]\d{4}|Z)?(?:\s+([AP]M))?$"
+)
+"""``iostat -t``'s report stamp: sysstat < 8's ``Time: 11:01:52``, later ones' locale date and
+time (``02/29/12 11:01:52``, ``02/29/2012 11:01:52 AM``), or ``S_TIME_FORMAT=ISO``'s."""
+BANNER = re.compile(r"^\w+ \S+ \([^)]*\)\s")
+"""The first line of a sysstat tool's run (``Linux 2.6.18-194.el5 (cel01) 02/29/12``): the
+report after it holds the averages since boot."""
+CLOCK = re.compile(r"^(\d\d):(\d\d):(\d\d)(?:\s+([AP]M))?\s")
+"""An mpstat report header's time of day (``11:01:57 AM  CPU  %usr ...``)."""
+TOP_HEAD = re.compile(r"^top - (\d\d):(\d\d):(\d\d) ")
+LOAD = re.compile(r"load average: ([\d.,]+),? ([\d.,]+),? ([\d.,]+)")
+TOP_PCT = re.compile(r"([\d.]+)\s*%?\s*(us|sy|ni|id|wa|hi|si|st)\b")
+TOP_COUNT = re.compile(r"([\d.]+)[kmgt]?\s+(total|running|used)\b")
+TOP_CPU = {
+    "us": "usr",
+    "sy": "sys",
+    "ni": "nice",
+    "id": "idle",
+    "wa": "iowait",
+    "hi": "irq",
+    "si": "soft",
+    "st": "steal",
+}
+"""top's ``%Cpu(s)`` shares -> cpu fields (taken where mpstat gave none)."""
+PAGE_KB = 4.0
+"""vmstat's si/so are kB/s; the live pswpin/pswpout are pages/s (4 kB pages on x86_64/x86)."""
+
+IOSTAT = {
+    "r/s": "r_s",
+    "w/s": "w_s",
+    "rkB/s": "rkb_s",
+    "wkB/s": "wkb_s",
+    "rrqm/s": "rrqm_s",
+    "wrqm/s": "wrqm_s",
+    "r_await": "r_await",
+    "w_await": "w_await",
+    "aqu-sz": "aqu_sz",
+    "avgqu-sz": "aqu_sz",
+    "rareq-sz": "rareq_sz",
+    "wareq-sz": "wareq_sz",
+    "%util": "util",
+    "svctm": "svctm",
+}
+MPSTAT = {
+    "%usr": "usr",
+    "%user": "usr",
+    "%nice": "nice",
+    "%sys": "sys",
+    "%system": "sys",
+    "%iowait": "iowait",
+    "%irq": "irq",
+    "%soft": "soft",
+    "%steal": "steal",
+    "%guest": "guest",
+    "%gnice": "gnice",
+    "%idle": "idle",
+}
+VMSTAT_CPU = {"r": "runq_sz", "b": "blocked", "in": "intr", "cs": "cswch"}
+NETSTAT_I = {
+    "RX-OK": "rx_pkt",
+    "TX-OK": "tx_pkt",
+    "RX-ERR": "rx_err",
+    "TX-ERR": "tx_err",
+    "RX-DRP": "rx_drop",
+    "TX-DRP": "tx_drop",
+    "RX-OVR": "rx_fifo",
+    "TX-OVR": "tx_fifo",
+}
+IP_LINK = re.compile(r"^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<")
+"""An ``ip -s link`` interface line: ``3: eth0: <BROADCAST,...> mtu 1500 ...`` (``veth0@if2``)."""
+IP_S = {
+    ("RX:", "bytes"): "rx_kb",
+    ("RX:", "packets"): "rx_pkt",
+    ("RX:", "errors"): "rx_err",
+    ("RX:", "dropped"): "rx_drop",
+    ("RX:", "overrun"): "rx_overrun",
+    ("TX:", "bytes"): "tx_kb",
+    ("TX:", "packets"): "tx_pkt",
+    ("TX:", "errors"): "tx_err",
+    ("TX:", "dropped"): "tx_drop",
+}
+"""``ip -s link``'s RX:/TX: columns (by header name: iproute2 prints ``overrun`` or, since
+5.x, ``missed`` there) -> netdev fields; bytes are stored as kB, as the live collector's."""
+NETSTAT_S = (  # (section, line pattern) -> tcp host field; old and new netstat wordings
+    ("Tcp:", re.compile(r"^(\d+) active connection"), "active_opens"),
+    ("Tcp:", re.compile(r"^(\d+) passive connection"), "passive_opens"),
+    ("Tcp:", re.compile(r"^(\d+) segments retransmit"), "retrans_segs"),
+    ("TcpExt:", re.compile(r"^(?:TCPTimeouts: (\d+)|(\d+) other TCP timeouts)"), "timeouts"),
+    ("TcpExt:", re.compile(r"^TCPLostRetransmit: (\d+)"), "lost_retransmit"),
+)
+
+
+def _tod(line: str) -> float | None:
+    """A report's sub-stamp (``Time: 11:01:52``, ``02/29/12 11:01:52 AM``,
+    ``2012-02-29T11:01:52-0500``) -> seconds after midnight; None for other lines."""
+    m = SUBSTAMP.match(line.strip())
+    return _clock(*m.groups()) if m else None
+
+
+def _clock(h: str, mi: str, sec: str, ampm: str | None) -> float:
+    hour = int(h) % 12 + (12 if ampm == "PM" else 0) if ampm else int(h)
+    return hour * 3600.0 + int(mi) * 60 + int(sec)
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text.replace(",", "."))
+    except ValueError:
+        return None
+
+
+def iostat(lines: list[str], step: float | None = None) -> list[Block]:
+    """Every ``Device`` table of the block (iostat -x, any sysstat version), each at its
+    sub-stamp's time (``iostat -t``) or its place in the run; a report cut short ends the
+    block there."""
+    out: list[Block] = []
+    tod: float | None = None
+    banner = False
+    cols: list[str] = []
+    disks: Rows = {}
+
+    def close() -> None:
+        if disks:
+            r = Block(0.0, "iostat", {"disk": dict(disks)}, tod=tod)
+            r.since_boot = banner and not out
+            r.offset = (step or 0.0) * len(out)
+            out.append(r)
+        disks.clear()
+
+    for ln in lines:
+        parts = ln.split()
+        if BANNER.match(ln):
+            close()
+            banner, cols = True, []
+        elif (stamp := _tod(ln)) is not None:
+            close()
+            tod, cols = stamp, []
+        elif ln.startswith("Device"):
+            close()
+            cols = [c.rstrip(":") for c in parts]
+        elif not parts:
+            close()
+            cols = []
+        elif cols:
+            if len(parts) != len(cols):
+                disks.clear()  # a row cut short: the report is lost
+                break
+            disks[parts[0]] = _disk(dict(zip(cols, parts, strict=True)))
+    close()
+    return out
+
+
+def _disk(d: dict[str, str]) -> dict[str, Value]:
+    """One ``iostat -x`` device row by its column names, on the disk collector's fields."""
+    row: dict[str, Value] = {f: _num(d[k]) for k, f in IOSTAT.items() if k in d}
+    if "rkB/s" not in d and "rsec/s" in d:  # iostat -x without -k
+        row["rkb_s"] = (_num(d["rsec/s"]) or 0.0) / 2
+        row["wkb_s"] = (_num(d.get("wsec/s", "")) or 0.0) / 2
+    if "await" in d and "r_await" not in d:
+        row["r_await"] = row["w_await"] = _num(d["await"])
+    _unrequested(row, row.get("r_s") or 0.0, row.get("w_s") or 0.0)
+    return row
+
+
+def _unrequested(row: dict[str, Value], reads: Value, writes: Value) -> None:
+    """Averages over no requests (a device that did not read, or write) as the live collector
+    has them: none."""
+    for f, n in (("r_await", reads), ("rareq_sz", reads), ("w_await", writes)):
+        if not n:
+            row[f] = None
+    if not writes:
+        row["wareq_sz"] = None
+    if not reads and not writes:
+        row["svctm"] = None
+
+
+def vmstat(lines: list[str], step: float | None = None) -> list[Block]:
+    """``vmstat 1 3``'s last line (the last second), by the column names; in a continuous
+    run (``Sample interval`` on the ``zzz`` line) every line but the first (since boot), each
+    at its place in the run."""
+    cols, data = _vmstat_table(lines)
+    out: list[Block] = []
+    for i, values in enumerate(data if step else data[-1:]):
+        d = {k: _num(v) for k, v in zip(cols, values, strict=True)}
+        blk = Block(0.0, "vmstat", _vmstat_rows(d))
+        blk.offset, blk.since_boot = (step or 0.0) * i, bool(step) and i == 0
+        out.append(blk)
+    return out
+
+
+def _vmstat_table(lines: list[str]) -> tuple[list[str], list[list[str]]]:
+    """vmstat's column names and its lines of numbers, up to one cut short."""
+    cols: list[str] = []
+    data: list[list[str]] = []
+    for ln in lines:
+        parts = ln.split()
+        if parts[:2] == ["r", "b"]:
+            cols = parts
+        elif cols and parts and all(_num(p) is not None for p in parts):
+            if len(parts) != len(cols):
+                break  # a line cut short
+            data.append(parts)
+    return cols, data
+
+
+def _vmstat_rows(d: dict[str, float | None]) -> dict[str, Rows]:
+    """One vmstat line on the cpu and paging collectors' ``all`` rows."""
+    cpu: dict[str, Value] = {f: d[k] for k, f in VMSTAT_CPU.items() if k in d}
+    paging: dict[str, Value] = {"pgpgin": d.get("bi"), "pgpgout": d.get("bo")}
+    for k, f in (("si", "pswpin"), ("so", "pswpout")):
+        v = d.get(k)
+        paging[f] = v / PAGE_KB if v is not None else None
+    return {"cpu": {"all": cpu}, "paging": {"all": paging}}
+
+
+def mpstat(lines: list[str], step: float | None = None) -> list[Block]:
+    """Every interval report of ``mpstat -P ALL`` (not its Average lines), each at the time
+    its header line carries; a report cut short ends the block there."""
+    out: list[Block] = []
+    cols: list[str] = []
+    cpus: Rows = {}
+    tod: float | None = None
+
+    def close() -> None:
+        if "all" in cpus:
+            out.append(Block(0.0, "mpstat", {"cpu": dict(cpus)}, tod=tod))
+        cpus.clear()
+
+    for ln in lines:
+        parts = ln.split()
+        if "CPU" in parts and not ln.startswith("Average"):
+            close()
+            cols = parts
+            m = CLOCK.match(ln)
+            tod = _clock(*m.groups()) if m else None
+        elif not parts or parts[0].startswith("Average"):
+            close()
+            cols = []
+        elif cols:
+            if len(parts) != len(cols):
+                cpus.clear()
+                break
+            d = dict(zip(cols, parts, strict=True))
+            inst = "all" if d["CPU"] == "all" else f"cpu{d['CPU']}"
+            cpus[inst] = {f: _num(d[k]) for k, f in MPSTAT.items() if k in d}
+    close()
+    return out
+
+
+def _ip_link(lines: list[str]) -> dict[str, dict[str, float]]:
+    """``ip -s link``'s counters per interface (OSWatcher's AHF releases collect it)."""
+    out: dict[str, dict[str, float]] = {}
+    name, cols = "", [""]
+    for ln in lines:
+        m = IP_LINK.match(ln)
+        parts = ln.split()
+        if m:
+            name = m.group(1)
+            out[name] = {}
+        elif name and parts[:1] in (["RX:"], ["TX:"]):
+            cols = parts
+        elif name and cols[0] and parts and all(p.isdigit() for p in parts):
+            for k, v in zip(cols[1:], parts, strict=False):
+                field = IP_S.get((cols[0], k))
+                if field:
+                    out[name][field] = float(v) / 1024 if field.endswith("_kb") else float(v)
+            cols = [""]
+        else:
+            cols = [""]
+    return out
+
+
+def netstat(lines: list[str], step: float | None = None) -> list[Block]:
+    """netstat -i's table (or ip -s link's) and netstat -s's TCP counters, cumulative (rates
+    come later).  A block needs one of the interface tables or netstat -s to be read."""
+    counters: dict[str, dict[str, float]] = _ip_link(lines)
+    counters.update(_netstat_i(lines))
+    tcp = _netstat_s(lines)
+    if tcp:
+        counters["host"] = tcp
+    if not counters or (tcp and "active_opens" not in tcp):
+        return []  # nothing readable, or netstat -s cut short
+    return [Block(0.0, "netstat", counters=counters)]
+
+
+def _netstat_i(lines: list[str]) -> dict[str, dict[str, float]]:
+    """``netstat -i``'s counters per interface, by the column names."""
+    counters: dict[str, dict[str, float]] = {}
+    heads = [i for i, ln in enumerate(lines) if ln.startswith("Iface")]
+    if not heads:
+        return counters
+    cols = lines[heads[0]].split()
+    for ln in lines[heads[0] + 1 :]:
+        parts = ln.split()
+        if not parts or parts[0].endswith(":"):
+            break
+        d = dict(zip(cols, parts, strict=False))
+        counters[parts[0]] = {
+            f: v for k, f in NETSTAT_I.items() if (v := _num(d.get(k, ""))) is not None
+        }
+    return counters
+
+
+def _netstat_s(lines: list[str]) -> dict[str, float]:
+    """``netstat -s``'s TCP counters, in the old wordings and the new."""
+    section, tcp = "", {}
+    for ln in lines:
+        if ln and not ln[0].isspace():
+            section = ln.strip()
+            continue
+        for sect, pattern, name in NETSTAT_S:
+            m = pattern.match(ln.strip()) if sect == section else None
+            if m:
+                tcp[name] = float(next(g for g in m.groups() if g is not None))
+    return tcp
+
+
+def top(lines: list[str], step: float | None = None) -> list[Block]:
+    """top's summary: the load averages, ``%Cpu(s)`` (``Cpu(s)`` before procps-ng), ``Tasks``
+    and the swap line, each ``top -`` header a report at its own time.  xtop.sh keeps the
+    second half of two top samples by line count, which misses the second header when the
+    first sample was longer: a block with a process list and no header holds nothing to
+    take, and is no error."""
+    out: list[Block] = []
+    for ln in lines:
+        head = TOP_HEAD.match(ln)
+        if head:
+            out.append(
+                Block(0.0, "top", {"cpu": {"all": {}}}, tod=_clock(head[1], head[2], head[3], None))
+            )
+        elif not out and "load average:" in ln:  # top without its "top -" prefix
+            out.append(Block(0.0, "top", {"cpu": {"all": {}}}))
+        if out:
+            _top_line(out[-1], ln)
+    out = [b for b in out if b.rows["cpu"]["all"]]
+    if out or any(ln.split()[:2] == ["PID", "USER"] for ln in lines):
+        return out or [Block(0.0, "top")]
+    return []
+
+
+def _top_line(blk: Block, ln: str) -> None:
+    """One line of a top report's summary, on its cpu and paging rows."""
+    cpu, paging = blk.rows["cpu"]["all"], blk.rows.setdefault("paging", {})
+    if m := LOAD.search(ln):
+        load = [_num(x.rstrip(",")) for x in m.groups()]
+        cpu.update(zip(("load1", "load5", "load15"), load, strict=True))
+    elif ln.startswith(("%Cpu(s):", "Cpu(s):")):
+        cpu.update({TOP_CPU[k]: _num(v) for v, k in TOP_PCT.findall(ln)})
+    elif ln.startswith("Tasks:"):
+        n = {k: _num(v) for v, k in TOP_COUNT.findall(ln)}
+        cpu.update({"plist_sz": n.get("total"), "runq_sz": n.get("running")})
+    elif "Swap:" in ln.split()[:2]:
+        n = {k: _num(v) for v, k in TOP_COUNT.findall(ln)}
+        total, used = n.get("total"), n.get("used")
+        swp = 100.0 * used / total if total and used is not None else None
+        paging["all"] = {"swpused": swp}

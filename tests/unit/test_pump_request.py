@@ -1,0 +1,126 @@
+"""What a pump is asked for comes from the collectors: the files from their ``remote_files``, the
+Data Guard sockets from the tcp collector's own selection (its ports, peers, direction and
+``rediscover`` on that host), and the pump dumps again as that collector would."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+
+import pytest
+
+from collectors.tcp import TcpCollector
+from sgmon.config import Config, HostConfig
+from sgmon.hosts.build import pumped_sockets, shipped
+from sgmon.readers.inet_diag import dump_request
+from sgmon.remote.mirror import Shipped, request
+from sgmon.remote.pump import Sockets
+
+HOST = HostConfig(name="far", role="primary", ssh="far")
+
+
+def _spec(data: bytes) -> dict:
+    """The request line after the program."""
+    size, _, rest = data.partition(b"\n")
+    return json.loads(rest[int(size) :])
+
+
+def test_the_files_are_the_collectors_declarations() -> None:
+    s = shipped()
+    assert s.tick == (
+        "/proc/stat",
+        "/proc/loadavg",
+        "/proc/vmstat",
+        "/proc/meminfo",
+        "/proc/pressure/cpu",
+        "/proc/pressure/memory",
+        "/proc/pressure/io",
+        "/proc/diskstats",
+        "/proc/net/dev",
+        "/proc/net/snmp",
+    )
+    assert s.retrans == ("/proc/net/netstat",)
+    assert set(s.slow) == {
+        "/proc/sys/net/core/rmem_max",
+        "/proc/sys/net/core/wmem_max",
+        "/proc/sys/net/ipv4/tcp_rmem",
+        "/proc/sys/net/ipv4/tcp_wmem",
+        "/sys/class/block/*/partition",
+        "/sys/class/net/*/speed",
+    }
+    assert s.is_slow("/sys/class/net/eth0/speed") and not s.is_slow("/etc/passwd")
+    spec = _spec(request(1.0, s))
+    assert spec["files"] == list(s.tick) and spec["keep"] == s.lines and "diag" not in spec
+
+
+def test_a_file_declared_twice_ships_once_at_its_first_cadence() -> None:
+    s = Shipped.declared([{"/a": "tick", "/b": "slow"}, {"/a": "slow", "/c": "sometimes"}], {})
+    assert (s.tick, s.retrans, s.slow) == (("/a",), (), ("/b",))
+
+
+@pytest.mark.parametrize(
+    ("table", "direction"),
+    [
+        ({}, "both"),  # auto follows the database's role: both ends shipped, taken there
+        ({"direction": "out"}, "out"),
+        ({"direction": "in", "rediscover": 0}, "in"),
+        ({"ports": [1522, 1523], "peers": ["10.0.0.2"]}, "both"),  # not [dataguard]'s
+    ],
+)
+def test_the_sockets_are_the_tcp_collectors_own(table: dict, direction: str) -> None:
+    config = Config(hosts=(HOST,), ports=(1521,), collectors={"tcp": table} if table else {})
+    selection = pumped_sockets(config, HOST)
+    assert selection is not None
+    tcp = TcpCollector({"ports": [1521], "role": "primary", **table})
+    assert selection.ports == tcp.ports and selection.peers == tcp.peers
+    assert selection.direction == direction and selection.rediscover == tcp.rediscover
+    spec = _spec(request(1.0, Shipped(), selection))
+    families = (socket.AF_INET, socket.AF_INET6)
+    wanted = [dump_request(f, tcp.ports, tcp.peers, direction).hex() for f in families]
+    assert spec["diag"] == wanted and spec["rediscover"] == tcp.rediscover
+
+
+def test_no_sockets_where_tcp_is_off() -> None:
+    config = Config(hosts=(HOST,), collectors={"tcp": {"enabled": False}})
+    assert pumped_sockets(config, HOST) is None
+
+
+class _Kernel:
+    """A sock_diag socket answering a dump with ``n`` established sockets, and each lookup."""
+
+    def __init__(self, n: int) -> None:
+        self.sent: list[bytes] = []
+        self.replies: list[bytes] = []
+        self.n = n
+
+    def send(self, data: bytes) -> None:
+        self.sent.append(data)
+        if struct.unpack_from("=H", data, 6)[0] & 0x300:  # NLM_F_DUMP: the sockets, then DONE
+            msgs = [_reply(i) for i in range(self.n)]
+            self.replies.append(b"".join([*msgs, struct.pack("=IHHII", 20, 3, 2, 1, 0), b"\0" * 4]))
+        else:
+            self.replies += [_reply(i) for i in range(len(data) // 72)]
+
+    def recv(self, size: int) -> bytes:
+        return self.replies.pop(0)
+
+
+def _reply(i: int) -> bytes:
+    """A SOCK_DIAG_BY_FAMILY reply for an established socket: its header and inet_diag_msg."""
+    body = struct.pack("=BB2x", socket.AF_INET, 1) + struct.pack("!HH", 1521, 40000 + i)
+    body += b"\0" * (72 - len(body))
+    return struct.pack("=IHHII", 16 + len(body), 20, 2, 1, 0) + body
+
+
+@pytest.mark.parametrize(("rediscover", "dumps"), [(10.0, 1), (0.0, 4)])
+def test_the_pump_dumps_again_as_the_tcp_collector_would(rediscover: float, dumps: int) -> None:
+    """Known sockets are looked up until ``rediscover`` seconds passed and a connection was
+    opened; with 0, a dump every tick."""
+    kernel = _Kernel(2)
+    requests = [dump_request(socket.AF_INET, (1521,))]
+    sockets = Sockets(kernel, requests, rediscover)
+    for tick in range(4):
+        sockets.read(float(tick), (b"5", b"6"))
+    dumped = [d for d in kernel.sent if struct.unpack_from("=H", d, 6)[0] & 0x300]
+    assert len(dumped) == dumps and len(kernel.sent) == 4
