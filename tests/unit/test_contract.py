@@ -71,6 +71,7 @@ class _Declared(Collector):
     rows: ClassVar[tuple[RowKind, ...]] = (
         RowKind("db", fixed="db"),
         RowKind("dest", label="dest", prefix="dest_"),
+        RowKind("other", label="item", on_request=True),
     )
 
     def sample(self) -> Rows:
@@ -87,10 +88,24 @@ def test_render_gives_each_kind_its_reference_and_each_row_kind_its_line() -> No
     assert 'lat: Final = Hist("declared", "lat")' in src
     assert 'db: Final = RowKind("db", fixed="db")' in src
     assert 'dest: Final = RowKind("dest", label="dest", prefix="dest_")' in src
+    # the catch-all names its siblings, as ruff writes a tuple (no trailing comma for two)
+    assert (
+        'other: Final = RowKind("other", label="item", on_request=True, others=("db", "dest_"))'
+        in src
+    )
     scope: dict[str, object] = {}
     exec(compile(src, "fields.py", "exec"), scope)  # the source runs, and its refs read
     made = scope["DECLARED"]
     assert made.lat.of({"lat": [[1, 2]]}) == Histogram(((1.0, 2.0),))
+    assert not made.Rows.other.matches("dest_2") and made.Rows.other.matches("arch_1")
+
+
+def test_a_catch_all_with_one_sibling_is_a_one_item_tuple() -> None:
+    class OneSibling(_Declared):
+        rows = (RowKind("host", fixed="host"), RowKind("socket", label="socket"))
+
+    src = contract.render([OneSibling])
+    assert 'socket: Final = RowKind("socket", label="socket", others=("host",))' in src
 
 
 @pytest.mark.parametrize("bad", ["class", "name", "two words", "9lives"])
@@ -132,6 +147,12 @@ def test_num_reads_a_number_and_nothing_else(value: object, want: float | None) 
     assert TCP.rto.of(None) is None and TCP.rto.raw(None) is None
 
 
+def test_raw_gives_the_default_only_where_the_field_is_absent() -> None:
+    assert TCP.rto.raw({}, "") == "" and TCP.rto.raw(None, 0) == 0
+    assert TCP.rto.raw({"rto": None}, 5) is None  # present with no value is not absent
+    assert TCP.rto.raw({"rto": 0}, 5) == 0
+
+
 def test_at_reads_the_instance_in_the_references_collector() -> None:
     frame = _frame({"a>b": {"rto": 204, "state": "ESTAB"}, "host": {"rto": 1}})
     assert TCP.rto.at(frame, "a>b") == 204.0
@@ -141,6 +162,8 @@ def test_at_reads_the_instance_in_the_references_collector() -> None:
     assert TCP.rto.at(None, "a>b") is None
     assert ORACLE_DG.role.at(frame, "a>b") is None  # oracle_dg has no rows in this frame
     assert TCP.rto.row(frame, "a>b") == {"rto": 204, "state": "ESTAB"}
+    assert TCP.state.raw_at(frame, "a>b") == "ESTAB" and TCP.rto.raw_at(frame, "host") == 1
+    assert TCP.state.raw_at(frame, "host") is None and TCP.rto.raw_at(None, "a>b") is None
 
 
 @pytest.mark.parametrize(("value", "want"), [("ESTAB", "ESTAB"), (3, "3"), ("", ""), (None, None)])
@@ -150,9 +173,10 @@ def test_text_reads_any_value_as_text(value: object, want: str | None) -> None:
     assert TCP.state.raw({"state": value}) == value
 
 
-def test_key_is_the_analysis_series_key() -> None:
+def test_key_and_path_name_the_series() -> None:
     assert TCP.rto.key("prim1", "a>b") == ("prim1", "tcp", "a>b", "rto")
     assert ORACLE_DG.apply_lag.key("stby", "db") == ("stby", "oracle_dg", "db", "apply_lag")
+    assert ORACLE_DG.apply_lag.path("db") == ("oracle_dg", "db", "apply_lag")
 
 
 def test_hist_reads_bucket_pairs() -> None:
@@ -212,7 +236,13 @@ def test_row_kinds_match_their_instances() -> None:
     assert DEST.matches("dest_2") and not DEST.matches("thread_2") and not DEST.matches("db")
     assert DB.matches("db") and not DB.matches("db2") and not DB.matches("dest_2")
     assert HOST.matches("host") and not HOST.matches("hostA")
-    assert SOCKET.matches("10.0.0.1:1522>10.0.0.2:1521") and SOCKET.matches("host")  # catch-all
+    # a catch-all takes every row its collector's other kinds do not: the host row is no socket
+    assert SOCKET.matches("10.0.0.1:1522>10.0.0.2:1521") and SOCKET.matches("hostA")
+    assert not SOCKET.matches("host")
+    rest = RowKind("rest", others=("db", "dest_"))
+    assert rest.matches("thread_1") and rest.matches("db2") and rest.matches("dest")
+    assert not rest.matches("db") and not rest.matches("dest_2")
+    assert RowKind("any").matches("host")  # one with no siblings takes every row
 
 
 def test_ident_and_instance_are_inverse() -> None:
@@ -241,6 +271,7 @@ def test_of_and_idents_take_the_kinds_rows_in_order() -> None:
 def test_row_kind_ranks_a_fixed_or_prefixed_kind_before_a_catch_all() -> None:
     catch_all_first = (SOCKET, HOST)
     assert row_kind(catch_all_first, "host") is HOST
+    assert row_kind((RowKind("any"), HOST), "host") is HOST
     assert row_kind(catch_all_first, "a>b") is SOCKET
     anything = RowKind("other")
     assert row_kind((anything, DEST, DB), "dest_2") is DEST
