@@ -27,7 +27,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from sgmon.rates import percentile_from_buckets
+from sgmon.rates import Buckets, Number
+from sgmon.rates import (  # re-exported: the raw bound for a histogram not in ms (sgmon.regrid)
+    percentile_from_buckets as percentile_from_buckets,
+)
 
 MS_EXP = 10
 """Exponent of the bucket Oracle names "1 millisecond" (1024 us)."""
@@ -100,7 +103,7 @@ HEADERS = (
 """Column headers of the "% of waits" table: ``<1ms <2 <4 ... <256 ≥256`` (AWR's spelling)."""
 
 
-def shares(hist: Iterable[Sequence]) -> list[float] | None:
+def shares(hist: Iterable[Sequence[Number | None]]) -> list[float] | None:
     """Share of the interval's waits per column (0..1), or None when there were none."""
     counts = [0.0] * (len(COLUMN_EXPS) + 1)
     for bound, count in hist:
@@ -109,7 +112,7 @@ def shares(hist: Iterable[Sequence]) -> list[float] | None:
     return [c / total for c in counts] if total > 0 else None
 
 
-def percentile(hist: Sequence[Sequence] | None, q: float) -> float | None:
+def percentile(hist: Buckets | None, q: float) -> float | None:
     """The q-quantile (0<q<=1) of an interval's buckets, as the name of the bucket holding it.
 
     This is how AWR histograms are read: "p99 < 256 ms", never an average.  None when the
@@ -118,7 +121,7 @@ def percentile(hist: Sequence[Sequence] | None, q: float) -> float | None:
     return nominal(percentile_from_buckets(hist, q))
 
 
-def highest(hist: Sequence[Sequence] | None) -> float | None:
+def highest(hist: Buckets | None) -> float | None:
     """The name of the highest bucket hit in the interval (None when none was)."""
     top = None
     for bound, count in hist or ():

@@ -259,8 +259,15 @@ def _row_kind(k: RowKind, siblings: tuple[str, ...]) -> str:
     if k.on_request:
         args.append("on_request=True")
     if not (k.fixed or k.prefix) and siblings:
-        args.append(f"others=({''.join(_q(o) + ', ' for o in siblings).rstrip(' ')})")
+        args.append(f"others={_tuple(siblings)}")
     return f"RowKind({', '.join(args)})"
+
+
+def _tuple(texts: tuple[str, ...]) -> str:
+    """A tuple of string literals as ruff's formatter writes it: a trailing comma makes it
+    explode the tuple onto lines of its own, so only a one-item tuple has one."""
+    items = ", ".join(_q(t) for t in texts)
+    return f"({items},)" if len(texts) == 1 else f"({items})"
 
 
 def _q(text: str) -> str:

@@ -41,7 +41,7 @@ from sgmon.errors import redact
 
 FRAME_VERSION = 1
 
-Value = float | int | str | list | None
+Value = float | int | str | list[Any] | None
 Rows = dict[str, dict[str, Value]]
 
 

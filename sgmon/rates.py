@@ -39,7 +39,7 @@ def counter_rate(
     return d / dt if d is not None and dt > 0 else None
 
 
-def histogram_delta(prev: Buckets | None, cur: Buckets | None) -> list[list] | None:
+def histogram_delta(prev: Buckets | None, cur: Buckets | None) -> list[list[Number | None]] | None:
     """This interval's bucket counts from two cumulative histograms with the same bounds.
 
     Returns None on the first sample, when the bucket bounds changed, or when any bucket went
@@ -49,7 +49,7 @@ def histogram_delta(prev: Buckets | None, cur: Buckets | None) -> list[list] | N
     if prev is None or cur is None:
         return None
     before = {_key(b[0]): b[1] for b in prev}
-    out: list[list] = []
+    out: list[list[Number | None]] = []
     for bound, count in cur:
         p = before.get(_key(bound), 0)
         if count is None or p is None or count < p:

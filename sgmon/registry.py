@@ -71,4 +71,5 @@ def builtin(name: str) -> type[Collector]:
 
 def _imported(target: str) -> type[Collector]:
     module, _, attr = target.partition(":")
-    return getattr(import_module(module), attr)
+    cls: type[Collector] = getattr(import_module(module), attr)
+    return cls

@@ -26,4 +26,38 @@ PY="${PYTHON:-python3}"
 # flush the install's dirty pages now, not under the lab's timed O_DSYNC redo writes
 sync
 
-exec .venv/bin/python -m pytest "$@"
+# The two tiers, each with what suits it: the unit tier (in-process, tests/unit/conftest.py)
+# across the CPUs with pytest-xdist, the system tier one test at a time (its tests share network
+# namespaces, tmux servers and the machine's clock).  ARGS go to both (-x, -k, -m ...); ARGS that
+# name tests (a path, path::test) run those alone, in one pytest, across the CPUs if they are
+# all unit tests.  Either tier failing fails the run, and so does one that ran no test (pytest's
+# exit 5), unless ARGS chose tests from the other tier only.
+PYTEST=(.venv/bin/python -m pytest)
+WORKERS=(-n auto)
+named=0 unit_only=1
+for a in "$@"; do
+  case "$a" in -*) continue ;; esac
+  if [ -e "${a%%::*}" ]; then
+    named=1
+    case "$(realpath -m --relative-to=. "${a%%::*}")/" in tests/unit/*) ;; *) unit_only=0 ;; esac
+  fi
+done
+if [ "$named" = 1 ]; then
+  [ "$unit_only" = 1 ] || WORKERS=()
+  exec "${PYTEST[@]}" "${WORKERS[@]}" "$@"
+fi
+
+unit=0 system=0
+"${PYTEST[@]}" "${WORKERS[@]}" tests/unit "$@" || unit=$?
+"${PYTEST[@]}" tests/system "$@" || system=$?
+for tier in unit system; do
+  code=${!tier}
+  [ "$code" = 0 ] && continue
+  if [ "$code" = 5 ]; then
+    [ $# -gt 0 ] && [ "$unit$system" != 55 ] && continue
+    echo "tests/run.sh: the $tier tier ran no test (pytest exit 5)" >&2
+  else
+    echo "tests/run.sh: the $tier tier failed (pytest exit $code)" >&2
+  fi
+  exit "$code"
+done

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
-from kits.core_engine import Blocking, Counter, Second, _run_in_thread
+from kits.core_engine import Blocking, Counter, Second
 
 from sgmon.collector import Collector, Unavailable
 from sgmon.engine import Engine, check_interval, next_boundary
 from sgmon.engine.alarm import Alarm
-from sgmon.model import Field, Frame, Kind, Rows, Status
+from sgmon.model import Field, Kind, Rows, Status
 
 
 class NoKernel(Collector):
@@ -79,22 +78,6 @@ def test_unavailable_in_open_is_reported_with_reason_and_not_retried(engines) ->
         assert f.collectors["broken"].status is Status.ERROR
         assert f.collectors["broken"].error == "OSError: device went away"
         assert f.collectors["counter"].status is Status.OK
-
-
-def test_run_stops_when_asked(engines) -> None:
-    e = engines(Counter(), interval=0.1)
-    stop = threading.Event()
-    frames: list[Frame] = []
-
-    def emit(f: Frame) -> None:
-        frames.append(f)
-        if len(frames) == 2:
-            stop.set()
-
-    t = _run_in_thread(e, emit, stop)
-    t.join(10)
-    assert not t.is_alive()
-    assert len(frames) == 2
 
 
 @pytest.mark.parametrize("bad", [0.05, 0.0, -1.0, 61.0, float("nan"), float("inf")])

@@ -6,21 +6,76 @@ import csv
 import gzip
 import json
 import os
+import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from kits.record import WaitsLike, _local, _record, _tables
 
 from sgmon import registry
 from sgmon.archive import ARCHIVE_FORMAT, header
-from sgmon.engine import Engine
+from sgmon.engine import Engine, next_boundary
 from sgmon.hosts.replay import ReplaySource
+from sgmon.model import Frame, Schema
 from sgmon.sinks.csvarchive import ArchiveWriter
 
 
-def test_layout_header_and_round_trip(tmp_path):
+class Wall:
+    """A wall clock the test moves: one test's recordings follow each other on it as they would
+    on the real clock (each starts after the last ended), without waiting for it.  It starts
+    at the real time, or a minute before it when the hour ends within that minute: the test's
+    rows all fall in one hour's files, as its assertions take them to."""
+
+    def __init__(self) -> None:
+        now = time.time()
+        self.now = now - 60 if now % 3600 > 3600 - 60 else now
+
+
+class Ticked:
+    """``_local``'s host and collectors, their engine ticked at the interval's boundaries of a
+    ``Wall``: the frames ``LocalSource.run`` emits over ``duration``, without the wall clock
+    (the unit tier runs no engine on it; tests/system/headless records with the real one).
+    The engine reads its samples' times from the same clock, so rates span the interval as
+    they do live."""
+
+    def __init__(self, wall: Wall, duration: float = 1.0) -> None:
+        local = _local(duration=duration)
+        local.close()  # its collectors are not opened yet: they are reused by the engine here
+        e = local.engine
+        self.engine = Engine(
+            e.collectors, e.interval, host=e.host, role=e.role, clock=lambda: wall.now
+        )
+        self.interval = e.interval
+        self.ticks = round(duration / e.interval)
+        self.wall = wall
+
+    def schema(self, host: str) -> Schema:
+        """Declared fields of the collectors."""
+        return self.engine.schema()
+
+    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
+        """Prime, then emit a frame per interval boundary until the duration has passed."""
+        primer = self.engine.tick(self.wall.now)  # its rates are unknown: run emits none of it
+        assert not primer.events  # (run would carry them into the first frame: none here)
+        for _ in range(self.ticks):
+            self.wall.now = next_boundary(self.wall.now, self.interval)
+            emit(self.engine.tick(self.wall.now))
+
+    def close(self) -> None:
+        """Stop the collector thread."""
+        self.engine.close()
+
+
+@pytest.fixture
+def wall() -> Wall:
+    """The test's own wall clock."""
+    return Wall()
+
+
+def test_layout_header_and_round_trip(tmp_path, wall):
     a, b = tmp_path / "a", tmp_path / "b"
-    w = _record(_local(), a)
+    w = _record(Ticked(wall), a)
     assert w.rows_written > 0
     meta = json.loads((a / "meta.json").read_text())
     assert meta["format"] == ARCHIVE_FORMAT and meta["interval"] == 0.2
@@ -53,10 +108,10 @@ def test_layout_header_and_round_trip(tmp_path):
     assert _tables(a) == _tables(b)
 
 
-def test_pandas_and_duckdb_open_it_without_options(tmp_path):
+def test_pandas_and_duckdb_open_it_without_options(tmp_path, wall):
     pd = pytest.importorskip("pandas")
     duckdb = pytest.importorskip("duckdb")
-    _record(_local(), tmp_path)
+    _record(Ticked(wall), tmp_path)
     for p in (tmp_path / "hostA").glob("*_*.csv"):
         with open(p) as fh:
             head = next(csv.reader(fh))
@@ -71,8 +126,8 @@ def test_pandas_and_duckdb_open_it_without_options(tmp_path):
     assert df["w_await_ms"].dtype.kind == "f"
 
 
-def test_torn_row_is_skipped_and_cut_before_appending(tmp_path):
-    _record(_local(duration=0.6), tmp_path)
+def test_torn_row_is_skipped_and_cut_before_appending(tmp_path, wall):
+    _record(Ticked(wall, 0.6), tmp_path)
     p = next((tmp_path / "hostA").glob("disk_*.csv"))
     good = p.read_bytes()
     with open(p, "ab") as fh:  # what a kill -9 in the middle of write() leaves
@@ -80,7 +135,7 @@ def test_torn_row_is_skipped_and_cut_before_appending(tmp_path):
     src = ReplaySource(tmp_path, speed=0)
     src.frames("hostA")
     assert src.skipped == 1
-    _record(_local(duration=0.6), tmp_path)
+    _record(Ticked(wall, 0.6), tmp_path)
     text = p.read_text()
     assert text.startswith(good.decode()) and len(text) > len(good)
     src = ReplaySource(tmp_path, speed=0)
@@ -88,14 +143,14 @@ def test_torn_row_is_skipped_and_cut_before_appending(tmp_path):
     assert src.skipped == 0
 
 
-def test_other_header_or_format_gets_new_files_and_clock_jump(tmp_path):
-    _record(_local(duration=0.4), tmp_path)
+def test_other_header_or_format_gets_new_files_and_clock_jump(tmp_path, wall):
+    _record(Ticked(wall, 0.4), tmp_path)
     p = next((tmp_path / "hostA").glob("cpu_*.csv"))
     p.write_text(p.read_text().replace("usr_pct", "usr_old", 1))
     meta = json.loads((tmp_path / "meta.json").read_text())
     meta["format"] = 0
     (tmp_path / "meta.json").write_text(json.dumps(meta))
-    _record(_local(duration=0.4), tmp_path)
+    _record(Ticked(wall, 0.4), tmp_path)
     assert (tmp_path / "meta.v0.json").exists()
     second = p.with_name(p.stem + "-2.csv")
     assert second.exists() and "usr_pct" in second.read_text().splitlines()[0]
@@ -103,7 +158,7 @@ def test_other_header_or_format_gets_new_files_and_clock_jump(tmp_path):
     # a clock stepped back an hour: rows go to that hour's file, headers never mix
     eng = Engine([WaitsLike()], 1.0, host="hostA", role="primary")
     w = ArchiveWriter(tmp_path, lambda h: eng.schema(), 1.0)
-    now = time.time()
+    now = wall.now
     for t in (now, now + 1, now - 3600, now - 3599, now + 2):
         w(eng.tick(t))
     w.close()
@@ -116,8 +171,8 @@ def test_other_header_or_format_gets_new_files_and_clock_jump(tmp_path):
         assert not any(line.startswith("time,") for line in lines[1:])
 
 
-def test_keep_deletes_whole_files_and_compress_is_read_back(tmp_path):
-    _record(_local(duration=0.4), tmp_path)
+def test_keep_deletes_whole_files_and_compress_is_read_back(tmp_path, wall):
+    _record(Ticked(wall, 0.4), tmp_path)
     old = tmp_path / "hostA" / "cpu_20200101_00.csv"
     old.write_text((next((tmp_path / "hostA").glob("cpu_*.csv"))).read_text())
     os.utime(old, (time.time() - 7200, time.time() - 7200))
@@ -129,7 +184,7 @@ def test_keep_deletes_whole_files_and_compress_is_read_back(tmp_path):
     theirs = tmp_path / "exports" / old.name
     theirs.write_text("a copy to keep")
     os.utime(theirs, (time.time() - 7200, time.time() - 7200))
-    _record(_local(duration=0.4), tmp_path, keep=3600, compress=True)
+    _record(Ticked(wall, 0.4), tmp_path, keep=3600, compress=True)
     assert not old.exists()
     assert stray.read_text() == "recovered by fsck"  # not ours: never housekept
     assert theirs.read_text() == "a copy to keep"  # not a host of meta.json: never housekept

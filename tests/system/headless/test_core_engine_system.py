@@ -44,6 +44,22 @@ def test_real_os_collectors_make_a_frame_that_round_trips(engines) -> None:
             assert set(row) <= declared[name], (name, set(row) - declared[name])
 
 
+def test_run_stops_when_asked(engines) -> None:
+    e = engines(Counter(), interval=0.1)
+    stop = threading.Event()
+    frames: list[Frame] = []
+
+    def emit(f: Frame) -> None:
+        frames.append(f)
+        if len(frames) == 2:
+            stop.set()
+
+    t = _run_in_thread(e, emit, stop)
+    t.join(10)
+    assert not t.is_alive()
+    assert len(frames) == 2
+
+
 def test_stop_while_a_collector_hangs_returns_and_nothing_is_emitted_after(engines) -> None:
     """A stop must not wait for a hung read, and the retired ticker holding it must not emit
     when the read returns: a recorder has closed its files by then."""
