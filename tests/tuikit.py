@@ -27,8 +27,13 @@ def feed(app: SgmonApp, pair: SimPair, ticks: int) -> None:
 
 
 def make_app(scenario: str = "rto-stall") -> tuple[SgmonApp, SimPair]:
-    """An app with no sources (the test feeds the frames) and no self-measurement."""
-    return SgmonApp([], measure_self=False), SimPair(scenario, seed=1, start=START, onset=ONSET)
+    """An app with no sources (the test feeds the frames) and no self-measurement.  No host
+    goes stale on the wall clock: the test feeds frames at its own pace, and a loaded machine
+    (a parallel test run) must not make a host STALE between two of them; a test of staleness
+    sets its own ``stale_after``."""
+    app = SgmonApp([], measure_self=False)
+    app.timeline.stale_after = lambda: float("inf")  # type: ignore[method-assign]
+    return app, SimPair(scenario, seed=1, start=START, onset=ONSET)
 
 
 async def until(pilot: Pilot, cond: Callable[[], object], timeout: float = 10.0) -> None:

@@ -294,9 +294,14 @@ class Dashboard(App[int]):
         n = len(shown)
         body = self._body
         have = len(body.children)
-        if n > have:  # drawn at the next redraw, once they are composed
-            body.mount(*(HostPane(id=f"pane-{i}") for i in range(have, n)))
-            self.call_after_refresh(self.redraw)
+        if n > have:  # drawn once they are mounted: a redraw before that skips them
+            mounting = body.mount(*(HostPane(id=f"pane-{i}") for i in range(have, n)))
+
+            async def draw_when_mounted() -> None:
+                await mounting
+                self.redraw()
+
+            self.run_worker(draw_when_mounted(), exclusive=False)
         self._slots = [*shown, *[None] * (max(have, n) - n)]
 
     def _show_strip(self, instant: _Instant) -> None:
