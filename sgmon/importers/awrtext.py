@@ -86,6 +86,10 @@ def read(args: argparse.Namespace) -> Imported:
         raise UsageError(str(e)) from None
     notes: list[str] = []
     reports = [rep for path in args.files if (rep := _report(path, notes)) is not None]
+    if not reports:  # every file a header without rows: an error, not an empty archive
+        raise UsageError(
+            notes[-1] if len(notes) == 1 else f"{notes[0]} (and {len(notes) - 1} more)"
+        )
     if tz is None:
         notes.append("AWR report times are the database host's local time: taken as UTC (--tz)")
     host = args.host or next((r.host for r in reports if r.host), "") or "awr"
