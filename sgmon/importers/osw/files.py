@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bz2
 import calendar
+import io
 import re
 import time
 import zlib
@@ -18,6 +19,7 @@ from sgmon.model import Rows
 from sgmon.readers.regular import read_regular
 
 ZZZ = re.compile(r"^zzz ?\**(.*)$")
+FIRST_ZZZ = re.compile(r"^zzz ?\**(.*)$", re.M)
 DATE = re.compile(r"\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d{1,2}:\d\d:\d\d)\s+(?:(\S+)\s+)?(\d{4})")
 INTERVAL = re.compile(r"Sample interval:\s*(\d+(?:\.\d+)?)\s*sec", re.I)
 """An Exadata cell's ``zzz`` line names the step of the run that follows (sic ``secconds``)."""
@@ -47,8 +49,28 @@ class Block:
     """The first report of a run whose tool's banner is in the block: averages since boot."""
 
 
+class Reports(list[Block]):
+    """A block's reports, and how many of its lines were damaged (a row of numbers that does
+    not fit the table), which the reading counts in one note."""
+
+    damaged: int = 0
+
+
 Parser = Callable[[list[str], float | None], list[Block]]
 """A tool's block parser: its reports in a block's lines, given the run's sample interval."""
+
+
+@dataclass
+class Reading:
+    """What reading an archive's files shares: the hosts' zone (None: as the ``zzz`` line
+    says), the notes, the zone names seen, the files whose run began since boot, and the
+    files with damaged rows (path, how many)."""
+
+    zone: ZoneInfo | None
+    notes: list[str] = field(default_factory=list)
+    abbrs: set[str] = field(default_factory=set)
+    booted: list[Path] = field(default_factory=list)
+    damaged: list[tuple[Path, int]] = field(default_factory=list)
 
 
 def _text(path: Path, notes: list[str]) -> str:
@@ -78,32 +100,36 @@ def _text(path: Path, notes: list[str]) -> str:
     return text[: text.rfind("\n") + 1]  # whole lines: the last report goes in blocks
 
 
-def blocks(
-    path: Path,
-    parse: Parser,
-    zone: ZoneInfo | None,
-    abbrs: set[str],
-    notes: list[str],
-    booted: list[Path],
-) -> Iterator[Block]:
+def blocks(path: Path, parse: Parser, rd: Reading) -> Iterator[Block]:
     """The file's reports, each at its own time.  A file cut short (a torn last line, a cut
     compressed stream) loses the last report of its last block, which the cut may have gone
     through (a classic block holds one report; an Exadata cell's, an hour of them), with one
     note; other unparsable blocks are counted in one note, and a file whose continuous run
-    began with a since-boot report (skipped) goes to ``booted``."""
-    chunks, torn, cut = _chunks(path, notes)
+    began with a since-boot report (skipped) goes to ``rd.booted``.  Reports before the
+    file's first ``zzz`` line are read at their own stamps, in the hour the file's name
+    says; without stamps of their own they are refused, with one note."""
+    before = len(rd.notes)
+    text = _text(path, rd.notes)
+    cut = len(rd.notes) > before
+    torn = bool(text) and not text.endswith("\n") and not cut
     bad: list[str] = []
-    boot = 0
-    for i, (stamp, lines) in enumerate(chunks):
-        last = i == len(chunks) - 1
-        when = _when(stamp, zone, abbrs)
+    boot = damaged = 0
+    for stamp, lines, last in _split(text):
+        if torn and last:  # the torn line is no report's
+            lines = lines[:-1]
+        if stamp is None:
+            stamp = _headless(path, text, lines, parse, rd)
+            if stamp is None:
+                continue
+        when = _when(stamp, rd.zone, rd.abbrs)
         step = _sample_interval(stamp)
         reports = parse(lines, step) if when is not None else []
+        damaged += reports.damaged if isinstance(reports, Reports) else 0
         if last and (torn or cut):
-            reports = _uncut(reports, torn, f"{path}: last block ({stamp})", notes)
+            reports = _uncut(reports, torn, f"{path}: last block ({stamp})", rd.notes)
         elif not reports:
             if last:
-                notes.append(f"{path}: last block ({stamp}) incomplete; dropped, the rest kept")
+                rd.notes.append(f"{path}: last block ({stamp}) incomplete; dropped, the rest kept")
             else:
                 bad.append(stamp)
             continue
@@ -113,22 +139,37 @@ def blocks(
         boot += sum(r.since_boot for r in reports) if not kept[0].since_boot else 0
         yield from kept
     if bad:
-        notes.append(f"{path}: {len(bad)} block(s) not readable, first at {bad[0]!r}; skipped")
+        rd.notes.append(f"{path}: {len(bad)} block(s) not readable, first at {bad[0]!r}; skipped")
     if boot:
-        booted.append(path)
+        rd.booted.append(path)
+    if damaged:
+        rd.damaged.append((path, damaged))
 
 
-def _chunks(path: Path, notes: list[str]) -> tuple[list[tuple[str, list[str]]], bool, bool]:
-    """The file's ``zzz`` blocks, and whether it was cut short mid-line (``torn``: its torn
-    line left out) or in a compressed stream (``cut``, noted as it was read)."""
-    before = len(notes)
-    text = _text(path, notes)
-    cut = len(notes) > before
-    torn = bool(text) and not text.endswith("\n") and not cut
-    chunks = _split(text)
-    if torn and chunks:  # the torn line is no report's
-        chunks[-1] = (chunks[-1][0], chunks[-1][1][:-1])
-    return chunks, torn, cut
+HOUR = re.compile(r"_(\d\d)\.(\d\d)\.(\d\d)\.(\d\d)00\.dat(?:\.gz|\.bz2)?$")
+"""The hour a file's name says (``<host>_<tool>_<yy.mm.dd.hh00>.dat``)."""
+
+
+def _headless(path: Path, text: str, lines: list[str], parse: Parser, rd: Reading) -> str | None:
+    """The stamp that places the reports before a file's first ``zzz`` line: the hour of the
+    file's name, in the zone its first ``zzz`` line names; None when there is none to read
+    (OSWatcher's banner lines only), or (with a note) when a report has no stamp of its own
+    to place it in that hour."""
+    reports = parse(lines, None)
+    if not reports:
+        return None
+    hour = HOUR.search(path.name)
+    if hour is None or any(r.tod is None for r in reports):
+        rd.notes.append(
+            f"{path}: {len(reports)} report(s) before the first zzz line, with no time of "
+            "their own; not read"
+        )
+        return None
+    yy, mm, dd, hh = (int(g) for g in hour.groups())
+    first = FIRST_ZZZ.search(text)
+    date = DATE.search(first.group(1)) if first else None
+    zone = date.group(4) or "" if date else ""
+    return datetime(2000 + yy, mm, dd, hh).strftime(f"%a %b %d %H:%M:%S {zone} %Y")
 
 
 def _uncut(reports: list[Block], torn: bool, block: str, notes: list[str]) -> list[Block]:
@@ -162,16 +203,22 @@ def _at(r: Block, t0: float, tod0: float) -> float:
     return t0 + (r.tod - tod0) % 86400
 
 
-def _split(text: str) -> list[tuple[str, list[str]]]:
-    """``zzz`` blocks: (the date text, the lines up to the next one)."""
-    out: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
+def _split(text: str) -> Iterator[tuple[str | None, list[str], bool]]:
+    """``zzz`` blocks one at a time: (the date text, the lines up to the next one, whether it
+    is the file's last); the lines before the first ``zzz`` come first, with no date text."""
+    stamp: str | None = None
+    lines: list[str] = []
+    for line in io.StringIO(text, newline=None):
+        line = line.rstrip("\n")
         m = ZZZ.match(line)
         if m:
-            out.append((m.group(1).strip(), []))
-        elif out:
-            out[-1][1].append(line)
-    return out
+            if stamp is not None or lines:
+                yield stamp, lines, False
+            stamp, lines = m.group(1).strip(), []
+        else:
+            lines.append(line)
+    if stamp is not None or lines:
+        yield stamp, lines, True
 
 
 def _when(stamp: str, zone: ZoneInfo | None, abbrs: set[str]) -> tuple[float, float] | None:
