@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import bz2
 import calendar
-import io
 import re
 import time
 import zlib
@@ -112,38 +111,67 @@ def blocks(path: Path, parse: Parser, rd: Reading) -> Iterator[Block]:
     text = _text(path, rd.notes)
     cut = len(rd.notes) > before
     torn = bool(text) and not text.endswith("\n") and not cut
-    bad: list[str] = []
-    boot = damaged = 0
+    f = _File(path, parse, rd, torn or cut, torn)
     for stamp, lines, last in _split(text):
         if torn and last:  # the torn line is no report's
             lines = lines[:-1]
         if stamp is None:
             stamp = _headless(path, text, lines, parse, rd)
-            if stamp is None:
-                continue
-        when = _when(stamp, rd.zone, rd.abbrs)
+        if stamp is not None:
+            yield from f.reports(stamp, lines, last)
+    f.close()
+
+
+@dataclass
+class _File:
+    """One file's reading: its blocks' reports, and what it tells the reading at its end."""
+
+    path: Path
+    parse: Parser
+    rd: Reading
+    short: bool
+    """The file was cut short (``torn``: mid-line; else in its compressed stream)."""
+    torn: bool
+    bad: list[str] = field(default_factory=list)
+    boot: int = 0
+    damaged: int = 0
+
+    def reports(self, stamp: str, lines: list[str], last: bool) -> list[Block]:
+        """One ``zzz`` block's reports, each at its time."""
+        when = _when(stamp, self.rd.zone, self.rd.abbrs)
         step = _sample_interval(stamp)
-        reports = parse(lines, step) if when is not None else []
-        damaged += reports.damaged if isinstance(reports, Reports) else 0
-        if last and (torn or cut):
-            reports = _uncut(reports, torn, f"{path}: last block ({stamp})", rd.notes)
-        elif not reports:
-            if last:
-                rd.notes.append(f"{path}: last block ({stamp}) incomplete; dropped, the rest kept")
-            else:
-                bad.append(stamp)
-            continue
+        reports = self.parse(lines, step) if when is not None else []
+        hurt = reports.damaged if isinstance(reports, Reports) else 0
+        self.damaged += hurt
+        if last and self.short:
+            block = f"{self.path}: last block ({stamp})"
+            reports = _uncut(reports, self.torn, block, self.rd.notes)
+        elif not reports and not hurt:  # a block of damaged rows only is in their note
+            self._unreadable(stamp, last)
         if when is None or not reports:
-            continue  # the last block, cut short, had no report to spare
-        kept = _timed(reports, when, step)
-        boot += sum(r.since_boot for r in reports) if not kept[0].since_boot else 0
-        yield from kept
-    if bad:
-        rd.notes.append(f"{path}: {len(bad)} block(s) not readable, first at {bad[0]!r}; skipped")
-    if boot:
-        rd.booted.append(path)
-    if damaged:
-        rd.damaged.append((path, damaged))
+            return []  # (the last block, cut short, may have had no report to spare)
+        self.boot += sum(r.since_boot for r in reports)
+        return _timed(reports, when, step)
+
+    def _unreadable(self, stamp: str, last: bool) -> None:
+        if last:
+            self.rd.notes.append(
+                f"{self.path}: last block ({stamp}) incomplete; dropped, the rest kept"
+            )
+        else:
+            self.bad.append(stamp)
+
+    def close(self) -> None:
+        """The file's notes: its unreadable blocks; and the reading's lists of files."""
+        if self.bad:
+            self.rd.notes.append(
+                f"{self.path}: {len(self.bad)} block(s) not readable, first at "
+                f"{self.bad[0]!r}; skipped"
+            )
+        if self.boot:
+            self.rd.booted.append(self.path)
+        if self.damaged:
+            self.rd.damaged.append((self.path, self.damaged))
 
 
 HOUR = re.compile(r"_(\d\d)\.(\d\d)\.(\d\d)\.(\d\d)00\.dat(?:\.gz|\.bz2)?$")
@@ -182,11 +210,12 @@ def _uncut(reports: list[Block], torn: bool, block: str, notes: list[str]) -> li
 
 
 def _timed(reports: list[Block], when: tuple[float, float], step: float | None) -> list[Block]:
-    """The reports a block keeps, each at its time: those over an interval (one since boot is
-    kept only when it is all there is); a block that states no sample interval and spans at
-    most ``SAME_SNAPSHOT`` (``tool 1 3``) stands for one snapshot, its last 1 s report."""
+    """The reports a block keeps, each at its time: those over an interval (one since boot
+    never is, even when it is all the block holds); a block that states no sample interval
+    and spans at most ``SAME_SNAPSHOT`` (``tool 1 3``) stands for one snapshot, its last 1 s
+    report."""
     t0, tod0 = when
-    kept = [r for r in reports if not r.since_boot] or reports[-1:]
+    kept = [r for r in reports if not r.since_boot]
     at = [_at(r, t0, tod0) for r in kept]
     if len(kept) > 1 and step is None and max(at) - min(at) <= SAME_SNAPSHOT:
         kept, at = kept[-1:], at[-1:]
@@ -208,8 +237,7 @@ def _split(text: str) -> Iterator[tuple[str | None, list[str], bool]]:
     is the file's last); the lines before the first ``zzz`` come first, with no date text."""
     stamp: str | None = None
     lines: list[str] = []
-    for line in io.StringIO(text, newline=None):
-        line = line.rstrip("\n")
+    for line in _lines(text):
         m = ZZZ.match(line)
         if m:
             if stamp is not None or lines:
@@ -219,6 +247,21 @@ def _split(text: str) -> Iterator[tuple[str | None, list[str], bool]]:
             lines.append(line)
     if stamp is not None or lines:
         yield stamp, lines, True
+
+
+LINE_END = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Where ``str.splitlines`` ends a line."""
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.splitlines()`` one line at a time: an hour of ``ps`` is tens of MB of text, and
+    its list of lines several times that."""
+    start = 0
+    for m in LINE_END.finditer(text):
+        yield text[start : m.start()]
+        start = m.end()
+    if start < len(text):
+        yield text[start:]
 
 
 def _when(stamp: str, zone: ZoneInfo | None, abbrs: set[str]) -> tuple[float, float] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from sgmon.importers.osw.files import Block
+from sgmon.importers.osw.files import Block, Reports
 from sgmon.model import Rows, Value
 
 SUBSTAMP = re.compile(
@@ -188,31 +188,35 @@ def _unrequested(row: dict[str, Value], reads: Value, writes: Value) -> None:
 
 def vmstat(lines: list[str], step: float | None = None) -> list[Block]:
     """``vmstat 1 3``'s last line (the last second), by the column names; in a continuous
-    run (``Sample interval`` on the ``zzz`` line) every line but the first (since boot), each
-    at its place in the run."""
-    cols, data = _vmstat_table(lines)
-    out: list[Block] = []
-    for i, values in enumerate(data if step else data[-1:]):
+    run (``Sample interval`` on the ``zzz`` line) every line, each at its place in the run.
+    The first line (averages since boot) is never a sample (in a run, it is marked so and
+    skipped with the reading's note); a damaged line (cut short, or not numbers) is skipped
+    and counted, the lines around it kept in their places."""
+    cols, data, damaged = _vmstat_table(lines)
+    out = Reports()
+    out.damaged = damaged
+    whole = [(i, v) for i, v in enumerate(data) if v is not None and (step or i > 0)]
+    for i, values in whole if step else whole[-1:]:
         d = {k: _num(v) for k, v in zip(cols, values, strict=True)}
         blk = Block(0.0, "vmstat", _vmstat_rows(d))
-        blk.offset, blk.since_boot = (step or 0.0) * i, bool(step) and i == 0
+        blk.offset, blk.since_boot = (step or 0.0) * i, i == 0
         out.append(blk)
     return out
 
 
-def _vmstat_table(lines: list[str]) -> tuple[list[str], list[list[str]]]:
-    """vmstat's column names and its lines of numbers, up to one cut short."""
+def _vmstat_table(lines: list[str]) -> tuple[list[str], list[list[str] | None], int]:
+    """vmstat's column names, its lines of numbers in their places (None: damaged), and how
+    many were damaged."""
     cols: list[str] = []
-    data: list[list[str]] = []
+    data: list[list[str] | None] = []
     for ln in lines:
         parts = ln.split()
         if parts[:2] == ["r", "b"]:
             cols = parts
-        elif cols and parts and all(_num(p) is not None for p in parts):
-            if len(parts) != len(cols):
-                break  # a line cut short
-            data.append(parts)
-    return cols, data
+        elif cols and parts and not parts[0].startswith("procs"):
+            fits = len(parts) == len(cols) and all(_num(p) is not None for p in parts)
+            data.append(parts if fits else None)
+    return cols, data, sum(v is None for v in data)
 
 
 def _vmstat_rows(d: dict[str, float | None]) -> dict[str, Rows]:
@@ -226,8 +230,10 @@ def _vmstat_rows(d: dict[str, float | None]) -> dict[str, Rows]:
 
 
 def mpstat(lines: list[str], step: float | None = None) -> list[Block]:
-    """Every interval report of ``mpstat -P ALL`` (not its Average lines), each at the time
-    its header line carries; a report cut short ends the block there."""
+    """Every interval report of ``mpstat`` (not its Average lines), each at the time its rows
+    carry: ``-P ALL`` prints a header per report (stamped one interval earlier, at the
+    report's start), a continuous ``mpstat 5 720`` one header for the run and a stamped row
+    per report; a report cut short ends the block there."""
     out: list[Block] = []
     cols: list[str] = []
     cpus: Rows = {}
@@ -242,9 +248,7 @@ def mpstat(lines: list[str], step: float | None = None) -> list[Block]:
         parts = ln.split()
         if "CPU" in parts and not ln.startswith("Average"):
             close()
-            cols = parts
-            m = CLOCK.match(ln)
-            tod = _clock(*m.groups()) if m else None
+            cols, tod = parts, _stamp(ln)
         elif not parts or parts[0].startswith("Average"):
             close()
             cols = []
@@ -252,11 +256,21 @@ def mpstat(lines: list[str], step: float | None = None) -> list[Block]:
             if len(parts) != len(cols):
                 cpus.clear()
                 break
+            at = _stamp(ln)
+            if at is not None and at != tod:  # the next report of the run
+                close()
+                tod = at
             d = dict(zip(cols, parts, strict=True))
             inst = "all" if d["CPU"] == "all" else f"cpu{d['CPU']}"
             cpus[inst] = {f: _num(d[k]) for k, f in MPSTAT.items() if k in d}
     close()
     return out
+
+
+def _stamp(line: str) -> float | None:
+    """An mpstat line's time of day (``11:01:57 AM  CPU ...``, ``11:01:58  all ...``)."""
+    m = CLOCK.match(line)
+    return _clock(*m.groups()) if m else None
 
 
 def _ip_link(lines: list[str]) -> dict[str, dict[str, float]]:
@@ -331,8 +345,8 @@ def top(lines: list[str], step: float | None = None) -> list[Block]:
     """top's summary: the load averages, ``%Cpu(s)`` (``Cpu(s)`` before procps-ng), ``Tasks``
     and the swap line, each ``top -`` header a report at its own time.  xtop.sh keeps the
     second half of two top samples by line count, which misses the second header when the
-    first sample was longer: a block with a process list and no header holds nothing to
-    take, and is no error."""
+    first sample was longer: the summary lines left are read, at the ``zzz`` line's time; a
+    block with no summary line at all gives no report (the reading says so in one line)."""
     out: list[Block] = []
     for ln in lines:
         head = TOP_HEAD.match(ln)
@@ -340,14 +354,20 @@ def top(lines: list[str], step: float | None = None) -> list[Block]:
             out.append(
                 Block(0.0, "top", {"cpu": {"all": {}}}, tod=_clock(head[1], head[2], head[3], None))
             )
-        elif not out and "load average:" in ln:  # top without its "top -" prefix
+        elif not out and _summary(ln):  # a report that lost its "top -" line
             out.append(Block(0.0, "top", {"cpu": {"all": {}}}))
         if out:
             _top_line(out[-1], ln)
-    out = [b for b in out if b.rows["cpu"]["all"]]
-    if out or any(ln.split()[:2] == ["PID", "USER"] for ln in lines):
-        return out or [Block(0.0, "top")]
-    return []
+    return [b for b in out if b.rows["cpu"]["all"] or b.rows.get("paging")]
+
+
+def _summary(ln: str) -> bool:
+    """Whether a line is one of top's summary lines that ``_top_line`` reads."""
+    return (
+        "load average:" in ln
+        or ln.startswith(("%Cpu(s):", "Cpu(s):", "Tasks:"))
+        or "Swap:" in ln.split()[:2]
+    )
 
 
 def _top_line(blk: Block, ln: str) -> None:
