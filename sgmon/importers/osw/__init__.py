@@ -14,7 +14,11 @@ has written:
   report (averages since boot, after the iostat banner) is skipped with a note.  A report's time
   of day is read after the ``zzz`` line's, so a run that passes midnight goes on into the next
   day.  A block whose reports span at most 5 s (``iostat -xk 1 3``'s last third, ``mpstat -P ALL
-  1 2``) and states no sample interval stands for one snapshot: its last report is taken.
+  1 2``) and states no sample interval stands for one snapshot: its last report is taken;
+- continuous ``mpstat`` (one header, then a stamped row per interval): every row a report at
+  its own stamp;
+- reports before a file's first ``zzz`` line: at their own stamps, in the hour the file's
+  name says; with no stamp of their own (vmstat), refused with one note.
 
 The Linux commands and what is taken from each report:
 
@@ -23,10 +27,11 @@ The Linux commands and what is taken from each report:
   (and ``rsec/s`` without ``-k``) and today's ``aqu-sz``/``r_await``/``w_await`` both read; an
   old single ``await`` stands for r_await where the device read and w_await where it wrote, as
   the sar importer does;
-- oswvmstat, ``vmstat 1 3``: the last line (the last second): run queue ``r``, ``b``, ``in``,
+- oswvmstat, ``vmstat 1 3``: the last line (the last second; never the first, averages since
+  boot; damaged lines counted in one note): run queue ``r``, ``b``, ``in``,
   ``cs`` on cpu ``all``; ``bi``/``bo`` (kB/s, the kernel's pgpgin/pgpgout) and ``si``/``so``
   (kB/s, read as 4 kB pages) on paging;
-- oswmpstat, ``mpstat -P ALL 1 2``: the last 1 s report, per CPU;
+- oswmpstat, ``mpstat -P ALL 1 2``: the last 1 s report, per CPU, at its rows' stamp;
 - oswnetstat, ``netstat -a -i -n`` and ``netstat -s`` (or, in the AHF releases, ``ip -s link``
   and nstat, whose counters are not read: see PROVENANCE): cumulative counters, so rates over
   the time between two blocks (the whole snapshot step, unlike the 1 s figures above);
