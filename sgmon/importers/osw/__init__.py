@@ -31,7 +31,7 @@ The Linux commands and what is taken from each report:
   boot; damaged lines counted in one note): run queue ``r``, ``b``, ``in``,
   ``cs`` on cpu ``all``; ``bi``/``bo`` (kB/s, the kernel's pgpgin/pgpgout) and ``si``/``so``
   (kB/s, read as 4 kB pages) on paging;
-- oswmpstat, ``mpstat -P ALL 1 2``: the last 1 s report, per CPU, at its rows' stamp;
+- oswmpstat, ``mpstat -P ALL 1 2``: the last 1 s report, per CPU, at its header's stamp;
 - oswnetstat, ``netstat -a -i -n`` and ``netstat -s`` (or, in the AHF releases, ``ip -s link``
   and nstat, whose counters are not read: see PROVENANCE): cumulative counters, so rates over
   the time between two blocks (the whole snapshot step, unlike the 1 s figures above);

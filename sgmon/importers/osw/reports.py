@@ -4,6 +4,7 @@ docstring for what is taken from each)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from sgmon.importers.osw.files import Block, Reports
 from sgmon.model import Rows, Value
@@ -230,41 +231,61 @@ def _vmstat_rows(d: dict[str, float | None]) -> dict[str, Rows]:
 
 
 def mpstat(lines: list[str], step: float | None = None) -> list[Block]:
-    """Every interval report of ``mpstat`` (not its Average lines), each at the time its rows
-    carry: ``-P ALL`` prints a header per report (stamped one interval earlier, at the
-    report's start), a continuous ``mpstat 5 720`` one header for the run and a stamped row
-    per report; a report cut short ends the block there."""
+    """Every interval report of ``mpstat`` (not its Average lines): ``-P ALL`` prints a header
+    per report, and the report is at the header's time; a continuous ``mpstat 5 720`` prints
+    one header for the run and a stamped row per report, each at its row's time.  A report
+    cut short ends the block there."""
     out: list[Block] = []
-    cols: list[str] = []
-    cpus: Rows = {}
-    tod: float | None = None
-
-    def close() -> None:
-        if "all" in cpus:
-            out.append(Block(0.0, "mpstat", {"cpu": dict(cpus)}, tod=tod))
-        cpus.clear()
-
+    run = _MpstatRun()
     for ln in lines:
         parts = ln.split()
         if "CPU" in parts and not ln.startswith("Average"):
-            close()
-            cols, tod = parts, _stamp(ln)
+            out += run.end()
+            run = _MpstatRun(parts, _stamp(ln))
         elif not parts or parts[0].startswith("Average"):
-            close()
-            cols = []
-        elif cols:
-            if len(parts) != len(cols):
-                cpus.clear()
+            out += run.end()
+            run = _MpstatRun()
+        elif run.cols:
+            if len(parts) != len(run.cols):
+                run.cpus.clear()  # a row cut short: its report is lost
                 break
-            at = _stamp(ln)
-            if at is not None and at != tod:  # the next report of the run
-                close()
-                tod = at
-            d = dict(zip(cols, parts, strict=True))
-            inst = "all" if d["CPU"] == "all" else f"cpu{d['CPU']}"
-            cpus[inst] = {f: _num(d[k]) for k, f in MPSTAT.items() if k in d}
-    close()
-    return out
+            run.row(parts, _stamp(ln))
+    return out + run.end()
+
+
+@dataclass
+class _MpstatRun:
+    """The reports under one mpstat header."""
+
+    cols: list[str] = field(default_factory=list)
+    head: float | None = None
+    """The header's time of day."""
+    reports: list[Block] = field(default_factory=list)
+    cpus: Rows = field(default_factory=dict)
+    tod: float | None = None
+
+    def row(self, parts: list[str], at: float | None) -> None:
+        """One CPU's row; a row stamped otherwise than the report's begins the next one."""
+        if at is not None and at != self.tod:
+            self._close()
+            self.tod = at
+        d = dict(zip(self.cols, parts, strict=True))
+        inst = "all" if d["CPU"] == "all" else f"cpu{d['CPU']}"
+        self.cpus[inst] = {f: _num(d[k]) for k, f in MPSTAT.items() if k in d}
+
+    def _close(self) -> None:
+        if "all" in self.cpus:
+            rows: dict[str, Rows] = {"cpu": dict(self.cpus)}
+            self.reports.append(Block(0.0, "mpstat", rows, tod=self.tod))
+        self.cpus.clear()
+
+    def end(self) -> list[Block]:
+        """The header's reports: one is at the header's time (as the importer always took
+        ``-P ALL``'s, the interval's start), those of a continuous run at their rows'."""
+        self._close()
+        if len(self.reports) == 1:
+            self.reports[0].tod = self.head
+        return self.reports
 
 
 def _stamp(line: str) -> float | None:

@@ -76,9 +76,9 @@ def test_continuous_mpstat_every_row_its_own_sample(tmp_path: Path) -> None:
     assert imp.interval == 5.0 and imp.notes == []
 
 
-def test_mpstat_p_all_report_at_its_rows_time(tmp_path: Path) -> None:
-    """``mpstat -P ALL 1 2``: each header is stamped at its interval's start, its rows at the
-    end; the block's last report is taken, at its rows' time."""
+def test_mpstat_p_all_report_at_its_header_time_as_before(tmp_path: Path) -> None:
+    """``mpstat -P ALL 1 2``: a header per report (stamped at the interval's start, its rows at
+    the end): the block's last report is taken, at its header's time, as it always was."""
     text = (
         "zzz ***Mon Nov 24 11:00:00 UTC 2026\n"
         "Linux 6.1 (db2) \t11/24/26 \t_x86_64_\t(2 CPU)\n\n"
@@ -91,7 +91,7 @@ def test_mpstat_p_all_report_at_its_rows_time(tmp_path: Path) -> None:
     )
     root = _archive(tmp_path, "mpstat", "db2_mpstat_26.11.24.1100.dat", text)
     (frame,) = _read(root).frames["db2"]
-    assert frame.time == T0 + 3
+    assert frame.time == T0 + 2
     assert frame.collectors["cpu"].rows["all"]["usr"] == 30.0
     assert frame.collectors["cpu"].rows["cpu0"]["usr"] == 30.0
 
