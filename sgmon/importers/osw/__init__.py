@@ -63,18 +63,15 @@ from sgmon.importers import Imported
 from sgmon.importers.frames import NOT_IMPORTED, Builder, add_host_options
 from sgmon.importers.osw import snapshots
 from sgmon.importers.osw.files import Block, Parser, Reading
+from sgmon.importers.osw.netstat import IP_S, NETSTAT_I, NETSTAT_S, netstat
 from sgmon.importers.osw.reports import (
     IOSTAT,
-    IP_S,
     MPSTAT,
-    NETSTAT_I,
-    NETSTAT_S,
     PAGE_KB,
     TOP_CPU,
     VMSTAT_CPU,
     iostat,
     mpstat,
-    netstat,
     top,
     vmstat,
 )

@@ -69,38 +69,6 @@ MPSTAT = {
     "%idle": "idle",
 }
 VMSTAT_CPU = {"r": "runq_sz", "b": "blocked", "in": "intr", "cs": "cswch"}
-NETSTAT_I = {
-    "RX-OK": "rx_pkt",
-    "TX-OK": "tx_pkt",
-    "RX-ERR": "rx_err",
-    "TX-ERR": "tx_err",
-    "RX-DRP": "rx_drop",
-    "TX-DRP": "tx_drop",
-    "RX-OVR": "rx_fifo",
-    "TX-OVR": "tx_fifo",
-}
-IP_LINK = re.compile(r"^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<")
-"""An ``ip -s link`` interface line: ``3: eth0: <BROADCAST,...> mtu 1500 ...`` (``veth0@if2``)."""
-IP_S = {
-    ("RX:", "bytes"): "rx_kb",
-    ("RX:", "packets"): "rx_pkt",
-    ("RX:", "errors"): "rx_err",
-    ("RX:", "dropped"): "rx_drop",
-    ("RX:", "overrun"): "rx_overrun",
-    ("TX:", "bytes"): "tx_kb",
-    ("TX:", "packets"): "tx_pkt",
-    ("TX:", "errors"): "tx_err",
-    ("TX:", "dropped"): "tx_drop",
-}
-"""``ip -s link``'s RX:/TX: columns (by header name: iproute2 prints ``overrun`` or, since
-5.x, ``missed`` there) -> netdev fields; bytes are stored as kB, as the live collector's."""
-NETSTAT_S = (  # (section, line pattern) -> tcp host field; old and new netstat wordings
-    ("Tcp:", re.compile(r"^(\d+) active connection"), "active_opens"),
-    ("Tcp:", re.compile(r"^(\d+) passive connection"), "passive_opens"),
-    ("Tcp:", re.compile(r"^(\d+) segments retransmit"), "retrans_segs"),
-    ("TcpExt:", re.compile(r"^(?:TCPTimeouts: (\d+)|(\d+) other TCP timeouts)"), "timeouts"),
-    ("TcpExt:", re.compile(r"^TCPLostRetransmit: (\d+)"), "lost_retransmit"),
-)
 
 
 def _tod(line: str) -> float | None:
@@ -115,7 +83,8 @@ def _clock(h: str, mi: str, sec: str, ampm: str | None) -> float:
     return hour * 3600.0 + int(mi) * 60 + int(sec)
 
 
-def _num(text: str) -> float | None:
+def num(text: str) -> float | None:
+    """A figure as the tools print it (a decimal comma in some locales); None if none."""
     try:
         return float(text.replace(",", "."))
     except ValueError:
@@ -165,12 +134,12 @@ def iostat(lines: list[str], step: float | None = None) -> list[Block]:
 
 def _disk(d: dict[str, str]) -> dict[str, Value]:
     """One ``iostat -x`` device row by its column names, on the disk collector's fields."""
-    row: dict[str, Value] = {f: _num(d[k]) for k, f in IOSTAT.items() if k in d}
+    row: dict[str, Value] = {f: num(d[k]) for k, f in IOSTAT.items() if k in d}
     if "rkB/s" not in d and "rsec/s" in d:  # iostat -x without -k
-        row["rkb_s"] = (_num(d["rsec/s"]) or 0.0) / 2
-        row["wkb_s"] = (_num(d.get("wsec/s", "")) or 0.0) / 2
+        row["rkb_s"] = (num(d["rsec/s"]) or 0.0) / 2
+        row["wkb_s"] = (num(d.get("wsec/s", "")) or 0.0) / 2
     if "await" in d and "r_await" not in d:
-        row["r_await"] = row["w_await"] = _num(d["await"])
+        row["r_await"] = row["w_await"] = num(d["await"])
     _unrequested(row, row.get("r_s") or 0.0, row.get("w_s") or 0.0)
     return row
 
@@ -198,7 +167,7 @@ def vmstat(lines: list[str], step: float | None = None) -> list[Block]:
     out.damaged = damaged
     whole = [(i, v) for i, v in enumerate(data) if v is not None and (step or i > 0)]
     for i, values in whole if step else whole[-1:]:
-        d = {k: _num(v) for k, v in zip(cols, values, strict=True)}
+        d = {k: num(v) for k, v in zip(cols, values, strict=True)}
         blk = Block(0.0, "vmstat", _vmstat_rows(d))
         blk.offset, blk.since_boot = (step or 0.0) * i, i == 0
         out.append(blk)
@@ -215,7 +184,7 @@ def _vmstat_table(lines: list[str]) -> tuple[list[str], list[list[str] | None], 
         if parts[:2] == ["r", "b"]:
             cols = parts
         elif cols and parts and not parts[0].startswith("procs"):
-            fits = len(parts) == len(cols) and all(_num(p) is not None for p in parts)
+            fits = len(parts) == len(cols) and all(num(p) is not None for p in parts)
             data.append(parts if fits else None)
     return cols, data, sum(v is None for v in data)
 
@@ -271,7 +240,7 @@ class _MpstatRun:
             self.tod = at
         d = dict(zip(self.cols, parts, strict=True))
         inst = "all" if d["CPU"] == "all" else f"cpu{d['CPU']}"
-        self.cpus[inst] = {f: _num(d[k]) for k, f in MPSTAT.items() if k in d}
+        self.cpus[inst] = {f: num(d[k]) for k, f in MPSTAT.items() if k in d}
 
     def _close(self) -> None:
         if "all" in self.cpus:
@@ -292,74 +261,6 @@ def _stamp(line: str) -> float | None:
     """An mpstat line's time of day (``11:01:57 AM  CPU ...``, ``11:01:58  all ...``)."""
     m = CLOCK.match(line)
     return _clock(*m.groups()) if m else None
-
-
-def _ip_link(lines: list[str]) -> dict[str, dict[str, float]]:
-    """``ip -s link``'s counters per interface (OSWatcher's AHF releases collect it)."""
-    out: dict[str, dict[str, float]] = {}
-    name, cols = "", [""]
-    for ln in lines:
-        m = IP_LINK.match(ln)
-        parts = ln.split()
-        if m:
-            name = m.group(1)
-            out[name] = {}
-        elif name and parts[:1] in (["RX:"], ["TX:"]):
-            cols = parts
-        elif name and cols[0] and parts and all(p.isdigit() for p in parts):
-            for k, v in zip(cols[1:], parts, strict=False):
-                field = IP_S.get((cols[0], k))
-                if field:
-                    out[name][field] = float(v) / 1024 if field.endswith("_kb") else float(v)
-            cols = [""]
-        else:
-            cols = [""]
-    return out
-
-
-def netstat(lines: list[str], step: float | None = None) -> list[Block]:
-    """netstat -i's table (or ip -s link's) and netstat -s's TCP counters, cumulative (rates
-    come later).  A block needs one of the interface tables or netstat -s to be read."""
-    counters: dict[str, dict[str, float]] = _ip_link(lines)
-    counters.update(_netstat_i(lines))
-    tcp = _netstat_s(lines)
-    if tcp:
-        counters["host"] = tcp
-    if not counters or (tcp and "active_opens" not in tcp):
-        return []  # nothing readable, or netstat -s cut short
-    return [Block(0.0, "netstat", counters=counters)]
-
-
-def _netstat_i(lines: list[str]) -> dict[str, dict[str, float]]:
-    """``netstat -i``'s counters per interface, by the column names."""
-    counters: dict[str, dict[str, float]] = {}
-    heads = [i for i, ln in enumerate(lines) if ln.startswith("Iface")]
-    if not heads:
-        return counters
-    cols = lines[heads[0]].split()
-    for ln in lines[heads[0] + 1 :]:
-        parts = ln.split()
-        if not parts or parts[0].endswith(":"):
-            break
-        d = dict(zip(cols, parts, strict=False))
-        counters[parts[0]] = {
-            f: v for k, f in NETSTAT_I.items() if (v := _num(d.get(k, ""))) is not None
-        }
-    return counters
-
-
-def _netstat_s(lines: list[str]) -> dict[str, float]:
-    """``netstat -s``'s TCP counters, in the old wordings and the new."""
-    section, tcp = "", {}
-    for ln in lines:
-        if ln and not ln[0].isspace():
-            section = ln.strip()
-            continue
-        for sect, pattern, name in NETSTAT_S:
-            m = pattern.match(ln.strip()) if sect == section else None
-            if m:
-                tcp[name] = float(next(g for g in m.groups() if g is not None))
-    return tcp
 
 
 def top(lines: list[str], step: float | None = None) -> list[Block]:
@@ -395,15 +296,15 @@ def _top_line(blk: Block, ln: str) -> None:
     """One line of a top report's summary, on its cpu and paging rows."""
     cpu, paging = blk.rows["cpu"]["all"], blk.rows.setdefault("paging", {})
     if m := LOAD.search(ln):
-        load = [_num(x.rstrip(",")) for x in m.groups()]
+        load = [num(x.rstrip(",")) for x in m.groups()]
         cpu.update(zip(("load1", "load5", "load15"), load, strict=True))
     elif ln.startswith(("%Cpu(s):", "Cpu(s):")):
-        cpu.update({TOP_CPU[k]: _num(v) for v, k in TOP_PCT.findall(ln)})
+        cpu.update({TOP_CPU[k]: num(v) for v, k in TOP_PCT.findall(ln)})
     elif ln.startswith("Tasks:"):
-        n = {k: _num(v) for v, k in TOP_COUNT.findall(ln)}
+        n = {k: num(v) for v, k in TOP_COUNT.findall(ln)}
         cpu.update({"plist_sz": n.get("total"), "runq_sz": n.get("running")})
     elif "Swap:" in ln.split()[:2]:
-        n = {k: _num(v) for v, k in TOP_COUNT.findall(ln)}
+        n = {k: num(v) for v, k in TOP_COUNT.findall(ln)}
         total, used = n.get("total"), n.get("used")
         swp = 100.0 * used / total if total and used is not None else None
         paging["all"] = {"swpused": swp}
