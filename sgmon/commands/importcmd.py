@@ -34,13 +34,13 @@ def run(args: argparse.Namespace) -> int:
     if args.kind not in SOURCES:
         raise UsageError(f"unknown import kind {args.kind!r}; kinds: {', '.join(SOURCES)}")
     mod = import_module(f"sgmon.importers.{SOURCES[args.kind]}")
-    imp = mod.read(args)
+    imp = mod.stream(args) if hasattr(mod, "stream") else mod.read(args)  # written as read
     try:
         rows = write(args.dir, imp)
     except ArchiveError as e:  # a foreign or unwritable --dir: that one line, as record says
         raise UsageError(str(e)) from None
     for note in imp.notes:
         print(f"sgmon: {note}", file=sys.stderr)
-    hosts = ", ".join(f"{h} ({len(fs)} samples)" for h, fs in imp.frames.items())
+    hosts = ", ".join(f"{h} ({n} samples)" for h, n in imp.counts.items())
     print(f"imported {rows} rows into {args.dir}: {hosts}")
     return 0

@@ -85,7 +85,7 @@ def read(args: argparse.Namespace) -> Imported:
     except ValueError as e:
         raise UsageError(str(e)) from None
     notes: list[str] = []
-    reports = [rep for path in args.files if (rep := _report(path, notes)) is not None]
+    reports = _reports(args.files, notes)
     if tz is None:
         notes.append("AWR report times are the database host's local time: taken as UTC (--tz)")
     host = args.host or next((r.host for r in reports if r.host), "") or "awr"
@@ -97,6 +97,15 @@ def read(args: argparse.Namespace) -> Imported:
         b.sample(host, args.role, end, dt, {"oracle_waits": wait_rows(rep, dt)})
     b.source(host, {"oracle_waits": PROVENANCE})
     return b.imp
+
+
+def _reports(files: list[Path], notes: list[str]) -> list[Report]:
+    """Every file's report that has rows to import; none at all is a usage error (one line),
+    not an empty archive."""
+    reports = [rep for path in files if (rep := _report(path, notes)) is not None]
+    if not reports:
+        raise UsageError(notes[0] if len(notes) == 1 else f"{notes[0]} (and {len(notes) - 1} more)")
+    return reports
 
 
 def _report(path: Path, notes: list[str]) -> Report | None:

@@ -43,6 +43,42 @@ class Builder:
             self._fields[collector] = names
         return names
 
+    def declare(self, host: str, collectors: Iterable[str]) -> None:
+        """The live schema of ``collectors`` for ``host``, before its frames are built (a
+        streamed import's archive learns a host's columns from its first frame)."""
+        schema = self.imp.schema.setdefault(host, {})
+        for name in collectors:
+            if name not in schema:
+                schema[name] = registry.load(name).fields
+
+    def frame(
+        self,
+        host: str,
+        role: str,
+        t: float,
+        interval: float,
+        collectors: Mapping[str, Rows],
+        events: Iterable[Event] = (),
+    ) -> Frame:
+        """The next frame of ``host``, at ``t``, holding ``collectors`` (name -> instance ->
+        row), counted but not kept."""
+        for name, rows in collectors.items():
+            for row in rows.values():
+                unknown = set(row) - self.declared(name)
+                if unknown:
+                    raise AssertionError(f"{name} declares no field {', '.join(sorted(unknown))}")
+        self.declare(host, collectors)
+        seq = self.imp.counts[host] = self.imp.counts.get(host, 0) + 1
+        return Frame(
+            host=host,
+            time=t,
+            seq=seq,
+            interval=interval,
+            collectors={n: CollectorResult(Status.OK, rows) for n, rows in collectors.items()},
+            events=tuple(events),
+            role=role,
+        )
+
     def sample(
         self,
         host: str,
@@ -52,28 +88,9 @@ class Builder:
         collectors: Mapping[str, Rows],
         events: Iterable[Event] = (),
     ) -> None:
-        """One frame of ``host`` at ``t`` holding ``collectors`` (name -> instance -> row)."""
-        for name, rows in collectors.items():
-            for row in rows.values():
-                unknown = set(row) - self.declared(name)
-                if unknown:
-                    raise AssertionError(f"{name} declares no field {', '.join(sorted(unknown))}")
-        frames = self.imp.frames.setdefault(host, [])
-        schema = self.imp.schema.setdefault(host, {})
-        for name in collectors:
-            if name not in schema:
-                schema[name] = registry.load(name).fields
-        frames.append(
-            Frame(
-                host=host,
-                time=t,
-                seq=len(frames) + 1,
-                interval=interval,
-                collectors={n: CollectorResult(Status.OK, rows) for n, rows in collectors.items()},
-                events=tuple(events),
-                role=role,
-            )
-        )
+        """One frame of ``host`` at ``t`` holding ``collectors``, kept in ``Imported.frames``."""
+        frame = self.frame(host, role, t, interval, collectors, events)
+        self.imp.frames.setdefault(host, []).append(frame)
 
     def source(self, host: str, provenance: Mapping[str, Mapping[str, str]]) -> None:
         """Record where each of a host's fields came from (collector -> field -> text)."""

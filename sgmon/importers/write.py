@@ -17,11 +17,12 @@ from sgmon.sinks.csvarchive import ArchiveWriter
 
 
 def write(out: Path, imp: Imported, warn: Callable[[str], None] | None = None) -> int:
-    """Write every frame in time order; return the number of rows written."""
+    """Write every frame in time order (a streamed import's as it comes); return the number
+    of rows written."""
     writer = ArchiveWriter(out, imp.schema.__getitem__, imp.interval, warn=warn)
     try:
-        frames = sorted((f for fs in imp.frames.values() for f in fs), key=lambda f: f.time)
-        for frame in frames:
+        held = sorted((f for fs in imp.frames.values() for f in fs), key=lambda f: f.time)
+        for frame in held if imp.stream is None else imp.stream:
             writer(frame)
         for host, prov in imp.provenance.items():
             h = writer.meta["hosts"].setdefault(host, {})

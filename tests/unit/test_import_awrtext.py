@@ -86,3 +86,30 @@ def test_unknown_histogram_heading_is_a_usage_error_not_a_guess():
     text = LNS.read_text().replace("<16ms <32ms  <=1s", "<16ms <32ms  <=9q", 1)
     with pytest.raises(UsageError, match="unknown histogram column"):
         awrtext.parse(text.splitlines())
+
+
+def _header_only(tmp_path: Path, name: str = "awrrpt_empty.txt") -> Path:
+    """seed001's report cut after the Foreground Wait Events heading: the header and the
+    section's column heads, no row (a report of an idle interval, or one cut by a pager)."""
+    text = SEED001.read_text()
+    head = text[: text.index("log file sync   ")]
+    path = tmp_path / name
+    path.write_text(head)
+    return path
+
+
+def test_header_without_rows_is_one_line_not_an_empty_archive(tmp_path: Path):
+    """The old importer noted 'nothing imported' and returned an empty import (exit 0)."""
+    empty = _header_only(tmp_path)
+    with pytest.raises(UsageError, match="no wait event section of the commit path") as e:
+        _read(empty)
+    assert "\n" not in str(e.value)
+
+
+def test_header_without_rows_beside_a_full_report_is_a_note(tmp_path: Path):
+    empty = _header_only(tmp_path)
+    imp = _read(empty, SEED001, tz="+00:00")
+    assert len(imp.frames["node1"]) == 1
+    assert [n for n in imp.notes if "nothing imported" in n] == [
+        f"{empty}: no wait event section of the commit path: nothing imported"
+    ]

@@ -14,7 +14,11 @@ has written:
   report (averages since boot, after the iostat banner) is skipped with a note.  A report's time
   of day is read after the ``zzz`` line's, so a run that passes midnight goes on into the next
   day.  A block whose reports span at most 5 s (``iostat -xk 1 3``'s last third, ``mpstat -P ALL
-  1 2``) and states no sample interval stands for one snapshot: its last report is taken.
+  1 2``) and states no sample interval stands for one snapshot: its last report is taken;
+- continuous ``mpstat`` (one header, then a stamped row per interval): every row a report at
+  its own stamp;
+- reports before a file's first ``zzz`` line: at their own stamps, in the hour the file's
+  name says; with no stamp of their own (vmstat), refused with one note.
 
 The Linux commands and what is taken from each report:
 
@@ -23,10 +27,11 @@ The Linux commands and what is taken from each report:
   (and ``rsec/s`` without ``-k``) and today's ``aqu-sz``/``r_await``/``w_await`` both read; an
   old single ``await`` stands for r_await where the device read and w_await where it wrote, as
   the sar importer does;
-- oswvmstat, ``vmstat 1 3``: the last line (the last second): run queue ``r``, ``b``, ``in``,
+- oswvmstat, ``vmstat 1 3``: the last line (the last second; never the first, averages since
+  boot; damaged lines counted in one note): run queue ``r``, ``b``, ``in``,
   ``cs`` on cpu ``all``; ``bi``/``bo`` (kB/s, the kernel's pgpgin/pgpgout) and ``si``/``so``
   (kB/s, read as 4 kB pages) on paging;
-- oswmpstat, ``mpstat -P ALL 1 2``: the last 1 s report, per CPU;
+- oswmpstat, ``mpstat -P ALL 1 2``: the last 1 s report, per CPU, at its header's stamp;
 - oswnetstat, ``netstat -a -i -n`` and ``netstat -s`` (or, in the AHF releases, ``ip -s link``
   and nstat, whose counters are not read: see PROVENANCE): cumulative counters, so rates over
   the time between two blocks (the whole snapshot step, unlike the 1 s figures above);
@@ -44,6 +49,7 @@ a truncated gzip stream) loses that block only, with one note.
 from __future__ import annotations
 
 import argparse
+import heapq
 import itertools
 import re
 import statistics
@@ -55,25 +61,22 @@ from collectors.procs import BACKGROUND
 from sgmon.errors import UsageError
 from sgmon.importers import Imported
 from sgmon.importers.frames import NOT_IMPORTED, Builder, add_host_options
-from sgmon.importers.osw.files import SAME_SNAPSHOT, Block, Parser, blocks
+from sgmon.importers.osw import snapshots
+from sgmon.importers.osw.files import Block, Parser, Reading
+from sgmon.importers.osw.netstat import IP_S, NETSTAT_I, NETSTAT_S, netstat
 from sgmon.importers.osw.reports import (
     IOSTAT,
-    IP_S,
     MPSTAT,
-    NETSTAT_I,
-    NETSTAT_S,
     PAGE_KB,
     TOP_CPU,
     VMSTAT_CPU,
     iostat,
     mpstat,
-    netstat,
     top,
     vmstat,
 )
-from sgmon.model import Event, Rows, Value
-from sgmon.rates import counter_rate
-from sgmon.regrid import is_gap
+from sgmon.importers.osw.snapshots import Stream
+from sgmon.model import Rows, Value
 
 HELP = "OSWatcher archives (oswiostat, oswvmstat, oswmpstat, oswnetstat, oswtop, oswps)"
 FILE = re.compile(r"^(?P<host>.+)_(?P<tool>[a-z]+)_\d\d\.\d\d\.\d\d\.\d{4}\.dat(\.gz|\.bz2)?$")
@@ -140,35 +143,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read(args: argparse.Namespace) -> Imported:
-    """Parse every tool's files, group the blocks into snapshots, one frame each."""
+    """The import with every frame held (``Imported.frames``): for callers that look at them."""
+    imp = stream(args)
+    for frame in imp.stream or ():
+        imp.frames.setdefault(frame.host, []).append(frame)
+    imp.stream = None
+    return imp
+
+
+def stream(args: argparse.Namespace) -> Imported:
+    """Survey every tool's files (see ``snapshots``), then hand the frames on one snapshot at
+    a time (``Imported.stream``), all hosts' in time order: the archive is written as it is
+    read, in the memory of a few files whatever its size."""
     root = _root(args.archive)
-    zone = _zone(args.tz)
-    notes: list[str] = []
-    abbrs: set[str] = set()
-    booted: list[Path] = []
-    by_host = _reports(root, zone, abbrs, notes, booted)
-    if args.host and len(by_host) > 1:
-        raise UsageError(f"{root} holds several hosts ({', '.join(by_host)}); leave out --host")
-    notes += _run_notes(root, zone, abbrs, booted)
-    snapshots = {h: _snapshots(blocks, notes, h) for h, blocks in by_host.items()}
-    steps = [
-        later - t
-        for groups in snapshots.values()
-        for t, later in itertools.pairwise(g[0] for g in groups)
+    rd = Reading(_zone(args.tz))
+    hosts, unread = _streams(root)
+    if args.host and len(hosts) > 1:
+        raise UsageError(f"{root} holds several hosts ({', '.join(hosts)}); leave out --host")
+    surveys = {h: snapshots.survey(streams, rd) for h, streams in hosts.items()}
+    if unread:
+        said = ", ".join(f"{d} ({n} file(s))" for d, n in sorted(unread.items()))
+        rd.notes.append(f"{root}: not read: {said}; no live field takes their figures")
+    rd.notes += _run_notes(root, rd)
+    rd.notes += [
+        f"{h}: one oswnetstat snapshot: its counters are totals since boot and a rate "
+        "needs two, so no interface or TCP rows"
+        for h, sv in surveys.items()
+        if sv.netstat == 1
     ]
+    steps = [later - t for sv in surveys.values() for t, later in itertools.pairwise(sv.starts)]
     b = Builder(statistics.median_high(steps) if steps else 30.0)  # as regrid.usual_step
-    b.imp.notes.extend(notes)
-    for host, groups in snapshots.items():
-        _frames(b, args.host or host, args.role, groups)
+    b.imp.notes.extend(rd.notes)
+    again = Reading(rd.zone)  # the second pass notices nothing the first did not say
+    gens = []
+    for host, sv in surveys.items():
+        name = args.host or host
+        if sv.starts:  # the archive's columns, declared before its first row
+            b.declare(name, sv.collectors)
+        b.source(name, PROVENANCE)
+        gens.append(snapshots.frames(b, name, args.role, hosts[host], sv, again))
+    b.imp.stream = heapq.merge(*gens, key=lambda f: f.time)
     return b.imp
 
 
-def _reports(
-    root: Path, zone: ZoneInfo | None, abbrs: set[str], notes: list[str], booted: list[Path]
-) -> dict[str, list[Block]]:
-    """Every report of every file a tool's parser reads, by host; the files of other tools
-    (or other names) counted in one note."""
-    by_host: dict[str, list[Block]] = {}
+def _streams(root: Path) -> tuple[dict[str, list[Stream]], dict[str, int]]:
+    """Each host's files, one stream per tool directory and tool, in the order the old
+    whole-archive sort kept them; and the files of other tools (or other names) by
+    directory."""
+    hosts: dict[str, dict[tuple[str, str], Stream]] = {}
     unread: dict[str, int] = {}
     for path in sorted(root.glob("osw*/*")):
         m = FILE.match(path.name)
@@ -177,29 +199,31 @@ def _reports(
             if path.is_file():
                 unread[path.parent.name] = unread.get(path.parent.name, 0) + 1
             continue
-        host = m.group("host")
-        by_host.setdefault(host, []).extend(blocks(path, parse, zone, abbrs, notes, booted))
-    if not by_host:
+        mine = hosts.setdefault(m.group("host"), {})
+        mine.setdefault((path.parent.name, m.group("tool")), Stream(parse, [])).paths.append(path)
+    if not hosts:
         raise UsageError(f"{root}: no OSWatcher files (osw*/<host>_<tool>_<yy.mm.dd.hhmm>.dat)")
-    if unread:
-        said = ", ".join(f"{d} ({n} file(s))" for d, n in sorted(unread.items()))
-        notes.append(f"{root}: not read: {said}; no live field takes their figures")
-    return by_host
+    return {h: list(streams.values()) for h, streams in hosts.items()}, unread
 
 
-def _run_notes(root: Path, zone: ZoneInfo | None, abbrs: set[str], booted: list[Path]) -> list[str]:
-    """What the reading skipped or guessed: the since-boot reports, the zones the dates name
-    that were read in this machine's."""
+def _run_notes(root: Path, rd: Reading) -> list[str]:
+    """What the reading skipped or guessed: the since-boot reports, the damaged rows, the
+    zones the dates name that were read in this machine's."""
     notes = []
-    if booted:
+    if rd.booted:
         notes.append(
-            f"{booted[0]}{f' and {len(booted) - 1} more file(s)' if len(booted) > 1 else ''}: "
-            "the first report of each continuous run skipped (averages since boot, not over "
-            "the interval)"
+            f"{rd.booted[0]}{_more(rd.booted)}: the first report of each continuous run "
+            "skipped (averages since boot, not over the interval)"
+        )
+    if rd.damaged:
+        n = sum(k for _, k in rd.damaged)
+        notes.append(
+            f"{rd.damaged[0][0]}{_more(rd.damaged)}: {n} damaged row(s) skipped (a row that "
+            "does not fit its table); the rows around them kept"
         )
     local = set(time.tzname)
-    odd = abbrs - {"UTC", "GMT", "Z"} - local
-    if odd and zone is None:
+    odd = rd.abbrs - {"UTC", "GMT", "Z"} - local
+    if odd and rd.zone is None:
         notes.append(
             f"{root}: dates in {', '.join(sorted(odd))} read in this machine's zone "
             f"({'/'.join(sorted(local))}); give --tz ZONE if the host's differs"
@@ -207,30 +231,8 @@ def _run_notes(root: Path, zone: ZoneInfo | None, abbrs: set[str], booted: list[
     return notes
 
 
-def _frames(b: Builder, name: str, role: str, groups: list[tuple[float, list[Block]]]) -> None:
-    """One host's snapshots as frames, a gap in them an event."""
-    prev: float | None = None
-    for t, blks in groups:
-        dt = t - prev if prev is not None else b.imp.interval
-        events = []
-        if prev is not None and is_gap(dt, b.imp.interval):
-            text = f"no OSWatcher snapshot for {dt:.0f} s"
-            events.append(Event(prev, "osw", "gap", "", text))
-        b.sample(name, role, t, dt, _merged(blks), events)
-        prev = t
-    b.source(name, PROVENANCE)
-
-
-def _merged(blks: list[Block]) -> dict[str, Rows]:
-    """A snapshot's rows: every tool's report merged, top's only where the others left a field
-    without a value."""
-    rows: dict[str, Rows] = {}
-    for blk in sorted(blks, key=lambda k: k.tool != "top"):  # top only fills gaps
-        for collector, inst_rows in blk.rows.items():
-            for inst, row in inst_rows.items():
-                mine = rows.setdefault(collector, {}).setdefault(inst, {})
-                mine.update({k: v for k, v in row.items() if v is not None or k not in mine})
-    return rows
+def _more(files: list) -> str:  # type: ignore[type-arg]
+    return f" and {len(files) - 1} more file(s)" if len(files) > 1 else ""
 
 
 def _root(path: Path) -> Path:
@@ -304,50 +306,3 @@ PARSERS: dict[str, Parser] = {
     "ps": _ps,
 }
 """File-name tool -> block parser."""
-
-
-def _snapshots(blocks: list[Block], notes: list[str], host: str) -> list[tuple[float, list[Block]]]:
-    """Reports grouped into snapshots by time, netstat's counters turned into rates first.
-    Reports of different tools within half the usual step (at most 5 s) are one snapshot."""
-    blocks.sort(key=lambda b: b.t)
-    _rates(blocks, notes, host)
-    by_tool: dict[str, list[float]] = {}
-    for blk in blocks:
-        by_tool.setdefault(blk.tool, []).append(blk.t)
-    gaps = [b - a for ts in by_tool.values() for a, b in itertools.pairwise(ts) if b > a]
-    near = min(SAME_SNAPSHOT, statistics.median(gaps) / 2) if gaps else SAME_SNAPSHOT
-    groups: list[tuple[float, list[Block]]] = []
-    for blk in blocks:
-        if (
-            groups
-            and blk.t - groups[-1][0] <= near
-            and all(b.tool != blk.tool for b in groups[-1][1])
-        ):
-            groups[-1][1].append(blk)
-        else:
-            groups.append((blk.t, [blk]))
-    return groups
-
-
-def _rates(blocks: list[Block], notes: list[str], host: str) -> None:
-    """netstat's counters (``blocks`` in time order) as rates between consecutive netstat
-    blocks on the netdev and tcp rows: a counter that went back, or a first block, gives
-    none; a host with one netstat block is noted."""
-    prev: Block | None = None
-    for blk in blocks:
-        if blk.tool != "netstat":
-            continue
-        if prev is not None and blk.t > prev.t:
-            dt = blk.t - prev.t
-            for inst, cur in blk.counters.items():
-                before = prev.counters.get(inst, {})
-                rates: dict[str, Value] = {
-                    f: counter_rate(before[f], v, dt) for f, v in cur.items() if f in before
-                }
-                blk.rows.setdefault("tcp" if inst == "host" else "netdev", {})[inst] = rates
-        prev = blk
-    if sum(b.tool == "netstat" for b in blocks) == 1:
-        notes.append(
-            f"{host}: one oswnetstat snapshot: its counters are totals since boot and a rate "
-            "needs two, so no interface or TCP rows"
-        )

@@ -18,6 +18,7 @@ from sgmon.model import Rows
 from sgmon.readers.regular import read_regular
 
 ZZZ = re.compile(r"^zzz ?\**(.*)$")
+FIRST_ZZZ = re.compile(r"^zzz ?\**(.*)$", re.M)
 DATE = re.compile(r"\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d{1,2}:\d\d:\d\d)\s+(?:(\S+)\s+)?(\d{4})")
 INTERVAL = re.compile(r"Sample interval:\s*(\d+(?:\.\d+)?)\s*sec", re.I)
 """An Exadata cell's ``zzz`` line names the step of the run that follows (sic ``secconds``)."""
@@ -47,8 +48,28 @@ class Block:
     """The first report of a run whose tool's banner is in the block: averages since boot."""
 
 
+class Reports(list[Block]):
+    """A block's reports, and how many of its lines were damaged (a row of numbers that does
+    not fit the table), which the reading counts in one note."""
+
+    damaged: int = 0
+
+
 Parser = Callable[[list[str], float | None], list[Block]]
 """A tool's block parser: its reports in a block's lines, given the run's sample interval."""
+
+
+@dataclass
+class Reading:
+    """What reading an archive's files shares: the hosts' zone (None: as the ``zzz`` line
+    says), the notes, the zone names seen, the files whose run began since boot, and the
+    files with damaged rows (path, how many)."""
+
+    zone: ZoneInfo | None
+    notes: list[str] = field(default_factory=list)
+    abbrs: set[str] = field(default_factory=set)
+    booted: list[Path] = field(default_factory=list)
+    damaged: list[tuple[Path, int]] = field(default_factory=list)
 
 
 def _text(path: Path, notes: list[str]) -> str:
@@ -78,57 +99,105 @@ def _text(path: Path, notes: list[str]) -> str:
     return text[: text.rfind("\n") + 1]  # whole lines: the last report goes in blocks
 
 
-def blocks(
-    path: Path,
-    parse: Parser,
-    zone: ZoneInfo | None,
-    abbrs: set[str],
-    notes: list[str],
-    booted: list[Path],
-) -> Iterator[Block]:
+def blocks(path: Path, parse: Parser, rd: Reading) -> Iterator[Block]:
     """The file's reports, each at its own time.  A file cut short (a torn last line, a cut
     compressed stream) loses the last report of its last block, which the cut may have gone
     through (a classic block holds one report; an Exadata cell's, an hour of them), with one
     note; other unparsable blocks are counted in one note, and a file whose continuous run
-    began with a since-boot report (skipped) goes to ``booted``."""
-    chunks, torn, cut = _chunks(path, notes)
-    bad: list[str] = []
-    boot = 0
-    for i, (stamp, lines) in enumerate(chunks):
-        last = i == len(chunks) - 1
-        when = _when(stamp, zone, abbrs)
-        step = _sample_interval(stamp)
-        reports = parse(lines, step) if when is not None else []
-        if last and (torn or cut):
-            reports = _uncut(reports, torn, f"{path}: last block ({stamp})", notes)
-        elif not reports:
-            if last:
-                notes.append(f"{path}: last block ({stamp}) incomplete; dropped, the rest kept")
-            else:
-                bad.append(stamp)
-            continue
-        if when is None or not reports:
-            continue  # the last block, cut short, had no report to spare
-        kept = _timed(reports, when, step)
-        boot += sum(r.since_boot for r in reports) if not kept[0].since_boot else 0
-        yield from kept
-    if bad:
-        notes.append(f"{path}: {len(bad)} block(s) not readable, first at {bad[0]!r}; skipped")
-    if boot:
-        booted.append(path)
-
-
-def _chunks(path: Path, notes: list[str]) -> tuple[list[tuple[str, list[str]]], bool, bool]:
-    """The file's ``zzz`` blocks, and whether it was cut short mid-line (``torn``: its torn
-    line left out) or in a compressed stream (``cut``, noted as it was read)."""
-    before = len(notes)
-    text = _text(path, notes)
-    cut = len(notes) > before
+    began with a since-boot report (skipped) goes to ``rd.booted``.  Reports before the
+    file's first ``zzz`` line are read at their own stamps, in the hour the file's name
+    says; without stamps of their own they are refused, with one note."""
+    before = len(rd.notes)
+    text = _text(path, rd.notes)
+    cut = len(rd.notes) > before
     torn = bool(text) and not text.endswith("\n") and not cut
-    chunks = _split(text)
-    if torn and chunks:  # the torn line is no report's
-        chunks[-1] = (chunks[-1][0], chunks[-1][1][:-1])
-    return chunks, torn, cut
+    f = _File(path, parse, rd, torn or cut, torn)
+    for stamp, lines, last in _split(text):
+        if torn and last:  # the torn line is no report's
+            lines = lines[:-1]
+        if stamp is None:
+            stamp = _headless(path, text, lines, parse, rd)
+        if stamp is not None:
+            yield from f.reports(stamp, lines, last)
+    f.close()
+
+
+@dataclass
+class _File:
+    """One file's reading: its blocks' reports, and what it tells the reading at its end."""
+
+    path: Path
+    parse: Parser
+    rd: Reading
+    short: bool
+    """The file was cut short (``torn``: mid-line; else in its compressed stream)."""
+    torn: bool
+    bad: list[str] = field(default_factory=list)
+    boot: int = 0
+    damaged: int = 0
+
+    def reports(self, stamp: str, lines: list[str], last: bool) -> list[Block]:
+        """One ``zzz`` block's reports, each at its time."""
+        when = _when(stamp, self.rd.zone, self.rd.abbrs)
+        step = _sample_interval(stamp)
+        reports = self.parse(lines, step) if when is not None else []
+        hurt = reports.damaged if isinstance(reports, Reports) else 0
+        self.damaged += hurt
+        if last and self.short:
+            block = f"{self.path}: last block ({stamp})"
+            reports = _uncut(reports, self.torn, block, self.rd.notes)
+        elif not reports and not hurt:  # a block of damaged rows only is in their note
+            self._unreadable(stamp, last)
+        if when is None or not reports:
+            return []  # (the last block, cut short, may have had no report to spare)
+        self.boot += sum(r.since_boot for r in reports)
+        return _timed(reports, when, step)
+
+    def _unreadable(self, stamp: str, last: bool) -> None:
+        if last:
+            self.rd.notes.append(
+                f"{self.path}: last block ({stamp}) incomplete; dropped, the rest kept"
+            )
+        else:
+            self.bad.append(stamp)
+
+    def close(self) -> None:
+        """The file's notes: its unreadable blocks; and the reading's lists of files."""
+        if self.bad:
+            self.rd.notes.append(
+                f"{self.path}: {len(self.bad)} block(s) not readable, first at "
+                f"{self.bad[0]!r}; skipped"
+            )
+        if self.boot:
+            self.rd.booted.append(self.path)
+        if self.damaged:
+            self.rd.damaged.append((self.path, self.damaged))
+
+
+HOUR = re.compile(r"_(\d\d)\.(\d\d)\.(\d\d)\.(\d\d)00\.dat(?:\.gz|\.bz2)?$")
+"""The hour a file's name says (``<host>_<tool>_<yy.mm.dd.hh00>.dat``)."""
+
+
+def _headless(path: Path, text: str, lines: list[str], parse: Parser, rd: Reading) -> str | None:
+    """The stamp that places the reports before a file's first ``zzz`` line: the hour of the
+    file's name, in the zone its first ``zzz`` line names; None when there is none to read
+    (OSWatcher's banner lines only), or (with a note) when a report has no stamp of its own
+    to place it in that hour."""
+    reports = parse(lines, None)
+    if not reports:
+        return None
+    hour = HOUR.search(path.name)
+    if hour is None or any(r.tod is None for r in reports):
+        rd.notes.append(
+            f"{path}: {len(reports)} report(s) before the first zzz line, with no time of "
+            "their own; not read"
+        )
+        return None
+    yy, mm, dd, hh = (int(g) for g in hour.groups())
+    first = FIRST_ZZZ.search(text)
+    date = DATE.search(first.group(1)) if first else None
+    zone = date.group(4) or "" if date else ""
+    return datetime(2000 + yy, mm, dd, hh).strftime(f"%a %b %d %H:%M:%S {zone} %Y")
 
 
 def _uncut(reports: list[Block], torn: bool, block: str, notes: list[str]) -> list[Block]:
@@ -141,11 +210,12 @@ def _uncut(reports: list[Block], torn: bool, block: str, notes: list[str]) -> li
 
 
 def _timed(reports: list[Block], when: tuple[float, float], step: float | None) -> list[Block]:
-    """The reports a block keeps, each at its time: those over an interval (one since boot is
-    kept only when it is all there is); a block that states no sample interval and spans at
-    most ``SAME_SNAPSHOT`` (``tool 1 3``) stands for one snapshot, its last 1 s report."""
+    """The reports a block keeps, each at its time: those over an interval (one since boot
+    never is, even when it is all the block holds); a block that states no sample interval
+    and spans at most ``SAME_SNAPSHOT`` (``tool 1 3``) stands for one snapshot, its last 1 s
+    report."""
     t0, tod0 = when
-    kept = [r for r in reports if not r.since_boot] or reports[-1:]
+    kept = [r for r in reports if not r.since_boot]
     at = [_at(r, t0, tod0) for r in kept]
     if len(kept) > 1 and step is None and max(at) - min(at) <= SAME_SNAPSHOT:
         kept, at = kept[-1:], at[-1:]
@@ -162,16 +232,36 @@ def _at(r: Block, t0: float, tod0: float) -> float:
     return t0 + (r.tod - tod0) % 86400
 
 
-def _split(text: str) -> list[tuple[str, list[str]]]:
-    """``zzz`` blocks: (the date text, the lines up to the next one)."""
-    out: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
+def _split(text: str) -> Iterator[tuple[str | None, list[str], bool]]:
+    """``zzz`` blocks one at a time: (the date text, the lines up to the next one, whether it
+    is the file's last); the lines before the first ``zzz`` come first, with no date text."""
+    stamp: str | None = None
+    lines: list[str] = []
+    for line in _lines(text):
         m = ZZZ.match(line)
         if m:
-            out.append((m.group(1).strip(), []))
-        elif out:
-            out[-1][1].append(line)
-    return out
+            if stamp is not None or lines:
+                yield stamp, lines, False
+            stamp, lines = m.group(1).strip(), []
+        else:
+            lines.append(line)
+    if stamp is not None or lines:
+        yield stamp, lines, True
+
+
+LINE_END = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Where ``str.splitlines`` ends a line."""
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.splitlines()`` one line at a time: an hour of ``ps`` is tens of MB of text, and
+    its list of lines several times that."""
+    start = 0
+    for m in LINE_END.finditer(text):
+        yield text[start : m.start()]
+        start = m.end()
+    if start < len(text):
+        yield text[start:]
 
 
 def _when(stamp: str, zone: ZoneInfo | None, abbrs: set[str]) -> tuple[float, float] | None:

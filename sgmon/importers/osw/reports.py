@@ -4,8 +4,9 @@ docstring for what is taken from each)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from sgmon.importers.osw.files import Block
+from sgmon.importers.osw.files import Block, Reports
 from sgmon.model import Rows, Value
 
 SUBSTAMP = re.compile(
@@ -68,38 +69,6 @@ MPSTAT = {
     "%idle": "idle",
 }
 VMSTAT_CPU = {"r": "runq_sz", "b": "blocked", "in": "intr", "cs": "cswch"}
-NETSTAT_I = {
-    "RX-OK": "rx_pkt",
-    "TX-OK": "tx_pkt",
-    "RX-ERR": "rx_err",
-    "TX-ERR": "tx_err",
-    "RX-DRP": "rx_drop",
-    "TX-DRP": "tx_drop",
-    "RX-OVR": "rx_fifo",
-    "TX-OVR": "tx_fifo",
-}
-IP_LINK = re.compile(r"^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<")
-"""An ``ip -s link`` interface line: ``3: eth0: <BROADCAST,...> mtu 1500 ...`` (``veth0@if2``)."""
-IP_S = {
-    ("RX:", "bytes"): "rx_kb",
-    ("RX:", "packets"): "rx_pkt",
-    ("RX:", "errors"): "rx_err",
-    ("RX:", "dropped"): "rx_drop",
-    ("RX:", "overrun"): "rx_overrun",
-    ("TX:", "bytes"): "tx_kb",
-    ("TX:", "packets"): "tx_pkt",
-    ("TX:", "errors"): "tx_err",
-    ("TX:", "dropped"): "tx_drop",
-}
-"""``ip -s link``'s RX:/TX: columns (by header name: iproute2 prints ``overrun`` or, since
-5.x, ``missed`` there) -> netdev fields; bytes are stored as kB, as the live collector's."""
-NETSTAT_S = (  # (section, line pattern) -> tcp host field; old and new netstat wordings
-    ("Tcp:", re.compile(r"^(\d+) active connection"), "active_opens"),
-    ("Tcp:", re.compile(r"^(\d+) passive connection"), "passive_opens"),
-    ("Tcp:", re.compile(r"^(\d+) segments retransmit"), "retrans_segs"),
-    ("TcpExt:", re.compile(r"^(?:TCPTimeouts: (\d+)|(\d+) other TCP timeouts)"), "timeouts"),
-    ("TcpExt:", re.compile(r"^TCPLostRetransmit: (\d+)"), "lost_retransmit"),
-)
 
 
 def _tod(line: str) -> float | None:
@@ -114,7 +83,8 @@ def _clock(h: str, mi: str, sec: str, ampm: str | None) -> float:
     return hour * 3600.0 + int(mi) * 60 + int(sec)
 
 
-def _num(text: str) -> float | None:
+def num(text: str) -> float | None:
+    """A figure as the tools print it (a decimal comma in some locales); None if none."""
     try:
         return float(text.replace(",", "."))
     except ValueError:
@@ -164,12 +134,12 @@ def iostat(lines: list[str], step: float | None = None) -> list[Block]:
 
 def _disk(d: dict[str, str]) -> dict[str, Value]:
     """One ``iostat -x`` device row by its column names, on the disk collector's fields."""
-    row: dict[str, Value] = {f: _num(d[k]) for k, f in IOSTAT.items() if k in d}
+    row: dict[str, Value] = {f: num(d[k]) for k, f in IOSTAT.items() if k in d}
     if "rkB/s" not in d and "rsec/s" in d:  # iostat -x without -k
-        row["rkb_s"] = (_num(d["rsec/s"]) or 0.0) / 2
-        row["wkb_s"] = (_num(d.get("wsec/s", "")) or 0.0) / 2
+        row["rkb_s"] = (num(d["rsec/s"]) or 0.0) / 2
+        row["wkb_s"] = (num(d.get("wsec/s", "")) or 0.0) / 2
     if "await" in d and "r_await" not in d:
-        row["r_await"] = row["w_await"] = _num(d["await"])
+        row["r_await"] = row["w_await"] = num(d["await"])
     _unrequested(row, row.get("r_s") or 0.0, row.get("w_s") or 0.0)
     return row
 
@@ -188,31 +158,35 @@ def _unrequested(row: dict[str, Value], reads: Value, writes: Value) -> None:
 
 def vmstat(lines: list[str], step: float | None = None) -> list[Block]:
     """``vmstat 1 3``'s last line (the last second), by the column names; in a continuous
-    run (``Sample interval`` on the ``zzz`` line) every line but the first (since boot), each
-    at its place in the run."""
-    cols, data = _vmstat_table(lines)
-    out: list[Block] = []
-    for i, values in enumerate(data if step else data[-1:]):
-        d = {k: _num(v) for k, v in zip(cols, values, strict=True)}
+    run (``Sample interval`` on the ``zzz`` line) every line, each at its place in the run.
+    The first line (averages since boot) is never a sample (in a run, it is marked so and
+    skipped with the reading's note); a damaged line (cut short, or not numbers) is skipped
+    and counted, the lines around it kept in their places."""
+    cols, data, damaged = _vmstat_table(lines)
+    out = Reports()
+    out.damaged = damaged
+    whole = [(i, v) for i, v in enumerate(data) if v is not None and (step or i > 0)]
+    for i, values in whole if step else whole[-1:]:
+        d = {k: num(v) for k, v in zip(cols, values, strict=True)}
         blk = Block(0.0, "vmstat", _vmstat_rows(d))
-        blk.offset, blk.since_boot = (step or 0.0) * i, bool(step) and i == 0
+        blk.offset, blk.since_boot = (step or 0.0) * i, i == 0
         out.append(blk)
     return out
 
 
-def _vmstat_table(lines: list[str]) -> tuple[list[str], list[list[str]]]:
-    """vmstat's column names and its lines of numbers, up to one cut short."""
+def _vmstat_table(lines: list[str]) -> tuple[list[str], list[list[str] | None], int]:
+    """vmstat's column names, its lines of numbers in their places (None: damaged), and how
+    many were damaged."""
     cols: list[str] = []
-    data: list[list[str]] = []
+    data: list[list[str] | None] = []
     for ln in lines:
         parts = ln.split()
         if parts[:2] == ["r", "b"]:
             cols = parts
-        elif cols and parts and all(_num(p) is not None for p in parts):
-            if len(parts) != len(cols):
-                break  # a line cut short
-            data.append(parts)
-    return cols, data
+        elif cols and parts and not parts[0].startswith("procs"):
+            fits = len(parts) == len(cols) and all(num(p) is not None for p in parts)
+            data.append(parts if fits else None)
+    return cols, data, sum(v is None for v in data)
 
 
 def _vmstat_rows(d: dict[str, float | None]) -> dict[str, Rows]:
@@ -226,113 +200,75 @@ def _vmstat_rows(d: dict[str, float | None]) -> dict[str, Rows]:
 
 
 def mpstat(lines: list[str], step: float | None = None) -> list[Block]:
-    """Every interval report of ``mpstat -P ALL`` (not its Average lines), each at the time
-    its header line carries; a report cut short ends the block there."""
+    """Every interval report of ``mpstat`` (not its Average lines): ``-P ALL`` prints a header
+    per report, and the report is at the header's time; a continuous ``mpstat 5 720`` prints
+    one header for the run and a stamped row per report, each at its row's time.  A report
+    cut short ends the block there."""
     out: list[Block] = []
-    cols: list[str] = []
-    cpus: Rows = {}
-    tod: float | None = None
-
-    def close() -> None:
-        if "all" in cpus:
-            out.append(Block(0.0, "mpstat", {"cpu": dict(cpus)}, tod=tod))
-        cpus.clear()
-
+    run = _MpstatRun()
     for ln in lines:
         parts = ln.split()
         if "CPU" in parts and not ln.startswith("Average"):
-            close()
-            cols = parts
-            m = CLOCK.match(ln)
-            tod = _clock(*m.groups()) if m else None
+            out += run.end()
+            run = _MpstatRun(parts, _stamp(ln))
         elif not parts or parts[0].startswith("Average"):
-            close()
-            cols = []
-        elif cols:
-            if len(parts) != len(cols):
-                cpus.clear()
+            out += run.end()
+            run = _MpstatRun()
+        elif run.cols:
+            if len(parts) != len(run.cols):
+                run.cpus.clear()  # a row cut short: its report is lost
                 break
-            d = dict(zip(cols, parts, strict=True))
-            inst = "all" if d["CPU"] == "all" else f"cpu{d['CPU']}"
-            cpus[inst] = {f: _num(d[k]) for k, f in MPSTAT.items() if k in d}
-    close()
-    return out
+            run.row(parts, _stamp(ln))
+    return out + run.end()
 
 
-def _ip_link(lines: list[str]) -> dict[str, dict[str, float]]:
-    """``ip -s link``'s counters per interface (OSWatcher's AHF releases collect it)."""
-    out: dict[str, dict[str, float]] = {}
-    name, cols = "", [""]
-    for ln in lines:
-        m = IP_LINK.match(ln)
-        parts = ln.split()
-        if m:
-            name = m.group(1)
-            out[name] = {}
-        elif name and parts[:1] in (["RX:"], ["TX:"]):
-            cols = parts
-        elif name and cols[0] and parts and all(p.isdigit() for p in parts):
-            for k, v in zip(cols[1:], parts, strict=False):
-                field = IP_S.get((cols[0], k))
-                if field:
-                    out[name][field] = float(v) / 1024 if field.endswith("_kb") else float(v)
-            cols = [""]
-        else:
-            cols = [""]
-    return out
+@dataclass
+class _MpstatRun:
+    """The reports under one mpstat header."""
+
+    cols: list[str] = field(default_factory=list)
+    head: float | None = None
+    """The header's time of day."""
+    reports: list[Block] = field(default_factory=list)
+    cpus: Rows = field(default_factory=dict)
+    tod: float | None = None
+
+    def row(self, parts: list[str], at: float | None) -> None:
+        """One CPU's row; a row stamped otherwise than the report's begins the next one."""
+        if at is not None and at != self.tod:
+            self._close()
+            self.tod = at
+        d = dict(zip(self.cols, parts, strict=True))
+        inst = "all" if d["CPU"] == "all" else f"cpu{d['CPU']}"
+        self.cpus[inst] = {f: num(d[k]) for k, f in MPSTAT.items() if k in d}
+
+    def _close(self) -> None:
+        if "all" in self.cpus:
+            rows: dict[str, Rows] = {"cpu": dict(self.cpus)}
+            self.reports.append(Block(0.0, "mpstat", rows, tod=self.tod))
+        self.cpus.clear()
+
+    def end(self) -> list[Block]:
+        """The header's reports: one is at the header's time (as the importer always took
+        ``-P ALL``'s, the interval's start), those of a continuous run at their rows'."""
+        self._close()
+        if len(self.reports) == 1:
+            self.reports[0].tod = self.head
+        return self.reports
 
 
-def netstat(lines: list[str], step: float | None = None) -> list[Block]:
-    """netstat -i's table (or ip -s link's) and netstat -s's TCP counters, cumulative (rates
-    come later).  A block needs one of the interface tables or netstat -s to be read."""
-    counters: dict[str, dict[str, float]] = _ip_link(lines)
-    counters.update(_netstat_i(lines))
-    tcp = _netstat_s(lines)
-    if tcp:
-        counters["host"] = tcp
-    if not counters or (tcp and "active_opens" not in tcp):
-        return []  # nothing readable, or netstat -s cut short
-    return [Block(0.0, "netstat", counters=counters)]
-
-
-def _netstat_i(lines: list[str]) -> dict[str, dict[str, float]]:
-    """``netstat -i``'s counters per interface, by the column names."""
-    counters: dict[str, dict[str, float]] = {}
-    heads = [i for i, ln in enumerate(lines) if ln.startswith("Iface")]
-    if not heads:
-        return counters
-    cols = lines[heads[0]].split()
-    for ln in lines[heads[0] + 1 :]:
-        parts = ln.split()
-        if not parts or parts[0].endswith(":"):
-            break
-        d = dict(zip(cols, parts, strict=False))
-        counters[parts[0]] = {
-            f: v for k, f in NETSTAT_I.items() if (v := _num(d.get(k, ""))) is not None
-        }
-    return counters
-
-
-def _netstat_s(lines: list[str]) -> dict[str, float]:
-    """``netstat -s``'s TCP counters, in the old wordings and the new."""
-    section, tcp = "", {}
-    for ln in lines:
-        if ln and not ln[0].isspace():
-            section = ln.strip()
-            continue
-        for sect, pattern, name in NETSTAT_S:
-            m = pattern.match(ln.strip()) if sect == section else None
-            if m:
-                tcp[name] = float(next(g for g in m.groups() if g is not None))
-    return tcp
+def _stamp(line: str) -> float | None:
+    """An mpstat line's time of day (``11:01:57 AM  CPU ...``, ``11:01:58  all ...``)."""
+    m = CLOCK.match(line)
+    return _clock(*m.groups()) if m else None
 
 
 def top(lines: list[str], step: float | None = None) -> list[Block]:
     """top's summary: the load averages, ``%Cpu(s)`` (``Cpu(s)`` before procps-ng), ``Tasks``
     and the swap line, each ``top -`` header a report at its own time.  xtop.sh keeps the
     second half of two top samples by line count, which misses the second header when the
-    first sample was longer: a block with a process list and no header holds nothing to
-    take, and is no error."""
+    first sample was longer: the summary lines left are read, at the ``zzz`` line's time; a
+    block with no summary line at all gives no report (the reading says so in one line)."""
     out: list[Block] = []
     for ln in lines:
         head = TOP_HEAD.match(ln)
@@ -340,29 +276,35 @@ def top(lines: list[str], step: float | None = None) -> list[Block]:
             out.append(
                 Block(0.0, "top", {"cpu": {"all": {}}}, tod=_clock(head[1], head[2], head[3], None))
             )
-        elif not out and "load average:" in ln:  # top without its "top -" prefix
+        elif not out and _summary(ln):  # a report that lost its "top -" line
             out.append(Block(0.0, "top", {"cpu": {"all": {}}}))
         if out:
             _top_line(out[-1], ln)
-    out = [b for b in out if b.rows["cpu"]["all"]]
-    if out or any(ln.split()[:2] == ["PID", "USER"] for ln in lines):
-        return out or [Block(0.0, "top")]
-    return []
+    return [b for b in out if b.rows["cpu"]["all"] or b.rows.get("paging")]
+
+
+def _summary(ln: str) -> bool:
+    """Whether a line is one of top's summary lines that ``_top_line`` reads."""
+    return (
+        "load average:" in ln
+        or ln.startswith(("%Cpu(s):", "Cpu(s):", "Tasks:"))
+        or "Swap:" in ln.split()[:2]
+    )
 
 
 def _top_line(blk: Block, ln: str) -> None:
     """One line of a top report's summary, on its cpu and paging rows."""
     cpu, paging = blk.rows["cpu"]["all"], blk.rows.setdefault("paging", {})
     if m := LOAD.search(ln):
-        load = [_num(x.rstrip(",")) for x in m.groups()]
+        load = [num(x.rstrip(",")) for x in m.groups()]
         cpu.update(zip(("load1", "load5", "load15"), load, strict=True))
     elif ln.startswith(("%Cpu(s):", "Cpu(s):")):
-        cpu.update({TOP_CPU[k]: _num(v) for v, k in TOP_PCT.findall(ln)})
+        cpu.update({TOP_CPU[k]: num(v) for v, k in TOP_PCT.findall(ln)})
     elif ln.startswith("Tasks:"):
-        n = {k: _num(v) for v, k in TOP_COUNT.findall(ln)}
+        n = {k: num(v) for v, k in TOP_COUNT.findall(ln)}
         cpu.update({"plist_sz": n.get("total"), "runq_sz": n.get("running")})
     elif "Swap:" in ln.split()[:2]:
-        n = {k: _num(v) for v, k in TOP_COUNT.findall(ln)}
+        n = {k: num(v) for v, k in TOP_COUNT.findall(ln)}
         total, used = n.get("total"), n.get("used")
         swp = 100.0 * used / total if total and used is not None else None
         paging["all"] = {"swpused": swp}

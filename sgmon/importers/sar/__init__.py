@@ -6,7 +6,8 @@ sysstat version cannot read the format of this file") is first converted with ``
 temporary file.  The figures land in the live collectors' fields and units:
 
 - cpu: sar -u ALL -P ALL (``all``, ``cpuN``), -q ALL (run queue, load), -w (cswch), -I SUM;
-- paging: sar -B, -W, -r (%memused), -S (%swpused), PSI avg10 (sysstat >= 12.5.1 files);
+- paging: sar -B, -W, -r ALL (%memused as sysstat 12.7.8 computes it: total - available), -S
+  (%swpused), PSI avg10 (sysstat >= 12.5.1 files);
 - disk: sar -d.  sar keeps one request count and one await per device, not iostat's read/write
   split, so the split is made only where the interval shows it: r/s and rareq-sz when the device
   only read (w/s and wareq-sz when it only wrote), and the one await stands for r_await where the
@@ -69,7 +70,8 @@ PROVENANCE: dict[str, dict[str, str]] = {
         "have pgsteal_anon/file: sysstat issue 415)",
         "pswpin": "sadf -j: swap-pages.pswpin",
         "pswpout": "sadf -j: swap-pages.pswpout",
-        "memused": "sadf -j: memory.memused-percent",
+        "memused": "computed: (total - memory.avail) / total, sysstat 12.7.8's %memused "
+        "(total: memory.memused plus what sadf's version left out of it)",
         "swpused": "sadf -j: memory.swpused-percent (empty without swap)",
         **{f: f"sadf -j: psi.{s}.{k}" for (s, k), f in PSI.items()},
     },
@@ -96,6 +98,7 @@ PROVENANCE: dict[str, dict[str, str]] = {
     },
     "tcp": {
         **{f: f"sadf -j: {s}.{k} (host row)" for (s, k), f in (TCP | ETCP).items()},
+        "retrans_segs": "sadf -j: net-etcp.retrans, or net-etcp.retrseg (sysstat >= 12.7.6)",
         "timeouts": "not imported: sar keeps no TCPTimeouts",
         "lost_retransmit": "not imported: sar keeps no TCPLostRetransmit",
     },

@@ -50,6 +50,11 @@ NET_EDEV = {
 }
 TCP = {("net-tcp", "active"): "active_opens", ("net-tcp", "passive"): "passive_opens"}
 ETCP = {("net-etcp", "retrans"): "retrans_segs"}
+RETRSEG = ("net-etcp", "retrseg")
+"""sysstat 12.7.6 renamed sar -n ETCP's retrans/s to retrseg/s, and sadf -j's key with it: the
+same counter (TCP RetransSegs), read under either name."""
+MEM_USED_BY = ("memfree", "buffers", "cached", "slab")
+"""What sysstat 11.7.4 to 12.7.7 leave out of kbmemused (with kbmemused, the whole memory)."""
 
 
 @dataclass
@@ -213,6 +218,9 @@ def _rows(s: dict[str, Any], names: dict[str, str]) -> dict[str, Rows]:
     if ifaces:
         out["netdev"] = ifaces
     tcp = {f: net[sect][k] for (sect, k), f in (TCP | ETCP).items() if k in net.get(sect, {})}
+    sect, k = RETRSEG
+    if k in net.get(sect, {}):
+        tcp[ETCP[(sect, "retrans")]] = net[sect][k]
     if tcp:
         out["tcp"] = {"host": tcp}
     return out
@@ -242,13 +250,31 @@ def _paging(s: dict[str, Any]) -> dict[str, Value]:
     row.update({f: v for f, v in s.get("swap-pages", {}).items() if f in ("pswpin", "pswpout")})
     mem = s.get("memory", {})
     if "memused-percent" in mem:
-        row["memused"] = mem["memused-percent"]
+        row["memused"] = _memused(mem)
     if "swpused-percent" in mem:
         has_swap = (mem.get("swpfree") or 0) + (mem.get("swpused") or 0) > 0
         row["swpused"] = mem["swpused-percent"] if has_swap else None
     psi = s.get("psi", {})
     row.update({f: psi[sect][k] for (sect, k), f in PSI.items() if k in psi.get(sect, {})})
     return row
+
+
+def _memused(mem: dict[str, Any]) -> Value:
+    """%memused as sysstat 12.7.8 computes it, (total - available) / total, whatever the
+    sadf here computed: sysstat before 11.7.4 subtracts free memory only, 11.7.4 to 12.7.7
+    free, buffers, cached and slab, so an SGA in shared memory without HugePages (counted in
+    Cached) read as free.  sadf -j gives no total: it is the sum whose kbmemused matches
+    sadf's own percentage best; sadf's figure stays where MemAvailable is missing."""
+    pct, used, avail = (number(mem.get(k)) for k in ("memused-percent", "memused", "avail"))
+    if not pct or used is None or not avail:
+        return mem["memused-percent"]
+    shown = used * 100.0 / pct  # the total, to sadf's two decimals
+    rest = [number(mem.get(k)) for k in MEM_USED_BY]
+    sums = [used + avail, used + (rest[0] or 0.0)]
+    if all(r is not None for r in rest):
+        sums.append(used + sum(r for r in rest if r is not None))
+    total = min(sums, key=lambda t: abs(t - shown))
+    return round(max(0.0, 100.0 * (total - avail) / total), 2)
 
 
 def _disk(d: dict[str, Any]) -> dict[str, Value]:

@@ -15,7 +15,7 @@ from typing import Any
 from sgmon.errors import UsageError
 
 SAR_OPTIONS = [
-    "-u", "ALL", "-P", "ALL", "-q", "ALL", "-w", "-I", "SUM", "-B", "-W", "-r", "-S", "-d",
+    "-u", "ALL", "-P", "ALL", "-q", "ALL", "-w", "-I", "SUM", "-B", "-W", "-r", "ALL", "-S", "-d",
     "-n", "DEV,EDEV,TCP,ETCP",
 ]  # fmt: skip
 """The activities read (a file that lacks one simply has no such section)."""

@@ -38,3 +38,20 @@ def test_cli_writes_an_archive_that_replays_and_bad_files_are_one_line(tmp_path:
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert r.stderr.startswith(f"sgmon: {bad}: no Begin Snap")
     assert not (tmp_path / "x").exists()  # nothing written for a file that is not a report
+
+
+def test_cli_header_without_rows_exits_non_zero_with_one_line(tmp_path: Path):
+    """Before: 'imported 0 rows' and exit 0 for a report with no row to import."""
+    text = SEED001.read_text()
+    empty = tmp_path / "awrrpt_empty.txt"
+    empty.write_text(text[: text.index("log file sync   ")])
+    out = tmp_path / "x"
+    r = subprocess.run(
+        [sys.executable, "-m", "sgmon", "import", "awr-report", str(empty), "--dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "no wait event section of the commit path" in r.stderr
+    assert not out.exists()
