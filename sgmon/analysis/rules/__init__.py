@@ -36,5 +36,5 @@ def evaluate(ctx: Context, hosts: HostClaims) -> list[Finding]:
     only when no cause explains a degraded commit path."""
     out = [f for r in RULES for f in r.findings(ctx, hosts)]
     if not ctx.explained:
-        out += list(commit_chain(ctx))
+        out += list(commit_chain(ctx, [f for f in out if f.drawn]))
     return out
