@@ -15,6 +15,8 @@ from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.findings import AT_ONCE, FindingBook
 from sgmon.commands.check import report
 from sgmon.model import CollectorResult, Frame, Status
+from sgmon.report.judged import Judged
+from sgmon.report.summary import sentences
 from sgmon.verdicts import Finding, by_impact
 
 T0 = 1_800_000_000.0
@@ -121,6 +123,16 @@ def test_the_capped_disk_leads_not_the_latest_cpu_peak() -> None:
     text = report(state, ["p", "s"], 120.0, primaries=("p",))
     assert text.splitlines()[0].endswith(disk.impact())
     assert text.splitlines()[1].startswith(f"{disk.severity.upper():<4} s: ")
+    frames: dict[str, list[Frame]] = {}
+    for f in (f for tick in ticks for f in tick):
+        frames.setdefault(f.host, []).append(f)
+    judged = Judged([("p", "primary"), ("s", "standby")], frames, T0, T0 + 119, 1.0)
+    judged.findings = state.findings
+    said, _ = sentences(judged, None)
+    assert (
+        said[0].startswith("A critical problem on s started at") and "lasted 59 seconds" in said[0]
+    )
+    assert "Cause: " in said[-2] and "disk sdb" in said[-2] and "extra commit time" in said[-2]
 
 
 def test_equal_impact_goes_to_the_longer_episode_not_the_latest() -> None:
