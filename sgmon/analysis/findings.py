@@ -9,9 +9,9 @@ starts at its first assertion.  A finding stays active until its rule has not as
 ``hold`` seconds (an intermittent fault such as a retransmit every few seconds is one finding,
 not a string of them); its severity rises at once and falls only after the same hold.  Each
 change of severity is a step of its own with its own time (``Finding.steps``).  An episode keeps
-its worst moment's title, evidence and series (``Finding.moment``: the extra commit time of the
-tick, then severity, then how far its series are out of line) and adds up its impact, the extra
-commit time it accounted for.  Closed findings are remembered up to ``memory`` of them, with
+its worst moment's title and series (``Finding.moment``: the extra commit time of the tick, then
+severity, then how far its series are out of line), its evidence the latest, and adds up its
+impact, the extra commit time it accounted for.  Closed findings are remembered up to ``memory`` of them, with
 their start and end times; ``findings`` lists them all in the order of ``by_impact``.
 """
 
@@ -175,13 +175,13 @@ def _first(now: float, f: Finding) -> Finding:
 
 
 def _merged(now: float, old: Finding, new: Finding) -> Finding:
-    """An episode asserted again: the worse moment's title, evidence and series (the later one
-    on a tie), the cost of both, the episode's start."""
+    """An episode asserted again: the worse moment's title and series (the later one on a tie),
+    the cost of both, the episode's start; the evidence stays the latest, each series at its
+    value now (and what a moment of it alone saw, a trace's warning, is not lost)."""
     peak = new if new.moment >= old.moment else old
     return replace(
         new,
         title=peak.title,
-        evidence=peak.evidence,
         series=peak.series,
         moment=peak.moment,
         peak_at=now if peak is new else old.peak_at,
