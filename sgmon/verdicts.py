@@ -135,6 +135,7 @@ class Finding:
         d = asdict(self)
         d["series"] = [list(s) for s in self.series]
         d["steps"] = [list(s) for s in self.steps]
+        del d["moment"]  # how the episode ranks its own moments, not a verdict
         return d
 
     def history(self, clock: Callable[[float], str]) -> str:

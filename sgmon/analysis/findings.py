@@ -11,8 +11,9 @@ not a string of them); its severity rises at once and falls only after the same 
 change of severity is a step of its own with its own time (``Finding.steps``).  An episode keeps
 its worst moment's title and series (``Finding.moment``: the extra commit time of the tick, then
 severity, then how far its series are out of line), its evidence the latest, and adds up its
-impact, the extra commit time it accounted for.  Closed findings are remembered up to ``memory`` of them, with
-their start and end times; ``findings`` lists them all in the order of ``by_impact``.
+impact, the extra commit time it accounted for.  Closed findings are remembered up to
+``memory`` of them, with their start and end times; ``findings`` lists them all in the order of
+``by_impact``.
 """
 
 from __future__ import annotations
@@ -92,13 +93,18 @@ class FindingBook:
             self._pending.pop(key, None)  # a blip: it never held
 
     def _persisted(self, now: float, f: Finding) -> Finding | None:
-        """The finding once it has held long enough (its episode from its first assertion),
-        None while it is still pending."""
+        """The finding once it has held long enough (its episode from its first assertion,
+        with the rises of severity it went through meanwhile), None while it is pending."""
         rule = self.persist.get(f.rule, STATE)
         hits = self._hits.setdefault(f.key, deque(maxlen=rule.of))
         hits.append(self._n)
         first = self._pending.get(f.key)
-        f = _first(now, f) if first is None else _merged(now, first, f)
+        if first is None:
+            f = _first(now, f)
+        elif RANK[f.severity] > RANK[first.severity]:
+            f = replace(_merged(now, first, f), steps=(*first.steps, (now, f.severity)))
+        else:
+            f = replace(_merged(now, first, f), severity=first.severity, steps=first.steps)
         held = sum(1 for n in hits if n > self._n - rule.of)
         if not (f.drawn or rule.holds(held, self.interval)):
             self._pending[f.key] = f
@@ -108,10 +114,17 @@ class FindingBook:
         return f
 
     def _open(self, now: float, f: Finding) -> None:
-        f = replace(f, end=None, steps=((f.start, f.severity),))
-        self._active[f.key] = f
+        """Open a finding that has held: the findings log hears it open in its first form and
+        rise at each step it took while pending, at the step's own time."""
+        self._active[f.key] = replace(f, end=None)
         self._peak[f.key] = now
-        self.opened.append(f)
+        steps = f.steps
+        self.opened.append(replace(f, end=None, severity=steps[0][1], steps=steps[:1]))
+        self.changed += [
+            replace(f, end=None, severity=sev, steps=steps[: i + 1])
+            for i, (_, sev) in enumerate(steps)
+            if i
+        ]
 
     def _refresh(self, now: float, old: Finding, f: Finding) -> None:
         """An active finding asserted again: its severity rises at once and falls only after
@@ -171,7 +184,7 @@ class FindingBook:
 
 def _first(now: float, f: Finding) -> Finding:
     """A finding at its first assertion: its episode and its worst moment start now."""
-    return replace(f, start=now, seen=now, peak_at=now)
+    return replace(f, start=now, seen=now, peak_at=now, steps=((now, f.severity),))
 
 
 def _merged(now: float, old: Finding, new: Finding) -> Finding:
