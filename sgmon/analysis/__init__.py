@@ -29,11 +29,10 @@ from sgmon.analysis.baseline import Series
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, chain_label
 from sgmon.analysis.correlate import Link, rank
-from sgmon.analysis.findings import AT_ONCE, FindingBook
-from sgmon.analysis.liveness import RULE as SILENT
+from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
-from sgmon.analysis.rules import RULES, evaluate, host_claims
+from sgmon.analysis.rules import evaluate, host_claims, persistence
 from sgmon.analysis.rules.base import LAG_RISK, HostClaims, mean
 from sgmon.analysis.rules.commit import superseded
 from sgmon.analysis.watch import SeriesPath
@@ -80,9 +79,7 @@ class Analyzer:
         """Limits and field declarations: the Judge's, so the analysis and the sinks grade
         alike (without one, the local collector classes' declarations)."""
         self.tracker = OutlierTracker(self.grader)
-        persist = {r.name: r.persist for r in RULES}
-        persist.update({SILENT: AT_ONCE, SYMPTOM_RULE: AT_ONCE})  # their own timing
-        self.book = FindingBook(persist=persist)
+        self.book = FindingBook(persist=persistence())
         self.liveness = Liveness()
         self.skew = 0.0
         """Estimated clock skew between the hosts, seconds (set it when it is known)."""

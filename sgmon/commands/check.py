@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from sgmon.config import Config
     from sgmon.model import Frame
     from sgmon.sim import SimPair
-    from sgmon.verdicts import AnalysisState, Outlier
+    from sgmon.verdicts import AnalysisState, Finding, Outlier
 
 EXIT = {None: 0, "info": 0, "warn": 1, "crit": 2}
 EPILOG = """exit status: 0 no finding above info, 1 worst finding is a warning, 2 worst finding is
@@ -342,6 +342,20 @@ def _outlier_now(o: Outlier) -> str:
     return f"{now(o)}: {o.reason}"
 
 
+def _finding_lines(f: Finding) -> list[str]:
+    """One finding: its title beside its peak's time and its episode's length, its rule, when
+    it held and became what, its impact, its evidence."""
+    when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
+    closed = "" if f.active else " (closed)"
+    became = f"; {steps}" if (steps := f.history(_clock)) else ""
+    return [
+        f"{f.severity.upper():<4} {f.host}: {f.title} ({f.peaked(_clock)})",
+        f"     {f.rule} ({source_title(f.seed)}), {when}{closed}{became}",
+        f"     {f.impact()}",
+        *(f"     - {e}" for e in f.evidence),
+    ]
+
+
 def report(
     state: AnalysisState,
     hosts: list[str],
@@ -364,13 +378,7 @@ def report(
         )
     ]
     for f in state.findings:  # largest impact first (``by_impact``)
-        when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
-        lines.append(f"{f.severity.upper():<4} {f.host}: {f.title} ({f.peaked(_clock)})")
-        closed = "" if f.active else " (closed)"
-        became = f"; {steps}" if (steps := f.history(_clock)) else ""
-        lines.append(f"     {f.rule} ({source_title(f.seed)}), {when}{closed}{became}")
-        lines.append(f"     {f.impact()}")
-        lines += [f"     - {e}" for e in f.evidence]
+        lines += _finding_lines(f)
     if topology:
         lines.append(f"topology: {topology}")
     for host in primaries:
