@@ -94,7 +94,11 @@ class Finding:
     commits: float = 0.0
     """The commits over the ticks its ``cost_ms`` was counted in."""
     peak_at: float | None = None
-    """When its worst moment was: the tick its title, value and device come from."""
+    """When its worst moment was: the tick its ``peak_title`` comes from."""
+    peak_title: str = ""
+    """The title of its worst moment, value and device: the episode's title (``episode``);
+    ``title`` is the latest assertion's while it is active, what the panes show now, and the
+    worst moment's once it is closed."""
     seen: float | None = None
     """When its rule last asserted it (its episode runs from ``start`` to here)."""
     drawn: bool = False
@@ -113,6 +117,11 @@ class Finding:
         """Its episode's length so far, in seconds."""
         last = self.end if self.end is not None else self.seen
         return max(0.0, (last if last is not None else self.start) - self.start)
+
+    @property
+    def episode(self) -> str:
+        """The episode's title: its worst moment's (the latest title before it had one)."""
+        return self.peak_title or self.title
 
     def peaked(self, clock: Callable[[float], str]) -> str:
         """``peak 08:17:02 of 4 min``: when its worst moment (its title's) was, in an episode

@@ -9,11 +9,12 @@ starts at its first assertion.  A finding stays active until its rule has not as
 ``hold`` seconds (an intermittent fault such as a retransmit every few seconds is one finding,
 not a string of them); its severity rises at once and falls only after the same hold.  Each
 change of severity is a step of its own with its own time (``Finding.steps``).  An episode keeps
-its worst moment's title and series (``Finding.moment``: the extra commit time of the tick, then
-severity, then how far its series are out of line), its evidence the latest, and adds up its
-impact, the extra commit time it accounted for.  Closed findings are remembered up to
-``memory`` of them, with their start and end times; ``findings`` lists them all in the order of
-``by_impact``.
+its worst moment's title and time (``Finding.peak_title``, ``peak_at``; ``moment``: the extra
+commit time of the tick, then severity, then how far its series are out of line) and adds up its
+impact, the extra commit time it accounted for; while active its title, evidence and series are
+the latest (what the panes show now), once closed its title is its worst moment's.  Closed
+findings are remembered up to ``memory`` of them, with their start and end times; ``findings``
+lists them all in the order of ``by_impact``.
 """
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ class FindingBook:
         that tick's sample (no finding opens and closes at the same time)."""
         f = self._active.pop(key)
         end = max(self._seen.pop(key), f.start + self.interval)
-        f = replace(f, end=end, seen=end)
+        f = replace(f, end=end, seen=end, title=f.episode)  # an episode, by its worst moment
         self._peak.pop(key, None)
         self._closed.appendleft(f)
         self.closed.append(f)
@@ -184,20 +185,21 @@ class FindingBook:
 
 def _first(now: float, f: Finding) -> Finding:
     """A finding at its first assertion: its episode and its worst moment start now."""
-    return replace(f, start=now, seen=now, peak_at=now, steps=((now, f.severity),))
+    return replace(
+        f, start=now, seen=now, peak_at=now, peak_title=f.title, steps=((now, f.severity),)
+    )
 
 
 def _merged(now: float, old: Finding, new: Finding) -> Finding:
-    """An episode asserted again: the worse moment's title and series (the later one on a tie),
-    the cost of both, the episode's start; the evidence stays the latest, each series at its
-    value now (and what a moment of it alone saw, a trace's warning, is not lost)."""
-    peak = new if new.moment >= old.moment else old
+    """An episode asserted again: the latest title, evidence and series (what the panes show
+    now), the worse moment's title and time (the later one on a tie), the cost of both, the
+    episode's start."""
+    worse = new.moment >= old.moment
     return replace(
         new,
-        title=peak.title,
-        series=peak.series,
-        moment=peak.moment,
-        peak_at=now if peak is new else old.peak_at,
+        peak_title=new.title if worse else old.peak_title,
+        moment=new.moment if worse else old.moment,
+        peak_at=now if worse else old.peak_at,
         start=old.start,
         seen=now,
         cost_ms=old.cost_ms + new.cost_ms,

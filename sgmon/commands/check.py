@@ -343,13 +343,14 @@ def _outlier_now(o: Outlier) -> str:
 
 
 def _finding_lines(f: Finding) -> list[str]:
-    """One finding: its title beside its peak's time and its episode's length, its rule, when
+    """One finding: its episode's title (its worst moment's) beside the peak's time and the
+    episode's length, its rule, when
     it held and became what, its impact, its evidence."""
     when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
     closed = "" if f.active else " (closed)"
     became = f"; {steps}" if (steps := f.history(_clock)) else ""
     return [
-        f"{f.severity.upper():<4} {f.host}: {f.title} ({f.peaked(_clock)})",
+        f"{f.severity.upper():<4} {f.host}: {f.episode} ({f.peaked(_clock)})",
         f"     {f.rule} ({source_title(f.seed)}), {when}{closed}{became}",
         f"     {f.impact()}",
         *(f"     - {e}" for e in f.evidence),

@@ -130,7 +130,7 @@ def sentences(judged: Judged, fix: str | None) -> tuple[list[str], Impact | None
             f"In that time the primary made {got.commits:,.0f} commits, and each waited "
             f"{fmt_num(got.lfs_during)} ms on average for log file sync{slower}."
         )
-    said.append(f"Cause: {top.title} ({top.peaked(when)}); {top.impact()}.")
+    said.append(f"Cause: {top.episode} ({top.peaked(when)}); {top.impact()}.")
     source = source_title(top.seed)
     said.append(f"What to do: {fix} (from {source})." if fix else f"Source: {source}.")
     return said, got

@@ -143,7 +143,8 @@ def test_equal_impact_goes_to_the_longer_episode_not_the_latest() -> None:
 
 def test_an_episode_is_titled_by_its_worst_moment() -> None:
     """Four minutes on a cell: sdc at 100 % with a 513 ms await for a while, then only sda
-    mildly queued at the end; the title names sdc at its peak, with the peak's time."""
+    mildly queued at the end.  While it lasts, the title follows the panes (sda now) and the
+    episode's title is sdc's at its peak; once closed, its title is the episode's."""
     ticks = []
     for t in range(100):
         disks = {"sda": CALM_DISK, "sdc": CALM_DISK}
@@ -152,11 +153,15 @@ def test_an_episode_is_titled_by_its_worst_moment() -> None:
         elif 80 <= t < 90:
             disks["sda"] = capped(5.0, 20.0, 7.88)
         ticks.append([primary(t, 40 <= t < 80), standby(t, disks=disks)])
+    during = next(f for f in run(ticks[:86]).state().findings if f.rule == "standby_io")
+    assert during.active and "disk sda" in during.title
+    assert "sdc await 513 ms" in during.episode and "sda" not in during.episode
     state = run(ticks).state()
     disk = next(f for f in state.findings if f.rule == "standby_io")
-    assert "sdc await 513 ms" in disk.title and "sda" not in disk.title
+    assert not disk.active and disk.title == disk.episode == during.episode
     assert disk.peak_at is not None and T0 + 40 <= disk.peak_at < T0 + 80
     assert disk.peaked(lambda t: f"{t - T0:.0f}").startswith("peak ")
+    assert f"s: {disk.episode} (peak " in report(state, ["p", "s"], 100.0)
 
 
 def test_no_budget_for_an_interval_without_commits_and_shares_say_what_of() -> None:

@@ -146,4 +146,5 @@ def superseded(f: Finding) -> Finding:
     """The generic finding as it is remembered once a cause explained the commit path: an info
     row of the history, saying what it was before, not that nothing lines up (the cause's
     finding carries the incident)."""
-    return replace(f, severity="info", title=f.title.replace(NOTHING, LATER))
+    title, peak = (t.replace(NOTHING, LATER) for t in (f.title, f.peak_title))
+    return replace(f, severity="info", title=title, peak_title=peak)
