@@ -87,17 +87,64 @@ class Finding:
     steps: tuple[tuple[float, str], ...] = ()
     """(time, severity) of its first form and of each change of severity since, in order: an
     escalating finding keeps the start of its first form, and says when it became what."""
+    cost_ms: float = 0.0
+    """Its impact: the extra commit time it accounts for, in ms summed over the commits of its
+    episode (extra ms per commit x commits, each tick it lined up with the commit path); 0 for a
+    finding off the commit path, whose impact is its duration and peak."""
+    commits: float = 0.0
+    """The commits over the ticks its ``cost_ms`` was counted in."""
+    peak_at: float | None = None
+    """When its worst moment was: the tick its ``peak_title`` comes from."""
+    peak_title: str = ""
+    """The title of its worst moment, value and device: the episode's title (``episode``);
+    ``title`` is the latest assertion's while it is active, what the panes show now, and the
+    worst moment's once it is closed."""
+    seen: float | None = None
+    """When its rule last asserted it (its episode runs from ``start`` to here)."""
+    drawn: bool = False
+    """Whether it lined up with the commit path's symptom at its last assertion."""
+    moment: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """How bad the moment it was asserted at is: (extra commit time that tick, severity rank,
+    how far its series are out of line); the episode keeps its worst."""
 
     @property
     def active(self) -> bool:
         """Still asserted by its rule (within the hold time)."""
         return self.end is None
 
+    @property
+    def lasted(self) -> float:
+        """Its episode's length so far, in seconds."""
+        last = self.end if self.end is not None else self.seen
+        return max(0.0, (last if last is not None else self.start) - self.start)
+
+    @property
+    def episode(self) -> str:
+        """The episode's title: its worst moment's (the latest title before it had one)."""
+        return self.peak_title or self.title
+
+    def peaked(self, clock: Callable[[float], str]) -> str:
+        """``peak 08:17:02 of 4 min``: when its worst moment (its title's) was, in an episode
+        of how long."""
+        at = self.peak_at if self.peak_at is not None else self.start
+        return f"peak {clock(at)} of {_span(self.lasted)}"
+
+    def impact(self) -> str:
+        """``impact: 12.4 s of extra commit time (4.13 ms x 3,000 commits)`` on the commit
+        path; off it, how long it lasted (its title says its peak and when)."""
+        if self.cost_ms > 0 and self.commits > 0:
+            return (
+                f"impact: {_span(self.cost_ms / 1000.0)} of extra commit time "
+                f"({fmt_num(self.cost_ms / self.commits)} ms x {self.commits:,.0f} commits)"
+            )
+        return f"impact: none on commit time measured; lasted {_span(self.lasted)}"
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         d = asdict(self)
         d["series"] = [list(s) for s in self.series]
         d["steps"] = [list(s) for s in self.steps]
+        del d["moment"]  # how the episode ranks its own moments, not a verdict
         return d
 
     def history(self, clock: Callable[[float], str]) -> str:
@@ -106,6 +153,44 @@ class Finding:
         if len(self.steps) < 2:
             return ""
         return ", ".join(f"{s} {clock(t)}" for t, s in self.steps)
+
+
+def _span(seconds: float) -> str:
+    """``250 ms``, ``12.4 s``, ``4 min``, ``2.5 h``: a duration as a reader says it."""
+    if seconds < 1.0:
+        return f"{fmt_num(seconds * 1000.0)} ms"
+    if seconds < 120.0:
+        return f"{fmt_num(seconds)} s"
+    if seconds < 7200.0:
+        return f"{fmt_num(seconds / 60.0)} min"
+    return f"{fmt_num(seconds / 3600.0)} h"
+
+
+SYMPTOM_RULE = "commit_chain"
+"""The generic finding of a degraded commit path that no cause rule explains: the symptom."""
+
+
+def by_impact(f: Finding) -> tuple:
+    """The order every reader shows findings in (check, the report's first sentence, the
+    dashboard, the status line): warnings and worse before info, a cause before the bare
+    symptom (``SYMPTOM_RULE``, whose impact its causes share), then the largest impact (extra
+    commit time), then the longer episode, never the latest; then severity and score."""
+    return (
+        f.severity == "info",
+        f.rule == SYMPTOM_RULE,
+        -f.cost_ms,
+        -f.lasted,
+        -rank(f.severity),
+        -f.score,
+        f.key,
+    )
+
+
+SHARES = "shares of it (the local and remote writes overlap)"
+"""What a budget's percentages are: each part's share of log file sync, the parallel local and
+remote writes counted both."""
+NO_COMMITS = "no commits this interval"
+"""What a commit budget says of an interval without log file sync waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +228,10 @@ class Budget:
         return part / self.lfs_ms
 
     def describe(self) -> str:
-        """``log file sync 4.60 ms = local write 0.62 ms (13%), remote write 3.45 ms (75%)
-        [standby I/O 2.89 ms (63%), network 0.56 ms (12%)], LGWR overhead 1.15 ms (25%)``."""
+        """``log file sync 4.60 ms, shares of it (the local and remote writes overlap): local
+        write 0.62 ms (13%), remote write 3.45 ms (75%) [standby I/O 2.89 ms (63%), network
+        0.56 ms (12%)], LGWR overhead 1.15 ms (25%)``: the writes run in parallel, so the
+        shares do not add up to 100 %, and the text says what they are shares of."""
 
         def part(name: str, v: float | None) -> str:
             s = self.share(v)
@@ -153,7 +240,8 @@ class Budget:
         b = self
         queued = f", {part(f'queued behind {b.queue_on}', b.queue_ms)}" if b.queue_ms else ""
         return (
-            f"log file sync {fmt_num(b.lfs_ms)} ms = {part('local write', b.local_write_ms)}, "
+            f"log file sync {fmt_num(b.lfs_ms)} ms, {SHARES}: "
+            f"{part('local write', b.local_write_ms)}, "
             f"{part('remote write', b.remote_write_ms)} [{part('standby I/O', b.standby_io_ms)}, "
             f"{part('network', b.network_ms)}]{queued}, {part('LGWR overhead', b.overhead_ms)}"
         )

@@ -32,15 +32,16 @@ from sgmon.analysis.correlate import Link, rank
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
-from sgmon.analysis.rules import evaluate, host_claims
+from sgmon.analysis.rules import evaluate, host_claims, persistence
 from sgmon.analysis.rules.base import LAG_RISK, HostClaims, mean
+from sgmon.analysis.rules.commit import superseded
 from sgmon.analysis.watch import SeriesPath
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
 from sgmon.fields import ORACLE_DG, ORACLE_REDO, ORACLE_WAITS
 from sgmon.grading import RANK, Grader, cpu_count
 from sgmon.model import Frame, data_guard_role, unheard
-from sgmon.verdicts import AnalysisState, Budget, Finding, Outlier, SeriesKey
+from sgmon.verdicts import SYMPTOM_RULE, AnalysisState, Budget, Finding, Outlier, SeriesKey
 
 __all__ = ["Analyzer"]
 
@@ -78,7 +79,7 @@ class Analyzer:
         """Limits and field declarations: the Judge's, so the analysis and the sinks grade
         alike (without one, the local collector classes' declarations)."""
         self.tracker = OutlierTracker(self.grader)
-        self.book = FindingBook()
+        self.book = FindingBook(persist=persistence())
         self.liveness = Liveness()
         self.skew = 0.0
         """Estimated clock skew between the hosts, seconds (set it when it is known)."""
@@ -109,6 +110,7 @@ class Analyzer:
         view = self._seen(frame)
         interval = frame.interval if frame.interval > 0 else 1.0
         self.book.hold = max(HOLD_S, HOLD_TICKS * interval)
+        self.book.interval = interval
         tick = round(frame.time / interval)
         view.outliers = self.tracker.update(frame, tick, view.ncpu)
         _note_switches(view, frame)
@@ -158,7 +160,7 @@ class Analyzer:
             if not topo.on_commit_path(h):  # seed 003: only its lag is at risk
                 self.book.retract_causes(h, LAG_RISK)
         for name in explained:  # one cause, one finding: "nothing lines up" is no longer true
-            self.book.retract("commit_chain", name)
+            self.book.retract(SYMPTOM_RULE, name, superseded)
         self._opened.extend(self.book.opened)
         self._closed.extend(self.book.closed)
         self._changed.extend(self.book.changed)
@@ -222,7 +224,9 @@ class Analyzer:
             path.budget_time = primary.frame.time
             fast = standby is not None and topo.fast_sync(standby.name)
             b = commit_budget(primary.frame, standby.frame if standby else None, fast)
-            if b is not None:
+            if b is None:  # no commits this interval: the last split is not this interval's
+                self._budget.pop(primary.name, None)
+            else:
                 self._budget[primary.name] = b
                 path.recent.append(b)
 

@@ -115,13 +115,14 @@ def _standby_share(primary: Frame, standby: Frame | None, remote: float) -> floa
 
 
 def commit_budget(primary: Frame, standby: Frame | None, fast_sync: bool = False) -> Budget | None:
-    """The budget of one primary interval, or None when log file sync had no waits.
+    """The budget of one primary interval, or None when log file sync had no waits (its
+    average is then no commit's).
     ``fast_sync``: the standby acknowledges on receipt (SYNC NOAFFIRM), so no part of the
     remote write is its SRL write, however slow that is."""
     waits = primary.rows(ORACLE_WAITS.name)
     lfs = _avg(waits, LFS)
-    if lfs is None:
-        return None
+    if lfs is None or ORACLE_WAITS.waits.of(waits.get(LFS)) == 0:
+        return None  # no commits this interval: nothing to split
     local = _avg(waits, LOCAL)
     remote = remote_write(primary)
     sio = net = None

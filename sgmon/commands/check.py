@@ -28,14 +28,14 @@ from sgmon.headless import add_sim_options, sim_onset
 from sgmon.judgement import Judge, judge_for
 from sgmon.model import Status
 from sgmon.units import fmt_num, fmt_step, parse_duration
-from sgmon.verdicts import Judgement, source_title
+from sgmon.verdicts import NO_COMMITS, Judgement, source_title
 
 if TYPE_CHECKING:
     from sgmon.analysis import Analyzer
     from sgmon.config import Config
     from sgmon.model import Frame
     from sgmon.sim import SimPair
-    from sgmon.verdicts import AnalysisState, Outlier
+    from sgmon.verdicts import AnalysisState, Finding, Outlier
 
 EXIT = {None: 0, "info": 0, "warn": 1, "crit": 2}
 EPILOG = """exit status: 0 no finding above info, 1 worst finding is a warning, 2 worst finding is
@@ -143,7 +143,8 @@ def _print_findings(analyzer: Analyzer, hosts: list[str], span: float, fmt: str)
         out.update(topology=topo.lines() if topo is not None else [])
         print(json.dumps(out, indent=1, default=str))
     else:
-        print(report(state, hosts, span, topo.summary() if topo is not None else ""))
+        summary, primaries = (topo.summary(), tuple(topo.primaries)) if topo else ("", ())
+        print(report(state, hosts, span, summary, primaries))
     return code
 
 
@@ -341,28 +342,49 @@ def _outlier_now(o: Outlier) -> str:
     return f"{now(o)}: {o.reason}"
 
 
-def report(state: AnalysisState, hosts: list[str], seconds: float, topology: str = "") -> str:
-    """The text report: findings (worst first) with evidence, the topology's summary (when
-    known), the commit budget, outliers."""
+def _finding_lines(f: Finding) -> list[str]:
+    """One finding: its episode's title (its worst moment's) beside the peak's time and the
+    episode's length, its rule, when
+    it held and became what, its impact, its evidence."""
+    when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
+    closed = "" if f.active else " (closed)"
+    became = f"; {steps}" if (steps := f.history(_clock)) else ""
+    return [
+        f"{f.severity.upper():<4} {f.host}: {f.episode} ({f.peaked(_clock)})",
+        f"     {f.rule} ({source_title(f.seed)}), {when}{closed}{became}",
+        f"     {f.impact()}",
+        *(f"     - {e}" for e in f.evidence),
+    ]
+
+
+def report(
+    state: AnalysisState,
+    hosts: list[str],
+    seconds: float,
+    topology: str = "",
+    primaries: tuple[str, ...] = (),
+) -> str:
+    """The text report: findings (largest impact first) with their impact and evidence, the
+    topology's summary (when known), the commit budget of each primary (``primaries``, else
+    those with one), outliers."""
+    primaries = primaries or tuple(state.budget)
 
     worst = state.worst(active_only=False)
+    top = next((f for f in state.findings if f.severity != "info"), None)
+    lead = f"; first {top.host} {top.rule}, {top.impact()}" if top is not None else ""
     lines = [
         (
             f"sgmon check: {', '.join(hosts)} over {fmt_num(seconds)} s: "
-            f"{len(state.findings)} finding(s), worst {worst or 'none'}"
+            f"{len(state.findings)} finding(s), worst {worst or 'none'}{lead}"
         )
     ]
-    for f in state.findings:
-        when = f"since {_clock(f.start)}" if f.end is None else f"{_clock(f.start)}-{_clock(f.end)}"
-        lines.append(f"{f.severity.upper():<4} {f.host}: {f.title}")
-        closed = "" if f.active else " (closed)"
-        became = f"; {steps}" if (steps := f.history(_clock)) else ""
-        lines.append(f"     {f.rule} ({source_title(f.seed)}), {when}{closed}{became}")
-        lines += [f"     - {e}" for e in f.evidence]
+    for f in state.findings:  # largest impact first (``by_impact``)
+        lines += _finding_lines(f)
     if topology:
         lines.append(f"topology: {topology}")
-    for host, b in state.budget.items():
-        lines.append(f"commit budget {host} (last interval): {b.describe()}")
+    for host in primaries:
+        b = state.budget.get(host)
+        lines.append(f"commit budget {host} (last interval): {b.describe() if b else NO_COMMITS}")
     bad = [o for o in state.outliers.values() if o.severity != "info"]
     if bad:
         lines.append(f"outliers now: {len(bad)} above info")

@@ -95,7 +95,9 @@ def _span(seconds: float) -> str:
 
 
 def sentences(judged: Judged, fix: str | None) -> tuple[list[str], Impact | None]:
-    """The summary's sentences and the impact they state (None when nothing happened)."""
+    """The summary's sentences and the impact they state (None when nothing happened): of the
+    first warning of the findings, which are in the order of the largest impact
+    (``sgmon.verdicts.by_impact``), so the longest costliest episode leads, never the latest."""
     top: Finding | None = next((f for f in judged.findings if f.severity in ("warn", "crit")), None)
     day = datetime.fromtimestamp(judged.start, UTC).strftime("%Y-%m-%d")
     if top is None:
@@ -128,7 +130,7 @@ def sentences(judged: Judged, fix: str | None) -> tuple[list[str], Impact | None
             f"In that time the primary made {got.commits:,.0f} commits, and each waited "
             f"{fmt_num(got.lfs_during)} ms on average for log file sync{slower}."
         )
-    said.append(f"Cause: {top.title}.")
+    said.append(f"Cause: {top.episode} ({top.peaked(when)}); {top.impact()}.")
     source = source_title(top.seed)
     said.append(f"What to do: {fix} (from {source})." if fix else f"Source: {source}.")
     return said, got

@@ -16,7 +16,7 @@ from sgmon.analysis import Analyzer
 from sgmon.analysis.baseline import MIN_POINTS, Series
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.correlate import best_lag, overlap, pearson
-from sgmon.analysis.findings import FindingBook
+from sgmon.analysis.findings import AT_ONCE, FindingBook
 from sgmon.analysis.latch import OFF_TICKS, Latch
 from sgmon.config import Config
 from sgmon.errors import ConfigError
@@ -365,7 +365,7 @@ def _f(key: str, sev: str = "warn") -> Finding:
 
 
 def test_book_keeps_a_finding_through_gaps_and_closes_after_hold() -> None:
-    book = FindingBook(hold=10.0)
+    book = FindingBook(hold=10.0, persist={"r": AT_ONCE})  # opens at once: the hold is tested
     book.update(100.0, [_f("a", "crit")])
     assert [f.key for f in book.opened] == ["a"]
     book.update(105.0, [])  # not asserted for 5 s: still active

@@ -13,6 +13,8 @@ One module per family of causes; ``base`` holds what they share and the registry
 from __future__ import annotations
 
 from sgmon.analysis.context import Context
+from sgmon.analysis.findings import AT_ONCE, Persist
+from sgmon.analysis.liveness import RULE as SILENT
 from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers its rules
     adaptive_sync,
     commit,
@@ -26,9 +28,16 @@ from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers 
 )
 from sgmon.analysis.rules.base import R_MIN, RULES, HostClaims, host_claims
 from sgmon.analysis.rules.commit import commit_chain
-from sgmon.verdicts import Finding
+from sgmon.verdicts import SYMPTOM_RULE, Finding
 
-__all__ = ["RULES", "R_MIN", "evaluate", "host_claims"]
+__all__ = ["RULES", "R_MIN", "evaluate", "host_claims", "persistence"]
+
+
+def persistence() -> dict[str, Persist]:
+    """How long each rule's findings must hold before they open: the rules' own, and at once
+    for a silent host and the generic chain, which have their own timing (a silence's timeout,
+    the commit symptom's ``moved``)."""
+    return {r.name: r.persist for r in RULES} | {SILENT: AT_ONCE, SYMPTOM_RULE: AT_ONCE}
 
 
 def evaluate(ctx: Context, hosts: HostClaims) -> list[Finding]:
@@ -36,5 +45,5 @@ def evaluate(ctx: Context, hosts: HostClaims) -> list[Finding]:
     only when no cause explains a degraded commit path."""
     out = [f for r in RULES for f in r.findings(ctx, hosts)]
     if not ctx.explained:
-        out += list(commit_chain(ctx))
+        out += list(commit_chain(ctx, [f for f in out if f.drawn]))
     return out

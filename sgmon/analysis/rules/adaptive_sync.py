@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sgmon.analysis.context import Context
+from sgmon.analysis.findings import AT_ONCE
 from sgmon.analysis.rules.base import CAUSE, LGWR_TRACE, Claim, rule
 from sgmon.events import COMMIT_EVENTS, LOCAL_WRITE
 from sgmon.fields import ORACLE_REDO, ORACLE_TRACE, ORACLE_WAITS
 from sgmon.units import fmt_num
 
 
-@rule("adaptive_sync", seed="trace", weight=CAUSE)
+@rule("adaptive_sync", seed="trace", weight=CAUSE, persist=AT_ONCE)
 def adaptive_sync(ctx: Context) -> Iterable[Claim]:
     """log file sync degraded while polling, with the transport waits in line."""
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from statistics import median
 
 from sgmon import buckets
 from sgmon.analysis.context import PEAK_TICKS, Chain, Context, HostView, now
-from sgmon.events import REMOTE_WRITES, SYNC_REMOTE_WRITE
-from sgmon.fields import DISK, ORACLE_WAITS
+from sgmon.analysis.findings import STATE, Persist
+from sgmon.events import LOG_FILE_SYNC, REMOTE_WRITES, SYNC_REMOTE_WRITE
+from sgmon.fields import DISK, ORACLE_REDO, ORACLE_WAITS
 from sgmon.grading import RANK, worst
 from sgmon.model import Frame
 from sgmon.units import field_label, fmt_num, fmt_step
@@ -95,6 +97,8 @@ class Rule:
     """Instead of ``check``: the claims about one host, which may read that host's view and
     what every evaluation of the tick shares (grader, tracker, topology, time), never the
     primary instance, its budget or its chain (``host_claims`` gives it none of them)."""
+    persist: Persist = STATE
+    """How long its findings must hold before they open (``sgmon.analysis.findings``)."""
 
     def findings(self, ctx: Context, hosts: HostClaims) -> Iterable[Finding]:
         """The rule's claims now, as findings; a per-host rule's are the tick's (``hosts``)
@@ -110,21 +114,23 @@ RULES: list[Rule] = []
 """Every registered rule, causes and advice, in registration order."""
 
 
-def rule(name: str, seed: str, weight: float) -> Callable[[Check], Check]:
-    """Register a rule's check under its name, seed and weight."""
+def rule(name: str, seed: str, weight: float, persist: Persist = STATE) -> Callable[[Check], Check]:
+    """Register a rule's check under its name, seed, weight and persistence."""
 
     def register(check: Check) -> Check:
-        RULES.append(Rule(name, seed, weight, check))
+        RULES.append(Rule(name, seed, weight, check, persist=persist))
         return check
 
     return register
 
 
-def host_rule(name: str, seed: str, weight: float) -> Callable[[HostCheck], HostCheck]:
+def host_rule(
+    name: str, seed: str, weight: float, persist: Persist = STATE
+) -> Callable[[HostCheck], HostCheck]:
     """Register a rule about each host on its own (``Rule.host_check``)."""
 
     def register(check: HostCheck) -> HostCheck:
-        RULES.append(Rule(name, seed, weight, None, check))
+        RULES.append(Rule(name, seed, weight, None, check, persist=persist))
         return check
 
     return register
@@ -155,7 +161,8 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     severity, evidence, series = claim.severity, claim.evidence, claim.series
     where = ctx.route(claim.host) if claim.where is None else claim.where
     title = f"{claim.cause} ({where}): {claim.conclusion}"
-    if ctx.chain is not None and score is not None and score >= R_MIN:
+    drawn = ctx.chain is not None and score is not None and score >= R_MIN
+    if ctx.chain is not None and drawn:
         # only a cause that lines up is drawn as the symptom's cause ("<-")
         title = f"{ctx.chain.label} <- {title}"
         severity, evidence, series = _drawn(ctx, ctx.chain, claim, strength)
@@ -164,6 +171,7 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
     rank = RANK[severity] * 10 + weight + (score or 0.0) + claim.bonus
     name = claim.rule or spec.name
     key = f"{name}:{claim.host}:{claim.subject}"
+    cost, commits = tick_cost(ctx) if drawn else (0.0, 0.0)
     return Finding(
         key,
         severity,
@@ -176,7 +184,48 @@ def make(ctx: Context, spec: Rule, claim: Claim) -> Finding:
         ctx.now,
         None,
         rank,
+        cost_ms=cost,
+        commits=commits,
+        drawn=drawn,
+        moment=(cost, float(RANK[severity]), out_of_line(ctx, series)),
     )
+
+
+def tick_cost(ctx: Context) -> tuple[float, float]:
+    """The extra commit time of this tick on the primary instance, in ms, and its commits:
+    log file sync's average above its baseline (its calm points' median before the baseline
+    is fitted), times the commits of the tick (``oracle_redo`` user_commits per second times
+    the step).  Nothing when either is unknown."""
+    p = ctx.primary
+    if p is None:
+        return 0.0, 0.0
+    lfs = ORACLE_WAITS.avg.at(p.frame, LOG_FILE_SYNC)
+    series = ctx.tracker.series(ORACLE_WAITS.avg.key(p.name, LOG_FILE_SYNC))
+    base = None
+    if series is not None:  # before its fit (an early fault), the calm points it has
+        base = (
+            series.median if series.median is not None or not series.calm else median(series.calm)
+        )
+    commits = ORACLE_REDO.user_commits.at(p.frame, ORACLE_REDO.Rows.db.fixed)
+    if lfs is None or base is None or not commits:
+        return 0.0, 0.0
+    n = commits * ctx.interval
+    return max(0.0, lfs - base) * n, n
+
+
+def out_of_line(ctx: Context, series: Iterable[SeriesKey]) -> float:
+    """How far the most departed of ``series`` is from its baseline now, as a ratio (1: in
+    line); what tells two moments of an episode of equal cost and severity apart (the device
+    at 100 % with a 513 ms await, not the one idling beside it)."""
+    worst_ratio = 1.0
+    for key in series:
+        view = ctx.hosts.get(key[0])
+        o = view.outliers.get(key) if view is not None else None
+        if o is None or not isinstance(o.value, int | float) or o.baseline is None:
+            continue
+        lo, hi = sorted((abs(float(o.value)), abs(o.baseline)))
+        worst_ratio = max(worst_ratio, (hi + 1e-3) / (lo + 1e-3))
+    return worst_ratio
 
 
 def _upstream(ctx: Context, host: str) -> str:

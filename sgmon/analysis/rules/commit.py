@@ -4,6 +4,7 @@ explains a degraded commit path."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from sgmon.analysis.context import Context, HostView, once
 from sgmon.analysis.correlate import Link
@@ -16,6 +17,7 @@ from sgmon.analysis.rules.base import (
     remote_write_event,
     resolution,
     rule,
+    tick_cost,
 )
 from sgmon.analysis.rules.transport import retransmitting
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
@@ -23,7 +25,7 @@ from sgmon.fields import ORACLE_DG, ORACLE_WAITS
 from sgmon.grading import RANK
 from sgmon.topology import ships_sync
 from sgmon.units import fmt_num
-from sgmon.verdicts import Budget, Finding
+from sgmon.verdicts import SYMPTOM_RULE, Budget, Finding
 
 
 @rule("fast_sync", seed="000", weight=ADVICE)
@@ -93,8 +95,16 @@ def _why(fast: bool) -> str:
     )
 
 
-def commit_chain(ctx: Context) -> Iterable[Finding]:
-    """The commit path is degraded and no cause rule explains it: show what lines up."""
+NOTHING = "nothing on either host lines up"
+"""What the generic finding says while no cause explains the commit path."""
+LATER = "until its cause lined up"
+"""What it says once a cause explained it and it closed (``superseded``)."""
+
+
+def commit_chain(ctx: Context, drawn: Iterable[Finding] = ()) -> Iterable[Finding]:
+    """The commit path is degraded and no cause rule explains it: show what lines up
+    (``drawn``: the findings of the tick already drawn as the chain's, advice that lines up
+    without explaining it)."""
     c, p = ctx.chain, ctx.primary
     if c is None or p is None:
         return
@@ -104,20 +114,37 @@ def commit_chain(ctx: Context) -> Iterable[Finding]:
         ev.append(f"budget: {ctx.budget.describe()}")
     ev += [f"lines up: {describe(lk.outlier)}, {lk.strength(ctx.interval)}" for lk in top]
     ev += resolution(ctx)
+    rules = sorted({f.rule for f in drawn})
     if top:
         title = f"{c.label} <- {describe(top[0].outlier)}: commit path degraded"
+    elif rules:
+        title = f"{c.label}: commit path degraded, only {', '.join(rules)} lines up"
     else:
-        title = f"{c.label}: commit path degraded, nothing on either host lines up"
+        title = f"{c.label}: commit path degraded, {NOTHING}"
+    cost, commits = tick_cost(ctx)
+    severity = c.trigger.severity
     yield Finding(
         f"commit_chain:{p.name}:commit",
-        c.trigger.severity,
+        severity,
         p.name,
         title,
         ev,
         [c.trigger.key, *(lk.outlier.key for lk in top)],
-        "commit_chain",
+        SYMPTOM_RULE,
         "000",
         ctx.now,
         None,
-        RANK[c.trigger.severity] * 10 + GENERIC,
+        RANK[severity] * 10 + GENERIC,
+        cost_ms=cost,
+        commits=commits,
+        drawn=True,
+        moment=(cost, float(RANK[severity]), 1.0),
     )
+
+
+def superseded(f: Finding) -> Finding:
+    """The generic finding as it is remembered once a cause explained the commit path: an info
+    row of the history, saying what it was before, not that nothing lines up (the cause's
+    finding carries the incident)."""
+    title, peak = (t.replace(NOTHING, LATER) for t in (f.title, f.peak_title))
+    return replace(f, severity="info", title=title, peak_title=peak)

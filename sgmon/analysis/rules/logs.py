@@ -9,6 +9,7 @@ from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
 from sgmon.analysis.context import Context, HostView
 from sgmon.analysis.correlate import overlap
+from sgmon.analysis.findings import AT_ONCE
 from sgmon.analysis.rules.base import (
     CAUSE,
     GUIDE_S,
@@ -41,7 +42,7 @@ SPIKE = (
 )
 
 
-@rule("log_switches", seed="000", weight=CAUSE)
+@rule("log_switches", seed="000", weight=CAUSE, persist=AT_ONCE)
 def log_switches(ctx: Context) -> Iterable[Claim]:
     """Seed 000 Table 2: logs sized for >= 20 min at peak redo; each switch spikes remote writes.
 
@@ -211,7 +212,7 @@ def _behind(ctx: Context, view: HostView, thread: str) -> str:
     return f", {fmt_num(logs)} log(s) behind" if logs >= 1 else ""
 
 
-@host_rule("dg_state", seed="MAA", weight=CAUSE)
+@host_rule("dg_state", seed="MAA", weight=CAUSE, persist=AT_ONCE)
 def dg_state(ctx: Context, view: HostView) -> Iterable[Claim]:
     """MAA and the DG reference: a failed SYNC destination, a gap, lag above 1 s / 10 s."""
     h = view.name

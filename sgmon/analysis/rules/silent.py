@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from sgmon import buckets
 from sgmon.analysis.context import Context, HostView, turned
+from sgmon.analysis.findings import AT_ONCE
 from sgmon.analysis.rules.base import CAUSE, RECENT, Claim, remote_write_event, rule
 from sgmon.contract import Row
 from sgmon.events import LOG_FILE_SYNC
@@ -33,7 +34,7 @@ def silent(row: Row) -> bool:
     return bool(TCP.unacked.of(row)) and TCP.bytes_acked.of(row) == 0
 
 
-@rule("standby_silent", seed="000", weight=CAUSE)
+@rule("standby_silent", seed="000", weight=CAUSE, persist=AT_ONCE)
 def standby_silent(ctx: Context) -> Iterable[Claim]:
     """The primary's SYNC socket gets no acknowledgement: its commits wait out NET_TIMEOUT."""
     p = ctx.primary

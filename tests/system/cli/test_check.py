@@ -124,3 +124,13 @@ def test_findings_log_writes_close_rows(tmp_path: Path) -> None:
         again(f, judge(f))
     again.close()
     assert [r["event"] for r in _read(tmp_path / "p" / "findings.csv")] == ["open", "close", "open"]
+
+
+def test_check_never_says_nothing_lines_up_beside_a_cause_that_does() -> None:
+    """An early onset: the generic finding opens a tick before the capped disk lines up; once
+    it does, the generic one is history (info), and says so, not that nothing lines up."""
+    r = sgmon("check", "--simulate", "standby-iops-cap", "--onset", "5")
+    findings = [line for line in r.stdout.splitlines() if line[:4] in ("CRIT", "WARN", "INFO")]
+    assert findings[0].startswith("CRIT standby:") and " <- " in findings[0], r.stdout
+    assert "nothing on either host lines up" not in r.stdout
+    assert all(not line.startswith(("CRIT primary", "WARN primary")) for line in findings[1:])

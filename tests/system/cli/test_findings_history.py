@@ -7,7 +7,7 @@ import csv
 from pathlib import Path
 
 from sgmon.analysis import Analyzer
-from sgmon.analysis.findings import FindingBook
+from sgmon.analysis.findings import AT_ONCE, FindingBook
 from sgmon.commands.check import report
 from sgmon.model import Frame
 from sgmon.report.series import _bands
@@ -36,7 +36,7 @@ def _escalate(log: FindingsLog | None = None) -> FindingBook:
 
 
 def test_each_change_of_severity_is_a_step_with_its_own_time() -> None:
-    book = FindingBook(hold=10.0)
+    book = FindingBook(hold=10.0, persist={"r": AT_ONCE})  # sparse: the steps are tested
     book.update(T0, [_asserted("info")])
     book.update(T0 + 19, [_asserted("warn")])
     assert [f.severity for f in book.changed] == ["warn"]

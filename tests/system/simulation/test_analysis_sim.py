@@ -50,9 +50,11 @@ CAUSE = {
 }
 
 
-THEN = {"standby-unreachable": {("dg_state", "primary")}}
+THEN = {"standby-unreachable": {("dg_state", "primary"), ("dg_state", "standby")}}
 """What may follow the cause on top once it is over: after NET_TIMEOUT the hang ends and the
-dropped destination is the problem left."""
+dropped destination is the problem left, told from either end: the primary's destination in
+error, or the standby receiving no redo since the link went silent (equal in impact, none on
+commit time now, the longer episode leads: ``sgmon.verdicts.by_impact``)."""
 
 
 def run(
