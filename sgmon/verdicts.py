@@ -170,7 +170,7 @@ SYMPTOM_RULE = "commit_chain"
 """The generic finding of a degraded commit path that no cause rule explains: the symptom."""
 
 
-def by_impact(f: Finding) -> tuple:
+def by_impact(f: Finding) -> tuple[bool, bool, float, float, int, float, str]:
     """The order every reader shows findings in (check, the report's first sentence, the
     dashboard, the status line): warnings and worse before info, a cause before the bare
     symptom (``SYMPTOM_RULE``, whose impact its causes share), then the largest impact (extra
