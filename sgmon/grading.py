@@ -19,6 +19,7 @@ every sink can grade without running it.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -34,9 +35,20 @@ from sgmon.events import (
 )
 from sgmon.model import Field, Frame, Schema, Value, number
 
-SEVERITIES = ("ok", "info", "warn", "crit")
-"""The one severity scale, mildest first."""
-RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+class Severity(enum.StrEnum):
+    """The one severity scale, mildest first; each is its own word (``"warn"``) wherever a
+    severity is written, compared or stored."""
+
+    OK = "ok"
+    INFO = "info"
+    WARN = "warn"
+    CRIT = "crit"
+
+
+SEVERITIES: tuple[str, ...] = tuple(Severity)
+"""The scale's words, mildest first."""
+RANK: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
 
 
 def rank(severity: str | None) -> int:
