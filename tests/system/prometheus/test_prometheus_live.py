@@ -21,6 +21,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 from paths import REPO
@@ -78,6 +79,18 @@ class Api:
             return False
 
 
+def prometheus(config: Path, data: Path) -> tuple[subprocess.Popen[str], Api]:
+    """Debian's Prometheus on a free loopback port with ``config``, storing under ``data``:
+    the process (its stderr piped) and its API."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
+         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    return proc, Api(port)
+
+
 def _series(api: Api) -> set[tuple]:
     return {tuple(sorted(r["metric"].items())) for r in api.query('{__name__=~"sgmon_.+"}')}
 
@@ -106,7 +119,6 @@ def fleet(tmp_path_factory):
             line = p.stderr.readline() if p.stderr else ""
             assert "serving metrics" in line, line
             onsets[sc] = time.monotonic() + ONSET / SPEED
-        pport = _free_port()
         (d / "prometheus.yml").write_text(
             "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
             f"rule_files: [{DEPLOY / 'prometheus_rules.yaml'}, "
@@ -116,14 +128,8 @@ def fleet(tmp_path_factory):
             "    static_configs:\n"
             f"      - targets: [{', '.join(f'127.0.0.1:{p}' for p in targets.values())}]\n"
         )
-        prom = subprocess.Popen(
-            ["prometheus", f"--config.file={d / 'prometheus.yml'}",
-             f"--storage.tsdb.path={d / 'data'}", f"--web.listen-address=127.0.0.1:{pport}",
-             "--log.level=warn"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        prom, api = prometheus(d / "prometheus.yml", d / "data")
         procs.append(prom)
-        api = Api(pport)
         deadline = time.monotonic() + 30
         while not api.ready():
             assert prom.poll() is None, prom.stderr.read() if prom.stderr else "exited"
@@ -265,28 +271,23 @@ def test_the_documented_fleet_config_with_discovered_targets(tmp_path):
     )
     cfg = tmp_path / "prod.toml"
     cfg.write_text('name = "PROD"\n[[host]]\nname = "primary"\n[[host]]\nname = "standby"\n')
-    port, pport = _free_port(), _free_port()
+    port = _free_port()
     r = subprocess.run(
         [sys.executable, "-m", "sgmon", "discover", "--config", str(cfg),
          "--serve", f"127.0.0.1:{port}", "--output", str(etc / "targets.json")],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
+    prom, api = prometheus(etc / "prometheus.yml", tmp_path / "data")
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "sgmon", "serve", "--listen", f"127.0.0.1:{port}",
              "--config", str(cfg), "--simulate", "healthy", "--duration", "120s"],
             stderr=subprocess.DEVNULL, cwd=tmp_path,
         ),
-        subprocess.Popen(
-            ["prometheus", f"--config.file={etc / 'prometheus.yml'}",
-             f"--storage.tsdb.path={tmp_path / 'data'}",
-             f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        ),
+        prom,
     ]  # fmt: skip
     try:
-        api = Api(pport)
         deadline = time.monotonic() + 45
         while not (api.ready() and api.query('sgmon_host_up{dg_config="PROD"}')):
             assert time.monotonic() < deadline, "no sgmon series scraped through file_sd"

@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from test_prometheus_live import Api, _free_port, _stop
+from test_prometheus_live import _free_port, _stop, prometheus
 
 USER, PASSWORD = "prom", "s3cret-pass"
 
@@ -99,7 +99,6 @@ def test_clients_without_the_password_get_401(tls_serve) -> None:
 
 def test_prometheus_scrapes_over_tls_with_basic_auth(tls_serve) -> None:
     d, port, _, cert = tls_serve
-    pport = _free_port()
     (d / "prometheus.yml").write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         "scrape_configs:\n"
@@ -113,14 +112,8 @@ def test_prometheus_scrapes_over_tls_with_basic_auth(tls_serve) -> None:
         f"    tls_config: {{ca_file: {cert}}}\n"
         f"    static_configs: [{{targets: ['127.0.0.1:{port}']}}]\n"
     )
-    prom = subprocess.Popen(
-        ["prometheus", f"--config.file={d / 'prometheus.yml'}",
-         f"--storage.tsdb.path={d / 'data'}", f"--web.listen-address=127.0.0.1:{pport}",
-         "--log.level=warn"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    prom, api = prometheus(d / "prometheus.yml", d / "data")
     try:
-        api = Api(pport)
         deadline = time.monotonic() + 60
         up: dict[str, str] = {}
         while time.monotonic() < deadline:
