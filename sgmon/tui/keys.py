@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections.abc import Iterable
 from typing import ClassVar
 
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
+from textual.screen import Screen
 from textual.widgets import Input
 
 from sgmon.config import Config
@@ -31,6 +34,12 @@ class Keys(Dashboard):
     """The dashboard with its keys (``BINDINGS``, each an ``action_*``)."""
 
     COMMANDS = Dashboard.COMMANDS | {SgmonCommands}
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's own palette commands but Quit: q and Ctrl+C quit, and a palette entry an
+        Enter away would end the dashboard on keys typed ahead faster than they are read."""
+        return (c for c in super().get_system_commands(screen) if c.title != "Quit")
+
     AUTO_FOCUS = None  # nothing focused until tab or f: every key stays a dashboard key
     BINDINGS: ClassVar[list[BindingType]] = [
         # the footer shows these in order and cuts the rest at 80 columns: help first

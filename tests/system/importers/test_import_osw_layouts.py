@@ -44,17 +44,34 @@ CELL_REPORTS = (  # Time:, avg-cpu, then sda's and sdc's iostat -x rows
      "0.00    19.00  2.00 29.00    32.00   950.00    31.68     0.04    1.10   0.70   2.17",
      "0.00     0.00  30.00  8.00 15360.00  64.00   405.89     0.20    5.10   1.20   4.56"),
 )  # fmt: skip
-CELL = (
-    "zzz ***Wed Feb 29 23:59:50 UTC 2012 Sample interval: 5 secconds\n"
-    "Linux 2.6.18-194.3.1.0.4.el5 (cel01) \t02/29/12\n\n"
-    + "".join(
-        f"Time: {t}\navg-cpu:  %user   %nice %system %iowait  %steal   %idle\n           {cpu}\n\n"
-        f"{CELL_HEAD}\nsda               {sda}\nsdc               {sdc}\n\n"
-        for t, cpu, sda, sdc in CELL_REPORTS
+
+
+def _cell(reports: tuple[tuple[str, str, str, str], ...]) -> str:
+    """An Exadata cell's OSWatcher iostat file holding ``reports``."""
+    return (
+        "zzz ***Wed Feb 29 23:59:50 UTC 2012 Sample interval: 5 secconds\n"
+        "Linux 2.6.18-194.3.1.0.4.el5 (cel01) \t02/29/12\n\n"
+        + "".join(
+            f"Time: {t}\navg-cpu:  %user   %nice %system %iowait  %steal   %idle\n"
+            f"           {cpu}\n\n{CELL_HEAD}\nsda               {sda}\nsdc               {sdc}\n\n"
+            for t, cpu, sda, sdc in reports
+        )
     )
-)
+
+
+CELL = _cell(CELL_REPORTS)
 """An hour's run cut to four reports around midnight: the first averages since boot; the
 second and third show a data disk capped, queue 218 and await 513 ms."""
+CELL_HELD = _cell(
+    (
+        *CELL_REPORTS[:3],
+        ("00:00:05", *CELL_REPORTS[2][1:]),
+        ("00:00:10", *CELL_REPORTS[1][1:]),
+        ("00:00:15", *CELL_REPORTS[3][1:]),
+    )
+)
+"""The same cap held for 20 s (four reports): a state, where two reports are a blip that no
+finding names."""
 
 NEW_HEAD = (
     "Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %rrqm  %wrqm r_await"
@@ -140,15 +157,15 @@ def test_exadata_cell_run_every_report_at_its_own_time(tmp_path: Path) -> None:
 
 
 def test_exadata_cell_run_names_the_capped_standby_disk(tmp_path: Path) -> None:
-    root = _archive(tmp_path, "iostat", "cel01_iostat_12.02.29.2300.dat", CELL, "bz2")
+    root = _archive(tmp_path, "iostat", "cel01_iostat_12.02.29.2300.dat", CELL_HELD, "bz2")
     out = tmp_path / "arch"
     r = sgmon("import", "osw", str(root), "--dir", str(out), "--role=standby")
     assert r.returncode == 0, r.stderr
-    assert "cel01 (3 samples)" in r.stdout
+    assert "cel01 (5 samples)" in r.stdout
     assert r.stderr.count("\n") == 1 and "since boot" in r.stderr, r.stderr
-    assert len(rows(out, "cel01", "disk")) == 6
+    assert len(rows(out, "cel01", "disk")) == 10
     check = sgmon("check", "--from", str(out))
-    assert "sdc" in check.stdout and "over 15 s" in check.stdout, check.stdout
+    assert "sdc" in check.stdout and "over 25 s" in check.stdout, check.stdout
     assert check.returncode == 1, check.stdout
 
 
