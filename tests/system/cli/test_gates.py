@@ -46,8 +46,16 @@ def _run(argv: list[str], cwd: Path = ROOT, **env: str) -> subprocess.CompletedP
         ["lint-imports"],
         ["mypy"],
         ["mypy", "--strict", *CONTRACT],
+        ["mypy", "--strict", "sgmon/readers"],
     ],
-    ids=["ruff-check", "ruff-format", "import-layers", "mypy", "mypy-strict-contract"],
+    ids=[
+        "ruff-check",
+        "ruff-format",
+        "import-layers",
+        "mypy",
+        "mypy-strict-contract",
+        "mypy-strict-readers",
+    ],
 )
 def test_gate(argv: list[str]) -> None:
     r = _run(argv)
