@@ -1,4 +1,4 @@
-"""The first-setup journey, end to end, as a newcomer walks it: README.md's "Watch your own primary and
+"""The first-setup journey, as a newcomer walks it: README.md's "Watch your own primary and
 standby", its config and the commands of its steps 5 and 6 read from the page itself, run from
 this machine (the jump host) against two database hosts that are not this one.
 
