@@ -173,9 +173,11 @@ class Sockets:
     """The Data Guard sockets as the kernel reports them, found the way the tcp collector finds
     them locally (collectors/tcp.py, with its own selection and ``rediscover``): the consumer's
     filtered dump when a known socket is gone, or when a connection was opened since the last
-    dump and none is known or ``rediscover`` seconds have passed (0: every tick); else one
-    exact lookup per known socket, which costs the same with 20 or 20,000 other sockets on the
-    host.  With ``rtnl``, the routes toward their peers too."""
+    dump and the next dump is due: ``rediscover`` seconds after the last (0: every tick), or,
+    while none is known, 1, 2, 4, 8 seconds after dumps that found none, up to ``rediscover``;
+    else one exact lookup per known socket, which costs the same with 20 or 20,000 other
+    sockets on the host.  More than 64 are dumped every tick (cheaper than as many lookups).
+    With ``rtnl``, the routes toward their peers too."""
 
     def __init__(self, sock, requests, rediscover):
         self.sock = sock
@@ -187,6 +189,8 @@ class Sockets:
         self.peers = []
         self.routed = None  # the peers whose routes were last shipped
         self.known = 0
+        self.many = False  # more than 64: dumped every tick
+        self.empty = 0  # dumps in a row that found none: they space out
         self.next_dump = 0.0
         self.opens = None
 
@@ -205,10 +209,14 @@ class Sockets:
 
     def read(self, now, opens):
         """The sockets' replies: the known ones looked up, or a dump (see the class)."""
-        opened = not self.rediscover or opens is None or opens != self.opens
-        if not self.known and not opened:
+        due = (not self.rediscover or opens is None or opens != self.opens) and (
+            now >= self.next_dump
+        )
+        if self.many:
+            return self.dump(now, opens)
+        if not self.known and not due:
             return b""
-        if self.known and not (opened and now >= self.next_dump):
+        if self.known and not due:
             self.sock.send(self.lookups)
             recv = self.sock.recv
             try:  # one datagram per lookup, under a page: no 64 kB buffer each
@@ -232,14 +240,17 @@ class Sockets:
                 if kind == 20
             )
         self.peers = ids
-        self.known = len(ids) if len(ids) <= 64 else 0  # many: dump each tick
+        self.many = len(ids) > 64
+        self.known = 0 if self.many else len(ids)
+        self.empty = 0 if ids else self.empty + 1
         self.lookups = b"".join(
             struct.pack("=IHHII", 72, 20, 1, seq, 0)  # nlmsghdr, inet_diag_req_v2 naming one
             + struct.pack("=BBBBI", ident[0], 6, self.ext, 0, 0)
             + ident[1:]
             for seq, ident in enumerate(ids, 1)
         )
-        self.next_dump = now + self.rediscover
+        spaced = float(1 << min(self.empty - 1, 16)) if self.empty else self.rediscover
+        self.next_dump = now + min(self.rediscover, spaced)  # as collectors/tcp.py idle_wait
         self.opens = opens
         return b"".join(out)
 

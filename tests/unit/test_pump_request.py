@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from collectors.tcp import TcpCollector
+from collectors.tcp import TcpCollector, idle_wait
 from sgmon.config import Config, HostConfig
 from sgmon.hosts.build import pumped_sockets, shipped
 from sgmon.readers.inet_diag import dump_request
@@ -124,3 +124,35 @@ def test_the_pump_dumps_again_as_the_tcp_collector_would(rediscover: float, dump
         sockets.read(float(tick), (b"5", b"6"))
     dumped = [d for d in kernel.sent if struct.unpack_from("=H", d, 6)[0] & 0x300]
     assert len(dumped) == dumps and len(kernel.sent) == 4
+
+
+def test_with_no_dg_socket_the_pump_spaces_its_dumps_as_the_tcp_collector_does() -> None:
+    """No DG socket, a client connection every second: the pump dumps on the tcp collector's
+    schedule (1, 2, 4, 8 s apart, then every ``rediscover``), never once a tick."""
+    kernel = _Kernel(0)
+    sockets = Sockets(kernel, [dump_request(socket.AF_INET, (1521,))], 10.0)
+    dumps, wait, due, empty = [], [], 0.0, 0
+    for tick in range(61):
+        before = len(kernel.sent)
+        assert sockets.read(float(tick), (b"5", str(tick).encode())) in (b"", kernel_done())
+        if len(kernel.sent) > before:
+            dumps.append(tick)
+        if tick >= due:  # the collector's own schedule, from its own function
+            wait.append(tick)
+            empty += 1
+            due = tick + idle_wait(empty, 10.0)
+    assert dumps == wait and len(dumps) < 10, dumps
+
+
+def kernel_done() -> bytes:
+    """A dump's reply with no socket: the DONE message alone."""
+    return struct.pack("=IHHII", 20, 3, 2, 1, 0) + b"\0" * 4
+
+
+def test_more_than_64_dg_sockets_are_shipped_every_tick_even_when_quiet() -> None:
+    """Past 64 known sockets the pump dumps every tick rather than look each up; a tick in which
+    no connection opened still ships them (it used to ship none)."""
+    kernel = _Kernel(70)
+    sockets = Sockets(kernel, [dump_request(socket.AF_INET, (1521,))], 10.0)
+    shipped = [len(sockets.read(float(tick), (b"5", b"6"))) for tick in range(4)]
+    assert all(n >= 70 * 88 for n in shipped), shipped

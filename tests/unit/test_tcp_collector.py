@@ -157,6 +157,23 @@ def test_rediscovery_dumps_only_after_the_host_opened_a_connection(listener) -> 
         coll.close()
 
 
+def test_with_no_dg_socket_the_dumps_space_out_while_clients_keep_connecting() -> None:
+    """A primary whose standby is away while its clients log on every second: the dumps that
+    find no DG socket come at 1, 2, 4, 8 s apart, then every ``rediscover`` seconds (each walks
+    the kernel's whole socket hash), never once a tick."""
+    coll = TcpCollector({"ports": [PORT + 7], "rediscover": 10})  # no socket on that port
+    coll.open()
+    dumps: list[float] = []
+    query = coll._diag.query
+    try:
+        for t in range(61):
+            coll._diag.query = lambda *a, t=t, **k: dumps.append(t) or query(*a, **k)
+            assert coll._sockets(float(t), 100 + t) == []  # a connection opened every second
+    finally:
+        coll.close()
+    assert dumps == [0, 1, 3, 7, 15, 25, 35, 45, 55], dumps
+
+
 def test_rows_owner_units_and_host_counters(listener) -> None:
     coll = TcpCollector({"ports": [PORT], "rediscover": 0})
     coll.open()
