@@ -15,15 +15,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.parse
-import urllib.request
-from pathlib import Path
 
 import pytest
+from kits.prom import Api, free_port, prometheus, stop
 from paths import REPO
 
 ROOT = REPO
@@ -46,51 +43,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Api:
-    """Prometheus' HTTP API on one port."""
-
-    def __init__(self, port: int) -> None:
-        self.base = f"http://127.0.0.1:{port}"
-
-    def get(self, path: str, **params: str) -> dict:
-        url = f"{self.base}{path}?{urllib.parse.urlencode(params)}"
-        with urllib.request.urlopen(url, timeout=10) as r:
-            body = json.load(r)
-        assert body["status"] == "success", body
-        return body["data"]
-
-    def query(self, expr: str) -> list[dict]:
-        return self.get("/api/v1/query", query=expr)["result"]
-
-    def alerts(self) -> list[dict]:
-        return self.get("/api/v1/alerts")["alerts"]
-
-    def ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.base}/-/ready", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            return False
-
-
-def prometheus(config: Path, data: Path) -> tuple[subprocess.Popen[str], Api]:
-    """Debian's Prometheus on a free loopback port with ``config``, storing under ``data``:
-    the process (its stderr piped) and its API."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
-         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    return proc, Api(port)
-
-
 def _series(api: Api) -> set[tuple]:
     return {tuple(sorted(r["metric"].items())) for r in api.query('{__name__=~"sgmon_.+"}')}
 
@@ -104,7 +56,7 @@ def fleet(tmp_path_factory):
         targets = {}
         onsets = {}
         for sc in ["healthy", *EXPECTED]:
-            port = _free_port()
+            port = free_port()
             cfg = d / f"{sc}.toml"
             cfg.write_text(f'name = "{sc}"\n')
             p = subprocess.Popen(
@@ -137,20 +89,7 @@ def fleet(tmp_path_factory):
             time.sleep(0.2)
         yield api, onsets, procs
     finally:
-        _stop(procs)
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    """Terminate the processes, and kill those that do not end within 10 s."""
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(5)
+        stop(procs)
 
 
 def _healthy_until(api: Api, until: float) -> list[dict]:
@@ -271,7 +210,7 @@ def test_the_documented_fleet_config_with_discovered_targets(tmp_path):
     )
     cfg = tmp_path / "prod.toml"
     cfg.write_text('name = "PROD"\n[[host]]\nname = "primary"\n[[host]]\nname = "standby"\n')
-    port = _free_port()
+    port = free_port()
     r = subprocess.run(
         [sys.executable, "-m", "sgmon", "discover", "--config", str(cfg),
          "--serve", f"127.0.0.1:{port}", "--output", str(etc / "targets.json")],
@@ -302,4 +241,4 @@ def test_the_documented_fleet_config_with_discovered_targets(tmp_path):
             "sgmon.rules", "sgmon-configuration", "sgmon-commit-path",
         }  # fmt: skip
     finally:
-        _stop(procs)
+        stop(procs)

@@ -15,8 +15,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from kits.prom import free_port, stop
 from paths import REPO
-from test_prometheus_live import _free_port, _stop
 
 DEPLOY = REPO / "deploy"
 ALERTS = DEPLOY / "prometheus_alerts.yaml"
@@ -107,7 +107,7 @@ def test_promtool_check_metrics_on_real_scrapes(tmp_path: Path) -> None:
     procs: dict[str, tuple[int, subprocess.Popen[str]]] = {}
     try:
         for sc in SCENARIOS:
-            port = _free_port()
+            port = free_port()
             procs[sc] = port, subprocess.Popen(
                 [sys.executable, "-m", "sgmon", "serve", "--listen", f"127.0.0.1:{port}",
                  "--simulate", sc, "--onset", "6s", "--speed", "3", "--interval", "1s",
@@ -122,7 +122,7 @@ def test_promtool_check_metrics_on_real_scrapes(tmp_path: Path) -> None:
             time.sleep(wait)
             scrapes += [(f"{sc} {when}", _scrape(port)) for sc, (port, _) in procs.items()]
     finally:
-        _stop([p for _, p in procs.values()])
+        stop([p for _, p in procs.values()])
     for what, text in scrapes:
         assert "sgmon_host_up" in text, what
         r = _promtool("check", "metrics", stdin=text)

@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from test_prometheus_live import _free_port, _stop, prometheus
+from kits.prom import free_port, prometheus, stop
 
 USER, PASSWORD = "prom", "s3cret-pass"
 
@@ -76,13 +76,13 @@ def _get(url: str, ctx: ssl.SSLContext | None, auth: tuple[str, str] | None = No
 def tls_serve(tmp_path: Path):
     cert = _cert(tmp_path)
     web = _web_config(tmp_path)
-    port = _free_port()
+    port = free_port()
     p = _serve(tmp_path, port, "--web.config.file", str(web))
     ctx = ssl.create_default_context(cafile=str(cert))
     try:
         yield tmp_path, port, ctx, cert
     finally:
-        _stop([p])
+        stop([p])
 
 
 def test_clients_without_the_password_get_401(tls_serve) -> None:
@@ -127,7 +127,7 @@ def test_prometheus_scrapes_over_tls_with_basic_auth(tls_serve) -> None:
         errors = {t["labels"]["job"]: t["lastError"] for t in targets}
         assert "401" in errors["sgmon-noauth"], errors
     finally:
-        _stop([prom])
+        stop([prom])
 
 
 def test_a_web_config_others_may_read_is_refused(tmp_path: Path) -> None:
@@ -146,8 +146,8 @@ def test_a_web_config_others_may_read_is_refused(tmp_path: Path) -> None:
 
 def _scrape_times(port: int, seconds: float) -> list[float]:
     times: list[float] = []
-    stop = time.monotonic() + seconds
-    while time.monotonic() < stop:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
         t = time.monotonic()
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
             r.read()
@@ -163,7 +163,7 @@ def test_scrapes_are_answered_beside_slow_and_idle_clients(
 ) -> None:
     """300 clients each sending a byte every 4 s (slow loris), or 1,100 that send nothing: every
     scrape is answered within a second.  Bounded: the clients end after 12 s."""
-    port = _free_port()
+    port = free_port()
     p = _serve(tmp_path, port)
     socks: list[socket.socket] = []
     done = threading.Event()
@@ -186,6 +186,6 @@ def test_scrapes_are_answered_beside_slow_and_idle_clients(
         done.set()
         for s in socks:
             s.close()
-        _stop([p])
+        stop([p])
     assert len(times) >= 10
     assert max(times) < 1.0, (max(times), statistics.median(times))
