@@ -1,4 +1,5 @@
-"""What every test shares: the status state files go to the session's own directory.
+"""What every test shares: the status state files go to the session's own directory, and each
+test starts with the session's umask.
 
 Every running sgmon (recorder, dashboard, demo, agent, exporter) publishes its state for
 `sgmon status`; without this, the demos and recorders the tests start would write into the
@@ -32,3 +33,14 @@ def _private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         del os.environ["SGMON_RUNTIME_DIR"]
     else:
         os.environ["SGMON_RUNTIME_DIR"] = before
+
+
+@pytest.fixture(autouse=True)
+def _umask_kept() -> Iterator[None]:
+    """A test that runs ``sgmon.cli.main`` in-process leaves its umask (077: sgmon's files are
+    the user's alone) on the test process: the files a later test makes for another user (a
+    database host's /proc/diskstats, read by its ssh login) came out unreadable."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    yield
+    os.umask(mask)

@@ -167,6 +167,7 @@ def _rewrite(files: Mapping[str, Path], devices: Mapping[str, str], real: str) -
     for name, path in files.items():
         data = renamed(now, real, devices[name]).encode()
         with open(path, "r+b" if path.exists() else "wb") as f:  # never replaced
+            os.fchmod(f.fileno(), 0o644)  # /proc/diskstats: the host's ssh login reads it
             f.write(data)
             f.truncate()
 

@@ -155,12 +155,6 @@ def test_step_5_config_check_says_ok_when_every_host_and_login_answered(walk: Wa
     assert logins.count("version 19.0.0.0.0: reads ") == 2, logins
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="passes alone (6 of 6 runs) but failed in 2 of 2 whole-suite runs with no disk table "
-    "for prim1: the cause is not found yet (a first pumped tick without /proc/diskstats would "
-    "leave the disk collector unavailable for good)",
-)
 def test_step_6_record_keeps_each_hosts_own_device_and_cpu(walk: Walk, tmp_path: Path) -> None:
     """The README's command with a --duration added, writing where it says (/var/tmp/sgmon, in
     a mount namespace of its own whose /var/tmp is the test's)."""
