@@ -17,7 +17,12 @@ the receiving side's TCP work is also charged to sshd, so its figure is an upper
 tick are what each program writes to ssh (ssh's own compression is off by default).  Without
 /usr/sbin/sshd (or not root) the programs run without ssh and the sshd column says so.
 
+``--client-rate R``: R client connections a second opened and closed on loopback meanwhile (a
+primary whose clients log on while its standby is away: with ``--dg-connections 0``, the state
+in which the pump used to walk every socket each tick).
+
     .venv/bin/python bench/pump_cost.py [--samples 60] [--warmup 5] [--rounds 3]
+        [--dg-connections 8] [--client-rate 0]
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -152,7 +158,34 @@ def _sshd(tmp: Path, port: int) -> Iterator[tuple[subprocess.Popen, list[str]]]:
         proc.wait(10)
 
 
-def one_round(samples: int, warmup: int, connections: int, tmp: Path, ssh: bool) -> list[Contender]:
+@contextlib.contextmanager
+def client_churn(rate: float) -> Iterator[None]:
+    """``rate`` loopback connections a second, each opened, accepted and closed, for the block
+    (bounded by it: the thread stops when it ends); none for a rate of 0."""
+    if rate <= 0:
+        yield
+        return
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.wait(1.0 / rate):
+            with socket.create_connection(listener.getsockname(), timeout=5):
+                listener.accept()[0].close()
+
+    thread = threading.Thread(target=churn, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(10)
+        listener.close()
+
+
+def one_round(
+    samples: int, warmup: int, connections: int, tmp: Path, ssh: bool, rate: float = 0.0
+) -> list[Contender]:
     """All contenders at once over one window."""
     total = warmup + samples + 5
     agent = f"SGMON_RUNTIME_DIR={shlex.quote(str(tmp))} {shlex.quote(sys.executable)} -m sgmon"
@@ -174,6 +207,7 @@ def one_round(samples: int, warmup: int, connections: int, tmp: Path, ssh: bool)
     threads = []
     with contextlib.ExitStack() as stack:
         stack.enter_context(socket_farm(DG_PORT, connections))
+        stack.enter_context(client_churn(rate))
         for i, c in enumerate(contenders[:2] if ssh else ()):
             c.sshd, command = stack.enter_context(_sshd(tmp, SSH_PORT + i))
             c.argv = [*command, c.argv[-1]]
@@ -216,12 +250,15 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--dg-connections", type=int, default=8)
+    p.add_argument("--client-rate", type=float, default=0.0, help="client connections a second")
     a = p.parse_args()
     ssh = os.geteuid() == 0 and os.path.exists(SSHD) and shutil.which("ssh") is not None
     per: dict[str, list[tuple[float, float, float]]] = {}
     for r in range(a.rounds):
         with tempfile.TemporaryDirectory(prefix="sgmon-pumpcost-") as tmp:
-            for c in one_round(a.samples, a.warmup, a.dg_connections, Path(tmp), ssh):
+            for c in one_round(
+                a.samples, a.warmup, a.dg_connections, Path(tmp), ssh, a.client_rate
+            ):
                 (c0, s0, b0), (c1, s1, b1) = c.marks
                 ms, sshd_ms = (c1 - c0) * 1000 / a.samples, (s1 - s0) * 1000 / a.samples
                 per.setdefault(c.name, []).append((ms, sshd_ms, (b1 - b0) / a.samples))
@@ -229,6 +266,7 @@ def main() -> int:
     print(
         f"\n{a.rounds} rounds x {a.samples} ticks at 1 Hz, {a.warmup} s warm-up, "
         f"2,000 loopback sockets, {a.dg_connections} DG connections"
+        + (f", {a.client_rate:g} client connections a second" if a.client_rate else "")
         + ("" if ssh else "; no sshd here: the programs ran without ssh")
         + "\n"
     )
