@@ -1,11 +1,14 @@
 """Issue 16 on the lab: sadc and an OSWatcher collection loop run in both hosts' namespaces while
 the ``iops`` fault caps the standby's log device; imported, the history names that device as
 the standby's, as the live analysis does (tests/system/lab/test_lab_faults.py), at its own
-resolution.
+resolution; the incident report of each opens with that device (the after-the-fact journey: a
+DBA who only has the sar files and the OSWatcher archive gets the cause check names live).
 """
 
 from __future__ import annotations
 
+import html
+import re
 import subprocess
 import threading
 import time
@@ -86,6 +89,17 @@ def test_sar_and_osw_history_name_the_capped_standby_device(lab, tmp_path: Path)
         assert "standby I/O saturated" in check.stdout, (kind, check.stdout)
         found = {f["rule"] for f in unexplained_findings(out, lab_config(lab, tmp_path))}
         assert "standby_io" in found, (kind, found)
+        summary = report_summary(out, lab_config(lab, tmp_path), tmp_path / f"{kind}.html")
+        assert dev in summary, (kind, summary)  # the report leads with the capped device
+
+
+def report_summary(archive: Path, config: Path, page: Path) -> str:
+    """The report's opening paragraph, as text (what a manager reads first)."""
+    r = sgmon("report", str(archive), "--config", str(config), "-o", str(page))
+    assert r.returncode == 0, r.stderr
+    m = re.search(r'<p class="summary" id="summary"[^>]*>(.*?)</p>', page.read_text(), re.S)
+    assert m is not None, "no summary"
+    return html.unescape(re.sub(r"<[^>]+>", "", m.group(1)))
 
 
 def test_healthy_lab_history_gives_no_finding_above_info(lab, tmp_path: Path) -> None:
