@@ -39,10 +39,14 @@ from sgmon.importers import Imported
 from sgmon.importers.frames import Builder
 from sgmon.model import Rows, Value
 from sgmon.oracle import queries
+from sgmon.readers.regular import read_regular
 from sgmon.units import parse_offset
 
 HELP = "wait-event histograms of AWR text reports (awrrpt.sql, text format), one frame per file"
 
+TEXT_MAX = 256 << 20
+"""The largest AWR text report read (a 24-hour RAC report is a few MB): past it the file is
+refused with one line instead of read into memory."""
 HISTOGRAM = "Wait Event Histogram"
 DETAIL = "Wait Event Histogram Detail"
 FOREGROUND = ("Foreground Wait Events", "Background Wait Events")
@@ -111,8 +115,8 @@ def _reports(files: list[Path], notes: list[str]) -> list[Report]:
 def _report(path: Path, notes: list[str]) -> Report | None:
     """One report file, parsed; None (and a note) when it holds no wait event section of the
     commit path, a usage error when it is no AWR text report."""
-    try:
-        text = path.read_text(errors="replace")
+    try:  # a FIFO is refused, not waited on; a report is a few MB, never gigabytes
+        text = read_regular(path, TEXT_MAX).decode("utf-8", "replace")
     except OSError as e:
         raise UsageError(f"{path}: {e.strerror}") from None
     rep = parse(text.splitlines())

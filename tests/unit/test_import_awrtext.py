@@ -113,3 +113,20 @@ def test_header_without_rows_beside_a_full_report_is_a_note(tmp_path: Path):
     assert [n for n in imp.notes if "nothing imported" in n] == [
         f"{empty}: no wait event section of the commit path: nothing imported"
     ]
+
+
+def test_a_fifo_or_a_huge_file_is_one_line_never_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO named as a report used to block the import until a writer came; a file past the
+    size of any report is refused rather than read into memory."""
+    import os
+
+    fifo = tmp_path / "awrrpt.lst"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match="is a FIFO, not a regular file") as e:
+        _read(fifo)
+    assert "\n" not in str(e.value)
+    monkeypatch.setattr(awrtext, "TEXT_MAX", SEED001.stat().st_size - 1)
+    with pytest.raises(UsageError, match=f"larger than {SEED001.stat().st_size - 1} bytes"):
+        _read(SEED001)

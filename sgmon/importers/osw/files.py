@@ -72,6 +72,47 @@ class Reading:
     damaged: list[tuple[Path, int]] = field(default_factory=list)
 
 
+EXPANDS_MAX = 512 << 20
+"""The most one compressed OSWatcher file may expand to: an hour of ``ps`` on a host of 5,000
+processes is about 120 MB; past it the file is refused with a note instead of held in memory."""
+RATIO_MAX = 100
+"""...nor past this many times its compressed size (above ``RATIO_FLOOR``): OSWatcher's text
+compresses 5:1 to 30:1, a decompression bomb of zeros 1000:1, and is refused early."""
+RATIO_FLOOR = 32 << 20
+CHUNK = 8 << 20
+"""Bytes decompressed at a time, so the bound is checked before memory is spent."""
+
+
+class _Bomb(Exception):
+    """A compressed file that expands past ``EXPANDS_MAX``."""
+
+
+def _member(raw: bytes, gz: bool, room: int) -> tuple[bytes, bool, bytes]:
+    """The first gzip member (or bzip2 stream) of ``raw``: its content, whether it ended whole,
+    and the bytes after it; _Bomb once it passes ``room`` bytes."""
+    parts: list[bytes] = []
+
+    def take(out: bytes) -> None:
+        parts.append(out)
+        if sum(map(len, parts)) > room:
+            raise _Bomb
+
+    if gz:
+        z = zlib.decompressobj(wbits=31)
+        pending = raw
+        while not z.eof:
+            take(out := z.decompress(pending, CHUNK))
+            pending = z.unconsumed_tail
+            if not pending and len(out) < CHUNK:
+                break  # all of it read: the member ended, or the file was cut short
+        return b"".join(parts), z.eof, z.unused_data
+    b = bz2.BZ2Decompressor()
+    take(b.decompress(raw, max_length=CHUNK))
+    while not (b.eof or b.needs_input):
+        take(b.decompress(b"", max_length=CHUNK))
+    return b"".join(parts), b.eof, b.unused_data if b.eof else b""
+
+
 def _text(path: Path, notes: list[str]) -> str:
     """The file's text; a compressed stream cut short gives what it held, with a note."""
     try:
@@ -82,13 +123,16 @@ def _text(path: Path, notes: list[str]) -> str:
     if path.suffix not in (".gz", ".bz2"):
         return raw.decode("utf-8", "replace")
     data, whole = bytearray(), False
+    most = min(EXPANDS_MAX, max(RATIO_FLOOR, RATIO_MAX * len(raw)))
     try:
         while raw:  # a file may hold several streams (gzip members, bzip2 streams)
-            d = zlib.decompressobj(wbits=31) if path.suffix == ".gz" else bz2.BZ2Decompressor()
-            data += d.decompress(raw)
-            whole, raw = d.eof, d.unused_data
+            member, whole, raw = _member(raw, path.suffix == ".gz", most - len(data))
+            data += member
             if not whole:
                 break
+    except _Bomb:
+        notes.append(f"{path}: expands past {most >> 20} MB, not OSWatcher text; not read")
+        return ""
     except (zlib.error, OSError, ValueError) as e:
         notes.append(f"{path}: not a readable {path.suffix[1:]} file ({e})")
         return ""

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import resource
 import socket
 import subprocess
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,6 +164,28 @@ def test_cut_gzip_stream_is_one_line_and_the_rest_kept(
     assert len(lines) == 1 and "compressed stream cut short" in lines[0], lines
     kept = [d for d in rows(out, HOST, "disk") if d["instance"] == dev]
     assert 1 <= len(kept) < 3, kept
+    assert len({d["time"] for d in rows(out, HOST, "cpu")}) == 3  # other tools untouched
+
+
+def test_a_decompression_bomb_is_one_line_and_costs_no_memory(
+    loaded: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A .gz among the files that expands 1000:1 (2 GB of zeros in 2 MB) is refused with one
+    line, and the import's peak memory stays that of a normal one: the rest is imported."""
+    archive, _ = loaded
+    bombed = tmp_path / "archive"
+    subprocess.run(["cp", "-a", str(archive), str(bombed)], check=True)
+    gz = next(bombed.glob("oswiostat/*.gz"))
+    z, zeros = zlib.compressobj(9, zlib.DEFLATED, 31), bytes(64 << 20)
+    gz.write_bytes(b"".join([*(z.compress(zeros) for _ in range(32)), z.flush()]))
+    out = tmp_path / "arch"
+    r = sgmon("import", "osw", str(bombed), "--dir", str(out))
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "not OSWatcher text; not read" in lines[0], lines
+    # the largest of this test process' children so far, the import among them
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert rss_mb < 400, rss_mb  # a bomb held whole is 2,048 MB
     assert len({d["time"] for d in rows(out, HOST, "cpu")}) == 3  # other tools untouched
 
 
