@@ -56,6 +56,9 @@ log = logging.getLogger("sgmon.oracle")
 STANDIN = "standin:"
 """A ``dsn`` naming a V$ stand-in file (``sgmon.sim.standin``) instead of a database."""
 CONNECT_TIMEOUT = 5.0
+CONNECT_MAX = 20.0
+"""A connect's bound whatever the call timeout (an AWR import's is 60 s or more): a listener that
+accepts and never answers is reported in seconds, not after two call timeouts."""
 _thick_ready = False
 
 
@@ -98,7 +101,9 @@ class Session(Connection):
         self.instance: tuple[str, int | None, int | None] = ("", None, None)
         """INSTANCE_NAME, INSTANCE_NUMBER and THREAD# of the connected instance (RAC: each
         instance is its own host in the config, collected over its own V$)."""
-        self.connect_timeout = max(CONNECT_TIMEOUT, 2 * (db.call_timeout if db else 2.0))
+        self.connect_timeout = min(
+            CONNECT_MAX, max(CONNECT_TIMEOUT, 2 * (db.call_timeout if db else 2.0))
+        )
         """Seconds a connect may take before it counts as failed (and is retried with backoff)."""
 
     # -- public surface used by the collectors -------------------------------------------------

@@ -298,3 +298,16 @@ def test_broadcast_ack_time_is_per_redo_write_in_ms() -> None:
     db.publish_stats({"redo writes": 5800, "redo write broadcast ack time": 5_800_000})
     row = c.derive(first, c.sample(), 1.0)["db"]
     assert row["redo_bcast_ack"] == 6.0  # 4.8 s of acks over 800 writes
+
+
+def test_a_long_call_timeout_does_not_stretch_the_connect() -> None:
+    """An AWR import's call timeout (60 s and more) made a listener that accepts and never
+    answers cost 120 s before one line said so; the connect is bounded on its own."""
+    from sgmon.config import DbConfig
+    from sgmon.oracle.session import CONNECT_MAX, CONNECT_TIMEOUT, Session
+
+    def s(call: float) -> float:
+        return Session(DbConfig(dsn="h/S", user="u", call_timeout=call)).connect_timeout
+
+    assert s(2.0) == CONNECT_TIMEOUT and s(4.0) == 8.0
+    assert s(60.0) == s(600.0) == CONNECT_MAX <= 20.0
