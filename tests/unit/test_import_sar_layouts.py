@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sgmon.importers.sar.records import host_sections
 
 ETCP_OLD = {"atmptf": 0.00, "estres": 0.50, "retrans": 7.00, "isegerr": 0.00, "orsts": 1.00}
@@ -83,3 +85,26 @@ def test_memused_of_a_sadf_that_already_subtracts_available_is_kept() -> None:
 def test_memused_without_available_is_sadf_s_figure() -> None:
     mem = {k: v for k, v in MEM_1261.items() if k != "avail"}
     assert _row(_doc(memory=mem), "paging", "all")["memused"] == 2.62
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge"])
+def test_a_devices_table_that_is_no_file_is_one_line(kind: str, tmp_path: Path) -> None:
+    """``--devices`` on a FIFO waited for a writer forever; on /dev/zero it ran out of memory."""
+    import os
+
+    from sgmon.errors import UsageError
+    from sgmon.importers.sar import records
+
+    path = tmp_path / "diskstats"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "zero":
+        path = Path("/dev/zero")
+    else:
+        with open(path, "wb") as f:
+            f.truncate(records.DEVICES_MAX + 1)  # sparse: no disk spent
+    with pytest.raises(UsageError) as e:
+        records.device_table(path)
+    said = str(e.value)
+    assert said.startswith(f"--devices {path}: ") and "\n" not in said, said
+    assert ("FIFO" in said) if kind == "fifo" else ("device" in said or "larger than" in said)

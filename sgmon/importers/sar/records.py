@@ -14,6 +14,7 @@ from typing import Any
 from sgmon.errors import UsageError
 from sgmon.importers.sar.sadf import SHAPE_ERRORS
 from sgmon.model import Rows, Value, number
+from sgmon.readers.regular import read_regular
 
 # (section, sadf key, collector, field)
 CPU = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "gnice", "idle")
@@ -170,11 +171,15 @@ DEV_MN = re.compile(r"^dev(\d+)-(\d+)$")
 """sadf's name for a device it cannot name: devMAJOR-MINOR."""
 
 
+DEVICES_MAX = 16 << 20
+"""The largest --devices table read: /proc/diskstats of a host with 10,000 devices is ~1.5 MB."""
+
+
 def device_table(path: Path) -> dict[str, str]:
     """``devM-N`` -> kernel name, from a copy of the host's /proc/diskstats (``M N name ...``)
     or ``lsblk -rno MAJ:MIN,KNAME`` (``M:N name``)."""
-    try:
-        text = path.read_bytes().decode("utf-8", "replace")
+    try:  # a FIFO is refused, not waited on; /dev/zero is no table (a host's is a few kB)
+        text = read_regular(path, DEVICES_MAX).decode("utf-8", "replace")
     except OSError as e:
         raise UsageError(f"--devices {path}: {e.strerror}") from None
     table: dict[str, str] = {}
