@@ -39,9 +39,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
+from typing import ClassVar
 
 from sgmon import buckets
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
+from sgmon.config import rules
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows
 
@@ -180,6 +183,10 @@ class BiolatCollector(Collector):
     name = "biolat"
     rows = (RowKind("device", label="item"),)
     description = "redo devices' I/O latency histogram, p50/p99/max (libbpf-tools biolatency)"
+    option_rules: ClassVar[Mapping[str, Rule]] = {
+        "devices": rules.text_or_texts,
+        "command": rules.text,
+    }
     fields = FIELDS
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from sgmon.collector import Collector, RawRows, Unavailable
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.rates import counter_rate
@@ -120,6 +121,7 @@ class CpuCollector(Collector):
     name = "cpu"
     rows = (RowKind("all", fixed="all"), RowKind("cpu", label="cpu", on_request=True))
     description = "CPU utilisation per CPU (mpstat -P ALL) and run queue (sar -q)"
+    option_rules: ClassVar[Mapping[str, Rule]] = {}
     fields = FIELDS
     lines: ClassVar[Mapping[str, str]] = {
         "/proc/stat": r"\n(?:cpu|ctxt |procs_running |procs_blocked )[^\n]*|\nintr \d+"

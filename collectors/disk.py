@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
+from sgmon.config import rules
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.rates import counter_delta
@@ -150,6 +152,12 @@ class DiskCollector(Collector):
     name = "disk"
     rows = (RowKind("device", label="device"),)
     description = "block device latency, queue and utilisation (iostat -x)"
+    option_rules: ClassVar[Mapping[str, Rule]] = {
+        "include": rules.texts,
+        "exclude": rules.texts,
+        "pinned": rules.texts,
+        "partitions": rules.boolean,
+    }
     fields = FIELDS
     remote_files: ClassVar[Mapping[str, str]] = {
         "/proc/diskstats": "tick",

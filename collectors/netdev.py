@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable, derive_by_kind
+from sgmon.config import rules
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.readers.procfile import ProcFile
@@ -93,6 +95,7 @@ class NetdevCollector(Collector):
     name = "netdev"
     rows = (RowKind("interface", label="device"),)
     description = "interface throughput, errors, drops, overruns (ip -s link, sar -n DEV/EDEV)"
+    option_rules: ClassVar[Mapping[str, Rule]] = {"include": rules.texts, "exclude": rules.texts}
     fields = FIELDS
     remote_files: ClassVar[Mapping[str, str]] = {
         "/proc/net/dev": "tick",  # under a root: no rtnetlink

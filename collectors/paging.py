@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from sgmon.collector import Collector, Unavailable
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Field, Kind, Rows, Value
 from sgmon.readers.procfile import KeyedLines, ProcFile, keyed_pattern
@@ -117,6 +118,7 @@ class PagingCollector(Collector):
     name = "paging"
     rows = (RowKind("all", fixed="all"),)
     description = "paging and swapping (sar -B, sar -W), memory used, PSI"
+    option_rules: ClassVar[Mapping[str, Rule]] = {}
     fields = FIELDS
     lines: ClassVar[Mapping[str, str]] = {
         "/proc/vmstat": keyed_pattern(_VMSTAT_KEYS, " "),

@@ -32,9 +32,11 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from sgmon.collector import Collector, RawRows, Unavailable
+from sgmon.config import rules
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows
 from sgmon.readers.procs import Process, comms, socket_holders, thread_comms, usage
@@ -78,6 +80,7 @@ class ProcsCollector(Collector):
     name = "procs"
     rows = (RowKind("process", label="process"),)
     description = "Oracle commit-path processes: CPU, run-queue delay, I/O wait, state"
+    option_rules: ClassVar[Mapping[str, Rule]] = {"sid": rules.text, "ports": rules.ports}
     fields = FIELDS
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

@@ -64,10 +64,12 @@ import socket
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from collectors.dgsockets import dg_selection, endpoint
 from sgmon.collector import Collector, ConfigError, RawRows, Unavailable
+from sgmon.config import rules
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.readers.tcp_info import TCP_STATES
@@ -165,6 +167,12 @@ class RetransCollector(Collector):
     name = "retrans"
     rows = (RowKind("host", fixed="host"), RowKind("socket", label="item"))
     description = "DG socket retransmissions as kernel events, TLP vs RTO (tracefs, root)"
+    option_rules: ClassVar[Mapping[str, Rule]] = {
+        "ports": rules.ports,
+        "peers": rules.peers,
+        "direction": rules.one_of("auto", "out", "in", "both"),
+        "buffer_kb": rules.number_in(4, 65536, whole=True),
+    }
     fields = FIELDS
     sparse = True
 

@@ -64,6 +64,8 @@ from collectors import tcp_host
 from collectors.dgsockets import BY_ROLE, dg_selection, endpoint, seconds
 from collectors.tcp_host import SETTINGS_REFRESH
 from sgmon.collector import Collector, RawRows, Unavailable, derive_by_kind
+from sgmon.config import rules
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.rates import counter_delta, counter_rate
@@ -148,6 +150,12 @@ class TcpCollector(Collector):
     name = "tcp"
     rows = (RowKind("host", fixed="host"), RowKind("socket", label="socket"))
     description = "Data Guard TCP sockets: rto, rtt, retransmits, buffers (ss -tinmp)"
+    option_rules: ClassVar[Mapping[str, Rule]] = {
+        "ports": rules.ports,
+        "peers": rules.peers,
+        "direction": rules.one_of("auto", "out", "in", "both"),
+        "rediscover": rules.seconds_in(0.0, 3600.0),
+    }
     fields = FIELDS
     remote_files: ClassVar[Mapping[str, str]] = tcp_host.FILES
 

@@ -21,7 +21,7 @@ collector joins its paths with ``path()`` once, in ``__init__`` or ``open()``, n
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 from sgmon.contract import RowKind
@@ -57,6 +57,11 @@ class Collector:
     a kind that share a prefix, the rest; an exporter labels each kind's rows by it."""
     description: ClassVar[str] = ""
     """One line for `sgmon collectors`."""
+    option_rules: ClassVar[Mapping[str, Callable[[Any], object]] | None] = None
+    """The options of its [collectors.NAME] table beside ``enabled`` and ``root``, each with the
+    rule its value must meet (``sgmon.config.rules``: ``boolean``, ``seconds_in(...)``...; the
+    rule raises ``Invalid`` saying why): the config refuses any other key, and a value out of
+    its rule, in one line.  None (a plug-in that declares none): any key is taken."""
     default_enabled: ClassVar[bool] = True
     """Whether the collector runs when the config does not mention it."""
     timeout: ClassVar[float] = 0.5

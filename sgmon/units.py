@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
+import zoneinfo
 
 MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
 """The tick intervals the engine keeps (seconds): the config checks against the same bounds."""
@@ -159,3 +161,28 @@ def field_label(name: str) -> str:
 def plural(n: float | None, noun: str) -> str:
     """``1 segment``, ``3 segments``."""
     return f"{fmt_num(n)} {noun}{'' if n == 1 else 's'}"
+
+
+_ZONE_OFFSET = re.compile(r"^([+-])(\d{2}):?(\d{2})$")
+
+
+class ZoneError(ValueError):
+    """A timezone option that names no zone."""
+
+
+def zone_named(text: str) -> _dt.tzinfo:
+    """``America/Chicago``, ``UTC`` or ``-06:00`` (as DBTIMEZONE prints it) -> tzinfo; ZoneError
+    for anything else (an offset of a day or more, a name in the wrong case, a path)."""
+    m = _ZONE_OFFSET.match(text.strip())
+    if m and int(m.group(2)) < 24 and int(m.group(3)) < 60:
+        sign = -1 if m.group(1) == "-" else 1
+        return _dt.timezone(sign * _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+    try:
+        if m or text.strip().startswith(("/", ".")):
+            raise ValueError(text)
+        return zoneinfo.ZoneInfo(text.strip())
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
+        raise ZoneError(
+            f'timezone = "{text}" names no zone: use an IANA name ("Europe/Paris") or an '
+            'offset ("-06:00")'
+        ) from e

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from sgmon.collector import Collector, RawRows, Unavailable
+from sgmon.config.rules import Rule
 from sgmon.model import Event, Rows
 from sgmon.oracle.errors import OracleError
 from sgmon.oracle.session import Session, acquire, release
@@ -20,6 +21,7 @@ class OracleCollector(Collector):
     default_enabled: ClassVar[bool] = False  # only where a [host.db] is configured
     timeout: ClassVar[float] = 2.5  # above the default call timeout, so the driver speaks first
     solo: ClassVar[bool] = True  # a database round trip may take seconds: not on the shared worker
+    option_rules: ClassVar[Mapping[str, Rule]] = {}  # their login is the host's [host.db]
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)

@@ -50,9 +50,13 @@ import functools
 import os
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from sgmon.collector import Collector, Unavailable
+from sgmon.config import rules
+from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.oracle.errors import OracleError
@@ -131,6 +135,15 @@ class OracleTraceCollector(Collector):
     name = "oracle_trace"
     rows = (RowKind("process", label="process"),)
     description = "LGWR slow-write warnings and NSS/RFS msgid splits from trace files"
+    option_rules: ClassVar[Mapping[str, Rule]] = {
+        "lgwr": rules.text_or_texts,
+        "nss": rules.text_or_texts,
+        "rfs": rules.text_or_texts,
+        "timezone": rules.zone,
+        "threshold_ms": rules.number_in(1, 60_000),
+        "rescan_s": rules.seconds_in(1.0, 3600.0),
+        "from_start": rules.boolean,
+    }
     fields = FIELDS
     sparse = True  # the split counts and the per-file rows have different fields
     solo = True  # file reads may block (NFS, a huge backlog): never on the shared thread

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from sgmon.config.files import ENV_OVERRIDES
 from sgmon.config.model import Config, DbConfig, HostConfig
-from sgmon.config.rules import COLLECTOR_OPTIONS, HOST_NAME, SCHEMA, Invalid, shown
+from sgmon.config.rules import COLLECTOR_OPTIONS, HOST_NAME, SCHEMA, Invalid, Rule, shown
 from sgmon.errors import ConfigError
 
 
@@ -135,12 +136,7 @@ class _Reader:
                 self.bad(key, f"{shown(opts)} should be a table of options")
                 continue
             before = len(self.problems)
-            for opt, value in opts.items():
-                if opt in COLLECTOR_OPTIONS:
-                    try:
-                        COLLECTOR_OPTIONS[opt](value)
-                    except Invalid as e:
-                        self.bad(f"{key}.{opt}", str(e))
+            self._options(key, _declared(name), opts)
             if len(self.problems) == before:
                 out[name] = dict(opts)
         for name in known:  # every collector meets the [dataguard] values, configured or not
@@ -157,6 +153,21 @@ class _Reader:
                 text = str(e).splitlines()[0] if str(e) else type(e).__name__
                 self.bad(f"collectors.{name}", text)
         return out
+
+    def _options(self, key: str, declared: Mapping[str, Rule] | None, opts: dict[str, Any]) -> None:
+        """Each option of one [collectors.NAME] table against its rule: the shared ones, then
+        the collector's own (``declared``; None: a plug-in that declares none takes any)."""
+        for opt, value in opts.items():
+            rule = COLLECTOR_OPTIONS.get(opt) or (declared or {}).get(opt)
+            if rule is None:
+                if declared is not None:
+                    takes = ", ".join(sorted([*COLLECTOR_OPTIONS, *declared]))
+                    self.bad(f"{key}.{shown(opt)[1:-1]}", f"no such option; it takes: {takes}")
+                continue
+            try:
+                rule(value)
+            except Invalid as e:
+                self.bad(f"{key}.{opt}", str(e))
 
     def thresholds(self, table: dict[str, Any]) -> dict[str, dict[str, float]]:
         """``"collector.field"`` or ``"collector.instance.field"`` = { warn = N, crit = N }: a
@@ -207,6 +218,17 @@ class _Reader:
                 continue
             out[key] = levels
         return out
+
+
+def _declared(name: str) -> Mapping[str, Rule] | None:
+    """The options collector ``name`` declares; None for a plug-in that declares none or does
+    not import (`sgmon collectors` says why)."""
+    from sgmon import registry
+
+    try:
+        return registry.load(name).option_rules
+    except Exception:
+        return None
 
 
 def validate(data: dict[str, Any], path: Path | None = None) -> tuple[Config | None, list[str]]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sgmon.archive import META
-from sgmon.units import MAX_INTERVAL, MIN_INTERVAL, parse_duration
+from sgmon.units import MAX_INTERVAL, MIN_INTERVAL, ZoneError, parse_duration, zone_named
 
 ROLES = ("primary", "standby", "far_sync")
 """Configured roles.  A far sync instance receives redo like a standby (its sockets, its RFS),
@@ -259,15 +259,58 @@ SCHEMA: dict[str, dict[str, Rule]] = {
 """The one schema: every key sgmon.toml may hold and the rule its value must keep.  ``sgmon
 config --check`` and every command read the file through it, so they cannot disagree."""
 
-COLLECTOR_OPTIONS: dict[str, Rule] = {
-    "enabled": _bool,
-    "root": _root,
-    "include": _strings,
-    "exclude": _strings,
-    "lgwr": lambda v: _string(v) if not isinstance(v, list) else _strings(v),
-    "nss": lambda v: _string(v) if not isinstance(v, list) else _strings(v),
-    "rfs": lambda v: _string(v) if not isinstance(v, list) else _strings(v),
-    "timezone": _string,
-}
-"""Options several built-in collectors share, by type; each collector then checks its own when
-it is built (``Collector.__init__``), which the schema runs too."""
+COLLECTOR_OPTIONS: dict[str, Rule] = {"enabled": _bool, "root": _root}
+"""Options every collector's table takes; a collector declares its own (``Collector.option_rules``)
+and the schema refuses any other, then builds the collector with them (``Collector.__init__``
+checks what needs the host)."""
+
+
+# The rules collectors declare their options with (``Collector.option_rules``).
+boolean, text, texts, ports, peers = _bool, _string, _strings, _ports, _peers
+
+
+def text_or_texts(value: Any) -> str | tuple[str, ...]:
+    """One string or a list of them (a trace file, or several)."""
+    return _strings(value) if isinstance(value, list) else _string(value)
+
+
+def seconds_in(low: float, high: float) -> Rule:
+    """A duration (``"10s"``, or a number of seconds) within [low, high]."""
+    return lambda value: _seconds(value, low, high)
+
+
+def number_in(low: float, high: float, whole: bool = False) -> Rule:
+    """A number (a whole one with ``whole``) within [low, high]."""
+
+    def rule(value: Any) -> float:
+        kinds = int if whole else int | float
+        if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
+            raise Invalid(f"{shown(value)} should be a {'whole ' if whole else ''}number")
+        if not low <= value <= high:
+            raise Invalid(f"{shown(value)} is out of range: use {low:g} to {high:g}")
+        return value
+
+    return rule
+
+
+def one_of(*choices: str) -> Rule:
+    """One of the words ``choices``."""
+
+    def rule(value: Any) -> str:
+        if value not in choices:
+            raise Invalid(f"{shown(value)} should be one of {', '.join(choices)}")
+        return str(value)
+
+    return rule
+
+
+def zone(value: Any) -> str:
+    """A time zone by its IANA name or an offset (``zone_named``'s forms)."""
+    try:
+        zone_named(_string(value))
+    except ZoneError:
+        raise Invalid(
+            f'{shown(value)} names no zone: use an IANA name ("Europe/Paris") or an offset '
+            '("-06:00")'
+        ) from None
+    return str(value)
