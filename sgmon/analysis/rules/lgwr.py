@@ -1,0 +1,81 @@
+"""Slow log writes as the LGWR trace tells them (``Warning: log write elapsed time 1900ms, size
+4KB``), when the database's own waits cannot show them: no login (no waits read), or writes of
+the past (a trace read ``from_start`` after the incident: they all land in the first recorded
+tick, while the waits read now are today's).
+
+Seed 000 ("Diagnosing High Log File SYNC Waits"): Oracle prints the warning for writes over
+500 ms by default (``_long_log_write_warning_threshold`` lowers it); under SYNC the write waits
+for the standby too, and the warnings' times are where to start tracing the remote writes
+(event 16410 on both sides) to tell the standby from the local disk.  When the waits are read
+and log file sync has moved, the chain's causes speak and these writes are its events; a
+write of now beside waits that have not moved yet is left to the chain too, which opens once
+the symptom holds (a finding of its own for the same seconds would be the same fault twice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sgmon.analysis.context import Context
+from sgmon.analysis.findings import AT_ONCE
+from sgmon.analysis.rules.base import GENERIC, LGWR_TRACE, Claim, rule
+from sgmon.fields import ORACLE_TRACE, ORACLE_WAITS
+from sgmon.model import Event
+from sgmon.units import fmt_num, fmt_utc, plural
+
+SLOW_WRITE = "lgwr_slow_write"
+"""The event of one warning (collectors/oracle/trace.py)."""
+PAST_S = 60.0
+"""A warning this much older than the tick is of the past (a backlog), not the tick's own:
+LGWR stamps a line when it writes it, and the reader is at most a few ticks behind."""
+
+
+@rule("lgwr_slow_writes", seed="000", weight=GENERIC, persist=AT_ONCE)
+def lgwr_slow_writes(ctx: Context) -> Iterable[Claim]:
+    """The primary's LGWR trace warned of slow writes this interval, beyond their limit, and
+    no commit-path chain says more."""
+    p = ctx.primary
+    if p is None or ctx.chain is not None:
+        return
+    n = ORACLE_TRACE.slow_writes.at(p.frame, LGWR_TRACE)
+    longest = ORACLE_TRACE.max_write.at(p.frame, LGWR_TRACE)
+    key = ORACLE_TRACE.max_write.key(p.name, LGWR_TRACE)
+    if not n or longest is None:
+        return
+    severity = ctx.grader.grade(*key, longest)
+    if severity == "ok":
+        return
+    writes = sorted((e for e in p.frame.events if e.kind == SLOW_WRITE), key=lambda e: e.time)
+    past = any(e.time < ctx.now - PAST_S for e in writes)
+    if p.frame.rows(ORACLE_WAITS.name) and not past:
+        return  # the waits of now are read: the chain speaks for these writes
+    yield Claim(
+        host=p.name,
+        subject=LGWR_TRACE,
+        severity=severity,
+        cause=f"LGWR log write {fmt_num(longest)} ms",
+        where=p.name,
+        conclusion=f"{plural(n, 'slow log write')} in the LGWR trace",
+        evidence=[
+            _span(writes, n, longest),
+            (
+                "under SYNC a log write waits for the standby as well: trace the remote writes "
+                "at these times (event 16410 level 16 on the primary and the standby, their "
+                "NSS and RFS traces given to sgmon) to split network from standby I/O (Oracle "
+                "MAA, Best Practices for Synchronous Redo Transport: Diagnosing High Log File "
+                "SYNC Waits)"
+            ),
+        ],
+        series=[key, ORACLE_TRACE.slow_writes.key(p.name, LGWR_TRACE)],
+    )
+
+
+def _span(writes: list[Event], n: float, longest: float) -> str:
+    """The warnings' own times (a backlog read ``from_start`` is older than the tick)."""
+    text = f"{plural(n, 'warning')} 'log write elapsed time', the longest {fmt_num(longest)} ms"
+    if not writes:
+        return text
+    worst = max(writes, key=lambda e: e.value or 0.0)
+    first, last = writes[0].time, writes[-1].time
+    when = fmt_utc(first) if first == last else f"{fmt_utc(first)} to {fmt_utc(last)}"
+    return f"{text} at {fmt_utc(worst.time)} UTC; trace times {when} UTC"
