@@ -26,9 +26,8 @@ workers`` are events too.  How the NSS and RFS sides of a remote write are timed
 sgmon/readers/trace.py's.  The RFS trace is written on the standby: run ``sgmon agent`` there
 with ``rfs`` and the primary's NSS trace copied or mounted beside it (``nss``).
 
-Rows: ``lgwr`` (slow writes in the interval, longest of them, polling or not) and ``remote``
-(writes split, their largest network and RFS shares).  Each slow write is a ``lgwr_slow_write``
-event, each split a ``remote_write_split`` event.
+Rows: ``lgwr`` (slow writes in the interval, longest, polling or not) and ``remote`` (writes
+split, their largest network and RFS shares); each slow write and split is an event as well.
 """
 
 from __future__ import annotations
@@ -104,6 +103,7 @@ _EVENT = {  # Line.kind -> event kind
     "broadcast": "lgwr_broadcast_wait",
     "mode": "log_file_sync_mode",
     "workers": "lgwr_workers",
+    "stopped": "transport_stopped",
 }
 
 

@@ -1,4 +1,7 @@
-"""Slow log writes as the LGWR trace tells them (``Warning: log write elapsed time 1900ms, size
+"""What the LGWR trace tells that the database's views may not: slow log writes, and a redo
+transport process that died.
+
+Slow log writes as the LGWR trace tells them (``Warning: log write elapsed time 1900ms, size
 4KB``), when the database's own waits cannot show them: no login (no waits read), or writes of
 the past (a trace read ``from_start`` after the incident: they all land in the first recorded
 tick, while the waits read now are today's).
@@ -18,13 +21,15 @@ from collections.abc import Iterable
 
 from sgmon.analysis.context import Context
 from sgmon.analysis.findings import AT_ONCE
-from sgmon.analysis.rules.base import GENERIC, LGWR_TRACE, Claim, rule
+from sgmon.analysis.rules.base import CAUSE, GENERIC, LGWR_TRACE, Claim, rule
 from sgmon.fields import ORACLE_TRACE, ORACLE_WAITS
 from sgmon.model import Event
 from sgmon.units import fmt_num, fmt_utc, plural
 
 SLOW_WRITE = "lgwr_slow_write"
 """The event of one warning (collectors/oracle/trace.py)."""
+STOPPED = "transport_stopped"
+"""The event of ``NSS2 is not running anymore.`` (11.2: LNSn) in the LGWR trace."""
 PAST_S = 60.0
 """A warning this much older than the tick is of the past (a backlog), not the tick's own:
 LGWR stamps a line when it writes it, and the reader is at most a few ticks behind."""
@@ -79,3 +84,35 @@ def _span(writes: list[Event], n: float, longest: float) -> str:
     first, last = writes[0].time, writes[-1].time
     when = fmt_utc(first) if first == last else f"{fmt_utc(first)} to {fmt_utc(last)}"
     return f"{text} at {fmt_utc(worst.time)} UTC; trace times {when} UTC"
+
+
+@rule("transport_stopped", seed="trace", weight=CAUSE, persist=AT_ONCE)
+def transport_stopped(ctx: Context) -> Iterable[Claim]:
+    """The LGWR trace says a redo transport process it started (NSSn, LNSn in 11.2) is not
+    running anymore: named at once, with the trace's own times."""
+    p = ctx.primary
+    if p is None:
+        return
+    stops = sorted((e for e in p.frame.events if e.kind == STOPPED), key=lambda e: e.time)
+    names = sorted({e.text.split()[0] for e in stops})
+    for name in names:
+        times = [e.time for e in stops if e.text.split()[0] == name]
+        yield Claim(
+            host=p.name,
+            subject=name,
+            severity="warn",
+            cause=f"{name} stopped",
+            where=p.name,
+            conclusion="a redo transport process died (LGWR trace)",
+            evidence=[
+                f"LGWR trace: '{name} is not running anymore.' at "
+                + ", ".join(f"{fmt_utc(t)} UTC" for t in times[:3])
+                + (f" and {len(times) - 3} more" if len(times) > 3 else ""),
+                (
+                    "the process that ships redo to a standby ended; the destination's status "
+                    "and error (V$ARCHIVE_DEST_STATUS) and the alert log say whether it went "
+                    "into error and the standby fell behind"
+                ),
+            ],
+            series=[],
+        )
