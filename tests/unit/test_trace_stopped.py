@@ -98,7 +98,10 @@ def test_the_finding_names_the_process_and_the_traces_time(tmp_path: Path) -> No
     a = Analyzer()
     a.feed(frame)
     (f,) = [f for f in a.state().findings if f.rule == "transport_stopped"]
-    assert f.title == "NSS2 stopped (prim1): a redo transport process died (LGWR trace)"
+    assert f.title == (  # read a day later: the title says when it was
+        "NSS2 stopped (prim1): a redo transport process died (LGWR trace), traced "
+        "2026-11-20 14:16:31 UTC"
+    )
     assert f.severity == "warn"
     assert "at 2026-11-20 14:16:31 UTC" in f.evidence[0]
 

@@ -60,7 +60,7 @@ def lgwr_slow_writes(ctx: Context) -> Iterable[Claim]:
         severity=severity,
         cause=f"LGWR log write {fmt_num(longest)} ms",
         where=p.name,
-        conclusion=f"{plural(n, 'slow log write')} in the LGWR trace",
+        conclusion=f"{plural(n, 'slow log write')} in the LGWR trace{_traced(writes, ctx.now)}",
         evidence=[
             _span(writes, n, longest),
             (
@@ -73,6 +73,18 @@ def lgwr_slow_writes(ctx: Context) -> Iterable[Claim]:
         ],
         series=[key, ORACLE_TRACE.slow_writes.key(p.name, LGWR_TRACE)],
     )
+
+
+def _traced(events: list[Event], now: float) -> str:
+    """``, traced 2026-11-20 14:16:00 to 14:18:37 UTC`` for lines of the past (a backlog, read
+    long after): the title says when they were, not only the tick they were read in."""
+    if not events or events[0].time >= now - PAST_S:
+        return ""
+    first, last = fmt_utc(events[0].time), fmt_utc(events[-1].time)
+    if first == last:
+        return f", traced {first} UTC"
+    same_day = first[:10] == last[:10]
+    return f", traced {first} to {last[11:] if same_day else last} UTC"
 
 
 def _span(writes: list[Event], n: float, longest: float) -> str:
@@ -96,14 +108,15 @@ def transport_stopped(ctx: Context) -> Iterable[Claim]:
     stops = sorted((e for e in p.frame.events if e.kind == STOPPED), key=lambda e: e.time)
     names = sorted({e.text.split()[0] for e in stops})
     for name in names:
-        times = [e.time for e in stops if e.text.split()[0] == name]
+        mine = [e for e in stops if e.text.split()[0] == name]
+        times = [e.time for e in mine]
         yield Claim(
             host=p.name,
             subject=name,
             severity="warn",
             cause=f"{name} stopped",
             where=p.name,
-            conclusion="a redo transport process died (LGWR trace)",
+            conclusion=f"a redo transport process died (LGWR trace){_traced(mine, ctx.now)}",
             evidence=[
                 f"LGWR trace: '{name} is not running anymore.' at "
                 + ", ".join(f"{fmt_utc(t)} UTC" for t in times[:3])
