@@ -158,7 +158,7 @@ class TraceParser:
         elif m := _WORKERS.search(line):
             on = m.group(1) == "enabling"
             self.found.append(Line(self._last_ts, "workers", float(on), f"LGWR workers {m[1]}"))
-        elif m := _STOPPED.search(line):
+        elif "not running anymore" in line and (m := _STOPPED.search(line)):
             text = f"{m[1]} is not running anymore"
             self.found.append(Line(self._last_ts, "stopped", 1.0, text))
         else:
