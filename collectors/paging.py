@@ -3,8 +3,11 @@
 One instance, ``all``.  Read from /proc/vmstat, /proc/meminfo and /proc/pressure/* (under the
 ``root`` option), kept open.
 pgsteal is pgsteal_anon + pgsteal_file as sysstat >= 12.7.9 sums it (older sysstat, e.g. Debian
-12's 12.6.1, also added pgsteal_kswapd/direct and so double-counted).  Without swap %swpused is
-None; without PSI (kernel < 4.20 or psi=0) the psi_* fields are None.
+12's 12.6.1, also added pgsteal_kswapd/direct and so double-counted).  %memused is sysstat
+12.7.8's, (total - MemAvailable) / total ("sar/sadf: Now compute used memory as total memory -
+available memory"): before, sar left Cached out of the used memory, so an SGA in shared memory
+without HugePages (in Cached, yet not available) read as free.  Without swap %swpused is None;
+without PSI (kernel < 4.20 or psi=0) the psi_* fields are None.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ FIELDS = (
         "memused",
         "%",
         G,
-        "memory used, (total - free - buffers - cached - slab) / total (sar -r %memused)",
+        "memory used, (total - available) / total (sar -r %memused, sysstat 12.7.8 and later)",
         warn=95,
         crit=99,
     ),
@@ -66,7 +69,20 @@ _VMSTAT: dict[str, tuple[str, ...]] = {
 }
 _PGSTEAL_OLD = ("pgsteal_kswapd", "pgsteal_direct")  # kernels before 5.x have no anon/file split
 _VMSTAT_KEYS = tuple(dict.fromkeys(k for keys in (*_VMSTAT.values(), _PGSTEAL_OLD) for k in keys))
-_MEMINFO_KEYS = ("MemTotal", "MemFree", "Buffers", "Cached", "Slab", "SwapTotal", "SwapFree")
+_MEMINFO_KEYS = (
+    "MemTotal",
+    "MemFree",
+    "MemAvailable",
+    "Buffers",
+    "Cached",
+    "Slab",
+    "SwapTotal",
+    "SwapFree",
+)
+_UNUSED_BEFORE_3_14 = ("MemFree", "Buffers", "Cached", "Slab")
+"""What sysstat 11.7.4 to 12.7.7 count as unused, kept for kernels without MemAvailable (before
+3.14): sysstat 12.7.8 takes MemFree alone there ("sar: Set availablekb to frmkb by default"),
+which counts the whole page cache as used and would put every such database host near 100 %."""
 _PSI = {
     "cpu": ("psi_cpu_some",),
     "memory": ("psi_mem_some", "psi_mem_full"),
@@ -89,11 +105,13 @@ def parse_vmstat(text: str, lines: KeyedLines | None = None) -> dict[str, Value]
 
 
 def parse_meminfo(text: str, lines: KeyedLines | None = None) -> dict[str, Value]:
-    """/proc/meminfo -> %memused as sar -r and %swpused as sar -S (None without swap)."""
+    """/proc/meminfo -> %memused as sysstat 12.7.8's sar -r and %swpused as sar -S (None
+    without swap)."""
     lines = lines or KeyedLines(_MEMINFO_KEYS, ":")
     kb = {key: int(rest.split()[0]) for key, rest in lines.values(text).items()}
     total = kb.get("MemTotal", 0)
-    unused = sum(kb.get(k, 0) for k in ("MemFree", "Buffers", "Cached", "Slab"))
+    avail = kb.get("MemAvailable")
+    unused = avail if avail is not None else sum(kb.get(k, 0) for k in _UNUSED_BEFORE_3_14)
     swap = kb.get("SwapTotal", 0)
     return {
         "memused": 100.0 * max(0, total - unused) / total if total else None,

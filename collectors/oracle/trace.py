@@ -8,38 +8,26 @@ and RFS traces with event 16410 level 16 and, for the RFS write time, 10046 leve
 ``threshold_ms`` (remote writes at least this long are split; default 50), ``timezone`` (the
 instance's zone for 11.2's offset-less stamps, see tracetime.py), ``rescan_s`` (how long a file may
 stay quiet before the current files are looked for again; default 30: one listing of a 20,000-file
-trace directory takes 15 ms).  A path is where to look, not the file (tracefiles.py): a restart or
-respawn starts a new ``<sid>_<proc>_<pid>.trc`` and the reader moves to it, saying so.  Files are
-followed like ``tail -F``: from their end when the collector opens, across rotation, segmentation (a
-new inode) and truncation, with a partial last line kept until its newline arrives; lines we do not
-know are skipped, a file we cannot read (no permission, a symlink loop, a FIFO, a directory) is one
-note, once, and its row stays empty rather than saying 0 slow writes.  A file is read at most a
-megabyte a tick (a 2 GB trace renamed under the reader costs that, not 2 GB), on the collector's own
-thread, so a slow or stuck file system never holds up another collector's tick.  Only file access
-is needed, no database login.
+trace directory takes 15 ms).  A path is where to look, not the file (tracefiles.py: a new
+process's file is moved to, saying so; files are followed like ``tail -F``).  Unknown lines are
+skipped; a file that cannot be read is one note, once, and its row stays empty rather than saying
+0 slow writes.  A file is read at most a megabyte a tick, on the collector's own thread, so a slow
+file system never holds up another collector's tick.  No database login is needed.
 
-``from_start = true`` reads the files that are there when the collector opens from their first
-line instead of their end (to go through a trace already written, e.g. the hour of an incident);
-under ``record`` its events land in the first recorded tick.
+``from_start = true`` reads the files there at open from their first line (a trace already
+written, e.g. an incident's).  Each event keeps its ``***`` time; a tick holds only the present,
+so the first sample is the counters' base (its delta is unknown; the engine's priming tick is
+never emitted) and what it read counts in the first recorded tick, beside its events.
 
-Besides the slow writes, the LGWR-path traces say when adaptive log file sync switches between
-post/wait and polling (``Log file sync switching to polling`` / ``... to post/wait``): polling
-changes the whole log file sync distribution, so the switch is an event and the ``polling`` field
-of the ``lgwr`` row, which sgmon.analysis.adaptive_sync reads so that SYNC transport is not blamed
-for it.  ``Warning: log write broadcast wait time`` (RAC) and ``Adaptive scalable LGWR
-enabling/disabling workers`` are events too.
+Adaptive log file sync's switches (``Log file sync switching to polling`` / ``... to
+post/wait``) are events and the ``polling`` field, which sgmon.analysis.adaptive_sync reads;
+``Warning: log write broadcast wait time`` (RAC) and ``Adaptive scalable LGWR enabling/disabling
+workers`` are events too.  How the NSS and RFS sides of a remote write are timed and matched is
+sgmon/readers/trace.py's.  The RFS trace is written on the standby: run ``sgmon agent`` there
+with ``rfs`` and the primary's NSS trace copied or mounted beside it (``nss``).
 
-How the traces time a remote write, and how its NSS and RFS sides are matched (thread and
-msgid), is the trace reader's: sgmon/readers/trace.py.  Network time = NSS round trip - RFS
-processing time; the two hosts' clocks differ a little, so a negative network share is shown as 0.
-
-The RFS trace is written on the standby: the primary's sgmon does not read it across hosts.  Run
-``sgmon agent`` on the standby with ``rfs`` set in its own sgmon.toml and the NSS trace of the
-primary copied or mounted there (``nss``), or point ``rfs`` at a copy of the standby's trace.
-
-Rows: ``lgwr`` (slow writes in the interval, longest of them, polling or not) and ``remote``
-(writes split, their largest network and RFS shares).  Each slow write is a ``lgwr_slow_write``
-event, each split a ``remote_write_split`` event.
+Rows: ``lgwr`` (slow writes in the interval, longest, polling or not) and ``remote`` (writes
+split, their largest network and RFS shares); each slow write and split is an event as well.
 """
 
 from __future__ import annotations
@@ -119,6 +107,7 @@ _EVENT = {  # Line.kind -> event kind
     "broadcast": "lgwr_broadcast_wait",
     "mode": "log_file_sync_mode",
     "workers": "lgwr_workers",
+    "stopped": "transport_stopped",
 }
 
 
@@ -167,6 +156,9 @@ class OracleTraceCollector(Collector):
         self._max_write: float | None = None
         self._max_broadcast: float | None = None
         self._split_total = 0
+        self._based: set[str] = set()  # the rows whose counters' base (first sample) was given
+        self._max_network: float | None = None
+        self._max_rfs: float | None = None
         self.clock = self.options.get("clock") or time.time
 
     def open(self) -> None:
@@ -354,8 +346,12 @@ class OracleTraceCollector(Collector):
         parser.found.clear()
 
     def _lgwr(self) -> dict[str, Value]:
+        """The LGWR row; the first is the counters' base, whatever it read (``from_start``)."""
         for f in self._files["lgwr"].values():
             self._take(f.parser)
+        if "lgwr" not in self._based:
+            self._based.add("lgwr")
+            return {"slow_writes": 0, "polling": self._polling, "broadcast_waits": 0}
         row: dict[str, Value] = {
             "slow_writes": self._slow_total,
             "max_write": self._max_write,
@@ -367,8 +363,7 @@ class OracleTraceCollector(Collector):
         return row
 
     def _splits(self) -> dict[str, Value]:
-        net_max: float | None = None
-        rfs_max: float | None = None
+        """The remote row; the first is the counters' base, as the LGWR row's (``_lgwr``)."""
         for key, t in list(self._transits.items()):
             parts = split(t)
             if parts is None:
@@ -378,8 +373,8 @@ class OracleTraceCollector(Collector):
             if total < self.threshold_ms:
                 continue
             self._split_total += 1
-            net_max = net if net_max is None else max(net_max, net)
-            rfs_max = rfs if rfs_max is None else max(rfs_max, rfs)
+            self._max_network = max(self._max_network or 0.0, net)
+            self._max_rfs = max(self._max_rfs or 0.0, rfs)
             self.emit_event(
                 Event(
                     t.nss_send or self.clock(),
@@ -392,11 +387,16 @@ class OracleTraceCollector(Collector):
                     round(total, 3),
                 )
             )
-        return {
+        if "remote" not in self._based:
+            self._based.add("remote")
+            return {"splits": 0}
+        row: dict[str, Value] = {
             "splits": self._split_total,
-            "max_network": None if net_max is None else round(net_max, 3),
-            "max_rfs": None if rfs_max is None else round(rfs_max, 3),
+            "max_network": None if self._max_network is None else round(self._max_network, 3),
+            "max_rfs": None if self._max_rfs is None else round(self._max_rfs, 3),
         }
+        self._max_network = self._max_rfs = None  # maxima are per interval
+        return row
 
     def close(self) -> None:
         """Close the followed files and leave the shared session."""

@@ -31,6 +31,9 @@ _SLOW = re.compile(rf"Warning: log write elapsed time ({_N})ms, size ({_N})KB")
 _BROADCAST = re.compile(rf"Warning: log write broadcast wait time ({_N})ms")
 _MODE = re.compile(r"Log file sync switching to (polling|post/wait)")
 _WORKERS = re.compile(r"Adaptive scalable LGWR (enabling|disabling) workers")
+# the LGWR trace when a redo transport process it started died: 12c+ "NSS2 is not running
+# anymore.", 11.2 "LNS1 ..." (NSA: an ASYNC destination's, TT: 12.2+ transport workers)
+_STOPPED = re.compile(r"\b((?:NSS|NSA|LNS|TT)[0-9A-Za-z]{1,2}) is not running anymore")
 _OFFSET = re.compile(r"(?:[+-]\d{2}:\d{2}|Z)$")
 _MSGID = re.compile(rf"msgid=({_N})\b")
 _THRD = re.compile(rf"thrd=({_N})\b")
@@ -75,7 +78,7 @@ class Line:
     """A line that explains log file sync: (time, kind, value)."""
 
     when: float | None
-    kind: str  # slow, broadcast, mode, workers
+    kind: str  # slow, broadcast, mode, workers, stopped
     value: float
     text: str
 
@@ -139,7 +142,8 @@ class TraceParser:
         return True
 
     def _lgwr_line(self, line: str) -> bool:
-        """The LGWR-path lines: slow writes, broadcast waits, sync mode and worker changes."""
+        """The LGWR-path lines: slow writes, broadcast waits, sync mode and worker changes, a
+        transport process that died."""
         if m := _SLOW.search(line):
             ms, kb = int(m.group(1)), int(m.group(2))
             self.found.append(Line(self._last_ts, "slow", ms, f"log write {ms} ms, {kb} KB"))
@@ -154,6 +158,9 @@ class TraceParser:
         elif m := _WORKERS.search(line):
             on = m.group(1) == "enabling"
             self.found.append(Line(self._last_ts, "workers", float(on), f"LGWR workers {m[1]}"))
+        elif "not running anymore" in line and (m := _STOPPED.search(line)):
+            text = f"{m[1]} is not running anymore"
+            self.found.append(Line(self._last_ts, "stopped", 1.0, text))
         else:
             return False
         return True

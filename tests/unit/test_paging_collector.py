@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from collectors.paging import parse_meminfo, parse_pressure, parse_vmstat
 from sgmon.readers.procfile import KeyedLines
 
@@ -47,16 +49,40 @@ def test_old_kernel_pgsteal_and_missing_counters() -> None:
 
 def test_meminfo_as_sar_and_no_swap() -> None:
     text = (
-        "MemTotal: 1000 kB\nMemFree: 100 kB\nMemAvailable: 500 kB\nBuffers: 50 kB\n"
+        "MemTotal: 1000 kB\nMemFree: 100 kB\nMemAvailable: 400 kB\nBuffers: 50 kB\n"
         "Cached: 250 kB\nSlab: 100 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n"
     )
     got = parse_meminfo(text)
-    assert got["memused"] == 50.0  # (1000 - 100 - 50 - 250 - 100) / 1000
+    assert got["memused"] == 60.0  # sysstat 12.7.8: (1000 - 400) / 1000; 12.6.1 said 50
     assert got["swpused"] is None
     with_swap = text.replace("SwapTotal: 0", "SwapTotal: 400").replace(
         "SwapFree: 0", "SwapFree: 300"
     )
     assert parse_meminfo(with_swap)["swpused"] == 25.0
+
+
+SGA_HOST = (
+    "MemTotal: 32000000 kB\nMemFree: 2000000 kB\nMemAvailable: 6400000 kB\n"
+    "Buffers: 100000 kB\nCached: 20000000 kB\nSwapCached: 0 kB\nShmem: 16000000 kB\n"
+    "Slab: 500000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\nHugePages_Total: 0\n"
+)
+"""32 GB with a 16 GB SGA in shared memory and no HugePages: the SGA is in Cached (and Shmem),
+but not in MemAvailable, as the kernel cannot drop it.  The same host as the sar import's test
+of the SGA case, so that the live and the imported %memused can be compared."""
+
+
+def test_an_sga_without_hugepages_is_used_memory_live_as_imported() -> None:
+    """sysstat 12.6.1's formula said 29.38 % (the SGA free); 12.7.8's says 80 %, and the sar
+    import of the same host says 80.0 (tests/unit/test_import_sar_layouts.py)."""
+    assert parse_meminfo(SGA_HOST)["memused"] == 80.0
+
+
+def test_a_kernel_without_memavailable_keeps_the_cache_out_of_the_used() -> None:
+    """Before 3.14 there is no MemAvailable: free, buffers, cached and slab count as unused
+    (sysstat 12.7.7's figure, 29.38 here), not 12.7.8's MemFree alone (93.75: the page cache
+    counted as used, every database host near full)."""
+    old = "".join(line + "\n" for line in SGA_HOST.splitlines() if "MemAvailable" not in line)
+    assert parse_meminfo(old)["memused"] == pytest.approx(100 * 9_400_000 / 32_000_000)
 
 
 def test_pressure() -> None:

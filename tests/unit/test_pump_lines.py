@@ -51,6 +51,13 @@ def test_the_kept_lines_give_the_whole_files_figures(path: str, data: bytes) -> 
     assert len(shipped) < len(data)
 
 
+def test_meminfo_ships_memavailable_for_memused() -> None:
+    """%memused is (total - MemAvailable) / total: a pumped host must ship that line."""
+    shipped = kept(re.compile(lines_read()["/proc/meminfo"].encode()), NO_SWAP_MEMINFO.encode())
+    assert b"\nMemAvailable:  500 kB" in b"\n" + shipped
+    assert parse_meminfo(shipped.decode())["memused"] == 50.0
+
+
 def test_a_large_hosts_stat_ships_a_fraction_of_its_interrupt_line() -> None:
     shipped = kept(re.compile(lines_read()["/proc/stat"].encode()), BIG_STAT.encode())
     assert b"\nintr 123456789\n" in shipped + b"\n" and len(shipped) < len(BIG_STAT) // 4

@@ -184,10 +184,11 @@ def test_msgid_split_matches_on_thread_and_msgid(tmp_path):
     n, r = _seed000()
     nss.write_text(n)
     rfs.write_text(r)
-    rows = c.sample()
+    first = c.sample()  # the counters' base: what it read counts in the next interval
     splits = sorted(e.text for e in c.take_events() if e.kind == "remote_write_split")
     assert splits == [
         "msgid 117468 thrd 1 seq 1584: 163 ms = 0 ms network + 163 ms RFS (RFS write 162.4 ms)",
         "msgid 117468 thrd 2 seq 1311: 138 ms = 137 ms network + 1 ms RFS (RFS write 0.2 ms)",
     ]
-    assert rows["remote"]["splits"] == 2
+    rows = c.derive(first, c.sample(), 1.0)
+    assert rows["remote"] == {"splits": 2, "max_network": 137.0, "max_rfs": 163.0}

@@ -19,6 +19,7 @@ from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers 
     adaptive_sync,
     commit,
     host,
+    lgwr,
     logs,
     logspace,
     rac,

@@ -19,7 +19,13 @@ from sgmon.tui.fit import fit
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.view import PaneView
 
-EVENT_KINDS = ("log_switch", "role_change", "lgwr_slow_write", "remote_write_split")
+EVENT_KINDS = (
+    "log_switch",
+    "role_change",
+    "lgwr_slow_write",
+    "remote_write_split",
+    "transport_stopped",
+)
 DB = ORACLE_DG.Rows.db.instance(None)
 """The database's own row (role, protection, lags)."""
 

@@ -30,17 +30,23 @@ from sgmon.tui.palette import Palette
 from sgmon.tui.panels.lines import LineKey, line_key, to_strips
 
 
+def _local(t: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(t))
+
+
 def render_finding(f: Any, palette: Palette, width: int = 160, full: bool = False) -> Text:
-    """Severity, host and title (wrapped whole), then the evidence: its first line cut after a
-    whole word, or every item on its own wrapped line when ``full`` (Enter on the finding)."""
+    """Severity, host and the episode's title, its worst moment's (wrapped whole) with when
+    that was and how long the episode is, as ``check`` and the report title it, then the
+    evidence, which is now's: its first line cut after a whole word, or every item on its own
+    wrapped line when ``full`` (Enter on the finding)."""
     sev = str(getattr(f, "severity", "info"))
     out = Text(f"{sev.upper():<4} ", style=palette.sev(sev))
     out.append(f"{getattr(f, 'host', '') or 'both'}: ", style=palette.muted)
-    out.append(str(getattr(f, "title", "")))
+    out.append(str(getattr(f, "episode", None) or getattr(f, "title", "")))
+    if getattr(f, "peak_at", None) is not None:
+        out.append(f"  ({f.peaked(_local)})", style=palette.muted)
     if getattr(f, "end", None) is not None:
-        out.append(
-            f"  (ended {time.strftime('%H:%M:%S', time.localtime(f.end))})", style=palette.muted
-        )
+        out.append(f"  (ended {_local(f.end)})", style=palette.muted)
     evidence = [str(e) for e in getattr(f, "evidence", []) or []]
     if not evidence:
         return out

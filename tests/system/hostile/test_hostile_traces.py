@@ -203,7 +203,8 @@ def test_a_pid_that_is_not_the_named_process_lends_no_zone(tmp_path, monkeypatch
 
 def test_from_start_events_reach_the_recorded_frames(tmp_path):
     """``from_start`` reads the whole file in the engine's priming tick, which is not emitted:
-    its events go out with the first frame that is."""
+    its events go out with the first frame that is, and its counts are that frame's (the
+    priming tick is the counters' base; before, every frame said 0 slow writes)."""
     trc = tmp_path / "PROD_lgwr_14.trc"
     trc.write_text(WARN.format(ms=801) + WARN.format(ms=802))
     c = OracleTraceCollector({"lgwr": str(trc), "from_start": True, "timezone": "UTC"})
@@ -215,6 +216,9 @@ def test_from_start_events_reach_the_recorded_frames(tmp_path):
         engine.close()
     got = [e.value for f in frames for e in f.events if e.kind == "lgwr_slow_write"]
     assert got == [801, 802]
+    rows = [f.rows("oracle_trace")["lgwr"] for f in frames]
+    assert (rows[0]["slow_writes"], rows[0]["max_write"]) == (2, 802)
+    assert [r["slow_writes"] for r in rows[1:]] == [0] * (len(rows) - 1)
 
 
 @settings(max_examples=300, deadline=None)

@@ -60,11 +60,10 @@ def test_this_hosts_stored_tree_reads_as_awk_reads_it(tmp_path: Path) -> None:
     paging.open()
     mem = paging.sample()["all"]
     paging.close()
-    total, unused = _awk(
-        "/^MemTotal:/{t = $2} /^(MemFree|Buffers|Cached|Slab):/{u += $2} END{print t, u}",
-        root / "proc/meminfo",
+    total, avail = _awk(  # sysstat 12.7.8's %memused: (total - available) / total
+        "/^MemTotal:/{t = $2} /^MemAvailable:/{a = $2} END{print t, a}", root / "proc/meminfo"
     )
-    assert mem["memused"] == pytest.approx(100 * (int(total) - int(unused)) / int(total))
+    assert mem["memused"] == pytest.approx(100 * (int(total) - int(avail)) / int(total))
     assert mem["pgpgin"] == int(_awk("/^pgpgin /{print $2}", root / "proc/vmstat")[0])
     io = _awk('{sub("avg10=", "", $2); print $2}', root / "proc/pressure/io")
     assert (mem["psi_io_some"], mem["psi_io_full"]) == (float(io[0]), float(io[1]))
