@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -321,15 +322,35 @@ def header_of(path: Path) -> list[str]:
 
 
 def data_files(host_dir: Path) -> dict[str, list[Path]]:
-    """Collector -> its table files in a host directory, oldest first."""
+    """Collector -> its table files in a host directory, oldest first (regular files only: a
+    symlink planted there is never read through)."""
     out: dict[str, list[Path]] = {}
     for p in sorted(host_dir.iterdir()):
         m = FILE_RE.match(p.name)
-        if m and p.is_file():
+        if m and _regular(p):
             out.setdefault(m["collector"], []).append(p)
     for files in out.values():
         files.sort(key=_file_order)
     return out
+
+
+EVENTS_RE = re.compile(r"^events(?:-(?P<n>\d+))?\.csv$")
+"""``events.csv``, and ``events-2.csv`` ... where the recorder wrote when the first was not a
+file it could write (a symlink or a FIFO planted there: it is left alone)."""
+
+
+def event_files(host_dir: Path) -> list[Path]:
+    """A host directory's event files, in the order the recorder opened them (regular files)."""
+    found = [(m, p) for p in host_dir.iterdir() if (m := EVENTS_RE.match(p.name)) and _regular(p)]
+    return [p for m, p in sorted(found, key=lambda mp: int(mp[0]["n"] or 1))]
+
+
+def _regular(p: Path) -> bool:
+    """Whether ``p`` is a regular file itself (not a symlink to one)."""
+    try:
+        return stat.S_ISREG(p.lstat().st_mode)
+    except OSError:
+        return False
 
 
 META = "meta.json"

@@ -29,6 +29,7 @@ from sgmon.archive import (
     Lines,
     data_files,
     decode_row,
+    event_files,
     parse_time,
     printable,
     read_meta,
@@ -164,7 +165,7 @@ class ReplaySource:
                     continue
                 for path in files:
                     self._read_table(path, host.name, collector, fields, ticks)
-        statuses, events = self._read_events(hdir / "events.csv", host.name)
+        statuses, events = self._read_events(event_files(hdir) if hdir.is_dir() else [], host.name)
         frames = []
         times = sorted(ticks)
         step = self._steps[host.name] or _spacing(times)
@@ -231,12 +232,26 @@ class ReplaySource:
             self._bad(path, lines.lost_at, lines.lost)
 
     def _read_events(
-        self, path: Path, host: str
+        self, paths: list[Path], host: str
     ) -> tuple[dict[str, list[tuple[float, str, str]]], list[tuple[float, Event]]]:
+        """The statuses and events of a host's event files, each in time order."""
         statuses: dict[str, list[tuple[float, str, str]]] = {}
         events: list[tuple[float, Event]] = []
-        if not path.exists():
-            return statuses, events
+        for path in paths:
+            self._read_event_file(path, host, statuses, events)
+        for said in statuses.values():
+            said.sort()
+        if len(paths) > 1:  # one file is in the order it was written
+            events.sort(key=lambda e: e[0])
+        return statuses, events
+
+    def _read_event_file(
+        self,
+        path: Path,
+        host: str,
+        statuses: dict[str, list[tuple[float, str, str]]],
+        events: list[tuple[float, Event]],
+    ) -> None:
         lines = Lines(path)
         rows = _rows(lines, lambda n: self._bad(path, n))
         try:
@@ -263,9 +278,6 @@ class ReplaySource:
         except OSError as e:
             self.notes.append(f"{path.relative_to(self.root)}: {e.strerror or e}; not read")
         self._lines_lost(path, lines)
-        for v in statuses.values():
-            v.sort()
-        return statuses, events
 
     def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
         """Emit every host's frames merged in time order, paced by ``speed``."""

@@ -597,3 +597,45 @@ def test_status_never_reads_a_state_file_through_a_symlink(tmp_path: Path) -> No
     (run / "state-1.txt").symlink_to(planted)
     assert render("plain", directory=run) == "sgmon: no sgmon running"
     assert (run / "state-1.txt").is_symlink() and planted.exists()
+
+
+# --- reading back: what the recorder set aside, and what it never wrote ------------------
+
+
+def test_events_written_beside_a_planted_events_csv_are_read_back(case: Case) -> None:
+    """With events.csv a symlink to a file outside, the recorder leaves it alone and writes
+    events-2.csv; reading the archive takes the events from events-2.csv and never reads
+    through the symlink (the file outside holds an event of its own, which must not appear)."""
+    from sgmon.archive import EVENT_COLUMNS
+    from sgmon.hosts.replay import ReplaySource
+
+    events = case.arch / "primary" / "events.csv"
+    header = ",".join(EVENT_COLUMNS)
+    planted = "2020-01-01T00:00:00.000+00:00,primary,cpu,note,,PLANTED OUTSIDE,,"
+    case.victim.write_text(f"{header}\n{planted}\n")
+    events.unlink(missing_ok=True)
+    events.symlink_to(case.victim)
+    r = case.run("--simulate", "log-switch-storm", "--onset", "5s", "--speed", "20",
+                 "--duration", "40s", "--rotate", "1d")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    _one_note(r.stderr, str(events), "a symlink", "left alone")
+    written = (case.arch / "primary" / "events-2.csv").read_text().splitlines()[1:]
+    switches = sum(line.split(",")[3] == "log_switch" for line in written)
+    assert switches >= 3, written  # a switch every 5 s
+    src = ReplaySource(case.arch, speed=0)
+    read = [e for f in src.frames("primary") for e in f.events]
+    assert "PLANTED OUTSIDE" not in " ".join(e.text for e in read)
+    assert sum(e.kind == "log_switch" for e in read) == switches, read[:5]
+
+
+def test_a_table_symlinked_outside_is_not_read_back(case: Case) -> None:
+    """A table planted as a symlink to rows outside the archive: reading the archive takes
+    none of them (the rows name the host and would pass every other check)."""
+    from sgmon.hosts.replay import ReplaySource
+
+    p = case.table(collector="paging")
+    case.victim.write_bytes(p.read_bytes())
+    p.unlink()
+    p.symlink_to(case.victim)
+    src = ReplaySource(case.arch, speed=0)
+    assert not [f for f in src.frames("primary") if f.rows("paging")]
