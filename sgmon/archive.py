@@ -269,7 +269,7 @@ class Lines:
 
         pending = b""
         over = False  # inside a line already longer than LINE_MAX: skipped to its end
-        raw = open(open_regular(self.path), "rb")  # noqa: SIM115 - closed with fh below
+        raw = open(open_regular(self.path, follow=False), "rb")  # noqa: SIM115 - closed with fh below
         with gzip.GzipFile(fileobj=raw) if self.path.suffix == ".gz" else raw as fh, raw:
             while True:
                 try:
@@ -322,12 +322,13 @@ def header_of(path: Path) -> list[str]:
 
 
 def data_files(host_dir: Path) -> dict[str, list[Path]]:
-    """Collector -> its table files in a host directory, oldest first (regular files only: a
-    symlink planted there is never read through)."""
+    """Collector -> its table files in a host directory, oldest first: whatever bears a
+    table's name but a directory, so that a symlink or a FIFO planted there is refused with a
+    note when read (``Lines``), never read through."""
     out: dict[str, list[Path]] = {}
     for p in sorted(host_dir.iterdir()):
         m = FILE_RE.match(p.name)
-        if m and _regular(p):
+        if m and _entry(p):
             out.setdefault(m["collector"], []).append(p)
     for files in out.values():
         files.sort(key=_file_order)
@@ -340,15 +341,16 @@ file it could write (a symlink or a FIFO planted there: it is left alone)."""
 
 
 def event_files(host_dir: Path) -> list[Path]:
-    """A host directory's event files, in the order the recorder opened them (regular files)."""
-    found = [(m, p) for p in host_dir.iterdir() if (m := EVENTS_RE.match(p.name)) and _regular(p)]
+    """A host directory's event files, in the order the recorder opened them (as
+    ``data_files``: anything so named but a directory, refused when read if not a file)."""
+    found = [(m, p) for p in host_dir.iterdir() if (m := EVENTS_RE.match(p.name)) and _entry(p)]
     return [p for m, p in sorted(found, key=lambda mp: int(mp[0]["n"] or 1))]
 
 
-def _regular(p: Path) -> bool:
-    """Whether ``p`` is a regular file itself (not a symlink to one)."""
+def _entry(p: Path) -> bool:
+    """Whether ``p`` is a directory entry that may be a file (anything but a directory)."""
     try:
-        return stat.S_ISREG(p.lstat().st_mode)
+        return not stat.S_ISDIR(p.lstat().st_mode)
     except OSError:
         return False
 

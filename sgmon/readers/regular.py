@@ -28,9 +28,16 @@ def what_is(mode: int) -> str | None:
     )
 
 
-def open_regular(path: str | os.PathLike[str]) -> int:
-    """A read-only descriptor on a regular file; OSError for anything else, never a hang."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def open_regular(path: str | os.PathLike[str], follow: bool = True) -> int:
+    """A read-only descriptor on a regular file; OSError for anything else, never a hang.
+    ``follow=False``: a symlink is refused too (a file sgmon wrote is never one)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno != errno.ELOOP or follow:
+            raise
+        raise OSError(errno.ELOOP, "is a symlink, not a regular file", os.fspath(path)) from None
     kind = what_is(os.fstat(fd).st_mode)
     if kind is not None:
         os.close(fd)
