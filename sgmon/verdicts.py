@@ -15,6 +15,7 @@ from typing import Any
 
 from sgmon.grading import Grader, rank, worst
 from sgmon.model import Frame
+from sgmon.outcomes import Explained, Unprotected
 from sgmon.units import fmt_num
 
 SeriesKey = tuple[str, str, str, str]
@@ -259,6 +260,10 @@ class AnalysisState:
     outliers: dict[SeriesKey, Outlier] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     budget: dict[str, Budget] = field(default_factory=dict)
+    unprotected: list[Unprotected] = field(default_factory=list)
+    """Each destination that did not protect during the run (``sgmon.outcomes``)."""
+    explained: list[Explained] = field(default_factory=list)
+    """Each incident's share of extra commit time its named causes explain."""
 
     def worst(self, active_only: bool = True) -> str | None:
         """Worst finding severity (active ones only by default)."""
