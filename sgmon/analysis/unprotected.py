@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from sgmon.analysis.context import HostView
+from sgmon.contract import Row
 from sgmon.fields import ORACLE_DG, ORACLE_REDO
 from sgmon.model import Frame
 from sgmon.outcomes import Unprotected
@@ -139,24 +140,19 @@ class Ledger:
             target = ORACLE_DG.target.of(row) or ""
             far = next((views[h] for h in hosts.get(target, ()) if h in views), None)
             lag = ORACLE_DG.transport_lag.at(far.frame, DB) if far is not None else None
-            if lag is None:
-                continue  # unknown: no figure rather than a made-up one
-            redo = (
-                self._made(frame.host, far.frame.time, lag)
-                if _behind(frame, far, instances)
-                else 0.0
-            )
+            if far is None or lag is None or not _behind(frame, far, instances):
+                continue  # unknown, or the lag is another instance's thread's
             key = (frame.host, inst)
             last = self._async.get(key)
-            active = lag > 0
-            if last is None and not active:
+            if last is None and lag <= 0:
                 continue  # never behind: nothing to say
-            since = last.since if last is not None and last.active else far.frame.time - lag
+            since = far.frame.time - lag
+            if last is not None and (last.active or lag <= 0):
+                since = last.since or since  # the same episode, or the last one's start
+            redo = self._made(frame.host, far.frame.time, lag)
             self._async[key] = Unprotected(
-                frame.host, inst, target, "ASYNC", 0.0, redo, lag, active, since
+                frame.host, inst, target, "ASYNC", 0.0, redo, lag, lag > 0, since
             )
-            if not active and last is not None:
-                self._async[key] = replace(self._async[key], since=last.since)
 
     def _made(self, host: str, now: float, lag: float) -> float:
         """The redo ``host`` made in the last ``lag`` seconds before ``now`` (each frame's by
@@ -169,7 +165,7 @@ class Ledger:
         return total
 
 
-def _in_role(row: Mapping[str, object]) -> bool:
+def _in_role(row: Row) -> bool:
     """Whether a destination ships in the primary role and is switched on by configuration
     (an INACTIVE one or one valid only for the standby role never protected anything)."""
     valid_now = (ORACLE_DG.valid_now.of(row) or "").upper()
