@@ -29,6 +29,7 @@ from sgmon.analysis.baseline import Series
 from sgmon.analysis.budget import commit_budget, smooth
 from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, chain_label
 from sgmon.analysis.correlate import Link, rank
+from sgmon.analysis.explained import Shares
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
@@ -82,8 +83,9 @@ class Analyzer:
         self.tracker = OutlierTracker(self.grader)
         self.book = FindingBook(persist=persistence())
         self.liveness = Liveness()
-        self.ledger = Ledger()
-        """Commits and redo a destination that did not protect left on no standby."""
+        self.ledger, self.shares = Ledger(), Shares()
+        """What incidents left: commits and redo on no standby, and the share of their extra
+        commit time their named causes explain (``sgmon.outcomes``)."""
         self.skew = 0.0
         """Estimated clock skew between the hosts, seconds (set it when it is known)."""
         self._views: dict[str, HostView] = {}
@@ -183,7 +185,11 @@ class Analyzer:
         explained = []
         for name in topo.primaries or (None,):
             ctx = self._context(common, topo, name, silent)
-            for f in evaluate(ctx, hosts):
+            found = evaluate(ctx, hosts)
+            if ctx.primary is not None:
+                b = self._budget.get(ctx.primary.name)
+                self.shares.update(ctx.primary.frame, ctx.now, b, ctx.chain is not None, found)
+            for f in found:
                 if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
                     asserted[f.key] = _of_instance(f, ctx) if f.host == name else f
             if ctx.explained and name is not None:
@@ -279,7 +285,8 @@ class Analyzer:
             for view in self._views.values():
                 outliers.update(view.outliers)
             findings, budget = self.book.findings(), dict(self._budget)
-            return AnalysisState(self._time, outliers, findings, budget, self.ledger.now())
+            outcomes = self.ledger.now(), self.shares.now()
+            return AnalysisState(self._time, outliers, findings, budget, *outcomes)
 
     def changes(self) -> tuple[list[Finding], list[Finding], list[Finding]]:
         """Findings opened, closed, and changed in severity since the last call (for the
