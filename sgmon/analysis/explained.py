@@ -39,6 +39,8 @@ KEEP = 3600
 TOPS = 16
 """Intervals whose longest write a commit may have queued behind."""
 MIN_EXTRA_MS = 0.05
+NOTED = 0.1
+"""An unnamed part's share of the extra worth saying it rose unmeasured."""
 """Below this rise of log file sync there is nothing to explain."""
 STANDBY, NETWORK, LOCAL, OVERHEAD, REMOTE = (
     "standby disk",
@@ -259,6 +261,8 @@ def _explain(host: str, inc: _Incident) -> Explained | None:
                 named[label] = rise[part]
     share = min(1.0, sum(named.values()))
     shown = tuple(sorted(((k, v) for k, v in named.items()), key=lambda kv: -kv[1]))
-    unnamed = [p for p in sorted(rise, key=lambda p: -rise[p]) if rise[p] > 0 and p not in moved]
+    unnamed = [
+        p for p in sorted(rise, key=lambda p: -rise[p]) if rise[p] >= NOTED and p not in moved
+    ]
     said = "; ".join(f"{UNMEASURED[p]} ({round(rise[p] * 100)} % of it)" for p in unnamed[:2])
     return Explained(host, inc.start, extra, share, shown, tuple(causes), said)
