@@ -34,14 +34,15 @@ GAP_S = 30.0
 """A commit path back in line for less than this is the same incident when it degrades again
 (log switches every few seconds make one incident, not dozens)."""
 CALM = 120
-KEEP = 3600
 """Calm intervals whose average is the baseline the incident's parts rise above."""
+KEEP = 3600
+"""An incident's intervals kept: a day-long incident is judged on its last hour."""
 TOPS = 16
 """Intervals whose longest write a commit may have queued behind."""
 MIN_EXTRA_MS = 0.05
+"""Below this rise of log file sync there is nothing to explain."""
 NOTED = 0.1
 """An unnamed part's share of the extra worth saying it rose unmeasured."""
-"""Below this rise of log file sync there is nothing to explain."""
 STANDBY, NETWORK, LOCAL, OVERHEAD, REMOTE = (
     "standby disk",
     "network",
@@ -140,7 +141,6 @@ class _Incident:
     start: float
     last: float
     intervals: deque[Interval] = field(default_factory=lambda: deque(maxlen=KEEP))
-    """Its intervals (its latest ``KEEP``: a day-long incident is judged on its last hour)."""
     causes: dict[str, int] = field(default_factory=dict)
     """What the findings drawn as its cause named, and in how many of its ticks."""
     ticks: int = 0
