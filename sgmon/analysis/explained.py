@@ -54,9 +54,9 @@ QUEUED = {"standby": STANDBY, "network": NETWORK, "local": LOCAL, "remote write"
 """``Budget.queue_on`` -> the part whose writes the commits queued behind."""
 NAMES: dict[str, dict[str, str]] = {
     "standby_io": {STANDBY: STANDBY, REMOTE: STANDBY},
-    "log_switches": {STANDBY: "standby disk (log switches)", REMOTE: STANDBY},
-    "rto_stall": {NETWORK: "network (retransmits)", REMOTE: NETWORK},
-    "dg_loss": {NETWORK: "network (packet loss)", REMOTE: NETWORK},
+    "log_switches": dict.fromkeys((STANDBY, REMOTE), "standby disk (log switches)"),
+    "rto_stall": dict.fromkeys((NETWORK, REMOTE), "network (retransmits)"),
+    "dg_loss": dict.fromkeys((NETWORK, REMOTE), "network (packet loss)"),
     "network_latency": {NETWORK: NETWORK, REMOTE: NETWORK},
     "nic": {NETWORK: NETWORK, REMOTE: NETWORK},
     "socket_buffers": {NETWORK: NETWORK, REMOTE: NETWORK},
@@ -158,6 +158,14 @@ class _Instance:
     seen: float | None = None
     """The time of the last budget taken (an evaluation may see the same interval again)."""
 
+    def longest(self, frame: Frame) -> float:
+        """The longest write a commit of this interval may have queued behind: in the
+        intervals its longest log file sync reaches back to."""
+        self.tops.append((frame.time, longest(frame)))
+        reach = min(longest(frame, (LOG_FILE_SYNC,)), TOPS * frame.interval * 1000.0)
+        since = frame.time - frame.interval - reach / 1000.0
+        return max(top for t, top in self.tops if t >= since)
+
 
 @dataclass(slots=True)
 class Shares:
@@ -176,29 +184,24 @@ class Shares:
         """One evaluation of the instance whose frame is ``frame``: its interval's budget
         (None: no commits), whether its commit path is degraded, and the findings drawn as
         its cause."""
-        host = frame.host
-        mine = self._of.setdefault(host, _Instance())
+        mine = self._of.setdefault(frame.host, _Instance())
         inc = mine.incidents[-1] if mine.incidents else None
-        if degraded and (inc is None or now - inc.last > GAP_S):
-            inc = _Incident(now, now, calm=list(mine.calm))
-            mine.incidents.append(inc)
-            del mine.incidents[:-10]  # the latest ten are enough to report
-        if degraded and inc is not None:
+        if degraded:
+            if inc is None or now - inc.last > GAP_S:
+                inc = _Incident(now, now, calm=list(mine.calm))
+                mine.incidents.append(inc)
+                del mine.incidents[:-10]  # the latest ten are enough to report
             inc.last = now
             inc.ticks += 1
-            for c in {c for f in found if f.drawn for c in _causes(f, host)}:
+            for c in {c for f in found if f.drawn for c in _causes(f, frame.host)}:
                 inc.causes[c] = inc.causes.get(c, 0) + 1
-        if budget is None or budget.time == mine.seen:
-            return
-        mine.seen = budget.time
-        mine.tops.append((frame.time, longest(frame)))
-        reach = min(longest(frame, (LOG_FILE_SYNC,)), TOPS * frame.interval * 1000.0)
-        since = frame.time - frame.interval - reach / 1000.0  # the longest commit's wait
-        interval = (budget, max(top for t, top in mine.tops if t >= since))
-        if inc is not None and now - inc.last <= GAP_S:
-            inc.intervals.append(interval)
-        elif not degraded:
-            mine.calm.append(interval)
+        if budget is not None and budget.time != mine.seen:
+            mine.seen = budget.time
+            interval = (budget, mine.longest(frame))
+            if inc is not None and now - inc.last <= GAP_S:
+                inc.intervals.append(interval)
+            elif not degraded:
+                mine.calm.append(interval)
 
     def now(self) -> list[Explained]:
         """Every instance's incidents with something to explain, oldest first."""
@@ -239,6 +242,19 @@ def _causes(f: Finding, primary: str) -> list[str]:
     return out
 
 
+def _named(causes: Iterable[str], rise: dict[str, float]) -> dict[str, float]:
+    """The share of the extra under each name the causes give the parts that rose (a part
+    two causes name counts once)."""
+    named: dict[str, float] = {}
+    counted: set[str] = set()
+    for rule in causes:
+        for part, label in NAMES[rule].items():
+            if part not in counted and rise.get(part, 0.0) > 0:
+                counted.add(part)
+                named[label] = named.get(label, 0.0) + rise[part]
+    return named
+
+
 def _explain(host: str, inc: _Incident) -> Explained | None:
     """The incident's extra commit time and the share its named parts explain."""
     causes = [c for c, n in inc.causes.items() if n >= MOST * inc.ticks]
@@ -254,15 +270,16 @@ def _explain(host: str, inc: _Incident) -> Explained | None:
     rises = {k: max(0.0, now[k] - base.get(k, 0.0)) for k in now}
     whole = max(extra, sum(rises.values()))  # other parts may have fallen meanwhile
     rise = {k: v / whole for k, v in rises.items()}
-    named: dict[str, float] = {}
-    for rule in causes:
-        for part, label in NAMES[rule].items():
-            if rise.get(part, 0.0) > 0 and label not in named:
-                named[label] = rise[part]
+    named = _named(causes, rise)
     share = min(1.0, sum(named.values()))
     shown = tuple(sorted(((k, v) for k, v in named.items()), key=lambda kv: -kv[1]))
-    unnamed = [
-        p for p in sorted(rise, key=lambda p: -rise[p]) if rise[p] >= NOTED and p not in moved
-    ]
-    said = "; ".join(f"{UNMEASURED[p]} ({round(rise[p] * 100)} % of it)" for p in unnamed[:2])
-    return Explained(host, inc.start, extra, share, shown, tuple(causes), said)
+    return Explained(host, inc.start, extra, share, shown, tuple(causes), _unmeasured(rise, moved))
+
+
+def _unmeasured(rise: dict[str, float], named: Set[str]) -> str:
+    """What rose that no cause names (its two largest parts), and what in it sgmon does not
+    measure."""
+    unnamed = [p for p in sorted(rise, key=lambda p: -rise[p]) if p not in named]
+    return "; ".join(
+        f"{UNMEASURED[p]} ({round(rise[p] * 100)} % of it)" for p in unnamed[:2] if rise[p] >= NOTED
+    )

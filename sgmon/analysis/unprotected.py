@@ -98,18 +98,7 @@ class Ledger:
     def _sync_tick(self, frame: Frame) -> None:
         """Add one primary frame's commits and redo to each of its SYNC destinations that did
         not protect at its end."""
-        dg = frame.rows(ORACLE_DG.name)
-        rows = {
-            inst: row
-            for inst, row in ORACLE_DG.Rows.dest.of(dg).items()
-            if is_sync(ORACLE_DG.transmit_mode.of(row)) and _in_role(row)
-        }
-        level = (ORACLE_DG.protection_level.at(frame, DB) or "").upper()
-        down = {
-            inst
-            for inst, row in rows.items()
-            if level in UNSYNCED or (ORACLE_DG.status.of(row) or "").upper() in DOWN
-        }
+        rows, down = _sync_dests(frame)
         dt = frame.interval
         commits = (ORACLE_REDO.user_commits.at(frame, REDO_DB) or 0.0) * dt
         redo = (ORACLE_REDO.redo_size.at(frame, REDO_DB) or 0.0) * dt
@@ -142,17 +131,19 @@ class Ledger:
             lag = ORACLE_DG.transport_lag.at(far.frame, DB) if far is not None else None
             if far is None or lag is None or not _behind(frame, far, instances):
                 continue  # unknown, or the lag is another instance's thread's
-            key = (frame.host, inst)
-            last = self._async.get(key)
-            if last is None and lag <= 0:
-                continue  # never behind: nothing to say
-            since = far.frame.time - lag
-            if last is not None and (last.active or lag <= 0):
-                since = last.since or since  # the same episode, or the last one's start
-            redo = self._made(frame.host, far.frame.time, lag)
-            self._async[key] = Unprotected(
-                frame.host, inst, target, "ASYNC", 0.0, redo, lag, lag > 0, since
-            )
+            self._behind_now((frame.host, inst), target, far.frame.time, lag)
+
+    def _behind_now(self, key: tuple[str, str], target: str, now: float, lag: float) -> None:
+        """One ASYNC destination ``key`` (instance, destination) ``lag`` seconds behind at
+        ``now``: the redo it has not received, since when it is behind."""
+        last = self._async.get(key)
+        if last is None and lag <= 0:
+            return  # never behind: nothing to say
+        since = now - lag
+        if last is not None and (last.active or lag <= 0):
+            since = last.since or since  # the same episode, or the last one's start
+        redo = self._made(key[0], now, lag)
+        self._async[key] = Unprotected(*key, target, "ASYNC", 0.0, redo, lag, lag > 0, since)
 
     def _made(self, host: str, now: float, lag: float) -> float:
         """The redo ``host`` made in the last ``lag`` seconds before ``now`` (each frame's by
@@ -163,6 +154,24 @@ class Ledger:
             if overlap > 0 and dt > 0:
                 total += redo * min(1.0, overlap / dt)
         return total
+
+
+def _sync_dests(frame: Frame) -> tuple[dict[str, Row], set[str]]:
+    """The primary instance's SYNC destinations that ship in its role, and those of them not
+    protecting (down, or every one while the database is not synchronized)."""
+    dg = frame.rows(ORACLE_DG.name)
+    rows = {
+        inst: row
+        for inst, row in ORACLE_DG.Rows.dest.of(dg).items()
+        if is_sync(ORACLE_DG.transmit_mode.of(row)) and _in_role(row)
+    }
+    level = (ORACLE_DG.protection_level.at(frame, DB) or "").upper()
+    down = {
+        inst
+        for inst, row in rows.items()
+        if level in UNSYNCED or (ORACLE_DG.status.of(row) or "").upper() in DOWN
+    }
+    return rows, down
 
 
 def _in_role(row: Row) -> bool:

@@ -141,30 +141,12 @@ def _print_findings(analyzer: Analyzer, hosts: list[str], span: float, fmt: str)
         out = state.to_dict()
         out.update(hosts=hosts, seconds=span, worst=worst, exit=code)
         out.update(topology=topo.lines() if topo is not None else [])
-        out.update(outcomes(state))
+        out.update(state.outcomes())
         print(json.dumps(out, indent=1, default=str))
     else:
         summary, primaries = (topo.summary(), tuple(topo.primaries)) if topo else ("", ())
-        print("\n".join([report(state, hosts, span, summary, primaries), *outcome_lines(state)]))
+        print("\n".join([report(state, hosts, span, summary, primaries), *state.left()]))
     return code
-
-
-def outcomes(state: AnalysisState) -> dict[str, list[dict[str, object]]]:
-    """The json sections of what the incidents left: ``unprotected`` (commits and redo on no
-    standby, redo not yet received) and ``explained`` (the share of extra commit time the
-    named causes explain)."""
-    return {
-        "unprotected": [u.to_dict() for u in state.unprotected],
-        "explained": [e.to_dict() for e in state.explained],
-    }
-
-
-def outcome_lines(state: AnalysisState) -> list[str]:
-    """Their text lines: one per destination that did not protect, one per incident."""
-    return [
-        *(f"unprotected {u.host} {u.dest}: {u.text()}" for u in state.unprotected),
-        *(f"explained {e.host}: {e.text()}" for e in state.explained),
-    ]
 
 
 class Databases:
