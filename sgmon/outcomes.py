@@ -117,7 +117,7 @@ class Explained:
         under half, ``cause unclear: ...`` and what was not measured."""
         named = ", ".join(f"{label} {pct(s)}" for label, s in self.parts)
         if self.unclear:
-            said = f"; {named} explain {pct(self.share)}" if named else ""
+            said = f", {pct(self.share)} explained ({named})" if named else ""
             return (
                 f"cause unclear: {fmt_num(self.extra_ms)} ms of extra commit time{said}; "
                 f"{self.unmeasured}"
