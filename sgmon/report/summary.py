@@ -146,4 +146,4 @@ def left(judged: Judged) -> list[str]:
     said = [
         f"Not protected by {u.target} ({u.dest}): {u.text()}." for u in state.unprotected if u.sync
     ]
-    return said + [f"{e.host}: {e.text()}." for e in state.explained]
+    return said + [f"On {e.host}, {e.text()}." for e in state.explained]
