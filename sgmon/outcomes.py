@@ -13,6 +13,8 @@ from typing import Any
 
 from sgmon.units import fmt_num
 
+RULE = "unprotected"
+"""The rule of the finding that counts a SYNC destination's commits on no standby."""
 UNCLEAR = 0.5
 """Below this share explained, the cause of an incident is unclear: the named causes leave
 most of the extra commit time to something no collector measured."""

@@ -12,10 +12,11 @@ from collections.abc import Iterable
 from sgmon.analysis.context import Context
 from sgmon.analysis.rules.base import ADVICE, Claim, rule
 from sgmon.fields import ORACLE_DG, ORACLE_REDO
+from sgmon.outcomes import RULE
 from sgmon.units import fmt_utc
 
 
-@rule("unprotected", seed="MAA", weight=ADVICE)
+@rule(RULE, seed="MAA", weight=ADVICE)
 def unprotected(ctx: Context) -> Iterable[Claim]:
     """Each SYNC destination of the primary instance that is not protecting now: crit while no
     other SYNC destination holds the commits, warn while another does."""
