@@ -35,8 +35,6 @@ GAP_S = 30.0
 (log switches every few seconds make one incident, not dozens)."""
 CALM = 120
 """Calm intervals whose average is the baseline the incident's parts rise above."""
-KEEP = 3600
-"""An incident's intervals kept: a day-long incident is judged on its last hour."""
 TOPS = 16
 """Intervals whose longest write a commit may have queued behind."""
 MIN_EXTRA_MS = 0.05
@@ -82,14 +80,9 @@ UNMEASURED = {
 }
 
 
-def parts(b: Budget, longest: float, named: Set[str] = frozenset()) -> dict[str, float]:
+def parts(b: Budget) -> dict[str, float]:
     """One interval's log file sync by part, adding up to it: the slower write's parts, the
-    queue on the part it waits behind, LGWR's overhead.  When a cause names the part the
-    queue waits behind and none names the overhead (``named``), what the budget leaves as
-    overhead up to the interval's ``longest`` write (ms) is taken as more queueing behind it:
-    a commit can wait that long behind one write in flight (counted in its own interval or in
-    one that the longest log file sync reaches back to), and the budget's queue (the residual
-    life from the buckets' midpoints) undershoots stalls of seconds."""
+    queue on the part it waits behind, LGWR's overhead."""
     out: dict[str, float] = {}
     local, remote = b.local_write_ms or 0.0, b.remote_write_ms or 0.0
     if remote >= local and b.standby_io_ms is not None and b.network_ms is not None:
@@ -98,15 +91,23 @@ def parts(b: Budget, longest: float, named: Set[str] = frozenset()) -> dict[str,
         out = {REMOTE: remote}
     else:
         out = {LOCAL: local}
+    if b.queue_ms:
+        on = QUEUED.get(b.queue_on, REMOTE)
+        out[on] = out.get(on, 0.0) + b.queue_ms
+    out[OVERHEAD] = b.overhead_ms or 0.0
+    return out
+
+
+def movable(b: Budget, longest: float) -> tuple[str, float]:
+    """The part the interval's commits queued behind, and how much of what the budget leaves
+    as LGWR overhead may be more of that queue: up to the ``longest`` write (ms) a commit may
+    have waited behind (one in flight, counted in its own interval or in one its longest log
+    file sync reaches back to); the budget's queue, the residual life from the buckets'
+    midpoints, undershoots stalls of seconds.  Moved only when a cause names that part and
+    none names the overhead (``_Sums.mean``)."""
     queue, overhead = b.queue_ms or 0.0, b.overhead_ms or 0.0
     on = QUEUED.get(b.queue_on, REMOTE)
-    if queue and on in named and OVERHEAD not in named:
-        moved = min(overhead, max(0.0, longest - queue))
-        queue, overhead = queue + moved, overhead - moved
-    if queue:
-        out[on] = out.get(on, 0.0) + queue
-    out[OVERHEAD] = overhead
-    return out
+    return on, min(overhead, max(0.0, longest - queue)) if queue else 0.0
 
 
 def longest(frame: Frame, events: Iterable[str] = (LOCAL_WRITE, *REMOTE_WRITES)) -> float:
@@ -121,42 +122,78 @@ def longest(frame: Frame, events: Iterable[str] = (LOCAL_WRITE, *REMOTE_WRITES))
     return top
 
 
-Interval = tuple[Budget, float]
-"""One interval's budget and its longest write (ms)."""
+@dataclass(slots=True)
+class _Sums:
+    """Running sums of intervals' log file sync and parts: an incident of hours costs its
+    averages no more than one of seconds."""
 
+    n: int = 0
+    lfs: float = 0.0
+    parts: dict[str, float] = field(default_factory=dict)
+    movable: dict[str, float] = field(default_factory=dict)
 
-def _mean(intervals: Iterable[Interval], named: Set[str]) -> tuple[float, dict[str, float]]:
-    """Log file sync's and each part's average over ``intervals``."""
-    n, lfs, total = 0, 0.0, dict.fromkeys((STANDBY, NETWORK, LOCAL, OVERHEAD, REMOTE), 0.0)
-    for b, top in intervals:
-        n += 1
-        lfs += b.lfs_ms or 0.0
-        for k, v in parts(b, top, named).items():
-            total[k] += v
-    return (lfs / n, {k: v / n for k, v in total.items()}) if n else (0.0, total)
+    def add(self, b: Budget, longest: float) -> None:
+        """Count one interval, whose longest write a commit may have waited behind."""
+        self.n += 1
+        self.lfs += b.lfs_ms or 0.0
+        for k, v in parts(b).items():
+            self.parts[k] = self.parts.get(k, 0.0) + v
+        on, m = movable(b, longest)
+        self.movable[on] = self.movable.get(on, 0.0) + m
+
+    def mean(self, named: Set[str]) -> tuple[float, dict[str, float]]:
+        """Log file sync's and each part's average, the overhead a named part's writes may
+        account for moved into its queue (``movable``)."""
+        total = dict(self.parts)
+        if OVERHEAD not in named:
+            for on, m in self.movable.items():
+                if on in named:
+                    total[on] = total.get(on, 0.0) + m
+                    total[OVERHEAD] = total.get(OVERHEAD, 0.0) - m
+        n = max(1, self.n)
+        return self.lfs / n, {k: v / n for k, v in total.items()}
 
 
 @dataclass(slots=True)
 class _Incident:
     start: float
     last: float
-    intervals: deque[Interval] = field(default_factory=lambda: deque(maxlen=KEEP))
+    calm: _Sums
+    """The calm intervals before it, its baseline."""
+    during: _Sums = field(default_factory=_Sums)
+    later: list[tuple[Budget, float]] = field(default_factory=list)
+    """Intervals after its last degraded tick, its own if it degrades again within GAP_S."""
     causes: dict[str, int] = field(default_factory=dict)
     """What the findings drawn as its cause named, and in how many of its ticks."""
     ticks: int = 0
-    calm: list[Interval] = field(default_factory=list)
-    """The calm intervals before it, its baseline."""
 
 
 @dataclass(slots=True)
 class _Instance:
-    calm: deque[Interval] = field(default_factory=lambda: deque(maxlen=CALM))
+    calm: deque[tuple[Budget, float]] = field(default_factory=lambda: deque(maxlen=CALM))
     incidents: list[_Incident] = field(default_factory=list)
     tops: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=TOPS))
     """(time, longest write) of its recent intervals: a commit may wait behind a write that
     ended in an earlier interval than its own wait did."""
     seen: float | None = None
     """The time of the last budget taken (an evaluation may see the same interval again)."""
+
+    def degraded(self, now: float, causes: Set[str]) -> _Incident:
+        """The incident a degraded tick at ``now`` belongs to (a new one after a pause of
+        ``GAP_S``), with the causes drawn at it counted."""
+        inc = self.incidents[-1] if self.incidents else None
+        if inc is None or now - inc.last > GAP_S:
+            inc = _Incident(now, now, _sums(self.calm))
+            self.incidents.append(inc)
+            del self.incidents[:-10]  # the latest ten are enough to report
+        inc.last = now
+        inc.ticks += 1
+        for late in inc.later:  # a pause shorter than GAP_S: the same incident
+            inc.during.add(*late)
+        inc.later.clear()
+        for c in causes:
+            inc.causes[c] = inc.causes.get(c, 0) + 1
+        return inc
 
     def longest(self, frame: Frame) -> float:
         """The longest write a commit of this interval may have queued behind: in the
@@ -187,20 +224,15 @@ class Shares:
         mine = self._of.setdefault(frame.host, _Instance())
         inc = mine.incidents[-1] if mine.incidents else None
         if degraded:
-            if inc is None or now - inc.last > GAP_S:
-                inc = _Incident(now, now, calm=list(mine.calm))
-                mine.incidents.append(inc)
-                del mine.incidents[:-10]  # the latest ten are enough to report
-            inc.last = now
-            inc.ticks += 1
-            for c in {c for f in found if f.drawn for c in _causes(f, frame.host)}:
-                inc.causes[c] = inc.causes.get(c, 0) + 1
+            inc = mine.degraded(now, {c for f in found if f.drawn for c in _causes(f, frame.host)})
         if budget is not None and budget.time != mine.seen:
             mine.seen = budget.time
             interval = (budget, mine.longest(frame))
-            if inc is not None and now - inc.last <= GAP_S:
-                inc.intervals.append(interval)
-            elif not degraded:
+            if degraded and inc is not None:
+                inc.during.add(*interval)
+            elif inc is not None and now - inc.last <= GAP_S:
+                inc.later.append(interval)
+            else:
                 mine.calm.append(interval)
 
     def now(self) -> list[Explained]:
@@ -242,6 +274,13 @@ def _causes(f: Finding, primary: str) -> list[str]:
     return out
 
 
+def _sums(intervals: Iterable[tuple[Budget, float]]) -> _Sums:
+    out = _Sums()
+    for b, top in intervals:
+        out.add(b, top)
+    return out
+
+
 def _named(causes: Iterable[str], rise: dict[str, float]) -> dict[str, float]:
     """The share of the extra under each name the causes give the parts that rose (a part
     two causes name counts once)."""
@@ -259,15 +298,14 @@ def _explain(host: str, inc: _Incident) -> Explained | None:
     """The incident's extra commit time and the share its named parts explain."""
     causes = [c for c, n in inc.causes.items() if n >= MOST * inc.ticks]
     moved = {part for r in causes for part in NAMES[r]}
-    during = [(b, top) for b, top in inc.intervals if b.time <= inc.last]
-    if not inc.calm or not during:
+    if not inc.calm.n or not inc.during.n:
         return None
-    lfs0, base = _mean(inc.calm, moved)
-    lfs1, now = _mean(during, moved)
+    lfs0, base = inc.calm.mean(moved)
+    lfs1, now = inc.during.mean(moved)
     extra = lfs1 - lfs0
     if extra < MIN_EXTRA_MS:
         return None
-    rises = {k: max(0.0, now[k] - base.get(k, 0.0)) for k in now}
+    rises = {k: max(0.0, v - base.get(k, 0.0)) for k, v in now.items()}
     whole = max(extra, sum(rises.values()))  # other parts may have fallen meanwhile
     rise = {k: v / whole for k, v in rises.items()}
     named = _named(causes, rise)

@@ -14,7 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from sgmon import __version__
 from sgmon.contract import RowKind
 from sgmon.model import Field, Frame, Kind, Schema, Status, Value
-from sgmon.outcomes import Unprotected
+from sgmon.outcomes import Explained, Unprotected
 from sgmon.sinks.prometheus.families import Families
 from sgmon.sinks.prometheus.naming import (
     CONTRACT,
@@ -165,6 +165,9 @@ class FrameCollector:
                 for u in judgement.state.unprotected:
                     if u.host == host:
                         scrape.unprotected(ident, u)
+                incidents = [e for e in judgement.state.explained if e.host == host]
+                if incidents:
+                    scrape.explained(ident, incidents[-1])
         yield from scrape.out.families()
 
 
@@ -279,3 +282,11 @@ class _Scrape:
                 f"sgmon_unprotected_{name}",
                 f"{what} (ERROR, transport stopped, RESYNCHRONIZATION), since sgmon started",
             ).add(ident, dims, value)
+
+    def explained(self, ident: list[str], e: Explained) -> None:
+        """The latest incident's share of extra commit time its named causes explain."""
+        self.out.gauge(
+            "sgmon_incident_explained_ratio",
+            "share (0-1) of the latest incident's extra commit time (log file sync above its "
+            "calm average) that the causes sgmon named explain; under 0.5 the cause is unclear",
+        ).add(ident, [], e.share)
