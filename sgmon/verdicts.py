@@ -15,6 +15,7 @@ from typing import Any
 
 from sgmon.grading import Grader, rank, worst
 from sgmon.model import Frame
+from sgmon.outcomes import Explained, Unprotected
 from sgmon.units import fmt_num
 
 SeriesKey = tuple[str, str, str, str]
@@ -259,10 +260,31 @@ class AnalysisState:
     outliers: dict[SeriesKey, Outlier] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     budget: dict[str, Budget] = field(default_factory=dict)
+    unprotected: list[Unprotected] = field(default_factory=list)
+    """Each destination that did not protect during the run (``sgmon.outcomes``)."""
+    explained: list[Explained] = field(default_factory=list)
+    """Each incident's share of extra commit time its named causes explain."""
 
     def worst(self, active_only: bool = True) -> str | None:
         """Worst finding severity (active ones only by default)."""
         return worst(f.severity for f in self.findings if f.active or not active_only)
+
+    def outcomes(self) -> dict[str, list[dict[str, Any]]]:
+        """What the incidents left, as ``check``'s json sections: ``unprotected`` (commits
+        and redo on no standby, redo not yet received) and ``explained`` (the share of extra
+        commit time the named causes explain)."""
+        return {
+            "unprotected": [u.to_dict() for u in self.unprotected],
+            "explained": [e.to_dict() for e in self.explained],
+        }
+
+    def left(self) -> list[str]:
+        """The same as text lines: one per destination that did not protect, one per
+        incident."""
+        return [
+            *(f"unprotected {u.host} {u.dest}: {u.text()}" for u in self.unprotected),
+            *(f"explained {e.host}: {e.text()}" for e in self.explained),
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""

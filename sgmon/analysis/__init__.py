@@ -26,15 +26,17 @@ from dataclasses import dataclass, field, replace
 
 from sgmon import topology
 from sgmon.analysis.baseline import Series
-from sgmon.analysis.budget import commit_budget
+from sgmon.analysis.budget import commit_budget, smooth
 from sgmon.analysis.context import PEAK_TICKS, TIMED, Chain, Context, HostView, chain_label
 from sgmon.analysis.correlate import Link, rank
+from sgmon.analysis.explained import Shares
 from sgmon.analysis.findings import FindingBook
 from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.rules import evaluate, host_claims, persistence
-from sgmon.analysis.rules.base import LAG_RISK, HostClaims, mean
+from sgmon.analysis.rules.base import LAG_RISK, HostClaims
 from sgmon.analysis.rules.commit import superseded
+from sgmon.analysis.unprotected import Ledger
 from sgmon.analysis.watch import SeriesPath
 from sgmon.config import Config
 from sgmon.events import COMMIT_EVENTS
@@ -81,6 +83,9 @@ class Analyzer:
         self.tracker = OutlierTracker(self.grader)
         self.book = FindingBook(persist=persistence())
         self.liveness = Liveness()
+        self.ledger, self.shares = Ledger(), Shares()
+        """What incidents left: commits and redo on no standby, and the share of their extra
+        commit time their named causes explain (``sgmon.outcomes``)."""
         self.skew = 0.0
         """Estimated clock skew between the hosts, seconds (set it when it is known)."""
         self._views: dict[str, HostView] = {}
@@ -146,6 +151,8 @@ class Analyzer:
         )
         common = Context(self._time, self._views, self.tracker, self.grader, self.config)
         common.topology, common.interval = topo, interval
+        self.ledger.update(self._views, topo)
+        common.unprotected = self.ledger.now()
         common.max_lag = math.ceil(abs(self.skew) / interval) + 1
         hosts = host_claims(common)  # once a tick, not once per primary instance
         asserted: dict[str, Finding] = {}
@@ -178,7 +185,11 @@ class Analyzer:
         explained = []
         for name in topo.primaries or (None,):
             ctx = self._context(common, topo, name, silent)
-            for f in evaluate(ctx, hosts):
+            found = evaluate(ctx, hosts)
+            if ctx.primary is not None:
+                b = self._budget.get(ctx.primary.name)
+                self.shares.update(ctx.primary.frame, ctx.now, b, ctx.chain is not None, found)
+            for f in found:
                 if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
                     asserted[f.key] = _of_instance(f, ctx) if f.host == name else f
             if ctx.explained and name is not None:
@@ -198,12 +209,13 @@ class Analyzer:
         ctx = Context(common.now, hosts, self.tracker, self.grader, self.config)
         ctx.topology, ctx.primary_name, ctx.instances = topo, name, instances
         ctx.interval, ctx.max_lag = common.interval, common.max_lag
+        ctx.unprotected = common.unprotected
         path = self._paths.setdefault(name or "", _Path())
         primary = ctx.primary
         if primary is not None:
             self._split(primary, ctx.standby, topo, path, primary.name in silent)
             if path.recent:
-                ctx.budget = _smooth(path.recent)
+                ctx.budget = smooth(path.recent)
         ctx.chain = self._chain(ctx, path)
         return ctx
 
@@ -272,7 +284,9 @@ class Analyzer:
             outliers: dict[SeriesKey, Outlier] = {}
             for view in self._views.values():
                 outliers.update(view.outliers)
-            return AnalysisState(self._time, outliers, self.book.findings(), dict(self._budget))
+            findings, budget = self.book.findings(), dict(self._budget)
+            outcomes = self.ledger.now(), self.shares.now()
+            return AnalysisState(self._time, outliers, findings, budget, *outcomes)
 
     def changes(self) -> tuple[list[Finding], list[Finding], list[Finding]]:
         """Findings opened, closed, and changed in severity since the last call (for the
@@ -383,18 +397,3 @@ def _note_switches(view: HostView, frame: Frame) -> None:
             view.sequences[inst] = seq
     view.dg_seen = view.dg_seen or bool(dg)
     view.switches.extend(sorted(times))
-
-
-def _smooth(budgets: deque[Budget]) -> Budget:
-    """Field-wise mean of recent budgets (a single interval's split is noisy)."""
-    last = budgets[-1]
-    parts = zip(
-        *(
-            (b.lfs_ms, b.local_write_ms, b.remote_write_ms, b.standby_io_ms, b.network_ms,
-             b.overhead_ms, b.queue_ms)
-            for b in budgets
-        ),
-        strict=True,
-    )  # fmt: skip
-    lfs, local, remote, sio, net, over, queue = map(mean, parts)
-    return Budget(last.host, last.time, lfs, local, remote, sio, net, over, queue, last.queue_on)

@@ -22,6 +22,7 @@ RFS parts, and only the rest of the interval's remote write time is split by the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from sgmon import events
 from sgmon.fields import ORACLE_DG, ORACLE_REDO, ORACLE_WAITS
@@ -182,3 +183,25 @@ def _queue(primary: Frame, standby: Frame | None, excess: float) -> tuple[float 
         else:
             part = "standby" if max(rfs) >= 0.5 * res["remote"] else "network"
     return min(excess, max(res.values())), part
+
+
+def smooth(budgets: Iterable[Budget]) -> Budget:
+    """Field-wise mean of recent budgets (a single interval's split is noisy)."""
+    budgets = list(budgets)
+    last = budgets[-1]
+    parts = zip(
+        *(
+            (b.lfs_ms, b.local_write_ms, b.remote_write_ms, b.standby_io_ms, b.network_ms,
+             b.overhead_ms, b.queue_ms)
+            for b in budgets
+        ),
+        strict=True,
+    )  # fmt: skip
+    lfs, local, remote, sio, net, over, queue = map(mean, parts)
+    return Budget(last.host, last.time, lfs, local, remote, sio, net, over, queue, last.queue_on)
+
+
+def mean(vals: Iterable[float | None]) -> float | None:
+    """The mean of the known values, None when none is."""
+    xs = [v for v in vals if v is not None]
+    return sum(xs) / len(xs) if xs else None

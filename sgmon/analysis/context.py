@@ -16,6 +16,7 @@ from sgmon.events import STANDBY_WRITES
 from sgmon.fields import BIOLAT, CPU, DISK, ORACLE_DG, ORACLE_WAITS, TCP
 from sgmon.grading import Grader
 from sgmon.model import Event, Frame
+from sgmon.outcomes import Unprotected
 from sgmon.topology import Topology, off_path_sender
 from sgmon.units import fmt_num
 from sgmon.verdicts import Budget, Outlier, SeriesKey
@@ -91,6 +92,8 @@ class Context:
     instances: dict[str, HostView] = field(default_factory=dict)
     """The other primary instances (RAC), for the rules of waits that cross instances only:
     their commit paths are their own evaluations'."""
+    unprotected: list[Unprotected] = field(default_factory=list)
+    """Each destination that did not protect during the run (``sgmon.analysis.unprotected``)."""
     _ends: dict[str, str] | None = None
     """DG socket key as its far end reads it (``peer>local``) -> the watched host at that end;
     built on first use, once per evaluation."""

@@ -141,10 +141,11 @@ def _print_findings(analyzer: Analyzer, hosts: list[str], span: float, fmt: str)
         out = state.to_dict()
         out.update(hosts=hosts, seconds=span, worst=worst, exit=code)
         out.update(topology=topo.lines() if topo is not None else [])
+        out.update(state.outcomes())
         print(json.dumps(out, indent=1, default=str))
     else:
         summary, primaries = (topo.summary(), tuple(topo.primaries)) if topo else ("", ())
-        print(report(state, hosts, span, summary, primaries))
+        print("\n".join([report(state, hosts, span, summary, primaries), *state.left()]))
     return code
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from sgmon.config import Config
     from sgmon.hosts.replay import ReplaySource
     from sgmon.model import Frame
-    from sgmon.verdicts import Budget, Finding
+    from sgmon.verdicts import AnalysisState, Budget, Finding
 
 ROLE_ORDER = {"primary": 0, "standby": 1}
 EPS = 1e-6
@@ -48,6 +48,9 @@ class Judged:
     regridded: float | None = None
     """The common step, when hosts of different steps were put on the coarsest (as ``check
     --from`` judges them, ``sgmon.regrid``)."""
+    outcomes: AnalysisState | None = None
+    """The analysis' state at the range's end: what the incidents left unprotected and how
+    much of their extra commit time their causes explain."""
 
 
 def judge_archive(src: ReplaySource, config: Config, lo: float, hi: float) -> Judged:
@@ -70,8 +73,9 @@ def judge_archive(src: ReplaySource, config: Config, lo: float, hi: float) -> Ju
 
     src.run(feed, stop)
     findings: list[Finding] = []
-    if judge.analyzer is not None:
-        findings = [f for f in judge.analyzer.state().findings if (f.end or hi) >= lo]
+    state = judge.analyzer.state() if judge.analyzer is not None else None
+    if state is not None:
+        findings = [f for f in state.findings if (f.end or hi) >= lo]
     frames = {h: [f for f in fl if within(f.time, lo, hi)] for h, fl in every.items()}
     roles = {
         h.name: data_guard_role(every[h.name][0] if every[h.name] else None, h.role)
@@ -88,4 +92,5 @@ def judge_archive(src: ReplaySource, config: Config, lo: float, hi: float) -> Ju
         findings,
         judge.note,
         src.regridded,
+        state,
     )

@@ -131,6 +131,19 @@ def sentences(judged: Judged, fix: str | None) -> tuple[list[str], Impact | None
             f"{fmt_num(got.lfs_during)} ms on average for log file sync{slower}."
         )
     said.append(f"Cause: {top.episode} ({top.peaked(when)}); {top.impact()}.")
+    said += left(judged)
     source = source_title(top.seed)
     said.append(f"What to do: {fix} (from {source})." if fix else f"Source: {source}.")
     return said, got
+
+
+def left(judged: Judged) -> list[str]:
+    """What the incidents left, one sentence each: the commits and redo on no standby, and
+    the share of the extra commit time the named causes explain."""
+    state = judged.outcomes
+    if state is None:
+        return []
+    said = [
+        f"Not protected by {u.target} ({u.dest}): {u.text()}." for u in state.unprotected if u.sync
+    ]
+    return said + [f"On {e.host}, {e.text()}." for e in state.explained]

@@ -142,6 +142,7 @@ class SimPair:
             h: self._collectors(h, s) for h, s in self.sessions.items()
         }
         self._prev: dict[tuple[str, str], RawRows] = {}
+        self.last: _Tick | None = None  # the latest interval (``sgmon.sim.truth`` reads it)
         # prime: one interval before start, so the first step already has rates
         for _p, model in self.nodes.values():
             model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
@@ -264,7 +265,7 @@ class SimPair:
             name: synced if p.faulted else spared(synced)
             for name, (p, _model) in (() if switching else self.nodes.items())
         }
-        tick = self._tick(cond, synced, conds, self._commit(conds))
+        tick = self.last = self._tick(cond, synced, conds, self._commit(conds))
         self.t += self.interval
         self._seq += 1
         for name, (p, model) in self.nodes.items():  # archived as soon as the SYNC one

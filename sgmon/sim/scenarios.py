@@ -141,6 +141,10 @@ SCENARIOS: dict[str, str] = {
     "fast-sync-iops-cap": "standby-iops-cap's capped standby redo volume behind a Fast Sync "
     "(SYNC NOAFFIRM) destination: the standby acknowledges on receipt, so commits stay fast "
     "and the slow SRL writes are the standby's own trouble",
+    "lgwr-post-slow": "LGWR posts the committing sessions ~5 ms late after each write (the "
+    "commit path's post step) while the CPUs idle: a wake-up that no statistic or collector "
+    "times (a deep CPU idle state, a post to hundreds of waiters); log file sync rises while "
+    "the writes, the network, the standby and the CPUs stay as healthy, so the cause is unclear",
 }
 
 _FAULTS: dict[str, Conditions] = {
@@ -167,6 +171,7 @@ _FAULTS: dict[str, Conditions] = {
     ),
     "transport-stopped": replace(HEALTHY, transport_stopped=True),
     "standby-unreachable": replace(HEALTHY, link_down=True),
+    "lgwr-post-slow": replace(HEALTHY, post_ms=5.0),
 }
 _FAULTS["cascade-iops-cap"] = _FAULTS["async-iops-cap"] = _FAULTS["standby-iops-cap"]
 _FAULTS["fast-sync-iops-cap"] = _FAULTS["standby-iops-cap"]

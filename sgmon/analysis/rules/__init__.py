@@ -18,6 +18,7 @@ from sgmon.analysis.liveness import RULE as SILENT
 from sgmon.analysis.rules import (  # noqa: F401 - importing a family registers its rules
     adaptive_sync,
     commit,
+    exposure,
     host,
     lgwr,
     logs,

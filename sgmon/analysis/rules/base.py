@@ -279,12 +279,6 @@ def lag_risk(claim: Claim, rule: str, why: str, upstream: str = "") -> Claim:
     )
 
 
-def mean(vals: Iterable[float | None]) -> float | None:
-    """The mean of the known values, None when none is."""
-    xs = [v for v in vals if v is not None]
-    return sum(xs) / len(xs) if xs else None
-
-
 def describe(o: Outlier) -> str:
     """``standby disk sdb w_await 40 ms`` for a chain link; a wait event or database statistic
     is named by itself (``node2 gcs log flush sync avg 14.4 ms``)."""

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from sgmon import buckets
 from sgmon.analysis.budget import STANDBY_IO as STANDBY_EVENTS
+from sgmon.analysis.budget import mean
 from sgmon.analysis.context import Context, HostView
 from sgmon.analysis.correlate import overlap
 from sgmon.analysis.findings import AT_ONCE
@@ -21,7 +22,6 @@ from sgmon.analysis.rules.base import (
     Claim,
     busiest_disk,
     host_rule,
-    mean,
     rule,
 )
 from sgmon.contract import Row

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from sgmon.analysis.budget import mean
 from sgmon.analysis.context import Context, HostView, once
 from sgmon.analysis.rules.base import (
     ADVICE,
@@ -14,7 +15,6 @@ from sgmon.analysis.rules.base import (
     RECENT,
     Claim,
     host_rule,
-    mean,
     rule,
 )
 from sgmon.analysis.rules.retransmits import last_retransmit

@@ -14,6 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from sgmon import __version__
 from sgmon.contract import RowKind
 from sgmon.model import Field, Frame, Kind, Schema, Status, Value
+from sgmon.outcomes import Explained, Unprotected
 from sgmon.sinks.prometheus.families import Families
 from sgmon.sinks.prometheus.naming import (
     CONTRACT,
@@ -161,6 +162,12 @@ class FrameCollector:
                 for f in judgement.state.findings:
                     if f.active and f.host == host:
                         scrape.finding(ident, f)
+                for u in judgement.state.unprotected:
+                    if u.host == host:
+                        scrape.unprotected(ident, u)
+                incidents = [e for e in judgement.state.explained if e.host == host]
+                if incidents:
+                    scrape.explained(ident, incidents[-1])
         yield from scrape.out.families()
 
 
@@ -252,3 +259,34 @@ class _Scrape:
             "an active finding of sgmon's analysis: the time it started (unix seconds); "
             "rule and severity say what sgmon concluded (docs/findings.md)",
         ).add(ident, [("rule", f.rule), ("severity", f.severity), ("subject", subject)], f.start)
+
+    def unprotected(self, ident: list[str], u: Unprotected) -> None:
+        """A destination that did not protect: for a SYNC one the commits, redo and seconds
+        on no standby since sgmon started (counters); for an ASYNC one the redo it has not
+        received now (a gauge)."""
+        dims = [("dest", u.dest), ("target", u.target)]
+        if not u.sync:
+            self.out.gauge(
+                "sgmon_unreceived_redo_bytes",
+                "redo an ASYNC destination has not received: its transport lag times the redo "
+                "the primary made in that time",
+            ).add(ident, dims, u.redo_bytes)
+            return
+        made = "the primary made while this SYNC destination did not protect"
+        for name, what, value in (
+            ("commits", f"user commits {made}", u.commits),
+            ("redo_bytes", f"bytes of redo {made}", u.redo_bytes),
+            ("seconds", "seconds this SYNC destination did not protect", u.seconds),
+        ):
+            self.out.counter(
+                f"sgmon_unprotected_{name}",
+                f"{what} (ERROR, transport stopped, RESYNCHRONIZATION), since sgmon started",
+            ).add(ident, dims, value)
+
+    def explained(self, ident: list[str], e: Explained) -> None:
+        """The latest incident's share of extra commit time its named causes explain."""
+        self.out.gauge(
+            "sgmon_incident_explained_ratio",
+            "share (0-1) of the latest incident's extra commit time (log file sync above its "
+            "calm average) that the causes sgmon named explain; under 0.5 the cause is unclear",
+        ).add(ident, [], e.share)

@@ -352,3 +352,35 @@ def test_log_switches_per_minute_and_on_the_axis_through_the_memo() -> None:
     axis = next(line for line in lines if line.lstrip().startswith("switches "))
     assert 10 <= axis[-60:].count("│") <= 14, axis
     assert any("log switch" in line.lower() for line in lines[-3:]), lines
+
+
+def test_a_destination_not_protecting_shows_the_running_count_in_its_findings_colour() -> None:
+    """While the transport is stopped, the destination's line carries what the analysis has
+    counted on no standby so far, coloured as the finding that says it (crit: no standby holds
+    them), and it grows tick by tick."""
+    from sgmon.analysis import Analyzer
+
+    pair = SimPair("transport-stopped", seed=3, start=START, onset=10.0)
+    a = Analyzer()
+    seen: list[str] = []
+    try:
+        while pair.t < 20.0:
+            frames = pair.step()
+            for f in frames:
+                a.feed(f)
+            primary = frames[0]
+            state = a.state()
+            v = PaneView("primary", "primary", PALETTE, primary,
+                         judgement=Judgement(primary, Grader(), state))  # fmt: skip
+            line = next(t for t in render_dataguard(v, 200).renderables if "dest_2" in t.plain)
+            seen.append(line.plain)
+    finally:
+        pair.close()
+    (u,) = state.unprotected
+    assert u.text() in seen[-1] and "on no standby" in seen[-1]
+    assert not any("on no standby" in s for s in seen[:4])  # before the stop: nothing
+    counts = [s for s in seen if "on no standby" in s]
+    assert len(set(counts)) == len(counts) > 3  # a running figure
+    assert next(sp.style for sp in line.spans if "commits" in line.plain[sp.start : sp.end]) == (
+        PALETTE.sev("crit")
+    )

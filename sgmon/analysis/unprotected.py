@@ -1,0 +1,201 @@
+"""Commits and redo on no standby: what a destination that did not protect left exposed.
+
+While a SYNC destination of a primary instance is not protecting (its status ERROR, DISABLED
+or DEFERRED, or the database's protection level RESYNCHRONIZATION or UNPROTECTED), every commit
+(V$SYSSTAT ``user commits``) and every byte of redo (``redo size``) the instance makes is on the
+primary alone: a failover then loses them.  The ledger adds them up tick by tick, each primary
+frame once.  An ASYNC destination never holds commits back; what a failover to it would lose is
+the redo it has not received yet, its transport lag times the redo the instance made in that
+time (the primary's own ``redo size`` of those seconds, so a burst counts as it came).
+
+On RAC each instance ships its own thread: the standby's one transport lag is its oldest
+thread's, so it is applied to the threads that arrive short of what their instance makes
+(``recv_rate`` against ``redo size``), or to every thread when none visibly does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sgmon.analysis.context import HostView
+from sgmon.contract import Row
+from sgmon.fields import ORACLE_DG, ORACLE_REDO
+from sgmon.model import Frame
+from sgmon.outcomes import Unprotected
+from sgmon.topology import Topology
+from sgmon.topology.dests import OFF, is_sync
+
+DB = ORACLE_DG.Rows.db.fixed
+REDO_DB = ORACLE_REDO.Rows.db.fixed
+DOWN = frozenset({"ERROR", "DISABLED", "DEFERRED"})
+"""A SYNC destination's statuses in which nothing it is sent is held by its standby."""
+UNSYNCED = frozenset({"RESYNCHRONIZATION", "UNPROTECTED"})
+"""Protection levels at which no SYNC standby holds every commit (V$DATABASE)."""
+KEEP_S = 3600.0
+"""Seconds of each instance's redo kept to weigh an ASYNC lag against (an hour's lag is far
+past any alarm)."""
+SHORT = 0.9
+"""A thread that arrives below this share of what its instance makes is the one behind."""
+
+
+@dataclass(slots=True)
+class _Tally:
+    """One SYNC destination's running totals."""
+
+    target: str
+    commits: float = 0.0
+    redo: float = 0.0
+    seconds: float = 0.0
+    active: bool = False
+    alone: bool = True
+    since: float | None = None
+
+
+@dataclass(slots=True)
+class Ledger:
+    """The run's unprotected commits and redo, per destination of each primary instance."""
+
+    _sync: dict[tuple[str, str], _Tally] = field(default_factory=dict)
+    _async: dict[tuple[str, str], Unprotected] = field(default_factory=dict)
+    _redo: dict[str, deque[tuple[float, float, float]]] = field(default_factory=dict)
+    """Per primary instance: (frame time, its interval, redo bytes) of its recent frames."""
+    _counted: dict[str, float] = field(default_factory=dict)
+
+    def update(self, views: Mapping[str, HostView], topo: Topology) -> None:
+        """Count each primary instance's new frame; weigh each ASYNC destination's lag now."""
+        for name in topo.primaries:
+            view = views.get(name)
+            if view is None or view.frame.time <= self._counted.get(name, -math.inf):
+                continue
+            self._counted[name] = view.frame.time
+            self._remember(view.frame)
+            self._sync_tick(view.frame)
+        instances = [views[n].frame for n in topo.primaries if n in views]
+        for frame in instances:
+            self._async_now(views, topo, frame, instances)
+
+    def now(self) -> list[Unprotected]:
+        """Every destination that did not protect during the run, SYNC ones first."""
+        out = [
+            Unprotected(host, dest, t.target, "SYNC", t.commits, t.redo, t.seconds,
+                        t.active, t.since, t.alone)
+            for (host, dest), t in self._sync.items()
+        ]  # fmt: skip
+        return out + list(self._async.values())
+
+    def _remember(self, frame: Frame) -> None:
+        redo = ORACLE_REDO.redo_size.at(frame, REDO_DB)
+        if redo is None:
+            return
+        kept = self._redo.setdefault(frame.host, deque())
+        kept.append((frame.time, frame.interval, redo * frame.interval))
+        while kept and kept[0][0] < frame.time - KEEP_S:
+            kept.popleft()
+
+    def _sync_tick(self, frame: Frame) -> None:
+        """Add one primary frame's commits and redo to each of its SYNC destinations that did
+        not protect at its end."""
+        rows, down = _sync_dests(frame)
+        dt = frame.interval
+        commits = (ORACLE_REDO.user_commits.at(frame, REDO_DB) or 0.0) * dt
+        redo = (ORACLE_REDO.redo_size.at(frame, REDO_DB) or 0.0) * dt
+        for inst, row in rows.items():
+            tally = self._sync.get((frame.host, inst))
+            if inst not in down:
+                if tally is not None:
+                    tally.active = False
+                continue
+            if tally is None:
+                target = ORACLE_DG.target.of(row) or ORACLE_DG.service.of(row) or inst
+                tally = self._sync[(frame.host, inst)] = _Tally(target)
+            if not tally.active:
+                tally.since = frame.time - dt
+            tally.active, tally.alone = True, down == set(rows)
+            tally.commits += commits
+            tally.redo += redo
+            tally.seconds += dt
+
+    def _async_now(
+        self, views: Mapping[str, HostView], topo: Topology, frame: Frame, instances: list[Frame]
+    ) -> None:
+        """Each ASYNC destination of the instance: the redo its standby has not received."""
+        hosts = {d.target: d.hosts for d in topo.dests}
+        for inst, row in ORACLE_DG.Rows.dest.of(frame.rows(ORACLE_DG.name)).items():
+            if is_sync(ORACLE_DG.transmit_mode.of(row)) or not _in_role(row):
+                continue
+            target = ORACLE_DG.target.of(row) or ""
+            far = next((views[h] for h in hosts.get(target, ()) if h in views), None)
+            lag = ORACLE_DG.transport_lag.at(far.frame, DB) if far is not None else None
+            if far is None or lag is None or not _behind(frame, far, instances):
+                continue  # unknown, or the lag is another instance's thread's
+            self._behind_now((frame.host, inst), target, far.frame.time, lag)
+
+    def _behind_now(self, key: tuple[str, str], target: str, now: float, lag: float) -> None:
+        """One ASYNC destination ``key`` (instance, destination) ``lag`` seconds behind at
+        ``now``: the redo it has not received, since when it is behind."""
+        last = self._async.get(key)
+        if last is None and lag <= 0:
+            return  # never behind: nothing to say
+        since = now - lag
+        if last is not None and (last.active or lag <= 0):
+            since = last.since or since  # the same episode, or the last one's start
+        redo = self._made(key[0], now, lag)
+        self._async[key] = Unprotected(*key, target, "ASYNC", 0.0, redo, lag, lag > 0, since)
+
+    def _made(self, host: str, now: float, lag: float) -> float:
+        """The redo ``host`` made in the last ``lag`` seconds before ``now`` (each frame's by
+        the share of its interval that falls in them)."""
+        lo, total = now - lag, 0.0
+        for t, dt, redo in self._redo.get(host, ()):
+            overlap = min(t, now) - max(t - dt, lo)
+            if overlap > 0 and dt > 0:
+                total += redo * min(1.0, overlap / dt)
+        return total
+
+
+def _sync_dests(frame: Frame) -> tuple[dict[str, Row], set[str]]:
+    """The primary instance's SYNC destinations that ship in its role, and those of them not
+    protecting (down, or every one while the database is not synchronized)."""
+    dg = frame.rows(ORACLE_DG.name)
+    rows = {
+        inst: row
+        for inst, row in ORACLE_DG.Rows.dest.of(dg).items()
+        if is_sync(ORACLE_DG.transmit_mode.of(row)) and _in_role(row)
+    }
+    level = (ORACLE_DG.protection_level.at(frame, DB) or "").upper()
+    down = {
+        inst
+        for inst, row in rows.items()
+        if level in UNSYNCED or (ORACLE_DG.status.of(row) or "").upper() in DOWN
+    }
+    return rows, down
+
+
+def _in_role(row: Row) -> bool:
+    """Whether a destination ships in the primary role and is switched on by configuration
+    (an INACTIVE one or one valid only for the standby role never protected anything)."""
+    valid_now = (ORACLE_DG.valid_now.of(row) or "").upper()
+    status = (ORACLE_DG.status.of(row) or "").upper()
+    role = (ORACLE_DG.valid_role.of(row) or "").upper()
+    return valid_now in ("", "YES") and role != "STANDBY_ROLE" and status not in set(OFF) - DOWN
+
+
+def _behind(primary: Frame, far: HostView, instances: list[Frame]) -> bool:
+    """Whether the standby's transport lag is this instance's thread's: always for a single
+    instance; on RAC, when its thread arrives short of what the instance makes, or when no
+    instance's thread visibly does (the lag is then the oldest thread's, whichever)."""
+    if len(instances) < 2:
+        return True
+    threads = ORACLE_DG.Rows.thread.of(far.frame.rows(ORACLE_DG.name))
+
+    def short(frame: Frame) -> bool:
+        n = ORACLE_DG.thread.at(frame, DB)
+        made = ORACLE_REDO.redo_size.at(frame, REDO_DB)
+        row = threads.get(ORACLE_DG.Rows.thread.instance(f"{n:g}")) if n is not None else None
+        got = ORACLE_DG.recv_rate.of(row)
+        return made is not None and got is not None and got < SHORT * made
+
+    return short(primary) or not any(short(f) for f in instances)

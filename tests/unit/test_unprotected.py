@@ -1,0 +1,117 @@
+"""Commits on no standby, counted from the primary's own rows: its destinations as the real
+oracle_dg collector reads them from the stand-in, its V$SYSSTAT rates; and the sentences a DBA
+reads of them and of the share of extra commit time explained."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.oracle.dg import OracleDgCollector
+from sgmon.analysis.context import HostView
+from sgmon.analysis.unprotected import Ledger
+from sgmon.config import Config
+from sgmon.fields import ORACLE_REDO
+from sgmon.model import CollectorResult, Frame, Status
+from sgmon.oracle.session import Session
+from sgmon.outcomes import Explained, Unprotected, fmt_bytes
+from sgmon.sim.standin import StandIn
+from sgmon.topology import build
+
+START = 1_800_000_000.0
+COMMITS, REDO = 900.0, 4_700_000.0  # per second
+
+
+def _frame(db: StandIn, t: float, commits: float | None = COMMITS) -> Frame:
+    """The primary's frame at ``t``: one real oracle_dg sample, and its redo rates."""
+    c = OracleDgCollector({"session": Session(role="primary", connect=db.connect)})
+    c.open()
+    try:
+        dg = c.derive(None, c.sample(), 1.0)
+    finally:
+        c.close()
+    redo = {ORACLE_REDO.user_commits.name: commits, ORACLE_REDO.redo_size.name: REDO}
+    results = {
+        "oracle_dg": CollectorResult(Status.OK, rows=dg),
+        ORACLE_REDO.name: CollectorResult(Status.OK, rows={ORACLE_REDO.Rows.db.fixed: redo}),
+    }
+    return Frame("p", START + t, int(t), 1.0, results, (), "primary")
+
+
+def _count(ledger: Ledger, frame: Frame) -> None:
+    views = {"p": HostView("p", "primary", frame)}
+    ledger.update(views, build(Config(), {"p": frame}))
+
+
+def test_a_destination_in_error_counts_every_tick_until_it_is_back(primary):
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS")
+    ledger = Ledger()
+    _count(ledger, _frame(primary, 1))
+    assert ledger.now() == []
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", status="ERROR")
+    for t in range(2, 6):
+        _count(ledger, _frame(primary, t))
+    _count(ledger, _frame(primary, 5))  # the same frame again counts once
+    (u,) = ledger.now()
+    assert (u.commits, u.redo_bytes, u.seconds) == (4 * COMMITS, 4 * REDO, 4.0)
+    assert u.active and u.alone and u.since == START + 1 and u.target == "STBY"
+    assert u.text() == "3,600 commits, 18.8 MB of redo on no standby for 4 s"
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS")
+    _count(ledger, _frame(primary, 6))
+    (u,) = ledger.now()
+    assert not u.active and u.commits == 4 * COMMITS  # the totals stay for the report
+
+
+def test_one_sync_standby_down_while_another_protects_is_not_alone(primary):
+    primary.set_dest(2, db_unique_name="STBY_B", transmit_mode="SYNCHRONOUS", status="ERROR")
+    primary.set_dest(3, db_unique_name="STBY_C", transmit_mode="SYNCHRONOUS")
+    ledger = Ledger()
+    _count(ledger, _frame(primary, 1))
+    (u,) = ledger.now()
+    assert not u.alone and u.dest == "dest_2"
+    assert u.text() == "900 commits, 4.7 MB of redo not on STBY_B for 1 s"
+
+
+@pytest.mark.parametrize(
+    ("dest", "db", "counted"),
+    [
+        ({"status": "DEFERRED"}, {}, True),  # switched off by hand: nothing protects
+        ({}, {"protection_level": "RESYNCHRONIZATION"}, True),  # VALID, still catching up
+        ({"valid_role": "STANDBY_ROLE", "status": "ERROR"}, {}, False),  # not in this role
+        ({"transmit_mode": "ASYNCHRONOUS", "status": "ERROR"}, {}, False),  # never held commits
+    ],
+)
+def test_what_counts_as_not_protecting(primary, dest, db, counted):
+    primary.set_dest(2, db_unique_name="STBY", **{"transmit_mode": "SYNCHRONOUS", **dest})
+    if db:
+        primary.set_database(**db)
+    ledger = Ledger()
+    _count(ledger, _frame(primary, 1))
+    assert bool([u for u in ledger.now() if u.sync]) is counted
+
+
+def test_unknown_commits_still_count_the_seconds(primary):
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", status="ERROR")
+    ledger = Ledger()
+    _count(ledger, _frame(primary, 1, commits=None))
+    (u,) = ledger.now()
+    assert (u.commits, u.seconds) == (0.0, 1.0)
+
+
+def test_the_sentences():
+    a = Unprotected("p", "dest_3", "STBY_A", "ASYNC", 0.0, 12_300_000.0, 36.0, True, START)
+    assert a.text() == "12.3 MB of redo not yet received by STBY_A (transport lag 36 s)"
+    assert a.to_dict()["redo_bytes"] == 12_300_000
+    assert [fmt_bytes(n) for n in (512, 1500, 2e9)] == ["512 B", "1.5 kB", "2.0 GB"]
+    e = Explained("p", START, 14.8, 0.94, (("standby disk", 0.81), ("network", 0.13)), ())
+    assert e.text() == (
+        "94 % of the extra commit time is explained by: standby disk 81 %, network 13 %"
+    )
+    unclear = Explained("p", START, 7.4, 0.0, (), (), "LGWR overhead rose (98 % of it)")
+    assert unclear.unclear
+    assert unclear.text() == (
+        "cause unclear: 7.40 ms of extra commit time; LGWR overhead rose (98 % of it)"
+    )
+    some = Explained("p", START, 10.0, 0.3, (("network", 0.3),), (), "the rest")
+    assert some.text() == (
+        "cause unclear: 10 ms of extra commit time, 30 % explained (network 30 %); the rest"
+    )
