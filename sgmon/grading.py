@@ -96,9 +96,13 @@ class Limit:
 
 
 _P99 = (
-    "MAA SYNC paper Table 5 (waits over 8 ms are outliers), retransmission case (128-250 ms stalls)"
+    "Best Practices for Synchronous Redo Transport, Table 5 (waits over 8 ms are outliers); "
+    "A story about Data Guard and network latency (128-250 ms stalls)"
 )
-_AVG = "MAA SYNC paper Table 5: a commit path averaging over 8 ms is made of outliers"
+_AVG = (
+    "Best Practices for Synchronous Redo Transport, Table 5: a commit path averaging over 8 ms is "
+    "made of outliers"
+)
 SEED_LIMITS: dict[str, Limit] = {
     **{f"oracle_waits.{e}.p99": Limit(64.0, 256.0, source=_P99) for e in COMMIT_EVENTS},
     # the SRL write a SYNC AFFIRM commit waits for (seed 000 step 7): its tail shows a capped
@@ -280,7 +284,7 @@ class Grader:
         base = next((SEED_LIMITS[k] for k in keys if k in SEED_LIMITS), None)
         mult = CORE_MULTIPLES.get(f"{collector}.{name}")
         if base is None and mult and ncpu:
-            why = f"MAA SYNC paper: load vs {ncpu} CPUs"
+            why = f"Best Practices for Synchronous Redo Transport: load vs {ncpu} CPUs"
             base = Limit(mult[0] * ncpu, mult[1] * ncpu, True, why)
         if base is None and meta and (meta.warn is not None or meta.crit is not None):
             base = Limit(meta.warn, meta.crit, hiw, "default limit")

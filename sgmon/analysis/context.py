@@ -124,9 +124,9 @@ class Context:
         far end).  The chain leaves such series out; rules turn them into lag risks."""
         if not self.on_commit_path(host):
             return (
-                f"{host} is not a SYNC destination of the primary (sgmon.topology): its "
-                "faults delay its own redo and apply, not the primary's commits "
-                "(cloud migration case)"
+                f"{host} is not a SYNC destination of the primary: its faults delay its own "
+                "redo and apply, not the primary's commits "
+                "(Oracle Database Migrated to Cloud Starts Experiencing 'log file sync' Waits)"
             )
         view = self.hosts.get(host)
         sockets = view.frame.rows(TCP.name) if view is not None else {}
@@ -136,7 +136,7 @@ class Context:
                 return (
                     f"{host} is a Fast Sync destination (SYNC NOAFFIRM): it acknowledges redo "
                     "on receipt, before its SRL write, so its redo disk is not on the commit "
-                    "path (MAA SYNC paper)"
+                    "path (Best Practices for Synchronous Redo Transport)"
                 )
             if coll != TCP.name:
                 continue
@@ -150,7 +150,7 @@ class Context:
             if far is not None and not self.on_commit_path(far):
                 return (
                     f"{inst} ({process or 'its sender'}) ships to {far}, which is not a SYNC "
-                    "destination of the primary (sgmon.topology): no commit waits for it"
+                    "destination of the primary: no commit waits for it"
                 )
         return ""
 

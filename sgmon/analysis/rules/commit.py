@@ -84,7 +84,8 @@ def _why(fast: bool) -> str:
     """What Fast Sync would change, or on 11.2 (no Fast Sync) what must change instead."""
     if fast:
         return (
-            "MAA SYNC paper: Fast Sync acknowledges on receipt in standby memory, removing "
+            "Best Practices for Synchronous Redo Transport: Fast Sync acknowledges on receipt in "
+            "standby memory, removing "
             "standby I/O from the commit; a tiny exposure remains if both sites fail within "
             "milliseconds"
         )

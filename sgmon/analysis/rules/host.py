@@ -107,7 +107,8 @@ def _load(view: HostView, cpu: _Cpu) -> str:
     return (
         f"CPU busy {fmt_num(cpu.busy)}% (usr+sys+irq+soft+steal), %iowait "
         f"{fmt_num(CPU.iowait.of(cpu.row))}, runq-sz {fmt_num(cpu.runq)}, load1 "
-        f"{fmt_num(CPU.load1.of(cpu.row))} on {view.ncpu} CPUs (MAA SYNC paper: CPUs "
+        f"{fmt_num(CPU.load1.of(cpu.row))} on {view.ncpu} CPUs (Best Practices for Synchronous "
+        "Redo Transport: CPUs "
         "running code nearly all the time, tasks queued for them beyond 2x cores)"
     )
 
@@ -146,7 +147,7 @@ def _starved(
             0,
             "runnable but not running (schedstat run_delay): "
             + ", ".join(f"{name} {fmt_num(ms)} ms/s" for ms, name, _ in kept[:4])
-            + " (MAA SYNC paper commit step 2, measured)",
+            + " (Best Practices for Synchronous Redo Transport, commit step 2, measured)",
         )
     if who == "LGWR":
         ev += _lgwr_waits(ctx, view)
@@ -226,7 +227,8 @@ def memory(ctx: Context, view: HostView) -> Iterable[Claim]:
     ev = [
         (
             f"%memused {fmt_num(used)}, scan {fmt_num(scan)} pages/s, swapping "
-            f"{fmt_num(swap)} pages/s (MAA SYNC paper: memused near 100 with scans over 200/s is a "
+            f"{fmt_num(swap)} pages/s (Best Practices for Synchronous Redo Transport: memused near "
+            "100 with scans over 200/s is a "
             "shortage; swapping deteriorates performance dramatically)"
         )
     ]

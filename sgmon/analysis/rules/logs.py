@@ -38,7 +38,7 @@ REDO = ORACLE_REDO.Rows.db.fixed
 """The database's ``oracle_redo`` row (its redo rate)."""
 SPIKE = (
     "each switch updates SRL headers, checkpoints and archives on the standby "
-    "and spikes remote write times (MAA SYNC paper, Figure 3)"
+    "and spikes remote write times (Best Practices for Synchronous Redo Transport, Figure 3)"
 )
 
 
@@ -107,7 +107,8 @@ def _too_often(
             return None  # logs of Table 2's size at this rate: the switches are fine
         ev.append(
             f"redo {fmt_num(rate / 1e6)} MB/s x {fmt_num(every)} s = logs of about "
-            f"{fmt_num(rate * every / 1e6)} MB; the MAA SYNC paper's Table 2 sizes them {want} "
+            f"{fmt_num(rate * every / 1e6)} MB; Table 2 of Best Practices for Synchronous Redo "
+            f"Transport sizes them {want} "
             f"(or peak MB/min x 20 min)"
         )
         tail = f"redo logs too small for this redo rate: size them {want} or more"
@@ -143,7 +144,10 @@ def standby_after_switches(ctx: Context) -> list[str]:
         if dev and aqu >= 1:
             parts.append(f"{dev} aqu-sz {fmt_num(aqu)}, %util {fmt_num(util)}")
         if parts:
-            out.append(f"{view.name} now: {'; '.join(parts)} (switch checkpoints, MAA SYNC paper)")
+            out.append(
+                f"{view.name} now: {'; '.join(parts)} (switch checkpoints, Best Practices for "
+                "Synchronous Redo Transport)"
+            )
     return out
 
 

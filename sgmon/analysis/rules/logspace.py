@@ -24,11 +24,11 @@ MEANING = {
     "log buffer space": "LGWR does not free the log buffer as fast as redo arrives: slow log "
     "writes, or a log buffer too small",
     "log file switch (checkpoint incomplete)": "the next log is still needed by a checkpoint: "
-    "too few or too small redo logs (MAA SYNC paper Table 2)",
+    "too few or too small redo logs (Best Practices for Synchronous Redo Transport, Table 2)",
     "log file switch (archiving needed)": "the next log is not archived yet: the archiver or an "
     "archive destination is behind",
     "log file switch completion": "sessions wait for each log switch to finish: switches too "
-    "frequent (MAA SYNC paper Table 2)",
+    "frequent (Best Practices for Synchronous Redo Transport, Table 2)",
     "log file switch (private strand flush incomplete)": "private redo strands flushed at each "
     "switch: switches too frequent",
 }

@@ -74,7 +74,7 @@ def rac_broadcast(ctx: Context) -> Iterable[Claim]:
                 f"'redo write broadcast ack time' {fmt_num(ack)} ms per redo write beyond the "
                 "write "
                 f"itself, of log file sync {fmt_num(b.lfs_ms)} ms "
-                "(MAA SYNC paper commit steps 4 and 9)"
+                "(Best Practices for Synchronous Redo Transport, commit steps 4 and 9)"
             ),
             (
                 f"the writes stay fast: local {fmt_num(b.local_write_ms)} ms, remote "

@@ -119,7 +119,7 @@ def _saturated(ctx: Context, view: HostView) -> Saturated | None:
         (
             f"{dev}: await {fmt_num(aw)} ms vs svctm {fmt_num(svctm)} ms, aqu-sz {fmt_num(aqu)}, "
             f"%util {fmt_num(util)}: requests wait in the queue, the volume is capped "
-            "(cloud migration case)"
+            "(Oracle Database Migrated to Cloud Starts Experiencing 'log file sync' Waits)"
         ),
         *tail,
         *_srl_waits(frame),
@@ -204,7 +204,8 @@ def _rfs_in_d(frame: Frame) -> list[str]:
             said = f", waiting for I/O {fmt_num(io)} ms/s" if io is not None else ""
             out.append(
                 f"{name} in D ({PROCS.wchan.of(prow) or '?'}){said}: the receiving process "
-                "itself waits on the device (cloud migration case, seen from the process)"
+                "itself waits on the device (Oracle Database Migrated to Cloud Starts Experiencing "
+                "'log file sync' Waits, seen from the process)"
             )
     return out
 
@@ -227,12 +228,13 @@ def _standby_io_unseen(ctx: Context, view: HostView) -> Iterable[Claim]:
         ev.append(
             "iostat shows no deep queue on the standby's devices: the I/O is held above them "
             "(cgroup blkio throttle, hypervisor or volume IOPS cap); check the SRL volume's "
-            "limits (cloud migration case)"
+            "limits (Oracle Database Migrated to Cloud Starts Experiencing 'log file sync' Waits)"
         )
     else:
         ev.append(
             "no disk figures from the standby (an AWR import has none): add its sar or "
-            "OSWatcher history to see whether its redo device queues (cloud migration case)"
+            "OSWatcher history to see whether its redo device queues (Oracle Database Migrated to "
+            "Cloud Starts Experiencing 'log file sync' Waits)"
         )
     ev += lost_write_reads(ctx, hits[0].key, f"the standby's {hits[0].instance}")
     yield Claim(
@@ -291,6 +293,7 @@ def lost_write_reads(ctx: Context, follower: SeriesKey, what: str) -> list[str]:
         (
             f"primary redo size for lost write detection {fmt_num(lwd / 1e3)} kB/s{said}{moves}: "
             "DB_LOST_WRITE_PROTECT makes the standby read and check what the primary read, on "
-            "its own volume (cloud migration case)"
+            "its own volume (Oracle Database Migrated to Cloud Starts Experiencing 'log file sync' "
+            "Waits)"
         )
     ]

@@ -120,7 +120,8 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
         ev += sender
         if rto >= stall:
             ev.append(
-                f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (retransmission case)"
+                f"each lost segment stalls the SYNC write ~{fmt_num(rto)} ms (A story about Data "
+                "Guard and network latency)"
                 + (f", here by {kind.said}" if kind is not None else "")
                 + f"; fix: ip route change {peer} dev <if> ... rto_min 10ms (dial in for your "
                 "network)"
@@ -145,7 +146,8 @@ def rto_stall(ctx: Context) -> Iterable[Claim]:
         else:
             ev.append(
                 f"rto already below {fmt_num(stall)} ms, so each loss costs ~rto; "
-                "the loss itself is on the network path (retransmission case)"
+                "the loss itself is on the network path (A story about Data Guard and network "
+                "latency)"
             )
             yield Claim(  # one per host, whichever DG socket is worst now
                 host=h,
@@ -183,14 +185,16 @@ def _sender_waiting(ctx: Context, h: str, inst: str, row: Row) -> list[str]:
     out = [
         (
             f"{name}'s socket had segments unacknowledged at {seen} of the last {RECENT} samples: "
-            "the redo was on the wire, not yet at the standby (retransmission case)"
+            "the redo was on the wire, not yet at the standby (A story about Data Guard and "
+            "network latency)"
         )
     ]
     unacked = TCP.unacked.of(row)
     if unacked and PROCS.state.of(prow) == "S":
         out.append(
             f"now {name} (pid {fmt_num(pid)}) sleeps on its socket with {fmt_num(unacked)} "
-            "segment(s) unacknowledged: the sender waits for the ack (retransmission case: NSS2 in "
+            "segment(s) unacknowledged: the sender waits for the ack (A story about Data Guard and "
+            "network latency: NSS2 in "
             "'Redo Transport MISC' while RFS waits in 'SQL*Net message from client')"
         )
     return out
@@ -224,7 +228,8 @@ def nic(ctx: Context, view: HostView) -> Iterable[Claim]:
         what = ", ".join(f"{o.field} {fmt_num(number(o.value))}" for o in hits)
         ev = [f"{iface}: {o.reason}" for o in hits]
         ev.append(
-            "MAA SYNC paper: dropped and overrun counts indicate interface saturation; the "
+            "Best Practices for Synchronous Redo Transport: dropped and overrun counts indicate "
+            "interface saturation; the "
             "NIC must carry the peak redo rate plus other traffic"
         )
         yield Claim(
@@ -257,7 +262,8 @@ def network_latency(ctx: Context, view: HostView) -> Iterable[Claim]:
     ev = [
         f"{inst}: smoothed RTT {fmt_num(rtt)} ms over the last {RECENT} ticks ({lim.source})",
         (
-            "MAA SYNC paper: SYNC works best below 5 ms round trip; measure the link with "
+            "Best Practices for Synchronous Redo Transport: SYNC works best below 5 ms round trip; "
+            "measure the link with "
             "`sgmon probe` (oratcptest-like, latency measurement article); consider Fast Sync or "
             "Far Sync"
         ),
@@ -325,7 +331,8 @@ def _short_buffer(ctx: Context, h: str, inst: str, row: Row, b: _Buffers) -> Cla
     ev = [
         (
             f"{inst}: {side} {fmt_num(buf)} B < 3 x BDP = 3 x {fmt_num(b.mbit)} Mbit/s x "
-            f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (MAA SYNC paper)"
+            f"{fmt_num(rtt)} ms = {fmt_num(3 * bdp)} B (Best Practices for Synchronous Redo "
+            "Transport)"
         ),
         f"net.core.{sysctl} "
         + (
