@@ -14,6 +14,7 @@ import bisect
 import queue
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
@@ -33,6 +34,9 @@ def frame_at(frames: Sequence[Frame], time: float) -> Frame | None:
     return frames[i - 1] if i else None
 
 
+DRAIN_S = 60.0
+"""How long a stop waits for the sinks to write what is queued (10,000 frames at most: a few
+seconds for hundreds of hosts) before it drops the rest, saying how many."""
 PACK_BEHIND = 2
 """Frames of a host newer than the one packed when a frame is added."""
 
@@ -103,6 +107,8 @@ class Monitor:
         self.history = History(history)
         self._queue: queue.Queue[Frame | None] = queue.Queue(maxsize=10_000)
         self._stop = threading.Event()
+        self._abandon = threading.Event()
+        """Set when the sinks could not take the queue in time at a stop: the dispatcher ends."""
         self._threads: list[threading.Thread] = []
         self._running = 0
         self._lock = threading.Lock()
@@ -155,7 +161,7 @@ class Monitor:
                     self._queue.put(None)
 
     def _dispatch(self) -> None:
-        while True:
+        while not self._abandon.is_set():
             frame = self._queue.get()
             if frame is None:
                 self.finished.set()
@@ -188,13 +194,25 @@ class Monitor:
         return self.finished.wait(timeout)
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Stop the sources, drain the queue to the sinks, close the sources."""
+        """Stop the sources (``timeout`` for all of them together), drain the queue to the
+        sinks, close the sources.  The dispatcher has ended when this returns, so the caller
+        may close the sinks: frames still queued after ``DRAIN_S`` are dropped, and said."""
         self._stop.set()
+        deadline = time.monotonic() + timeout
         for t in self._threads[1:]:
-            t.join(timeout)
+            t.join(max(0.0, deadline - time.monotonic()))
         self._queue.put(None)
         if self._threads:
-            self._threads[0].join(timeout)
+            dispatcher = self._threads[0]
+            dispatcher.join(max(timeout, DRAIN_S))
+            if dispatcher.is_alive():
+                self._abandon.set()
+                dispatcher.join()  # ends after the frame in hand
+                print(
+                    f"sgmon: {self._queue.qsize()} frames not written: the outputs did not "
+                    f"keep up within {DRAIN_S:g}s of the stop",
+                    file=sys.stderr,
+                )
         for s in self.sources:
             try:
                 s.close()

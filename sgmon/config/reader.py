@@ -55,6 +55,13 @@ class _Reader:
             return ()
         if not raw:
             self.bad("host", "[]: add a [[host]] table, or leave host out to watch this machine")
+        if len(raw) > MAX_HOSTS:
+            self.bad(
+                "host",
+                f"{len(raw)} hosts: one configuration takes at most {MAX_HOSTS} (one sgmon "
+                "watches a Data Guard configuration; split a fleet into one per configuration)",
+            )
+            return ()
         hosts: list[HostConfig] = []
         for i, h in enumerate(raw):
             name = h.get("name") if isinstance(h, dict) else None
@@ -218,6 +225,12 @@ class _Reader:
                 continue
             out[key] = levels
         return out
+
+
+MAX_HOSTS = 300
+"""The most hosts one configuration takes: recorded without a race (tests/system/hostile), the
+sinks' pace on two CPUs the bound (docs/limits.md); more is refused in one line, never started
+and left to fall behind."""
 
 
 def _declared(name: str) -> Mapping[str, Rule] | None:
