@@ -27,8 +27,10 @@ CLOCK_SLACK = 86400.0
 a tick, a frame or a pong stamped so is refused."""
 STDERR_LINE = 4096
 """Bytes of one far-side stderr line kept; the rest of a longer line is read and dropped."""
-AGENT_LINE = 8 << 20
-"""Bytes of one agent line (one frame's JSON); a longer line is skipped whole."""
+AGENT_LINE = 4 << 20
+"""Bytes of one agent line (one frame's JSON, tens of kB); a longer line is skipped whole."""
+DRAIN = 64 << 10
+"""Bytes read at a time from the rest of a line too long to keep."""
 SHOWN = 300
 """Characters of a far-side line shown in one note."""
 INBOX = 16 << 20
@@ -116,7 +118,7 @@ def bounded_lines(stream: IO[bytes], most: int, put: Callable[[bytes | None], No
             if len(line) < most or line.endswith(b"\n"):
                 continue
             long += 1
-            while (rest := stream.readline(most)) and not rest.endswith(b"\n"):
+            while (rest := stream.readline(DRAIN)) and not rest.endswith(b"\n"):
                 pass
     except (OSError, ValueError):
         pass
