@@ -362,6 +362,9 @@ class RemoteSource(SshSource):
         if not plausible(f.time, time.time()):
             self.refuse_clock("a frame", f.time)
             return
+        if not 0.01 <= f.interval <= 3600:  # NaN too
+            self.dropped += 1
+            return
         self._seq = f.seq
         role = self.hosts[0].role or f.role
         t = f.time

@@ -35,6 +35,8 @@ def main():
             os.write(2, b"error %d \x1b]0;owned\x07\n" % i)
     elif MODE.startswith("banner="):
         os.write(1, b"Welcome to prod1, authorized use only\x1b[5m\n" * int(MODE[7:]))
+    elif MODE.startswith("agent-clock="):
+        agent(MODE[12:])
     elif MODE == "stubborn":
         subprocess.Popen(
             [sys.executable, "-c", IGNORES_SIGTERM, MARKER],
@@ -57,6 +59,12 @@ def pump():
         ns["pack"] = lambda wall, *rest: pack(bad, *rest)
     elif MODE.startswith("pong="):
         ns["listen"] = lambda stdin: lie_in_pongs(ns, stdin, float(MODE[5:]))
+    elif MODE == "error-flood":
+        run = ns["Ticks"].run
+        ns["Ticks"].run = lambda self, sockets: [
+            *(ns["send"](b"E", b"sock_diag: \x1b[2Jerror %d" % i) for i in range(20000)),
+            run(self, sockets),
+        ]
     elif MODE == "hello-random":
         ns["Ticks"].run = lambda self, sockets: forever(1, os.urandom(65536))
 
@@ -69,6 +77,31 @@ def pump():
 
     ns["sys"] = type("sys", (), {"stdin": type("stdin", (), {"buffer": Request()})})
     ns["main"]()
+
+
+def agent(clock):
+    """An installed agent's NDJSON stream, each frame stamped ``clock`` (``now``: its own)."""
+    schema = {"cpu": [{"name": "usr", "unit": "%", "kind": "gauge"}]}
+    header = {
+        "sgmon_agent": 1,
+        "hosts": [{"name": "far"}],
+        "interval": 1.0,
+        "schemas": {"far": schema},
+    }
+    print(json.dumps(header), flush=True)
+    for seq in range(1, 600):
+        t = time.time() if clock == "now" else float(clock)
+        cpu = {"status": "ok", "rows": {"all": {"usr": 1.0}}}
+        frame = {
+            "v": 1,
+            "host": "far",
+            "time": t,
+            "seq": seq,
+            "interval": 1.0,
+            "collectors": {"cpu": cpu},
+        }
+        print(json.dumps(frame), flush=True)
+        time.sleep(1 - time.time() % 1)
 
 
 def lie_in_pongs(ns, stdin, t):

@@ -140,6 +140,30 @@ def test_a_far_pong_gone_wrong_is_refused(tmp_path: Path, pong: str) -> None:
     assert len(run.lines("far: a clock reading stamped")) == 1, run.err
 
 
+@pytest.mark.parametrize("clock", ["now", "nan", "1e300", "-1"])
+def test_an_agent_frame_stamped_wrong_is_refused(tmp_path: Path, clock: str) -> None:
+    """An installed agent's frames: stamped by its own clock they are recorded (the stand-in
+    works); stamped outside a day of ours, refused with one line."""
+    run = _record(tmp_path, f"agent-clock={clock}", agent=True)
+    _sound(run)
+    if clock == "now":
+        assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+        assert not run.lines("far: "), run.err
+        return
+    assert run.far == [] and run.rc == 3, run.err
+    assert len(run.lines("far: a frame stamped")) == 1, run.err
+
+
+def test_a_flood_of_far_errors_is_a_few_lines(tmp_path: Path) -> None:
+    """20,000 distinct problems the pump reports: the first few, then their number."""
+    run = _record(tmp_path, "error-flood")
+    _sound(run)
+    assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+    said = run.lines("far: ")
+    assert len(said) <= 9 and "more distinct line(s) from the far side not shown" in said[-1], said
+    assert "sock_diag: \\x1b[2Jerror 0" in said[0], said
+
+
 @pytest.mark.parametrize("lines", [1, 12])
 def test_a_login_banner_is_skipped_once(tmp_path: Path, lines: int) -> None:
     run = _record(tmp_path, f"banner={lines}")
