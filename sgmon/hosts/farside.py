@@ -182,16 +182,20 @@ class Pace:
         self._tokens = self.BURST
         self._at = time.monotonic()
         self._slot: int | None = None
+        self._offset = 0.0
 
-    def take(self, local_time: float) -> bool:
-        """Whether a tick stamped ``local_time`` (on this machine's axis) is read here: not when
-        one of its slot was (a clock stepped back starts again from its own slot)."""
+    def take(self, local_time: float, offset: float = 0.0) -> bool:
+        """Whether a tick stamped ``local_time`` (on this machine's axis, placed by the clock
+        ``offset``) is read here: not when one of its slot was, unless the offset moved since
+        (the first measure of a skewed clock moves the axis under two honest ticks); a clock
+        stepped back starts again from its own slot."""
         now = time.monotonic()
         self._tokens = min(self.BURST, self._tokens + 1.5 * (now - self._at) / self.interval)
         self._at = now
         slot = round(local_time / self.interval)
-        if slot == self._slot or self._tokens < 1:
+        moved = abs(offset - self._offset) > self.interval / 4
+        if (slot == self._slot and not moved) or self._tokens < 1:
             return False
         self._tokens -= 1
-        self._slot = slot
+        self._slot, self._offset = slot, offset
         return True

@@ -226,8 +226,9 @@ class PumpSource(SshSource):
             head = Tick.of(payload)
             if not self._sane(head):
                 return
-            local_time = head.time - (self.clock_offset or 0.0)
-            early = not self._pace.take(local_time) and self._engine is not None
+            offset = self.clock_offset or 0.0
+            local_time = head.time - offset
+            early = not self._pace.take(local_time, offset) and self._engine is not None
             if early:
                 self._early()
                 if not head.carries_news():

@@ -112,9 +112,11 @@ def test_the_inbox_keeps_nothing_once_closed() -> None:
 
 def test_a_flood_of_ticks_is_read_once_an_interval() -> None:
     pace = Pace(1.0)
-    now = time.time()
+    now = float(int(time.time()))  # on a boundary
     read = [pace.take(now + i / 5000) for i in range(5000)]  # 5,000 ticks in one second
     assert sum(read) <= 2  # one per slot of the axis
+    skewed = Pace(1.0)  # a far clock 0.7 s ahead, measured between two honest ticks
+    assert skewed.take(now) and skewed.take(now + 1 - 0.7, offset=0.7)
     liar = Pace(1.0)  # a far side stamping each tick a second later than the last
     assert sum(liar.take(now + i) for i in range(1000)) <= Pace.BURST + 1
 
