@@ -325,12 +325,17 @@ class SshSource:
         with contextlib.suppress(OSError):
             if proc.stdin:
                 proc.stdin.close()
-        if proc.poll() is None or _group_alive(proc.pid):
+
+        def left() -> bool:
+            return proc.poll() is None or _group_alive(proc.pid)
+
+        if left():
             _signal_group(proc.pid, signal.SIGTERM)
             end = time.monotonic() + GRACE
-            while time.monotonic() < end and (proc.poll() is None or _group_alive(proc.pid)):
+            while left() and time.monotonic() < end:
                 time.sleep(0.05)
-            _signal_group(proc.pid, signal.SIGKILL)
+            if left():  # never a signal to a group that is gone: its id may be reused
+                _signal_group(proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(GRACE)
         self._proc = None
