@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import struct
 import subprocess
 import time
@@ -30,15 +31,60 @@ from typing import IO, TYPE_CHECKING
 from sgmon.collector import Collector
 from sgmon.config import HostConfig
 from sgmon.engine import Engine
-from sgmon.hosts.ssh import Message, SshSource, copy_lines
+from sgmon.hosts.farside import AGENT_LINE, Pace, bounded_lines, far_text, plausible
+from sgmon.hosts.ssh import Message, SshSource
 from sgmon.model import Frame, schema_from_dict
 
 if TYPE_CHECKING:
     from sgmon.readers.inet_diag import Selection
-    from sgmon.remote.mirror import Shipped
+    from sgmon.remote.mirror import Shipped, Tick
 
 SHIFT_STEP = 0.002
 """Seconds the measured offset must move before the pump is told to shift its ticks again."""
+MESSAGE_MOST = 8 << 20
+"""Bytes one pump message may hold (a tick is tens of kB, its trace tails at most 4 MiB): a
+longer length is a corrupt stream, never an allocation."""
+BANNER_MOST = 64 << 10
+"""Bytes the remote shell may print before the pump's start (a login banner, a message of the
+day): beyond it, no pump is talking."""
+HEADER = struct.Struct(">cI")
+
+
+class Corrupt(Exception):
+    """The far side's stream is not the pump's: the session ends and starts again."""
+
+
+def _start(stream: IO[bytes]) -> bytes | None:
+    """Read up to the pump's MAGIC; what came before it (a banner), or None at the end."""
+    from sgmon.remote.pump import MAGIC
+
+    seen = bytearray()
+    while not seen.endswith(MAGIC):
+        if len(seen) > BANNER_MOST:
+            raise Corrupt(
+                f"the far side sent {BANNER_MOST >> 10} KiB on stdout without sgmon's program "
+                "starting (does something print there at login?)"
+            )
+        byte = stream.read(1)
+        if not byte:
+            return None
+        seen += byte
+    return bytes(seen[: -len(MAGIC)])
+
+
+def _messages(stream: IO[bytes], put: Callable[[Message | None], None]) -> None:
+    """The pump's messages, each checked for size before it is read."""
+    while len(raw := stream.read(HEADER.size)) == HEADER.size:
+        kind, size = HEADER.unpack(raw)
+        if size > MESSAGE_MOST:
+            raise Corrupt(
+                f"a message longer than the {MESSAGE_MOST >> 20} MiB one may hold: the stream "
+                "is corrupt"
+            )
+        payload = stream.read(size)
+        if len(payload) < size:
+            return
+        put((kind, payload))
 
 
 class PumpSource(SshSource):
@@ -70,6 +116,10 @@ class PumpSource(SshSource):
         self._shift: float | None = None
         self.python: str | None = None
         """The far side's python3 version, from its hello."""
+        self._pace = Pace(self.interval)
+        self.coalesced = 0
+        """Ticks not read because the far side sent them faster than the interval."""
+        self._banner_said = False
 
     def remote_command(self) -> str:
         """The host's own python3 (platform-python on RHEL/OL 8 where there is no python3),
@@ -98,17 +148,14 @@ class PumpSource(SshSource):
             proc.stdin.flush()
 
     def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:
-        head = struct.Struct(">cI")
         try:
-            while True:
-                raw = stream.read(head.size)
-                if len(raw) < head.size:
-                    break
-                kind, size = head.unpack(raw)
-                payload = stream.read(size)
-                if len(payload) < size:
-                    break
-                put((kind, payload))
+            banner = _start(stream)
+            if banner is not None:
+                if banner:
+                    put((b"B", banner))
+                _messages(stream, put)
+        except Corrupt as e:
+            put((b"X", str(e).encode()))
         except (OSError, ValueError):
             pass
         put(None)
@@ -128,20 +175,67 @@ class PumpSource(SshSource):
                 self._shift = offset
                 self._write(proc, f"shift {offset:.6f}\n")
         elif kind == b"H":
-            with contextlib.suppress(ValueError, AttributeError):
-                hello = json.loads(payload)
-                self.python, self.far_hostname = hello.get("python"), hello.get("hostname")
-            self._greet()
+            self._hello(payload)
             self._write(proc, f"ping {time.time():.6f}\n")  # the offset before the first frame
         elif kind == b"E":
-            self._report(payload.decode(errors="replace"))
+            self.notes.say(far_text(payload))
+        elif kind == b"B":
+            self._banner(payload)
+        elif kind == b"X":
+            self._why = payload.decode()
         else:
             self.dropped += 1
 
+    def _hello(self, payload: bytes) -> None:
+        with contextlib.suppress(ValueError, AttributeError):
+            hello = json.loads(payload)
+            python, hostname = hello.get("python"), hello.get("hostname")
+            self.python = far_text(python, 32) if isinstance(python, str) else None
+            self.far_hostname = far_text(hostname, 64) if isinstance(hostname, str) else None
+        self._greet()
+
+    def _banner(self, banner: bytes) -> None:
+        """Said once per host: the lines the remote shell printed before the pump started."""
+        if self._banner_said:
+            return
+        self._banner_said = True
+        lines = [line for line in banner.splitlines() if line.strip()]
+        first = f": {far_text(lines[0], 80)!r}" if lines else ""
+        self.warn(
+            f"{self.config.ssh}: skipped {len(lines)} line(s) the remote shell printed before "
+            f"sgmon's program started (a login banner){first}"
+        )
+
+    def _sane(self, tick: Tick) -> bool:
+        """Whether a tick's clocks can place it: its wall clock within a day of ours, its
+        monotonic clock a number of seconds since the host's boot."""
+        if not plausible(tick.time, time.time()):
+            self.refuse_clock("a tick", tick.time)
+            return False
+        if not (math.isfinite(tick.monotonic) and 0 <= tick.monotonic < 1e10):
+            self.refuse_clock("a tick's monotonic clock", tick.monotonic)
+            return False
+        return True
+
     def _tick(self, payload: bytes, emit: Callable[[Frame], None]) -> None:
-        """Write the tick into the mirror and sample it (the first one only primes)."""
+        """Write the tick into the mirror and sample it (the first one only primes); a tick
+        with a clock that cannot be ours is refused, one faster than the interval not read."""
+        from sgmon.remote.mirror import Tick
+
         try:
+            head = Tick.of(payload)
+            if not self._sane(head):
+                return
+            offset = self.clock_offset or 0.0
+            local_time = head.time - offset
+            early = not self._pace.take(local_time, offset) and self._engine is not None
+            if early:
+                self._early()
+                if not head.carries_news():
+                    return
             tick = self.mirror.apply(payload)
+            if early:
+                return
         except ValueError:
             self.dropped += 1
             return
@@ -150,7 +244,6 @@ class PumpSource(SshSource):
             self._report(f"cannot keep this host's files in {self.mirror.root}: {e.strerror}")
             return
         self._remote_clock = tick.monotonic
-        local_time = tick.time - (self.clock_offset or 0.0)
         if self._engine is None:
             self._engine = Engine(
                 self._collectors(self.mirror.root),
@@ -165,6 +258,14 @@ class PumpSource(SshSource):
                 self._database.tick(local_time)
             return
         self._emit(self._engine.tick(local_time), emit)
+
+    def _early(self) -> None:
+        self.coalesced += 1
+        self.notes.say(
+            f"the far side sends ticks faster than every {self.interval:g}s: the extra ones "
+            "are not read (counted; the files they carry are kept)",
+            "ticks faster than the interval not read",
+        )
 
     def _explain(self, why: str, rc: int | None) -> str:
         if "python3" in why:  # none there, or one older than 3.6
@@ -198,11 +299,15 @@ class RemoteSource(SshSource):
         return remote
 
     def _read(self, stream: IO[bytes], put: Callable[[Message | None], None]) -> None:
-        copy_lines(stream, lambda line: put(None if line is None else (b"L", line)))
+        bounded_lines(stream, AGENT_LINE, lambda line: put(None if line is None else (b"L", line)))
 
     def _handle(
         self, kind: bytes, payload: bytes, proc: subprocess.Popen, emit: Callable[[Frame], None]
     ) -> None:
+        if len(payload) >= AGENT_LINE and not payload.endswith(b"\n"):
+            self.dropped += 1
+            self.notes.say(f"a line over {AGENT_LINE >> 20} MiB from the agent skipped")
+            return
         try:
             d = json.loads(payload)
         except ValueError:
@@ -233,9 +338,14 @@ class RemoteSource(SshSource):
         except (KeyError, ValueError, TypeError):
             self.dropped += 1
             return None
+        interval = d.get("interval", self.interval)
+        if not isinstance(interval, int | float) or not 0.01 <= interval <= 3600:
+            self.dropped += 1
+            return None
         self._schema = {**schema, **self._database_schema()}
-        self.interval = float(d.get("interval", self.interval))
-        self.far_hostname = d.get("hostname")
+        self.interval = float(interval)
+        hostname = d.get("hostname")
+        self.far_hostname = far_text(hostname, 64) if isinstance(hostname, str) else None
         return remote
 
     def _frame(self, d: dict, emit: Callable[[Frame], None]) -> None:
@@ -248,6 +358,12 @@ class RemoteSource(SshSource):
             self.dropped += 1
             return
         if f.seq <= self._seq:
+            self.dropped += 1
+            return
+        if not plausible(f.time, time.time()):
+            self.refuse_clock("a frame", f.time)
+            return
+        if not 0.01 <= f.interval <= 3600:  # NaN too
             self.dropped += 1
             return
         self._seq = f.seq

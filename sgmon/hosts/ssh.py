@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import signal
 import subprocess
 import sys
@@ -37,11 +36,23 @@ from typing import IO
 from sgmon.collector import Collector
 from sgmon.config import HostConfig
 from sgmon.engine import Engine
+from sgmon.errors import one_line
 from sgmon.hosts import HostInfo
+from sgmon.hosts.farside import (
+    SHOWN,
+    STDERR_LINE,
+    Inbox,
+    Message,
+    Notes,
+    bounded_lines,
+    far_text,
+    plausible,
+    stamp,
+)
 from sgmon.model import SILENT_INTERVALS, CollectorResult, Frame, Schema, Status, silence
 
-Message = tuple[bytes, bytes]
-"""What a reader thread hands the session: a kind and its payload."""
+GRACE = 2.0
+"""Seconds the ssh command's process group has to end after SIGTERM before SIGKILL."""
 
 
 class SshSource:
@@ -67,7 +78,11 @@ class SshSource:
         self.max_backoff = max_backoff
         self.ping_every = ping_every
         self.dead_after = dead_after
-        self.warn = warn or (lambda m: print(f"sgmon: {m}", file=sys.stderr, flush=True))
+        self.warn = warn or (lambda m: print(f"sgmon: {one_line(m)}", file=sys.stderr, flush=True))
+        self.notes = Notes(lambda m: self.warn(f"{self.config.ssh}: {m}"))
+        """What the far side says or does wrong, each said once and its repeats counted."""
+        self._why: str | None = None
+        """Why this side ended the session (a corrupt stream), said as its end."""
         self.once = once
         """One session only (``config --check``): no message promises a retry."""
         self.connect_timeout = connect_timeout
@@ -131,7 +146,7 @@ class SshSource:
                 stop.wait(min(self.interval, end - time.monotonic()))
 
     def _session(self, emit: Callable[[Frame], None], stop: threading.Event) -> bool:
-        """One ssh session; True if the far side greeted."""
+        """One ssh session; True if the far side greeted and sent nothing corrupt."""
         try:
             proc = subprocess.Popen(
                 self.argv(),
@@ -144,46 +159,62 @@ class SshSource:
             self._report(f"cannot run ssh: {e.strerror}; install openssh-client")
             return False
         self._proc = proc
-        messages: queue.Queue[Message | None] = queue.Queue()
+        inbox = Inbox()
         errors: deque[str] = deque(maxlen=5)
-        threading.Thread(target=self._read, args=(proc.stdout, messages.put), daemon=True).start()
+        threading.Thread(target=self._read, args=(proc.stdout, inbox.put), daemon=True).start()
 
         def keep_error(line: bytes | None) -> None:
-            if line:  # None: the stream ended
-                errors.append(line.decode(errors="replace").strip())
+            if line and line.strip():  # None: the stream ended
+                errors.append(far_text(line))
 
-        stderr = threading.Thread(target=copy_lines, args=(proc.stderr, keep_error), daemon=True)
+        stderr = threading.Thread(
+            target=bounded_lines, args=(proc.stderr, STDERR_LINE, keep_error), daemon=True
+        )
         stderr.start()
-        self._greeted = False
+        self._greeted, self._why = False, None
         self._begin(proc)
-        next_ping = last_data = time.monotonic()
         try:
-            while not stop.is_set():
-                now = time.monotonic()
-                if self._greeted and now >= next_ping:
-                    self._write(proc, f"ping {time.time():.6f}\n")
-                    next_ping = now + self.ping_every
-                if now - last_data > self.dead_after:
-                    errors.append(f"no data for {self.dead_after:g}s")
-                    break
-                self._mark_stale(emit)
-                try:
-                    msg = messages.get(timeout=min(self.interval, 0.5))
-                except queue.Empty:
-                    continue
-                if msg is None:
-                    break
-                last_data = time.monotonic()
-                self._handle(*msg, proc, emit)
+            self._stream(proc, inbox, emit, stop, errors)
         finally:
             self.connected = False
+            inbox.close()
             self._kill(proc)
         stderr.join(2)  # its last words, which may come after stdout's end
+        self.notes.flush()
         if not stop.is_set():
             rc = proc.returncode
-            why = errors[-1] if errors else f"ssh exited with status {rc}"
+            why = self._why or (errors[-1] if errors else f"ssh exited with status {rc}")
             self._report(self._explain(why, rc))
-        return self._greeted
+        return self._greeted and self._why is None  # garbage after a hello: back off all the same
+
+    def _stream(
+        self,
+        proc: subprocess.Popen,
+        inbox: Inbox,
+        emit: Callable[[Frame], None],
+        stop: threading.Event,
+        errors: deque[str],
+    ) -> None:
+        """Take the far side's messages until it ends, falls silent, or sends garbage."""
+        next_ping = last_data = time.monotonic()
+        while not stop.is_set() and self._why is None:
+            now = time.monotonic()
+            if self._greeted and now >= next_ping:
+                self._write(proc, f"ping {time.time():.6f}\n")
+                next_ping = now + self.ping_every
+            if now - last_data > self.dead_after:
+                errors.append(f"no data for {self.dead_after:g}s")
+                return
+            self._mark_stale(emit)
+            self.notes.tick()
+            try:
+                msg = inbox.get(timeout=min(self.interval, 0.5))
+            except TimeoutError:
+                continue
+            if msg is None:
+                return
+            last_data = time.monotonic()
+            self._handle(*msg, proc, emit)
 
     def _begin(self, proc: subprocess.Popen) -> None:
         """Whatever the far side needs on stdin first."""
@@ -251,14 +282,20 @@ class SshSource:
 
     # --- clock offset ---------------------------------------------------------------------
 
-    def _pong(self, d: dict) -> None:
+    def _pong(self, d: object) -> None:
+        """A clock sample, unless the pong names no ping of ours (sent within a minute) or a
+        far clock over a day from ours."""
         t3 = time.time()
         try:
-            t0, remote = float(d["pong"]), float(d["time"])
-        except (KeyError, TypeError, ValueError):
+            t0, remote = float(d["pong"]), float(d["time"])  # type: ignore[index]
+        except (KeyError, TypeError, ValueError, OverflowError):
             self.dropped += 1
             return
-        if not t0 <= t3:
+        if not t3 - 60 <= t0 <= t3:
+            self.dropped += 1
+            return
+        if not plausible(remote, t3):
+            self.refuse_clock("a clock reading", remote)
             return
         self._samples.append((t3 - t0, remote - (t0 + t3) / 2))
         self.rtt, self.clock_offset = min(self._samples)
@@ -272,23 +309,40 @@ class SshSource:
             proc.stdin.write(text.encode())
             proc.stdin.flush()
 
+    def refuse_clock(self, what: str, t: float) -> None:
+        """One note (then a count) for a far-side time that cannot be one of ours."""
+        self.dropped += 1
+        key = "a time from the far side over a day from this machine's clock refused"
+        self.notes.say(
+            f"{what} stamped {stamp(t)} is over a day from this machine's clock: refused (is the "
+            "host's clock wrong?); this host's figures resume with a sane clock",
+            key,
+        )
+
     def _kill(self, proc: subprocess.Popen) -> None:
+        """End the ssh command's whole process group (its own session): SIGTERM, then SIGKILL
+        after GRACE for what is left, a child that ignores SIGTERM or outlives its parent."""
         with contextlib.suppress(OSError):
             if proc.stdin:
                 proc.stdin.close()
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(2)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(2)
+
+        def left() -> bool:
+            return proc.poll() is None or _group_alive(proc.pid)
+
+        if left():
+            _signal_group(proc.pid, signal.SIGTERM)
+            end = time.monotonic() + GRACE
+            while left() and time.monotonic() < end:
+                time.sleep(0.05)
+            if left():  # never a signal to a group that is gone: its id may be reused
+                _signal_group(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(GRACE)
         self._proc = None
 
     def _report(self, message: str) -> None:
         """One line per distinct problem, not one per retry."""
+        message = far_text(message, 2 * SHOWN)
         if message != self.last_error:
             self.warn(f"{self.config.ssh}: {message}")
         self.last_error = message
@@ -310,11 +364,17 @@ class SshSource:
             self._database.close()
 
 
-def copy_lines(stream: IO[bytes], put: Callable[[bytes | None], None]) -> None:
-    """Copy lines from a pipe to ``put``; ``None`` at the end."""
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group is left (the group outlives its leader)."""
     try:
-        for line in iter(stream.readline, b""):
-            put(line)
-    except (OSError, ValueError):
-        pass
-    put(None)
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)

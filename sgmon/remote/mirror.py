@@ -142,11 +142,28 @@ def _alive(pid: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Tick:
-    """When the remote read a tick: its wall clock and its monotonic clock, and its number."""
+    """When the remote read a tick: its wall clock and its monotonic clock, its number, and its
+    flags (which pieces it carries: pump.RETRANS ...)."""
 
     time: float
     monotonic: float
     seq: int
+    flags: int = 0
+
+    @classmethod
+    def of(cls, body: bytes) -> Tick:
+        """A tick's head alone (ValueError when too short): its clocks are checked before its
+        files are written."""
+        try:
+            wall, mono, seq, flags, _ = HEAD.unpack_from(body)
+        except struct.error as e:
+            raise ValueError(f"corrupt tick: {e}") from None
+        return cls(wall, mono, seq, flags)
+
+    def carries_news(self) -> bool:
+        """Whether it carries what the next tick may not (retransmission counters, the slow
+        files, trace tails, routes): kept in the mirror even when not read."""
+        return bool(self.flags & (RETRANS | EXTRA | ROUTES))
 
 
 class Mirror:
@@ -189,7 +206,7 @@ class Mirror:
                 self._drop(gone)
             self._slow = set(slow)
         self._write(body, pos, sizes, names + tails, len(names))
-        return Tick(wall, mono, seq)
+        return Tick(wall, mono, seq, flags)
 
     def _write(
         self, body: bytes, pos: int, sizes: tuple[int, ...], paths: list[str], files: int

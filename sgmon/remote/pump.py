@@ -22,8 +22,9 @@ Not compressed: zlib cost the host about a third more CPU than the whole tick wi
 (bench/README.md, "The pump on a remote host").  A tick does
 as little Python as it can: a cold interpreter woken once a second pays for every line.
 
-Messages to the consumer: one kind byte, a 4-byte big-endian length, the payload.  ``H`` hello
-(JSON), ``T`` a tick, ``P`` a pong (JSON), ``E`` a problem (text, once).  Lines from the
+The consumer finds the first message after ``MAGIC`` (what a login banner printed before is
+skipped).  Messages to the consumer: one kind byte, a 4-byte big-endian length, the payload.
+``H`` hello (JSON), ``T`` a tick, ``P`` a pong (JSON), ``E`` a problem (text, once).  Lines from the
 consumer after the request: ``ping T`` (answered with a pong carrying this host's clock) and
 ``shift S``.  Without a line for ``orphan_after`` seconds the pump ends (see ``orphaned``).
 """
@@ -51,6 +52,11 @@ DIAG: the sockets' netlink replies follow them, ROUTES: then the routes toward t
 EXTRA: a note names the slow files (a slow tick) and the trace files whose tails end the
 pieces."""
 STATE = {"shift": 0.0, "heard": time.monotonic()}
+MAGIC = b"\0sgmon-pump\0"
+"""Written once before the hello: where the pump's stream starts after a login banner."""
+TAILS_MOST = 4 << 20
+"""Bytes of trace tails one tick ships at most (the rest follows with the next ticks): a tick
+stays far under the consumer's bound on a message."""
 
 
 def kept(lines, data):
@@ -363,6 +369,7 @@ class Tails:
 
     def ship(self, blobs, extra):
         """Append what each file gained to a tick's pieces, and its path to the tick's note."""
+        room = TAILS_MOST
         for path in self.paths:
             try:
                 st = os.stat(path)
@@ -378,9 +385,10 @@ class Tails:
                 try:
                     with open(path, "rb") as fh:
                         fh.seek(pos)
-                        data = fh.read(st.st_size - pos)
+                        data = fh.read(min(st.st_size - pos, room))
                 except OSError:
                     continue
+            room -= len(data)
             self.at[path] = (st.st_ino, pos + len(data))
             if data:
                 extra.setdefault("tails", []).append(path)
@@ -490,6 +498,10 @@ def main():
         "hostname": socket.gethostname(),
         "time": time.time(),
     }
+    try:
+        os.write(1, MAGIC)
+    except OSError:
+        os._exit(0)
     send(b"H", json.dumps(hello).encode())
     sockets = netlink(requests, float(spec.get("rediscover", 10.0)))
     for target, args in ((listen, (stdin,)), (orphaned, (float(spec.get("orphan_after", 60)),))):

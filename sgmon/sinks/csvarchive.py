@@ -39,7 +39,9 @@ from pathlib import Path
 from sgmon import __version__
 from sgmon.archive import (
     ARCHIVE_FORMAT,
+    EARLIEST,
     EVENT_COLUMNS,
+    LATEST,
     META,
     STATUS_KIND,
     encode_row,
@@ -177,6 +179,9 @@ class ArchiveWriter:
         """Append one frame (the numbers only: findings.csv keeps the verdicts); never raises
         for I/O trouble (it is reported and retried)."""
         self._check_dirs(frame.host)
+        if not EARLIEST <= frame.time < LATEST:  # NaN too: a far clock gone wrong
+            self._bad_time(frame)
+            return
         try:
             if self._full and not self._room():
                 self._lost += 1
@@ -244,6 +249,16 @@ class ArchiveWriter:
             f"{self.root}: {host} {collector or 'engine'}: {what} cannot be stored ({e}); "
             "dropped, and any more like it from there, the rest is recorded"
         )
+
+    def _bad_time(self, frame: Frame) -> None:
+        """A frame stamped outside 1980-2100 (or NaN) is not a tick: dropped whole, one note
+        per host, and the other hosts go on."""
+        if (frame.host, "\0time") not in self._dropped:
+            self._dropped.add((frame.host, "\0time"))
+            self.warn(
+                f"{self.root}: {frame.host}: a tick stamped {frame.time!r} is not a time a "
+                "recording holds; dropped, and any more like it from there, the rest is recorded"
+            )
 
     def _write_frame(self, frame: Frame, hdir: Dir) -> None:
         schema = self.schema_of(frame.host)

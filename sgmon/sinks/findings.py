@@ -55,22 +55,34 @@ class FindingsLog:
         self.root = self.dirs.path
         self._files: dict[str, AppendFile] = {}
         self._pending: deque[tuple[str, list[str]]] = deque(maxlen=1000)
+        self._untimed: set[str] = set()  # hosts with a finding whose time is no date (said once)
         self._failing = False
         self._closed = False
 
     def __call__(self, frame: Frame, judgement: Judgement) -> None:
         """Log what opened, changed severity or closed with this frame."""
         for f in judgement.opened:
-            self._pending.append((f.host, finding_row(f.start, "open", f)))
+            self._row(f.start, "open", f)
         for f in judgement.changed:
             (_, before), (t, after) = f.steps[-2:]
-            event = "raise" if RANK[after] > RANK[before] else "lower"
-            self._pending.append((f.host, finding_row(t, event, f)))
+            self._row(t, "raise" if RANK[after] > RANK[before] else "lower", f)
         for f in judgement.closed:
-            self._pending.append((f.host, finding_row(f.end or f.start, "close", f)))
+            self._row(f.end or f.start, "close", f)
         if self._pending:
             self._flush()
         self.dirs.flusher.tick()
+
+    def _row(self, time: float, event: str, f: Finding) -> None:
+        """Queue a finding's row; one whose times are no date (a far clock gone wrong) is
+        dropped with one note per host, and the log goes on."""
+        try:
+            self._pending.append((f.host, finding_row(time, event, f)))
+        except (ValueError, OverflowError, OSError) as e:
+            if f.host not in self._untimed:
+                self._untimed.add(f.host)
+                self.dirs.warn(
+                    f"{self.root}: {f.host}: a finding stamped with no date ({e}) not logged"
+                )
 
     def _flush(self) -> None:
         by_host: dict[str, list[list[str]]] = {}

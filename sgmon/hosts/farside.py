@@ -1,0 +1,201 @@
+"""What comes from the far side of an ssh host is untrusted input: its clocks, lengths, lines and
+words are bounded and checked here before anything else reads them.
+
+A remote host whose clock, shell or program has gone wrong costs that host its figures and one
+line on stderr a minute at most; never another host's tick, the recording, or this machine's
+memory (every buffer below has a size, and what would not fit is counted, not kept).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import IO
+
+from sgmon.archive import printable
+from sgmon.errors import redact
+
+Message = tuple[bytes, bytes]
+"""What a reader thread hands the session: a kind and its payload."""
+
+CLOCK_SLACK = 86400.0
+"""A far clock more than a day from this machine's is not a clock the figures can be placed by:
+a tick, a frame or a pong stamped so is refused."""
+STDERR_LINE = 4096
+"""Bytes of one far-side stderr line kept; the rest of a longer line is read and dropped."""
+AGENT_LINE = 4 << 20
+"""Bytes of one agent line (one frame's JSON, tens of kB); a longer line is skipped whole."""
+DRAIN = 64 << 10
+"""Bytes read at a time from the rest of a line too long to keep."""
+SHOWN = 300
+"""Characters of a far-side line shown in one note."""
+INBOX = 16 << 20
+"""Bytes of messages waiting for the session: beyond it the reader waits, and so does the far
+side's write (back-pressure, not memory)."""
+NOTE_EVERY = 60.0
+"""Seconds between two notes of the same far-side line (the repeats are counted)."""
+DISTINCT = 8
+"""Distinct far-side lines said per NOTE_EVERY; more are counted and said as a number."""
+
+
+def far_text(raw: bytes | str, most: int = SHOWN) -> str:
+    """A far-side string fit for a terminal or a log: decoded, cut to ``most`` characters, every
+    control or formatting character escaped (``\\x1b``), anything password-like redacted."""
+    text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+    text = text.strip()
+    cut = len(text) > most
+    return redact(printable(text[:most])) + ("…" if cut else "")
+
+
+def stamp(t: float) -> str:
+    """A far-side time as a date where it is one (``9999-12-31T23:59:59+00:00``), else as the
+    number it is (``nan``, ``1e+300``)."""
+    try:
+        return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
+    except (ValueError, OverflowError, OSError):
+        return repr(t)
+
+
+def plausible(t: float, now: float) -> bool:
+    """Whether a far-side wall clock reading is within a day of ours (NaN and ±inf are not)."""
+    return math.isfinite(t) and abs(t - now) <= CLOCK_SLACK
+
+
+class Notes:
+    """A host's far-side notes: each said once, then its repeats counted and said with their
+    count at most every NOTE_EVERY seconds (``… (repeated 2,031 times)``); beyond DISTINCT new
+    lines in that time, only their number.  A flood of 20,000 distinct lines is a few lines."""
+
+    def __init__(self, warn: Callable[[str], None], every: float = NOTE_EVERY) -> None:
+        self.warn = warn
+        self.every = every
+        self._repeats: dict[str, int] = {}
+        self._hidden = 0
+        self._since = time.monotonic()
+
+    def say(self, text: str, key: str | None = None) -> None:
+        """Say ``text`` unless its ``key`` (the text itself by default: a phrase without the
+        changing figures) was said in this period; then count it."""
+        self.tick()
+        key = text if key is None else key
+        if key in self._repeats:
+            self._repeats[key] += 1
+        elif len(self._repeats) >= DISTINCT:
+            self._hidden += 1
+        else:
+            self._repeats[key] = 0
+            self.warn(text)
+
+    def tick(self) -> None:
+        """At the end of a period, say what was counted."""
+        if time.monotonic() - self._since >= self.every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Say the counts now, and start a new period."""
+        for key, n in self._repeats.items():
+            if n:
+                self.warn(f"{key} (repeated {n:,} time{'s' if n > 1 else ''})")
+        if self._hidden:
+            self.warn(f"{self._hidden:,} more distinct line(s) from the far side not shown")
+        self._repeats.clear()
+        self._hidden = 0
+        self._since = time.monotonic()
+
+
+def bounded_lines(stream: IO[bytes], most: int, put: Callable[[bytes | None], None]) -> int:
+    """Copy lines from a pipe to ``put`` (``None`` at the end), each at most ``most`` bytes: of a
+    longer line, ``put`` gets its first ``most`` bytes, marked by ending without a newline, and
+    the rest is read and dropped.  Returns how many lines were that long."""
+    long = 0
+    try:
+        while line := stream.readline(most):
+            put(line)
+            if len(line) < most or line.endswith(b"\n"):
+                continue
+            long += 1
+            while (rest := stream.readline(DRAIN)) and not rest.endswith(b"\n"):
+                pass
+    except (OSError, ValueError):
+        pass
+    put(None)
+    return long
+
+
+class Inbox:
+    """The queue from a reader thread to the session, bounded in bytes: a reader ahead of the
+    session waits (and with it the far side's writes), so a flood costs no memory here."""
+
+    def __init__(self, most: int = INBOX) -> None:
+        self.most = most
+        self._items: deque[Message | None] = deque()
+        self._bytes = 0
+        self._closed = False
+        self._cv = threading.Condition()
+
+    def put(self, msg: Message | None) -> None:
+        """Queue a message (None: the end), waiting while the queue is full; dropped once
+        closed."""
+        with self._cv:
+            while msg is not None and self._bytes >= self.most and not self._closed:
+                self._cv.wait(0.5)
+            if self._closed:
+                return
+            self._items.append(msg)
+            self._bytes += len(msg[1]) if msg is not None else 0
+            self._cv.notify_all()
+
+    def get(self, timeout: float) -> Message | None:
+        """The next message; TimeoutError when none came within ``timeout``."""
+        with self._cv:
+            if not self._items and not self._cv.wait_for(lambda: self._items, timeout):
+                raise TimeoutError
+            msg = self._items.popleft()
+            self._bytes -= len(msg[1]) if msg is not None else 0
+            self._cv.notify_all()
+            return msg
+
+    def close(self) -> None:
+        """The session is over: a waiting reader returns, and nothing more is kept."""
+        with self._cv:
+            self._closed = True
+            self._items.clear()
+            self._bytes = 0
+            self._cv.notify_all()
+
+
+class Pace:
+    """Which ticks the host's collectors read: one per interval of this machine's time axis
+    (the slot the tick's time, placed by the clock offset, rounds to, as a local host's ticks
+    fall on its boundaries), and on average at most 1.5 per interval of ours (with a burst of
+    BURST, so a backlog after a pause here is read whole).  A far side ticking faster, honest
+    or not, costs this machine no more than one that does not."""
+
+    BURST = 10.0
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._tokens = self.BURST
+        self._at = time.monotonic()
+        self._slot: int | None = None
+        self._offset = 0.0
+
+    def take(self, local_time: float, offset: float = 0.0) -> bool:
+        """Whether a tick stamped ``local_time`` (on this machine's axis, placed by the clock
+        ``offset``) is read here: not when one of its slot was, unless the offset moved since
+        (the first measure of a skewed clock moves the axis under two honest ticks); a clock
+        stepped back starts again from its own slot."""
+        now = time.monotonic()
+        self._tokens = min(self.BURST, self._tokens + 1.5 * (now - self._at) / self.interval)
+        self._at = now
+        slot = round(local_time / self.interval)
+        moved = abs(offset - self._offset) > self.interval / 4
+        if (slot == self._slot and not moved) or self._tokens < 1:
+            return False
+        self._tokens -= 1
+        self._slot, self._offset = slot, offset
+        return True

@@ -1,0 +1,223 @@
+"""The far side of an ssh host is untrusted input.  ``record`` of two hosts, this one and a far
+one reached through a stand-in for ssh (far_side.py: the real pump, gone wrong as each case
+says): a clock or a pong from another century, a login banner, random bytes, endless lines, a
+flood of valid ticks, a child that ignores SIGTERM.  Each case: no traceback, the clear line
+(once, repeats counted), no raw escape sequence on stderr, the local host keeps every tick, the
+process stays within 50 MB of its size with a sane far side, and no process is left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sgmon.archive import parse_time
+
+pytestmark = pytest.mark.timeout(240)
+
+FAR = Path(__file__).with_name("far_side.py")
+MB = 1024  # kB
+SECONDS = 6
+
+
+@dataclass
+class Run:
+    rc: int
+    err: str
+    peak_kb: int
+    here: list[float]
+    far: list[float]
+
+    def lines(self, text: str) -> list[str]:
+        return [line for line in self.err.splitlines() if text in line]
+
+
+def _times(arch: Path, host: str) -> list[float]:
+    """The distinct tick times of a host's cpu table."""
+    cells = {
+        line.split(",", 1)[0]
+        for p in arch.glob(f"{host}/cpu_*.csv")
+        for line in p.read_text().splitlines()[1:]
+    }
+    return sorted(map(parse_time, cells))
+
+
+def _record(tmp: Path, mode: str, seconds: int = SECONDS, agent: bool = False) -> Run:
+    """Record this host and the far one for ``seconds``; the peak resident size (VmHWM, the
+    kernel's high-water mark, read every 0.1 s until the process ends)."""
+    ssh = [sys.executable, str(FAR), mode, f"sgmon-stubborn-{tmp.name}"]
+    far = f'[[host]]\nname = "far"\nrole = "standby"\nssh = "far"\nssh_command = {ssh!r}\n'
+    far += 'sgmon_path = "sgmon"\n' if agent else ""
+    cfg = tmp / "sgmon.toml"
+    here = '[[host]]\nname = "here"\nrole = "primary"\n'
+    cfg.write_text(f'interval = "1s"\n{here}{far}'.replace("'", '"'))
+    with (tmp / "err").open("w+") as err:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "sgmon", "record", "--config", str(cfg), "--dir",
+             str(tmp / "arch"), "--duration", f"{seconds}s"],
+            stdout=subprocess.DEVNULL, stderr=err, cwd=tmp,
+        )  # fmt: skip
+        peak, end = 0, time.monotonic() + seconds + 60
+        try:
+            while p.poll() is None and time.monotonic() < end:
+                peak = max(peak, _rss(p.pid))
+                time.sleep(0.1)
+            rc = p.wait(timeout=max(1.0, end - time.monotonic()))
+        finally:
+            p.kill()
+            p.wait()
+        err.seek(0)
+        text = err.read()
+    return Run(rc, text, peak, _times(tmp / "arch", "here"), _times(tmp / "arch", "far"))
+
+
+def _rss(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    rss = [line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")]
+    return int(rss[0]) if rss else 0
+
+
+def _left(marker: str) -> list[int]:
+    """The processes whose command line names ``marker``."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if marker.encode() in (d / "cmdline").read_bytes():
+                    found.append(int(d.name))
+            except OSError:
+                continue
+    return found
+
+
+def _sound(run: Run) -> None:
+    """What every case holds: no traceback, nothing raw from the far side on the terminal, the
+    recording went on (exit 0, or 3: the far host never gave a tick), and this host kept
+    every tick of the run."""
+    assert "Traceback" not in run.err and "disabled" not in run.err, run.err
+    assert not set(run.err) & {"\x1b", "\x07", "\x9b"}, run.err
+    assert run.rc in (0, 3), run.err
+    assert len(run.here) >= SECONDS - 1, (run.here, run.err)
+    gaps = [b - a for a, b in zip(run.here, run.here[1:], strict=False)]
+    assert max(gaps) < 1.5, gaps  # no tick of this host lost
+
+
+@pytest.fixture(scope="module")
+def normal(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The same recording with a far side that behaves: the size the others are held to."""
+    run = _record(tmp_path_factory.mktemp("normal"), "ok")
+    _sound(run)
+    assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+    return run
+
+
+@pytest.mark.parametrize(
+    "clock", ["nan", "inf", "-inf", "1e300", "-1e300", "253402300799", "-1", "0"]
+)
+def test_a_far_clock_gone_wrong_costs_that_host_alone(tmp_path: Path, clock: str) -> None:
+    run = _record(tmp_path, f"clock={clock}")
+    _sound(run)
+    assert run.far == [] and run.rc == 3, run.err  # no tick of it placed, and said so
+    said = run.lines("far: a tick stamped")
+    assert len(said) == 1 and "over a day from this machine's clock" in said[0], run.err
+    assert len(run.lines("far: ")) <= 3, run.err  # the note, its count, nothing per tick
+
+
+@pytest.mark.parametrize("pong", ["1e300", "nan", "-inf"])
+def test_a_far_pong_gone_wrong_is_refused(tmp_path: Path, pong: str) -> None:
+    run = _record(tmp_path, f"pong={pong}")
+    _sound(run)
+    assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+    assert len(run.lines("far: a clock reading stamped")) == 1, run.err
+
+
+@pytest.mark.parametrize("clock", ["now", "nan", "1e300", "-1"])
+def test_an_agent_frame_stamped_wrong_is_refused(tmp_path: Path, clock: str) -> None:
+    """An installed agent's frames: stamped by its own clock they are recorded (the stand-in
+    works); stamped outside a day of ours, refused with one line."""
+    run = _record(tmp_path, f"agent-clock={clock}", agent=True)
+    _sound(run)
+    if clock == "now":
+        assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+        assert not run.lines("far: "), run.err
+        return
+    assert run.far == [] and run.rc == 3, run.err
+    assert len(run.lines("far: a frame stamped")) == 1, run.err
+
+
+def test_a_flood_of_far_errors_is_a_few_lines(tmp_path: Path) -> None:
+    """20,000 distinct problems the pump reports: the first few, then their number."""
+    run = _record(tmp_path, "error-flood")
+    _sound(run)
+    assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+    said = run.lines("far: ")
+    assert len(said) <= 9 and "more distinct line(s) from the far side not shown" in said[-1], said
+    assert "sock_diag: \\x1b[2Jerror 0" in said[0], said
+
+
+@pytest.mark.parametrize("lines", [1, 12])
+def test_a_login_banner_is_skipped_once(tmp_path: Path, lines: int) -> None:
+    run = _record(tmp_path, f"banner={lines}")
+    _sound(run)
+    assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+    (said,) = run.lines("far: skipped")
+    assert f"skipped {lines} line(s)" in said and "Welcome to prod1" in said, run.err
+    assert "\\x1b[5m" in said  # the banner's escape, shown escaped
+
+
+@pytest.mark.parametrize(
+    "mode",
+    ["random", "hello-random", "endless-stderr", "endless-stdout", "flood", "stderr-flood"],
+)
+def test_a_broken_far_side_costs_no_memory(tmp_path: Path, normal: Run, mode: str) -> None:
+    run = _record(tmp_path, mode)
+    _sound(run)
+    grew = (run.peak_kb - normal.peak_kb) / MB
+    print(f"{mode}: peak {run.peak_kb / MB:.1f} MB, {grew:+.1f} MB over a sane far side")
+    assert run.peak_kb < normal.peak_kb + 50 * MB, (run.peak_kb, normal.peak_kb)
+    assert len(run.lines("far: ")) <= 6, run.err  # a few lines, whatever the far side sends
+
+
+def test_a_flood_of_ticks_is_read_once_an_interval(tmp_path: Path, normal: Run) -> None:
+    run = _record(tmp_path, "flood")
+    _sound(run)
+    assert len(normal.far) - 2 <= len(run.far) <= len(normal.far) + 2, (run.far, normal.far)
+    (count,) = run.lines("ticks faster than the interval not read (repeated ")
+    assert int(count.split("(repeated ")[1].split()[0].replace(",", "")) > 1000, count
+
+
+def test_random_bytes_are_one_line_each_attempt(tmp_path: Path) -> None:
+    run = _record(tmp_path, "random")
+    said = run.lines("far: the far side sent 64 KiB on stdout without sgmon's program starting")
+    assert 1 <= len(said) <= 3, run.err  # each attempt backs off: 1 s, 2 s, 4 s
+
+
+def test_an_endless_agent_line_costs_no_memory(tmp_path: Path, normal: Run) -> None:
+    run = _record(tmp_path, "agent-endless", agent=True)
+    _sound(run)
+    print(f"agent-endless: peak {run.peak_kb / MB:.1f} MB, normal {normal.peak_kb / MB:.1f} MB")
+    assert run.peak_kb < normal.peak_kb + 50 * MB, (run.peak_kb, normal.peak_kb)
+    assert len(run.lines("line over 4 MiB from the agent skipped")) == 1, run.err
+
+
+def test_a_child_that_ignores_sigterm_is_not_left(tmp_path: Path) -> None:
+    marker = f"sgmon-stubborn-{tmp_path.name}"
+    try:
+        run = _record(tmp_path, "stubborn")
+        _sound(run)
+        end = time.monotonic() + 5
+        while _left(marker) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert _left(marker) == [], "the ssh command's child outlived sgmon"
+    finally:
+        for pid in _left(marker):
+            os.kill(pid, signal.SIGKILL)
