@@ -118,6 +118,16 @@ class _Followed:
     quiet_since: float
 
 
+UNREAD = (
+    "of the file it was before a rename or a new process were left unread (too far behind to "
+    "catch up)"
+)
+SKIPPED = (
+    "skipped (a line of over a megabyte, or a flood of lines too far ahead to read): the lines "
+    "after them are read"
+)
+
+
 class OracleTraceCollector(Collector):
     """LGWR-path trace lines and NSS/RFS remote-write splits, from trace files."""
 
@@ -259,14 +269,12 @@ class OracleTraceCollector(Collector):
         old.follower.close()
 
     def _say_dropped(self, kind: str, follower: Follower) -> None:
-        """One note for what was left unread of a file renamed away or abandoned."""
-        if follower.dropped:
-            self._note(
-                kind,
-                f"{follower.path}: {follower.dropped} bytes of the file it was before a rename "
-                "or a new process were left unread (too far behind to catch up)",
-            )
-            follower.dropped = 0
+        """One note for what was not read: of a file renamed away or abandoned, or jumped over
+        in the file followed (a line of over a megabyte, a flood)."""
+        for n, why in ((follower.dropped, UNREAD), (follower.skipped, SKIPPED)):
+            if n:
+                self._note(kind, f"{follower.path}: {n} bytes {why}")
+        follower.dropped = follower.skipped = 0
 
     def _note(self, kind: str, text: str) -> None:
         self.emit_event(Event(self.clock(), self.name, "note", kind, text))

@@ -26,6 +26,13 @@ REST_MAX = 16 << 20
 """Bytes read from a file being abandoned for a newer one (the rest is counted, not read)."""
 TAIL = 64
 """Bytes before the read offset compared on each call, to see a file rewritten in place."""
+BEHIND_MAX = 8 << 20
+"""Bytes a followed file may be ahead of the reader (once a ``from_start`` backlog is read): past
+it, a flood of lines, the reader jumps to the newest ``MAX_READ`` bytes, so a slow write logged
+after the flood is read in the tick it is written, not minutes later or never."""
+SCAN_MAX = 64 << 20
+"""Bytes of one line longer than ``MAX_READ`` (or of a sparse hole) looked through for its end
+in one call, a megabyte at a time, none of it kept: what follows it is read at once."""
 # kind -> the process names (as in the file name) whose traces it reads; 11.2 calls NSSn LNSn
 PROCESSES = {
     "lgwr": re.compile(r"lgwr|lg[0-9a-z]{2}"),
@@ -140,6 +147,12 @@ class Follower:
         """Why the file cannot be read now, None while it can (or is not there yet)."""
         self.dropped = 0
         """Bytes of a renamed or abandoned file left unread; the reader says so and resets it."""
+        self.skipped = 0
+        """Bytes jumped over in the file followed: a line of over ``MAX_READ`` bytes, or a flood
+        that left the reader ``BEHIND_MAX`` behind; the reader says so and resets it."""
+        self._resync = False  # in the middle of a line: what comes before its newline is not read
+        self._backlog = 0  # where a from_start backlog ends: no jump before it
+        self._junk = 0  # bytes of the file being left that were no line
         self._fd: int | None = None
         self._id: tuple[int, int] | None = None
         self._pos = 0
@@ -173,8 +186,9 @@ class Follower:
         self.error = None
         st = os.fstat(fd)
         self._fd, self._id = fd, (st.st_dev, st.st_ino)
-        self._left = REST_MAX
+        self._left, self._resync = REST_MAX, False
         self._pos = 0 if self._from_start else st.st_size
+        self._backlog = st.st_size if self._from_start else 0
         keep = min(TAIL, self._pos)
         self._tail = os.pread(fd, keep, self._pos - keep) if keep else b""
         self._from_start = True  # a file that reappears later is read whole
@@ -202,7 +216,7 @@ class Follower:
         if self._fd is not None:
             if st is None or (st.st_dev, st.st_ino) != self._id:
                 if not self._abandon_chunk():  # the old file's tail first, a chunk a call
-                    return self._split(self._read(MAX_READ))
+                    return self._leaving(self._read(MAX_READ))
                 data = self._read(min(MAX_READ, self._left))
                 if (data or self._partial) and not (data or self._partial).endswith(b"\n"):
                     data += b"\n"  # a line cut by the rotation ends there
@@ -210,11 +224,54 @@ class Follower:
                 self._close()
             elif self._rewritten(st.st_size):
                 self._pos, self._tail, self._partial = 0, b"", b""
+                self._resync = False
+            else:
+                self._catch_up(st.st_size)
         if self._fd is None and st is not None:
             self._open()
-        if self._fd is not None:
+        if self._fd is not None and not (self._resync and not self._scan()):
             data += self._read()
         return self._split(data)
+
+    def _leaving(self, data: bytes) -> list[str]:
+        """The lines of a chunk of the file being left: what of it is not a line counts as
+        left unread (``dropped``), as the rest of that file does."""
+        lines = self._split(data)
+        self._junk += self.skipped  # said with the rest of that file, once, when it is left
+        self.skipped, self._resync = 0, False
+        return lines
+
+    def _catch_up(self, size: int) -> None:
+        """Past ``BEHIND_MAX`` behind (after the backlog), jump to the newest ``MAX_READ`` bytes:
+        the line cut there is not read (``_resync``), and every byte jumped counts in
+        ``skipped``."""
+        behind = size - self._pos
+        if behind <= BEHIND_MAX or self._pos < self._backlog:
+            return
+        jump = behind - MAX_READ
+        self.skipped += jump + len(self._partial)
+        self._pos += jump
+        self._partial, self._resync = b"", True
+        assert self._fd is not None
+        self._tail = os.pread(self._fd, TAIL, self._pos - TAIL)  # not a rewrite: a jump
+
+    def _scan(self) -> bool:
+        """Look for the end of the line being skipped, a megabyte at a time up to ``SCAN_MAX``
+        bytes a call: True once past its newline (what follows is read), False while not."""
+        assert self._fd is not None
+        for _ in range(SCAN_MAX // MAX_READ):
+            chunk = os.pread(self._fd, MAX_READ, self._pos)
+            if not chunk:
+                return False
+            end = chunk.find(b"\n")
+            step = len(chunk) if end < 0 else end + 1
+            self._pos += step
+            self.skipped += step
+            self._tail = (self._tail + chunk[:step][-TAIL:])[-TAIL:]
+            if end >= 0:
+                self._resync = False
+                return True
+        return False
 
     def _split(self, data: bytes) -> list[str]:
         if not data:
@@ -222,7 +279,8 @@ class Follower:
         data = self._partial + data
         *complete, self._partial = data.split(b"\n")
         if len(self._partial) > MAX_READ:  # no newline for a megabyte: not a trace line
-            self._partial = b""
+            self.skipped += len(self._partial)
+            self._partial, self._resync = b"", True  # the rest of it is scanned, not read
         return [line.decode("utf-8", "replace").rstrip("\r") for line in complete]
 
     def _abandon_chunk(self) -> bool:
@@ -239,7 +297,8 @@ class Follower:
         """Count what is left unread of the file being left."""
         if self._fd is not None:
             with contextlib.suppress(OSError):
-                self.dropped += max(0, os.fstat(self._fd).st_size - self._pos)
+                self.dropped += max(0, os.fstat(self._fd).st_size - self._pos) + self._junk
+            self._junk = 0
 
     def rest(self) -> Iterator[list[str]]:
         """What is left of a file being abandoned, in chunks, its unfinished last line included;

@@ -260,3 +260,49 @@ def test_the_follower_returns_every_complete_line_of_any_appends(tmp_path_factor
     whole = b"".join(chunks)
     want = [x.decode("utf-8", "replace").rstrip("\r") for x in whole.split(b"\n")[:-1]]
     assert got == want
+
+
+def _giant_line(trc: Path) -> None:
+    with trc.open("ab") as f:
+        chunk = b"x" * (1 << 20)
+        for _ in range(50):  # a 50 MB line
+            f.write(chunk)
+        f.write(b"\n")
+
+
+def _sparse_hole(trc: Path) -> None:
+    with trc.open("ab") as f:
+        f.truncate(f.seek(0, os.SEEK_END) + (64 << 20))  # 64 MB of NULs, no disk spent
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n")
+
+
+def _flood(trc: Path) -> None:
+    with trc.open("ab") as f:
+        line = b"*** 2015-03-10 14:09:08.402\nkcrfw_redo_gen: noise of a busy process\n"
+        f.write(line * (12 * (1 << 20) // len(line)))  # 12 MB at once: far ahead
+
+
+@pytest.mark.parametrize("shape", [_giant_line, _sparse_hole, _flood], ids=lambda f: f.__name__)
+def test_a_slow_write_after_junk_is_read_in_the_next_tick(tmp_path: Path, shape) -> None:
+    """A 50 MB single line, a 64 MB sparse hole or a 12 MB flood used to hide the slow write
+    logged after it for as many ticks as megabytes (the reader takes one a tick), or for ever
+    under a steady flood.  Now the junk is skipped with one note and the write read at once."""
+    trc = tmp_path / "PROD_lgwr_1234.trc"
+    c = _opened(trc, exists=True)
+    try:
+        c.sample()
+        shape(trc)
+        _warn(trc, 777)
+        tracemalloc.start()
+        c.sample()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        events = c.take_events()
+    finally:
+        c.close()
+    slow = [e.value for e in events if e.kind == "lgwr_slow_write"]
+    notes = [e.text for e in events if e.kind == "note"]
+    assert slow == [777], (slow, notes)
+    assert len(notes) == 1 and "bytes skipped" in notes[0], notes
+    assert peak < 8 * MAX_READ, peak  # megabytes, never the junk
