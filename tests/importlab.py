@@ -9,7 +9,9 @@ running code (usr + sys + irq + soft + steal; %iowait and %nice are no CPU short
 from __future__ import annotations
 
 import csv
+import html
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +61,25 @@ def unexplained_findings(archive: Path, config: Path | None = None) -> list[dict
         if f["severity"] not in ("info", "ok")
         and not (f["rule"] == "cpu_starvation" and busy(f["host"]))
     ]
+
+
+def lab_config(lab, tmp_path: Path) -> Path:
+    """The sgmon.toml a DBA would check the imports with: both hosts, their roles and their log
+    devices (this machine's other loop devices may be busy with other work)."""
+    path = tmp_path / "sgmon.toml"
+    path.write_text(
+        "\n".join(
+            f'[[host]]\nname = "{h.name}"\nrole = "{h.role}"\ndevices = ["{h.devices[0]}"]\n'
+            for h in lab.config().hosts
+        )
+    )
+    return path
+
+
+def report_summary(archive: Path, config: Path, page: Path) -> str:
+    """The report's opening paragraph, as text (what a manager reads first)."""
+    r = sgmon("report", str(archive), "--config", str(config), "-o", str(page))
+    assert r.returncode == 0, r.stderr
+    m = re.search(r'<p class="summary" id="summary"[^>]*>(.*?)</p>', page.read_text(), re.S)
+    assert m is not None, "no summary"
+    return html.unescape(re.sub(r"<[^>]+>", "", m.group(1)))

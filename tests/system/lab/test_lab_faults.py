@@ -5,6 +5,7 @@ from __future__ import annotations
 from statistics import median
 
 import pytest
+from importlab import lab_config, report_summary
 
 from sgmon.analysis.rules.base import LAG_RISK
 from sgmon.grading import RANK
@@ -34,8 +35,12 @@ ASYNC_STANDBY = {"async_standby": True}  # the lab's third namespace (issue 15)
         ("switches", "log_switches", "primary"),
     ],
 )
-def test_fault_is_named_on_the_right_host(run, fault, rule, host):
+def test_fault_is_named_on_the_right_host(run, fault, rule, host, tmp_path):
     assert_named(run, fault, rule, host)
+    if fault == "iops":  # the recording's incident report opens with the capped device
+        config = lab_config(run.lab, tmp_path)
+        summary = report_summary(run.archive, config, tmp_path / "report.html")
+        assert run.lab.standby_log.name in summary, summary
 
 
 @pytest.mark.parametrize("lab", [ASYNC_STANDBY], indirect=True)

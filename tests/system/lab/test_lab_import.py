@@ -7,8 +7,6 @@ DBA who only has the sar files and the OSWatcher archive gets the cause check na
 
 from __future__ import annotations
 
-import html
-import re
 import subprocess
 import threading
 import time
@@ -16,7 +14,7 @@ from pathlib import Path
 
 import oswlab
 import pytest
-from importlab import sgmon, unexplained_findings
+from importlab import lab_config, report_summary, sgmon, unexplained_findings
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -53,19 +51,6 @@ def collect(lab, tmp_path: Path) -> dict[str, str]:
     return sides
 
 
-def lab_config(lab, tmp_path: Path) -> Path:
-    """The sgmon.toml a DBA would check the imports with: both hosts, their roles and their log
-    devices (this machine's other loop devices may be busy with other work)."""
-    path = tmp_path / "sgmon.toml"
-    path.write_text(
-        "\n".join(
-            f'[[host]]\nname = "{h.name}"\nrole = "{h.role}"\ndevices = ["{h.devices[0]}"]\n'
-            for h in lab.config().hosts
-        )
-    )
-    return path
-
-
 def imported(tmp_path: Path, kind: str, hosts: dict[str, str]) -> Path:
     """Both hosts' history of one kind (sar, osw) imported into one archive."""
     src = {"sar": "sa-{}", "osw": "osw-{}"}[kind]
@@ -91,15 +76,6 @@ def test_sar_and_osw_history_name_the_capped_standby_device(lab, tmp_path: Path)
         assert "standby_io" in found, (kind, found)
         summary = report_summary(out, lab_config(lab, tmp_path), tmp_path / f"{kind}.html")
         assert dev in summary, (kind, summary)  # the report leads with the capped device
-
-
-def report_summary(archive: Path, config: Path, page: Path) -> str:
-    """The report's opening paragraph, as text (what a manager reads first)."""
-    r = sgmon("report", str(archive), "--config", str(config), "-o", str(page))
-    assert r.returncode == 0, r.stderr
-    m = re.search(r'<p class="summary" id="summary"[^>]*>(.*?)</p>', page.read_text(), re.S)
-    assert m is not None, "no summary"
-    return html.unescape(re.sub(r"<[^>]+>", "", m.group(1)))
 
 
 def test_healthy_lab_history_gives_no_finding_above_info(lab, tmp_path: Path) -> None:
