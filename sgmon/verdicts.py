@@ -128,7 +128,7 @@ class Finding:
         """``peak 08:17:02 of 4 min``: when its worst moment (its title's) was, in an episode
         of how long."""
         at = self.peak_at if self.peak_at is not None else self.start
-        return f"peak {clock(at)} of {_span(self.lasted)}"
+        return f"peak {clock(at)} of {_lasting(self.lasted)}"
 
     def impact(self) -> str:
         """``impact: 12.4 s of extra commit time (4.13 ms x 3,000 commits)`` on the commit
@@ -138,7 +138,7 @@ class Finding:
                 f"impact: {_span(self.cost_ms / 1000.0)} of extra commit time "
                 f"({fmt_num(self.cost_ms / self.commits)} ms x {self.commits:,.0f} commits)"
             )
-        return f"impact: none on commit time measured; lasted {_span(self.lasted)}"
+        return f"impact: none on commit time measured; lasted {_lasting(self.lasted)}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -165,6 +165,11 @@ def _span(seconds: float) -> str:
     if seconds < 7200.0:
         return f"{fmt_num(seconds / 60.0)} min"
     return f"{fmt_num(seconds / 3600.0)} h"
+
+
+def _lasting(seconds: float) -> str:
+    """An episode's length; one seen at a single tick so far is "one tick", not "0 ms"."""
+    return _span(seconds) if seconds > 0 else "one tick"
 
 
 SYMPTOM_RULE = "commit_chain"

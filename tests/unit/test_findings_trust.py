@@ -102,6 +102,10 @@ def test_no_finding_opens_and_closes_at_the_same_time() -> None:
     book.update(100.0, [Finding("k", "warn", "p", "t", [], [], "r", "000", 0.0)])
     book.update(120.0, [])
     assert book.closed[0].end == 101.0  # one 1-second sample
+    once = Finding("k", "warn", "p", "t", [], [], "r", "000", 100.0, seen=100.0)
+    assert once.active and once.lasted == 0.0  # seen at one tick so far: not "0 ms" long
+    assert once.peaked(lambda t: "12:00:00") == "peak 12:00:00 of one tick"
+    assert once.impact().endswith("lasted one tick")
 
 
 def test_the_capped_disk_leads_not_the_latest_cpu_peak() -> None:
