@@ -1,0 +1,161 @@
+"""What a change to the commit path would buy: log file sync predicted under Fast Sync, ASYNC,
+a lower ``rto_min``, a faster standby or primary redo disk, another network round trip.
+
+Made from what sgmon measures only (``measure``): the commit path is replayed (``chain``) from
+the measured local write, and a remote write rebuilt from its parts: the standby's SRL write
+(its measured histogram), the retransmission timeouts (the remote writes above the DG socket's
+RTO that the SRL writes do not explain) and the rest (network and transport, the measured
+average left over).  A change replaces one part; the replay of the measured path, fitted to the
+measured log file sync, is the yardstick each prediction is scaled by.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sgmon.analysis.whatif.chain import Outcome, Path, Remote, fitted, outcome
+from sgmon.analysis.whatif.changes import CHANGES
+from sgmon.analysis.whatif.dist import Dist, bucket_of
+from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured
+from sgmon.buckets import nominal_ms
+
+__all__ = ["Change", "Measured", "Prediction", "Window", "measured", "predict"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change: ``noaffirm``, ``async``, ``rto_min``, ``standby_write``, ``primary_write`` or
+    ``round_trip``, with its value in ms (None: ``rto_min`` 10 ms, the others their calm
+    level)."""
+
+    kind: str
+    value: float | None = None
+
+
+DEFAULT = (
+    Change("noaffirm"),
+    Change("async"),
+    Change("rto_min", 10.0),
+    Change("standby_write"),
+    Change("primary_write"),
+    Change("round_trip"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """Log file sync: average and p50 (ms), p99 (the Oracle bucket holding it, ms)."""
+
+    avg: float
+    p50: float
+    p99: float
+
+    def text(self) -> str:
+        """``avg 15.9 ms, p50 6.1 ms, p99 <256 ms``."""
+        return f"avg {self.avg:.3g} ms, p50 {self.p50:.3g} ms, p99 <{self.p99:g} ms"
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """One change: its name, what the prediction assumes, log file sync now and predicted
+    (None: it cannot be predicted from what was measured), and where it does not hold."""
+
+    name: str
+    assumptions: str
+    now: Figures
+    predicted: Figures | None
+    limits: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "name": self.name,
+            "assumptions": self.assumptions,
+            "now": None if self.now is None else vars_of(self.now),
+            "predicted": None if self.predicted is None else vars_of(self.predicted),
+            "does_not_hold": self.limits,
+        }
+
+    def text(self) -> str:
+        """One line: the change, now -> predicted, its limit."""
+        if self.predicted is None:
+            return f"{self.name}: not predicted ({self.assumptions})"
+        limit = f"; {self.limits}" if self.limits else ""
+        return f"{self.name}: log file sync {self.predicted.text()} (now {self.now.text()}){limit}"
+
+
+def vars_of(f: Figures) -> dict[str, float]:
+    """A Figures' fields, rounded for JSON."""
+    return {"avg_ms": round(f.avg, 3), "p50_ms": round(f.p50, 3), "p99_ms": f.p99}
+
+
+def _scaled(w: Wait) -> tuple[Dist, float] | None:
+    """A part's distribution and the factor that brings its mean to the measured average."""
+    d, avg = w.dist(), w.avg
+    if d is None or avg is None:
+        return None
+    return d, avg / max(d.mean(), 1e-9)
+
+
+def _remote(m: Measured) -> Remote | None:
+    """The remote write rebuilt from its parts (None: no remote write was measured)."""
+    srw, rfs = m.parts["remote"], m.parts["rfs"]
+    whole = srw.dist()
+    if whole is None or srw.avg is None:
+        return None
+    ack = None if m.fast_sync else _scaled(rfs)
+    loss = penalty = 0.0
+    if m.rto:
+        e = bucket_of(0.9 * m.rto)
+        have = ack[0].above(e) / ack[0].total if ack else 0.0
+        loss, penalty = max(0.0, whole.above(e) / whole.total - have), m.rto
+    if ack is None and not m.fast_sync:  # no SRL write measured: the remote write as a whole
+        body = Dist({e: n for e, n in whole.counts.items() if not loss or e < bucket_of(penalty)})
+        ack = (body, 1.0) if body else None
+    held = (ack[0].mean() * ack[1]) if ack else 0.0
+    base = max(0.0, srw.avg - held - loss * penalty)
+    return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, loss, penalty)
+
+
+def _figures(o: Outcome) -> Figures:
+    return Figures(o.avg, o.p50, nominal_ms(bucket_of(o.p99)))
+
+
+def _scaled_by(alt: Outcome, ref: Outcome, now: Outcome) -> Outcome:
+    """``alt`` corrected by how far the replay of the measured path (``ref``) is from the
+    measurement (``now``), statistic by statistic."""
+    return Outcome(
+        alt.avg * now.avg / max(ref.avg, 1e-9),
+        alt.p50 * now.p50 / max(ref.p50, 1e-9),
+        alt.p99 * now.p99 / max(ref.p99, 1e-9),
+    )
+
+
+def _primary_side(path: Path, now: Outcome) -> str:
+    """Where the commit time is mostly the primary's own (LGWR's CPU and posting)."""
+    if path.overhead * 2 >= now.avg:
+        return (
+            f"LGWR's own overhead (CPU, posting) is about {path.overhead:.3g} of the "
+            f"{now.avg:.3g} ms: a primary-side cause no transport change touches"
+        )
+    return ""
+
+
+def predict(m: Measured, changes: tuple[Change, ...] = DEFAULT) -> list[Prediction]:
+    """Log file sync under each change, from the window ``m`` (none without local writes)."""
+    lfs, local = m.parts["lfs"], _scaled(m.parts["local"])
+    d = lfs.dist()
+    if local is None or d is None or lfs.avg is None:
+        return []
+    now = Outcome(lfs.avg, d.at(0.5), d.at(0.99))
+    path = fitted(Path(local[0], _remote(m), local[1]), d, lfs.avg, m.commits)
+    ref = outcome(path)
+    side = _primary_side(path, now)
+    out = []
+    for c in changes:
+        name, assumes, alt, limits = CHANGES[c.kind](m, path, c.value)
+        pred = None if alt is None else _figures(_scaled_by(outcome(alt), ref, now))
+        limits = "; ".join(x for x in (limits, side if alt is not None else "") if x)
+        out.append(Prediction(name, assumes, _figures(now), pred, limits))
+    return out
