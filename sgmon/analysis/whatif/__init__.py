@@ -105,16 +105,17 @@ def _remote(m: Measured) -> Remote | None:
     if whole is None or srw.avg is None:
         return None
     ack = None if m.fast_sync else _scaled(rfs)
-    loss = penalty = 0.0
+    loss = penalty = hit = 0.0
     if m.rto:
         e = bucket_of(0.9 * m.rto)
         have = ack[0].above(e) / ack[0].total if ack else 0.0
-        loss, penalty = max(0.0, whole.above(e) / whole.total - have), m.rto
+        hit = max(0.0, whole.above(e) / whole.total - have)  # share of the remote writes
+        loss, penalty = hit * srw.n / max(m.seconds * 1000.0, 1.0), m.rto
     if ack is None and not m.fast_sync:  # no SRL write measured: the remote write as a whole
         body = Dist({e: n for e, n in whole.counts.items() if not loss or e < bucket_of(penalty)})
         ack = (body, 1.0) if body else None
     held = (ack[0].mean() * ack[1]) if ack else 0.0
-    base = max(0.0, srw.avg - held - loss * penalty)
+    base = max(0.0, srw.avg - held - (hit if m.rto else 0.0) * penalty)
     return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, loss, penalty)
 
 
@@ -124,11 +125,15 @@ def _figures(o: Outcome) -> Figures:
 
 def _scaled_by(alt: Outcome, ref: Outcome, now: Outcome) -> Outcome:
     """``alt`` corrected by how far the replay of the measured path (``ref``) is from the
-    measurement (``now``), statistic by statistic."""
+    measurement (``now``), in proportion to the share of the replayed commit time the change
+    leaves (a change that removes what the replay missed takes none of its miss)."""
+    w = min(1.0, alt.avg / max(ref.avg, 1e-9))
+
+    def fix(a: float, r: float, n: float) -> float:
+        return a * (n / max(r, 1e-9)) ** w
+
     return Outcome(
-        alt.avg * now.avg / max(ref.avg, 1e-9),
-        alt.p50 * now.p50 / max(ref.p50, 1e-9),
-        alt.p99 * now.p99 / max(ref.p99, 1e-9),
+        fix(alt.avg, ref.avg, now.avg), fix(alt.p50, ref.p50, now.p50), fix(alt.p99, ref.p99, now.p99)
     )
 
 
@@ -149,7 +154,7 @@ def predict(m: Measured, changes: tuple[Change, ...] = DEFAULT) -> list[Predicti
     if local is None or d is None or lfs.avg is None:
         return []
     now = Outcome(lfs.avg, d.at(0.5), d.at(0.99))
-    path = fitted(Path(local[0], _remote(m), local[1]), d, lfs.avg, m.commits)
+    path = fitted(Path(local[0], _remote(m), local[1]), d, m.commits)
     ref = outcome(path)
     side = _primary_side(path, now)
     out = []

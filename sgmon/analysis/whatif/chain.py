@@ -23,15 +23,17 @@ from sgmon.analysis.whatif.dist import Dist, binned, bucket_of
 
 RECEIPT_MS = 0.03
 """Fast Sync: the standby's acknowledgement on receipt, before its SRL write."""
-COMMITS = 30000  # commits per replay: ~100 slow writes at a 2 % loss share
+COMMITS = 60000  # commits per replay: a minute or more of commits
 SEED = 41
+FAST = 0.10  # the quantile of log file sync the LGWR overhead is fitted to
 
 
 @dataclass(frozen=True, slots=True)
 class Remote:
     """How a remote write is drawn: the network and transport part, the SRL write the
-    acknowledgement waits for (None: Fast Sync's receipt), a retransmission timeout's share of
-    the writes and what it adds (ms)."""
+    acknowledgement waits for (None: Fast Sync's receipt), the retransmission timeouts per ms
+    (the link loses at its own rate: more, shorter writes each have less chance of a loss) and
+    what one adds (ms)."""
 
     base: float
     ack: Dist | None
@@ -39,11 +41,11 @@ class Remote:
     loss: float = 0.0
     penalty: float = 0.0
 
-    def draw(self, rng: random.Random) -> float:
-        """One remote write (ms)."""
-        ack = self.ack.at(rng.random()) * self.ack_scale if self.ack else RECEIPT_MS
-        lost = self.penalty if self.loss and rng.random() < self.loss else 0.0
-        return self.base + ack + lost
+    def draw(self, u: float, hit: bool) -> float:
+        """One remote write (ms): its SRL write at quantile ``u``; ``hit``: a loss fell on its
+        redo."""
+        ack = self.ack.at(u) * self.ack_scale if self.ack else RECEIPT_MS
+        return self.base + ack + (self.penalty if hit else 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,24 +64,32 @@ class Path:
 
 def replay(path: Path, commits: int = COMMITS) -> tuple[list[float], float]:
     """Log file syncs (ms) of ``commits`` commits through ``path``, and the commits per second
-    that completed (fewer than arrived when ``sessions`` holds a stall's arrivals back)."""
-    rng = random.Random(SEED)
-    draw, log = rng.random, math.log
+    that completed (fewer than arrived when ``sessions`` holds a stall's arrivals back).
+
+    Each kind of draw has its own random stream (arrivals, local writes, SRL writes, overhead,
+    the link's losses), so two replays of paths that differ in one part draw the same values
+    for the others, write by write: their difference is the change's, not the dice's."""
+    arrive, local, ack, cpu, losses = (random.Random(f"{SEED}/{k}") for k in range(5))
+    log = math.log
+    loss_gap = 1.0 / path.remote.loss if path.remote and path.remote.loss else math.inf
+    lost = -log(1.0 - losses.random()) * loss_gap
     mean_gap = 1000.0 / max(path.rate, 1e-3)
     cap = path.sessions or 1 << 30
     out: list[float] = []
-    free, nxt = 0.0, -log(1.0 - draw()) * mean_gap
+    free, nxt = 0.0, -log(1.0 - arrive.random()) * mean_gap
     while len(out) < commits:
         start = max(free, nxt)
         batch: list[float] = []
         while nxt <= start:
             if len(batch) < cap:
                 batch.append(nxt)
-            nxt += -log(1.0 - draw()) * mean_gap
-        local = path.local.at(draw()) * path.local_scale
-        remote = path.remote.draw(rng) if path.remote else 0.0
-        cpu = -log(1.0 - draw()) * path.overhead if path.overhead else 0.0
-        free = start + max(local, remote) + cpu
+            nxt += -log(1.0 - arrive.random()) * mean_gap
+        hit = lost <= start  # a loss since the last write fell on this one's redo
+        while lost <= start:
+            lost += -log(1.0 - losses.random()) * loss_gap
+        remote = path.remote.draw(ack.random(), hit) if path.remote else 0.0
+        phase = max(path.local.at(local.random()) * path.local_scale, remote)
+        free = start + phase - log(1.0 - cpu.random()) * path.overhead
         out.extend(free - a for a in batch)
     return out, len(out) / max(free, 1e-9) * 1000.0
 
@@ -118,26 +128,32 @@ def _rate(path: Path, measured: float) -> Path:
     return path
 
 
-def _overhead(path: Path, avg: float) -> Path:
-    """``path`` with the LGWR overhead whose replay gives the measured average."""
-    if _mean(replay(path, COMMITS // 3)[0]) >= avg:
+def _quantile(xs: list[float], q: float) -> float:
+    return sorted(xs)[int(q * (len(xs) - 1))] if xs else 0.0
+
+
+def _overhead(path: Path, lfs: Dist) -> Path:
+    """``path`` with the LGWR overhead whose replay gives the measured fast commits (p10: an
+    overhead slows every commit, a stall only some)."""
+    want = lfs.at(FAST)
+    if _quantile(replay(path, COMMITS // 3)[0], FAST) >= want:
         return path
-    lo, hi = 0.0, avg
-    for _ in range(14):
+    lo, hi = 0.0, want
+    for _ in range(12):
         mid = (lo + hi) / 2
-        got = _mean(replay(replace(path, overhead=mid), COMMITS // 3)[0])
-        lo, hi = (mid, hi) if got < avg else (lo, mid)
+        got = _quantile(replay(replace(path, overhead=mid), COMMITS // 3)[0], FAST)
+        lo, hi = (mid, hi) if got < want else (lo, mid)
     return replace(path, overhead=(lo + hi) / 2)
 
 
-def fitted(path: Path, lfs: Dist, avg: float, rate: float) -> Path:
-    """``path`` fitted to the measured log file sync (its distribution and average) and
-    commit rate."""
-    path = replace(path, rate=rate)
+def fitted(path: Path, lfs: Dist, rate: float) -> Path:
+    """``path`` fitted to the measured log file sync (its fast commits and its share of slow
+    ones) and commit rate."""
+    path = _overhead(replace(path, rate=rate), lfs)
     path = _sessions(path, lfs)
     if path.sessions:
-        path = _sessions(_rate(path, rate), lfs)
-    return _overhead(path, avg)
+        path = _overhead(_sessions(_rate(path, rate), lfs), lfs)
+    return path
 
 
 @dataclass(frozen=True, slots=True)

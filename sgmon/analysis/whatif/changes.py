@@ -65,8 +65,8 @@ def rto_min(m: Measured, path: Path, value: float | None) -> Made:
     r = path.remote
     penalty = max(ms, r.penalty - now + ms)
     said = (
-        f"the retransmission timeouts stay as frequent ({r.loss:.2%} of the remote writes) and "
-        f"each waits {penalty:.3g} ms instead of {r.penalty:.3g} ms"
+        f"the retransmission timeouts stay as frequent ({r.loss * 1000:.3g} a second) "
+        f"and each waits {penalty:.3g} ms instead of {r.penalty:.3g} ms"
         if r.loss
         else "no retransmission timeout was measured: nothing to shorten"
     )
