@@ -137,14 +137,19 @@ def _scaled_by(alt: Outcome, ref: Outcome, now: Outcome) -> Outcome:
     )
 
 
-def _primary_side(path: Path, now: Outcome) -> str:
-    """Where the commit time is mostly the primary's own (LGWR's CPU and posting)."""
-    if path.overhead * 2 >= now.avg:
+def _primary_side(local_only: Outcome, now: Outcome) -> str:
+    """Where the commit time is mostly the primary's own: with no remote write at all, log
+    file sync would keep two thirds or more of it."""
+    if local_only.avg * 3 >= now.avg * 2:
         return (
-            f"LGWR's own overhead (CPU, posting) is about {path.overhead:.3g} of the "
-            f"{now.avg:.3g} ms: a primary-side cause no transport change touches"
+            f"with no remote write at all log file sync would still be {local_only.avg:.3g} of "
+            f"its {now.avg:.3g} ms: a primary-side cause (LGWR's CPU, posting, the local "
+            "write) that no transport change touches"
         )
     return ""
+
+
+TRANSPORT = ("noaffirm", "async", "rto_min", "standby_write", "round_trip")
 
 
 def predict(m: Measured, changes: tuple[Change, ...] = DEFAULT) -> list[Prediction]:
@@ -156,11 +161,12 @@ def predict(m: Measured, changes: tuple[Change, ...] = DEFAULT) -> list[Predicti
     now = Outcome(lfs.avg, d.at(0.5), d.at(0.99))
     path = fitted(Path(local[0], _remote(m), local[1]), d, m.commits)
     ref = outcome(path)
-    side = _primary_side(path, now)
+    side = _primary_side(_scaled_by(outcome(replace(path, remote=None)), ref, now), now)
     out = []
     for c in changes:
         name, assumes, alt, limits = CHANGES[c.kind](m, path, c.value)
         pred = None if alt is None else _figures(_scaled_by(outcome(alt), ref, now))
-        limits = "; ".join(x for x in (limits, side if alt is not None else "") if x)
+        if alt is not None and c.kind in TRANSPORT:
+            limits = "; ".join(x for x in (limits, side) if x)
         out.append(Prediction(name, assumes, _figures(now), pred, limits))
     return out

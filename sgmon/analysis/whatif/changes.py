@@ -40,14 +40,16 @@ def async_(m: Measured, path: Path, _value: float | None) -> Made:
     name = "ASYNC"
     if path.remote is None:
         return name, NO_REMOTE, None, ""
-    behind = m.commits * (m.parts["remote"].avg or 0.0) / 1000.0
+    ahead = m.parts["remote"].avg or 0.0
+    behind = m.commits * ahead / 1000.0
     return (
         name,
         "commits wait for the local redo write only",
         replace(path, remote=None),
-        f"exposure: commits return before any standby has them; about {behind:.3g} commits "
-        "(one remote write's worth) are on no standby at any moment, and all of the redo not "
-        "yet received while the standby is slow or away: a failover loses them",
+        f"exposure: each commit returns about {ahead:.3g} ms before a standby has its redo "
+        f"(about {behind:.2g} commits on no standby at any moment at {m.commits:.0f}/s), and "
+        "every commit made while the standby is slow or away is on no standby: a failover "
+        "loses them",
     )
 
 
