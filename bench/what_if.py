@@ -105,7 +105,9 @@ def rows(scenario: str, seed: int = 0, cases: tuple = CASES) -> list[Row]:
     for (_c, sim_change), p in zip(cases, preds, strict=True):
         if p.predicted is None:
             continue
-        out.append(Row(scenario, p.name, p.now, p.predicted, now_of(run(scenario, sim_change, seed))))
+        out.append(
+            Row(scenario, p.name, p.now, p.predicted, now_of(run(scenario, sim_change, seed)))
+        )
     return out
 
 
@@ -116,8 +118,10 @@ def _f(x: float) -> str:
 def table(all_rows: list[Row]) -> str:
     """The markdown table of bench/README.md."""
     lines = [
-        "| scenario | change | now avg / p50 / p99 | predicted | measured after | "
-        "err avg | err p50 | p99 buckets | holds |",
+        (
+            "| scenario | change | now avg / p50 / p99 | predicted | measured after | "
+            "err avg | err p50 | p99 buckets | holds |"
+        ),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in all_rows:

@@ -10,6 +10,7 @@ path): its log file sync is ASYNC's, its standby-side frames are not an ASYNC st
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from sgmon.sim.scenarios import HEALTHY, Conditions, Layout
 
@@ -24,7 +25,8 @@ class Change:
 
     def conditions(self, c: Conditions) -> Conditions:
         """``c`` with the change made."""
-        return replace(c, **dict(self.fields)) if self.fields else c
+        fields: dict[str, Any] = dict(self.fields)
+        return replace(c, **fields) if fields else c
 
     def layout(self, lay: Layout) -> Layout:
         """``lay`` with the SYNC destination's AFFIRM changed (its first standby's)."""

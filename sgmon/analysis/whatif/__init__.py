@@ -19,6 +19,7 @@ from sgmon.analysis.whatif.changes import CHANGES
 from sgmon.analysis.whatif.dist import Dist, bucket_of
 from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured
 from sgmon.buckets import nominal_ms
+from sgmon.units import fmt_num
 
 __all__ = ["Change", "Measured", "Prediction", "Window", "measured", "predict"]
 
@@ -53,7 +54,7 @@ class Figures:
 
     def text(self) -> str:
         """``avg 15.9 ms, p50 6.1 ms, p99 <256 ms``."""
-        return f"avg {self.avg:.3g} ms, p50 {self.p50:.3g} ms, p99 <{self.p99:g} ms"
+        return f"avg {fmt_num(self.avg)} ms, p50 {fmt_num(self.p50)} ms, p99 <{self.p99:g} ms"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +79,11 @@ class Prediction:
         }
 
     def text(self) -> str:
-        """One line: the change, now -> predicted, its limit."""
+        """One line: the change, log file sync predicted, where it does not hold."""
         if self.predicted is None:
             return f"{self.name}: not predicted ({self.assumptions})"
         limit = f"; {self.limits}" if self.limits else ""
-        return f"{self.name}: log file sync {self.predicted.text()} (now {self.now.text()}){limit}"
+        return f"{self.name}: {self.predicted.text()}{limit}"
 
 
 def vars_of(f: Figures) -> dict[str, float]:
@@ -133,7 +134,9 @@ def _scaled_by(alt: Outcome, ref: Outcome, now: Outcome) -> Outcome:
         return a * (n / max(r, 1e-9)) ** w
 
     return Outcome(
-        fix(alt.avg, ref.avg, now.avg), fix(alt.p50, ref.p50, now.p50), fix(alt.p99, ref.p99, now.p99)
+        fix(alt.avg, ref.avg, now.avg),
+        fix(alt.p50, ref.p50, now.p50),
+        fix(alt.p99, ref.p99, now.p99),
     )
 
 

@@ -80,10 +80,11 @@ def replay(path: Path, commits: int = COMMITS) -> tuple[list[float], float]:
     while len(out) < commits:
         start = max(free, nxt)
         batch: list[float] = []
-        while nxt <= start:
-            if len(batch) < cap:
-                batch.append(nxt)
+        while nxt <= start and len(batch) < cap:
+            batch.append(nxt)
             nxt += -log(1.0 - arrive.random()) * mean_gap
+        if nxt <= start:  # every session waits: the rest never arrive (memoryless: skip them)
+            nxt = start - log(1.0 - arrive.random()) * mean_gap
         hit = lost <= start  # a loss since the last write fell on this one's redo
         while lost <= start:
             lost += -log(1.0 - losses.random()) * loss_gap

@@ -9,11 +9,12 @@ from dataclasses import replace
 
 from sgmon.analysis.whatif.chain import Path
 from sgmon.analysis.whatif.measure import Measured, Wait
+from sgmon.units import fmt_num
 
 Made = tuple[str, str, Path | None, str]
 """(name, assumptions, the changed path or None, where it does not hold)."""
 LINUX_RTO_MIN = 200.0  # ms: a route without rto_min set
-NO_REMOTE = "no remote write was measured (no SYNC destination shipping)"
+NO_REMOTE = "no remote write was measured: no SYNC destination shipped"
 
 
 def noaffirm(m: Measured, path: Path, _value: float | None) -> Made:
@@ -27,11 +28,15 @@ def noaffirm(m: Measured, path: Path, _value: float | None) -> Made:
         return name, "the standby's SRL writes (RFS write) were not measured", None, ""
     return (
         name,
-        "the standby acknowledges on receipt: its SRL write leaves the commit, the network and "
-        "retransmissions stay as measured",
+        (
+            "the standby acknowledges on receipt: its SRL write leaves the commit, the network "
+            "and retransmissions stay as measured"
+        ),
         replace(path, remote=replace(path.remote, ack=None)),
-        "a commit is then in the standby's memory, not yet on its disk: lost only if both sites "
-        "fail together",
+        (
+            "a commit is then in the standby's memory, not yet on its disk: lost only if both "
+            "sites fail together"
+        ),
     )
 
 
@@ -46,10 +51,12 @@ def async_(m: Measured, path: Path, _value: float | None) -> Made:
         name,
         "commits wait for the local redo write only",
         replace(path, remote=None),
-        f"exposure: each commit returns about {ahead:.3g} ms before a standby has its redo "
-        f"(about {behind:.2g} commits on no standby at any moment at {m.commits:.0f}/s), and "
-        "every commit made while the standby is slow or away is on no standby: a failover "
-        "loses them",
+        (
+            f"exposure: each commit returns about {fmt_num(ahead)} ms before a standby has its "
+            f"redo (about {fmt_num(behind)} commits on no standby at any moment at "
+            f"{fmt_num(m.commits)}/s), and every commit made while the standby is slow or away "
+            "is on no standby: a failover loses them"
+        ),
     )
 
 
@@ -128,8 +135,10 @@ def round_trip(m: Measured, path: Path, value: float | None) -> Made:
     src = "the DG socket's" if m.rtt is not None else "taken as the remote write's network part"
     return (
         name,
-        f"the round trip goes from {now:.3g} ms ({src}) to {ms:.3g} ms, each remote write and "
-        "retransmission by as much; the link's bandwidth as measured",
+        (
+            f"the round trip goes from {now:.3g} ms ({src}) to {ms:.3g} ms, each remote write "
+            "and retransmission by as much; the link's bandwidth as measured"
+        ),
         replace(path, remote=remote),
         "",
     )

@@ -26,7 +26,7 @@ def counts_of(hist: Histogram | None) -> Counter[int]:
         e = exponent(bound) if bound is not None else last + 1
         last = e
         if count > 0:
-            out[e] += int(round(count))
+            out[e] += round(count)
     return out
 
 

@@ -9,15 +9,21 @@ and takes the calm level of each part from the intervals before it.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from sgmon import events
 from sgmon.analysis.whatif.dist import Dist, counts_of
-from sgmon.fields import ORACLE_DG, ORACLE_WAITS, TCP
 from sgmon.contract import Row
+from sgmon.fields import ORACLE_DG, ORACLE_WAITS, TCP
 from sgmon.model import Frame, data_guard_role
 from sgmon.topology.dests import off_path_sender, ships_sync
+
+if TYPE_CHECKING:
+    from sgmon.analysis.whatif.run import WhatIf
+    from sgmon.topology import Topology
+    from sgmon.verdicts import AnalysisState
 
 KEEP = 3600  # intervals kept per host (an hour at 1 s)
 
@@ -119,6 +125,33 @@ class Window:
         self.ticks: dict[str, deque[Tick]] = {}
         self.roles: dict[str, str] = {}
 
+    def tee(self, sink: Callable[[Frame], object]) -> Callable[[Frame], None]:
+        """A sink that keeps each frame here, then hands it to ``sink``."""
+
+        def feed(frame: Frame) -> None:
+            self(frame)
+            sink(frame)
+
+        return feed
+
+    def what_if(self, state: AnalysisState, topo: Topology | None) -> WhatIf | None:
+        """The run's what-if (``run.what_if``) from the frames kept here."""
+        from sgmon.analysis.whatif.run import what_if
+
+        return what_if(self, state, topo)
+
+    def json(self, state: AnalysisState, topo: Topology | None) -> dict[str, Any] | None:
+        """``check --format json``'s ``what_if``: None when nothing could be predicted."""
+        what = self.what_if(state, topo)
+        return what.to_dict() if what is not None else None
+
+    def lines(
+        self, state: AnalysisState, topo: Topology | None, clock: Callable[[float], str]
+    ) -> list[str]:
+        """``check``'s text lines of what a change would buy (none when nothing could be)."""
+        what = self.what_if(state, topo)
+        return what.lines(clock) if what is not None else []
+
     def __call__(self, frame: Frame) -> None:
         """Keep one frame's interval."""
         self.roles[frame.host] = data_guard_role(frame, self.roles.get(frame.host, ""))
@@ -128,7 +161,8 @@ class Window:
 @dataclass(frozen=True, slots=True)
 class Measured:
     """The commit path over a window: each part's waits there (``parts``) and at its calm
-    level (``calm``: before the window, else its calmest quarter of intervals), the DG
+    level (``calm``: the calmer half of the intervals before the window, or of the window's
+    own when nothing came before), the DG
     socket's round trip and RTO, and whether the destination is Fast Sync."""
 
     seconds: float
@@ -154,9 +188,10 @@ def _summed(ticks: Iterable[Tick], part: str) -> Wait:
 
 
 def _calmest(ticks: list[Tick], part: str) -> Wait:
-    """``part`` over its calmest quarter of intervals (lowest average)."""
+    """``part`` over its calmer half of intervals (lowest averages): a window that starts when
+    a finding opened has the fault's first seconds before it."""
     had = sorted((t for t in ticks if t.waits[part].n > 0), key=lambda t: t.waits[part].avg or 0)
-    return _summed(had[: max(1, len(had) // 4)], part)
+    return _summed(had[: max(1, len(had) // 2)], part)
 
 
 def _mean(xs: Iterable[float | None]) -> float | None:
@@ -178,7 +213,7 @@ def measured(
     if parts["lfs"].n <= 0:
         return None
     calm = {
-        p: _summed(b, p) if b else _calmest(w, p)
+        p: _calmest(b or w, p)
         for p, b, w in (
             ("local", before, inside),
             ("remote", before, inside),

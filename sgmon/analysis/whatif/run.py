@@ -1,0 +1,81 @@
+"""The what-if of a whole run (``sgmon check``): which primary, which standby, which window.
+
+The window is the incident of the largest-impact finding above info on the primary or its SYNC
+standby (from when it opened to when it closed), else the whole run; the calm level is taken
+from before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sgmon.analysis.whatif import Prediction, predict
+from sgmon.analysis.whatif.measure import Window, measured
+from sgmon.topology import Topology
+from sgmon.verdicts import AnalysisState
+
+WHOLE = "the whole run"
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """The predictions of one primary over one window."""
+
+    primary: str
+    standby: str | None
+    start: float
+    end: float
+    why: str
+    predictions: list[Prediction]
+
+    def lines(self, clock: Callable[[float], str]) -> list[str]:
+        """The text form: log file sync now over the window, then each change's."""
+        now = self.predictions[0].now.text() if self.predictions else "no commits"
+        over = "the whole run" if self.why == WHOLE else "the first finding's incident"
+        head = f"what a change would buy on {self.primary}, {clock(self.start)}-{clock(self.end)}"
+        return [
+            f"{head} ({over}): log file sync now {now}; predicted:",
+            *(f"  {p.text()}" for p in self.predictions),
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``check --format json``'s ``what_if``)."""
+        return {
+            "primary": self.primary,
+            "standby": self.standby,
+            "window": [self.start, self.end],
+            "from": self.why,
+            "changes": [p.to_dict() for p in self.predictions],
+        }
+
+
+def _standby(window: Window, topo: Topology) -> str | None:
+    """The SYNC standby on the commit path whose SRL writes were measured."""
+    for h in topo.standbys:
+        if topo.on_commit_path(h) and any(t.waits["rfs"].n for t in window.ticks.get(h, ())):
+            return h
+    return None
+
+
+def what_if(window: Window, state: AnalysisState, topo: Topology | None) -> WhatIf | None:
+    """The run's what-if: for the primary instance of the largest-impact finding on the commit
+    path (else the first), over its incident; None without a primary's commits."""
+    if topo is None or not topo.primaries:
+        return None
+    standby = _standby(window, topo)
+    path = (*topo.primaries, standby)
+    f = next((f for f in state.findings if f.severity != "info" and f.host in path), None)
+    primary = f.host if f is not None and f.host in topo.primaries else topo.primaries[0]
+    ticks = window.ticks.get(primary)
+    if not ticks:
+        return None
+    start, end, why = ticks[0].time, ticks[-1].time, WHOLE
+    if f is not None:
+        start, end = f.start, f.end if f.end is not None else ticks[-1].time
+        why = f"{f.host}: {f.episode}"
+    m = measured(ticks, window.ticks.get(standby or "", ()), start, end)
+    if m is None:
+        return None
+    return WhatIf(primary, standby, start, end, why, predict(m))
