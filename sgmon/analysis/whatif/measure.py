@@ -8,6 +8,7 @@ and takes the calm level of each part from the intervals before it.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ def _wait(frame: Frame, names: Iterable[str]) -> Wait:
         row = rows.get(name)
         n = (ORACLE_WAITS.waits.of(row) or 0.0) * frame.interval
         avg = ORACLE_WAITS.avg.of(row)
-        if n > 0 and avg is not None:
+        if 0 < n < math.inf and avg is not None and 0 <= avg < math.inf:
             return Wait(counts_of(ORACLE_WAITS.hist.of(row)), n, n * avg)
     return Wait()
 
