@@ -56,6 +56,10 @@ class Figures:
         """``avg 15.9 ms, p50 6.1 ms, p99 <256 ms``."""
         return f"avg {fmt_num(self.avg)} ms, p50 {fmt_num(self.p50)} ms, p99 <{self.p99:g} ms"
 
+    def to_dict(self) -> dict[str, float]:
+        """JSON form, in ms."""
+        return {"avg_ms": round(self.avg, 3), "p50_ms": round(self.p50, 3), "p99_ms": self.p99}
+
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
@@ -73,8 +77,8 @@ class Prediction:
         return {
             "name": self.name,
             "assumptions": self.assumptions,
-            "now": None if self.now is None else vars_of(self.now),
-            "predicted": None if self.predicted is None else vars_of(self.predicted),
+            "now": self.now.to_dict(),
+            "predicted": None if self.predicted is None else self.predicted.to_dict(),
             "does_not_hold": self.limits,
         }
 
@@ -84,11 +88,6 @@ class Prediction:
             return f"{self.name}: not predicted ({self.assumptions})"
         limit = f"; {self.limits}" if self.limits else ""
         return f"{self.name}: {self.predicted.text()}{limit}"
-
-
-def vars_of(f: Figures) -> dict[str, float]:
-    """A Figures' fields, rounded for JSON."""
-    return {"avg_ms": round(f.avg, 3), "p50_ms": round(f.p50, 3), "p99_ms": f.p99}
 
 
 def _scaled(w: Wait) -> tuple[Dist, float] | None:
@@ -106,21 +105,22 @@ def _remote(m: Measured) -> Remote | None:
     if whole is None or srw.avg is None:
         return None
     ack = None if m.fast_sync else _scaled(rfs)
-    loss = penalty = hit = 0.0
-    if m.rto:
-        e = bucket_of(0.9 * m.rto)
-        have = ack[0].above(e) / ack[0].total if ack else 0.0
-        hit = max(0.0, whole.above(e) / whole.total - have)  # share of the remote writes
-        loss, penalty = hit * srw.n / max(m.seconds * 1000.0, 1.0), m.rto
+    hit, penalty = 0.0, m.rto or 0.0
+    tail = bucket_of(0.9 * penalty) if penalty else 1 << 30  # a timeout waits about the RTO
+    if penalty:
+        have = ack[0].above(tail) / ack[0].total if ack else 0.0
+        hit = max(0.0, whole.above(tail) / whole.total - have)  # share of the remote writes
     if ack is None and not m.fast_sync:  # no SRL write measured: the remote write as a whole
-        body = Dist({e: n for e, n in whole.counts.items() if not loss or e < bucket_of(penalty)})
+        body = Dist({e: n for e, n in whole.counts.items() if not hit or e < tail})
         ack = (body, 1.0) if body else None
     held = (ack[0].mean() * ack[1]) if ack else 0.0
-    base = max(0.0, srw.avg - held - (hit if m.rto else 0.0) * penalty)
+    base = max(0.0, srw.avg - held - hit * penalty)
+    loss = hit * srw.n / max(m.seconds * 1000.0, 1.0)  # per ms: the link's rate
     return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, loss, penalty)
 
 
 def _figures(o: Outcome) -> Figures:
+    """An outcome as shown: p99 as the Oracle bucket that holds it."""
     return Figures(o.avg, o.p50, nominal_ms(bucket_of(o.p99)))
 
 
@@ -145,8 +145,8 @@ def _primary_side(local_only: Outcome, now: Outcome) -> str:
     file sync would keep two thirds or more of it."""
     if local_only.avg * 3 >= now.avg * 2:
         return (
-            f"with no remote write at all log file sync would still be {local_only.avg:.3g} of "
-            f"its {now.avg:.3g} ms: a primary-side cause (LGWR's CPU, posting, the local "
+            f"with no remote write at all log file sync would still be {fmt_num(local_only.avg)} "
+            f"of its {fmt_num(now.avg)} ms: a primary-side cause (LGWR's CPU, posting, the local "
             "write) that no transport change touches"
         )
     return ""

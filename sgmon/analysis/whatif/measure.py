@@ -18,7 +18,7 @@ from sgmon import events
 from sgmon.analysis.whatif.dist import Dist, counts_of
 from sgmon.contract import Row
 from sgmon.fields import ORACLE_DG, ORACLE_WAITS, TCP
-from sgmon.model import Frame, data_guard_role
+from sgmon.model import Frame
 from sgmon.topology.dests import off_path_sender, ships_sync
 
 if TYPE_CHECKING:
@@ -124,7 +124,6 @@ class Window:
 
     def __init__(self) -> None:
         self.ticks: dict[str, deque[Tick]] = {}
-        self.roles: dict[str, str] = {}
 
     def tee(self, sink: Callable[[Frame], object]) -> Callable[[Frame], None]:
         """A sink that keeps each frame here, then hands it to ``sink``."""
@@ -155,7 +154,6 @@ class Window:
 
     def __call__(self, frame: Frame) -> None:
         """Keep one frame's interval."""
-        self.roles[frame.host] = data_guard_role(frame, self.roles.get(frame.host, ""))
         self.ticks.setdefault(frame.host, deque(maxlen=KEEP)).append(tick(frame))
 
 
