@@ -17,6 +17,7 @@ from sgmon.topology import Topology
 from sgmon.verdicts import AnalysisState
 
 WHOLE = "the whole run"
+UNMEASURED = "log file sync's and the local redo write's histograms are not both in the data"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +33,11 @@ class WhatIf:
 
     def lines(self, clock: Callable[[float], str]) -> list[str]:
         """The text form: log file sync now over the window, then each change's."""
-        now = self.predictions[0].now.text() if self.predictions else "no commits"
         over = "the whole run" if self.why == WHOLE else "the first finding's incident"
         head = f"what a change would buy on {self.primary}, {clock(self.start)}-{clock(self.end)}"
+        if not self.predictions:
+            return [f"{head} ({over}): not predicted: {UNMEASURED}"]
+        now = self.predictions[0].now.text()
         return [
             f"{head} ({over}): log file sync now {now}; predicted:",
             *(f"  {p.text()}" for p in self.predictions),
@@ -48,6 +51,7 @@ class WhatIf:
             "window": [self.start, self.end],
             "from": self.why,
             "changes": [p.to_dict() for p in self.predictions],
+            "not_predicted": "" if self.predictions else UNMEASURED,
         }
 
 
