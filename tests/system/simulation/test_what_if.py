@@ -66,3 +66,23 @@ def test_async_states_its_exposure_and_a_primary_side_cause_is_named() -> None:
     assert "no transport change touches" in starved["Fast Sync (SYNC NOAFFIRM)"].limits
     stalled = {p.name: p for p in _predicted("rto-stall")}
     assert "no transport change" not in stalled["Fast Sync (SYNC NOAFFIRM)"].limits
+
+
+def test_check_shows_what_a_change_would_buy_in_json_and_text() -> None:
+    import json
+    import subprocess
+
+    cmd = [sys.executable, "-m", "sgmon", "check", "--simulate", "rto-stall", "--seconds", "90"]
+    out = subprocess.run([*cmd, "--format", "json"], capture_output=True, text=True, timeout=120)
+    report = json.loads(out.stdout)
+    what = report["what_if"]
+    assert what["primary"] == "primary" and what["standby"] == "standby", what
+    first = next(f for f in report["findings"] if f["severity"] != "info")
+    assert what["window"][0] == first["start"]  # the first finding's incident
+    by = {c["name"]: c for c in what["changes"]}
+    rto = by["rto_min 10 ms"]
+    assert exponent(rto["predicted"]["p99_ms"]) < exponent(rto["now"]["p99_ms"]), rto
+    assert "exposure" in by["ASYNC"]["does_not_hold"] and by["ASYNC"]["assumptions"]
+    text = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    lines = text[text.index("what a change would buy on primary") :].splitlines()
+    assert len(lines) == 1 + len(by) and lines[1].startswith("  Fast Sync (SYNC NOAFFIRM): avg ")
