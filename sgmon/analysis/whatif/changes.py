@@ -24,6 +24,8 @@ def noaffirm(m: Measured, path: Path, _value: float | None) -> Made:
         return name, NO_REMOTE, None, ""
     if m.fast_sync:
         return name, "the destination is already NOAFFIRM", None, ""
+    if m.before_12c:
+        return name, "Fast Sync needs 12.1 or later; this primary is 11.2", None, ""
     if m.parts["rfs"].n <= 0:
         return name, "the standby's SRL writes (RFS write) were not measured", None, ""
     return (

@@ -76,6 +76,8 @@ class Tick:
     rto: float | None = None
     rto_min: float | None = None
     affirm: str | None = None
+    lns: bool = False
+    """The remote write is 11.2's ``LNS wait on SENDREQ``: a release without Fast Sync."""
 
 
 PARTS: dict[str, tuple[str, ...]] = {
@@ -116,6 +118,7 @@ def tick(frame: Frame) -> Tick:
         TCP.rto.of(sock),
         TCP.rto_min.of(sock),
         _affirm(frame),
+        events.LNS_SENDREQ in frame.rows(ORACLE_WAITS.name),
     )
 
 
@@ -162,7 +165,8 @@ class Measured:
     """The commit path over a window: each part's waits there (``parts``) and at its calm
     level (``calm``: the calmer half of the intervals before the window, or of the window's
     own when nothing came before), the DG
-    socket's round trip and RTO, and whether the destination is Fast Sync."""
+    socket's round trip and RTO, whether the destination is Fast Sync, and whether the release
+    predates it (11.2)."""
 
     seconds: float
     parts: dict[str, Wait]
@@ -172,6 +176,7 @@ class Measured:
     rto: float | None = None
     rto_min: float | None = None
     fast_sync: bool = False
+    before_12c: bool = False
 
     @property
     def commits(self) -> float:
@@ -229,4 +234,5 @@ def measured(
         _mean(t.rto for t in inside),
         last.rto_min,
         (last.affirm or "").upper() == "NO",
+        any(t.lns for t in inside),
     )
