@@ -1,8 +1,8 @@
 """The what-if of a whole run (``sgmon check``): which primary, which standby, which window.
 
 The window is the incident of the largest-impact finding above info on the primary or its SYNC
-standby (from when it opened to when it closed), else the whole run; the calm level is taken
-from before it.
+standby (from when it opened to when it closed), else the whole run (its last ``KEEP`` intervals:
+an hour at 1 s); the calm level is taken from before it.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def what_if(window: Window, state: AnalysisState, topo: Topology | None) -> What
     if not ticks:
         return None
     start, end, why = ticks[0].time, ticks[-1].time, WHOLE
-    if f is not None:
+    if f is not None and (f.end is None or f.end >= start):  # an incident still kept here
         start, end = f.start, f.end if f.end is not None else ticks[-1].time
         why = f"{f.host}: {f.episode}"
     m = measured(ticks, window.ticks.get(standby or "", ()), start, end)
