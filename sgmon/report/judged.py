@@ -48,6 +48,9 @@ class Judged:
     regridded: float | None = None
     """The common step, when hosts of different steps were put on the coarsest (as ``check
     --from`` judges them, ``sgmon.regrid``)."""
+    what_if: list[str] = field(default_factory=list)
+    """What a change would buy, as ``check`` prints it: a heading, then a line per change (the
+    command fills it in; empty when nothing could be predicted)."""
 
 
 def judge_archive(src: ReplaySource, config: Config, lo: float, hi: float) -> Judged:

@@ -141,7 +141,7 @@ class Window:
         """The run's what-if (``run.what_if``) from the frames kept here."""
         from sgmon.analysis.whatif.run import what_if
 
-        return what_if(self, state, topo)
+        return what_if(self, state.findings, topo)
 
     def json(self, state: AnalysisState, topo: Topology | None) -> dict[str, Any] | None:
         """``check --format json``'s ``what_if``: None when nothing could be predicted."""

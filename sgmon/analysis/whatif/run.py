@@ -7,14 +7,14 @@ an hour at 1 s); the calm level is taken from before it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sgmon.analysis.whatif import Prediction, predict
 from sgmon.analysis.whatif.measure import Window, measured
 from sgmon.topology import Topology
-from sgmon.verdicts import AnalysisState
+from sgmon.verdicts import Finding
 
 WHOLE = "the whole run"
 UNMEASURED = "log file sync's and the local redo write's histograms are not both in the data"
@@ -63,14 +63,15 @@ def _standby(window: Window, topo: Topology) -> str | None:
     return None
 
 
-def what_if(window: Window, state: AnalysisState, topo: Topology | None) -> WhatIf | None:
+def what_if(window: Window, findings: Sequence[Finding], topo: Topology | None) -> WhatIf | None:
     """The run's what-if: for the primary instance of the largest-impact finding on the commit
-    path (else the first), over its incident; None without a primary's commits."""
+    path (``findings`` largest impact first; else the first primary), over its incident; None
+    without a primary's commits."""
     if topo is None or not topo.primaries:
         return None
     standby = _standby(window, topo)
     path = (*topo.primaries, standby)
-    f = next((f for f in state.findings if f.severity != "info" and f.host in path), None)
+    f = next((f for f in findings if f.severity != "info" and f.host in path), None)
     primary = f.host if f is not None and f.host in topo.primaries else topo.primaries[0]
     ticks = window.ticks.get(primary)
     if not ticks:

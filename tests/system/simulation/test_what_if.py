@@ -7,11 +7,14 @@ p99.  The changed run is the same scenario, same seed, with the change made in t
 from __future__ import annotations
 
 import functools
+import re
 import sys
+from pathlib import Path
 
 import pytest
 from paths import REPO
 
+from sgmon.analysis.whatif import DEFAULT
 from sgmon.buckets import exponent
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -86,3 +89,17 @@ def test_check_shows_what_a_change_would_buy_in_json_and_text() -> None:
     text = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     lines = text[text.index("what a change would buy on primary") :].splitlines()
     assert len(lines) == 1 + len(by) and lines[1].startswith("  Fast Sync (SYNC NOAFFIRM): avg ")
+
+
+def test_the_report_says_what_a_change_would_buy(tmp_path: Path) -> None:
+    import subprocess
+
+    run = [sys.executable, "-m", "sgmon"]
+    rec = [*run, "record", "--simulate", "rto-stall", "--duration", "70s", "--speed", "100"]
+    rec_dir, page = tmp_path / "rec", tmp_path / "incident.html"
+    subprocess.run([*rec, "--dir", str(rec_dir)], check=True, timeout=120)
+    subprocess.run([*run, "report", str(rec_dir), "-o", str(page)], check=True, timeout=120)
+    html = page.read_text()
+    assert "<h2>What a change would buy</h2>" in html
+    items = re.findall(r"<li>([^<]*)</li>", html[html.index('id="what-if"') :].split("</ul>")[0])
+    assert len(items) == len(DEFAULT) and items[2].startswith("rto_min 10 ms: avg "), items
