@@ -137,7 +137,7 @@ def _judged(
 
 def _print_findings(analyzer: Analyzer, hosts: list[str], span: float, fmt: str, w: Window) -> int:
     """Print the findings and what a change would buy (``w``) as text or JSON; the exit code."""
-    state = analyzer.state()
+    state = w.quoted(analyzer.state(), analyzer.topology)  # advice quotes what a change buys
     worst = state.worst(active_only=False)
     code = EXIT[worst]
     topo = analyzer.topology

@@ -66,10 +66,11 @@ def _write(path: Path, text: str) -> None:
 
 
 def _what_if(judged: Judged, config: Config) -> list[str]:
-    """``check``'s lines of what a change would buy, from the frames in range."""
+    """``check``'s lines of what a change would buy, from the frames in range (and the
+    findings' advice quoting it)."""
     from sgmon import topology
     from sgmon.analysis.whatif import Window
-    from sgmon.analysis.whatif.run import what_if
+    from sgmon.analysis.whatif.run import quoted, what_if
     from sgmon.units import fmt_utc
 
     window = Window()
@@ -77,6 +78,7 @@ def _what_if(judged: Judged, config: Config) -> list[str]:
         window(frame)
     topo = topology.build(config, {h: fl[-1] for h, fl in judged.frames.items() if fl})
     what = what_if(window, judged.findings, topo)
+    judged.findings = quoted(judged.findings, what)  # their advice quotes what a change buys
     return what.lines(fmt_utc) if what is not None else []
 
 

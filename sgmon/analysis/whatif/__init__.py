@@ -71,6 +71,8 @@ class Prediction:
     now: Figures
     predicted: Figures | None
     limits: str = ""
+    kind: str = ""
+    """The ``Change.kind`` it predicts."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -171,5 +173,5 @@ def predict(m: Measured, changes: tuple[Change, ...] = DEFAULT) -> list[Predicti
         pred = None if alt is None else _figures(_scaled_by(outcome(alt), ref, now))
         if alt is not None and c.kind in TRANSPORT:
             limits = "; ".join(x for x in (limits, side) if x)
-        out.append(Prediction(name, assumes, _figures(now), pred, limits))
+        out.append(Prediction(name, assumes, _figures(now), pred, limits, c.kind))
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sgmon import events
@@ -127,6 +127,7 @@ class Window:
 
     def __init__(self) -> None:
         self.ticks: dict[str, deque[Tick]] = {}
+        self._memo: tuple[tuple[int, tuple[str, ...]], WhatIf | None] | None = None
 
     def tee(self, sink: Callable[[Frame], object]) -> Callable[[Frame], None]:
         """A sink that keeps each frame here, then hands it to ``sink``."""
@@ -138,10 +139,20 @@ class Window:
         return feed
 
     def what_if(self, state: AnalysisState, topo: Topology | None) -> WhatIf | None:
-        """The run's what-if (``run.what_if``) from the frames kept here."""
+        """The run's what-if (``run.what_if``) from the frames kept here, made once for the
+        same frames and findings."""
         from sgmon.analysis.whatif.run import what_if
 
-        return what_if(self, state.findings, topo)
+        key = (sum(map(len, self.ticks.values())), tuple(f.key for f in state.findings))
+        if self._memo is None or self._memo[0] != key:
+            self._memo = (key, what_if(self, state.findings, topo))
+        return self._memo[1]
+
+    def quoted(self, state: AnalysisState, topo: Topology | None) -> AnalysisState:
+        """``state`` with the advice of its findings quoting what a change would buy."""
+        from sgmon.analysis.whatif.run import quoted
+
+        return replace(state, findings=quoted(state.findings, self.what_if(state, topo)))
 
     def json(self, state: AnalysisState, topo: Topology | None) -> dict[str, Any] | None:
         """``check --format json``'s ``what_if``: None when nothing could be predicted."""

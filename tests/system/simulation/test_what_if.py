@@ -86,6 +86,8 @@ def test_check_shows_what_a_change_would_buy_in_json_and_text() -> None:
     rto = by["rto_min 10 ms"]
     assert exponent(rto["predicted"]["p99_ms"]) < exponent(rto["now"]["p99_ms"]), rto
     assert "exposure" in by["ASYNC"]["does_not_hold"] and by["ASYNC"]["assumptions"]
+    stall = next(f for f in report["findings"] if f["rule"] == "rto_stall")
+    assert any(e.startswith("what a change would buy: rto_min 10 ms") for e in stall["evidence"])
     text = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     lines = text[text.index("what a change would buy on primary") :].splitlines()
     assert len(lines) == 1 + len(by) and lines[1].startswith("  Fast Sync (SYNC NOAFFIRM): avg ")
