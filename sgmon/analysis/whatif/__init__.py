@@ -142,6 +142,9 @@ def _scaled_by(alt: Outcome, ref: Outcome, now: Outcome) -> Outcome:
     )
 
 
+PRIMARY_SIDE = "no transport change touches"
+
+
 def _primary_side(local_only: Outcome, now: Outcome) -> str:
     """Where the commit time is mostly the primary's own: with no remote write at all, log
     file sync would keep two thirds or more of it."""
@@ -149,7 +152,7 @@ def _primary_side(local_only: Outcome, now: Outcome) -> str:
         return (
             f"with no remote write at all log file sync would still be {fmt_num(local_only.avg)} "
             f"of its {fmt_num(now.avg)} ms: a primary-side cause (LGWR's CPU, posting, the local "
-            "write) that no transport change touches"
+            f"write) that {PRIMARY_SIDE}"
         )
     return ""
 

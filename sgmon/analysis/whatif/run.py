@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sgmon.analysis.whatif import Prediction, predict
+from sgmon.analysis.whatif import PRIMARY_SIDE, Prediction, predict
 from sgmon.analysis.whatif.measure import Window, measured
 from sgmon.topology import Topology
 from sgmon.units import fmt_num
@@ -115,8 +115,9 @@ def _quote(p: Prediction) -> str:
     """One prediction as the advice quotes it."""
     now, got = p.now, p.predicted
     assert got is not None
+    side = ": most of it is on the primary" if PRIMARY_SIDE in p.limits else ""
     return (
         f"what a change would buy: {p.name} would bring log file sync here from "
         f"{fmt_num(now.avg)} to about {fmt_num(got.avg)} ms on average (p50 {fmt_num(now.p50)} "
-        f"-> {fmt_num(got.p50)} ms, p99 <{now.p99:g} -> <{got.p99:g} ms)"
+        f"-> {fmt_num(got.p50)} ms, p99 <{now.p99:g} -> <{got.p99:g} ms){side}"
     )
