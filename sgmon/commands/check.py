@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from sgmon.errors import Unreachable, UsageError
 from sgmon.fields import ORACLE_TRACE
@@ -32,12 +32,14 @@ from sgmon.verdicts import NO_COMMITS, Judgement, source_title
 
 if TYPE_CHECKING:
     from sgmon.analysis import Analyzer
+    from sgmon.analysis.whatif import Window
     from sgmon.config import Config
     from sgmon.model import Frame
     from sgmon.sim import SimPair
     from sgmon.verdicts import AnalysisState, Finding, Outlier
 
 EXIT = {None: 0, "info": 0, "warn": 1, "crit": 2}
+Keep: TypeAlias = "Callable[[Frame], object]"  # a sink that keeps the run's frames
 EPILOG = """exit status: 0 no finding above info, 1 worst finding is a warning, 2 worst finding is
 critical (2 is also a usage or config error; stderr says which), 3 a source could not be reached.
 Findings that opened and closed during the run count.
@@ -85,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Collect, analyse, report; the exit code is the worst severity seen."""
+    from sgmon.analysis.whatif import Window
     from sgmon.config import load_config
 
     if args.simulate and args.source_dir:
@@ -94,10 +97,11 @@ def run(args: argparse.Namespace) -> int:
     if args.symmetry:
         return _symmetry(args, config, seconds)
     databases = Databases(config)  # a live run's: a simulation's and a recording's are there
-    judge, hosts, span = _judged(args, config, seconds, databases)
+    window = Window()  # the commit path's waits: what a change would buy
+    judge, hosts, span = _judged(args, config, seconds, window.tee(databases))
     if judge.analyzer is None:
         raise UsageError(f"no findings: {judge.note}")
-    code = _print_findings(judge.analyzer, hosts, span, args.format)
+    code = _print_findings(judge.analyzer, hosts, span, args.format, window)
     if databases.unreached() and not args.simulate and not args.source_dir:
         for line in databases.unreached():
             print(f"sgmon: {line}", file=sys.stderr)
@@ -117,35 +121,36 @@ def _seconds(given: str | None) -> float | None:
 
 
 def _judged(
-    args: argparse.Namespace, config: Config, seconds: float | None, databases: Databases
+    args: argparse.Namespace, config: Config, seconds: float | None, keep: Keep
 ) -> tuple[Judge, list[str], float]:
-    """The run's frames through the judge: the simulated pair's, a recording's or the
-    configured hosts'; the judge, the hosts and the span."""
+    """The run's frames through the judge and to ``keep``: the simulated pair's, a recording's
+    or the configured hosts'; the judge, the hosts and the span."""
     if args.simulate:
         onset = sim_onset(args)
-        judged = _simulate(args.simulate, args.seed, seconds or onset + 60.0, config, onset)
+        judged = _simulate(args.simulate, args.seed, seconds or onset + 60.0, config, onset, keep)
         _before_onset(args.simulate, judged[2], onset)
         return judged
     if args.source_dir:
-        return _replay(config, args.source_dir)
-    return _live(config, seconds or 10.0, databases)
+        return _replay(config, args.source_dir, keep)
+    return _live(config, seconds or 10.0, keep)
 
 
-def _print_findings(analyzer: Analyzer, hosts: list[str], span: float, fmt: str) -> int:
-    """Print the analysis' findings as text or JSON; the exit code of the worst."""
-    state = analyzer.state()
+def _print_findings(analyzer: Analyzer, hosts: list[str], span: float, fmt: str, w: Window) -> int:
+    """Print the findings and what a change would buy (``w``) as text or JSON; the exit code."""
+    state = w.quoted(analyzer.state(), analyzer.topology)  # advice quotes what a change buys
     worst = state.worst(active_only=False)
     code = EXIT[worst]
     topo = analyzer.topology
     if fmt == "json":
         out = state.to_dict()
         out.update(hosts=hosts, seconds=span, worst=worst, exit=code)
-        out.update(topology=topo.lines() if topo is not None else [])
-        out.update(state.outcomes())
+        out.update(topology=topo.lines() if topo is not None else [], **state.outcomes())
+        out.update(what_if=w.json(state, topo))
         print(json.dumps(out, indent=1, default=str))
     else:
         summary, primaries = (topo.summary(), tuple(topo.primaries)) if topo else ("", ())
-        print("\n".join([report(state, hosts, span, summary, primaries), *state.left()]))
+        tail = [*state.left(), *w.lines(state, topo, _clock)]  # left, explained, what it buys
+        print("\n".join([report(state, hosts, span, summary, primaries), *tail]))
     return code
 
 
@@ -241,27 +246,28 @@ def _pair(scenario: str, seed: int, config: Config, onset: float) -> Iterator[Si
         pair.close()
 
 
-def _drive(pair: SimPair, seconds: float, feed: Callable[[Frame], object]) -> float:
-    """Step the pair to ``seconds`` of simulated time, each frame to ``feed``; the time."""
+def _drive(pair: SimPair, seconds: float, *feeds: Callable[[Frame], object]) -> float:
+    """Step the pair to ``seconds`` of simulated time, each frame to each feed; the time."""
     while pair.t < seconds - 1e-9:
         for frame in pair.step():
-            feed(frame)
+            for feed in feeds:
+                feed(frame)
     return pair.t
 
 
 def _simulate(
-    scenario: str, seed: int, seconds: float, config: Config, onset: float
+    scenario: str, seed: int, seconds: float, config: Config, onset: float, keep: Keep
 ) -> tuple[Judge, list[str], float]:
     with _pair(scenario, seed, config, onset) as pair:
         judge = Judge(config, pair.schema, live=False)  # simulated time runs as fast as it goes
-        span = _drive(pair, seconds, judge)
+        span = _drive(pair, seconds, judge, keep)
         return judge, [name for name, _ in pair.hosts], span
 
 
 def _replay(
     config: Config,
     directory: str,
-    keep: Callable[[Frame], None] | None = None,
+    keep: Callable[[Frame], object] | None = None,
     analysis: bool = True,
 ) -> tuple[Judge, list[str], float]:
     """Play a recording through the judge (and to ``keep``); the hosts and the span."""

@@ -11,8 +11,13 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgmon.errors import UsageError
+
+if TYPE_CHECKING:
+    from sgmon.config import Config
+    from sgmon.report.judged import Judged
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +65,23 @@ def _write(path: Path, text: str) -> None:
         raise UsageError(f"-o {path}: {e.strerror or e}") from None
 
 
+def _what_if(judged: Judged, config: Config) -> list[str]:
+    """``check``'s lines of what a change would buy, from the frames in range (and the
+    findings' advice quoting it)."""
+    from sgmon import topology
+    from sgmon.analysis.whatif import Window
+    from sgmon.analysis.whatif.run import quoted, what_if
+    from sgmon.units import fmt_utc
+
+    window = Window()
+    for frame in sorted((f for fl in judged.frames.values() for f in fl), key=lambda f: f.time):
+        window(frame)
+    topo = topology.build(config, {h: fl[-1] for h, fl in judged.frames.items() if fl})
+    what = what_if(window, judged.findings, topo)
+    judged.findings = quoted(judged.findings, what)  # their advice quotes what a change buys
+    return what.lines(fmt_utc) if what is not None else []
+
+
 def run(args: argparse.Namespace) -> int:
     """Judge the archive in range and write the report."""
 
@@ -93,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             f"{fmt_utc(first)} to {fmt_utc(last)} UTC"
         )
     judged = judge_archive(src, config, lo, hi)
+    judged.what_if = _what_if(judged, config)
     pinned = {h.name: h.devices for h in config.hosts}
     name = config.name if config.path is not None else src.meta.get("name", "")
     page = render(

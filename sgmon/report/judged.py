@@ -51,6 +51,9 @@ class Judged:
     outcomes: AnalysisState | None = None
     """The analysis' state at the range's end: what the incidents left unprotected and how
     much of their extra commit time their causes explain."""
+    what_if: list[str] = field(default_factory=list)
+    """What a change would buy, as ``check`` prints it: a heading, then a line per change (the
+    command fills it in; empty when nothing could be predicted)."""
 
 
 def judge_archive(src: ReplaySource, config: Config, lo: float, hi: float) -> Judged:

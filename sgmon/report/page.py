@@ -89,6 +89,18 @@ def _budget(budgets: list[Budget]) -> str:
     return f'<ul class="budget">{"".join(lines)}</ul>'
 
 
+def _what_if(lines: list[str]) -> str:
+    """What a change would buy: the window and log file sync now, then each change."""
+    if not lines:
+        return ""
+    head, *changes = lines
+    items = "".join(f"<li>{escape(line.strip())}</li>" for line in changes)
+    return (
+        f'<h2>What a change would buy</h2>\n<p class="what-if">{escape(head)}</p>'
+        f'<ul class="what-if" id="what-if">{items}</ul>'
+    )
+
+
 def _regridded(judged: Judged) -> str:
     if judged.regridded is None:
         return ""
@@ -155,6 +167,7 @@ interval {judged.interval:g} s, ticks {ticks}.{_regridded(judged)} {_made(judged
 <ol class="findings" id="findings">{findings}</ol>
 <h2>Commit budget</h2>
 {_budget(judged.budgets)}
+{_what_if(judged.what_if)}
 <div class="toolbar">Charts: drag across a chart to zoom every chart to that range;
 double-click or <button id="whole" type="button">whole range</button> to zoom out; the
 address keeps the zoom, to share the view. Shaded: the host's warning and critical findings;

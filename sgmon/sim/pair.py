@@ -26,6 +26,7 @@ from sgmon.engine import check_interval
 from sgmon.model import CollectorResult, Event, Frame, Schema, Status, silence
 from sgmon.oracle.session import Session
 from sgmon.registry import builtin
+from sgmon.sim.alternatives import AS_IS, Change
 from sgmon.sim.build import address, databases, demote, destinations, promote, wire
 from sgmon.sim.hostos import NSS_PORT, HostOS, Link
 from sgmon.sim.interval import TickStats, merged
@@ -82,17 +83,16 @@ class SimPair:
         interval: float = 1.0,
         start: float | None = None,
         onset: float = DEFAULT_ONSET,
+        change: Change = AS_IS,  # an alternative commit path for the whole run
     ) -> None:
         if scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
-        self.scenario = scenario
-        self.seed = seed
+        self.scenario, self.seed = scenario, seed
         self.interval = check_interval(interval)
-        self.onset = onset
+        self.onset, self.change = onset, change
         self.start = float(int(time.time())) if start is None else float(start)
-        self.t = 0.0
-        self._seq = 0
-        lay = layout(scenario)
+        self.t, self._seq = 0.0, 0
+        lay = change.layout(layout(scenario))
         sync, *others = lay.standbys
         self.hosts: list[tuple[str, str]] = [
             *((p.name, "primary") for p in lay.primaries),
@@ -104,8 +104,7 @@ class SimPair:
         lwp = conditions(scenario, onset, onset).lwd_per_read > 0
         self.dbs = databases(lay, self.start, lwp)
         self._sync_capped = sync.capped
-        self._gap = lay.switch_gap
-        self._failover = lay.failover
+        self._gap, self._failover = lay.switch_gap, lay.failover
         self._converting = False
         self._alone = False  # a failover's new primary: no standby left to ship to
         self.dead: dict[str, float] = {}
@@ -145,7 +144,7 @@ class SimPair:
         self.last: _Tick | None = None  # the latest interval (``sgmon.sim.truth`` reads it)
         # prime: one interval before start, so the first step already has rates
         for _p, model in self.nodes.values():
-            model.advance(-self.interval, self.interval, conditions(scenario, -1.0, onset))
+            model.advance(-self.interval, self.interval, self._conditions(-1.0))
         for h in self.collectors:
             self._oracle(h)
 
@@ -233,6 +232,9 @@ class SimPair:
                         addr[old]),
         }  # fmt: skip
 
+    def _conditions(self, t: float) -> Conditions:  # the scenario's at ``t``, changed
+        return self.change.conditions(conditions(self.scenario, t, self.onset))
+
     @property
     def model(self) -> CommitModel:
         """The (first) primary instance's commit model."""
@@ -257,7 +259,7 @@ class SimPair:
         """Advance one interval; the frames of the primary and the SYNC standby, then of the
         standbys off the commit path."""
         switching = self._switching()  # may swap the roles, and so the nodes, first
-        cond = conditions(self.scenario, self.t, self.onset)
+        cond = self._conditions(self.t)
         if self._alone:  # its destination is the dead host: it commits locally only, from
             cond = replace(cond, transport_stopped=True)  # the first interval it is open
         synced = cond if self._sync_capped else uncapped(cond)

@@ -1,0 +1,180 @@
+"""What a change to the commit path would buy: log file sync predicted under Fast Sync, ASYNC,
+a lower ``rto_min``, a faster standby or primary redo disk, another network round trip.
+
+Made from what sgmon measures only (``measure``): the commit path is replayed (``chain``) from
+the measured local write, and a remote write rebuilt from its parts: the standby's SRL write
+(its measured histogram), the retransmission timeouts (the remote writes above the DG socket's
+RTO that the SRL writes do not explain) and the rest (network and transport, the measured
+average left over).  A change replaces one part; the replay of the measured path, fitted to the
+measured log file sync, is the yardstick each prediction is scaled by.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sgmon.analysis.whatif.chain import Outcome, Path, Remote, fitted, outcome
+from sgmon.analysis.whatif.changes import CHANGES
+from sgmon.analysis.whatif.dist import Dist, bucket_of
+from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured
+from sgmon.buckets import nominal_ms
+from sgmon.units import fmt_num
+
+__all__ = ["Change", "Measured", "Prediction", "Window", "measured", "predict"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change: ``noaffirm``, ``async``, ``rto_min``, ``standby_write``, ``primary_write`` or
+    ``round_trip``, with its value in ms (None: ``rto_min`` 10 ms, the others their calm
+    level)."""
+
+    kind: str
+    value: float | None = None
+
+
+DEFAULT = (
+    Change("noaffirm"),
+    Change("async"),
+    Change("rto_min", 10.0),
+    Change("standby_write"),
+    Change("primary_write"),
+    Change("round_trip"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """Log file sync: average and p50 (ms), p99 (the Oracle bucket holding it, ms)."""
+
+    avg: float
+    p50: float
+    p99: float
+
+    def text(self) -> str:
+        """``avg 15.9 ms, p50 6.1 ms, p99 <256 ms``."""
+        return f"avg {fmt_num(self.avg)} ms, p50 {fmt_num(self.p50)} ms, p99 <{self.p99:g} ms"
+
+    def to_dict(self) -> dict[str, float]:
+        """JSON form, in ms."""
+        return {"avg_ms": round(self.avg, 3), "p50_ms": round(self.p50, 3), "p99_ms": self.p99}
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """One change: its name, what the prediction assumes, log file sync now and predicted
+    (None: it cannot be predicted from what was measured), and where it does not hold."""
+
+    name: str
+    assumptions: str
+    now: Figures
+    predicted: Figures | None
+    limits: str = ""
+    kind: str = ""
+    """The ``Change.kind`` it predicts."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "name": self.name,
+            "assumptions": self.assumptions,
+            "now": self.now.to_dict(),
+            "predicted": None if self.predicted is None else self.predicted.to_dict(),
+            "does_not_hold": self.limits,
+        }
+
+    def text(self) -> str:
+        """One line: the change, log file sync predicted, where it does not hold."""
+        if self.predicted is None:
+            return f"{self.name}: not predicted ({self.assumptions})"
+        limit = f"; {self.limits}" if self.limits else ""
+        return f"{self.name}: {self.predicted.text()}{limit}"
+
+
+def _scaled(w: Wait) -> tuple[Dist, float] | None:
+    """A part's distribution and the factor that brings its mean to the measured average."""
+    d, avg = w.dist(), w.avg
+    if d is None or avg is None:
+        return None
+    return d, avg / max(d.mean(), 1e-9)
+
+
+def _remote(m: Measured) -> Remote | None:
+    """The remote write rebuilt from its parts (None: no remote write was measured)."""
+    srw, rfs = m.parts["remote"], m.parts["rfs"]
+    whole = srw.dist()
+    if whole is None or srw.avg is None:
+        return None
+    ack = None if m.fast_sync else _scaled(rfs)
+    hit, penalty = 0.0, m.rto or 0.0
+    tail = bucket_of(0.9 * penalty) if penalty else 1 << 30  # a timeout waits about the RTO
+    if penalty:
+        have = ack[0].above(tail) / ack[0].total if ack else 0.0
+        hit = max(0.0, whole.above(tail) / whole.total - have)  # share of the remote writes
+    if ack is None and not m.fast_sync:  # no SRL write measured: the remote write as a whole
+        body = Dist({e: n for e, n in whole.counts.items() if not hit or e < tail})
+        ack = (body, 1.0) if body else None
+    held = (ack[0].mean() * ack[1]) if ack else 0.0
+    base = max(0.0, srw.avg - held - hit * penalty)
+    loss = hit * srw.n / max(m.seconds * 1000.0, 1.0)  # per ms: the link's rate
+    return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, loss, penalty)
+
+
+def _figures(o: Outcome) -> Figures:
+    """An outcome as shown: p99 as the Oracle bucket that holds it."""
+    return Figures(o.avg, o.p50, nominal_ms(bucket_of(o.p99)))
+
+
+def _scaled_by(alt: Outcome, ref: Outcome, now: Outcome) -> Outcome:
+    """``alt`` corrected by how far the replay of the measured path (``ref``) is from the
+    measurement (``now``), in proportion to the share of the replayed commit time the change
+    leaves (a change that removes what the replay missed takes none of its miss)."""
+    w = min(1.0, alt.avg / max(ref.avg, 1e-9))
+
+    def fix(a: float, r: float, n: float) -> float:
+        return a * (n / max(r, 1e-9)) ** w
+
+    return Outcome(
+        fix(alt.avg, ref.avg, now.avg),
+        fix(alt.p50, ref.p50, now.p50),
+        fix(alt.p99, ref.p99, now.p99),
+    )
+
+
+PRIMARY_SIDE = "no transport change touches"
+
+
+def _primary_side(local_only: Outcome, now: Outcome) -> str:
+    """Where the commit time is mostly the primary's own: with no remote write at all, log
+    file sync would keep two thirds or more of it."""
+    if local_only.avg * 3 >= now.avg * 2:
+        return (
+            f"with no remote write at all log file sync would still be {fmt_num(local_only.avg)} "
+            f"of its {fmt_num(now.avg)} ms: a primary-side cause (LGWR's CPU, posting, the local "
+            f"write) that {PRIMARY_SIDE}"
+        )
+    return ""
+
+
+TRANSPORT = ("noaffirm", "async", "rto_min", "standby_write", "round_trip")
+
+
+def predict(m: Measured, changes: tuple[Change, ...] = DEFAULT) -> list[Prediction]:
+    """Log file sync under each change, from the window ``m`` (none without local writes)."""
+    lfs, local = m.parts["lfs"], _scaled(m.parts["local"])
+    d = lfs.dist()
+    if local is None or d is None or lfs.avg is None:
+        return []
+    now = Outcome(lfs.avg, d.at(0.5), d.at(0.99))
+    path = fitted(Path(local[0], _remote(m), local[1]), d, m.commits)
+    ref = outcome(path)
+    side = _primary_side(_scaled_by(outcome(replace(path, remote=None)), ref, now), now)
+    out = []
+    for c in changes:
+        name, assumes, alt, limits = CHANGES[c.kind](m, path, c.value)
+        pred = None if alt is None else _figures(_scaled_by(outcome(alt), ref, now))
+        if alt is not None and c.kind in TRANSPORT:
+            limits = "; ".join(x for x in (limits, side) if x)
+        out.append(Prediction(name, assumes, _figures(now), pred, limits, c.kind))
+    return out

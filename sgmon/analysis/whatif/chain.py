@@ -1,0 +1,173 @@
+"""The SYNC commit chain replayed from measured distributions (a small Monte Carlo).
+
+Seed 000's 13 steps, reduced to what the waits measure: commits arrive at the measured rate;
+when LGWR is free it takes every commit queued so far as one redo write, whose write phase is
+max(local, remote) (they run in parallel) plus LGWR's own overhead (CPU, post); each commit's
+log file sync ends with that write.  A commit arriving while a write is in flight so waits for
+its residual and the next write, which is where one slow write turns into many slow commits.
+Each write's local and remote durations are drawn from the measured histograms.
+
+Two things the waits do not give are fitted to the measured log file sync: LGWR's overhead (an
+exponential wait per write, fitted to the average) and how many sessions commit at once (a stall
+holds at most that many commits: fitted to the share of slow commits, and only when the slow
+commits are fewer than the arrivals a stall would hold).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, replace
+
+from sgmon.analysis.whatif.dist import Dist, binned, bucket_of
+
+RECEIPT_MS = 0.03
+"""Fast Sync: the standby's acknowledgement on receipt, before its SRL write."""
+COMMITS = 60000  # commits per replay: a minute or more of commits
+SEED = 41
+FAST = 0.10  # the quantile of log file sync the LGWR overhead is fitted to
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """How a remote write is drawn: the network and transport part, the SRL write the
+    acknowledgement waits for (None: Fast Sync's receipt), the retransmission timeouts per ms
+    (the link loses at its own rate: more, shorter writes each have less chance of a loss) and
+    what one adds (ms)."""
+
+    base: float
+    ack: Dist | None
+    ack_scale: float = 1.0
+    loss: float = 0.0
+    penalty: float = 0.0
+
+    def draw(self, u: float, hit: bool) -> float:
+        """One remote write (ms): its SRL write at quantile ``u``; ``hit``: a loss fell on its
+        redo."""
+        ack = self.ack.at(u) * self.ack_scale if self.ack else RECEIPT_MS
+        return self.base + ack + (self.penalty if hit else 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A commit path: the local write's distribution (times ``local_scale``), the remote write
+    (None: not on the commit path, ASYNC), and the fitted load: commit rate (per s), sessions
+    (a stall holds at most this many commits; 0: no limit), LGWR overhead per write (ms)."""
+
+    local: Dist
+    remote: Remote | None
+    local_scale: float = 1.0
+    rate: float = 1000.0
+    sessions: int = 0
+    overhead: float = 0.0
+
+
+def replay(path: Path, commits: int = COMMITS) -> tuple[list[float], float]:
+    """Log file syncs (ms) of ``commits`` commits through ``path``, and the commits per second
+    that completed (fewer than arrived when ``sessions`` holds a stall's arrivals back).
+
+    Each kind of draw has its own random stream (arrivals, local writes, SRL writes, overhead,
+    the link's losses), so two replays of paths that differ in one part draw the same values
+    for the others, write by write: their difference is the change's, not the dice's."""
+    arrive, local, ack, cpu, losses = (random.Random(f"{SEED}/{k}") for k in range(5))
+    log = math.log
+    loss_gap = 1.0 / path.remote.loss if path.remote and path.remote.loss else math.inf
+    lost = -log(1.0 - losses.random()) * loss_gap
+    mean_gap = 1000.0 / max(path.rate, 1e-3)
+    cap = path.sessions or 1 << 30
+    out: list[float] = []
+    free, nxt = 0.0, -log(1.0 - arrive.random()) * mean_gap
+    while len(out) < commits:
+        start = max(free, nxt)
+        batch: list[float] = []
+        while nxt <= start and len(batch) < cap:
+            batch.append(nxt)
+            nxt += -log(1.0 - arrive.random()) * mean_gap
+        if nxt <= start:  # every session waits: the rest never arrive (memoryless: skip them)
+            nxt = start - log(1.0 - arrive.random()) * mean_gap
+        hit = lost <= start  # a loss since the last write fell on this one's redo
+        while lost <= start:
+            lost += -log(1.0 - losses.random()) * loss_gap
+        remote = path.remote.draw(ack.random(), hit) if path.remote else 0.0
+        phase = max(path.local.at(local.random()) * path.local_scale, remote)
+        free = start + phase - log(1.0 - cpu.random()) * path.overhead
+        out.extend(free - a for a in batch)
+    return out, len(out) / max(free, 1e-9) * 1000.0
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def _tail(xs: list[float], e: int) -> float:
+    """Share of ``xs`` in bucket ``e`` and above."""
+    lo = 2.0 ** (e - 1) / 1000.0
+    return sum(1 for x in xs if x >= lo) / max(len(xs), 1)
+
+
+def _sessions(path: Path, lfs: Dist) -> Path:
+    """``path`` with the sessions that fit the measured share of slow commits (0: the
+    measured share needs no limit)."""
+    slow = max(bucket_of(16.0), bucket_of(lfs.at(0.5) * 8))
+    want = lfs.above(slow) / lfs.total
+    if _tail(replay(path, COMMITS // 3)[0], slow) <= want * 1.25 + 1e-4:
+        return path
+    lo, hi = 1.0, 4096.0
+    for _ in range(10):
+        mid = math.sqrt(lo * hi)
+        share = _tail(replay(replace(path, sessions=round(mid)), COMMITS // 3)[0], slow)
+        lo, hi = (mid, hi) if share < want else (lo, mid)
+    return replace(path, sessions=max(1, round(math.sqrt(lo * hi))))
+
+
+def _rate(path: Path, measured: float) -> Path:
+    """``path`` with the arrival rate whose completed commits match the measured rate (the
+    commits a stall held back never arrived)."""
+    for _ in range(3):
+        done = replay(path, COMMITS // 3)[1]
+        path = replace(path, rate=path.rate * measured / max(done, 1e-3))
+    return path
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    return sorted(xs)[int(q * (len(xs) - 1))] if xs else 0.0
+
+
+def _overhead(path: Path, lfs: Dist) -> Path:
+    """``path`` with the LGWR overhead whose replay gives the measured fast commits (p10: an
+    overhead slows every commit, a stall only some)."""
+    want = lfs.at(FAST)
+    if _quantile(replay(path, COMMITS // 3)[0], FAST) >= want:
+        return path
+    lo, hi = 0.0, want
+    for _ in range(12):
+        mid = (lo + hi) / 2
+        got = _quantile(replay(replace(path, overhead=mid), COMMITS // 3)[0], FAST)
+        lo, hi = (mid, hi) if got < want else (lo, mid)
+    return replace(path, overhead=(lo + hi) / 2)
+
+
+def fitted(path: Path, lfs: Dist, rate: float) -> Path:
+    """``path`` fitted to the measured log file sync (its fast commits and its share of slow
+    ones) and commit rate."""
+    path = _overhead(replace(path, rate=rate), lfs)
+    path = _sessions(path, lfs)
+    if path.sessions:
+        path = _overhead(_sessions(_rate(path, rate), lfs), lfs)
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Log file sync: average, p50 and p99 (ms, each quantile within its bucket)."""
+
+    avg: float
+    p50: float
+    p99: float
+
+
+def outcome(path: Path) -> Outcome:
+    """What a replay of ``path`` gives, counted into buckets as the database would."""
+    lfs = replay(path)[0]
+    d = binned(lfs)
+    return Outcome(_mean(lfs), d.at(0.5), d.at(0.99))

@@ -1,0 +1,120 @@
+"""The what-if's parts against what they stand for: Oracle's buckets read as Oracle counts them,
+the replay against the renewal formula of a commit that waits out a write in flight and then
+its own, a stall holding only the sessions there are, and a window of garbage rows giving no
+prediction rather than a wrong one.  (Predictions against the runs they predict:
+tests/system/simulation/test_what_if.py.)"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+
+from sgmon.analysis.whatif import Change, predict
+from sgmon.analysis.whatif.chain import Path, Remote, replay
+from sgmon.analysis.whatif.dist import Dist, binned, bucket_of, counts_of
+from sgmon.analysis.whatif.measure import Window, measured
+from sgmon.buckets import exponent
+from sgmon.contract import Histogram
+from sgmon.events import LOCAL_WRITE, LOG_FILE_SYNC
+from sgmon.fields import ORACLE_WAITS
+from sgmon.model import CollectorResult, Frame, Status
+
+
+def test_a_bucket_is_read_from_its_lower_to_its_upper_bound_on_a_log_scale() -> None:
+    d = Dist({exponent(1.024): 10})  # Oracle's "<1ms": 512 to 1024 us
+    assert math.isclose(d.at(0.0), 0.512)
+    assert math.isclose(d.at(0.5), math.sqrt(0.512 * 1.024))
+    assert d.at(0.999) < 1.024
+    assert math.isclose(d.mean(), 1.024 / (2 * math.log(2)))  # log-uniform on [b/2, b)
+
+
+def test_the_micro_and_milli_views_give_the_same_buckets_and_the_open_one_is_above() -> None:
+    micro = Histogram(((0.512, 3.0), (1.024, 5.0), (2.048, 0.0), (None, 1.0)))
+    milli = Histogram(((1.0, 5.0), (2.0, 0.0)))
+    assert counts_of(micro) == Counter({9: 3, 10: 5, 12: 1})
+    assert counts_of(milli) == Counter({10: 5})
+    assert bucket_of(0.7) == exponent(1.024) and bucket_of(200.0) == exponent(262.144)
+
+
+def test_samples_binned_as_the_database_would_count_them() -> None:
+    d = binned([0.3, 0.6, 0.9, 150.0])
+    assert d.counts == {exponent(0.512): 1, exponent(1.024): 2, exponent(262.144): 1}
+
+
+def _one(ms: float) -> Dist:
+    """A write of about ``ms`` (one bucket)."""
+    return Dist({bucket_of(ms): 1})
+
+
+def test_a_busy_lgwr_makes_a_commit_wait_the_residual_then_its_own_write() -> None:
+    # LGWR always busy (commits arrive far faster than writes end): a commit waits for the
+    # write in flight to end (its residual life, E[W^2] / 2E[W] for writes drawn independently)
+    # and then for the next write, its own: E[lfs] = E[W^2] / 2E[W] + E[W]
+    local = Dist({bucket_of(0.6): 3, bucket_of(3.0): 1})
+    lfs, _ = replay(Path(local, None, rate=200_000.0), commits=200_000)
+    w = [local.at(i / 20000) for i in range(20000)]
+    ew, ew2 = statistics.fmean(w), statistics.fmean(x * x for x in w)
+    assert math.isclose(statistics.fmean(lfs), ew2 / (2 * ew) + ew, rel_tol=0.05)
+
+
+def test_an_idle_lgwr_makes_a_commit_wait_its_own_write_only() -> None:
+    local = _one(0.8)
+    lfs, done = replay(Path(local, None, rate=5.0), commits=3000)
+    assert math.isclose(statistics.fmean(lfs), local.mean(), rel_tol=0.05)
+    assert math.isclose(done, 5.0, rel_tol=0.1)
+
+
+def test_the_write_phase_is_the_slower_of_local_and_remote_not_their_sum() -> None:
+    remote = Remote(base=2.0, ack=_one(0.4))
+    lfs, _ = replay(Path(_one(0.8), remote, rate=5.0), commits=3000)
+    slower = 2.0 + _one(0.4).mean()
+    assert math.isclose(statistics.fmean(lfs), slower, rel_tol=0.05)
+
+
+def test_a_stall_holds_only_the_sessions_there_are() -> None:
+    # one loss a second, each a 200 ms wait: with 10 sessions at most 10 commits wait in it
+    remote = Remote(base=0.3, ack=None, loss=1.0 / 1000.0, penalty=200.0)
+    lfs, done = replay(Path(_one(0.5), remote, rate=2000.0, sessions=10), commits=100_000)
+    slow = sum(1 for x in lfs if x >= 100.0)
+    seconds = len(lfs) / done
+    assert 0 < slow <= 10 * 1.2 * seconds  # ~1 stall a second, 10 sessions each
+    assert done < 2000.0 * 0.9  # the arrivals a stall held back never committed
+
+
+def _frame(t: float, rows: dict) -> Frame:
+    results = {ORACLE_WAITS.name: CollectorResult(Status.OK, rows=rows)}
+    return Frame("db1", 1.7e9 + t, int(t), 1.0, results, (), "primary")
+
+
+def _event(n: float, avg: float, hist: object) -> dict:
+    return {ORACLE_WAITS.waits.name: n, ORACLE_WAITS.avg.name: avg, ORACLE_WAITS.hist.name: hist}
+
+
+def test_garbage_rows_give_no_window_and_no_prediction() -> None:
+    window = Window()
+    for t in range(5):
+        window(_frame(t, {LOG_FILE_SYNC: _event(None, "x", "not a histogram")}))  # type: ignore[arg-type]
+        window(_frame(t + 0.5, {LOG_FILE_SYNC: {}, LOCAL_WRITE: _event(-3, 1.0, [[1, 2, 3]])}))
+        window(_frame(t + 0.7, {LOG_FILE_SYNC: _event(math.inf, math.nan, [[1.024, -5]])}))
+    assert measured(window.ticks["db1"], (), 0.0, 2e9) is None
+
+
+def test_a_primary_without_remote_writes_is_predicted_only_where_it_can_be() -> None:
+    window = Window()
+    for t in range(30):
+        window(
+            _frame(
+                t,
+                {
+                    LOG_FILE_SYNC: _event(800, 0.9, [[0.512, 200], [1.024, 500], [2.048, 100]]),
+                    LOCAL_WRITE: _event(400, 0.5, [[0.512, 250], [1.024, 150]]),
+                },
+            )
+        )
+    m = measured(window.ticks["db1"], (), 1.7e9, 2e9)
+    assert m is not None and math.isclose(m.commits, 800)
+    got = {p.name: p for p in predict(m, (Change("async"), Change("primary_write", 0.25)))}
+    assert got["ASYNC"].predicted is None and "no remote write" in got["ASYNC"].assumptions
+    faster = got["primary redo write at 0.25 ms"].predicted
+    assert faster is not None and faster.avg < m.parts["lfs"].avg  # type: ignore[operator]
