@@ -19,6 +19,7 @@ COMMANDS = (
     ("next theme", "cycle the themes (t)", "next_theme"),
     ("export the screen as SVG", "save the screen in the current directory (e)", "export"),
     ("findings", "go to the findings, again back to the panes (f)", "findings"),
+    ("what a change would buy", "Fast Sync, ASYNC, rto_min 10 ms, faster disks (w)", "what_if"),
 )
 """(name, what it does and its key, the action its key runs) of each of sgmon's commands."""
 

@@ -34,6 +34,10 @@ class Feed:
         self._arrived: dict[str, float] = {}  # host -> monotonic time of its last frame heard
         self._heard: dict[str, float] = {}  # host -> time of its last frame with numbers
         self._lock = threading.Lock()
+        self.what_if: tuple[str, ...] | None = None
+        """What a change would buy, as the primaries' commit budget panels show it after the
+        ``w`` key (None: not shown; one line while it is being worked out)."""
+        judge.keep_what_if()
 
     @property
     def analysis_note(self) -> str:

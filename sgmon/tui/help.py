@@ -29,6 +29,7 @@ KEYS = (
     ("/", "filter devices, interfaces and sockets by name (Enter applies)"),
     ("esc", "close the filter line, leave zoom, clear the filter, leave the findings"),
     ("z", "zoom the focused panel under the header (all rows); z or esc goes back"),
+    ("w", "what a change would buy (Fast Sync, ASYNC, rto_min, faster disks): under the budget"),
     ("s  S", "next / previous host along the commit path into the panes (two: swap them)"),
     ("+  -", "sample less / more often (1s, 2s, 5s ... / 500ms, 200ms, 100ms), demo too"),
     ("t", f"next theme: {', '.join(themes.ORDER)}; add yours in ~/.config/sgmon/themes/"),

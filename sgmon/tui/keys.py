@@ -22,12 +22,19 @@ from sgmon.tui.live import Live
 from sgmon.tui.pane import HostPane
 from sgmon.tui.panels.base import Panel
 from sgmon.tui.panels.findings import FindingsPanel
+from sgmon.tui.panels.header import clock
 from sgmon.units import parse_instant
 
 INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 """The steps of the +/- keys, seconds."""
 FILTER_HINT = "filter devices, interfaces, sockets (Enter, Esc clears)"
 GOTO_HINT = "go to 10:31:02 (local, as shown), 2026-11-24T10:31:02, or -5m / +30s (Enter, Esc)"
+
+
+NOTHING_TO_BUY = (
+    "what a change would buy: nothing to predict from yet (no commits with their waits, or no "
+    "incident and too few intervals)"
+)
 
 
 class Keys(Dashboard):
@@ -58,6 +65,7 @@ class Keys(Dashboard):
         Binding("slash", "filter", "filter", key_display="/", priority=True),
         Binding("g", "goto", "go to", show=False, priority=True),
         Binding("z", "zoom", "zoom"),
+        Binding("w", "what_if", "what if", show=False),
         Binding("t", "next_theme", "theme"),
         Binding("plus,equals_sign", "interval(1)", "slower", key_display="+", show=False),
         Binding("minus", "interval(-1)", "faster", key_display="-", show=False),
@@ -220,6 +228,25 @@ class Keys(Dashboard):
         screen.add_class("-zoom")
         pane.catch_up()  # the other panels go now, not when the redraw's views are shown
         self.redraw()
+
+    def action_what_if(self) -> None:
+        """Show under each primary's budget what a change would buy, worked out from the
+        frames so far (off the drawing thread: it replays the commit path); again: hide it."""
+        feed = self.timeline.feed
+        if feed.what_if is not None:
+            feed.what_if = None
+            self.redraw()
+            return
+        feed.what_if = ("working out what a change would buy…",)
+        self.redraw()
+
+        def work() -> None:
+            lines = tuple(feed.judge.what_if(clock)) or (NOTHING_TO_BUY,)
+            if feed.what_if is not None:  # not hidden meanwhile
+                feed.what_if = lines
+                self.call_from_thread(self.redraw)
+
+        self.run_worker(work, thread=True, exclusive=True, group="what-if")
 
     def action_next_theme(self) -> None:
         """Cycle through the themes."""

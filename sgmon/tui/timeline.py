@@ -161,6 +161,7 @@ class Timeline:
             grader=self.feed.judge.grader,
             highlight=highlight,
             budget=budget,
+            what_if=self.feed.what_if or () if _role(host, frame) == "primary" else (),
             pinned=tuple(pinned),
             filter=filter,
             stale_since=stale,

@@ -108,6 +108,8 @@ class PaneView:
     """Said beside the role when the database's role is not the configured one (a switchover)."""
     budget: Any = None
     """The analysis' commit-time Budget for this host at the cursor, when there is one."""
+    what_if: tuple[str, ...] = ()
+    """What a change would buy (``w``), under a primary's budget bar; none when not asked."""
     pinned: tuple[str, ...] = ()
     """Devices named in the host's config (the redo logs): always listed first."""
     filter: str = ""

@@ -57,15 +57,17 @@ def render_budget(view: PaneView, width: int) -> RenderableType:
         b = None  # a silent host's last budget is not now's; a standby commits nothing
     lfs = float(getattr(b, "lfs_ms", 0.0) or 0.0) if b is not None else 0.0
     head = title(p, "COMMIT BUDGET", f"log file sync {fmt_num(lfs)} ms" if lfs else "")
+    buys = [Text(" " + t, style=p.muted if i == 0 else "") for i, t in enumerate(view.what_if)]
     if b is None or lfs <= 0:
-        return Group(head, Text("  " + _no_bar(view, b), style=p.muted))
+        return Group(head, Text("  " + _no_bar(view, b), style=p.muted), *buys)
     segs = legs(b)
     total = max(lfs, sum(s[2] for s in segs))
     bar_w = max(10, width - 2)
     top = max(range(len(segs)), key=lambda i: segs[i][2]) if segs else -1
     local = float(getattr(b, "local_write_ms", 0.0) or 0.0)
     mark = local_mark(p, local, total, bar_w)
-    return Group(head, bar(p, segs, top, total, bar_w), *wrap(legend(p, segs, top), width), mark)
+    legend_lines = wrap(legend(p, segs, top), width)
+    return Group(head, bar(p, segs, top, total, bar_w), *legend_lines, mark, *buys)
 
 
 def _no_bar(view: PaneView, budget: object) -> str:

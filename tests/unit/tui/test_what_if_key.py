@@ -1,0 +1,27 @@
+"""The ``w`` key: under the primary's commit budget, what a change would buy, worked out from
+the frames so far off the drawing thread; ``w`` again hides it."""
+
+from __future__ import annotations
+
+from tuikit import drawn, feed, make_app, until
+
+from sgmon.tui.panels.budget import BudgetPanel
+
+
+def _budget_text(app) -> str:
+    return " ".join(str(line) for p in app.query(BudgetPanel) if p.display for line in p.lines)
+
+
+async def test_w_shows_what_a_change_would_buy_and_w_hides_it() -> None:
+    app, pair = make_app("rto-stall")
+    async with app.run_test(size=(160, 60)) as pilot:
+        feed(app, pair, 90)  # the onset and a minute of 200 ms stalls
+        await until(pilot, lambda: drawn(app))
+        assert "what a change would buy" not in _budget_text(app)
+        await pilot.press("w")
+        await until(pilot, lambda: "rto_min 10 ms: avg" in _budget_text(app), timeout=60)
+        text = _budget_text(app)
+        assert "what a change would buy on primary" in text and "ASYNC: avg" in text, text
+        await pilot.press("w")
+        await until(pilot, lambda: "what a change would buy" not in _budget_text(app))
+    pair.close()
