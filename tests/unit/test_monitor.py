@@ -5,43 +5,15 @@ from __future__ import annotations
 import enum
 import gc
 import sys
-import threading
-from collections.abc import Callable
+
+from kits.listsource import ListSource, frame
 
 from sgmon import model
 from sgmon.config import Config, parse_config
-from sgmon.hosts import HostInfo
 from sgmon.hosts.build import make_collectors
 from sgmon.model import CollectorResult, Frame, Status
 from sgmon.monitor import History, Monitor
 from sgmon.sim import SimPair
-
-
-def frame(host: str, t: float, v: float) -> Frame:
-    rows = {"all": {"x": v}}
-    return Frame(host, t, int(t), 1.0, {"c": CollectorResult(Status.OK, rows)})
-
-
-class ListSource:
-    """A source that plays a fixed list of frames and ends."""
-
-    def __init__(self, host: str, frames: list[Frame]) -> None:
-        self.hosts = [HostInfo(host, "")]
-        self.interval = 1.0
-        self._frames = frames
-        self.closed = False
-
-    def schema(self, host: str) -> dict:
-        return {}
-
-    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
-        for f in self._frames:
-            if stop.is_set():
-                return
-            emit(f)
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def test_frames_reach_sinks_in_order_and_a_failing_sink_is_dropped(capsys) -> None:

@@ -3,39 +3,10 @@ them any more (in-process, with real threads and a sink that takes time)."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+from kits.listsource import ListSource, frame
 
-from sgmon.hosts import HostInfo
-from sgmon.model import CollectorResult, Frame, Status
+from sgmon.model import Frame
 from sgmon.monitor import Monitor
-
-
-def frame(host: str, t: float, v: float) -> Frame:
-    rows = {"all": {"x": v}}
-    return Frame(host, t, int(t), 1.0, {"c": CollectorResult(Status.OK, rows)})
-
-
-class ListSource:
-    """A source that plays a fixed list of frames and ends."""
-
-    def __init__(self, host: str, frames: list[Frame]) -> None:
-        self.hosts = [HostInfo(host, "")]
-        self.interval = 1.0
-        self._frames = frames
-        self.closed = False
-
-    def schema(self, host: str) -> dict:
-        return {}
-
-    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
-        for f in self._frames:
-            if stop.is_set():
-                return
-            emit(f)
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def test_stop_returns_only_when_no_sink_runs_any_more(monkeypatch, capsys) -> None:
