@@ -177,6 +177,15 @@ def test_the_top_findings_evidence_is_on_screen(
     if width >= 100:  # the one-pane view shows the finding's host; wider, both hosts
         assert box(screen, "PRIMARY") is not None and box(screen, "STANDBY") is not None
     values = {k: re.escape(v) for k, v in said.groupdict().items()}
+    peak = re.search(r"\(peak (\d\d:\d\d:\d\d) of", " ".join(findings(screen).split()))
+    if peak is not None and f" at {peak.group(1)} " not in pane:
+        # the finding is titled by its episode's worst moment: its numbers are that instant's
+        tmux.keys("g")
+        tmux.wait_for(lambda s: "go to" in s.lower(), "the go-to line")
+        tmux.run("send-keys", "-t", tmux.session, "-l", peak.group(1))
+        tmux.keys("Enter")
+        screen = tmux.settled(lambda s: f" at {peak.group(1)} " in s, f"the cursor at {peak[1]}")
+        pane = box(screen, case.host) or ""
     for shown in case.shown:
         want = shown.format(**values)
         assert re.search(want, pane), (
