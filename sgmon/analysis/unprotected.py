@@ -147,9 +147,12 @@ class Ledger:
 
     def _made(self, host: str, now: float, lag: float) -> float:
         """The redo ``host`` made in the last ``lag`` seconds before ``now`` (each frame's by
-        the share of its interval that falls in them)."""
+        the share of its interval that falls in them): the newest frames only, not the hour
+        kept, as this runs every tick."""
         lo, total = now - lag, 0.0
-        for t, dt, redo in self._redo.get(host, ()):
+        for t, dt, redo in reversed(self._redo.get(host, ())):
+            if t <= lo:
+                break  # it and every older frame end before the window
             overlap = min(t, now) - max(t - dt, lo)
             if overlap > 0 and dt > 0:
                 total += redo * min(1.0, overlap / dt)
