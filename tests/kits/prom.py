@@ -4,11 +4,15 @@ HTTP API."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
+import sys
 import urllib.parse
 import urllib.request
 from pathlib import Path
+
+from paths import REPO
 
 
 def free_port() -> int:
@@ -70,3 +74,28 @@ def stop(procs: list[subprocess.Popen]) -> None:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait(5)
+
+
+def documented_fleet(etc: Path, config_dir: Path) -> tuple[Path, int]:
+    """docs/metrics.md's prometheus.yml as written (its paths under ``etc``, 1 s intervals) with
+    the shipped rules beside it, a two-host configuration named PROD, and `sgmon discover
+    --serve` writing the targets file there: the configuration and the port serve listens on."""
+    doc = (REPO / "docs" / "metrics.md").read_text()
+    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert "honor_labels: true" in block and "file_sd_configs" in block
+    (etc / "prometheus.yml").write_text(
+        block.replace("/etc/prometheus/sgmon/", f"{etc}/").replace("15s", "1s")
+    )
+    for f in ("prometheus_rules.yaml", "prometheus_alerts.yaml"):
+        shutil.copy(REPO / "deploy" / f, etc / f)
+        (etc / f).chmod(0o644)
+    cfg = config_dir / "prod.toml"
+    cfg.write_text('name = "PROD"\n[[host]]\nname = "primary"\n[[host]]\nname = "standby"\n')
+    port = free_port()
+    r = subprocess.run(
+        [sys.executable, "-m", "sgmon", "discover", "--config", str(cfg),
+         "--serve", f"127.0.0.1:{port}", "--output", str(etc / "targets.json")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return cfg, port

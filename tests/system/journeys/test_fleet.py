@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kits.prom import Api, free_port, prometheus, stop
+from kits.prom import Api, documented_fleet, prometheus, stop
 from paths import REPO
 
 USER = "prometheus"
@@ -84,23 +84,7 @@ def test_discover_prometheus_as_its_user_then_the_alerts(world: Path) -> None:
     etc.mkdir(mode=0o755)
     data.mkdir()
     os.chown(data, pwd.getpwnam(USER).pw_uid, pwd.getpwnam(USER).pw_gid)
-    doc = (REPO / "docs" / "metrics.md").read_text()
-    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
-    (etc / "prometheus.yml").write_text(
-        block.replace("/etc/prometheus/sgmon/", f"{etc}/").replace("15s", "1s")
-    )
-    for f in ("prometheus_rules.yaml", "prometheus_alerts.yaml"):
-        shutil.copy(REPO / "deploy" / f, etc / f)
-        (etc / f).chmod(0o644)
-    cfg = world / "prod.toml"
-    cfg.write_text('name = "PROD"\n[[host]]\nname = "primary"\n[[host]]\nname = "standby"\n')
-    port = free_port()
-    r = subprocess.run(
-        [sys.executable, "-m", "sgmon", "discover", "--config", str(cfg),
-         "--serve", f"127.0.0.1:{port}", "--output", str(etc / "targets.json")],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    cfg, port = documented_fleet(etc, world)
     assert stat.S_IMODE((etc / "targets.json").stat().st_mode) & 0o004  # others may read it
     serve = subprocess.Popen(
         [sys.executable, "-m", "sgmon", "serve", "--listen", f"127.0.0.1:{port}",

@@ -20,7 +20,7 @@ import sys
 import time
 
 import pytest
-from kits.prom import Api, free_port, prometheus, stop
+from kits.prom import Api, documented_fleet, free_port, prometheus, stop
 from paths import REPO
 
 ROOT = REPO
@@ -198,25 +198,9 @@ def _variable_sets(api: Api, dash: dict) -> list[dict[str, str]]:
 def test_the_documented_fleet_config_with_discovered_targets(tmp_path):
     """docs/metrics.md's prometheus.yml as written, with targets from `sgmon discover --serve`:
     the serve is up under its configuration's name and nothing is renamed."""
-    doc = (ROOT / "docs" / "metrics.md").read_text()
-    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
-    assert "honor_labels: true" in block and "file_sd_configs" in block
     etc = tmp_path / "etc"
     etc.mkdir()
-    for f in ("prometheus_rules.yaml", "prometheus_alerts.yaml"):
-        shutil.copy(DEPLOY / f, etc / f)
-    (etc / "prometheus.yml").write_text(
-        block.replace("/etc/prometheus/sgmon/", f"{etc}/").replace("15s", "1s")
-    )
-    cfg = tmp_path / "prod.toml"
-    cfg.write_text('name = "PROD"\n[[host]]\nname = "primary"\n[[host]]\nname = "standby"\n')
-    port = free_port()
-    r = subprocess.run(
-        [sys.executable, "-m", "sgmon", "discover", "--config", str(cfg),
-         "--serve", f"127.0.0.1:{port}", "--output", str(etc / "targets.json")],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    cfg, port = documented_fleet(etc, tmp_path)
     prom, api = prometheus(etc / "prometheus.yml", tmp_path / "data")
     procs = [
         subprocess.Popen(
