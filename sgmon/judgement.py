@@ -13,7 +13,6 @@ grade without it).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,6 @@ from sgmon.verdicts import Judgement
 
 if TYPE_CHECKING:
     from sgmon.analysis import Analyzer
-    from sgmon.analysis.whatif import Window
 
 
 class Judge:
@@ -52,10 +50,6 @@ class Judge:
         self.note = "" if analysis else "analysis not run"
         """Why there are no findings, when the analysis could not start or stopped."""
         self._skew: dict[str, float] = {}
-        self._lock = threading.Lock()
-        """Held while a frame is judged, so another thread reads a whole state (``what_if``)."""
-        self.window: Window | None = None
-        """The frames' intervals kept for what a change would buy (``keep_what_if``)."""
         self.seconds = 0.0
         """How long judging the latest frame took (the analysis, mostly): `sgmon serve`
         exposes it."""
@@ -86,12 +80,9 @@ class Judge:
             return Judgement(frame, self.grader, ncpu=ncpu)
         self.analyzer.skew = self.skew()
         try:
-            with self._lock:
-                self.analyzer.feed(frame)
-                state = self.analyzer.state()
-                opened, closed, changed = self.analyzer.changes()
-                if self.window is not None:
-                    self.window(frame)
+            self.analyzer.feed(frame)
+            state = self.analyzer.state()
+            opened, closed, changed = self.analyzer.changes()
         except Exception as e:  # keep the sinks going; say why the analysis stopped
             self.analyzer, self.note = None, f"analysis stopped: {e}"
             return Judgement(frame, self.grader, ncpu=ncpu)
@@ -99,24 +90,19 @@ class Judge:
             frame, self.grader, state, tuple(opened), tuple(closed), tuple(changed), ncpu
         )
 
-    def keep_what_if(self) -> None:
-        """Keep the frames' intervals so that ``what_if`` can say what a change would buy (the
-        dashboard's key: headless commands keep none)."""
+    def what_if(self, frames: Iterable[Frame], clock: Callable[[float], str]) -> list[str]:
+        """What a change would buy, as ``check`` says it, from ``frames`` (the dashboard's
+        history, in time order) and the analysis' state now; none without the analysis.  Made
+        when asked, never per tick: it replays the commit path, a second or two, so call it off
+        the thread that draws."""
+        if self.analyzer is None:
+            return []
         from sgmon.analysis.whatif import Window
 
-        if self.analyzer is not None:
-            self.window = Window()
-
-    def what_if(self, clock: Callable[[float], str]) -> list[str]:
-        """What a change would buy, as ``check`` says it, from the frames judged so far (none
-        without the analysis or ``keep_what_if``).  It replays the commit path: a second or
-        two, so call it off the thread that draws; it copies what it reads, then lets go."""
-        if self.analyzer is None or self.window is None:
-            return []
-        with self._lock:
-            window = self.window.copy()
-            state, topology = self.analyzer.state(), self.analyzer.topology
-        return window.lines(state, topology, clock)
+        window = Window()
+        for frame in frames:
+            window(frame)
+        return window.lines(self.analyzer.state(), self.analyzer.topology, clock)
 
     def skew(self) -> float:
         """The spread of the hosts' clock offsets, seconds (0 with one host or a recording)."""

@@ -12,6 +12,7 @@ import bisect
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from sgmon.judgement import Judge
 from sgmon.model import Frame, Schema, unheard
@@ -37,7 +38,13 @@ class Feed:
         self.what_if: tuple[str, ...] | None = None
         """What a change would buy, as the primaries' commit budget panels show it after the
         ``w`` key (None: not shown; one line while it is being worked out)."""
-        judge.keep_what_if()
+
+    def work_out_what_if(self, clock: Callable[[float], str]) -> list[str]:
+        """What a change would buy, from every host's frames of the history (off the drawing
+        thread: it takes a second or two)."""
+        frames = [f for h in self.history.hosts() for f in self.history.frames(h)]
+        frames.sort(key=lambda f: (f.time, f.host))
+        return self.judge.what_if(frames, clock)
 
     @property
     def analysis_note(self) -> str:

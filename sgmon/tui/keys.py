@@ -241,7 +241,7 @@ class Keys(Dashboard):
         self.redraw()
 
         def work() -> None:
-            lines = tuple(feed.judge.what_if(clock)) or (NOTHING_TO_BUY,)
+            lines = tuple(feed.work_out_what_if(clock)) or (NOTHING_TO_BUY,)
             if feed.what_if is not None:  # not hidden meanwhile
                 feed.what_if = lines
                 self.call_from_thread(self.redraw)

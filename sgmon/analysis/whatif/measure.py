@@ -129,12 +129,6 @@ class Window:
         self.ticks: dict[str, deque[Tick]] = {}
         self._memo: tuple[tuple[int, tuple[str, ...]], WhatIf | None] | None = None
 
-    def copy(self) -> Window:
-        """Another window holding the same intervals (read elsewhere while this one grows)."""
-        other = Window()
-        other.ticks = {h: deque(d, maxlen=KEEP) for h, d in self.ticks.items()}
-        return other
-
     def tee(self, sink: Callable[[Frame], object]) -> Callable[[Frame], None]:
         """A sink that keeps each frame here, then hands it to ``sink``."""
 
