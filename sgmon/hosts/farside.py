@@ -13,11 +13,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import IO
 
 from sgmon.archive import printable
 from sgmon.errors import redact
+from sgmon.units import fmt_utc
 
 Message = tuple[bytes, bytes]
 """What a reader thread hands the session: a kind and its payload."""
@@ -52,10 +52,10 @@ def far_text(raw: bytes | str, most: int = SHOWN) -> str:
 
 
 def stamp(t: float) -> str:
-    """A far-side time as a date where it is one (``9999-12-31T23:59:59+00:00``), else as the
-    number it is (``nan``, ``1e+300``)."""
+    """A far-side time as a date where it is one (``9999-12-31 23:59:59 UTC``, as sgmon says an
+    instant), else as the number it is (``nan``, ``1e+300``)."""
     try:
-        return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
+        return f"{fmt_utc(t)} UTC"
     except (ValueError, OverflowError, OSError):
         return repr(t)
 

@@ -62,7 +62,7 @@ def test_far_text_is_cut_and_redacted() -> None:
 
 
 def test_a_date_or_the_number_it_is() -> None:
-    assert stamp(253402300799.0) == "9999-12-31T23:59:59+00:00"
+    assert stamp(253402300799.0) == "9999-12-31 23:59:59 UTC"
     assert stamp(math.nan) == "nan" and stamp(1e300) == "1e+300"
     now = time.time()
     assert plausible(now + 3600, now) and not plausible(now + 2 * 86400, now)
