@@ -11,6 +11,7 @@ import math
 import random
 
 import pytest
+from kits.analysis import T0, frame
 
 from sgmon.analysis import Analyzer
 from sgmon.analysis.baseline import MIN_POINTS, Series
@@ -22,23 +23,6 @@ from sgmon.config import Config
 from sgmon.errors import ConfigError
 from sgmon.model import CollectorResult, Event, Frame, Status
 from sgmon.verdicts import Finding
-
-T0 = 1_800_000_000.0
-
-
-def frame(
-    host: str, t: float, role: str = "", events: tuple[Event, ...] = (), **collectors: dict
-) -> Frame:
-    """A frame with the given collectors' rows (interval 1 s)."""
-    return Frame(
-        host=host,
-        time=T0 + t,
-        seq=int(t),
-        interval=1.0,
-        role=role,
-        collectors={k: CollectorResult(Status.OK, rows=v) for k, v in collectors.items()},
-        events=events,
-    )
 
 
 def waits(**events: dict) -> dict:

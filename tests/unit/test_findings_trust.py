@@ -10,29 +10,18 @@ CPU peaks of 85-98 % beside it (what real sadc files under a 400-IOPS cap showed
 
 from __future__ import annotations
 
+from kits.analysis import T0, frame
+
 from sgmon.analysis import Analyzer
 from sgmon.analysis.budget import commit_budget
 from sgmon.analysis.findings import AT_ONCE, FindingBook
 from sgmon.commands.check import report
-from sgmon.model import CollectorResult, Frame, Status
+from sgmon.model import Frame
 from sgmon.report.judged import Judged
 from sgmon.report.summary import sentences
 from sgmon.verdicts import Finding, by_impact
 
-T0 = 1_800_000_000.0
 CALM_DISK = {"aqu_sz": 0.3, "w_await": 0.6, "r_await": 0.5, "svctm": 0.4, "util": 12.0}
-
-
-def frame(host: str, t: float, role: str, **collectors: dict) -> Frame:
-    """One host's 1-second sample."""
-    return Frame(
-        host=host,
-        time=T0 + t,
-        seq=int(t),
-        interval=1.0,
-        role=role,
-        collectors={k: CollectorResult(Status.OK, rows=v) for k, v in collectors.items()},
-    )
 
 
 def primary(t: float, slow: bool) -> Frame:
