@@ -12,7 +12,8 @@ import time
 from dataclasses import replace
 
 import pytest
-from test_analysis import T0, _run, frame
+from kits.analysis import T0, frame
+from test_analysis import _run
 
 from sgmon.model import CollectorResult, Event, Status
 

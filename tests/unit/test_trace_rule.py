@@ -4,7 +4,8 @@ finding says so instead of the generic commit chain naming whatever lines up."""
 
 from __future__ import annotations
 
-from test_analysis import _run, frame, waits
+from kits.analysis import frame
+from test_analysis import _run, waits
 
 from sgmon.verdicts import Finding
 
