@@ -92,11 +92,13 @@ the healthy baseline first, and a 30 s run sees nothing but that."""
 SCENARIOS: dict[str, str] = {
     "healthy": "SYNC AFFIRM pair at 0.3 ms RTT, sub-millisecond local and remote writes",
     "rto-stall": "rare TCP tail losses on the DG socket, retransmitted after a 200 ms RTO "
-    "(the 200 ms RTO case): log file sync outliers in the 128-256 ms buckets",
+    '(as in "A story about Data Guard and network latency"): log file sync outliers in the '
+    "128-256 ms buckets",
     "rto-stall-fixed": "the same losses after `ip route change ... rto_min 10ms`: a retransmit "
     "costs ~10 ms more than the round trip and the 128-256 ms outliers are gone",
     "standby-iops-cap": "the standby's volume hits its IOPS cap in bursts of lost-write-protect "
-    "reads (the capped standby case): await >> svctm, aqu-sz 50-80, %util 100; commits of a "
+    "reads (as in \"Oracle Database Migrated to Cloud Starts Experiencing 'log file sync' "
+    'Waits"): await >> svctm, aqu-sz 50-80, %util 100; commits of a '
     "few ms between bursts and of hundreds of ms to seconds in them",
     "log-switch-storm": "a log switch every 5 s (undersized redo logs): remote write "
     "outliers after each switch",
@@ -104,11 +106,11 @@ SCENARIOS: dict[str, str] = {
     "CPU, log file sync rises while the writes stay fast",
     "transport-stopped": "the standby stops receiving: its transport lag goes unknown (NULL), "
     "the lag's datum stops moving, the primary's destination errors and the protection drops",
-    "cascade-iops-cap": "the capped standby case's 11.2.0.4 primary: SYNC AFFIRM to standby B, "
+    "cascade-iops-cap": "standby-iops-cap's 11.2.0.4 primary: SYNC AFFIRM to standby B, "
     "ASYNC to A, C cascaded from B; the IOPS cap hits B and C, and only B's slows commits",
     "async-iops-cap": "the IOPS cap hits only the ASYNC standby A: commits stay fast, A falls "
-    "behind, a lag risk and never the cause (the capped standby case's ASYNC one)",
-    "rac-rto-stall": "a two-node RAC primary (the 200 ms RTO case's system): rare TCP tail "
+    "behind, a lag risk and never the cause (standby-iops-cap's ASYNC standby)",
+    "rac-rto-stall": "a two-node RAC primary (rto-stall's system): rare TCP tail "
     "losses with a 200 ms RTO on node 1's link to the standby only; node 2's commits stay fast",
     "switchover": "a planned switchover at the onset: site_a, the primary, becomes the standby "
     "and site_b the primary after 12 s in which nothing commits; the panes and the DG socket "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import threading
 from statistics import median
 
@@ -383,3 +384,11 @@ def test_no_wait_accumulator_keeps_its_waits_past_a_tick(scenario: str):
         assert any(b.waits for m in models for b in m.events.values())
     finally:
         pair.close()
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_scenario_descriptions_cite_sources_by_title(scenario: str):
+    """`demo --list` is user text: a source is named by its public title, never by a label of
+    ours ("the capped standby case", "seed 003", "issue 15")."""
+    text = SCENARIOS[scenario]
+    assert not re.search(r"\b\w+ case\b|\bseed \d|\bissue \d|\b00\d\b", text), text
