@@ -228,9 +228,10 @@ def _finite(h: dict) -> dict:
 
 def _item(label: str, text: str, sev: str, fmt: str) -> str:
     s = f"{label} {text}"
-    if fmt == "tmux" and sev in TMUX_COLOUR:
-        return f"{TMUX_COLOUR[sev]}{s}{TMUX_RESET}"
-    return s
+    if fmt != "tmux":
+        return s
+    s = s.replace("#", "##")  # tmux reads #[...] and #(...) in the line: a finding's text is data
+    return f"{TMUX_COLOUR[sev]}{s}{TMUX_RESET}" if sev in TMUX_COLOUR else s
 
 
 def _dim(text: str, fmt: str) -> str:

@@ -26,12 +26,38 @@ from sgmon.safefs import Dir, Refused, private_dir
 from sgmon.sinks.archivedir import say
 from sgmon.status import runtime_dir, state_text
 from sgmon.units import fmt_num
-from sgmon.verdicts import Judgement
+from sgmon.verdicts import AnalysisState, Finding, Judgement
 
 _TAG = {"primary": "P", "standby": "S"}
 
 Item = tuple[str, str, str]
 """``(label, text, severity)`` of one item of a host's status line."""
+CAUSE = "<-"
+"""The label of the cause item, as in the finding titles: ``S aqu 68.8 <- standby disk sdb ...``."""
+CAUSE_MAX = 60
+"""Characters of a cause on the line (tmux's status-right is short: the README gives it 90)."""
+
+
+def cause_item(state: AnalysisState | None) -> tuple[str, Item] | None:
+    """The host and the item of the finding every reader leads with now: the first active
+    warning or worse in the analysis's order (largest impact first, ``by_impact``), as its cause
+    and value (``<- standby disk sdb await 77.1 ms vs svctm 1.23 ms, queue 62.8``); None when
+    the analysis does not run here or nothing is at warn."""
+    if state is None:
+        return None
+    for f in state.findings:
+        if f.active and f.severity in ("warn", "crit"):
+            return f.host, (CAUSE, _cause_text(f), f.severity)
+    return None
+
+
+def _cause_text(f: Finding) -> str:
+    """A finding's cause with its value, without the symptom drawn before it (``... <-``) or
+    the host and conclusion after it, cut at a word to ``CAUSE_MAX``."""
+    text = f.title.split(" <- ", 1)[-1].split(f" ({f.host}", 1)[0]
+    if len(text) <= CAUSE_MAX:
+        return text
+    return text[: CAUSE_MAX - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def status_items(frame: Frame, judgement: Judgement) -> list[Item]:
@@ -116,6 +142,9 @@ class StatePublisher:
         self.path = self.dir / f"state-{os.getpid()}.txt"
         self._start = start_time(os.getpid()) or "0"
         self._hosts: dict[str, dict] = {}
+        self._cause: tuple[str, Item] | None = None
+        """The host and item of the leading finding (``cause_item``), as of the latest frame
+        that carried the analysis."""
         self._at = self._prepare(warn)
 
     def _prepare(self, warn: Callable[[str], None]) -> Dir | None:
@@ -145,13 +174,19 @@ class StatePublisher:
             "items": status_items(frame, judgement),
             "failing": bad,
         }
+        if judgement.state is not None:
+            self._cause = cause_item(judgement.state)
         self.publish()
 
     def publish(self) -> None:
         """Write the file atomically (temp + rename)."""
         if self._at is None:
             return
-        text = state_text(os.getpid(), self._start, self._hosts, self.name)
+        hosts = self._hosts
+        if self._cause is not None and self._cause[0] in hosts:
+            host, item = self._cause
+            hosts = dict(hosts, **{host: dict(hosts[host], items=[*hosts[host]["items"], item])})
+        text = state_text(os.getpid(), self._start, hosts, self.name)
         with contextlib.suppress(OSError):  # a full tmpfs: the next tick tries again
             self._at.write_replace(self.path.name, text.encode(), sync=False)
 
