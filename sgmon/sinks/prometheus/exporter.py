@@ -192,6 +192,9 @@ class _Scrape:
             ident, [], 1.0, {"role": frame.role}
         )
         for c, res in frame.collectors.items():
+            if res.status is Status.UNAVAILABLE:
+                continue  # cannot run on that host (not installed there, no such source): no
+                # scrape of it fails, and `sgmon collectors` and the dashboard say why
             ok = fresh and res.status is Status.OK
             out.gauge(
                 "sgmon_scrape_collector_success",

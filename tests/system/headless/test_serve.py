@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 from paths import REPO
 
-from sgmon.collector import Collector
+from sgmon.collector import Collector, Unavailable
 from sgmon.engine import Engine
 from sgmon.hosts.sim import SimSource
 from sgmon.judgement import Judge
@@ -158,10 +158,20 @@ class Hang(Collector):
         return {}
 
 
+class Absent(Collector):
+    """A collector that cannot run on the host (as procs on a host with nothing installed)."""
+
+    name = "absent"
+    fields = ()
+
+    def open(self) -> None:
+        raise Unavailable("needs sgmon installed on the host")
+
+
 def test_stale_collector_and_silent_host_report_success_zero():
     from sgmon import registry
 
-    eng = Engine([registry.load("cpu")(), Hang()], 0.2, host="h", role="standby")
+    eng = Engine([registry.load("cpu")(), Hang(), Absent()], 0.2, host="h", role="standby")
     try:
         eng.tick()
         frame = eng.tick()
@@ -172,7 +182,7 @@ def test_stale_collector_and_silent_host_report_success_zero():
     col(frame, judgement)
     fams = {f.name: f for f in col.collect()}
     ok = {s.labels["collector"]: s.value for s in fams["sgmon_scrape_collector_success"].samples}
-    assert ok == {"cpu": 1.0, "hang": 0.0}
+    assert ok == {"cpu": 1.0, "hang": 0.0}  # "absent" cannot run there: no scrape of it fails
     took = fams["sgmon_scrape_collector_duration_seconds"].samples
     took = {s.labels["collector"]: s.value for s in took}
     assert took["cpu"] < 0.05 and took["hang"] >= 0.05  # a stale one: how long it has been busy
