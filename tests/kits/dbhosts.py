@@ -27,7 +27,7 @@ from pathlib import Path
 
 import nslab
 
-from kits.sshd import bare_python, keygen, sshd
+from kits.sshd import bare_python, keygen, sshd, veth
 from sgmon.lab import kernel
 from sgmon.lab.kernel import sh
 
@@ -130,13 +130,8 @@ def database_hosts(tmp: Path, devices: Mapping[str, str], port: int) -> Iterator
             ns, here, there = f"dbh{tag}{i}", f"vj{tag}{i}", f"vd{tag}{i}"
             sh("ip", "netns", "add", ns)
             made.append((ns, here))
-            jump_ip, ip = f"10.{k}.{10 + i}.1", f"10.{k}.{10 + i}.2"
-            sh("ip", "link", "add", here, "type", "veth", "peer", "name", there, "netns", ns)
-            sh("ip", "addr", "add", f"{jump_ip}/24", "dev", here)
-            sh("ip", "link", "set", here, "up")
-            for cmd in (("addr", "add", f"{ip}/24", "dev", there), ("link", "set", there, "up")):
-                sh("ip", *cmd, ns=ns)
-            sh("ip", "link", "set", "lo", "up", ns=ns)
+            ip = f"10.{k}.{10 + i}.2"
+            veth(ns, here, there, f"10.{k}.{10 + i}.1", ip)
             wrap = ["unshare", "--mount", "--propagation", "private", "--uts", "sh", "-ec",
                     f'{WRAP}; exec "$@"', "sh", name, str(files[name]), str(passwd)]  # fmt: skip
             proc, line = sshd(ns, ip, port, tmp / f"sshd-{name}", authorized, extra, wrap)

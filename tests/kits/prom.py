@@ -76,10 +76,15 @@ def stop(procs: list[subprocess.Popen]) -> None:
             p.wait(5)
 
 
-def documented_fleet(etc: Path, config_dir: Path) -> tuple[Path, int]:
+PROD = 'name = "PROD"\n[[host]]\nname = "primary"\n[[host]]\nname = "standby"\n'
+"""A two-host configuration named PROD."""
+
+
+def documented_fleet(etc: Path, config_dir: Path, config: str = PROD) -> tuple[Path, int]:
     """docs/metrics.md's prometheus.yml as written (its paths under ``etc``, 1 s intervals) with
-    the shipped rules beside it, a two-host configuration named PROD, and `sgmon discover
-    --serve` writing the targets file there: the configuration and the port serve listens on."""
+    the shipped rules beside it, the configuration ``config`` (its TOML) in ``config_dir``, and
+    `sgmon discover --serve` writing the targets file there: the configuration's file and the
+    port serve listens on."""
     doc = (REPO / "docs" / "metrics.md").read_text()
     block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
     assert "honor_labels: true" in block and "file_sd_configs" in block
@@ -89,8 +94,9 @@ def documented_fleet(etc: Path, config_dir: Path) -> tuple[Path, int]:
     for f in ("prometheus_rules.yaml", "prometheus_alerts.yaml"):
         shutil.copy(REPO / "deploy" / f, etc / f)
         (etc / f).chmod(0o644)
-    cfg = config_dir / "prod.toml"
-    cfg.write_text('name = "PROD"\n[[host]]\nname = "primary"\n[[host]]\nname = "standby"\n')
+    cfg = config_dir / "sgmon.toml"
+    cfg.write_text(config)
+    cfg.chmod(0o600)
     port = free_port()
     r = subprocess.run(
         [sys.executable, "-m", "sgmon", "discover", "--config", str(cfg),

@@ -30,6 +30,17 @@ def bare_python(tmp: Path) -> Path:
     return bindir
 
 
+def veth(ns: str, here: str, there: str, here_ip: str, ip: str) -> None:
+    """A link from this machine (``here``, at ``here_ip``) into namespace ``ns`` (``there``, at
+    ``ip``), both /24 and up, with the namespace's loopback up; it goes with the namespace."""
+    sh("ip", "link", "add", here, "type", "veth", "peer", "name", there, "netns", ns)
+    sh("ip", "addr", "add", f"{here_ip}/24", "dev", here)
+    sh("ip", "link", "set", here, "up")
+    for cmd in (("addr", "add", f"{ip}/24", "dev", there), ("link", "set", there, "up")):
+        sh("ip", *cmd, ns=ns)
+    sh("ip", "link", "set", "lo", "up", ns=ns)
+
+
 def sshd(
     ns: str, ip: str, port: int, d: Path, authorized: Path, extra: str = "",
     wrap: Sequence[str] = (),
