@@ -133,8 +133,13 @@ def _reach(lab, tmp: Path) -> tuple[dict[str, str], list[str]]:
 
 
 def _config(lab, addresses: dict[str, str], options: list[str]) -> str:
-    """The sgmon.toml a DBA writes for the pair (README's shape): ssh, devices, logins."""
+    """The sgmon.toml a DBA writes for the pair (README's shape): ssh, devices, logins; the
+    collectors of CPU time off (see inside)."""
     out = [f'name = "{NAME}"', "[dataguard]", f"ports = [{lab.opts.port}]"]
+    # The two hosts are namespaces of one machine whose CPUs the other tests (and, here, every
+    # watcher of the journey) share: CPU starvation there would be true, and not the fault this
+    # journey injects; the lab's own runs give each host a CPU of its own instead.
+    out += [f"[collectors.{c}]\nenabled = false" for c in ("cpu", "procs")]
     for h in lab.hosts():
         users = Users(str(h.db), "19.0.0.0.0", (0, "PROD"))  # the DBA's CREATE USER and GRANT
         standby = h.role != "primary"
