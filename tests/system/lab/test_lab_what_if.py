@@ -22,16 +22,20 @@ SECONDS = 30.0  # each window: 30 s of the lab's 150-200 commits a second give a
 BOUND = 0.20  # average and p50, relative
 BUCKETS = 1  # p99, histogram buckets
 MISSES = {
-    "cap": "not met: 96 sessions, predicted avg 9.25 / p50 8.04 / p99 <32 ms, rerun 4.62 / 1.40 / "
-    "<64 (32 sessions: 10.1 / 8.88 / <64 against 4.97 / 2.23 / <32).  Under the lab's cap half "
-    "the standby writes are fast and half wait out the throttle (~85 ms), in turn; the replay "
-    "draws them independently, so it fits LGWR's overhead to the slow fast commits (up to the "
-    "3 ms a write the writes leave idle) and one session committing without pause to the "
-    "share of slow ones, and keeps both with the cap gone: LGWR stays busy where the lab's 96 "
-    "sessions, each thinking 0.6 s between commits, leave it idle most of the time",
+    "cap": "not met, and not steady: avg / p50 / p99 predicted against the rerun 9.25 / 8.04 / "
+    "<32 against 4.62 / 1.40 / <64 ms, 1.68 / 1.07 / <8 against 2.67 / 1.19 / <32, 10.8 / 9.61 / "
+    "<32 against 2.77 / 1.00 / <32 (three runs).  Under the lab's cap half the standby writes "
+    "are fast and half wait out the throttle (~85 ms), in turn; the replay draws them "
+    "independently, so it fits LGWR's overhead to the slow fast commits (up to the 3 ms a write "
+    "the writes leave idle) and a session or two committing without pause to the share of slow "
+    "ones, and keeps both with the cap gone, where the lab's 96 sessions, each thinking 0.6 s "
+    "between commits, leave LGWR idle most of the time; the calm level is the 8 s before the "
+    "cap, on a disk this machine shares",
 }
 CASES = [
-    pytest.param(c, marks=[pytest.mark.xfail(reason=MISSES[c], strict=True)] if c in MISSES else [])
+    pytest.param(
+        c, marks=[pytest.mark.xfail(reason=MISSES[c], strict=False)] if c in MISSES else []
+    )
     for c in sorted(bench.CASES)
 ]
 
