@@ -35,7 +35,7 @@ from sgmon.analysis.liveness import Liveness
 from sgmon.analysis.outliers import OutlierTracker
 from sgmon.analysis.rules import evaluate, host_claims, persistence
 from sgmon.analysis.rules.base import LAG_RISK, HostClaims
-from sgmon.analysis.rules.commit import superseded
+from sgmon.analysis.rules.commit import superseded, unclear
 from sgmon.analysis.unprotected import Ledger
 from sgmon.analysis.watch import SeriesPath
 from sgmon.config import Config
@@ -189,6 +189,7 @@ class Analyzer:
             if ctx.primary is not None:
                 b = self._budget.get(ctx.primary.name)
                 self.shares.update(ctx.primary.frame, ctx.now, b, ctx.chain is not None, found)
+                found = unclear(found, self.shares.unclear(ctx.primary.name, ctx.now))
             for f in found:
                 if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
                     asserted[f.key] = _of_instance(f, ctx) if f.host == name else f

@@ -235,6 +235,16 @@ class Shares:
             else:
                 mine.calm.append(interval)
 
+    def unclear(self, host: str, now: float) -> Explained | None:
+        """The incident of ``host`` going on at ``now`` when its named causes explain less
+        than half of its extra commit time; None otherwise."""
+        mine = self._of.get(host)
+        inc = mine.incidents[-1] if mine is not None and mine.incidents else None
+        if inc is None or inc.last != now:
+            return None
+        e = _explain(host, inc)
+        return e if e is not None and e.unclear else None
+
     def now(self) -> list[Explained]:
         """Every instance's incidents with something to explain, oldest first."""
         out = []

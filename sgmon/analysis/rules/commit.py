@@ -23,6 +23,7 @@ from sgmon.analysis.rules.transport import retransmitting
 from sgmon.events import COMMIT_EVENTS, SYNC_REMOTE_WRITE
 from sgmon.fields import ORACLE_DG, ORACLE_WAITS
 from sgmon.grading import RANK
+from sgmon.outcomes import Explained, pct
 from sgmon.topology import ships_sync
 from sgmon.units import fmt_num
 from sgmon.verdicts import SYMPTOM_RULE, Budget, Finding
@@ -149,3 +150,22 @@ def superseded(f: Finding) -> Finding:
     finding carries the incident)."""
     title, peak = (t.replace(NOTHING, LATER) for t in (f.title, f.peak_title))
     return replace(f, severity="info", title=title, peak_title=peak)
+
+
+UNCLEAR = "cause unclear"
+
+
+def unclear(found: list[Finding], e: Explained | None) -> list[Finding]:
+    """``found`` with the generic finding saying "cause unclear", and what was not measured,
+    while the causes named for its incident explain under half of its extra commit time (``e``,
+    None when they explain more): a DBA reading only the finding must not take what lines up
+    for the cause."""
+    if e is None:
+        return found
+    said = f", {UNCLEAR} ({pct(e.share)} of the extra commit time explained)"
+    return [
+        replace(f, title=f.title + said, evidence=[*f.evidence, e.text()])
+        if f.rule == SYMPTOM_RULE
+        else f
+        for f in found
+    ]

@@ -11,6 +11,7 @@ measured log file sync, is the yardstick each prediction is scaled by.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -128,12 +129,12 @@ def _figures(o: Outcome) -> Figures:
 
 def _scaled_by(alt: Outcome, ref: Outcome, now: Outcome) -> Outcome:
     """``alt`` corrected by how far the replay of the measured path (``ref``) is from the
-    measurement (``now``), in proportion to the share of the replayed commit time the change
-    leaves (a change that removes what the replay missed takes none of its miss)."""
-    w = min(1.0, alt.avg / max(ref.avg, 1e-9))
+    measurement (``now``), each figure in proportion to the share of its replayed value the
+    change leaves (a change that removes what the replay missed takes none of its miss; one
+    that leaves the median as it was, as a shorter timeout does, keeps the measured median)."""
 
     def fix(a: float, r: float, n: float) -> float:
-        return a * (n / max(r, 1e-9)) ** w
+        return a * (n / max(r, 1e-9)) ** min(1.0, a / max(r, 1e-9))
 
     return Outcome(
         fix(alt.avg, ref.avg, now.avg),
@@ -157,6 +158,16 @@ def _primary_side(local_only: Outcome, now: Outcome) -> str:
     return ""
 
 
+def _idle(m: Measured) -> float:
+    """The ms a write that the measured redo writes leave between them (each write's phase is
+    at least the longer of its local and remote write's averages)."""
+    local, remote = m.parts["local"], m.parts["remote"]
+    if local.n <= 0 or m.seconds <= 0:
+        return math.inf
+    phase = max(local.avg or 0.0, remote.avg or 0.0)
+    return max(0.0, m.seconds * 1000.0 / local.n - phase)
+
+
 TRANSPORT = ("noaffirm", "async", "rto_min", "standby_write", "round_trip")
 
 
@@ -167,7 +178,7 @@ def predict(m: Measured, changes: tuple[Change, ...] = DEFAULT) -> list[Predicti
     if local is None or d is None or lfs.avg is None:
         return []
     now = Outcome(lfs.avg, d.at(0.5), d.at(0.99))
-    path = fitted(Path(local[0], _remote(m), local[1]), d, m.commits)
+    path = fitted(Path(local[0], _remote(m), local[1]), d, m.commits, _idle(m))
     ref = outcome(path)
     side = _primary_side(_scaled_by(outcome(replace(path, remote=None)), ref, now), now)
     out = []

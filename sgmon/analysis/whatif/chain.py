@@ -133,13 +133,13 @@ def _quantile(xs: list[float], q: float) -> float:
     return sorted(xs)[int(q * (len(xs) - 1))] if xs else 0.0
 
 
-def _overhead(path: Path, lfs: Dist) -> Path:
+def _overhead(path: Path, lfs: Dist, most: float) -> Path:
     """``path`` with the LGWR overhead whose replay gives the measured fast commits (p10: an
-    overhead slows every commit, a stall only some)."""
+    overhead slows every commit, a stall only some), at most ``most`` ms a write."""
     want = lfs.at(FAST)
-    if _quantile(replay(path, COMMITS // 3)[0], FAST) >= want:
+    if most <= 0 or _quantile(replay(path, COMMITS // 3)[0], FAST) >= want:
         return path
-    lo, hi = 0.0, want
+    lo, hi = 0.0, min(want, most)
     for _ in range(12):
         mid = (lo + hi) / 2
         got = _quantile(replay(replace(path, overhead=mid), COMMITS // 3)[0], FAST)
@@ -147,13 +147,16 @@ def _overhead(path: Path, lfs: Dist) -> Path:
     return replace(path, overhead=(lo + hi) / 2)
 
 
-def fitted(path: Path, lfs: Dist, rate: float) -> Path:
+def fitted(path: Path, lfs: Dist, rate: float, idle: float = math.inf) -> Path:
     """``path`` fitted to the measured log file sync (its fast commits and its share of slow
-    ones) and commit rate."""
-    path = _overhead(replace(path, rate=rate), lfs)
+    ones) and commit rate.  LGWR's overhead is at most ``idle``, the ms a write that the
+    measured writes leave between them: where few sessions commit in step, every commit can
+    wait a whole slow write while half the writes are fast, and the fast commits are then
+    slow for want of sessions, not for LGWR's overhead (the lab's capped standby)."""
+    path = _overhead(replace(path, rate=rate), lfs, idle)
     path = _sessions(path, lfs)
     if path.sessions:
-        path = _overhead(_sessions(_rate(path, rate), lfs), lfs)
+        path = _overhead(_sessions(_rate(path, rate), lfs), lfs, idle)
     return path
 
 

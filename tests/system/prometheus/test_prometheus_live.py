@@ -33,7 +33,11 @@ EXPECTED = {
     "standby-iops-cap": {"SgmonCommitsSlowedByStandbyIOCritical"},
     "log-switch-storm": {"SgmonCommitsSlowedByLogSwitches"},
     "primary-cpu-starved": {"SgmonCommitsSlowedByCpu"},
-    "transport-stopped": {"SgmonSyncDestinationError", "SgmonStandbyReceivingNothing"},
+    "transport-stopped": {
+        "SgmonSyncDestinationError",
+        "SgmonStandbyReceivingNothing",
+        "SgmonCommitsUnprotected",
+    },
     "failover": {"SgmonHostSilent", "SgmonRoleChanged"},
 }
 """Each seed scenario and the alerts it must fire; "healthy" runs beside them and fires none."""

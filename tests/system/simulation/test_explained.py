@@ -10,6 +10,7 @@ import pytest
 from sgmon.analysis import Analyzer
 from sgmon.outcomes import Explained
 from sgmon.sim import SimPair
+from sgmon.verdicts import SYMPTOM_RULE, AnalysisState
 
 START = 1_800_000_000.0
 MEASURED = {
@@ -27,8 +28,9 @@ MEASURED = {
 """Each fault on the commit path and the part its cause names."""
 
 
-def _incidents(scenario: str, seed: int) -> list[Explained]:
-    """The run's incidents as ``check --simulate`` sees them (onset 30 s, 60 s of fault)."""
+def _state(scenario: str, seed: int) -> AnalysisState:
+    """The analysis at the end of the run, as ``check --simulate`` sees it (onset 30 s, 60 s
+    of fault)."""
     pair = SimPair(scenario, seed=seed, start=START)
     a = Analyzer()
     try:
@@ -37,7 +39,12 @@ def _incidents(scenario: str, seed: int) -> list[Explained]:
                 a.feed(f)
     finally:
         pair.close()
-    return a.state().explained
+    return a.state()
+
+
+def _incidents(scenario: str, seed: int) -> list[Explained]:
+    """The run's incidents (``_state``)."""
+    return _state(scenario, seed).explained
 
 
 @pytest.mark.parametrize("seed", [0, 3])
@@ -68,3 +75,28 @@ def test_lgwr_posting_late_is_a_cause_unclear(seed: int) -> None:
 @pytest.mark.parametrize("scenario", ["healthy", "async-iops-cap", "fast-sync-iops-cap"])
 def test_no_incident_nothing_to_explain(scenario: str) -> None:
     assert _incidents(scenario, 3) == []
+
+
+@pytest.mark.parametrize(
+    ("scenario", "unclear"),
+    [("lgwr-post-slow", True), ("standby-iops-cap", False), ("primary-cpu-starved", False)],
+)
+def test_the_generic_finding_says_cause_unclear_only_when_under_half_is_explained(
+    scenario: str, unclear: bool
+) -> None:
+    """The finding itself, not only check's and the report's explained line: a DBA reading
+    "commit path degraded <- what lines up" must not take what lines up for the cause."""
+    state = _state(scenario, 3)
+    top = max(state.explained, key=lambda e: e.extra_ms)
+    titles = [f.title for f in state.findings if "cause unclear" in f.title]
+    if not unclear:
+        assert not top.unclear and not titles, titles
+        return
+    assert top.unclear, top.text()
+    chain = [f for f in state.findings if f.rule == SYMPTOM_RULE and f.end is None]
+    assert chain, [f.title for f in state.findings]
+    f = chain[0]
+    assert f.title.endswith(
+        f"cause unclear ({round(top.share * 100)} % of the extra commit time explained)"
+    ), f.title
+    assert any("LGWR overhead rose with no cause found" in e for e in f.evidence), f.evidence
