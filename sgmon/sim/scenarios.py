@@ -38,6 +38,10 @@ class Conditions:
     lgwr_cpu_ms: float = 0.015  # mean wait of LGWR for a CPU (step 2)
     fg_cpu_ms: float = 0.02  # mean wait of a foreground for a CPU after the post (step 12)
     post_ms: float = 0.01  # steps 10-11: on-disk SCN, post
+    poll_ms: float = 0.0
+    """Adaptive log file sync in polling mode (11.2.0.3 on): a foreground looks for its
+    commit every ``poll_ms`` instead of being posted, so it sees its write end up to one
+    interval late (0: posted)."""
     local_ms: float = 0.42  # median 'log file parallel write' (step 6)
     local_sigma: float = 0.30  # lognormal spread
     rtt_ms: float = 0.30  # network round trip
@@ -59,7 +63,8 @@ class Conditions:
     calm_rfs_ms: float = 0.45  # median SRL write between bursts
     stall_share: float = 0.0
     """Share of the SRL writes in a burst that wait seconds behind recovery's reads (seed 003:
-    waits of 4-8 s); their median is seven times ``rfs_ms``."""
+    waits of 4-8 s)."""
+    stall_ms: float = 0.0  # median SRL write of such a stall
     calm_rfs_sigma: float = 0.30
     lwd_per_read: float = 0.0  # redo bytes for lost write detection per cache read
     reads_cache: float = 450.0  # physical reads cache per second (primary)
@@ -74,7 +79,7 @@ class Conditions:
 
 
 HEALTHY = Conditions()
-SEED001 = replace(HEALTHY, rtt_ms=2.2, link_mbit=1000.0, sessions=14)
+SEED001 = replace(HEALTHY, rtt_ms=2.2, link_mbit=1000.0, sessions=14, poll_ms=4.0)
 """Seed 001's link and workload: a remote write of ~2.7 ms without a loss (its SYNC Remote Write
 averages 4.34 ms with 0.8 % of the writes in 128-256 ms), and dozens of connections, so a
 stall holds a dozen commits, not every arrival (3.7 % of its log file syncs in 128-256 ms)."""
@@ -155,13 +160,14 @@ _FAULTS: dict[str, Conditions] = {
         SEED003,
         standby_cap=True,
         standby_queue=65.0,
-        rfs_ms=330.0,
-        rfs_sigma=0.35,
-        cap_duty=0.38,
-        cap_burst_s=0.4,
-        calm_rfs_ms=0.9,
-        calm_rfs_sigma=0.8,
-        stall_share=0.065,
+        rfs_ms=530.0,
+        rfs_sigma=0.3,
+        cap_duty=0.46,
+        cap_burst_s=0.8,
+        calm_rfs_ms=1.05,
+        calm_rfs_sigma=0.35,
+        stall_share=0.006,
+        stall_ms=5000.0,
         lwd_per_read=900.0,
         reads_cache=9000.0,
     ),
