@@ -317,6 +317,8 @@ class CommitModel:
         local = _exp(rng.normalvariate(_log(c.local_ms), c.local_sigma)) + size / 400e6 * 1000
         if c.standby_cap and c.cap_duty < 1.0 and not self._volume.full_at(start, c):
             rfs = _exp(rng.normalvariate(_log(c.calm_rfs_ms), c.calm_rfs_sigma))
+            if self._volume.near_at(start, c):  # behind a short queue of reads
+                rfs += -_log(1.0 - rng.random()) * c.near_ms
         else:
             stalled = c.standby_cap and c.stall_share and rng.random() < c.stall_share
             rfs = _exp(rng.normalvariate(_log(c.stall_ms if stalled else c.rfs_ms), c.rfs_sigma))

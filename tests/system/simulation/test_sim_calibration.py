@@ -17,10 +17,9 @@ AWR tables after the switchover (a 15-minute interval): log file sync 348,922 wa
 470 ms; % of waits <2ms 6.0, <4ms 29.2, <8ms 5.5, <16ms 4.2, <32ms 5.8, <=1s 42.1, >1s 7.2, and
 of the 23.5K over 1 s (its second table) 93.2 % under 2 s, 1.7 % 2-4 s, 5.1 % 4-8 s; the primary
 had no relevant load during the spikes; its 11.2 LGWR traced "log write elapsed time" from
-505 ms up.  Not held: <16ms and <32ms (the capped volume is full or calm, so an SRL write waits
-a whole queue or none; the queue's fill and drain, which would give waits of 8-32 ms, are not
-modelled), and 2-4 s and 4-8 s (about 1,200 waits from a handful of stalls in 15 minutes: a
-handful of random events does not repeat within 25 % from seed to seed).
+505 ms up.  Not held: 2-4 s and 4-8 s (about 1,200 waits from a handful of stalls in 15
+minutes, each holding every session's commit: a handful of random events does not repeat
+within 25 % from seed to seed).
 """
 
 from __future__ import annotations
@@ -98,6 +97,8 @@ SEED003: tuple[Figure, ...] = (
     ("log file sync % <2ms", 6.0, lambda w, s: w["log file sync"].share(0, 2)),
     ("log file sync % 2-4ms", 29.2, lambda w, s: w["log file sync"].share(2, 4)),
     ("log file sync % 4-8ms", 5.5, lambda w, s: w["log file sync"].share(4, 8)),
+    ("log file sync % 8-16ms", 4.2, lambda w, s: w["log file sync"].share(8, 16)),
+    ("log file sync % 16-32ms", 5.8, lambda w, s: w["log file sync"].share(16, 32)),
     ("log file sync % 32ms-1s", 42.1, lambda w, s: w["log file sync"].share(32, 1024)),
     ("log file sync % >1s", OVER_1S, lambda w, s: w["log file sync"].share(1024, 1e9)),
     ("of those >1s, % <2s", 93.2,
@@ -130,9 +131,6 @@ def test_standby_iops_cap_is_seed_003(seed: int) -> None:
     try:
         rows = measured(SEED003, waits, 900)
         assert not _outside(rows), rows
-        lfs = waits["log file sync"]
-        # two modes: fewer waits between them (8-64 ms) than in either
-        assert lfs.share(8, 64) < min(lfs.share(1, 8), lfs.share(64, 1024)) / 3
         # the primary's data disk carries the cache reads without a queue (no relevant load)
         os_rows = next(f for f in pair.step() if f.host == "primary").collectors["disk"].rows
         assert max(r["util"] for r in os_rows.values()) < 60
