@@ -264,8 +264,6 @@ class CommitModel:
         if remote >= SPLIT_MS and not hung:  # a hung write reached no RFS to split it
             st.remote.append(self._split(start + cpu / 1000.0, remote, rfs, wire))
         lfs = [(end - arrival) * 1000.0 + _expo(draw, rates[2]) for arrival in batch]
-        if c.poll_ms:  # each foreground finds its commit done at its next poll
-            lfs = [ms + draw() * c.poll_ms for ms in lfs]
         if hung:
             ended = partial(self._ended, slow=slow, lfs=lfs, phase=phase, remote=remote)
             self._later.append((end, ended))

@@ -38,10 +38,6 @@ class Conditions:
     lgwr_cpu_ms: float = 0.015  # mean wait of LGWR for a CPU (step 2)
     fg_cpu_ms: float = 0.02  # mean wait of a foreground for a CPU after the post (step 12)
     post_ms: float = 0.01  # steps 10-11: on-disk SCN, post
-    poll_ms: float = 0.0
-    """Adaptive log file sync in polling mode (11.2.0.3 on): a foreground looks for its
-    commit every ``poll_ms`` instead of being posted, so it sees its write end up to one
-    interval late (0: posted)."""
     local_ms: float = 0.42  # median 'log file parallel write' (step 6)
     local_sigma: float = 0.30  # lognormal spread
     rtt_ms: float = 0.30  # network round trip
@@ -84,12 +80,11 @@ class Conditions:
 
 
 HEALTHY = Conditions()
-SEED001 = replace(HEALTHY, rtt_ms=2.2, link_mbit=1000.0, sessions=14, poll_ms=4.0)
+SEED001 = replace(HEALTHY, rtt_ms=2.2, link_mbit=1000.0, sessions=13)
 """Seed 001's link and workload: a remote write of ~2.7 ms without a loss (its SYNC Remote Write
-averages 4.34 ms with 0.8 % of the writes in 128-256 ms), and dozens of connections, so a
-stall holds a dozen commits, not every arrival (3.7 % of its log file syncs in 128-256 ms).  Its
-foregrounds poll for their commits (adaptive log file sync) at about its average remote write:
-its log file syncs under 32 ms take ~6 ms, twice a remote write without a loss."""
+averages 4.34 ms with 0.8 % of the writes in 128-256 ms), and dozens of connections of which a
+stall holds 10 to 14 commits, not every arrival (570 of its log file syncs in 128-256 ms and 801
+over 64 ms for its 57 stalled remote writes)."""
 SEED003 = replace(HEALTHY, rtt_ms=0.95, commits=500.0)
 """Seed 003's link and workload: log file syncs of 2-4 ms between the bursts (29.2 % of them),
 ~390 commits a second (348,922 in its 15-minute AWR interval)."""
