@@ -18,28 +18,34 @@ class CappedVolume:
         the seed of the phases' own (so that the other draws stay as in every other scenario)."""
         self._seeder = rng
         self._rng: random.Random | None = None
-        self._phases: list[tuple[float, float, bool]] = []
-        """From the interval being simulated on."""
+        self._phases: list[tuple[float, float, bool, bool]] = []
+        """From the interval being simulated on: (start, end, full, near)."""
 
     def full_at(self, at: float, c: Conditions) -> bool:
         """Whether the queue is full at ``at``."""
-        return next(full for _, end, full in self._phases_to(at, c) if at < end)
+        return next(p[2] for p in self._phases_to(at, c) if at < p[1])
+
+    def near_at(self, at: float, c: Conditions) -> bool:
+        """Whether the queue, not full at ``at``, is short and never empty (see
+        ``Conditions.near_share``)."""
+        return next(p[3] for p in self._phases_to(at, c) if at < p[1])
 
     def full_share(self, t0: float, t1: float, c: Conditions) -> float:
         """Share of [t0, t1) in a burst; the phases before t0 are dropped."""
         phases = self._phases_to(t1, c)
-        full = sum(max(0.0, min(e, t1) - max(s, t0)) for s, e, f in phases if f)
+        full = sum(max(0.0, min(p[1], t1) - max(p[0], t0)) for p in phases if p[2])
         self._phases = [p for p in phases if p[1] > t1]
         return full / (t1 - t0)
 
-    def _phases_to(self, at: float, c: Conditions) -> list[tuple[float, float, bool]]:
+    def _phases_to(self, at: float, c: Conditions) -> list[tuple[float, float, bool, bool]]:
         """The phases, drawn until one ends after ``at``."""
         if self._rng is None:
             self._rng = random.Random(self._seeder.random())
-            self._phases = [(at, at, False)]
+            self._phases = [(at, at, False, False)]
         draw, phases = self._rng.random, self._phases
         while phases[-1][1] <= at:
-            _, start, was = phases[-1]
+            _, start, was, _ = phases[-1]
             mean = c.cap_burst_s if not was else c.cap_burst_s * (1.0 - c.cap_duty) / c.cap_duty
-            phases.append((start, start + (0.75 + 0.5 * draw()) * mean, not was))
+            near = was and c.near_share > 0 and draw() < c.near_share
+            phases.append((start, start + (0.75 + 0.5 * draw()) * mean, not was, near))
         return phases

@@ -145,8 +145,10 @@ class HostOS:
                 0.35 * fast,
             )
         elif c.standby_cap and st.capped > 0.0:
-            # recovery's reads keep the queue deep; the more of the second in a burst, deeper
-            q = self._j(c.standby_queue * (0.7 + 0.6 * st.capped), 0.2)
+            # recovery's reads keep the queue deep; the more of the second in a burst, deeper:
+            # 41-82 over a second, a whole second in a burst among them (seed 003's ten-minute
+            # rows at %util 100: aqu-sz 54-87)
+            q = self._j(c.standby_queue * (0.75 + 0.35 * st.capped), 0.15)
             r = self._j(640.0, 0.15)
             total = r + writes
             svctm = min(1.55, 1000.0 / max(total, 1.0))  # the volume's cap: ~650-900 IOPS

@@ -120,6 +120,8 @@ class CommitModel:
         self._pending: list[float] = []
         self._next_arrival: float | None = None
         self._lgwr_free = float("-inf")
+        self._held = 0
+        """Sessions the write in flight holds: they commit nothing new until it ends."""
         self._write_rate = 700.0
         self._next_switch: float | None = None
         self._last_switch = -1e9
@@ -219,8 +221,11 @@ class CommitModel:
             if start >= t1:
                 break
             j = bisect.bisect_right(pending, start, i)  # every arrival up to the start
-            # once every session waits in its commit, no more commits arrive until one ends
-            batch, i = pending[i : min(j, i + c.sessions)], j
+            # once every session waits in its commit, no more commits arrive until one ends;
+            # those that came during the last write came from the sessions it did not hold
+            room = c.sessions - (self._held if pending[i] < free else 0)
+            batch, i = pending[i : min(j, i + max(room, 1))], j
+            self._held = len(batch)
             free = self._redo_write(start, batch, t1, c, p_loss, rates, st)
             busy += min(free, t1) - start
         self._lgwr_free = free
@@ -310,9 +315,11 @@ class CommitModel:
         local = _exp(rng.normalvariate(_log(c.local_ms), c.local_sigma)) + size / 400e6 * 1000
         if c.standby_cap and c.cap_duty < 1.0 and not self._volume.full_at(start, c):
             rfs = _exp(rng.normalvariate(_log(c.calm_rfs_ms), c.calm_rfs_sigma))
+            if self._volume.near_at(start, c):  # behind a short queue of reads
+                rfs += -_log(1.0 - rng.random()) * c.near_ms
         else:
             stalled = c.standby_cap and c.stall_share and rng.random() < c.stall_share
-            rfs = _exp(rng.normalvariate(_log(c.rfs_ms * (7.0 if stalled else 1.0)), c.rfs_sigma))
+            rfs = _exp(rng.normalvariate(_log(c.stall_ms if stalled else c.rfs_ms), c.rfs_sigma))
         since = start - self._last_switch
         # after a switch: SRL header updates and a standby checkpoint (seed 000)
         if c.switch_spike_ms and 0.0 <= since < 1.5:

@@ -59,8 +59,14 @@ class Conditions:
     calm_rfs_ms: float = 0.45  # median SRL write between bursts
     stall_share: float = 0.0
     """Share of the SRL writes in a burst that wait seconds behind recovery's reads (seed 003:
-    waits of 4-8 s); their median is seven times ``rfs_ms``."""
+    waits of 4-8 s)."""
+    stall_ms: float = 0.0  # median SRL write of such a stall
     calm_rfs_sigma: float = 0.30
+    near_share: float = 0.0
+    """Share of the phases between bursts in which recovery's reads keep the capped volume just
+    under its cap: an SRL write waits behind a short queue, ``near_ms`` on average (an M/D/1
+    queue near saturation: exponential waits of a few to tens of ms)."""
+    near_ms: float = 0.0
     lwd_per_read: float = 0.0  # redo bytes for lost write detection per cache read
     reads_cache: float = 450.0  # physical reads cache per second (primary)
     transport_stopped: bool = False  # the standby receives nothing: its lag goes unknown
@@ -74,10 +80,11 @@ class Conditions:
 
 
 HEALTHY = Conditions()
-SEED001 = replace(HEALTHY, rtt_ms=2.2, link_mbit=1000.0, sessions=14)
+SEED001 = replace(HEALTHY, rtt_ms=2.2, link_mbit=1000.0, sessions=13)
 """Seed 001's link and workload: a remote write of ~2.7 ms without a loss (its SYNC Remote Write
-averages 4.34 ms with 0.8 % of the writes in 128-256 ms), and dozens of connections, so a
-stall holds a dozen commits, not every arrival (3.7 % of its log file syncs in 128-256 ms)."""
+averages 4.34 ms with 0.8 % of the writes in 128-256 ms), and dozens of connections of which a
+stall holds 10 to 14 commits, not every arrival (570 of its log file syncs in 128-256 ms and 801
+over 64 ms for its 57 stalled remote writes)."""
 SEED003 = replace(HEALTHY, rtt_ms=0.95, commits=500.0)
 """Seed 003's link and workload: log file syncs of 2-4 ms between the bursts (29.2 % of them),
 ~390 commits a second (348,922 in its 15-minute AWR interval)."""
@@ -157,13 +164,16 @@ _FAULTS: dict[str, Conditions] = {
         SEED003,
         standby_cap=True,
         standby_queue=65.0,
-        rfs_ms=330.0,
-        rfs_sigma=0.35,
-        cap_duty=0.38,
-        cap_burst_s=0.4,
-        calm_rfs_ms=0.9,
-        calm_rfs_sigma=0.8,
-        stall_share=0.065,
+        rfs_ms=560.0,  # its LGWR's slow writes: 505 ms to 1.2 s
+        rfs_sigma=0.27,
+        cap_duty=0.42,
+        cap_burst_s=0.8,
+        calm_rfs_ms=1.0,
+        calm_rfs_sigma=0.35,
+        near_share=0.33,
+        near_ms=11.0,
+        stall_share=0.006,
+        stall_ms=5000.0,  # its waits of 4-8 s
         lwd_per_read=900.0,
         reads_cache=9000.0,
     ),

@@ -139,18 +139,27 @@ def test_standby_iops_cap_signature(runs):
     frames = runs["standby-iops-cap"]
     for _, standby in _before(frames):
         assert standby.value("disk", "sdb", "aqu_sz") < 2
+    bursts = 0
     for primary, standby in _after(frames):
         d = standby.rows("disk")["sdb"]
-        assert d["util"] == 100 and 40 <= d["aqu_sz"] <= 90
-        assert d["w_await"] > 20 * d["svctm"]  # await >> svctm: queueing (seed 003)
-        # fast between the bursts of recovery's reads, slow in them (seed 003): every second
-        # holds part of a burst
-        assert (standby.value("oracle_waits", "RFS write", "max_bucket") or 64) >= 64
+        if d["util"] == 100:  # a second that holds part of a burst
+            assert 40 <= d["aqu_sz"] <= 90
+            assert d["w_await"] > 20 * d["svctm"]  # await >> svctm: queueing (seed 003)
         lfs = primary.value("oracle_waits", "log file sync", "p99")
-        assert lfs is None or lfs >= 64  # None: every commit of the second still waits
+        bursts += (
+            (standby.value("oracle_waits", "RFS write", "max_bucket") or 64) >= 64
+            and (
+                lfs is None or lfs >= 64  # None: every commit of the second still waits
+            )
+            and d["util"] == 100
+        )
         assert primary.value("oracle_redo", "db", "redo_size_lwd") > 0
         lfpw = primary.value("oracle_waits", "log file parallel write", "p90")
         assert lfpw is None or lfpw <= 8  # None: LGWR held all second by one remote write
+    # fast between the bursts of recovery's reads, slow in them (seed 003): bursts and the calm
+    # between them last about a second each (its 470 ms average needs commits that wait through
+    # two slow SRL writes in a row), so most seconds hold part of a burst, not every one
+    assert bursts >= len(_after(frames)) // 2, bursts
     # the msgid split puts the long remote writes on RFS (trace timestamps have 1 ms resolution)
     split = [p.rows("oracle_trace")["remote"] for p, _ in _after(frames)]
     assert max(r["max_rfs"] or 0 for r in split) >= 32

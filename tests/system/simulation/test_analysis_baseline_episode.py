@@ -67,9 +67,10 @@ def test_evidence_minutes_into_the_fault_quotes_the_healthy_baseline(
     st = a.state()
     o = st.outliers[key]
     assert healthy is not None and o.severity != "info"
-    # the fault stands well clear of the healthy level (the calibrated rto-stall's average is
-    # about twice it: most commits still fast), and the baseline stays at the healthy level
-    assert isinstance(o.value, float | int) and o.value > 2 * healthy
+    # the fault stands clear of the healthy level (a second of the calibrated rto-stall holds
+    # a stall or two: most of its commits are still fast), and the baseline stays at the
+    # healthy level, below that
+    assert isinstance(o.value, float | int) and o.value > 1.5 * healthy
     assert o.baseline is not None and o.baseline <= 1.5 * healthy, (o.baseline, healthy)
     quoted = [e for f in st.findings if f.active for e in f.evidence if now(o) in e]
     assert all("new normal" not in e for e in quoted)
