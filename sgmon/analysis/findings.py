@@ -36,6 +36,8 @@ class Persist:
     ticks: int = 3
     of: int = 5
     seconds: float = 30.0
+    hold: float | None = None
+    """Seconds it stays active after its last assertion (None: the book's ``hold``)."""
 
     def holds(self, hits: int, interval: float) -> bool:
         """Whether ``hits`` assertions within the window of samples of ``interval`` seconds
@@ -47,6 +49,10 @@ STATE = Persist()
 """The default: a state holds in 3 of the last 5 ticks, or over 30 s of samples."""
 AT_ONCE = Persist(1, 1, 0.0)
 """Events and states read from the database, which have their own timing: open at once."""
+ADVICE_HOLD = Persist(hold=60.0)
+"""Advice that follows an incident's budget ("consider Fast Sync"): its share of the commit time
+crosses the rule's line tick by tick under a bursty cause, and one recommendation per incident
+is what a reader wants, not one per burst (a capped standby gave three in 45 s)."""
 
 
 class FindingBook:
@@ -87,11 +93,17 @@ class FindingBook:
             else:
                 self._refresh(now, old, f)
             self._seen[f.key] = now
-        for key in [k for k, t in self._seen.items() if now - t >= self.hold]:
+        for key in [k for k, t in self._seen.items() if now - t >= self._hold(k)]:
             self._close(key)
         for key in [k for k, h in self._hits.items() if h[-1] <= self._n - (h.maxlen or 1)]:
             self._hits.pop(key)
             self._pending.pop(key, None)  # a blip: it never held
+
+    def _hold(self, key: str) -> float:
+        """How long the active finding ``key`` outlives its last assertion."""
+        f = self._active.get(key)
+        own = self.persist.get(f.rule, STATE).hold if f is not None else None
+        return self.hold if own is None else own
 
     def _persisted(self, now: float, f: Finding) -> Finding | None:
         """The finding once it has held long enough (its episode from its first assertion,

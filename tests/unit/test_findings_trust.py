@@ -14,7 +14,7 @@ from kits.analysis import T0, frame
 
 from sgmon.analysis import Analyzer
 from sgmon.analysis.budget import commit_budget
-from sgmon.analysis.findings import AT_ONCE, FindingBook
+from sgmon.analysis.findings import ADVICE_HOLD, AT_ONCE, STATE, FindingBook
 from sgmon.commands.check import report
 from sgmon.model import Frame
 from sgmon.report.judged import Judged
@@ -168,3 +168,18 @@ def test_no_budget_for_an_interval_without_commits_and_shares_say_what_of() -> N
     assert "commit budget p (last interval): no commits this interval" in report(
         a.state(), ["p"], 2.0, primaries=("p",)
     )
+
+
+def test_advice_asserted_in_bursts_is_one_recommendation() -> None:
+    """Under a capped standby the Fast Sync advice crosses its line burst by burst (asserted
+    for 3 s, then 14 s without): one recommendation for the incident, while a state finding
+    with the same pattern is one episode per burst (the book's 10 s hold)."""
+    for persist, episodes in ((ADVICE_HOLD, 1), (STATE, 4)):
+        book = FindingBook(persist={"r": persist})
+        closed: list[Finding] = []
+        for t in range(120):
+            burst = t < 60 and t % 17 < 3
+            book.update(T0 + t, [Finding("k", "warn", "p", "t", [], [], "r", "000", T0 + t)]
+                        if burst else [])  # fmt: skip
+            closed += book.closed
+        assert len(closed) == episodes, (persist, [(f.start - T0, f.end) for f in closed])

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from sgmon.analysis.context import Context, HostView, once
 from sgmon.analysis.correlate import Link
+from sgmon.analysis.findings import ADVICE_HOLD
 from sgmon.analysis.rules.base import (
     ADVICE,
     GENERIC,
@@ -29,7 +30,7 @@ from sgmon.units import fmt_num
 from sgmon.verdicts import SYMPTOM_RULE, Budget, Finding
 
 
-@rule("fast_sync", seed="000", weight=ADVICE)
+@rule("fast_sync", seed="000", weight=ADVICE, persist=ADVICE_HOLD)
 def fast_sync(ctx: Context) -> Iterable[Claim]:
     """Seed 000: when standby I/O dominates the remote write, SYNC NOAFFIRM removes it."""
     p, b = ctx.primary, ctx.budget
