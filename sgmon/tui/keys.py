@@ -204,6 +204,9 @@ class Keys(Dashboard):
         """Show the focused panel alone under the header (host and time stay), or go back."""
         screen = self.main
         if self.zoomed is not None:
+            if screen.has_class("-zoom-findings"):
+                findings = screen.query_one(FindingsPanel)
+                findings.call_after_refresh(findings.to_highlighted)
             screen.remove_class("-zoom", "-zoom-findings")
             for pane in screen.query(HostPane):
                 pane.remove_class("-zoomed")

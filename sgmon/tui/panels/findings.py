@@ -234,10 +234,28 @@ class FindingsPanel(ScrollView, can_focus=True):
         return super().render_lines(crop)
 
     def action_move(self, step: int) -> None:
-        """Up/down: the previous or next finding."""
-        if self.count:
-            here = self._highlighted
-            self.highlighted = 0 if here is None else here + step
+        """Up/down: the previous or next finding; within a finding taller than the panel (its
+        whole evidence at 80x24), a line at a time until its end or its start shows."""
+        if not self.count:
+            return
+        here = self._highlighted
+        if here is not None and self._scrolls_within(here, step):
+            self.scroll_relative(y=step, animate=False, immediate=True)
+            return
+        self.highlighted = 0 if here is None else here + step
+
+    def to_highlighted(self) -> None:
+        """Scroll to the highlighted finding's first line (back from the zoom, where Down may
+        have scrolled into its evidence)."""
+        if self._highlighted is not None:
+            self.scroll_to(y=self._first[self._highlighted], animate=False, immediate=True)
+
+    def _scrolls_within(self, index: int, step: int) -> bool:
+        """Whether finding ``index`` has lines past the panel's edge in the direction of
+        ``step``."""
+        top, n = self._first[index], len(self._items[index])
+        height, y = self.scrollable_content_region.height, self.scroll_offset.y
+        return y + height < top + n if step > 0 else y > top
 
     def action_page(self, step: int) -> None:
         """Page up/down: the finding a screen away."""
