@@ -39,6 +39,7 @@ from sgmon.config import rules
 from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows
+from sgmon.readers.procfile import keyed_pattern
 from sgmon.readers.procs import Process, comms, socket_holders, thread_comms, usage
 
 G, R, T = Kind.GAUGE, Kind.RATE, Kind.TEXT
@@ -82,6 +83,19 @@ class ProcsCollector(Collector):
     description = "Oracle commit-path processes: CPU, run-queue delay, I/O wait, state"
     option_rules: ClassVar[Mapping[str, Rule]] = {"sid": rules.text, "ports": rules.ports}
     fields = FIELDS
+    remote_files: ClassVar[Mapping[str, str]] = {
+        "/proc/self/schedstat": "slow",  # the kernel's CONFIG_SCHEDSTATS, as open() checks
+        "/proc/sys/kernel/task_delayacct": "slow",
+    }
+    remote_processes: ClassVar[Mapping[str, str]] = {
+        "names": "(?i)" + BACKGROUND.pattern,
+        "threaded": "(?i)" + THREADED.pattern,
+        "status": keyed_pattern(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"), ":"),
+        "every": str(DISCOVER_S),
+    }
+    """What a remote pump follows for this collector (sgmon/remote/pump.py, Processes): the
+    processes whose names it walks for, every DISCOVER_S seconds, and the lines of their status
+    files it reads; their files land in the mirror where ``sample`` reads them as /proc's."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)

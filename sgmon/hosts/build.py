@@ -147,8 +147,8 @@ def _reads_database(name: str) -> bool:
     return name.startswith("oracle_") and name != "oracle_trace"
 
 
-NEEDS_AGENT = ("procs", "retrans", "biolat")
-"""Collectors that follow processes or load kernel tracing on the host itself."""
+NEEDS_AGENT = ("retrans", "biolat")
+"""Collectors that load kernel tracing on the host itself."""
 NOT_PUMPED = "needs sgmon installed on the host (sgmon_path): the pump ships /proc files only"
 
 
@@ -224,8 +224,10 @@ def lines_read() -> dict[str, str]:
 
 def shipped() -> Shipped:
     """What a pump ships of a host's files: those the OS collectors declare
-    (``remote_files``), and of some only the lines they read (``lines_read``)."""
+    (``remote_files``), of some only the lines they read (``lines_read``), and the processes
+    one follows (``remote_processes``: one pump follows one set)."""
     from sgmon.remote.mirror import Shipped
 
-    declared = (cls.remote_files for cls in _os_collectors())
-    return Shipped.declared(declared, lines_read())
+    classes = _os_collectors()
+    processes = next((c.remote_processes for c in classes if c.remote_processes), None)
+    return Shipped.declared((c.remote_files for c in classes), lines_read(), processes)

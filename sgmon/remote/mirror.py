@@ -15,6 +15,7 @@ import contextlib
 import fnmatch
 import json
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, Selection
 from sgmon.readers.rtnl import ROUTES_DUMP
-from sgmon.remote.pump import DIAG, EXTRA, HEAD, RETRANS, ROUTES
+from sgmon.remote.pump import DIAG, EXTRA, HEAD, PROCS, RETRANS, ROUTES
 
 WHEN = ("tick", "retrans", "slow")
 """When a pump reads a file a collector declares (``Collector.remote_files``): each tick; when
@@ -50,19 +51,30 @@ from stdin (no single quotes inside, so it survives the remote shell in single q
 interpreter too old to run it says so in one line."""
 
 
+PROCESS_FILE = re.compile(r"/proc/\d+(?:/task/\d+)?/(?:comm|stat|io|wchan|schedstat|status)")
+"""The files of a followed process a pump may name (see pump.Processes)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Shipped:
     """The host files a pump ships, by when it reads them (see WHEN), in the order of the
-    tick's pieces, and the lines it keeps of some (host file -> a regular expression: the
-    collectors' ``lines``)."""
+    tick's pieces, the lines it keeps of some (host file -> a regular expression: the
+    collectors' ``lines``), and the processes it follows (a collector's
+    ``remote_processes``; empty: none)."""
 
     tick: tuple[str, ...] = ()
     retrans: tuple[str, ...] = ()
     slow: tuple[str, ...] = ()
     lines: Mapping[str, str] = field(default_factory=dict)
+    processes: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def declared(cls, files: Iterable[Mapping[str, str]], lines: Mapping[str, str]) -> Shipped:
+    def declared(
+        cls,
+        files: Iterable[Mapping[str, str]],
+        lines: Mapping[str, str],
+        processes: Mapping[str, str] | None = None,
+    ) -> Shipped:
         """What the collectors declare (their ``remote_files``, in order): a file named twice
         is shipped once, when its first declaration says; one named for another time than
         WHEN's is not shipped."""
@@ -71,7 +83,7 @@ class Shipped:
             for path, cadence in declared.items():
                 when.setdefault(path, cadence)
         tick, retrans, slow = (tuple(p for p, w in when.items() if w == c) for c in WHEN)
-        return cls(tick, retrans, slow, dict(lines))
+        return cls(tick, retrans, slow, dict(lines), dict(processes or {}))
 
     def is_slow(self, path: object) -> bool:
         """Whether a path the pump names as slow is one a slow glob can match."""
@@ -98,6 +110,8 @@ def request(
         "orphan_after": orphan_after,
         "keep": dict(shipped.lines),
     }
+    if shipped.processes:
+        spec["procs"] = dict(shipped.processes)
     if sockets is not None:
         spec.update(diag=[r.hex() for r in sockets.requests()], rediscover=sockets.rediscover)
     code = program()
@@ -162,8 +176,9 @@ class Tick:
 
     def carries_news(self) -> bool:
         """Whether it carries what the next tick may not (retransmission counters, the slow
-        files, trace tails, routes): kept in the mirror even when not read."""
-        return bool(self.flags & (RETRANS | EXTRA | ROUTES))
+        files, trace tails, routes, a process's files that moved: the next tick names them
+        unchanged): kept in the mirror even when not read."""
+        return bool(self.flags & (RETRANS | EXTRA | ROUTES | PROCS))
 
 
 class Mirror:
@@ -177,6 +192,8 @@ class Mirror:
         """What the pump was asked for: the names of a tick's pieces."""
         self._fds: dict[str, int] = {}
         self._slow: set[str] = set()
+        self._procs: list[str] = []
+        """The followed processes' files, as the pump last named them."""
         self.followed = frozenset(os.path.normpath(d) for d in followed)
         for directory in self.followed:  # there before a file arrives, as a directory to follow
             os.makedirs(self.local(directory), exist_ok=True)
@@ -191,20 +208,30 @@ class Mirror:
     def _apply(self, body: bytes) -> Tick:
         wall, mono, seq, flags, count = HEAD.unpack_from(body)
         note, pos = _note(body, HEAD.size, flags)
-        slow, tails = note.get("slow"), note.get("tails", [])
-        if not (isinstance(slow, list | None) and isinstance(tails, list)):
+        slow, tails, procs = note.get("slow"), note.get("tails", []), note.get("procs")
+        if not (
+            isinstance(slow, list | None)
+            and isinstance(tails, list)
+            and isinstance(procs, list | None)
+        ):
             raise ValueError("its note names no list")
         if not all(map(self.shipped.is_slow, slow or ())) or not all(map(self._followed, tails)):
             raise ValueError("a file that was not asked for")
+        if procs is not None and not all(map(self._process_file, procs)):
+            raise ValueError("a file that was not asked for")
         sizes = struct.unpack_from(f"<{count}i", body, pos)
         pos += 4 * count
-        names = self._names(flags, slow)
+        names = self._names(flags, slow, procs)
         if len(names) + len(tails) != count or pos + sum(n for n in sizes if n > 0) != len(body):
             raise ValueError("its pieces do not add up")
         if slow is not None:
             for gone in self._slow - set(slow):
                 self._drop(gone)
             self._slow = set(slow)
+        if procs is not None:
+            for gone in set(self._procs) - set(procs):
+                self._drop(gone)
+            self._procs = procs
         self._write(body, pos, sizes, names + tails, len(names))
         return Tick(wall, mono, seq, flags)
 
@@ -216,6 +243,8 @@ class Mirror:
         for i, size in enumerate(sizes):
             data = body[pos : pos + max(size, 0)]
             pos += max(size, 0)
+            if size == -2:
+                continue  # the pump's UNCHANGED: as this side already has it
             if i >= files:
                 self._append(paths[i], data)
             elif size < 0:
@@ -223,14 +252,24 @@ class Mirror:
             else:
                 self._put(paths[i], data)
 
-    def _names(self, flags: int, slow: list[str] | None) -> list[str]:
+    def _names(self, flags: int, slow: list[str] | None, procs: list[str] | None) -> list[str]:
         """The files a tick's pieces are, in order, before the trace tails."""
         names = list(self.shipped.tick)
         if flags & RETRANS:
             names += [*self.shipped.retrans, *(slow or ())]
+        names += self._procs if procs is None else procs
         names += ["/" + SOCK_DIAG_DUMP] if flags & DIAG else []
         names += ["/" + ROUTES_DUMP] if flags & ROUTES else []
         return names
+
+    def _process_file(self, path: object) -> bool:
+        """Whether a process's file the pump names is one of those a followed process has,
+        and processes were asked for."""
+        return (
+            bool(self.shipped.processes)
+            and isinstance(path, str)
+            and (PROCESS_FILE.fullmatch(path) is not None)
+        )
 
     def _followed(self, path: object) -> bool:
         """Whether a tail the pump names is in a trace directory this side asked it to follow
@@ -264,6 +303,7 @@ class Mirror:
         fd = self._fds.pop(path, None)
         if fd is None:
             return
+        os.ftruncate(fd, 0)  # a collector keeping it open reads it empty: gone
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(self.local(path))

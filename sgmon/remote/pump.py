@@ -46,11 +46,14 @@ LOCK = threading.Lock()
 HEAD = struct.Struct("<ddIBH")
 """A tick's head: wall clock, monotonic clock, number, flags, pieces; then, with EXTRA, a JSON
 note (its length first); then each piece's length (-1: could not be read); then the pieces."""
-RETRANS, DIAG, ROUTES, EXTRA = 1, 2, 4, 8
+RETRANS, DIAG, ROUTES, EXTRA, PROCS = 1, 2, 4, 8, 16
 """RETRANS: the on_retrans files (and on a slow tick the slow files) follow the tick's files;
-DIAG: the sockets' netlink replies follow them, ROUTES: then the routes toward their peers;
-EXTRA: a note names the slow files (a slow tick) and the trace files whose tails end the
-pieces."""
+then the followed processes' files (see Processes); DIAG: the sockets' netlink replies follow
+them, ROUTES: then the routes toward their peers; EXTRA: a note names the slow files (a slow
+tick), the processes' files (a walk) and the trace files whose tails end the pieces; PROCS: a
+process's file moved (the consumer keeps such a tick even when it does not read it)."""
+UNCHANGED = False
+"""A piece the consumer already has as it is (size -2): a process that has not run since."""
 STATE = {"shift": 0.0, "heard": time.monotonic()}
 MAGIC = b"\0sgmon-pump\0"
 """Written once before the hello: where the pump's stream starts after a login banner."""
@@ -66,7 +69,7 @@ def kept(lines, data):
 
 def pack(wall, mono, seq, flags, blobs, extra):
     """One tick's message (see HEAD); a piece that is None could not be read."""
-    sizes = [-1 if b is None else len(b) for b in blobs]
+    sizes = [-1 if b is None else -2 if b is UNCHANGED else len(b) for b in blobs]
     note = json.dumps(extra).encode() if extra else b""
     head = HEAD.pack(wall, mono, seq, flags | (EXTRA if note else 0), len(sizes))
     if note:
@@ -111,6 +114,19 @@ class Files:
             del self.fds[path]
             return None
         return data
+
+    def once(self, path):
+        """A file read without keeping it open (read once in a while: a process's name)."""
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            return os.read(fd, 4096)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def forget(self, paths):
         for path in paths:
@@ -395,6 +411,116 @@ class Tails:
                 blobs.append(data)
 
 
+class Processes:
+    """The processes a consumer's collector follows by their names (the procs collector's
+    ``remote_processes``: LGWR, NSS, RFS ...), found by a walk of /proc's ``comm`` names every
+    ``every`` seconds and when one is gone; each tick only their small files are read: their
+    tasks' schedstat first, and the rest only when one of them ran since the last tick or the
+    process was runnable or in D (else each piece is UNCHANGED), as the collector reads them
+    locally (sgmon/readers/procs.py).  The paths are named in the tick's note at each walk."""
+
+    def __init__(self, spec, files):
+        self.names = re.compile(spec["names"].encode())
+        self.threaded = re.compile(spec.get("threaded", "(?!)").encode())
+        self.status = re.compile(spec["status"].encode()) if spec.get("status") else None
+        self.every = float(spec.get("every", 15.0))
+        self.files = files
+        self.walked = -self.every
+        self.followed = []  # (base, its comm, its tasks' schedstat and status paths)
+        self.last = {}  # base -> (its tasks' schedstat texts, its state) at the last full read
+        self.gone = False
+
+    def walk(self, mono, extra):
+        """Find the processes again; name their files in the tick's note."""
+        self.walked, self.gone = mono, False
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            base = "/proc/" + name
+            comm = self.files.once(base + "/comm")
+            if comm is None:
+                continue
+            if self.names.match(comm.rstrip(b"\n")):
+                found.append(self.tasks(base, comm, base + "/task/"))
+            elif self.threaded.match(comm.rstrip(b"\n")):
+                found += self.threads(base, comm)
+        paths = [path for f in found for path in self.paths(f)]
+        self.files.forget({p for f in self.followed for p in self.paths(f)} - set(paths))
+        self.followed = found
+        self.last = {}
+        extra["procs"] = paths
+
+    def tasks(self, base, comm, task):
+        """A process followed whole: its threads' schedstat and status (listed at the walk)."""
+        try:
+            tids = sorted(os.listdir(task))
+        except OSError:
+            tids = []
+        scheds = [task + t + "/schedstat" for t in tids]
+        return (base, comm, scheds, [task + t + "/status" for t in tids])
+
+    def threads(self, base, comm):
+        """The threads of a threaded_execution process that bear a followed name, each followed
+        alone, under its process (whose name the consumer's walk reads too)."""
+        out = [(base, comm, [], [])]
+        try:
+            tids = sorted(os.listdir(base + "/task"))
+        except OSError:
+            return []
+        for tid in tids:
+            at = base + "/task/" + tid
+            name = self.files.once(at + "/comm")
+            if name is not None and self.names.match(name.rstrip(b"\n")):
+                out.append((at, name, [at + "/schedstat"], [at + "/status"]))
+        return out if len(out) > 1 else []
+
+    @staticmethod
+    def paths(followed):
+        base, _, scheds, statuses = followed
+        if not scheds:
+            return [base + "/comm"]
+        return [base + "/comm", base + "/stat", base + "/io", base + "/wchan", *scheds, *statuses]
+
+    def ship(self, blobs, mono, extra):
+        """Append the followed processes' pieces (after a walk when due); PROCS when one
+        moved."""
+        walked = False
+        if self.gone or mono - self.walked >= self.every:
+            self.walk(mono, extra)
+            walked = True
+        moved = 0
+        for followed in self.followed:
+            base, comm, scheds, statuses = followed
+            blobs.append(comm if walked else UNCHANGED)
+            if scheds:
+                moved |= self.process(blobs, base, scheds, statuses, walked)
+        return PROCS if moved or walked else 0
+
+    def process(self, blobs, base, scheds, statuses, walked):
+        """One process's stat, io, wchan, schedstat and status pieces; whether they moved."""
+        read = self.files.read
+        now = [read(p) for p in scheds]
+        was = self.last.get(base)
+        if not walked and was is not None and was[0] == now and was[1] not in b"RD":
+            blobs += [UNCHANGED] * (3 + 2 * len(scheds))
+            return False
+        stat = read(base + "/stat")
+        if stat is None or None in now:
+            self.gone = True  # gone, or a thread ended: found again at the next tick
+            blobs += [None] * (3 + 2 * len(scheds))
+            return True
+        state = stat[stat.rfind(b")") + 2 :][:1]
+        self.last[base] = (now, state)
+        keep = self.status
+        blobs += [stat, read(base + "/io"), read(base + "/wchan") if state == b"D" else UNCHANGED]
+        blobs += now
+        for path in statuses:
+            data = read(path)
+            blobs.append(kept(keep, data) if keep is not None and data is not None else data)
+        return True
+
+
 def listen(stdin):
     """Answer pings and take shifts until stdin closes, then end the pump."""
     for raw in stdin:
@@ -435,12 +561,14 @@ class Ticks:
         self.keep = {
             path: re.compile(rx.encode()) for path, rx in dict(spec.get("keep", {})).items()
         }
+        self.procs = spec.get("procs")
 
     def run(self, sockets):
         """Tick until the pump ends; ``sockets``: the DG sockets' netlink, or None."""
         interval, every, on_retrans, slow = self.interval, self.every, self.on_retrans, self.slow
         slow_every, tails, keep = self.slow_every, self.tails, self.keep
         files = Files()
+        procs = Processes(self.procs, files) if self.procs else None
         counters = TcpCounters()
         slow_paths, listed = [], {}
         slow_at = -slow_every
@@ -476,6 +604,8 @@ class Ticks:
                 data = snmp if path == "/proc/net/snmp" else files.read(path)
                 lines = keep.get(path)
                 blobs.append(kept(lines, data) if lines is not None and data is not None else data)
+            if procs is not None:
+                flags |= procs.ship(blobs, mono, extra)
             if sockets is not None:
                 try:
                     flags |= sockets.ship(blobs, mono, opens, slow_tick)

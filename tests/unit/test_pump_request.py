@@ -5,11 +5,13 @@ Data Guard sockets from the tcp collector's own selection (its ports, peers, dir
 from __future__ import annotations
 
 import json
+import re
 import socket
 import struct
 
 import pytest
 
+from collectors.procs import ProcsCollector
 from collectors.tcp import TcpCollector, idle_wait
 from sgmon.config import Config, HostConfig
 from sgmon.hosts.build import pumped_sockets, shipped
@@ -48,10 +50,25 @@ def test_the_files_are_the_collectors_declarations() -> None:
         "/proc/sys/net/ipv4/tcp_wmem",
         "/sys/class/block/*/partition",
         "/sys/class/net/*/speed",
+        "/proc/self/schedstat",
+        "/proc/sys/kernel/task_delayacct",
     }
     assert s.is_slow("/sys/class/net/eth0/speed") and not s.is_slow("/etc/passwd")
     spec = _spec(request(1.0, s))
     assert spec["files"] == list(s.tick) and spec["keep"] == s.lines and "diag" not in spec
+    assert spec["procs"] == ProcsCollector.remote_processes  # the processes procs follows
+
+
+def test_the_processes_a_pump_follows_are_the_procs_collectors() -> None:
+    """The pump matches their names with its own ``re`` (the flags inside the pattern): the
+    names procs takes locally, and only those."""
+    names = re.compile(ProcsCollector.remote_processes["names"].encode())
+    threaded = re.compile(ProcsCollector.remote_processes["threaded"].encode())
+    for comm in ("ora_lgwr_PROD", "ora_nss2_PROD", "ora_lns1_orcl", "ORA_RFS_STBY"):
+        assert names.match(comm.encode()) and ProcsCollector()._background(comm)
+    for comm in ("ora_pmon_PROD", "oraclePROD (LOCAL=NO)", "bash"):
+        assert not names.match(comm.encode()) and not ProcsCollector()._background(comm)
+    assert threaded.match(b"ora_u005_PROD") and not threaded.match(b"ora_lgwr_PROD")
 
 
 def test_a_file_declared_twice_ships_once_at_its_first_cadence() -> None:

@@ -18,7 +18,7 @@ from sgmon.hosts.build import shipped
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP
 from sgmon.readers.rtnl import ROUTES_DUMP
 from sgmon.remote.mirror import Mirror
-from sgmon.remote.pump import DIAG, HEAD, RETRANS, pack
+from sgmon.remote.pump import DIAG, HEAD, PROCS, RETRANS, UNCHANGED, pack
 
 TRACES = "/u01/app/oracle/diag/rdbms/boston/boston/trace"
 SHIPPED = shipped()
@@ -66,6 +66,24 @@ def test_a_slow_tick_writes_every_piece_where_the_collectors_read_it(mirror: Mir
     assert _read(mirror, slow[0]) is None  # the link went away
 
 
+def test_a_followed_process_arrives_stays_while_it_sleeps_and_goes_empty(mirror: Mirror) -> None:
+    """The files a walk names arrive; a piece the pump says is unchanged (the process did not
+    run) leaves the file as it was; a process gone is emptied (a collector keeping the file
+    open reads it so) and removed; the next walk's list replaces the last."""
+    lgwr = ["/proc/42/comm", "/proc/42/stat", "/proc/42/task/42/schedstat"]
+    files = _files(b"x")
+    first = [b"ora_lgwr_PROD\n", b"42 (ora_lgwr_PROD) S 1", b"100 5 3\n"]
+    mirror.apply(pack(1, 2, 3, PROCS, [*files, *first], {"procs": lgwr}))
+    assert [_read(mirror, p) for p in lgwr] == first
+    mirror.apply(pack(2, 3, 4, 0, [*files, UNCHANGED, UNCHANGED, b"200 5 4\n"], {}))
+    assert [_read(mirror, p) for p in lgwr] == [*first[:2], b"200 5 4\n"]
+    with open(mirror.local(lgwr[1]), "rb") as kept_open:
+        mirror.apply(pack(3, 4, 5, PROCS, [*files, UNCHANGED, None, None], {}))
+        assert _read(mirror, lgwr[1]) is None and kept_open.read() == b""
+    mirror.apply(pack(4, 5, 6, PROCS, [*files, b"ora_nss2_PROD\n"], {"procs": ["/proc/43/comm"]}))
+    assert _read(mirror, lgwr[0]) is None and _read(mirror, "/proc/43/comm") == b"ora_nss2_PROD\n"
+
+
 def _valid() -> bytes:
     return pack(
         1.0, 2.0, 3, DIAG, [*_files(b"x"), b"diag", b"tail"], {"tails": [f"{TRACES}/a.trc"]}
@@ -94,9 +112,12 @@ def _damaged() -> Iterator[tuple[str, bytes]]:
         {"slow": ["/sys/class/net/../../../etc/shadow"]},
         {"tails": ["/etc/passwd"]},
         {"tails": [f"{TRACES}/../../../../../../../etc/passwd"]},
+        {"procs": ["/etc/passwd"]},
+        {"procs": ["/proc/1/../../etc/shadow"]},
+        {"procs": ["/proc/1/environ"]},
     ]
     for note in invented:
-        extra = len(note.get("slow", ())) + len(note.get("tails", ()))
+        extra = sum(len(note.get(k, ())) for k in ("slow", "tails", "procs"))
         flags = RETRANS if "slow" in note else 0
         blobs = [*_files(b"x"), *([b"n"] if flags else []), *[b"evil"] * extra]
         yield f"invented {json.dumps(note)}", pack(1, 2, 3, flags, blobs, note)

@@ -1,0 +1,108 @@
+"""The procs collector on a host reached over ssh with nothing installed: the pump finds the
+commit path's processes by name and ships their small /proc files, which the same collector
+reads from the mirror.  The far side is this machine, through a stand-in for ssh that runs the
+remote command in a bare environment with the python3 named by SGMON_TEST_PYTHON3_DIR (a
+directory holding a CPython 3.6 ``python3``, the floor the pump must run on) or the system's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from sgmon.config import Config, HostConfig
+from sgmon.fields import PROCS
+from sgmon.hosts.build import sources_from_config
+from sgmon.hosts.remote import PumpSource
+from sgmon.model import Frame
+
+FAR_PYTHON = os.environ.get("SGMON_TEST_PYTHON3_DIR", "")
+SSH = ("bash", "-c", f'exec env -i PATH={FAR_PYTHON}:/usr/bin:/bin bash -c "${{!#}}"', "ssh")
+
+ORACLE = """
+import os, sys, threading, time
+def named(name):
+    with open("/proc/thread-self/comm", "w") as fh:
+        fh.write(name)
+def work():
+    while True:
+        end = time.monotonic() + 0.02
+        while time.monotonic() < end:
+            pass
+        time.sleep(0.08)
+if sys.argv[2] == "thread":
+    def nss():
+        named(sys.argv[1])
+        work()
+    threading.Thread(target=nss, daemon=True).start()
+    named("ora_u005_TEST")
+    time.sleep(60)
+else:
+    named(sys.argv[1])
+    work()
+"""
+"""A stand-in for an Oracle background process: its name as Oracle sets it, a little CPU every
+tenth of a second; with ``thread``, a threaded_execution process whose thread bears the name."""
+
+
+def _oracle(name: str, how: str = "process") -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", ORACLE, name, how])
+
+
+def _run(src: PumpSource, seconds: float, at_half=None) -> list[Frame]:
+    frames: list[Frame] = []
+    stop = threading.Event()
+    t = threading.Thread(target=src.run, args=(frames.append, stop))
+    t.start()
+    try:
+        time.sleep(seconds / 2)
+        if at_half is not None:
+            at_half()
+        time.sleep(seconds / 2)
+    finally:
+        stop.set()
+        t.join(10)
+        src.close()
+    assert not t.is_alive()
+    return frames
+
+
+def test_a_pumped_hosts_commit_path_processes_are_read_by_the_procs_collector() -> None:
+    """LGWR and a threaded NSS are followed by name on the far side: their run-queue delay,
+    CPU and state arrive each tick; LGWR killed, its row goes at the next tick."""
+    lgwr = _oracle("ora_lgwr_TEST")
+    threaded = _oracle("ora_nss2_TEST", "thread")
+    try:
+        time.sleep(0.5)  # named before the pump's first walk
+        tasks = Path(f"/proc/{threaded.pid}/task")
+        nss_tid = next(
+            int(t.name) for t in tasks.iterdir() if (t / "comm").read_text() == "ora_nss2_TEST\n"
+        )
+        host = HostConfig(name="far", role="primary", ssh="far", ssh_command=SSH)
+        config = Config(hosts=(host,), collectors={"procs": {"sid": "test"}})  # not another's
+        [src] = sources_from_config(config, interval=0.5)
+        assert isinstance(src, PumpSource)
+        frames = _run(src, 5.0, lambda: (lgwr.kill(), lgwr.wait()))
+    finally:
+        for p in (lgwr, threaded):
+            p.kill()
+            p.wait()
+    assert src.last_error is None
+    if FAR_PYTHON:
+        assert src.python and src.python.startswith("3.6"), src.python
+    status = [f.collectors["procs"] for f in frames]
+    assert all(s.status.value == "ok" for s in status), [s.error for s in status]
+    with_lgwr = [f for f in frames if "LGWR" in f.rows("procs")]
+    assert with_lgwr, [f.rows("procs") for f in frames]
+    rows = [f.rows("procs")["LGWR"] for f in with_lgwr]
+    assert {PROCS.pid.of(r) for r in rows} == {lgwr.pid}
+    assert max(PROCS.cpu.of(r) or 0 for r in rows) > 5  # 20 ms of every 100: about 20 %
+    assert all(PROCS.runq.of(r) is not None and PROCS.state.of(r) for r in rows[1:])
+    nss = [f.rows("procs")["NSS2"] for f in frames if "NSS2" in f.rows("procs")]
+    assert nss and {PROCS.pid.of(r) for r in nss} == {nss_tid}
+    assert max(PROCS.cpu.of(r) or 0 for r in nss) > 5
+    assert "LGWR" not in frames[-1].rows("procs")  # killed half way: gone
+    assert "NSS2" in frames[-1].rows("procs")
