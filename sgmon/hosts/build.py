@@ -147,8 +147,8 @@ def _reads_database(name: str) -> bool:
     return name.startswith("oracle_") and name != "oracle_trace"
 
 
-NEEDS_AGENT = ("retrans", "biolat")
-"""Collectors that load kernel tracing on the host itself."""
+NEEDS_AGENT = ("biolat",)
+"""Collectors that run a tracing program on the host itself."""
 NOT_PUMPED = "needs sgmon installed on the host (sgmon_path): the pump ships /proc files only"
 
 
@@ -186,6 +186,7 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
         tails,
         interval=interval,
         database=database,
+        trace=pumped_trace(config, host),
     )
 
 
@@ -197,6 +198,14 @@ def pumped_sockets(config: Config, host: HostConfig) -> Selection | None:
     # a collector that could not be imported, or a plug-in in tcp's place, may name none
     selection = getattr(built[0], "remote_selection", None) if built else None
     return selection() if selection is not None else None
+
+
+def pumped_trace(config: Config, host: HostConfig) -> dict[str, Any] | None:
+    """The tracepoints a pump records on the host: the retrans collector's own, from its
+    options there (ConfigError when they are wrong); None where it does not run."""
+    built = make_collectors(config, dataclasses.replace(host, root=""), lambda n: n == "retrans")
+    remote_trace = getattr(built[0], "remote_trace", None) if built else None
+    return remote_trace() if remote_trace is not None else None
 
 
 def _os_collectors() -> list[type[Collector]]:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, Selection
 from sgmon.readers.rtnl import ROUTES_DUMP
-from sgmon.remote.pump import DIAG, EXTRA, HEAD, PROCS, RETRANS, ROUTES
+from sgmon.readers.tracefs import PUMPED
+from sgmon.remote.pump import DIAG, EXTRA, HEAD, PROCS, RETRANS, ROUTES, TRACE
 
 WHEN = ("tick", "retrans", "slow")
 """When a pump reads a file a collector declares (``Collector.remote_files``): each tick; when
@@ -96,10 +97,12 @@ def request(
     sockets: Selection | None = None,
     tails: Iterable[tuple[str, str]] = (),
     orphan_after: float = 60.0,
+    trace: Mapping[str, object] | None = None,
 ) -> bytes:
     """The bytes written to the remote python3's stdin: the program, then the pump's request:
-    the files, the DG sockets (``sockets``: the tcp collector's, None for none) and the trace
-    files to tail, as (directory, name pattern)."""
+    the files, the DG sockets (``sockets``: the tcp collector's, None for none), the trace
+    files to tail, as (directory, name pattern), and the tracepoints to record there (the
+    retrans collector's ``remote_trace``, None for none)."""
     spec = {
         "interval": interval,
         "files": list(shipped.tick),
@@ -112,6 +115,8 @@ def request(
     }
     if shipped.processes:
         spec["procs"] = dict(shipped.processes)
+    if trace is not None:
+        spec["trace"] = dict(trace)
     if sockets is not None:
         spec.update(diag=[r.hex() for r in sockets.requests()], rediscover=sockets.rediscover)
     code = program()
@@ -178,13 +183,15 @@ class Tick:
         """Whether it carries what the next tick may not (retransmission counters, the slow
         files, trace tails, routes, a process's files that moved: the next tick names them
         unchanged): kept in the mirror even when not read."""
-        return bool(self.flags & (RETRANS | EXTRA | ROUTES | PROCS))
+        return bool(self.flags & (RETRANS | EXTRA | ROUTES | PROCS | TRACE))
 
 
 class Mirror:
     """A private directory holding the remote host's files as the pump last shipped them."""
 
-    def __init__(self, name: str, shipped: Shipped, followed: Iterable[str] = ()) -> None:
+    def __init__(
+        self, name: str, shipped: Shipped, followed: Iterable[str] = (), traced: bool = False
+    ) -> None:
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
         _remove_orphans(base)
         self.root = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{name}-", dir=base)
@@ -194,6 +201,9 @@ class Mirror:
         self._slow: set[str] = set()
         self._procs: list[str] = []
         """The followed processes' files, as the pump last named them."""
+        self.traced = traced
+        """Whether the pump was asked to trace (else a tick with trace records is refused)."""
+        self._spooled = 0
         self.followed = frozenset(os.path.normpath(d) for d in followed)
         for directory in self.followed:  # there before a file arrives, as a directory to follow
             os.makedirs(self.local(directory), exist_ok=True)
@@ -245,7 +255,9 @@ class Mirror:
             pos += max(size, 0)
             if size == -2:
                 continue  # the pump's UNCHANGED: as this side already has it
-            if i >= files:
+            if paths[i] == "/" + PUMPED and i < files:
+                self._spool(data)
+            elif i >= files:
                 self._append(paths[i], data)
             elif size < 0:
                 self._drop(paths[i])  # gone there, or unreadable: gone here too
@@ -260,6 +272,9 @@ class Mirror:
         names += self._procs if procs is None else procs
         names += ["/" + SOCK_DIAG_DUMP] if flags & DIAG else []
         names += ["/" + ROUTES_DUMP] if flags & ROUTES else []
+        if flags & TRACE and not self.traced:
+            raise ValueError("trace records that were not asked for")
+        names += ["/" + PUMPED] if flags & TRACE else []
         return names
 
     def _process_file(self, path: object) -> bool:
@@ -293,6 +308,20 @@ class Mirror:
         fd = self._fd(path, os.O_RDWR)
         os.pwrite(fd, data, 0)
         os.ftruncate(fd, len(data))
+
+    def _spool(self, data: bytes) -> None:
+        """One tick's trace records, as a file of their own in PUMPED (written under another
+        name and renamed: the retrans collector reads and removes whole files only)."""
+        spool = self.local("/" + PUMPED)
+        os.makedirs(spool, exist_ok=True)
+        self._spooled += 1
+        name = os.path.join(spool, f"{self._spooled:012d}")
+        fd = os.open(name + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.rename(name + ".new", name)
 
     def _append(self, path: str, data: bytes) -> None:
         os.write(self._fd(path, os.O_WRONLY | os.O_APPEND), data)

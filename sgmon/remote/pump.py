@@ -36,6 +36,8 @@ import json
 import os
 import platform
 import re
+import select
+import signal
 import socket
 import struct
 import sys
@@ -46,12 +48,13 @@ LOCK = threading.Lock()
 HEAD = struct.Struct("<ddIBH")
 """A tick's head: wall clock, monotonic clock, number, flags, pieces; then, with EXTRA, a JSON
 note (its length first); then each piece's length (-1: could not be read); then the pieces."""
-RETRANS, DIAG, ROUTES, EXTRA, PROCS = 1, 2, 4, 8, 16
+RETRANS, DIAG, ROUTES, EXTRA, PROCS, TRACE = 1, 2, 4, 8, 16, 32
 """RETRANS: the on_retrans files (and on a slow tick the slow files) follow the tick's files;
 then the followed processes' files (see Processes); DIAG: the sockets' netlink replies follow
 them, ROUTES: then the routes toward their peers; EXTRA: a note names the slow files (a slow
 tick), the processes' files (a walk) and the trace files whose tails end the pieces; PROCS: a
-process's file moved (the consumer keeps such a tick even when it does not read it)."""
+process's file moved (the consumer keeps such a tick even when it does not read it); TRACE: the
+kernel trace records read this tick follow the routes (see Trace)."""
 UNCHANGED = False
 """A piece the consumer already has as it is (size -2): a process that has not run since."""
 STATE = {"shift": 0.0, "heard": time.monotonic()}
@@ -85,7 +88,41 @@ def send(kind, payload):
             while data:
                 data = data[os.write(1, data) :]
         except OSError:
-            os._exit(0)
+            end()
+
+
+def end(*_):
+    """End the pump, the trace instance it made removed first (see Trace)."""
+    clean_up()
+    os._exit(0)
+
+
+def clean_up():
+    """Run what ENDING holds, once: by one thread while the others that end wait (the first
+    to exit ends them all); again by the same thread is harmless."""
+    with ENDED:
+        while ENDING:
+            with contextlib.suppress(Exception):
+                ENDING.pop()()
+
+
+ENDING: list = []
+"""What ``clean_up`` runs before the pump exits."""
+ENDED = threading.RLock()
+
+
+def once(path):
+    """A small file read without keeping it open (read once in a while: a process's name)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 class Files:
@@ -114,19 +151,6 @@ class Files:
             del self.fds[path]
             return None
         return data
-
-    def once(self, path):
-        """A file read without keeping it open (read once in a while: a process's name)."""
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            return None
-        try:
-            return os.read(fd, 4096)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
 
     def forget(self, paths):
         for path in paths:
@@ -438,7 +462,7 @@ class Processes:
             if not name.isdigit():
                 continue
             base = "/proc/" + name
-            comm = self.files.once(base + "/comm")
+            comm = once(base + "/comm")
             if comm is None:
                 continue
             if self.names.match(comm.rstrip(b"\n")):
@@ -470,7 +494,7 @@ class Processes:
             return []
         for tid in tids:
             at = base + "/task/" + tid
-            name = self.files.once(at + "/comm")
+            name = once(at + "/comm")
             if name is not None and self.names.match(name.rstrip(b"\n")):
                 out.append((at, name, [at + "/schedstat"], [at + "/status"]))
         return out if len(out) > 1 else []
@@ -521,6 +545,121 @@ class Processes:
         return True
 
 
+TRACEFS = "/sys/kernel/tracing"
+STALE = re.compile(r"sgmon-(\d+)-(\d+)-\d+$")
+
+
+def started(pid):
+    """A process's start time (/proc/PID/stat field 22), None when it is gone."""
+    try:
+        return once(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()[19].decode()
+    except (AttributeError, IndexError):
+        return None
+
+
+class Trace:
+    """The consumer's retrans collector's tracepoints (``trace``: events and their filters, the
+    first the kernel accepts, and the buffer size) in a private ftrace instance made here, named
+    as sgmon names its own (``sgmon-<pid>-<start>-0``: an sgmon on this host, or the next pump,
+    removes it if this process was killed), removed when the pump ends.  Each tick the CPUs
+    whose raw pipes one poll finds readable are read, page by page, and the pages shipped as
+    they are (each after its length), after the tick's wall clock minus its monotonic one (the
+    trace clock): the consumer decodes them with its own reader (sgmon/readers/tracefs.py)."""
+
+    def __init__(self, spec):
+        self.events = dict(spec["events"])
+        self.buffer_kb = int(spec.get("buffer_kb", 128))
+        self.path = None
+        self.pipes = []
+        self.poll = select.poll()
+        self.page = 4096
+        self.shipped = False
+        """Whether a piece went: the first tick ships one, even empty, to say the far side
+        traces."""
+
+    def open(self):
+        """Make and enable the instance; False (said once) when this host cannot trace."""
+        try:
+            self.remove_stale()
+            me = os.getpid()
+            path = f"{TRACEFS}/instances/sgmon-{me}-{started(me)}-0"
+            os.mkdir(path)
+            self.path = path
+            ENDING.append(self.close)
+            self.write("buffer_size_kb", str(self.buffer_kb))
+            self.write("trace_clock", "mono")
+            with contextlib.suppress(OSError):
+                self.write("buffer_percent", "0")
+            for event, exprs in self.events.items():
+                if not any(self.write(f"events/{event}/filter", e, False) for e in exprs):
+                    raise OSError(f"{event} rejects the filter {exprs[-1]!r}")
+                self.write(f"events/{event}/enable", "1")
+            with contextlib.suppress(TypeError, ValueError):  # older kernels: the page size
+                self.page = int(once(path + "/buffer_subbuf_size_kb")) * 1024
+            for cpu in sorted(os.listdir(path + "/per_cpu")):
+                fd = os.open(f"{path}/per_cpu/{cpu}/trace_pipe_raw", os.O_RDONLY | os.O_NONBLOCK)
+                self.pipes.append(fd)
+                self.poll.register(fd, select.POLLIN)
+        except OSError as e:
+            self.close()
+            send(
+                b"E",
+                f"no kernel tracing here (root and tracefs at {TRACEFS}): {e}".encode(),
+            )
+            return False
+        return True
+
+    def write(self, name, text, must=True):
+        try:
+            with open(self.path + "/" + name, "w") as fh:
+                fh.write(text)
+        except OSError:
+            if must:
+                raise
+            return False
+        return True
+
+    @staticmethod
+    def remove_stale():
+        """Remove the instances of sgmon processes gone from this host (rmdir fails while one
+        is in use: another sgmon's, seen from another pid namespace, stays)."""
+        for name in os.listdir(TRACEFS + "/instances"):
+            m = STALE.match(name)
+            if m is not None and started(m.group(1)) != m.group(2):
+                with contextlib.suppress(OSError):
+                    os.rmdir(TRACEFS + "/instances/" + name)
+
+    def ship(self, blobs, wall, mono):
+        """Append the records read since the last tick; TRACE (else nothing is appended)."""
+        pages = []
+        for fd, _ in self.poll.poll(0):
+            while True:
+                try:
+                    page = os.read(fd, self.page)
+                except BlockingIOError:
+                    break
+                if not page:
+                    break
+                pages += [struct.pack("<I", len(page)), page]
+        if not pages and self.shipped:
+            return 0
+        self.shipped = True
+        blobs.append(b"".join([struct.pack("<d", wall - mono), *pages]))
+        return TRACE
+
+    def close(self):
+        for fd in self.pipes:
+            os.close(fd)
+        self.pipes = []
+        if self.path is not None:
+            for event in self.events:
+                self.write(f"events/{event}/enable", "0", False)
+                self.write(f"events/{event}/filter", "0", False)
+            with contextlib.suppress(OSError):
+                os.rmdir(self.path)
+            self.path = None
+
+
 def listen(stdin):
     """Answer pings and take shifts until stdin closes, then end the pump."""
     for raw in stdin:
@@ -534,7 +673,7 @@ def listen(stdin):
                 STATE["shift"] = float(words[1])
         except (IndexError, ValueError):
             continue
-    os._exit(0)
+    end()
 
 
 def orphaned(after):
@@ -544,7 +683,7 @@ def orphaned(after):
     while True:
         time.sleep(after / 4)
         if time.monotonic() - STATE["heard"] > after:
-            os._exit(0)
+            end()
 
 
 class Ticks:
@@ -562,6 +701,7 @@ class Ticks:
             path: re.compile(rx.encode()) for path, rx in dict(spec.get("keep", {})).items()
         }
         self.procs = spec.get("procs")
+        self.trace = Trace(spec["trace"]) if spec.get("trace") else None
 
     def run(self, sockets):
         """Tick until the pump ends; ``sockets``: the DG sockets' netlink, or None."""
@@ -569,6 +709,7 @@ class Ticks:
         slow_every, tails, keep = self.slow_every, self.tails, self.keep
         files = Files()
         procs = Processes(self.procs, files) if self.procs else None
+        trace = self.trace if self.trace is not None and self.trace.open() else None
         counters = TcpCounters()
         slow_paths, listed = [], {}
         slow_at = -slow_every
@@ -613,6 +754,8 @@ class Ticks:
                     send(b"E", f"sock_diag: {e}".encode())
                     sockets.sock.close()
                     sockets = None
+            if trace is not None:
+                flags |= trace.ship(blobs, wall, mono)
             tails.ship(blobs, extra)
             send(b"T", pack(wall, mono, seq, flags, blobs, extra))
 
@@ -638,7 +781,12 @@ def main():
         thread = threading.Thread(target=target, args=args)
         thread.daemon = True
         thread.start()
-    ticks.run(sockets)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, end)
+    try:
+        ticks.run(sockets)
+    finally:
+        clean_up()
 
 
 if __name__ == "__main__":

@@ -12,9 +12,10 @@ import struct
 import pytest
 
 from collectors.procs import ProcsCollector
+from collectors.retrans import RetransCollector
 from collectors.tcp import TcpCollector, idle_wait
 from sgmon.config import Config, HostConfig
-from sgmon.hosts.build import pumped_sockets, shipped
+from sgmon.hosts.build import pumped_sockets, pumped_trace, shipped
 from sgmon.readers.inet_diag import dump_request
 from sgmon.remote.mirror import Shipped, request
 from sgmon.remote.pump import Sockets
@@ -52,6 +53,7 @@ def test_the_files_are_the_collectors_declarations() -> None:
         "/sys/class/net/*/speed",
         "/proc/self/schedstat",
         "/proc/sys/kernel/task_delayacct",
+        *RetransCollector.remote_files,  # the tracepoints' layouts
     }
     assert s.is_slow("/sys/class/net/eth0/speed") and not s.is_slow("/etc/passwd")
     spec = _spec(request(1.0, s))
@@ -69,6 +71,18 @@ def test_the_processes_a_pump_follows_are_the_procs_collectors() -> None:
     for comm in ("ora_pmon_PROD", "oraclePROD (LOCAL=NO)", "bash"):
         assert not names.match(comm.encode()) and not ProcsCollector()._background(comm)
     assert threaded.match(b"ora_u005_PROD") and not threaded.match(b"ora_lgwr_PROD")
+
+
+def test_the_tracepoints_a_pump_records_are_the_retrans_collectors() -> None:
+    """Its ports and direction on that host; none where it is switched off."""
+    config = Config(hosts=(HOST,), ports=(1522,), collectors={"retrans": {"buffer_kb": 64}})
+    trace = pumped_trace(config, HOST)
+    local = RetransCollector({"ports": [1522], "role": "primary", "buffer_kb": 64})
+    assert trace == local.remote_trace() and trace["buffer_kb"] == 64
+    assert "dport == 1522" in trace["events"]["tcp/tcp_retransmit_skb"][0]
+    assert _spec(request(1.0, shipped(), trace=trace))["trace"] == trace
+    off = Config(hosts=(HOST,), collectors={"retrans": {"enabled": False}})
+    assert pumped_trace(off, HOST) is None
 
 
 def test_a_file_declared_twice_ships_once_at_its_first_cadence() -> None:

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from sgmon.hosts.build import shipped
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP
 from sgmon.readers.rtnl import ROUTES_DUMP
+from sgmon.readers.tracefs import PumpedTrace
 from sgmon.remote.mirror import Mirror
-from sgmon.remote.pump import DIAG, HEAD, PROCS, RETRANS, UNCHANGED, pack
+from sgmon.remote.pump import DIAG, HEAD, PROCS, RETRANS, TRACE, UNCHANGED, pack
 
 TRACES = "/u01/app/oracle/diag/rdbms/boston/boston/trace"
 SHIPPED = shipped()
@@ -82,6 +83,35 @@ def test_a_followed_process_arrives_stays_while_it_sleeps_and_goes_empty(mirror:
         assert _read(mirror, lgwr[1]) is None and kept_open.read() == b""
     mirror.apply(pack(4, 5, 6, PROCS, [*files, b"ora_nss2_PROD\n"], {"procs": ["/proc/43/comm"]}))
     assert _read(mirror, lgwr[0]) is None and _read(mirror, "/proc/43/comm") == b"ora_nss2_PROD\n"
+
+
+def _page(stamp: int, record: bytes, delta: int) -> bytes:
+    """A ring-buffer sub-buffer as trace_pipe_raw hands it out, with one short record."""
+    body = struct.pack("=I", delta << 5 | len(record) // 4) + record
+    return struct.pack("=QQ", stamp, len(body)) + body + b"\0" * 64
+
+
+def test_a_far_sides_trace_records_are_read_once_by_its_trace_reader() -> None:
+    """The pages of a tick that carried any land as one file, read (and removed) by the
+    retrans collector's reader of a pumped host with the far side's clock; a mirror that did
+    not ask for them refuses the tick."""
+    pages = [_page(1000, b"ABCDEFGH", 5), _page(2000, b"IJKL", 7)]
+    piece = struct.pack("<d", 1.7e9) + b"".join(struct.pack("<I", len(p)) + p for p in pages)
+    body = pack(1, 2, 3, TRACE, [*_files(b"x"), piece], {})
+    untraced = Mirror("untraced", SHIPPED)
+    traced = Mirror("traced", SHIPPED, traced=True)
+    try:
+        with pytest.raises(ValueError, match="not asked for"):
+            untraced.apply(body)
+        traced.apply(body)
+        reader = PumpedTrace(traced.root)
+        reader.open()
+        assert reader.read() == ([(1005, b"ABCDEFGH"), (2007, b"IJKL")], 0)
+        assert reader.clock_offset() == 1.7e9
+        assert reader.read() == ([], 0)  # consumed
+    finally:
+        untraced.close()
+        traced.close()
 
 
 def _valid() -> bytes:

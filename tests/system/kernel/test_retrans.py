@@ -30,12 +30,15 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from nslab import NsPair, ns_pair, require_root
+from nslab import FAR_SSH, NsPair, ns_pair, require_root, run_source
 from paths import REPO
 from test_tcp_accuracy import SERVER
 
 from collectors.retrans import RetransCollector
 from sgmon.collector import Unavailable
+from sgmon.config import Config, HostConfig
+from sgmon.fields import RETRANS
+from sgmon.hosts.build import sources_from_config
 from sgmon.readers.tcp_info import TcpInfo, decode_tcp_info
 from sgmon.readers.tracefs import TRACEFS, TraceInstance, mount
 
@@ -624,3 +627,68 @@ def test_check_names_what_repaired_the_stall_end_to_end(tracing: None, tmp_path:
     assert at in said, (cited, sorted(said))
     what = {"tail-loss probe": "a tail-loss probe", "RTO": "an RTO expiry"}.get(said[at], "?")
     assert re.search(rf", RTO 2\d\d ms: {re.escape(what)}", cited), cited  # rto_min + RTT terms
+
+
+@pytest.mark.root
+def test_a_pumped_hosts_retransmissions_come_through_its_pump(tracing: None) -> None:
+    """A host reached over ssh with nothing installed: its pump makes the trace instance
+    there and ships the raw pages each tick; the retrans collector here decodes them.  One
+    event per retransmission of the socket (the kernel's own count, within 10 %), each at a
+    time inside the run; the pump's instance is gone once the session ends."""
+    before_instances = instances()
+    with ns_pair("rp") as pair:
+        server = pair.popen(
+            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        client = None
+        try:
+            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
+            pair.add_loss("b", LOSS_PERMILLE, PORT)
+            pair.set_rto_min("a", 10)
+            client = pair.popen(
+                "a", sys.executable, "-c", CLIENT, pair.b_ip, str(PORT), "300", str(MSG),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdin is not None and client.stdout is not None
+            port, hexinfo = client.stdout.readline().split()
+            before = decode_tcp_info(bytes.fromhex(hexinfo))
+            key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
+            host = HostConfig(name="far", role="primary", ssh="far", ssh_command=FAR_SSH)
+            [src] = sources_from_config(Config(hosts=(host,), ports=(PORT,)), interval=0.5)
+            started, go = time.time(), time.monotonic() + 2.0  # the pump traces by then
+            stdin = client.stdin
+
+            def start_writing() -> None:
+                if time.monotonic() > go and not stdin.closed:
+                    stdin.write("go\n")
+                    stdin.close()
+
+            frames = run_source(src, 10.0, start_writing)
+            ended = time.time()
+            sent, hexinfo = client.stdout.readline().split()
+            after = decode_tcp_info(bytes.fromhex(hexinfo))
+        finally:
+            for p in (client, server):
+                if p is not None:
+                    p.kill()
+                    p.wait(5)
+    assert src.last_error is None and int(sent) == 300
+    assert frames[-1].collectors["retrans"].status.value == "ok"
+    assert RETRANS.Rows.host.fixed in frames[-1].rows("retrans")
+    retrans = after.total_retrans - before.total_retrans
+    assert retrans >= 10, f"the loss rule dropped too little: {retrans} retransmissions"
+    events = [e for f in frames for e in f.events if e.instance == key]
+    counted = sum(RETRANS.retransmits.of(f.rows("retrans").get(key, {})) or 0 for f in frames)
+    assert len(events) == counted
+    assert abs(len(events) - retrans) <= 0.1 * retrans, (len(events), retrans)
+    assert all(started <= e.time <= ended for e in events)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _stale(instances() - before_instances):
+        time.sleep(0.1)
+    assert not _stale(instances() - before_instances)
+
+
+def _stale(names: set[str]) -> list[str]:
+    """The instances of those whose process is gone (another sgmon's, running, may come)."""
+    return [n for n in names if not os.path.exists(f"/proc/{n.split('-')[1]}")]

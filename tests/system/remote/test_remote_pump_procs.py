@@ -1,26 +1,22 @@
 """The procs collector on a host reached over ssh with nothing installed: the pump finds the
 commit path's processes by name and ships their small /proc files, which the same collector
-reads from the mirror.  The far side is this machine, through a stand-in for ssh that runs the
-remote command in a bare environment with the python3 named by SGMON_TEST_PYTHON3_DIR (a
-directory holding a CPython 3.6 ``python3``, the floor the pump must run on) or the system's."""
+reads from the mirror.  The far side is this machine, through a stand-in for ssh (nslab.FAR_SSH:
+a bare environment, with a CPython 3.6 where SGMON_TEST_PYTHON3_DIR names one).  The retrans
+collector on a pumped host: tests/system/kernel/test_retrans.py."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
+
+from nslab import FAR_PYTHON, FAR_SSH, run_source
 
 from sgmon.config import Config, HostConfig
 from sgmon.fields import PROCS
 from sgmon.hosts.build import sources_from_config
 from sgmon.hosts.remote import PumpSource
-from sgmon.model import Frame
-
-FAR_PYTHON = os.environ.get("SGMON_TEST_PYTHON3_DIR", "")
-SSH = ("bash", "-c", f'exec env -i PATH={FAR_PYTHON}:/usr/bin:/bin bash -c "${{!#}}"', "ssh")
 
 ORACLE = """
 import os, sys, threading, time
@@ -52,24 +48,6 @@ def _oracle(name: str, how: str = "process") -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", ORACLE, name, how])
 
 
-def _run(src: PumpSource, seconds: float, at_half=None) -> list[Frame]:
-    frames: list[Frame] = []
-    stop = threading.Event()
-    t = threading.Thread(target=src.run, args=(frames.append, stop))
-    t.start()
-    try:
-        time.sleep(seconds / 2)
-        if at_half is not None:
-            at_half()
-        time.sleep(seconds / 2)
-    finally:
-        stop.set()
-        t.join(10)
-        src.close()
-    assert not t.is_alive()
-    return frames
-
-
 def test_a_pumped_hosts_commit_path_processes_are_read_by_the_procs_collector() -> None:
     """LGWR and a threaded NSS are followed by name on the far side: their run-queue delay,
     CPU and state arrive each tick; LGWR killed, its row goes at the next tick."""
@@ -81,11 +59,18 @@ def test_a_pumped_hosts_commit_path_processes_are_read_by_the_procs_collector() 
         nss_tid = next(
             int(t.name) for t in tasks.iterdir() if (t / "comm").read_text() == "ora_nss2_TEST\n"
         )
-        host = HostConfig(name="far", role="primary", ssh="far", ssh_command=SSH)
+        host = HostConfig(name="far", role="primary", ssh="far", ssh_command=FAR_SSH)
         config = Config(hosts=(host,), collectors={"procs": {"sid": "test"}})  # not another's
         [src] = sources_from_config(config, interval=0.5)
         assert isinstance(src, PumpSource)
-        frames = _run(src, 5.0, lambda: (lgwr.kill(), lgwr.wait()))
+        half = time.monotonic() + 2.5
+
+        def kill_lgwr_half_way() -> None:
+            if time.monotonic() > half and lgwr.poll() is None:
+                lgwr.kill()
+                lgwr.wait()
+
+        frames = run_source(src, 5.0, kill_lgwr_half_way)
     finally:
         for p in (lgwr, threaded):
             p.kill()
