@@ -87,15 +87,6 @@ class ProcsCollector(Collector):
         "/proc/self/schedstat": "slow",  # the kernel's CONFIG_SCHEDSTATS, as open() checks
         "/proc/sys/kernel/task_delayacct": "slow",
     }
-    remote_processes: ClassVar[Mapping[str, str]] = {
-        "names": "(?i)" + BACKGROUND.pattern,
-        "threaded": "(?i)" + THREADED.pattern,
-        "status": keyed_pattern(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"), ":"),
-        "every": str(DISCOVER_S),
-    }
-    """What a remote pump follows for this collector (sgmon/remote/pump.py, Processes): the
-    processes whose names it walks for, every DISCOVER_S seconds, and the lines of their status
-    files it reads; their files land in the mirror where ``sample`` reads them as /proc's."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -107,6 +98,25 @@ class ProcsCollector(Collector):
         self._seen: dict[str, int] = {}  # name -> the pid it had, to tell a restart
         self._walked = float("-inf")
         self._delayacct = False
+
+    def remote_processes(self) -> dict[str, str]:
+        """What a remote pump follows for this collector (sgmon/remote/pump.py, Processes):
+        the processes whose names it walks for every DISCOVER_S seconds, and the lines of their
+        status files it reads; off a primary, the server processes (``holders``) that hold an
+        established socket on a Data Guard port (the lines of /proc/net/tcp and tcp6 it keeps:
+        ``connections``), as ``_wanted`` finds RFS.  Their files land in the mirror where
+        ``sample`` reads them as /proc's."""
+        spec = {
+            "names": "(?i)" + BACKGROUND.pattern,
+            "threaded": "(?i)" + THREADED.pattern,
+            "status": keyed_pattern(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"), ":"),
+            "every": str(DISCOVER_S),
+        }
+        if self.role != "primary":
+            ports = "|".join(f"{p:04X}" for p in sorted(self.ports))
+            spec["holders"] = "oracle"
+            spec["connections"] = rf"\n *\d+: [0-9A-F]+:(?:{ports}) [0-9A-F]+:[0-9A-F]+ 01 [^\n]*"
+        return spec
 
     def open(self) -> None:
         """Check that /proc shows other processes (a container without the host's pid space

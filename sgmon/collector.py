@@ -83,9 +83,6 @@ class Collector:
     caches; a glob is expanded on the far side).  A file a collector reads that no collector
     declares is not in a pumped host's tree; one that reads nothing a pump can ship (processes,
     kernel tracing) declares none."""
-    remote_processes: ClassVar[Mapping[str, str]] = {}
-    """The processes a remote pump follows for this collector, by name (sgmon/remote/pump.py,
-    ``Processes``): their small /proc files land in the mirror each tick; empty: none."""
     sparse: ClassVar[bool] = False
     """Frame rows keep only the fields their raw row has: rows of different kinds (a socket
     and the host totals, a destination and a thread) share one declared field list."""

@@ -187,25 +187,34 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
         interval=interval,
         database=database,
         trace=pumped_trace(config, host),
+        processes=pumped_processes(config, host),
     )
 
 
 def pumped_sockets(config: Config, host: HostConfig) -> Selection | None:
     """The DG sockets a pump finds on the host: the tcp collector's own selection, from its
-    options there (ConfigError when they are wrong); None where it does not run.  Built here, it
-    checks its options only (nothing of this machine's)."""
-    built = make_collectors(config, dataclasses.replace(host, root=""), lambda n: n == "tcp")
-    # a collector that could not be imported, or a plug-in in tcp's place, may name none
-    selection = getattr(built[0], "remote_selection", None) if built else None
-    return selection() if selection is not None else None
+    options there (ConfigError when they are wrong); None where it does not run."""
+    return _asked(config, host, "tcp", "remote_selection")
 
 
 def pumped_trace(config: Config, host: HostConfig) -> dict[str, Any] | None:
-    """The tracepoints a pump records on the host: the retrans collector's own, from its
-    options there (ConfigError when they are wrong); None where it does not run."""
-    built = make_collectors(config, dataclasses.replace(host, root=""), lambda n: n == "retrans")
-    remote_trace = getattr(built[0], "remote_trace", None) if built else None
-    return remote_trace() if remote_trace is not None else None
+    """The tracepoints a pump records on the host: the retrans collector's own."""
+    return _asked(config, host, "retrans", "remote_trace")
+
+
+def pumped_processes(config: Config, host: HostConfig) -> dict[str, Any] | None:
+    """The processes a pump follows on the host: the procs collector's own."""
+    return _asked(config, host, "procs", "remote_processes")
+
+
+def _asked(config: Config, host: HostConfig, name: str, method: str) -> Any:
+    """What collector ``name`` asks a pump for, from its options on the host (ConfigError when
+    they are wrong; built here, it checks its options only, nothing of this machine's); None
+    where it does not run."""
+    built = make_collectors(config, dataclasses.replace(host, root=""), lambda n: n == name)
+    # a collector that could not be imported, or a plug-in in its place, may ask for none
+    ask = getattr(built[0], method, None) if built else None
+    return ask() if ask is not None else None
 
 
 def _os_collectors() -> list[type[Collector]]:
@@ -233,10 +242,8 @@ def lines_read() -> dict[str, str]:
 
 def shipped() -> Shipped:
     """What a pump ships of a host's files: those the OS collectors declare
-    (``remote_files``), of some only the lines they read (``lines_read``), and the processes
-    one follows (``remote_processes``: one pump follows one set)."""
+    (``remote_files``), and of some only the lines they read (``lines_read``)."""
     from sgmon.remote.mirror import Shipped
 
-    classes = _os_collectors()
-    processes = next((c.remote_processes for c in classes if c.remote_processes), None)
-    return Shipped.declared((c.remote_files for c in classes), lines_read(), processes)
+    declared = (cls.remote_files for cls in _os_collectors())
+    return Shipped.declared(declared, lines_read())

@@ -99,6 +99,7 @@ class PumpSource(SshSource):
         tails: tuple[tuple[str, str], ...] = (),
         interval: float | None = None,
         trace: Mapping[str, object] | None = None,
+        processes: Mapping[str, object] | None = None,
         **kwargs,  # type: ignore[no-untyped-def]
     ) -> None:
         super().__init__(host, interval, **kwargs)
@@ -110,10 +111,15 @@ class PumpSource(SshSource):
         self._sockets, self._tails = sockets, tails
         """The DG sockets (the tcp collector's selection; None for none); the trace files to
         tail, as (directory, name pattern)."""
-        self._trace = trace
-        """The tracepoints the pump records there (the retrans collector's), None for none."""
+        self._trace, self._processes = trace, processes
+        """The tracepoints the pump records there (the retrans collector's) and the processes
+        it follows (the procs collector's), None for none."""
         self.mirror = Mirror(
-            host.name, shipped, (directory for directory, _ in tails), trace is not None
+            host.name,
+            shipped,
+            (directory for directory, _ in tails),
+            traced=trace is not None,
+            processes=processes is not None,
         )
         self._engine: Engine | None = None
         self._remote_clock = time.monotonic()
@@ -155,6 +161,7 @@ class PumpSource(SshSource):
                 self._tails,
                 orphan,
                 self._trace,
+                self._processes,
             )
             proc.stdin.write(spec)
             proc.stdin.flush()

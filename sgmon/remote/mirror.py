@@ -52,29 +52,33 @@ from stdin (no single quotes inside, so it survives the remote shell in single q
 interpreter too old to run it says so in one line."""
 
 
-PROCESS_FILE = re.compile(r"/proc/\d+(?:/task/\d+)?/(?:comm|stat|io|wchan|schedstat|status)")
-"""The files of a followed process a pump may name (see pump.Processes)."""
+PROCESS_FILE = re.compile(
+    r"/proc/\d+(?:/task/\d+)?/(?:comm|stat|io|wchan|schedstat|status)|/proc/net/tcp6?"
+)
+"""The files of a followed process a pump may name, and the socket tables that tell which
+server processes hold a Data Guard socket (see pump.Processes)."""
+SOCKET_LINK = re.compile(r"/proc/\d+/fd/\d+")
+SOCKET = re.compile(r"socket:\[\d+\]")
+"""A followed server process's descriptor of a Data Guard socket, as the pump names it: a
+symbolic link here as there."""
 
 
 @dataclass(frozen=True, slots=True)
 class Shipped:
     """The host files a pump ships, by when it reads them (see WHEN), in the order of the
-    tick's pieces, the lines it keeps of some (host file -> a regular expression: the
-    collectors' ``lines``), and the processes it follows (a collector's
-    ``remote_processes``; empty: none)."""
+    tick's pieces, and the lines it keeps of some (host file -> a regular expression: the
+    collectors' ``lines``)."""
 
     tick: tuple[str, ...] = ()
     retrans: tuple[str, ...] = ()
     slow: tuple[str, ...] = ()
     lines: Mapping[str, str] = field(default_factory=dict)
-    processes: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def declared(
         cls,
         files: Iterable[Mapping[str, str]],
         lines: Mapping[str, str],
-        processes: Mapping[str, str] | None = None,
     ) -> Shipped:
         """What the collectors declare (their ``remote_files``, in order): a file named twice
         is shipped once, when its first declaration says; one named for another time than
@@ -84,7 +88,7 @@ class Shipped:
             for path, cadence in declared.items():
                 when.setdefault(path, cadence)
         tick, retrans, slow = (tuple(p for p, w in when.items() if w == c) for c in WHEN)
-        return cls(tick, retrans, slow, dict(lines), dict(processes or {}))
+        return cls(tick, retrans, slow, dict(lines))
 
     def is_slow(self, path: object) -> bool:
         """Whether a path the pump names as slow is one a slow glob can match."""
@@ -98,11 +102,13 @@ def request(
     tails: Iterable[tuple[str, str]] = (),
     orphan_after: float = 60.0,
     trace: Mapping[str, object] | None = None,
+    processes: Mapping[str, object] | None = None,
 ) -> bytes:
     """The bytes written to the remote python3's stdin: the program, then the pump's request:
     the files, the DG sockets (``sockets``: the tcp collector's, None for none), the trace
-    files to tail, as (directory, name pattern), and the tracepoints to record there (the
-    retrans collector's ``remote_trace``, None for none)."""
+    files to tail, as (directory, name pattern), the tracepoints to record there (the retrans
+    collector's ``remote_trace``) and the processes to follow (the procs collector's
+    ``remote_processes``), None for none."""
     spec = {
         "interval": interval,
         "files": list(shipped.tick),
@@ -113,8 +119,8 @@ def request(
         "orphan_after": orphan_after,
         "keep": dict(shipped.lines),
     }
-    if shipped.processes:
-        spec["procs"] = dict(shipped.processes)
+    if processes is not None:
+        spec["procs"] = dict(processes)
     if trace is not None:
         spec["trace"] = dict(trace)
     if sockets is not None:
@@ -190,7 +196,12 @@ class Mirror:
     """A private directory holding the remote host's files as the pump last shipped them."""
 
     def __init__(
-        self, name: str, shipped: Shipped, followed: Iterable[str] = (), traced: bool = False
+        self,
+        name: str,
+        shipped: Shipped,
+        followed: Iterable[str] = (),
+        traced: bool = False,
+        processes: bool = False,
     ) -> None:
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
         _remove_orphans(base)
@@ -203,6 +214,9 @@ class Mirror:
         """The followed processes' files, as the pump last named them."""
         self.traced = traced
         """Whether the pump was asked to trace (else a tick with trace records is refused)."""
+        self.processes = processes
+        """Whether the pump was asked to follow processes (else a tick naming one is refused)."""
+        self._links: list[str] = []
         self._spooled = 0
         self.followed = frozenset(os.path.normpath(d) for d in followed)
         for directory in self.followed:  # there before a file arrives, as a directory to follow
@@ -227,7 +241,10 @@ class Mirror:
             raise ValueError("its note names no list")
         if not all(map(self.shipped.is_slow, slow or ())) or not all(map(self._followed, tails)):
             raise ValueError("a file that was not asked for")
+        links = note.get("links")
         if procs is not None and not all(map(self._process_file, procs)):
+            raise ValueError("a file that was not asked for")
+        if links is not None and not self._socket_links(links):
             raise ValueError("a file that was not asked for")
         sizes = struct.unpack_from(f"<{count}i", body, pos)
         pos += 4 * count
@@ -242,6 +259,8 @@ class Mirror:
             for gone in set(self._procs) - set(procs):
                 self._drop(gone)
             self._procs = procs
+        if isinstance(links, dict):
+            self._link(links)
         self._write(body, pos, sizes, names + tails, len(names))
         return Tick(wall, mono, seq, flags)
 
@@ -281,10 +300,29 @@ class Mirror:
         """Whether a process's file the pump names is one of those a followed process has,
         and processes were asked for."""
         return (
-            bool(self.shipped.processes)
-            and isinstance(path, str)
-            and (PROCESS_FILE.fullmatch(path) is not None)
+            self.processes and isinstance(path, str) and (PROCESS_FILE.fullmatch(path) is not None)
         )
+
+    def _socket_links(self, links: object) -> bool:
+        """Whether a walk's socket descriptors are all such, of processes asked for."""
+        return (
+            self.processes
+            and isinstance(links, dict)
+            and all(isinstance(t, str) and SOCKET.fullmatch(t) for t in links.values())
+            and all(SOCKET_LINK.fullmatch(p) for p in links)
+        )
+
+    def _link(self, links: dict[str, str]) -> None:
+        """Make a walk's socket descriptors, those of the last walk removed."""
+        for path in self._links:
+            with contextlib.suppress(OSError):
+                os.unlink(self.local(path))
+        for path, target in links.items():
+            os.makedirs(os.path.dirname(self.local(path)), exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.local(path))
+            os.symlink(target, self.local(path))
+        self._links = list(links)
 
     def _followed(self, path: object) -> bool:
         """Whether a tail the pump names is in a trace directory this side asked it to follow

@@ -441,10 +441,19 @@ class Processes:
     ``every`` seconds and when one is gone; each tick only their small files are read: their
     tasks' schedstat first, and the rest only when one of them ran since the last tick or the
     process was runnable or in D (else each piece is UNCHANGED), as the collector reads them
-    locally (sgmon/readers/procs.py).  The paths are named in the tick's note at each walk."""
+    locally (sgmon/readers/procs.py).  The paths are named in the tick's note at each walk.
+    With ``holders``, the server processes of those names that hold a socket the lines of
+    /proc/net/tcp and tcp6 that ``connections`` keeps name (an established one on a Data Guard
+    port: RFS) are followed too; those lines and those descriptors are shipped at the walk, so
+    the consumer's collector finds the same processes by the same test."""
+
+    TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
 
     def __init__(self, spec, files):
         self.names = re.compile(spec["names"].encode())
+        self.holders = re.compile(spec["holders"].encode()) if spec.get("holders") else None
+        self.connections = re.compile(spec.get("connections", "(?!)").encode())
+        self.tables = []  # the socket tables' kept lines at the last walk
         self.threaded = re.compile(spec.get("threaded", "(?!)").encode())
         self.status = re.compile(spec["status"].encode()) if spec.get("status") else None
         self.every = float(spec.get("every", 15.0))
@@ -457,7 +466,7 @@ class Processes:
     def walk(self, mono, extra):
         """Find the processes again; name their files in the tick's note."""
         self.walked, self.gone = mono, False
-        found = []
+        found, servers = [], []
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
@@ -469,11 +478,39 @@ class Processes:
                 found.append(self.tasks(base, comm, base + "/task/"))
             elif self.threaded.match(comm.rstrip(b"\n")):
                 found += self.threads(base, comm)
+            elif self.holders is not None and self.holders.match(comm):
+                servers.append((base, comm))
+        links = self.holding(servers, found) if self.holders is not None else None
         paths = [path for f in found for path in self.paths(f)]
         self.files.forget({p for f in self.followed for p in self.paths(f)} - set(paths))
         self.followed = found
         self.last = {}
-        extra["procs"] = paths
+        extra["procs"] = (list(self.TABLES) if links is not None else []) + paths
+        if links is not None:
+            extra["links"] = links
+
+    def holding(self, servers, found):
+        """Follow the servers that hold a socket the tables' kept lines name; their
+        descriptors of those sockets (path -> target)."""
+        self.tables = [kept(self.connections, self.files.read(t) or b"") for t in self.TABLES]
+        rows = [line.split() for t in self.tables for line in t.split(b"\n")]
+        sockets = {b"socket:[" + row[9] + b"]" for row in rows if len(row) > 9}  # its inode
+        links = {}
+        for base, comm in servers if sockets else ():
+            try:
+                fds = os.listdir(base + "/fd")
+            except OSError:
+                continue
+            held = {}
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    target = os.readlink(base + "/fd/" + fd)
+                    if target.encode() in sockets:
+                        held[base + "/fd/" + fd] = target
+            if held:
+                links.update(held)
+                found.append(self.tasks(base, comm, base + "/task/"))
+        return links
 
     def tasks(self, base, comm, task):
         """A process followed whole: its threads' schedstat and status (listed at the walk)."""
@@ -514,6 +551,8 @@ class Processes:
             self.walk(mono, extra)
             walked = True
         moved = 0
+        if self.holders is not None:
+            blobs += self.tables if walked else [UNCHANGED] * len(self.TABLES)
         for followed in self.followed:
             base, comm, scheds, statuses = followed
             blobs.append(comm if walked else UNCHANGED)

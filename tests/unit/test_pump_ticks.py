@@ -28,7 +28,7 @@ EVERY_TICK, ON_RETRANS = SHIPPED.tick, SHIPPED.retrans
 
 @pytest.fixture
 def mirror() -> Iterator[Mirror]:
-    m = Mirror("unit", SHIPPED, (TRACES,))
+    m = Mirror("unit", SHIPPED, (TRACES,), processes=True)
     yield m
     m.close()
 
@@ -83,6 +83,23 @@ def test_a_followed_process_arrives_stays_while_it_sleeps_and_goes_empty(mirror:
         assert _read(mirror, lgwr[1]) is None and kept_open.read() == b""
     mirror.apply(pack(4, 5, 6, PROCS, [*files, b"ora_nss2_PROD\n"], {"procs": ["/proc/43/comm"]}))
     assert _read(mirror, lgwr[0]) is None and _read(mirror, "/proc/43/comm") == b"ora_nss2_PROD\n"
+
+
+def test_a_walks_socket_descriptors_are_links_as_on_the_host(mirror: Mirror) -> None:
+    """The descriptors of the sockets a server process holds (RFS's) are symbolic links, as
+    /proc has them, each walk's replacing the last's; a mirror that asked for no process refuses
+    them."""
+    links = {"/proc/77/fd/9": "socket:[54321]"}
+    mirror.apply(pack(1, 2, 3, PROCS, _files(b"x"), {"procs": [], "links": links}))
+    assert os.readlink(mirror.local("/proc/77/fd/9")) == "socket:[54321]"
+    mirror.apply(pack(2, 3, 4, PROCS, _files(b"x"), {"procs": [], "links": {}}))
+    assert not os.path.lexists(mirror.local("/proc/77/fd/9"))
+    plain = Mirror("plain", SHIPPED)
+    try:
+        with pytest.raises(ValueError, match="not asked for"):
+            plain.apply(pack(1, 2, 3, PROCS, _files(b"x"), {"procs": [], "links": links}))
+    finally:
+        plain.close()
 
 
 def _page(stamp: int, record: bytes, delta: int) -> bytes:
@@ -145,6 +162,9 @@ def _damaged() -> Iterator[tuple[str, bytes]]:
         {"procs": ["/etc/passwd"]},
         {"procs": ["/proc/1/../../etc/shadow"]},
         {"procs": ["/proc/1/environ"]},
+        {"procs": [], "links": {"/proc/1/fd/3": "/etc/passwd"}},
+        {"procs": [], "links": {"/proc/1/../../etc/x": "socket:[1]"}},
+        {"procs": [], "links": ["/proc/1/fd/3"]},
     ]
     for note in invented:
         extra = sum(len(note.get(k, ())) for k in ("slow", "tails", "procs"))

@@ -6,6 +6,7 @@ collector on a pumped host: tests/system/kernel/test_retrans.py."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -29,7 +30,16 @@ def work():
         while time.monotonic() < end:
             pass
         time.sleep(0.08)
-if sys.argv[2] == "thread":
+if sys.argv[2] == "rfs":
+    import socket
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    print(srv.getsockname()[1], flush=True)
+    conn, _ = srv.accept()
+    named(sys.argv[1])
+    work()
+elif sys.argv[2] == "thread":
     def nss():
         named(sys.argv[1])
         work()
@@ -41,26 +51,45 @@ else:
     work()
 """
 """A stand-in for an Oracle background process: its name as Oracle sets it, a little CPU every
-tenth of a second; with ``thread``, a threaded_execution process whose thread bears the name."""
+tenth of a second; with ``thread``, a threaded_execution process whose thread bears the name;
+with ``rfs``, a server process that accepts one connection on the port it prints."""
 
 
 def _oracle(name: str, how: str = "process") -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", ORACLE, name, how])
+    return subprocess.Popen(
+        [sys.executable, "-c", ORACLE, name, how], stdout=subprocess.PIPE, text=True
+    )
 
 
 def test_a_pumped_hosts_commit_path_processes_are_read_by_the_procs_collector() -> None:
-    """LGWR and a threaded NSS are followed by name on the far side: their run-queue delay,
-    CPU and state arrive each tick; LGWR killed, its row goes at the next tick."""
+    """LGWR and a threaded NSS are followed by name on the far side, and RFS, a server
+    process, by the Data Guard socket it holds: their run-queue delay, CPU and state arrive
+    each tick; LGWR killed, its row goes at the next tick."""
     lgwr = _oracle("ora_lgwr_TEST")
     threaded = _oracle("ora_nss2_TEST", "thread")
+    rfs = _oracle("oracleTEST (LOCAL=NO)", "rfs")
+    primary_end = None
     try:
-        time.sleep(0.5)  # named before the pump's first walk
+        assert rfs.stdout is not None
+        port = int(rfs.stdout.readline())
+        primary_end = socket.create_connection(("127.0.0.1", port))
+        named = {
+            lgwr.pid: "ora_lgwr_TEST",
+            threaded.pid: "ora_u005_TEST",
+            rfs.pid: "oracleTEST (LOC",
+        }
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(  # named before the pump's first walk
+            Path(f"/proc/{pid}/comm").read_text().strip() != name for pid, name in named.items()
+        ):
+            time.sleep(0.05)
         tasks = Path(f"/proc/{threaded.pid}/task")
         nss_tid = next(
             int(t.name) for t in tasks.iterdir() if (t / "comm").read_text() == "ora_nss2_TEST\n"
         )
-        host = HostConfig(name="far", role="primary", ssh="far", ssh_command=FAR_SSH)
-        config = Config(hosts=(host,), collectors={"procs": {"sid": "test"}})  # not another's
+        host = HostConfig(name="far", role="standby", ssh="far", ssh_command=FAR_SSH)
+        procs = {"procs": {"sid": "test"}}  # not another instance's on this machine
+        config = Config(hosts=(host,), ports=(port,), collectors=procs)
         [src] = sources_from_config(config, interval=0.5)
         assert isinstance(src, PumpSource)
         half = time.monotonic() + 2.5
@@ -72,7 +101,9 @@ def test_a_pumped_hosts_commit_path_processes_are_read_by_the_procs_collector() 
 
         frames = run_source(src, 5.0, kill_lgwr_half_way)
     finally:
-        for p in (lgwr, threaded):
+        if primary_end is not None:
+            primary_end.close()
+        for p in (lgwr, threaded, rfs):
             p.kill()
             p.wait()
     assert src.last_error is None
@@ -91,3 +122,6 @@ def test_a_pumped_hosts_commit_path_processes_are_read_by_the_procs_collector() 
     assert max(PROCS.cpu.of(r) or 0 for r in nss) > 5
     assert "LGWR" not in frames[-1].rows("procs")  # killed half way: gone
     assert "NSS2" in frames[-1].rows("procs")
+    receiver = [f.rows("procs").get(f"RFS[{rfs.pid}]") for f in frames[1:]]
+    assert all(receiver), [f.rows("procs").keys() for f in frames]
+    assert max(PROCS.cpu.of(r) or 0 for r in receiver if r) > 5
