@@ -438,7 +438,9 @@ class Tails:
 class Processes:
     """The processes a consumer's collector follows by their names (the procs collector's
     ``remote_processes``: LGWR, NSS, RFS ...), found by a walk of /proc's ``comm`` names every
-    ``every`` seconds and when one is gone; each tick only their small files are read: their
+    ``every`` seconds and when one is gone (the names of the pids the last walk saw are taken
+    from it, all read again every fourth walk: a name set after the walk read it, or a pid
+    reused, is seen within four); each tick only their small files are read: their
     tasks' schedstat first, and the rest only when one of them ran since the last tick or the
     process was runnable or in D (else each piece is UNCHANGED), as the collector reads them
     locally (sgmon/readers/procs.py).  The paths are named in the tick's note at each walk.
@@ -454,6 +456,9 @@ class Processes:
         self.holders = re.compile(spec["holders"].encode()) if spec.get("holders") else None
         self.connections = re.compile(spec.get("connections", "(?!)").encode())
         self.tables = []  # the socket tables' kept lines at the last walk
+        self.comms = {}  # /proc/PID (or its task's) -> its name at the last walk
+        self.known = {}
+        self.walks = -1
         self.threaded = re.compile(spec.get("threaded", "(?!)").encode())
         self.status = re.compile(spec["status"].encode()) if spec.get("status") else None
         self.every = float(spec.get("every", 15.0))
@@ -467,11 +472,13 @@ class Processes:
         """Find the processes again; name their files in the tick's note."""
         self.walked, self.gone = mono, False
         found, servers = [], []
+        self.walks += 1
+        self.known, self.comms = (self.comms if self.walks % 4 else {}), {}
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
             base = "/proc/" + name
-            comm = once(base + "/comm")
+            comm = self.comm(base)
             if comm is None:
                 continue
             if self.names.match(comm.rstrip(b"\n")):
@@ -491,8 +498,11 @@ class Processes:
 
     def holding(self, servers, found):
         """Follow the servers that hold a socket the tables' kept lines name; their
-        descriptors of those sockets (path -> target)."""
-        self.tables = [kept(self.connections, self.files.read(t) or b"") for t in self.TABLES]
+        descriptors of those sockets (path -> target).  The tables are read only when there
+        is a server (with thousands of sockets, one costs the kernel milliseconds)."""
+        tables = self.TABLES if servers else ()
+        self.tables = [kept(self.connections, self.files.read(t) or b"") for t in tables]
+        self.tables += [b""] * (len(self.TABLES) - len(self.tables))
         rows = [line.split() for t in self.tables for line in t.split(b"\n")]
         sockets = {b"socket:[" + row[9] + b"]" for row in rows if len(row) > 9}  # its inode
         links = {}
@@ -521,6 +531,13 @@ class Processes:
         scheds = [task + t + "/schedstat" for t in tids]
         return (base, comm, scheds, [task + t + "/status" for t in tids])
 
+    def comm(self, base):
+        """A process's or thread's name: the last walk's (see the class), else read."""
+        comm = self.known[base] if base in self.known else once(base + "/comm")
+        if comm is not None:
+            self.comms[base] = comm
+        return comm
+
     def threads(self, base, comm):
         """The threads of a threaded_execution process that bear a followed name, each followed
         alone, under its process (whose name the consumer's walk reads too)."""
@@ -531,7 +548,7 @@ class Processes:
             return []
         for tid in tids:
             at = base + "/task/" + tid
-            name = once(at + "/comm")
+            name = self.comm(at)
             if name is not None and self.names.match(name.rstrip(b"\n")):
                 out.append((at, name, [at + "/schedstat"], [at + "/status"]))
         return out if len(out) > 1 else []
