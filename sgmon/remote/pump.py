@@ -125,6 +125,16 @@ def once(path):
         os.close(fd)
 
 
+def whole(path):
+    """A file read to its end (b"" when it cannot be): a /proc table whose reads return whole
+    lines only, so a short read is not its end."""
+    out = []
+    with contextlib.suppress(OSError), open(path, "rb", buffering=0) as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            out.append(chunk)
+    return b"".join(out)
+
+
 class Files:
     """Files kept open and re-read from offset 0 each time."""
 
@@ -501,7 +511,7 @@ class Processes:
         descriptors of those sockets (path -> target).  The tables are read only when there
         is a server (with thousands of sockets, one costs the kernel milliseconds)."""
         tables = self.TABLES if servers else ()
-        self.tables = [kept(self.connections, self.files.read(t) or b"") for t in tables]
+        self.tables = [kept(self.connections, whole(t)) for t in tables]
         self.tables += [b""] * (len(self.TABLES) - len(self.tables))
         rows = [line.split() for t in self.tables for line in t.split(b"\n")]
         sockets = {b"socket:[" + row[9] + b"]" for row in rows if len(row) > 9}  # its inode
