@@ -620,16 +620,20 @@ def report(tools: list[Tool], samples: int, window: float, dg_port: int, dg: int
             )
 
 
-def run_targets(rounds: int, samples: int, warmup: int, dg_port: int) -> int:
-    """Issue 18's scenarios, sgmon beside sadc, ``rounds`` times (each round starting one
-    scenario later, as in_turns does); print a table per scenario and the verdicts."""
-    got: dict[Scenario, list[tuple[float, float, dict]]] = {sc: [] for sc in TARGETS}
-    print(f"{rounds} rounds of {len(TARGETS)} scenarios, {samples} samples each at 1 Hz after")
+def run_targets(
+    rounds: int, samples: int, warmup: int, dg_port: int, only: str | None = None
+) -> int:
+    """Issue 18's scenarios (``only``: the one of that name), sgmon beside sadc, ``rounds``
+    times (each round starting one scenario later, as in_turns does); print a table per
+    scenario and the verdicts."""
+    targets = tuple(sc for sc in TARGETS if only in (None, sc.name))
+    got: dict[Scenario, list[tuple[float, float, dict]]] = {sc: [] for sc in targets}
+    print(f"{rounds} rounds of {len(targets)} scenarios, {samples} samples each at 1 Hz after")
     print(f"{warmup} s of warm-up; 2,000 loopback sockets; CPU = schedstat run time\n")
     try:
         for r in range(rounds):
-            k = r % len(TARGETS)
-            for sc in TARGETS[k:] + TARGETS[:k]:
+            k = r % len(targets)
+            for sc in targets[k:] + targets[:k]:
                 with (
                     bench_devices(sc.disks, sc.interfaces) as made,
                     socket_farm(dg_port, sc.dg_conns),
@@ -721,10 +725,15 @@ def main() -> int:
         "but --dg-port)",
     )
     p.add_argument("--rounds", type=int, default=3, help="rounds with --targets (default 3)")
+    p.add_argument(
+        "--scenario",
+        choices=[sc.name for sc in TARGETS],
+        help="with --targets, this scenario alone",
+    )
     farm_options(p)
     a = p.parse_args()
     if a.targets:
-        return run_targets(a.rounds, a.samples, a.warmup, a.dg_port)
+        return run_targets(a.rounds, a.samples, a.warmup, a.dg_port, a.scenario)
     return run_bench(a.samples, a.warmup, a.dg_port, a.dg_connections, a.disks, a.interfaces)
 
 

@@ -46,8 +46,8 @@ from pathlib import Path
 
 from overhead import SADC, socket_farm, task_run
 
-from collectors.tcp import TcpCollector
-from sgmon.hosts.build import shipped
+from sgmon.config import Config, HostConfig
+from sgmon.hosts.build import pumped_processes, pumped_sockets, pumped_trace, shipped
 from sgmon.remote.mirror import BOOTSTRAP, request
 
 DG_PORT = 46335
@@ -183,6 +183,21 @@ def client_churn(rate: float) -> Iterator[None]:
         listener.close()
 
 
+def _sent() -> bytes:
+    """What sgmon sends the pump for a host with the bench's DG port and no role: its files,
+    the tcp collector's sockets, the procs collector's processes and (as root) the retrans
+    collector's tracepoints."""
+    config = Config(ports=(DG_PORT,))
+    host = HostConfig(name="bench")
+    return request(
+        1.0,
+        shipped(),
+        pumped_sockets(config, host),
+        trace=pumped_trace(config, host),
+        processes=pumped_processes(config, host),
+    )
+
+
 def one_round(
     samples: int, warmup: int, connections: int, tmp: Path, ssh: bool, rate: float = 0.0
 ) -> list[Contender]:
@@ -196,8 +211,7 @@ def one_round(
         Contender(
             "pump (python3 -I, on the host)",
             ["sh", "-c", pump],
-            # what sgmon sends it
-            request(1.0, shipped(), TcpCollector({"ports": [DG_PORT]}).remote_selection()),
+            _sent(),
         ),
         Contender("installed agent (sgmon agent)", ["sh", "-c", agent]),
         Contender("sadc 1", [SADC, "1", str(total), str(tmp / "sa-default")]),

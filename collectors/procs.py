@@ -17,7 +17,8 @@ standby.  Per process and tick:
 * ``read_kb``/``write_kb``: block I/O it caused (/proc/PID/io; needs the owner or root).
 
 Threads of a process are summed (threaded_execution).  Discovery walks /proc's ``comm`` names
-(``ora_lgwr_PROD``) every ``DISCOVER_S`` seconds and whenever a followed process is gone; between
+(``ora_lgwr_PROD``) every ``DISCOVER_S`` seconds and whenever a followed process is gone (the
+names of the pids and threads the last walk saw are taken from it: ``Names``); between
 walks only the followed processes' files are read, kept open (sgmon/readers/procs.py reads
 them).  psutil's process_iter was not used: it builds a Process object and reads /proc/PID/stat
 for every process on the host at each walk, where ``comm`` alone names the ones wanted.  RFS
@@ -39,7 +40,8 @@ from sgmon.config import rules
 from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows
-from sgmon.readers.procs import Process, comms, socket_holders, thread_comms, usage
+from sgmon.readers.procfile import keyed_pattern
+from sgmon.readers.procs import Names, Process, comms, socket_holders, thread_comms, usage
 
 G, R, T = Kind.GAUGE, Kind.RATE, Kind.TEXT
 DISCOVER_S = 15.0
@@ -82,6 +84,10 @@ class ProcsCollector(Collector):
     description = "Oracle commit-path processes: CPU, run-queue delay, I/O wait, state"
     option_rules: ClassVar[Mapping[str, Rule]] = {"sid": rules.text, "ports": rules.ports}
     fields = FIELDS
+    remote_files: ClassVar[Mapping[str, str]] = {
+        "/proc/self/schedstat": "slow",  # the kernel's CONFIG_SCHEDSTATS, as open() checks
+        "/proc/sys/kernel/task_delayacct": "slow",
+    }
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -92,7 +98,27 @@ class ProcsCollector(Collector):
         self._followed: dict[str, Process] = {}
         self._seen: dict[str, int] = {}  # name -> the pid it had, to tell a restart
         self._walked = float("-inf")
+        self._names = Names()
         self._delayacct = False
+
+    def remote_processes(self) -> dict[str, str]:
+        """What a remote pump follows for this collector (sgmon/remote/pump.py, Processes):
+        the processes whose names it walks for every DISCOVER_S seconds, and the lines of their
+        status files it reads; off a primary, the server processes (``holders``) that hold an
+        established socket on a Data Guard port (the lines of /proc/net/tcp and tcp6 it keeps:
+        ``connections``), as ``_wanted`` finds RFS.  Their files land in the mirror where
+        ``sample`` reads them as /proc's."""
+        spec = {
+            "names": "(?i)" + BACKGROUND.pattern,
+            "threaded": "(?i)" + THREADED.pattern,
+            "status": keyed_pattern(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"), ":"),
+            "every": str(DISCOVER_S),
+        }
+        if self.role != "primary":
+            ports = "|".join(f"{p:04X}" for p in sorted(self.ports))
+            spec["holders"] = "oracle"
+            spec["connections"] = rf"\n *\d+: [0-9A-F]+:(?:{ports}) [0-9A-F]+:[0-9A-F]+ 01 [^\n]*"
+        return spec
 
     def open(self) -> None:
         """Check that /proc shows other processes (a container without the host's pid space
@@ -177,12 +203,13 @@ class ProcsCollector(Collector):
         RFS by its DG socket."""
         found: dict[str, tuple[str, int, bool]] = {}  # "PNAME SID" -> where
         servers: list[int] = []
-        for pid, path, name in comms(self.proc):
+        self._names.begin()
+        for pid, path, name in comms(self.proc, self._names):
             key = self._background(name)
             if key is not None:
                 found[key] = (path, pid, False)
             elif THREADED.match(name):  # never a BACKGROUND name: a process of threads
-                for tid, base, thread_name in thread_comms(path):
+                for tid, base, thread_name in thread_comms(path, self._names):
                     if (key := self._background(thread_name)) is not None:
                         found[key] = (base, tid, True)
             elif name.startswith("oracle") and self.role != "primary":

@@ -60,6 +60,7 @@ shown for ``KEEP`` seconds after its last event; plus ``host`` (source, lost rec
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import sys
 import time
@@ -73,7 +74,7 @@ from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows, Value
 from sgmon.readers.tcp_info import TCP_STATES
-from sgmon.readers.tracefs import TraceInstance, TraceUnavailable
+from sgmon.readers.tracefs import PUMPED, TRACEFS, PumpedTrace, TraceInstance, TraceUnavailable
 
 G, D, T = Kind.GAUGE, Kind.DELTA, Kind.TEXT
 
@@ -175,6 +176,12 @@ class RetransCollector(Collector):
     }
     fields = FIELDS
     sparse = True
+    remote_files: ClassVar[Mapping[str, str]] = {
+        f"{TRACEFS}/events/{event}/{name}": "slow"
+        for event in (RETRANSMIT, CONG_STATE)
+        for name in ("id", "format")
+    }
+    """The events' record layouts on a host reached over ssh (its pump traces there)."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -184,7 +191,7 @@ class RetransCollector(Collector):
             raise ConfigError(f"retrans buffer_kb: {kb!r}; use a number of KB from 4 to 65536")
         self.buffer_kb = kb
         self._nets = [ipaddress.ip_network(p, strict=False) for p in self.peers]
-        self._trace: TraceInstance | None = None
+        self._trace: TraceInstance | PumpedTrace | None = None
         self._layouts: tuple[Layout, Layout]
         self._labels: dict[bytes, str | None] = {}  # a record's addresses -> socket
         self._ca: dict[str, int] = {}  # socket -> congestion state last seen
@@ -197,18 +204,33 @@ class RetransCollector(Collector):
         sides = {"out": ("dport",), "in": ("sport",)}.get(self.direction, ("sport", "dport"))
         return " || ".join(f"{side} == {p}" for p in self.ports for side in sides)
 
-    def open(self) -> None:
-        """Make the trace instance (Unavailable with the reason and the fallback)."""
-        if self.root != "/":
-            raise Unavailable(f"root = {self.root}: tracepoints are this machine's kernel only")
+    def events(self) -> dict[str, tuple[str, ...]]:
+        """The tracepoints and their kernel-side filters, the first the kernel accepts (a
+        kernel before 6.x records no ``err``)."""
         ports = self.filter()
-        trace = TraceInstance(
-            {
-                RETRANSMIT: (f"({ports}) && err == 0", ports),
-                CONG_STATE: (f"({ports}) && cong_state != {CWR}", ports),
-            },
-            self.buffer_kb,
-        )
+        return {
+            RETRANSMIT: (f"({ports}) && err == 0", ports),
+            CONG_STATE: (f"({ports}) && cong_state != {CWR}", ports),
+        }
+
+    def remote_trace(self) -> dict[str, Any]:
+        """What a pump traces on a host reached over ssh for this collector (its instance is
+        made there: sgmon/remote/pump.py, ``Trace``)."""
+        return {
+            "events": {k: list(v) for k, v in self.events().items()},
+            "buffer_kb": self.buffer_kb,
+        }
+
+    def open(self) -> None:
+        """Make the trace instance (Unavailable with the reason and the fallback); under a
+        pump's mirror, read the one the pump made on the far side."""
+        pumped = os.path.isdir(os.path.join(self.root, PUMPED))
+        if self.root != "/" and not pumped:
+            raise Unavailable(
+                f"root = {self.root}: tracepoints are this machine's kernel only (on a host "
+                "reached over ssh, its own: the ssh user there needs root, and tracefs)"
+            )
+        trace = PumpedTrace(self.root) if pumped else TraceInstance(self.events(), self.buffer_kb)
         try:
             trace.open()
         except TraceUnavailable as e:
@@ -261,7 +283,7 @@ class RetransCollector(Collector):
 
     def _parse(self, records: list[tuple[int, bytes]], now: float) -> set[str]:
         """Count and emit the records of one read; returns the sockets that had any."""
-        offset = time.time() - time.clock_gettime(time.CLOCK_MONOTONIC)
+        offset = self._trace.clock_offset() if self._trace is not None else 0.0
         active: set[str] = set()
         emitted = 0
         cong_state = self._layouts[1]

@@ -3,11 +3,15 @@
 A scrape endpoint on a database team's network meets slow clients, idle ones, scanners and, in
 a fleet, hundreds of honest scrapers at once.  So:
 
-- **One thread watches every open connection** and reads each request itself, without
-  blocking, until its headers are complete; only a whole request goes to one of the workers.
-  A client that sends a byte every few seconds (slow loris) or nothing at all holds no worker,
+- **One thread watches every open connection**, reads each request itself, without
+  blocking, until its headers are complete, and answers it itself: the exposition is rendered
+  once a tick, so an answer is bytes already made, sent without blocking as the client takes
+  them (no hand-off between threads per scrape).  Only a request whose password needs a bcrypt
+  check (tens of milliseconds; once per user and password for a while) goes to a worker.  A
+  client that sends a byte every few seconds (slow loris) or nothing at all holds no thread,
   and is closed when its **whole request** is not in within ``REQUEST_DEADLINE`` seconds of
-  its connection, however it trickles.  Headers over ``MAX_HEADER`` bytes are refused (431).
+  its connection, however it trickles; one that reads its answer too slowly, when the answer
+  has not left within ``SEND_DEADLINE``.  Headers over ``MAX_HEADER`` bytes are refused (431).
 - **A connection cap**: beyond ``MAX_OPEN`` waiting connections the **oldest** is dropped, so
   a flood of idle connections cannot lock out the scraper that connects next.
 - **TLS and basic authentication** as the exporter-toolkit file configures them
@@ -34,7 +38,7 @@ SEND_DEADLINE = 10.0
 MAX_HEADER = 8192
 MAX_OPEN = 1024
 BACKLOG = 1024
-WORKERS = 8
+WORKERS = 2
 
 Render = Callable[[str, bool], tuple[str, bytes]]
 """(Accept header, gzip accepted) -> (content type, body)."""
@@ -48,6 +52,15 @@ class _Conn:
     opened: float
     data: bytearray = field(default_factory=bytearray)
     handshaken: bool = True
+
+
+@dataclass(slots=True)
+class _Out:
+    """A connection whose answer is being sent."""
+
+    sock: socket.socket
+    started: float
+    answer: memoryview
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +109,8 @@ class Server:
         self.address = self.sock.getsockname()[:2]
         self.dropped = 0
         """Connections closed before their request was whole (deadline, cap, malformed)."""
+        self._out: dict[socket.socket, _Out] = {}
+        """The connections whose answers are being sent (the watching thread's alone)."""
         self.threads = [threading.Thread(target=self._watch, name="scrape-accept", daemon=True)]
         self.threads += [
             threading.Thread(target=self._work, name=f"scrape-{i}", daemon=True)
@@ -105,7 +120,8 @@ class Server:
             t.start()
 
     def _watch(self) -> None:
-        """Accept, read each request whole, hand it to a worker; drop the late and the oldest."""
+        """Accept, read each request whole, answer it (or hand it to a worker); drop the late
+        and the oldest."""
         sel = selectors.DefaultSelector()
         sel.register(self.sock, selectors.EVENT_READ)
         opened: dict[socket.socket, _Conn] = {}  # in accept order: the first is the oldest
@@ -113,13 +129,19 @@ class Server:
             for key, _ in sel.select(timeout=0.25):
                 if key.fileobj is self.sock:
                     self._accept(sel, opened)
+                elif key.fileobj in self._out:
+                    self._write(sel, self._out[key.fileobj])  # type: ignore[index]
                 else:
                     self._read(sel, opened, opened[key.fileobj])  # type: ignore[index]
             now = time.monotonic()
             for c in [c for c in opened.values() if now - c.opened > REQUEST_DEADLINE]:
                 self._drop(sel, opened, c)
+            for o in [o for o in self._out.values() if now - o.started > SEND_DEADLINE]:
+                self._sent(sel, o)
         for c in list(opened.values()):
             self._drop(sel, opened, c)
+        for o in list(self._out.values()):
+            self._sent(sel, o)
         sel.close()
 
     def _accept(self, sel: selectors.BaseSelector, opened: dict[socket.socket, _Conn]) -> None:
@@ -168,10 +190,31 @@ class Server:
             return
         sel.unregister(c.sock)
         del opened[c.sock]
-        if not 0 <= end <= MAX_HEADER:
-            self._ready.put((c.sock, 431))
+        request = parse_request(bytes(c.data[:end])) or 400 if 0 <= end <= MAX_HEADER else 431
+        answer = self._answer(request, None)
+        if answer is None:  # a password to check with bcrypt: a worker's
+            self._ready.put((c.sock, request))
             return
-        self._ready.put((c.sock, parse_request(bytes(c.data[:end])) or 400))
+        out = self._out[c.sock] = _Out(c.sock, time.monotonic(), memoryview(answer))
+        sel.register(c.sock, selectors.EVENT_WRITE)
+        self._write(sel, out)
+
+    def _write(self, sel: selectors.BaseSelector, o: _Out) -> None:
+        """Send what the client takes of its answer now; close it once all is gone."""
+        try:
+            while o.answer:
+                o.answer = o.answer[o.sock.send(o.answer) :]
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+            return
+        except (OSError, ssl.SSLError):
+            pass  # the client went away: its problem, not ours
+        self._sent(sel, o)
+
+    def _sent(self, sel: selectors.BaseSelector, o: _Out) -> None:
+        """An answer sent, or its client gone or too slow: the connection closes."""
+        sel.unregister(o.sock)
+        del self._out[o.sock]
+        o.sock.close()
 
     def _drop(
         self, sel: selectors.BaseSelector, opened: dict[socket.socket, _Conn], c: _Conn
@@ -190,32 +233,37 @@ class Server:
             try:
                 sock.setblocking(True)
                 sock.settimeout(SEND_DEADLINE)
-                self._answer(sock, request)
+                allowed = isinstance(request, Request) and self.auth.allows(
+                    request.headers.get("authorization", "")
+                )
+                sock.sendall(self._answer(request, allowed) or b"")
             except (OSError, ssl.SSLError):
                 pass  # the client went away or read too slowly: its problem, not ours
             finally:
                 sock.close()
 
-    def _answer(self, sock: socket.socket, request: Request | int) -> None:
-        """One answer, then the connection closes (HTTP/1.0 style, as prometheus_client's)."""
+    def _answer(self, request: Request | int, allowed: bool | None) -> bytes | None:
+        """One whole answer, after which the connection closes (HTTP/1.0 style, as
+        prometheus_client's); None when the password needs a bcrypt check (``allowed``: its
+        outcome, None when not made yet)."""
         if isinstance(request, int):
-            _send(sock, request, "text/plain", _REASON[request].lower().encode() + b"\n")
-            return
+            return _response(request, "text/plain", _REASON[request].lower().encode() + b"\n")
         if request.method not in ("GET", "HEAD"):
-            _send(sock, 405, "text/plain", b"GET only\n", {"Allow": "GET, HEAD"})
-            return
-        if not self.auth.allows(request.headers.get("authorization", "")):
+            return _response(405, "text/plain", b"GET only\n", {"Allow": "GET, HEAD"})
+        if allowed is None:
+            allowed = self.auth.known(request.headers.get("authorization", ""))
+            if allowed is None:
+                return None
+        if not allowed:
             challenge = {"WWW-Authenticate": 'Basic realm="sgmon"'}
-            _send(sock, 401, "text/plain", b"unauthorized\n", challenge)
-            return
+            return _response(401, "text/plain", b"unauthorized\n", challenge)
         if request.path.split("?", 1)[0] == "/favicon.ico":
-            _send(sock, 404, "text/plain", b"sgmon serves /metrics\n")
-            return
+            return _response(404, "text/plain", b"sgmon serves /metrics\n")
         gzip_ok = "gzip" in request.headers.get("accept-encoding", "")
         content_type, body = self.render(request.headers.get("accept", ""), gzip_ok)
         extra = {"Content-Encoding": "gzip"} if gzip_ok else {}
         sent = body if request.method == "GET" else b""
-        _send(sock, 200, content_type, sent, extra, length=len(body))
+        return _response(200, content_type, sent, extra, length=len(body))
 
     def close(self) -> None:
         """Stop accepting; the workers finish the answer in hand."""
@@ -235,14 +283,13 @@ _REASON = {
 }
 
 
-def _send(
-    sock: socket.socket,
+def _response(
     code: int,
     content_type: str,
     body: bytes,
     extra: dict[str, str] | None = None,
     length: int | None = None,
-) -> None:
+) -> bytes:
     size = len(body) if length is None else length
     head = [
         f"HTTP/1.1 {code} {_REASON[code]}",
@@ -251,4 +298,4 @@ def _send(
         "Connection: close",
     ]
     head += [f"{k}: {v}" for k, v in (extra or {}).items()]
-    sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body

@@ -12,10 +12,13 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
+from sgmon.hosts import Source
 from sgmon.lab import kernel
 from sgmon.lab.kernel import (  # noqa: F401  (re-exported for the tests)
     LoopDevice,
@@ -27,6 +30,34 @@ from sgmon.lab.kernel import (  # noqa: F401  (re-exported for the tests)
     sh,
     unique,
 )
+
+FAR_PYTHON = os.environ.get("SGMON_TEST_PYTHON3_DIR", "")
+"""A directory holding the ``python3`` a far host runs the pump with (a CPython 3.6: the floor
+it must run on), else the system's."""
+FAR_SSH = ("bash", "-c", f'exec env -i PATH={FAR_PYTHON}:/usr/bin:/bin bash -c "${{!#}}"', "ssh")
+"""``ssh`` to this machine as a far host with nothing installed: runs the remote command in a
+bare environment (no venv, no PYTHONPATH)."""
+
+
+def run_source(src: Source, seconds: float, during: Callable[[], object] | None = None) -> list:
+    """The frames a source emits in ``seconds`` (``during`` called every 0.1 s meanwhile); the
+    source closed after."""
+    frames: list = []
+    stop = threading.Event()
+    t = threading.Thread(target=src.run, args=(frames.append, stop))
+    t.start()
+    try:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if during:
+                during()
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        t.join(10)
+        src.close()
+    assert not t.is_alive()
+    return frames
 
 
 def require_root(*tools: str) -> None:

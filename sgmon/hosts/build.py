@@ -147,8 +147,8 @@ def _reads_database(name: str) -> bool:
     return name.startswith("oracle_") and name != "oracle_trace"
 
 
-NEEDS_AGENT = ("procs", "retrans", "biolat")
-"""Collectors that follow processes or load kernel tracing on the host itself."""
+NEEDS_AGENT = ("biolat",)
+"""Collectors that run a tracing program on the host itself."""
 NOT_PUMPED = "needs sgmon installed on the host (sgmon_path): the pump ships /proc files only"
 
 
@@ -186,17 +186,35 @@ def _remote(config: Config, host: HostConfig, interval: float) -> Source:
         tails,
         interval=interval,
         database=database,
+        trace=pumped_trace(config, host),
+        processes=pumped_processes(config, host),
     )
 
 
 def pumped_sockets(config: Config, host: HostConfig) -> Selection | None:
     """The DG sockets a pump finds on the host: the tcp collector's own selection, from its
-    options there (ConfigError when they are wrong); None where it does not run.  Built here, it
-    checks its options only (nothing of this machine's)."""
-    built = make_collectors(config, dataclasses.replace(host, root=""), lambda n: n == "tcp")
-    # a collector that could not be imported, or a plug-in in tcp's place, may name none
-    selection = getattr(built[0], "remote_selection", None) if built else None
-    return selection() if selection is not None else None
+    options there (ConfigError when they are wrong); None where it does not run."""
+    return _asked(config, host, "tcp", "remote_selection")
+
+
+def pumped_trace(config: Config, host: HostConfig) -> dict[str, Any] | None:
+    """The tracepoints a pump records on the host: the retrans collector's own."""
+    return _asked(config, host, "retrans", "remote_trace")
+
+
+def pumped_processes(config: Config, host: HostConfig) -> dict[str, Any] | None:
+    """The processes a pump follows on the host: the procs collector's own."""
+    return _asked(config, host, "procs", "remote_processes")
+
+
+def _asked(config: Config, host: HostConfig, name: str, method: str) -> Any:
+    """What collector ``name`` asks a pump for, from its options on the host (ConfigError when
+    they are wrong; built here, it checks its options only, nothing of this machine's); None
+    where it does not run."""
+    built = make_collectors(config, dataclasses.replace(host, root=""), lambda n: n == name)
+    # a collector that could not be imported, or a plug-in in its place, may ask for none
+    ask = getattr(built[0], method, None) if built else None
+    return ask() if ask is not None else None
 
 
 def _os_collectors() -> list[type[Collector]]:

@@ -25,7 +25,7 @@ import math
 import struct
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING
 
 from sgmon.collector import Collector
@@ -98,6 +98,8 @@ class PumpSource(SshSource):
         shipped: Shipped,
         tails: tuple[tuple[str, str], ...] = (),
         interval: float | None = None,
+        trace: Mapping[str, object] | None = None,
+        processes: Mapping[str, object] | None = None,
         **kwargs,  # type: ignore[no-untyped-def]
     ) -> None:
         super().__init__(host, interval, **kwargs)
@@ -109,7 +111,16 @@ class PumpSource(SshSource):
         self._sockets, self._tails = sockets, tails
         """The DG sockets (the tcp collector's selection; None for none); the trace files to
         tail, as (directory, name pattern)."""
-        self.mirror = Mirror(host.name, shipped, (directory for directory, _ in tails))
+        self._trace, self._processes = trace, processes
+        """The tracepoints the pump records there (the retrans collector's) and the processes
+        it follows (the procs collector's), None for none."""
+        self.mirror = Mirror(
+            host.name,
+            shipped,
+            (directory for directory, _ in tails),
+            traced=trace is not None,
+            processes=processes is not None,
+        )
         self._engine: Engine | None = None
         self._remote_clock = time.monotonic()
         """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
@@ -143,7 +154,15 @@ class PumpSource(SshSource):
         assert proc.stdin is not None
         with contextlib.suppress(OSError, ValueError):
             orphan = max(10.0, 6 * self.ping_every)  # its pings keep it alive
-            spec = request(self.interval, self.mirror.shipped, self._sockets, self._tails, orphan)
+            spec = request(
+                self.interval,
+                self.mirror.shipped,
+                self._sockets,
+                self._tails,
+                orphan,
+                self._trace,
+                self._processes,
+            )
             proc.stdin.write(spec)
             proc.stdin.flush()
 

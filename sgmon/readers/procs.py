@@ -31,22 +31,51 @@ def comm(path: str, encoding: str = "ascii") -> str | None:
         return None
 
 
-def comms(proc: str) -> Iterator[tuple[int, str, str]]:
-    """(pid, its /proc path, its comm) of every process under ``proc``."""
+class Names:
+    """The comm names a walk of /proc read, kept for the next walks: a walk reads only the names
+    of the pids and threads the last one did not see, and every ``fresh``-th walk all of them
+    (a name set after a walk read it, or a pid reused meanwhile, is seen within ``fresh``
+    walks).  A threaded instance's hundred threads and a host's hundreds of processes then cost
+    a walk a directory listing, not a file read each."""
+
+    def __init__(self, fresh: int = 4) -> None:
+        self.fresh = fresh
+        self.walks = 0
+        self.last: dict[str, str | None] = {}
+        self.now: dict[str, str | None] = {}
+
+    def begin(self) -> None:
+        """A walk starts: the names kept, unless this one reads them all."""
+        self.walks += 1
+        self.last = self.now if self.walks % self.fresh else {}
+        self.now = {}
+
+    def of(self, path: str) -> str | None:
+        """The comm of the process or thread at ``path``: the last walk's, else read."""
+        name = self.last[path] if path in self.last else comm(path)
+        self.now[path] = name
+        return name
+
+
+def comms(proc: str, names: Names | None = None) -> Iterator[tuple[int, str, str]]:
+    """(pid, its /proc path, its comm) of every process under ``proc`` (``names``: the last
+    walks' names, see Names)."""
+    read = comm if names is None else names.of
     for entry in os.scandir(proc):
-        if entry.name.isdigit() and (name := comm(entry.path)) is not None:
+        if entry.name.isdigit() and (name := read(entry.path)) is not None:
             yield int(entry.name), entry.path, name
 
 
-def thread_comms(path: str) -> Iterator[tuple[int, str, str]]:
+def thread_comms(path: str, names: Names | None = None) -> Iterator[tuple[int, str, str]]:
     """(tid, its /proc/PID/task/TID path, its comm) of each thread of the process at ``path``."""
     try:
         tids = os.listdir(os.path.join(path, "task"))
     except OSError:
         return
+    read = comm if names is None else names.of
     for tid in tids:
         base = os.path.join(path, "task", tid)
-        if (name := comm(base)) is not None:
+        if (name := read(base)) is not None:
             yield int(tid), base, name
 
 

@@ -19,6 +19,10 @@ time there: the pid was reused) and whose files nobody holds open.
 
 tracefs is mounted at /sys/kernel/tracing if nothing is there yet (root only), and unmounted on
 close only when this process mounted it and no other instance is left under it.
+
+On a host reached over ssh with nothing installed, the pump makes the instance there
+(sgmon/remote/pump.py, ``Trace``) and ships the raw pages; ``PumpedTrace`` reads them from the
+pump's mirror and decodes them here with the same ``decode_page``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import os
 import re
 import select
 import struct
+import time
 
 from sgmon.readers.procfile import start_time
 
@@ -85,6 +90,31 @@ def decode_page(page: bytes, out: list[tuple[int, bytes]]) -> int:
         else:  # padding over a discarded record
             pos += 4 + unpack(page, pos + 4)[0]
     return lost
+
+
+def _read_pages(data: bytes, out: list[tuple[int, bytes]]) -> int:
+    """Decode a pump's pages (each after its 4-byte length) into ``out``; the records lost."""
+    lost, pos = 0, 0
+    while pos + 4 <= len(data):
+        (size,) = _U32LE.unpack_from(data, pos)
+        lost += decode_page(data[pos + 4 : pos + 4 + size], out)
+        pos += 4 + size
+    return lost
+
+
+_U32LE = struct.Struct("<I")
+_OFFSET = struct.Struct("<d")
+
+
+def event_format(root: str, event: str) -> tuple[int, dict[str, tuple[int, int]]]:
+    """An event's type id and its record's fields under a tracefs ``root``: name -> (offset,
+    size)."""
+    base = f"{root}/events/{event}"
+    with open(f"{base}/id") as f:
+        ident = int(f.read())
+    with open(f"{base}/format") as f:
+        fields = {m[0]: (int(m[1]), int(m[2])) for m in _FIELD.findall(f.read())}
+    return ident, fields
 
 
 class TraceUnavailable(Exception):
@@ -231,12 +261,12 @@ class TraceInstance:
 
     def format(self, event: str) -> tuple[int, dict[str, tuple[int, int]]]:
         """An event's type id and its record's fields: name -> (offset, size)."""
-        base = f"{self.root}/events/{event}"
-        with open(f"{base}/id") as f:
-            ident = int(f.read())
-        with open(f"{base}/format") as f:
-            fields = {m[0]: (int(m[1]), int(m[2])) for m in _FIELD.findall(f.read())}
-        return ident, fields
+        return event_format(self.root, event)
+
+    def clock_offset(self) -> float:
+        """Wall clock minus the instance's clock (CLOCK_MONOTONIC) now: a record's time
+        stamp plus it is its wall time."""
+        return time.time() - time.clock_gettime(time.CLOCK_MONOTONIC)
 
     def read(self) -> tuple[list[tuple[int, bytes]], int]:
         """The records every CPU's buffer holds now (consumed), without waiting, in time order
@@ -272,3 +302,56 @@ class TraceInstance:
             with contextlib.suppress(OSError):
                 if not os.listdir(f"{self.root}/instances"):
                     _libc().umount2(self.root.encode(), 0)  # EBUSY: someone uses it; leave it
+
+
+PUMPED = "tracefs-pages"
+"""The directory of a pump's mirror where the far side's trace records land
+(sgmon/remote/mirror.py): one file per tick that carried any, named by an increasing number,
+holding the far side's wall clock minus its trace clock (a little-endian double), then each
+page after its 4-byte length."""
+
+
+class PumpedTrace:
+    """A far side's trace instance as its pump ships it (its reading side, as TraceInstance's):
+    the event formats from the mirror's copy of tracefs, the records from PUMPED, each file
+    consumed once read."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.join(root, TRACEFS.lstrip("/"))
+        self.spool = os.path.join(root, PUMPED)
+        self.path = "on the far side"
+        self.stale: list[str] = []
+        self._offset = 0.0
+
+    def open(self) -> None:
+        """TraceUnavailable when the far side made no instance (it said why in its message)."""
+        if not os.path.isdir(self.spool):
+            raise TraceUnavailable(
+                "the far side traces nothing (the ssh user there needs root, and tracefs)"
+            )
+
+    def format(self, event: str) -> tuple[int, dict[str, tuple[int, int]]]:
+        """As TraceInstance.format, from the far side's copy of the event's files."""
+        return event_format(self.root, event)
+
+    def clock_offset(self) -> float:
+        """The far side's wall clock minus its trace clock, as its last records came."""
+        return self._offset
+
+    def read(self) -> tuple[list[tuple[int, bytes]], int]:
+        """The records shipped since the last read, in time order, and how many were lost."""
+        records: list[tuple[int, bytes]] = []
+        lost = 0
+        for name in sorted(n for n in os.listdir(self.spool) if n.isdigit()):
+            path = os.path.join(self.spool, name)
+            with open(path, "rb") as f:
+                data = f.read()
+            os.unlink(path)
+            if len(data) >= _OFFSET.size:
+                (self._offset,) = _OFFSET.unpack_from(data)
+                lost += _read_pages(data[_OFFSET.size :], records)
+        records.sort(key=_first)
+        return records, lost
+
+    def close(self) -> None:
+        """Nothing to remove here: the pump removes its instance when it ends."""

@@ -15,6 +15,7 @@ import contextlib
 import fnmatch
 import json
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -23,7 +24,8 @@ from dataclasses import dataclass, field
 
 from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, Selection
 from sgmon.readers.rtnl import ROUTES_DUMP
-from sgmon.remote.pump import DIAG, EXTRA, HEAD, RETRANS, ROUTES
+from sgmon.readers.tracefs import PUMPED
+from sgmon.remote.pump import DIAG, EXTRA, HEAD, PROCS, RETRANS, ROUTES, TRACE
 
 WHEN = ("tick", "retrans", "slow")
 """When a pump reads a file a collector declares (``Collector.remote_files``): each tick; when
@@ -50,6 +52,17 @@ from stdin (no single quotes inside, so it survives the remote shell in single q
 interpreter too old to run it says so in one line."""
 
 
+PROCESS_FILE = re.compile(
+    r"/proc/\d+(?:/task/\d+)?/(?:comm|stat|io|wchan|schedstat|status)|/proc/net/tcp6?"
+)
+"""The files of a followed process a pump may name, and the socket tables that tell which
+server processes hold a Data Guard socket (see pump.Processes)."""
+SOCKET_LINK = re.compile(r"/proc/\d+/fd/\d+")
+SOCKET = re.compile(r"socket:\[\d+\]")
+"""A followed server process's descriptor of a Data Guard socket, as the pump names it: a
+symbolic link here as there."""
+
+
 @dataclass(frozen=True, slots=True)
 class Shipped:
     """The host files a pump ships, by when it reads them (see WHEN), in the order of the
@@ -62,7 +75,11 @@ class Shipped:
     lines: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def declared(cls, files: Iterable[Mapping[str, str]], lines: Mapping[str, str]) -> Shipped:
+    def declared(
+        cls,
+        files: Iterable[Mapping[str, str]],
+        lines: Mapping[str, str],
+    ) -> Shipped:
         """What the collectors declare (their ``remote_files``, in order): a file named twice
         is shipped once, when its first declaration says; one named for another time than
         WHEN's is not shipped."""
@@ -84,10 +101,14 @@ def request(
     sockets: Selection | None = None,
     tails: Iterable[tuple[str, str]] = (),
     orphan_after: float = 60.0,
+    trace: Mapping[str, object] | None = None,
+    processes: Mapping[str, object] | None = None,
 ) -> bytes:
     """The bytes written to the remote python3's stdin: the program, then the pump's request:
-    the files, the DG sockets (``sockets``: the tcp collector's, None for none) and the trace
-    files to tail, as (directory, name pattern)."""
+    the files, the DG sockets (``sockets``: the tcp collector's, None for none), the trace
+    files to tail, as (directory, name pattern), the tracepoints to record there (the retrans
+    collector's ``remote_trace``) and the processes to follow (the procs collector's
+    ``remote_processes``), None for none."""
     spec = {
         "interval": interval,
         "files": list(shipped.tick),
@@ -98,6 +119,10 @@ def request(
         "orphan_after": orphan_after,
         "keep": dict(shipped.lines),
     }
+    if processes is not None:
+        spec["procs"] = dict(processes)
+    if trace is not None:
+        spec["trace"] = dict(trace)
     if sockets is not None:
         spec.update(diag=[r.hex() for r in sockets.requests()], rediscover=sockets.rediscover)
     code = program()
@@ -162,14 +187,22 @@ class Tick:
 
     def carries_news(self) -> bool:
         """Whether it carries what the next tick may not (retransmission counters, the slow
-        files, trace tails, routes): kept in the mirror even when not read."""
-        return bool(self.flags & (RETRANS | EXTRA | ROUTES))
+        files, trace tails, routes, a process's files that moved: the next tick names them
+        unchanged): kept in the mirror even when not read."""
+        return bool(self.flags & (RETRANS | EXTRA | ROUTES | PROCS | TRACE))
 
 
 class Mirror:
     """A private directory holding the remote host's files as the pump last shipped them."""
 
-    def __init__(self, name: str, shipped: Shipped, followed: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        shipped: Shipped,
+        followed: Iterable[str] = (),
+        traced: bool = False,
+        processes: bool = False,
+    ) -> None:
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
         _remove_orphans(base)
         self.root = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{name}-", dir=base)
@@ -177,6 +210,14 @@ class Mirror:
         """What the pump was asked for: the names of a tick's pieces."""
         self._fds: dict[str, int] = {}
         self._slow: set[str] = set()
+        self._procs: list[str] = []
+        """The followed processes' files, as the pump last named them."""
+        self.traced = traced
+        """Whether the pump was asked to trace (else a tick with trace records is refused)."""
+        self.processes = processes
+        """Whether the pump was asked to follow processes (else a tick naming one is refused)."""
+        self._links: list[str] = []
+        self._spooled = 0
         self.followed = frozenset(os.path.normpath(d) for d in followed)
         for directory in self.followed:  # there before a file arrives, as a directory to follow
             os.makedirs(self.local(directory), exist_ok=True)
@@ -191,20 +232,35 @@ class Mirror:
     def _apply(self, body: bytes) -> Tick:
         wall, mono, seq, flags, count = HEAD.unpack_from(body)
         note, pos = _note(body, HEAD.size, flags)
-        slow, tails = note.get("slow"), note.get("tails", [])
-        if not (isinstance(slow, list | None) and isinstance(tails, list)):
+        slow, tails, procs = note.get("slow"), note.get("tails", []), note.get("procs")
+        if not (
+            isinstance(slow, list | None)
+            and isinstance(tails, list)
+            and isinstance(procs, list | None)
+        ):
             raise ValueError("its note names no list")
         if not all(map(self.shipped.is_slow, slow or ())) or not all(map(self._followed, tails)):
             raise ValueError("a file that was not asked for")
+        links = note.get("links")
+        if procs is not None and not all(map(self._process_file, procs)):
+            raise ValueError("a file that was not asked for")
+        if links is not None and not self._socket_links(links):
+            raise ValueError("a file that was not asked for")
         sizes = struct.unpack_from(f"<{count}i", body, pos)
         pos += 4 * count
-        names = self._names(flags, slow)
+        names = self._names(flags, slow, procs)
         if len(names) + len(tails) != count or pos + sum(n for n in sizes if n > 0) != len(body):
             raise ValueError("its pieces do not add up")
         if slow is not None:
             for gone in self._slow - set(slow):
                 self._drop(gone)
             self._slow = set(slow)
+        if procs is not None:
+            for gone in set(self._procs) - set(procs):
+                self._drop(gone)
+            self._procs = procs
+        if isinstance(links, dict):
+            self._link(links)
         self._write(body, pos, sizes, names + tails, len(names))
         return Tick(wall, mono, seq, flags)
 
@@ -216,21 +272,57 @@ class Mirror:
         for i, size in enumerate(sizes):
             data = body[pos : pos + max(size, 0)]
             pos += max(size, 0)
-            if i >= files:
+            if size == -2:
+                continue  # the pump's UNCHANGED: as this side already has it
+            if paths[i] == "/" + PUMPED and i < files:
+                self._spool(data)
+            elif i >= files:
                 self._append(paths[i], data)
             elif size < 0:
                 self._drop(paths[i])  # gone there, or unreadable: gone here too
             else:
                 self._put(paths[i], data)
 
-    def _names(self, flags: int, slow: list[str] | None) -> list[str]:
+    def _names(self, flags: int, slow: list[str] | None, procs: list[str] | None) -> list[str]:
         """The files a tick's pieces are, in order, before the trace tails."""
         names = list(self.shipped.tick)
         if flags & RETRANS:
             names += [*self.shipped.retrans, *(slow or ())]
+        names += self._procs if procs is None else procs
         names += ["/" + SOCK_DIAG_DUMP] if flags & DIAG else []
         names += ["/" + ROUTES_DUMP] if flags & ROUTES else []
+        if flags & TRACE and not self.traced:
+            raise ValueError("trace records that were not asked for")
+        names += ["/" + PUMPED] if flags & TRACE else []
         return names
+
+    def _process_file(self, path: object) -> bool:
+        """Whether a process's file the pump names is one of those a followed process has,
+        and processes were asked for."""
+        return (
+            self.processes and isinstance(path, str) and (PROCESS_FILE.fullmatch(path) is not None)
+        )
+
+    def _socket_links(self, links: object) -> bool:
+        """Whether a walk's socket descriptors are all such, of processes asked for."""
+        return (
+            self.processes
+            and isinstance(links, dict)
+            and all(isinstance(t, str) and SOCKET.fullmatch(t) for t in links.values())
+            and all(SOCKET_LINK.fullmatch(p) for p in links)
+        )
+
+    def _link(self, links: dict[str, str]) -> None:
+        """Make a walk's socket descriptors, those of the last walk removed."""
+        for path in self._links:
+            with contextlib.suppress(OSError):
+                os.unlink(self.local(path))
+        for path, target in links.items():
+            os.makedirs(os.path.dirname(self.local(path)), exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.local(path))
+            os.symlink(target, self.local(path))
+        self._links = list(links)
 
     def _followed(self, path: object) -> bool:
         """Whether a tail the pump names is in a trace directory this side asked it to follow
@@ -255,6 +347,20 @@ class Mirror:
         os.pwrite(fd, data, 0)
         os.ftruncate(fd, len(data))
 
+    def _spool(self, data: bytes) -> None:
+        """One tick's trace records, as a file of their own in PUMPED (written under another
+        name and renamed: the retrans collector reads and removes whole files only)."""
+        spool = self.local("/" + PUMPED)
+        os.makedirs(spool, exist_ok=True)
+        self._spooled += 1
+        name = os.path.join(spool, f"{self._spooled:012d}")
+        fd = os.open(name + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.rename(name + ".new", name)
+
     def _append(self, path: str, data: bytes) -> None:
         os.write(self._fd(path, os.O_WRONLY | os.O_APPEND), data)
 
@@ -264,6 +370,7 @@ class Mirror:
         fd = self._fds.pop(path, None)
         if fd is None:
             return
+        os.ftruncate(fd, 0)  # a collector keeping it open reads it empty: gone
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(self.local(path))

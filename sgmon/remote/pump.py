@@ -36,6 +36,8 @@ import json
 import os
 import platform
 import re
+import select
+import signal
 import socket
 import struct
 import sys
@@ -46,11 +48,15 @@ LOCK = threading.Lock()
 HEAD = struct.Struct("<ddIBH")
 """A tick's head: wall clock, monotonic clock, number, flags, pieces; then, with EXTRA, a JSON
 note (its length first); then each piece's length (-1: could not be read); then the pieces."""
-RETRANS, DIAG, ROUTES, EXTRA = 1, 2, 4, 8
+RETRANS, DIAG, ROUTES, EXTRA, PROCS, TRACE = 1, 2, 4, 8, 16, 32
 """RETRANS: the on_retrans files (and on a slow tick the slow files) follow the tick's files;
-DIAG: the sockets' netlink replies follow them, ROUTES: then the routes toward their peers;
-EXTRA: a note names the slow files (a slow tick) and the trace files whose tails end the
-pieces."""
+then the followed processes' files (see Processes); DIAG: the sockets' netlink replies follow
+them, ROUTES: then the routes toward their peers; EXTRA: a note names the slow files (a slow
+tick), the processes' files (a walk) and the trace files whose tails end the pieces; PROCS: a
+process's file moved (the consumer keeps such a tick even when it does not read it); TRACE: the
+kernel trace records read this tick follow the routes (see Trace)."""
+UNCHANGED = False
+"""A piece the consumer already has as it is (size -2): a process that has not run since."""
 STATE = {"shift": 0.0, "heard": time.monotonic()}
 MAGIC = b"\0sgmon-pump\0"
 """Written once before the hello: where the pump's stream starts after a login banner."""
@@ -66,7 +72,7 @@ def kept(lines, data):
 
 def pack(wall, mono, seq, flags, blobs, extra):
     """One tick's message (see HEAD); a piece that is None could not be read."""
-    sizes = [-1 if b is None else len(b) for b in blobs]
+    sizes = [-1 if b is None else -2 if b is UNCHANGED else len(b) for b in blobs]
     note = json.dumps(extra).encode() if extra else b""
     head = HEAD.pack(wall, mono, seq, flags | (EXTRA if note else 0), len(sizes))
     if note:
@@ -82,7 +88,51 @@ def send(kind, payload):
             while data:
                 data = data[os.write(1, data) :]
         except OSError:
-            os._exit(0)
+            end()
+
+
+def end(*_):
+    """End the pump, the trace instance it made removed first (see Trace)."""
+    clean_up()
+    os._exit(0)
+
+
+def clean_up():
+    """Run what ENDING holds, once: by one thread while the others that end wait (the first
+    to exit ends them all); again by the same thread is harmless."""
+    with ENDED:
+        while ENDING:
+            with contextlib.suppress(Exception):
+                ENDING.pop()()
+
+
+ENDING: list = []
+"""What ``clean_up`` runs before the pump exits."""
+ENDED = threading.RLock()
+
+
+def once(path):
+    """A small file read without keeping it open (read once in a while: a process's name)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def whole(path):
+    """A file read to its end (b"" when it cannot be): a /proc table whose reads return whole
+    lines only, so a short read is not its end."""
+    out = []
+    with contextlib.suppress(OSError), open(path, "rb", buffering=0) as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            out.append(chunk)
+    return b"".join(out)
 
 
 class Files:
@@ -395,6 +445,287 @@ class Tails:
                 blobs.append(data)
 
 
+class Processes:
+    """The processes a consumer's collector follows by their names (the procs collector's
+    ``remote_processes``: LGWR, NSS, RFS ...), found by a walk of /proc's ``comm`` names every
+    ``every`` seconds and when one is gone (the names of the pids the last walk saw are taken
+    from it, all read again every fourth walk: a name set after the walk read it, or a pid
+    reused, is seen within four); each tick only their small files are read: their
+    tasks' schedstat first, and the rest only when one of them ran since the last tick or the
+    process was runnable or in D (else each piece is UNCHANGED), as the collector reads them
+    locally (sgmon/readers/procs.py).  The paths are named in the tick's note at each walk.
+    With ``holders``, the server processes of those names that hold a socket the lines of
+    /proc/net/tcp and tcp6 that ``connections`` keeps name (an established one on a Data Guard
+    port: RFS) are followed too; those lines and those descriptors are shipped at the walk, so
+    the consumer's collector finds the same processes by the same test."""
+
+    TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
+
+    def __init__(self, spec, files):
+        self.names = re.compile(spec["names"].encode())
+        self.holders = re.compile(spec["holders"].encode()) if spec.get("holders") else None
+        self.connections = re.compile(spec.get("connections", "(?!)").encode())
+        self.tables = []  # the socket tables' kept lines at the last walk
+        self.comms = {}  # /proc/PID (or its task's) -> its name at the last walk
+        self.known = {}
+        self.walks = -1
+        self.threaded = re.compile(spec.get("threaded", "(?!)").encode())
+        self.status = re.compile(spec["status"].encode()) if spec.get("status") else None
+        self.every = float(spec.get("every", 15.0))
+        self.files = files
+        self.walked = -self.every
+        self.followed = []  # (base, its comm, its tasks' schedstat and status paths)
+        self.last = {}  # base -> (its tasks' schedstat texts, its state) at the last full read
+        self.gone = False
+
+    def walk(self, mono, extra):
+        """Find the processes again; name their files in the tick's note."""
+        self.walked, self.gone = mono, False
+        found, servers = [], []
+        self.walks += 1
+        self.known, self.comms = (self.comms if self.walks % 4 else {}), {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            base = "/proc/" + name
+            comm = self.comm(base)
+            if comm is None:
+                continue
+            if self.names.match(comm.rstrip(b"\n")):
+                found.append(self.tasks(base, comm, base + "/task/"))
+            elif self.threaded.match(comm.rstrip(b"\n")):
+                found += self.threads(base, comm)
+            elif self.holders is not None and self.holders.match(comm):
+                servers.append((base, comm))
+        links = self.holding(servers, found) if self.holders is not None else None
+        paths = [path for f in found for path in self.paths(f)]
+        self.files.forget({p for f in self.followed for p in self.paths(f)} - set(paths))
+        self.followed = found
+        self.last = {}
+        extra["procs"] = (list(self.TABLES) if links is not None else []) + paths
+        if links is not None:
+            extra["links"] = links
+
+    def holding(self, servers, found):
+        """Follow the servers that hold a socket the tables' kept lines name; their
+        descriptors of those sockets (path -> target).  The tables are read only when there
+        is a server (with thousands of sockets, one costs the kernel milliseconds)."""
+        tables = self.TABLES if servers else ()
+        self.tables = [kept(self.connections, whole(t)) for t in tables]
+        self.tables += [b""] * (len(self.TABLES) - len(self.tables))
+        rows = [line.split() for t in self.tables for line in t.split(b"\n")]
+        sockets = {b"socket:[" + row[9] + b"]" for row in rows if len(row) > 9}  # its inode
+        links = {}
+        for base, comm in servers if sockets else ():
+            try:
+                fds = os.listdir(base + "/fd")
+            except OSError:
+                continue
+            held = {}
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    target = os.readlink(base + "/fd/" + fd)
+                    if target.encode() in sockets:
+                        held[base + "/fd/" + fd] = target
+            if held:
+                links.update(held)
+                found.append(self.tasks(base, comm, base + "/task/"))
+        return links
+
+    def tasks(self, base, comm, task):
+        """A process followed whole: its threads' schedstat and status (listed at the walk)."""
+        try:
+            tids = sorted(os.listdir(task))
+        except OSError:
+            tids = []
+        scheds = [task + t + "/schedstat" for t in tids]
+        return (base, comm, scheds, [task + t + "/status" for t in tids])
+
+    def comm(self, base):
+        """A process's or thread's name: the last walk's (see the class), else read."""
+        comm = self.known[base] if base in self.known else once(base + "/comm")
+        if comm is not None:
+            self.comms[base] = comm
+        return comm
+
+    def threads(self, base, comm):
+        """The threads of a threaded_execution process that bear a followed name, each followed
+        alone, under its process (whose name the consumer's walk reads too)."""
+        out = [(base, comm, [], [])]
+        try:
+            tids = sorted(os.listdir(base + "/task"))
+        except OSError:
+            return []
+        for tid in tids:
+            at = base + "/task/" + tid
+            name = self.comm(at)
+            if name is not None and self.names.match(name.rstrip(b"\n")):
+                out.append((at, name, [at + "/schedstat"], [at + "/status"]))
+        return out if len(out) > 1 else []
+
+    @staticmethod
+    def paths(followed):
+        base, _, scheds, statuses = followed
+        if not scheds:
+            return [base + "/comm"]
+        return [base + "/comm", base + "/stat", base + "/io", base + "/wchan", *scheds, *statuses]
+
+    def ship(self, blobs, mono, extra):
+        """Append the followed processes' pieces (after a walk when due); PROCS when one
+        moved."""
+        walked = False
+        if self.gone or mono - self.walked >= self.every:
+            self.walk(mono, extra)
+            walked = True
+        moved = 0
+        if self.holders is not None:
+            blobs += self.tables if walked else [UNCHANGED] * len(self.TABLES)
+        for followed in self.followed:
+            base, comm, scheds, statuses = followed
+            blobs.append(comm if walked else UNCHANGED)
+            if scheds:
+                moved |= self.process(blobs, base, scheds, statuses, walked)
+        return PROCS if moved or walked else 0
+
+    def process(self, blobs, base, scheds, statuses, walked):
+        """One process's stat, io, wchan, schedstat and status pieces; whether they moved."""
+        read = self.files.read
+        now = [read(p) for p in scheds]
+        was = self.last.get(base)
+        if not walked and was is not None and was[0] == now and was[1] not in b"RD":
+            blobs += [UNCHANGED] * (3 + 2 * len(scheds))
+            return False
+        stat = read(base + "/stat")
+        if stat is None or None in now:
+            self.gone = True  # gone, or a thread ended: found again at the next tick
+            blobs += [None] * (3 + 2 * len(scheds))
+            return True
+        state = stat[stat.rfind(b")") + 2 :][:1]
+        self.last[base] = (now, state)
+        keep = self.status
+        blobs += [stat, read(base + "/io"), read(base + "/wchan") if state == b"D" else UNCHANGED]
+        blobs += now
+        for path in statuses:
+            data = read(path)
+            blobs.append(kept(keep, data) if keep is not None and data is not None else data)
+        return True
+
+
+TRACEFS = "/sys/kernel/tracing"
+STALE = re.compile(r"sgmon-(\d+)-(\d+)-\d+$")
+
+
+def started(pid):
+    """A process's start time (/proc/PID/stat field 22), None when it is gone."""
+    try:
+        return once(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()[19].decode()
+    except (AttributeError, IndexError):
+        return None
+
+
+class Trace:
+    """The consumer's retrans collector's tracepoints (``trace``: events and their filters, the
+    first the kernel accepts, and the buffer size) in a private ftrace instance made here, named
+    as sgmon names its own (``sgmon-<pid>-<start>-0``: an sgmon on this host, or the next pump,
+    removes it if this process was killed), removed when the pump ends.  Each tick the CPUs
+    whose raw pipes one poll finds readable are read, page by page, and the pages shipped as
+    they are (each after its length), after the tick's wall clock minus its monotonic one (the
+    trace clock): the consumer decodes them with its own reader (sgmon/readers/tracefs.py)."""
+
+    def __init__(self, spec):
+        self.events = dict(spec["events"])
+        self.buffer_kb = int(spec.get("buffer_kb", 128))
+        self.path = None
+        self.pipes = []
+        self.poll = select.poll()
+        self.page = 4096
+        self.shipped = False
+        """Whether a piece went: the first tick ships one, even empty, to say the far side
+        traces."""
+
+    def open(self):
+        """Make and enable the instance; False (said once) when this host cannot trace."""
+        try:
+            self.remove_stale()
+            me = os.getpid()
+            path = f"{TRACEFS}/instances/sgmon-{me}-{started(me)}-0"
+            os.mkdir(path)
+            self.path = path
+            ENDING.append(self.close)
+            self.write("buffer_size_kb", str(self.buffer_kb))
+            self.write("trace_clock", "mono")
+            with contextlib.suppress(OSError):
+                self.write("buffer_percent", "0")
+            for event, exprs in self.events.items():
+                if not any(self.write(f"events/{event}/filter", e, False) for e in exprs):
+                    raise OSError(f"{event} rejects the filter {exprs[-1]!r}")
+                self.write(f"events/{event}/enable", "1")
+            with contextlib.suppress(TypeError, ValueError):  # older kernels: the page size
+                self.page = int(once(path + "/buffer_subbuf_size_kb")) * 1024
+            for cpu in sorted(os.listdir(path + "/per_cpu")):
+                fd = os.open(f"{path}/per_cpu/{cpu}/trace_pipe_raw", os.O_RDONLY | os.O_NONBLOCK)
+                self.pipes.append(fd)
+                self.poll.register(fd, select.POLLIN)
+        except OSError as e:
+            self.close()
+            send(
+                b"E",
+                f"no kernel tracing here (root and tracefs at {TRACEFS}): {e}".encode(),
+            )
+            return False
+        return True
+
+    def write(self, name, text, must=True):
+        try:
+            with open(self.path + "/" + name, "w") as fh:
+                fh.write(text)
+        except OSError:
+            if must:
+                raise
+            return False
+        return True
+
+    @staticmethod
+    def remove_stale():
+        """Remove the instances of sgmon processes gone from this host (rmdir fails while one
+        is in use: another sgmon's, seen from another pid namespace, stays)."""
+        for name in os.listdir(TRACEFS + "/instances"):
+            m = STALE.match(name)
+            if m is not None and started(m.group(1)) != m.group(2):
+                with contextlib.suppress(OSError):
+                    os.rmdir(TRACEFS + "/instances/" + name)
+
+    def ship(self, blobs, wall, mono):
+        """Append the records read since the last tick; TRACE (else nothing is appended)."""
+        pages = []
+        for fd, _ in self.poll.poll(0):
+            while True:
+                try:
+                    page = os.read(fd, self.page)
+                except BlockingIOError:
+                    break
+                if not page:
+                    break
+                pages += [struct.pack("<I", len(page)), page]
+        if not pages and self.shipped:
+            return 0
+        self.shipped = True
+        blobs.append(b"".join([struct.pack("<d", wall - mono), *pages]))
+        return TRACE
+
+    def close(self):
+        for fd in self.pipes:
+            os.close(fd)
+        self.pipes = []
+        if self.path is not None:
+            for event in self.events:
+                self.write(f"events/{event}/enable", "0", False)
+                self.write(f"events/{event}/filter", "0", False)
+            with contextlib.suppress(OSError):
+                os.rmdir(self.path)
+            self.path = None
+
+
 def listen(stdin):
     """Answer pings and take shifts until stdin closes, then end the pump."""
     for raw in stdin:
@@ -408,7 +739,7 @@ def listen(stdin):
                 STATE["shift"] = float(words[1])
         except (IndexError, ValueError):
             continue
-    os._exit(0)
+    end()
 
 
 def orphaned(after):
@@ -418,7 +749,7 @@ def orphaned(after):
     while True:
         time.sleep(after / 4)
         if time.monotonic() - STATE["heard"] > after:
-            os._exit(0)
+            end()
 
 
 class Ticks:
@@ -435,12 +766,16 @@ class Ticks:
         self.keep = {
             path: re.compile(rx.encode()) for path, rx in dict(spec.get("keep", {})).items()
         }
+        self.procs = spec.get("procs")
+        self.trace = Trace(spec["trace"]) if spec.get("trace") else None
 
     def run(self, sockets):
         """Tick until the pump ends; ``sockets``: the DG sockets' netlink, or None."""
         interval, every, on_retrans, slow = self.interval, self.every, self.on_retrans, self.slow
         slow_every, tails, keep = self.slow_every, self.tails, self.keep
         files = Files()
+        procs = Processes(self.procs, files) if self.procs else None
+        trace = self.trace if self.trace is not None and self.trace.open() else None
         counters = TcpCounters()
         slow_paths, listed = [], {}
         slow_at = -slow_every
@@ -476,6 +811,8 @@ class Ticks:
                 data = snmp if path == "/proc/net/snmp" else files.read(path)
                 lines = keep.get(path)
                 blobs.append(kept(lines, data) if lines is not None and data is not None else data)
+            if procs is not None:
+                flags |= procs.ship(blobs, mono, extra)
             if sockets is not None:
                 try:
                     flags |= sockets.ship(blobs, mono, opens, slow_tick)
@@ -483,6 +820,8 @@ class Ticks:
                     send(b"E", f"sock_diag: {e}".encode())
                     sockets.sock.close()
                     sockets = None
+            if trace is not None:
+                flags |= trace.ship(blobs, wall, mono)
             tails.ship(blobs, extra)
             send(b"T", pack(wall, mono, seq, flags, blobs, extra))
 
@@ -508,7 +847,12 @@ def main():
         thread = threading.Thread(target=target, args=args)
         thread.daemon = True
         thread.start()
-    ticks.run(sockets)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, end)
+    try:
+        ticks.run(sockets)
+    finally:
+        clean_up()
 
 
 if __name__ == "__main__":

@@ -5,14 +5,17 @@ Data Guard sockets from the tcp collector's own selection (its ports, peers, dir
 from __future__ import annotations
 
 import json
+import re
 import socket
 import struct
 
 import pytest
 
+from collectors.procs import ProcsCollector
+from collectors.retrans import RetransCollector
 from collectors.tcp import TcpCollector, idle_wait
 from sgmon.config import Config, HostConfig
-from sgmon.hosts.build import pumped_sockets, shipped
+from sgmon.hosts.build import pumped_processes, pumped_sockets, pumped_trace, shipped
 from sgmon.readers.inet_diag import dump_request
 from sgmon.remote.mirror import Shipped, request
 from sgmon.remote.pump import Sockets
@@ -48,10 +51,51 @@ def test_the_files_are_the_collectors_declarations() -> None:
         "/proc/sys/net/ipv4/tcp_wmem",
         "/sys/class/block/*/partition",
         "/sys/class/net/*/speed",
+        "/proc/self/schedstat",
+        "/proc/sys/kernel/task_delayacct",
+        *RetransCollector.remote_files,  # the tracepoints' layouts
     }
     assert s.is_slow("/sys/class/net/eth0/speed") and not s.is_slow("/etc/passwd")
     spec = _spec(request(1.0, s))
     assert spec["files"] == list(s.tick) and spec["keep"] == s.lines and "diag" not in spec
+    assert "procs" not in spec and "trace" not in spec
+
+
+def test_the_processes_a_pump_follows_are_the_procs_collectors() -> None:
+    """The pump matches their names with its own ``re`` (the flags inside the pattern): the
+    names procs takes locally, and only those; off a primary, the server processes holding an
+    established socket on a DG port, by the lines of /proc/net/tcp it keeps."""
+    config = Config(hosts=(HOST,), ports=(1522,))
+    spec = pumped_processes(config, HOST)
+    assert spec is not None and "holders" not in spec  # a primary's: no RFS
+    assert _spec(request(1.0, shipped(), processes=spec))["procs"] == spec
+    names, threaded = re.compile(spec["names"].encode()), re.compile(spec["threaded"].encode())
+    procs = ProcsCollector()
+    for comm in ("ora_lgwr_PROD", "ora_nss2_PROD", "ora_lns1_orcl", "ORA_RFS_STBY"):
+        assert names.match(comm.encode()) and procs._background(comm)
+    for comm in ("ora_pmon_PROD", "oraclePROD (LOCAL=NO)", "bash"):
+        assert not names.match(comm.encode()) and not procs._background(comm)
+    assert threaded.match(b"ora_u005_PROD") and not threaded.match(b"ora_lgwr_PROD")
+    standby = HostConfig(name="stby", role="standby", ssh="stby")
+    spec = pumped_processes(Config(hosts=(standby,), ports=(1522,)), standby)
+    assert spec is not None and re.match(spec["holders"], "oracleSTBY (LOC")
+    line = b"\n   3: 0100000A:05F2 0200000A:A1B2 01 00000000:00000000 00:0 0 54321"
+    connections = re.compile(spec["connections"].encode())
+    assert connections.findall(line) == [line]  # established, local port 1522 (05F2)
+    assert not connections.findall(line.replace(b" 01 ", b" 0A "))  # listening
+    assert not connections.findall(line.replace(b":05F2", b":05F1"))  # another port
+
+
+def test_the_tracepoints_a_pump_records_are_the_retrans_collectors() -> None:
+    """Its ports and direction on that host; none where it is switched off."""
+    config = Config(hosts=(HOST,), ports=(1522,), collectors={"retrans": {"buffer_kb": 64}})
+    trace = pumped_trace(config, HOST)
+    local = RetransCollector({"ports": [1522], "role": "primary", "buffer_kb": 64})
+    assert trace == local.remote_trace() and trace["buffer_kb"] == 64
+    assert "dport == 1522" in trace["events"]["tcp/tcp_retransmit_skb"][0]
+    assert _spec(request(1.0, shipped(), trace=trace))["trace"] == trace
+    off = Config(hosts=(HOST,), collectors={"retrans": {"enabled": False}})
+    assert pumped_trace(off, HOST) is None
 
 
 def test_a_file_declared_twice_ships_once_at_its_first_cadence() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from collectors.procs import ProcsCollector
+from sgmon.readers.procs import Names
 
 PROG = (
     "import sys, time\n"
@@ -170,3 +171,41 @@ def test_threaded_execution_follows_the_background_thread_alone(spawn) -> None:
     lgwr = rows["LGWR"]  # runnable throughout, sharing CPU 0 with the hog (and whatever else)
     assert lgwr["cpu"] * 10 + lgwr["runq"] == pytest.approx(1000, rel=0.1)
     assert lgwr["cpu"] < 65 and lgwr["runq"] > 350
+
+
+RENAMED = """
+import sys
+def named(name):
+    with open("/proc/self/comm", "w") as fh:
+        fh.write(name)
+named("sgmon_before")
+print("ready", flush=True)
+sys.stdin.readline()
+named("sgmon_after")
+print("renamed", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_new_process_is_read_at_once_and_a_renamed_one_within_fresh_walks() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", RENAMED], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert child.stdout.readline() == "ready\n"
+        path = f"/proc/{child.pid}"
+        names = Names(fresh=3)
+        names.begin()
+        assert names.of(path) == "sgmon_before"  # not seen before: read
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "renamed\n"
+        names.begin()
+        assert names.of(path) == "sgmon_before"  # the last walk's name
+        assert names.of("/proc/self") is not None  # a pid the last walk did not see: read
+        names.begin()
+        assert names.of(path) == "sgmon_after"  # every third walk reads them all
+    finally:
+        child.kill()
+        child.wait()

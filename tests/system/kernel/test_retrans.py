@@ -15,6 +15,7 @@ record` / `sgmon check` end to end (the finding on hand-built frames: test_retra
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -28,14 +29,18 @@ import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
-from nslab import NsPair, ns_pair, require_root
+from nslab import FAR_SSH, NsPair, ns_pair, require_root, run_source
 from paths import REPO
 from test_tcp_accuracy import SERVER
 
 from collectors.retrans import RetransCollector
 from sgmon.collector import Unavailable
+from sgmon.config import Config, HostConfig
+from sgmon.fields import RETRANS
+from sgmon.hosts.build import sources_from_config
 from sgmon.readers.tcp_info import TcpInfo, decode_tcp_info
 from sgmon.readers.tracefs import TRACEFS, TraceInstance, mount
 
@@ -62,6 +67,43 @@ while sent < int(sys.argv[3]) and time.monotonic() < end:
 print(sent, info(), flush=True)
 sys.stdin.readline()
 """
+
+
+def dg_server(pair: NsPair) -> subprocess.Popen:
+    """The server on PORT in ``b``, listening (it ends by itself after TTL seconds)."""
+    server = pair.popen(
+        "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert server.stdout is not None and server.stdout.readline().strip() == "listening"
+    return server
+
+
+@contextlib.contextmanager
+def lossy_sender(writes: int) -> Iterator[tuple[NsPair, Any, str, TcpInfo]]:
+    """The request/ack sender in ``a`` connected to the server in ``b`` across the lossy link
+    (LOSS_PERMILLE toward b, rto_min 10 ms in a), waiting for "go" to make ``writes`` writes:
+    (the pair, the sender, its socket's key as retrans keys it, its TCP_INFO before); both
+    processes killed after."""
+    with ns_pair("rt") as pair:
+        server = dg_server(pair)
+        client = None
+        try:
+            pair.add_loss("b", LOSS_PERMILLE, PORT)
+            pair.set_rto_min("a", 10)
+            client = pair.popen(
+                "a", sys.executable, "-c", CLIENT, pair.b_ip, str(PORT), str(writes), str(MSG),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdin is not None and client.stdout is not None
+            port, hexinfo = client.stdout.readline().split()
+            key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
+            yield pair, client, key, decode_tcp_info(bytes.fromhex(hexinfo))
+        finally:
+            for p in (client, server):
+                if p is not None:
+                    p.kill()
+                    p.wait(5)
 
 
 def kernel_at_least(major: int, minor: int) -> bool:
@@ -112,25 +154,9 @@ def tracing() -> Iterator[None]:
 
 @pytest.mark.root
 def test_events_match_the_kernels_counts_under_loss(tracing: None) -> None:
-    with ns_pair("rt") as pair:
-        server = pair.popen(
-            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        client = None
-        coll = RetransCollector({"ports": [PORT]})
+    coll = RetransCollector({"ports": [PORT]})
+    with lossy_sender(WRITES) as (pair, client, key, before):
         try:
-            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
-            pair.add_loss("b", LOSS_PERMILLE, PORT)
-            pair.set_rto_min("a", 10)
-            client = pair.popen(
-                "a", sys.executable, "-c", CLIENT, pair.b_ip, str(PORT), str(WRITES), str(MSG),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            assert client.stdin is not None and client.stdout is not None
-            port, hexinfo = client.stdout.readline().split()
-            before: TcpInfo = decode_tcp_info(bytes.fromhex(hexinfo))
-            key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
             coll.open()
             probes0 = loss_probes(pair)
             client.stdin.write("go\n")
@@ -152,10 +178,6 @@ def test_events_match_the_kernels_counts_under_loss(tracing: None) -> None:
             probes = loss_probes(pair) - probes0
         finally:
             coll.close()
-            for p in (client, server):
-                if p is not None:
-                    p.kill()
-                    p.wait(5)
     assert int(sent) == WRITES
     retrans = after.total_retrans - before.total_retrans
     assert retrans >= 20, f"the loss rule dropped too little: {retrans} retransmissions"
@@ -213,14 +235,10 @@ def test_lone_write_stalls_at_default_rto_min_are_tail_loss_probes(tracing: None
     """Issue 17 item 5: with one write in flight and the default rto_min, the ~205 ms stalls
     end mostly with a tail-loss probe (2 x RTT + rto_min), the congestion state never in Loss."""
     with ns_pair("rt") as pair:
-        server = pair.popen(
-            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        server = dg_server(pair)
         client = None
         coll = RetransCollector({"ports": [PORT]})
         try:
-            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
             pair.add_loss("b", 30, PORT)
             coll.open()
             client = pair.popen(
@@ -417,24 +435,9 @@ def test_an_overrun_buffer_counts_what_it_lost(tracing: None) -> None:
     """A 4 KB buffer (7 KB per CPU as the kernel rounds it) read once after ~250
     retransmissions (~35 KB of records): the oldest records are overwritten,
     and ``dropped`` says how many, so events + dropped still cover the kernel's count."""
-    with ns_pair("rt") as pair:
-        server = pair.popen(
-            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        client = None
-        coll = RetransCollector({"ports": [PORT], "role": "primary", "buffer_kb": 4})
+    coll = RetransCollector({"ports": [PORT], "role": "primary", "buffer_kb": 4})
+    with lossy_sender(2500) as (_, client, key, before):
         try:
-            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
-            pair.add_loss("b", LOSS_PERMILLE, PORT)
-            pair.set_rto_min("a", 10)
-            client = pair.popen(
-                "a", sys.executable, "-c", CLIENT, pair.b_ip, str(PORT), "2500", str(MSG),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            assert client.stdin is not None and client.stdout is not None
-            port, hexinfo = client.stdout.readline().split()
-            before = decode_tcp_info(bytes.fromhex(hexinfo))
             coll.open()
             client.stdin.write("go\n")
             client.stdin.flush()
@@ -443,11 +446,6 @@ def test_an_overrun_buffer_counts_what_it_lost(tracing: None) -> None:
             rows = coll.sample()
         finally:
             coll.close()
-            for p in (client, server):
-                if p is not None:
-                    p.kill()
-                    p.wait(5)
-    key = f"{pair.a_ip}:{port}>{pair.b_ip}:{PORT}"
     retrans = after.total_retrans - before.total_retrans
     seen = rows[key]["retransmits"] if key in rows else 0
     assert rows["host"]["dropped"] > 0 and seen < retrans, (rows["host"], seen, retrans)
@@ -459,14 +457,10 @@ def test_an_ipv4_mapped_socket_is_keyed_as_tcp_keys_it(tracing: None) -> None:
     """An AF_INET6 socket talking to an IPv4 peer (``::ffff:a.b.c.d``) records family AF_INET6;
     its row is keyed with the IPv4 addresses, as the `tcp` collector shows the socket."""
     with ns_pair("rt") as pair:
-        server = pair.popen(
-            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        server = dg_server(pair)
         client = None
         coll = RetransCollector({"ports": [PORT]})
         try:
-            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
             pair.add_loss("b", LOSS_PERMILLE, PORT)
             pair.set_rto_min("a", 10)
             coll.open()
@@ -498,13 +492,9 @@ def test_record_archives_each_retransmission_with_its_time(tracing: None, tmp_pa
     sgmon = Path(sys.executable).with_name("sgmon")
     env = {**os.environ, "SGMON_RUNTIME_DIR": str(tmp_path)}
     with ns_pair("rt") as pair:
-        server = pair.popen(
-            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        server = dg_server(pair)
         record = client = None
         try:
-            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
             pair.add_loss("b", LOSS_PERMILLE, PORT)
             pair.set_rto_min("a", 10)
             record = subprocess.Popen(
@@ -577,13 +567,9 @@ def test_check_names_what_repaired_the_stall_end_to_end(tracing: None, tmp_path:
     sgmon = str(Path(sys.executable).with_name("sgmon"))
     env = {**os.environ, "SGMON_RUNTIME_DIR": str(tmp_path)}
     with ns_pair("rt") as pair:
-        server = pair.popen(
-            "b", sys.executable, "-c", SERVER.replace("8192", str(MSG)), str(PORT), TTL,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        server = dg_server(pair)
         record = client = None
         try:
-            assert server.stdout is not None and server.stdout.readline().strip() == "listening"
             pair.add_loss("b", 30, PORT)
             record = pair.popen(
                 "a", sgmon, "record", "--quiet", "--config", str(config), "--dir",
@@ -624,3 +610,46 @@ def test_check_names_what_repaired_the_stall_end_to_end(tracing: None, tmp_path:
     assert at in said, (cited, sorted(said))
     what = {"tail-loss probe": "a tail-loss probe", "RTO": "an RTO expiry"}.get(said[at], "?")
     assert re.search(rf", RTO 2\d\d ms: {re.escape(what)}", cited), cited  # rto_min + RTT terms
+
+
+@pytest.mark.root
+def test_a_pumped_hosts_retransmissions_come_through_its_pump(tracing: None) -> None:
+    """A host reached over ssh with nothing installed: its pump makes the trace instance
+    there and ships the raw pages each tick; the retrans collector here decodes them.  One
+    event per retransmission of the socket (the kernel's own count, within 10 %), each at a
+    time inside the run; the pump's instance is gone once the session ends."""
+    before_instances = instances()
+    with lossy_sender(300) as (_, client, key, before):
+        host = HostConfig(name="far", role="primary", ssh="far", ssh_command=FAR_SSH)
+        [src] = sources_from_config(Config(hosts=(host,), ports=(PORT,)), interval=0.5)
+        started, go = time.time(), time.monotonic() + 2.0  # the pump traces by then
+        stdin = client.stdin
+
+        def start_writing() -> None:
+            if time.monotonic() > go and not stdin.closed:
+                stdin.write("go\n")
+                stdin.close()
+
+        frames = run_source(src, 10.0, start_writing)
+        ended = time.time()
+        sent, hexinfo = client.stdout.readline().split()
+        after = decode_tcp_info(bytes.fromhex(hexinfo))
+    assert src.last_error is None and int(sent) == 300
+    assert frames[-1].collectors["retrans"].status.value == "ok"
+    assert RETRANS.Rows.host.fixed in frames[-1].rows("retrans")
+    retrans = after.total_retrans - before.total_retrans
+    assert retrans >= 10, f"the loss rule dropped too little: {retrans} retransmissions"
+    events = [e for f in frames for e in f.events if e.instance == key]
+    counted = sum(RETRANS.retransmits.of(f.rows("retrans").get(key, {})) or 0 for f in frames)
+    assert len(events) == counted
+    assert abs(len(events) - retrans) <= 0.1 * retrans, (len(events), retrans)
+    assert all(started <= e.time <= ended for e in events)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _stale(instances() - before_instances):
+        time.sleep(0.1)
+    assert not _stale(instances() - before_instances)
+
+
+def _stale(names: set[str]) -> list[str]:
+    """The instances of those whose process is gone (another sgmon's, running, may come)."""
+    return [n for n in names if not os.path.exists(f"/proc/{n.split('-')[1]}")]

@@ -11,17 +11,15 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
+from nslab import run_source
 from paths import REPO
 
 from sgmon.config import Config, DbConfig, HostConfig
 from sgmon.hosts.build import sources_from_config
 from sgmon.hosts.remote import PumpSource, RemoteSource
-from sgmon.model import Frame
 from sgmon.remote.mirror import PREFIX, Mirror, Shipped
 from sgmon.sim.standin import StandIn
 
@@ -53,25 +51,6 @@ def test_the_pump_imports_only_the_standard_library():
     )
 
 
-def _run(src: PumpSource | RemoteSource, seconds: float, during=None) -> list[Frame]:
-    frames: list[Frame] = []
-    stop = threading.Event()
-    t = threading.Thread(target=src.run, args=(frames.append, stop))
-    t.start()
-    try:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            if during:
-                during()
-            time.sleep(0.1)
-    finally:
-        stop.set()
-        t.join(10)
-        src.close()
-    assert not t.is_alive()
-    return frames
-
-
 def test_a_pumped_host_reads_as_the_local_one():
     """The Data Guard socket, the disks, the interfaces and the CPUs come through the pump, read
     by the same collectors as locally; the mirror is gone after close."""
@@ -91,7 +70,7 @@ def test_a_pumped_host_reads_as_the_local_one():
         client.recv(1 << 20)
 
     try:
-        frames = _run(src, 3.0, traffic)
+        frames = run_source(src, 3.0, traffic)
     finally:
         for s in (client, accepted, srv):
             s.close()
@@ -111,7 +90,7 @@ def test_a_pumped_host_reads_as_the_local_one():
     ]
     assert max(sent) > 0
     assert "lo" not in f.rows("netdev") and f.rows("cpu")["all"]["usr"] is not None
-    assert "sgmon installed" in (f.collectors["procs"].error or "")
+    assert "sgmon installed" in (f.collectors["biolat"].error or "")
     assert not Path(src.mirror.root).exists()
 
 
@@ -150,7 +129,7 @@ def test_the_pump_tails_the_traces(tmp_path: Path) -> None:
                 f.write(f"Warning: log write elapsed time {600 + n}ms, size 4KB\n")
             written.append(n)
 
-    frames = _run(src, 14.0, warn)
+    frames = run_source(src, 14.0, warn)
     assert src.last_error is None and not list(far.iterdir())
     counts = [r.get("slow_writes") for f in frames for r in f.rows("oracle_trace").values()]
     assert 10 in counts  # the respawned LGWR's file, found at the next listing, read whole
@@ -183,7 +162,7 @@ def test_a_host_without_python3_is_one_line() -> None:
     )
     assert isinstance(src, PumpSource)
     src.max_backoff, src.warn = 0.5, warnings.append
-    _run(src, 2.5)
+    run_source(src, 2.5)
     assert len(warnings) == 1, warnings  # one line, not one a retry
     assert "no python3 on this host" in warnings[0] and "3.6 or later" in warnings[0]
 
@@ -204,7 +183,7 @@ def test_an_installed_agents_host_gets_its_database_read_here(tmp_path: Path, mo
     [src] = sources_from_config(Config(hosts=(host,)), interval=0.5)
     assert isinstance(src, RemoteSource)
     try:
-        frames = _run(src, 6.0)
+        frames = run_source(src, 6.0)
     finally:
         db.close()
     whole = [f for f in frames if f.seq > 0 and "cpu" in f.collectors]
