@@ -3,7 +3,8 @@
 ``far_side.py MODE MARKER [ssh's arguments...]``: reads what sgmon sends (the pump's program and
 its request), runs the real pump, and misbehaves as MODE says: a clock (``clock=nan``) or a pong
 (``pong=1e300``) gone wrong, a login banner, random bytes, endless lines, a flood of ticks, a
-child that ignores SIGTERM (its command line carries MARKER, for the test to find it).
+child that ignores SIGTERM, in the group or out of it with setsid (its command line carries
+MARKER, for the test to find it).
 """
 
 import json
@@ -37,11 +38,12 @@ def main():
         os.write(1, b"Welcome to prod1, authorized use only\x1b[5m\n" * int(MODE[7:]))
     elif MODE.startswith("agent-clock="):
         agent(MODE[12:])
-    elif MODE == "stubborn":
+    elif MODE in ("stubborn", "stubborn-setsid"):
         subprocess.Popen(
             [sys.executable, "-c", IGNORES_SIGTERM, MARKER],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
+            start_new_session=MODE == "stubborn-setsid",  # out of the group and the session
         )
     pump()
 

@@ -209,10 +209,13 @@ def test_an_endless_agent_line_costs_no_memory(tmp_path: Path, normal: Run) -> N
     assert len(run.lines("line over 4 MiB from the agent skipped")) == 1, run.err
 
 
-def test_a_child_that_ignores_sigterm_is_not_left(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["stubborn", "stubborn-setsid"])
+def test_a_child_that_ignores_sigterm_is_not_left(tmp_path: Path, mode: str) -> None:
+    """A child of the ssh command that ignores SIGTERM, in its process group or gone out of
+    it (and out of its session) with setsid: it ends with sgmon."""
     marker = f"sgmon-stubborn-{tmp_path.name}"
     try:
-        run = _record(tmp_path, "stubborn")
+        run = _record(tmp_path, mode)
         _sound(run)
         end = time.monotonic() + 5
         while _left(marker) and time.monotonic() < end:
