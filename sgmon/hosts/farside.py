@@ -12,11 +12,12 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO
 
 from sgmon.archive import printable
 from sgmon.errors import redact
+from sgmon.model import CollectorResult, Event, Value
 from sgmon.units import fmt_utc
 
 Message = tuple[bytes, bytes]
@@ -63,6 +64,46 @@ def stamp(t: float) -> str:
 def plausible(t: float, now: float) -> bool:
     """Whether a far-side wall clock reading is within a day of ours (NaN and ±inf are not)."""
     return math.isfinite(t) and abs(t - now) <= CLOCK_SLACK
+
+
+NOT_A_NUMBER = "a value from the far side that is not a number (NaN or infinite) dropped"
+"""The note (and its key) for the values ``finite`` drops."""
+
+
+def _finite(v: Value) -> bool:
+    """Whether ``v`` holds no NaN or infinity (a histogram's pairs included)."""
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, list):
+        return all(_finite(x) for x in v)
+    return True
+
+
+def finite(
+    results: Mapping[str, CollectorResult], events: tuple[Event, ...]
+) -> tuple[dict[str, CollectorResult], tuple[Event, ...], int]:
+    """A far frame's results and events with every NaN or infinite value dropped (a row's
+    value becomes unknown, an event's value None, an event at no time is left out), and how
+    many were: the sinks, the analysis and the exporter meet only numbers."""
+    bad = 0
+    out: dict[str, CollectorResult] = {}
+    for name, r in results.items():
+        rows = {}
+        for inst, row in r.rows.items():
+            kept = {k: v if _finite(v) else None for k, v in row.items()}
+            bad += sum(1 for k, v in row.items() if kept[k] is None and v is not None)
+            rows[inst] = kept
+        out[name] = CollectorResult(r.status, rows, r.duration_ms, r.error)
+    kept_events = []
+    for e in events:
+        if not math.isfinite(e.time):
+            bad += 1
+            continue
+        if e.value is not None and not math.isfinite(e.value):
+            bad += 1
+            e = Event(e.time, e.collector, e.kind, e.instance, e.text, None)
+        kept_events.append(e)
+    return out, tuple(kept_events), bad
 
 
 class Notes:

@@ -31,7 +31,15 @@ from typing import IO, TYPE_CHECKING
 from sgmon.collector import Collector
 from sgmon.config import HostConfig
 from sgmon.engine import Engine
-from sgmon.hosts.farside import AGENT_LINE, Pace, bounded_lines, far_text, plausible
+from sgmon.hosts.farside import (
+    AGENT_LINE,
+    NOT_A_NUMBER,
+    Pace,
+    bounded_lines,
+    far_text,
+    finite,
+    plausible,
+)
 from sgmon.hosts.ssh import Message, SshSource
 from sgmon.model import Frame, schema_from_dict
 
@@ -371,7 +379,11 @@ class RemoteSource(SshSource):
         t = f.time
         if self._database is not None:  # with a database read here: on this machine's axis
             t -= self.clock_offset or 0.0
-        self._emit(Frame(self.name, t, f.seq, f.interval, f.collectors, f.events, role), emit)
+        collectors, events, bad = finite(f.collectors, f.events)
+        if bad:
+            self.dropped += bad
+            self.notes.say(NOT_A_NUMBER)
+        self._emit(Frame(self.name, t, f.seq, f.interval, collectors, events, role), emit)
 
     def _explain(self, why: str, rc: int | None) -> str:
         if rc == 127 or "not found" in why.lower():
