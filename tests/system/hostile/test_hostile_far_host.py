@@ -154,6 +154,27 @@ def test_an_agent_frame_stamped_wrong_is_refused(tmp_path: Path, clock: str) -> 
     assert len(run.lines("far: a frame stamped")) == 1, run.err
 
 
+@pytest.mark.parametrize("usr", ["nan", "inf", "-inf"])
+def test_an_agent_value_that_is_not_a_number_is_dropped_with_one_note(
+    tmp_path: Path, usr: str
+) -> None:
+    """An agent frame whose row holds NaN or an infinity: the frame is kept, that value is
+    unknown in the archive (never the text nan or inf), its neighbour is there, and one note
+    says so (its repeats counted, not said)."""
+    run = _record(tmp_path, f"agent-usr={usr}", agent=True)
+    _sound(run)
+    assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+    said = run.lines("far: a value from the far side that is not a number")
+    assert len(said) <= 2 and "(NaN or infinite) dropped" in said[0], run.err
+    rows = [
+        line.split(",")
+        for p in (tmp_path / "arch" / "far").glob("cpu_*.csv")
+        for line in p.read_text().splitlines()[1:]
+    ]
+    assert rows and all(r[3] == "" and r[4] == "50" for r in rows), rows[:3]
+    assert "nan" not in str(rows).lower() and "inf" not in str(rows).lower()
+
+
 def test_a_flood_of_far_errors_is_a_few_lines(tmp_path: Path) -> None:
     """20,000 distinct problems the pump reports: the first few, then their number."""
     run = _record(tmp_path, "error-flood")
