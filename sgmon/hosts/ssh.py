@@ -98,6 +98,8 @@ class SshSource:
         """The far side's hostname, from its hello (the pump) or its header (the agent)."""
         self.dropped = 0
         """Messages ignored: malformed, another host's, or out of sequence."""
+        self.refused_clock: float | None = None
+        """The last far-side time refused as over a day from ours (None: none was)."""
         self._proc: subprocess.Popen | None = None
         self._kin: list[kin.Kin] = []
         """The ssh command's descendants found at its end, until they are gone."""
@@ -314,11 +316,22 @@ class SshSource:
     def refuse_clock(self, what: str, t: float) -> None:
         """One note (then a count) for a far-side time that cannot be one of ours."""
         self.dropped += 1
+        self.refused_clock = t
         key = "a time from the far side over a day from this machine's clock refused"
         self.notes.say(
             f"{what} stamped {stamp(t)} is over a day from this machine's clock: refused (is the "
             "host's clock wrong?); this host's figures resume with a sane clock",
             key,
+        )
+
+    def unrecorded(self) -> str | None:
+        """Why nothing of this host was recorded although its far side answered (its clock),
+        or None: it was never reached, and the lines said on the way say why."""
+        if self.refused_clock is None:
+            return None
+        return (
+            f"every time it sent was over a day from this machine's clock (the last "
+            f"{stamp(self.refused_clock)}); set the host's clock right (NTP)"
         )
 
     def _kill(self, proc: subprocess.Popen) -> None:
