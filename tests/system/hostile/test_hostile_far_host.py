@@ -130,6 +130,14 @@ def test_a_far_clock_gone_wrong_costs_that_host_alone(tmp_path: Path, clock: str
     said = run.lines("far: a tick stamped")
     assert len(said) == 1 and "over a day from this machine's clock" in said[0], run.err
     assert len(run.lines("far: ")) <= 3, run.err  # the note, its count, nothing per tick
+    _ends_saying_the_clock(run)
+
+
+def _ends_saying_the_clock(run: Run) -> None:
+    """A host whose every tick was refused ends with the reason, not as never reached."""
+    assert not run.lines("never reached"), run.err
+    (end,) = run.lines("sgmon: nothing of far was recorded: ")
+    assert "over a day from this machine's clock" in end and "NTP" in end, end
 
 
 @pytest.mark.parametrize("pong", ["1e300", "nan", "-inf"])
@@ -152,6 +160,7 @@ def test_an_agent_frame_stamped_wrong_is_refused(tmp_path: Path, clock: str) -> 
         return
     assert run.far == [] and run.rc == 3, run.err
     assert len(run.lines("far: a frame stamped")) == 1, run.err
+    _ends_saying_the_clock(run)
 
 
 @pytest.mark.parametrize("usr", ["nan", "inf", "-inf"])
