@@ -17,7 +17,7 @@ from typing import IO
 
 from sgmon.archive import printable
 from sgmon.errors import redact
-from sgmon.model import CollectorResult, Event, Value
+from sgmon.model import CollectorResult, Event, Rows, Value
 from sgmon.units import fmt_utc
 
 Message = tuple[bytes, bytes]
@@ -66,44 +66,74 @@ def plausible(t: float, now: float) -> bool:
     return math.isfinite(t) and abs(t - now) <= CLOCK_SLACK
 
 
-NOT_A_NUMBER = "a value from the far side that is not a number (NaN or infinite) dropped"
+NOT_A_NUMBER = (
+    "a value from the far side that is not a number or a text (NaN, inf, a table) dropped"
+)
 """The note (and its key) for the values ``finite`` drops."""
+INT_MAX = 1 << 63
+"""The largest integer a far value may be (a 64-bit counter's)."""
 
 
-def _finite(v: Value) -> bool:
-    """Whether ``v`` holds no NaN or infinity (a histogram's pairs included)."""
+def _value(v: object) -> bool:
+    """Whether ``v`` is a value a row may hold: a finite number, a text, unknown, or a
+    histogram's list of such."""
+    if v is None or isinstance(v, str):
+        return True
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return abs(v) < INT_MAX
     if isinstance(v, float):
         return math.isfinite(v)
     if isinstance(v, list):
-        return all(_finite(x) for x in v)
-    return True
+        return all(_value(x) for x in v)
+    return False
+
+
+def _row(row: object) -> tuple[dict[str, Value], int]:
+    """A far row with each value that is not one (``_value``) unknown, and how many were."""
+    if not isinstance(row, dict):
+        return {}, 1
+    kept = {str(k): v if _value(v) else None for k, v in row.items()}
+    return kept, sum(1 for v in row.values() if not _value(v))
+
+
+def _event(e: Event) -> Event | None:
+    """A far event with its value dropped if it is no number; None when its time or its
+    words are not a time and words."""
+    words = (e.collector, e.kind, e.instance, e.text)
+    timed = isinstance(e.time, int | float) and not isinstance(e.time, bool) and _value(e.time)
+    if not timed or not all(isinstance(w, str) for w in words):
+        return None
+    if not _value(e.value) or isinstance(e.value, str | list):
+        return Event(e.time, e.collector, e.kind, e.instance, e.text, None)
+    return e
 
 
 def finite(
     results: Mapping[str, CollectorResult], events: tuple[Event, ...]
 ) -> tuple[dict[str, CollectorResult], tuple[Event, ...], int]:
-    """A far frame's results and events with every NaN or infinite value dropped (a row's
-    value becomes unknown, an event's value None, an event at no time is left out), and how
-    many were: the sinks, the analysis and the exporter meet only numbers."""
+    """A far frame's results and events with every value that is not a finite number, a
+    text or a histogram dropped (a row's value unknown, a row that is no table left out, an
+    event's value None, an event at no time left out), and how many were: the sinks, the
+    analysis and the exporter meet only what a collector of sgmon's could have sent."""
     bad = 0
     out: dict[str, CollectorResult] = {}
     for name, r in results.items():
-        rows = {}
-        for inst, row in r.rows.items():
-            kept = {k: v if _finite(v) else None for k, v in row.items()}
-            bad += sum(1 for k, v in row.items() if kept[k] is None and v is not None)
-            rows[inst] = kept
-        out[name] = CollectorResult(r.status, rows, r.duration_ms, r.error)
-    kept_events = []
-    for e in events:
-        if not math.isfinite(e.time):
-            bad += 1
-            continue
-        if e.value is not None and not math.isfinite(e.value):
-            bad += 1
-            e = Event(e.time, e.collector, e.kind, e.instance, e.text, None)
-        kept_events.append(e)
-    return out, tuple(kept_events), bad
+        rows: Rows = {}
+        for inst, row in (r.rows if isinstance(r.rows, dict) else {}).items():
+            rows[str(inst)], n = _row(row)
+            bad += n
+        bad += not isinstance(r.rows, dict)
+        took = (
+            r.duration_ms
+            if _value(r.duration_ms) and not isinstance(r.duration_ms, str | list)
+            else None
+        )
+        out[name] = CollectorResult(r.status, rows, took, r.error)
+    kept = [_event(e) for e in events]
+    bad += sum(1 for e, k in zip(events, kept, strict=True) if k is not e)
+    return out, tuple(k for k in kept if k is not None), bad
 
 
 class Notes:

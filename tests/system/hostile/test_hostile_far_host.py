@@ -174,7 +174,7 @@ def test_an_agent_value_that_is_not_a_number_is_dropped_with_one_note(
     _sound(run)
     assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
     said = run.lines("far: a value from the far side that is not a number")
-    assert len(said) <= 2 and "(NaN or infinite) dropped" in said[0], run.err
+    assert len(said) <= 2 and "(NaN, inf, a table) dropped" in said[0], run.err
     rows = [
         line.split(",")
         for p in (tmp_path / "arch" / "far").glob("cpu_*.csv")
