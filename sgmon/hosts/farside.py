@@ -90,10 +90,8 @@ def _value(v: object) -> bool:
     return False
 
 
-def _row(row: object) -> tuple[dict[str, Value], int]:
+def _row(row: dict) -> tuple[dict[str, Value], int]:
     """A far row with each value that is not one (``_value``) unknown, and how many were."""
-    if not isinstance(row, dict):
-        return {}, 1
     kept = {str(k): v if _value(v) else None for k, v in row.items()}
     return kept, sum(1 for v in row.values() if not _value(v))
 
@@ -122,8 +120,11 @@ def finite(
     for name, r in results.items():
         rows: Rows = {}
         for inst, row in (r.rows if isinstance(r.rows, dict) else {}).items():
-            rows[str(inst)], n = _row(row)
-            bad += n
+            if isinstance(row, dict):
+                rows[str(inst)], n = _row(row)
+                bad += n
+            else:
+                bad += 1
         bad += not isinstance(r.rows, dict)
         took = (
             r.duration_ms
