@@ -251,3 +251,28 @@ def test_a_password_in_any_form_is_refused_unprinted(capfd, tmp_path, monkeypatc
     with pytest.raises(ConfigError) as e:
         load_config(str(cfg))
     assert SECRET not in str(e.value)
+
+
+# (case, the options of `import awr`, the option the line must name)
+CLI_SECRETS = [
+    ("dsn-user-password", [f"--dsn=scott/{SECRET}@127.0.0.1:9/s"], "dsn"),
+    ("dsn-leading-blank", [f"--dsn= scott/{SECRET}@127.0.0.1:9/s"], "dsn"),
+    ("dsn-nbsp", [f"--dsn=\u00a0scott/{SECRET}@127.0.0.1:9/s"], "dsn"),
+    ("dsn-ezplus", [f"--dsn=127.0.0.1:9/s?wallet_password={SECRET}"], "dsn"),
+    ("dsn-descriptor", [f"--dsn=(DESCRIPTION=(SECURITY=(WALLET_PASSWORD={SECRET})))"], "dsn"),
+    ("user-slash", ["--dsn=127.0.0.1:9/s", f"--user=scott/{SECRET}"], "user"),
+    ("password-env-is-it", ["--dsn=127.0.0.1:9/s", f"--password-env={SECRET}!"], "password_env"),
+]
+
+
+@pytest.mark.parametrize(
+    ("opts", "key"), [c[1:] for c in CLI_SECRETS], ids=[c[0] for c in CLI_SECRETS]
+)
+def test_a_password_on_the_command_line_is_refused_unprinted(capfd, tmp_path, opts, key):
+    """The same refusals for `import awr`'s options: one line, before any login, nothing
+    written, the password never repeated."""
+    out = tmp_path / "arch"
+    r = run(capfd, "import", "awr", "--dir", str(out), "--user=scott", *opts)
+    sound(r, SECRET, codes=(2,))
+    assert len(r.notes()) == 1 and key in r.notes()[0], r.err
+    assert not out.exists()
