@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import re
-import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -315,15 +314,19 @@ class Lines:
 
 
 def header_of(path: Path) -> list[str]:
-    """The columns of an archive table, from its first line (``[]`` when it has none)."""
-    for _, line in Lines(path):
-        return line.split(",")
+    """The columns of an archive table, from its first line (``[]`` when it has none or is no
+    file: reading it says why)."""
+    try:
+        for _, line in Lines(path):
+            return line.split(",")
+    except OSError:
+        pass
     return []
 
 
 def data_files(host_dir: Path) -> dict[str, list[Path]]:
     """Collector -> its table files in a host directory, oldest first: whatever bears a
-    table's name but a directory, so that a symlink or a FIFO planted there is refused with a
+    table's name, so that a symlink, a FIFO or a directory planted there is refused with a
     note when read (``Lines``), never read through."""
     out: dict[str, list[Path]] = {}
     for p in sorted(host_dir.iterdir()):
@@ -342,17 +345,18 @@ file it could write (a symlink or a FIFO planted there: it is left alone)."""
 
 def event_files(host_dir: Path) -> list[Path]:
     """A host directory's event files, in the order the recorder opened them (as
-    ``data_files``: anything so named but a directory, refused when read if not a file)."""
+    ``data_files``: anything so named, refused when read if not a file)."""
     found = [(m, p) for p in host_dir.iterdir() if (m := EVENTS_RE.match(p.name)) and _entry(p)]
     return [p for m, p in sorted(found, key=lambda mp: int(mp[0]["n"] or 1))]
 
 
 def _entry(p: Path) -> bool:
-    """Whether ``p`` is a directory entry that may be a file (anything but a directory)."""
+    """Whether ``p`` is (still) a directory entry."""
     try:
-        return not stat.S_ISDIR(p.lstat().st_mode)
+        p.lstat()
     except OSError:
         return False
+    return True
 
 
 META = "meta.json"

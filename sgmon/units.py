@@ -13,6 +13,11 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
+def cut(text: str, most: int = 40) -> str:
+    """``text`` as an error message quotes it: cut short, as a value may be huge."""
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
 def parse_duration(text: str | float | int) -> float:
     """``"500ms"``, ``"1s"``, ``"10m"``, ``"2h"``, ``"1d"`` or plain seconds -> seconds.
 
@@ -22,7 +27,9 @@ def parse_duration(text: str | float | int) -> float:
         return float(text)
     m = _DURATION.match(text)
     if not m:
-        raise ValueError(f"bad duration {text!r}: use e.g. 500ms, 1s, 10m, 2h or plain seconds")
+        raise ValueError(
+            f"bad duration {cut(text)!r}: use e.g. 500ms, 1s, 10m, 2h or plain seconds"
+        )
     return float(m.group(1)) * _SCALE[m.group(2)]
 
 
@@ -36,7 +43,7 @@ def parse_size(text: str | int) -> int:
         return text
     m = _SIZE.match(text)
     if not m:
-        raise ValueError(f"bad size {text!r}: use e.g. 512, 8k, 1M")
+        raise ValueError(f"bad size {cut(text)!r}: use e.g. 512, 8k, 1M")
     return int(float(m.group(1)) * _SIZE_SCALE[m.group(2).lower()])
 
 
@@ -94,7 +101,9 @@ def parse_instant(text: str, reference: float, utc: bool = True) -> float:
         at = day.replace(hour=hms.hour, minute=hms.minute, second=hms.second, microsecond=0)
         return at.timestamp()
     where = "UTC" if utc else "local time"
-    raise ValueError(f"{text!r}: use 10:31:02 ({where}), 2026-11-24T10:31:02+00:00, or +5m / -30s")
+    raise ValueError(
+        f"{cut(text)!r}: use 10:31:02 ({where}), 2026-11-24T10:31:02+00:00, or +5m / -30s"
+    )
 
 
 def bdp_bytes(bytes_per_s: float, rtt_ms: float) -> float:
@@ -123,7 +132,7 @@ def parse_offset(text: str) -> float:
     sign = -1.0 if s.startswith("-") else 1.0
     h, _, m = s.lstrip("+-").partition(":")
     if not h.isdigit() or (m and not m.isdigit()) or int(h) > 14 or int(m or 0) > 59:
-        raise ValueError(f"--tz {text!r}: use the offset from UTC such as +02:00 or -05:30")
+        raise ValueError(f"--tz {cut(text)!r}: use the offset from UTC such as +02:00 or -05:30")
     return sign * (int(h) * 3600 + int(m or 0) * 60)
 
 
@@ -181,8 +190,8 @@ def zone_named(text: str) -> _dt.tzinfo:
         if m or text.strip().startswith(("/", ".")):
             raise ValueError(text)
         return zoneinfo.ZoneInfo(text.strip())
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as e:  # OSError: a huge name
         raise ZoneError(
-            f'timezone = "{text}" names no zone: use an IANA name ("Europe/Paris") or an '
+            f'timezone = "{cut(text)}" names no zone: use an IANA name ("Europe/Paris") or an '
             'offset ("-06:00")'
         ) from e

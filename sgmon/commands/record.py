@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if mon.failed:
         return 1
     never = [h.name for s in sources for h in s.hosts if h.name not in reached.hosts]
+    silent = _say_unrecorded(sources, never)
     if never:
         them = "it" if len(never) == 1 else "them"
         print(
@@ -103,7 +104,22 @@ def run(args: argparse.Namespace) -> int:
             "(the lines above say why)",
             file=sys.stderr,
         )
-    return 3 if never or writer.dirs.refused_hosts else 0  # a refused one was said when met
+    return 3 if never or silent or writer.dirs.refused_hosts else 0  # refused: said when met
+
+
+def _say_unrecorded(sources: list[Source], never: list[str]) -> int:
+    """For each host of ``never`` that did answer, why nothing of it was recorded (every tick
+    refused for its clock: an ssh host's ``unrecorded``), one line each; those are taken out
+    of ``never``, and counted."""
+    said = 0
+    for s in sources:
+        why = getattr(s, "unrecorded", lambda: None)()
+        for h in s.hosts if why else ():
+            if h.name in never:
+                never.remove(h.name)
+                said += 1
+                print(f"sgmon: nothing of {h.name} was recorded: {why}", file=sys.stderr)
+    return said
 
 
 def _writer(

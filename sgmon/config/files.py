@@ -49,8 +49,9 @@ def read_toml(path: Path) -> dict[str, Any]:
             ((n, m[1]) for n, t in enumerate(text.splitlines(), 1) if (m := _NESTED.match(t))),
             (0, "a value"),
         )
+        where = f"line {line}: {key}" if line else key
         raise ConfigError(
-            f"{path}: line {line}: {key}: arrays nested too deeply; use a flat list"
+            f"{path}: {where}: arrays or tables nested too deeply; use a flat list or table"
         ) from None
     deep = _too_deep(data)
     if deep is not None:
@@ -82,7 +83,8 @@ def _too_deep(data: dict[str, Any]) -> str | None:
     return None
 
 
-_NESTED = re.compile(r'^\s*("[^"]*"|[^=\s]+)\s*=\s*(?:\[\s*){8}')
+_NESTED = re.compile(r'^\s*("[^"]*"|[^=\s]+)\s*=\s*(?:(?:\[|\{\s*[^=\s]+\s*=)\s*){8}')
+"""A key whose value opens 8 or more arrays or inline tables in a row."""
 
 
 ENV_OVERRIDES = {"SGMON_INTERVAL": "interval", "SGMON_NAME": "name"}

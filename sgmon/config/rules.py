@@ -51,11 +51,22 @@ def shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _string(value: Any) -> str:
+MAX_TEXT = 4096
+"""The longest string value (PATH_MAX): no host, path, DSN or command of sgmon's is longer, and
+every output that repeats a value stays short."""
+
+
+def _string(value: Any, secret: bool = False) -> str:
+    """A string of printable characters (no control character, C1 or not, no bidi override or
+    other invisible one that makes a terminal or a reader see another value), at most MAX_TEXT
+    long; a value that may carry a password (``secret``) is never quoted."""
     if not isinstance(value, str):
         raise Invalid(f"{shown(value)} should be a string")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise Invalid(f"{shown(value)} holds a control character")
+    what = "it" if secret else shown(value[:40])
+    if len(value) > MAX_TEXT:
+        raise Invalid(f"{what} is over {MAX_TEXT} characters long")
+    if not value.isprintable():
+        raise Invalid(f"{what} holds a control or invisible character")
     return value
 
 
@@ -160,7 +171,7 @@ def _root(value: Any) -> str:
 
 
 def _dsn(value: Any) -> str:
-    dsn = _string(value)
+    dsn = _string(value, secret=True)
     if not dsn:
         raise Invalid('empty: use dsn = "host:port/service"')
     if _DSN_PASSWORD.search(dsn) or _SECRET_PARAMETER.search(dsn):
@@ -175,7 +186,7 @@ def _dsn(value: Any) -> str:
 
 
 def _user(value: Any) -> str:
-    user = _string(value)
+    user = _string(value, secret=True)
     if "/" in user or user != user.strip():
         raise Invalid(
             "holds a password or a blank (user/password); give the user alone and the password "
@@ -185,7 +196,7 @@ def _user(value: Any) -> str:
 
 
 def _env_name(value: Any) -> str:
-    name = _string(value)
+    name = _string(value, secret=True)
     if name and not ENV_NAME.fullmatch(name):
         raise Invalid(  # never the value itself: it may be the password, put where its name goes
             "not an environment variable name (letters, digits and _); it names the variable "
@@ -195,7 +206,7 @@ def _env_name(value: Any) -> str:
 
 
 def _ssh_target(value: Any) -> str:
-    target = _string(value)
+    target = _string(value, secret=True)
     if _SSH_PASSWORD.match(target):
         raise Invalid(
             "holds a password (user:password before the @); ssh logs on with your key: ssh-copy-id "

@@ -20,9 +20,25 @@ from sgmon.archive import (
     header_of,
     host_specs,
     printable,
+    read_meta,
     safe_name,
 )
+from sgmon.errors import ArchiveError
 from sgmon.model import Field, Schema
+
+
+def meta_or_csv(root: Path, notes: list[str]) -> dict | None:
+    """The archive's meta.json (None: there is none); when it cannot be read (corrupt, not a
+    file, not sgmon's) and host directories hold tables, an empty one with a note, so that
+    every host is read from its CSV files rather than none."""
+    try:
+        return read_meta(root)
+    except ArchiveError as e:
+        if not _unlisted(root, {}, []):
+            raise
+        why = str(e).split("; move it aside")[0].split("; use another")[0]
+        notes.append(f"{why}; the hosts are read from their CSV files (roles not known)")
+        return {"format": ARCHIVE_FORMAT, "hosts": {}}
 
 
 def archived_hosts(root: Path, meta: dict, notes: list[str]) -> dict[str, dict[str, Any]]:

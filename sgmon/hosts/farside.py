@@ -12,11 +12,12 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO
 
 from sgmon.archive import printable
 from sgmon.errors import redact
+from sgmon.model import CollectorResult, Event, Rows, Value
 from sgmon.units import fmt_utc
 
 Message = tuple[bytes, bytes]
@@ -63,6 +64,77 @@ def stamp(t: float) -> str:
 def plausible(t: float, now: float) -> bool:
     """Whether a far-side wall clock reading is within a day of ours (NaN and ±inf are not)."""
     return math.isfinite(t) and abs(t - now) <= CLOCK_SLACK
+
+
+NOT_A_NUMBER = (
+    "a value from the far side that is not a number or a text (NaN, inf, a table) dropped"
+)
+"""The note (and its key) for the values ``finite`` drops."""
+INT_MAX = 1 << 63
+"""The largest integer a far value may be (a 64-bit counter's)."""
+
+
+def _value(v: object) -> bool:
+    """Whether ``v`` is a value a row may hold: a finite number, a text, unknown, or a
+    histogram's list of such."""
+    if v is None or isinstance(v, str):
+        return True
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return abs(v) < INT_MAX
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, list):
+        return all(_value(x) for x in v)
+    return False
+
+
+def _row(row: dict) -> tuple[dict[str, Value], int]:
+    """A far row with each value that is not one (``_value``) unknown, and how many were."""
+    kept = {str(k): v if _value(v) else None for k, v in row.items()}
+    return kept, sum(1 for v in row.values() if not _value(v))
+
+
+def _event(e: Event) -> Event | None:
+    """A far event with its value dropped if it is no number; None when its time or its
+    words are not a time and words."""
+    words = (e.collector, e.kind, e.instance, e.text)
+    timed = isinstance(e.time, int | float) and not isinstance(e.time, bool) and _value(e.time)
+    if not timed or not all(isinstance(w, str) for w in words):
+        return None
+    if not _value(e.value) or isinstance(e.value, str | list):
+        return Event(e.time, e.collector, e.kind, e.instance, e.text, None)
+    return e
+
+
+def finite(
+    results: Mapping[str, CollectorResult], events: tuple[Event, ...]
+) -> tuple[dict[str, CollectorResult], tuple[Event, ...], int]:
+    """A far frame's results and events with every value that is not a finite number, a
+    text or a histogram dropped (a row's value unknown, a row that is no table left out, an
+    event's value None, an event at no time left out), and how many were: the sinks, the
+    analysis and the exporter meet only what a collector of sgmon's could have sent."""
+    bad = 0
+    out: dict[str, CollectorResult] = {}
+    for name, r in results.items():
+        rows: Rows = {}
+        for inst, row in (r.rows if isinstance(r.rows, dict) else {}).items():
+            if isinstance(row, dict):
+                rows[str(inst)], n = _row(row)
+                bad += n
+            else:
+                bad += 1
+        bad += not isinstance(r.rows, dict)
+        took = (
+            r.duration_ms
+            if _value(r.duration_ms) and not isinstance(r.duration_ms, str | list)
+            else None
+        )
+        out[name] = CollectorResult(r.status, rows, took, r.error)
+    kept = [_event(e) for e in events]
+    bad += sum(1 for e, k in zip(events, kept, strict=True) if k is not e)
+    return out, tuple(k for k in kept if k is not None), bad
 
 
 class Notes:

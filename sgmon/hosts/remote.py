@@ -31,7 +31,15 @@ from typing import IO, TYPE_CHECKING
 from sgmon.collector import Collector
 from sgmon.config import HostConfig
 from sgmon.engine import Engine
-from sgmon.hosts.farside import AGENT_LINE, Pace, bounded_lines, far_text, plausible
+from sgmon.hosts.farside import (
+    AGENT_LINE,
+    NOT_A_NUMBER,
+    Pace,
+    bounded_lines,
+    far_text,
+    finite,
+    plausible,
+)
 from sgmon.hosts.ssh import Message, SshSource
 from sgmon.model import Frame, schema_from_dict
 
@@ -300,6 +308,10 @@ class PumpSource(SshSource):
         self.mirror.close()
 
 
+SEQ_MAX = 1 << 53
+"""A far frame's sequence number is below this (a frame a nanosecond for 100 days)."""
+
+
 class RemoteSource(SshSource):
     """Frames of one remote host through ``ssh ... sgmon agent`` (sgmon installed there)."""
 
@@ -329,7 +341,7 @@ class RemoteSource(SshSource):
             return
         try:
             d = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: arrays nested 100,000 deep
             self.dropped += 1
             return
         if not isinstance(d, dict):
@@ -347,14 +359,18 @@ class RemoteSource(SshSource):
             self.dropped += 1
 
     def _header(self, d: dict) -> str | None:
-        names = [h.get("name") for h in d.get("hosts", [])]
+        hosts, schemas = d.get("hosts"), d.get("schemas", {})
+        if not isinstance(hosts, list) or not isinstance(schemas, dict):
+            self.dropped += 1
+            return None
+        names = [h.get("name") for h in hosts if isinstance(h, dict)]
         if not names:
             self.dropped += 1
             return None
         remote = self.name if self.name in names else names[0]
         try:
-            schema = schema_from_dict(d.get("schemas", {}).get(remote, {}))
-        except (KeyError, ValueError, TypeError):
+            schema = schema_from_dict(schemas.get(remote, {}))
+        except (KeyError, ValueError, TypeError, AttributeError):
             self.dropped += 1
             return None
         interval = d.get("interval", self.interval)
@@ -373,10 +389,10 @@ class RemoteSource(SshSource):
             return
         try:
             f = Frame.from_dict(d)
-        except (KeyError, ValueError, TypeError):
-            self.dropped += 1
+        except (KeyError, ValueError, TypeError, AttributeError, OverflowError):
+            self.dropped += 1  # a part of the wrong type: a list for a table, 1e400 for a time
             return
-        if f.seq <= self._seq:
+        if not self._seq < f.seq < SEQ_MAX:  # a huge one would hold back every later frame
             self.dropped += 1
             return
         if not plausible(f.time, time.time()):
@@ -390,7 +406,11 @@ class RemoteSource(SshSource):
         t = f.time
         if self._database is not None:  # with a database read here: on this machine's axis
             t -= self.clock_offset or 0.0
-        self._emit(Frame(self.name, t, f.seq, f.interval, f.collectors, f.events, role), emit)
+        collectors, events, bad = finite(f.collectors, f.events)
+        if bad:
+            self.dropped += bad
+            self.notes.say(NOT_A_NUMBER)
+        self._emit(Frame(self.name, t, f.seq, f.interval, collectors, events, role), emit)
 
     def _explain(self, why: str, rc: int | None) -> str:
         if rc == 127 or "not found" in why.lower():

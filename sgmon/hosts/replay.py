@@ -32,12 +32,11 @@ from sgmon.archive import (
     event_files,
     parse_time,
     printable,
-    read_meta,
     valid_step,
 )
 from sgmon.errors import ArchiveError
 from sgmon.hosts import HostInfo
-from sgmon.hosts.archived import archived_hosts
+from sgmon.hosts.archived import archived_hosts, meta_or_csv
 from sgmon.model import CollectorResult, Event, Field, Frame, Rows, Schema, Status
 from sgmon.regrid import common_step, needs_regrid, regrid
 
@@ -74,13 +73,13 @@ class ReplaySource:
         paced playback begins there (``replay --from``)."""
         if not self.root.is_dir():
             raise ArchiveError(f"{self.root} is not a directory; name an sgmon record --dir")
-        meta = read_meta(self.root)
+        self.notes: list[str] = []
+        """What meta.json could not tell (a damaged host or collector entry, a bad step)."""
+        meta = meta_or_csv(self.root, self.notes)
         if meta is None:
             raise ArchiveError(f"{self.root} has no meta.json; is it an sgmon record --dir?")
         self.meta = meta
         self.speed = speed
-        self.notes: list[str] = []
-        """What meta.json could not tell (a damaged host or collector entry, a bad step)."""
         self.damage: dict[str, list[int]] = {}
         """File (relative to the archive) -> [rows skipped, first line skipped]."""
         self.impossible: dict[str, dict[str, int]] = {}
@@ -198,6 +197,8 @@ class ReplaySource:
                 n = sum(1 for _ in rows) + (1 if first else 0)  # no header: nothing is readable
                 if n:
                     self._bad(path, first, n)
+                elif not lines.lost and not lines.cut:  # not a line in it: not even a header
+                    self.notes.append(f"{path.relative_to(self.root)}: empty; nothing to read")
                 rows = iter(())
             impossible: list[str] = []
             for n, cells in rows:

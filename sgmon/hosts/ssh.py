@@ -37,7 +37,7 @@ from sgmon.collector import Collector
 from sgmon.config import HostConfig
 from sgmon.engine import Engine
 from sgmon.errors import one_line
-from sgmon.hosts import HostInfo
+from sgmon.hosts import HostInfo, kin
 from sgmon.hosts.farside import (
     SHOWN,
     STDERR_LINE,
@@ -98,7 +98,11 @@ class SshSource:
         """The far side's hostname, from its hello (the pump) or its header (the agent)."""
         self.dropped = 0
         """Messages ignored: malformed, another host's, or out of sequence."""
+        self.refused_clock: float | None = None
+        """The last far-side time refused as over a day from ours (None: none was)."""
         self._proc: subprocess.Popen | None = None
+        self._kin: list[kin.Kin] = []
+        """The ssh command's descendants found at its end, until they are gone."""
         self._greeted = False
         self._last_frame = time.monotonic()
         self._last_stale = 0.0
@@ -312,6 +316,7 @@ class SshSource:
     def refuse_clock(self, what: str, t: float) -> None:
         """One note (then a count) for a far-side time that cannot be one of ours."""
         self.dropped += 1
+        self.refused_clock = t
         key = "a time from the far side over a day from this machine's clock refused"
         self.notes.say(
             f"{what} stamped {stamp(t)} is over a day from this machine's clock: refused (is the "
@@ -319,25 +324,44 @@ class SshSource:
             key,
         )
 
+    def unrecorded(self) -> str | None:
+        """Why nothing of this host was recorded although its far side answered (its clock),
+        or None: it was never reached, and the lines said on the way say why."""
+        if self.refused_clock is None:
+            return None
+        return (
+            f"every time it sent was over a day from this machine's clock (the last "
+            f"{stamp(self.refused_clock)}); set the host's clock right (NTP)"
+        )
+
     def _kill(self, proc: subprocess.Popen) -> None:
-        """End the ssh command's whole process group (its own session): SIGTERM, then SIGKILL
-        after GRACE for what is left, a child that ignores SIGTERM or outlives its parent."""
+        """End the ssh command's whole process group (its own session) and every descendant
+        that left it (setsid; found before stdin closes, while its parent lives): SIGTERM,
+        then SIGKILL after GRACE for what is left, a child that ignores SIGTERM or outlives
+        its parent.  The descendants are kept until they are gone: a stop's ``close`` comes
+        while the session's own ``_kill`` may be waiting on them, and must wait as well."""
+        if proc.poll() is None:
+            self._kin = [*self._kin, *kin.descendants(proc.pid)]
+        others = self._kin
         with contextlib.suppress(OSError):
             if proc.stdin:
                 proc.stdin.close()
 
         def left() -> bool:
-            return proc.poll() is None or _group_alive(proc.pid)
+            return proc.poll() is None or _group_alive(proc.pid) or any(map(kin.alive, others))
 
         if left():
             _signal_group(proc.pid, signal.SIGTERM)
+            kin.end(others, signal.SIGTERM)
             end = time.monotonic() + GRACE
             while left() and time.monotonic() < end:
                 time.sleep(0.05)
-            if left():  # never a signal to a group that is gone: its id may be reused
+            if _group_alive(proc.pid):  # never to a group that is gone: its id may be reused
                 _signal_group(proc.pid, signal.SIGKILL)
+            kin.end(others, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(GRACE)
+        self._kin = [k for k in self._kin if kin.alive(k)]
         self._proc = None
 
     def _report(self, message: str) -> None:

@@ -64,7 +64,7 @@ def test_an_unknown_option_is_one_line_naming_what_it_takes(name: str) -> None:
         ("retrans", "buffer_kb", 1 << 40, "out of range"),
         ("disk", "partitions", 1, "true or false"),
         ("disk", "include", "sdb", "list of strings"),
-        ("netdev", "exclude", ["lo\x1b[31m"], "control character"),
+        ("netdev", "exclude", ["lo\x1b[31m"], "control or invisible character"),
         ("procs", "sid", ["PROD"], "should be a string"),
         ("biolat", "command", 3, "should be a string"),
     ],

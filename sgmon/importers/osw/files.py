@@ -156,14 +156,18 @@ def blocks(path: Path, parse: Parser, rd: Reading) -> Iterator[Block]:
     cut = len(rd.notes) > before
     torn = bool(text) and not text.endswith("\n") and not cut
     f = _File(path, parse, rd, torn or cut, torn)
+    stamped = False
     for stamp, lines, last in _split(text):
         if torn and last:  # the torn line is no report's
             lines = lines[:-1]
         if stamp is None:
             stamp = _headless(path, text, lines, parse, rd)
         if stamp is not None:
+            stamped = True
             yield from f.reports(stamp, lines, last)
     f.close()
+    if not stamped and len(rd.notes) == before:  # empty, or not OSWatcher's: never silent
+        rd.notes.append(f"{path}: no OSWatcher report (no zzz line) in it; skipped")
 
 
 @dataclass

@@ -2,8 +2,10 @@
 
 ``far_side.py MODE MARKER [ssh's arguments...]``: reads what sgmon sends (the pump's program and
 its request), runs the real pump, and misbehaves as MODE says: a clock (``clock=nan``) or a pong
-(``pong=1e300``) gone wrong, a login banner, random bytes, endless lines, a flood of ticks, a
-child that ignores SIGTERM (its command line carries MARKER, for the test to find it).
+(``pong=1e300``) gone wrong, a login banner, random bytes, endless lines, a flood of ticks, an
+agent's row holding NaN, a
+child that ignores SIGTERM, in the group or out of it with setsid (its command line carries
+MARKER, for the test to find it).
 """
 
 import json
@@ -37,11 +39,14 @@ def main():
         os.write(1, b"Welcome to prod1, authorized use only\x1b[5m\n" * int(MODE[7:]))
     elif MODE.startswith("agent-clock="):
         agent(MODE[12:])
-    elif MODE == "stubborn":
+    elif MODE.startswith("agent-usr="):
+        agent("now", float(MODE[10:]))
+    elif MODE in ("stubborn", "stubborn-setsid"):
         subprocess.Popen(
             [sys.executable, "-c", IGNORES_SIGTERM, MARKER],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
+            start_new_session=MODE == "stubborn-setsid",  # out of the group and the session
         )
     pump()
 
@@ -79,9 +84,15 @@ def pump():
     ns["main"]()
 
 
-def agent(clock):
-    """An installed agent's NDJSON stream, each frame stamped ``clock`` (``now``: its own)."""
-    schema = {"cpu": [{"name": "usr", "unit": "%", "kind": "gauge"}]}
+def agent(clock, usr=1.0):
+    """An installed agent's NDJSON stream, each frame stamped ``clock`` (``now``: its own), its
+    cpu row's usr ``usr`` (a NaN or an infinity, written as JSON's NaN and Infinity), idle 50."""
+    schema = {
+        "cpu": [
+            {"name": "usr", "unit": "%", "kind": "gauge"},
+            {"name": "idle", "unit": "%", "kind": "gauge"},
+        ]
+    }
     header = {
         "sgmon_agent": 1,
         "hosts": [{"name": "far"}],
@@ -91,7 +102,7 @@ def agent(clock):
     print(json.dumps(header), flush=True)
     for seq in range(1, 600):
         t = time.time() if clock == "now" else float(clock)
-        cpu = {"status": "ok", "rows": {"all": {"usr": 1.0}}}
+        cpu = {"status": "ok", "rows": {"all": {"usr": usr, "idle": 50.0}}}
         frame = {
             "v": 1,
             "host": "far",

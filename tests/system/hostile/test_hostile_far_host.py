@@ -130,6 +130,14 @@ def test_a_far_clock_gone_wrong_costs_that_host_alone(tmp_path: Path, clock: str
     said = run.lines("far: a tick stamped")
     assert len(said) == 1 and "over a day from this machine's clock" in said[0], run.err
     assert len(run.lines("far: ")) <= 3, run.err  # the note, its count, nothing per tick
+    _ends_saying_the_clock(run)
+
+
+def _ends_saying_the_clock(run: Run) -> None:
+    """A host whose every tick was refused ends with the reason, not as never reached."""
+    assert not run.lines("never reached"), run.err
+    (end,) = run.lines("sgmon: nothing of far was recorded: ")
+    assert "over a day from this machine's clock" in end and "NTP" in end, end
 
 
 @pytest.mark.parametrize("pong", ["1e300", "nan", "-inf"])
@@ -152,6 +160,28 @@ def test_an_agent_frame_stamped_wrong_is_refused(tmp_path: Path, clock: str) -> 
         return
     assert run.far == [] and run.rc == 3, run.err
     assert len(run.lines("far: a frame stamped")) == 1, run.err
+    _ends_saying_the_clock(run)
+
+
+@pytest.mark.parametrize("usr", ["nan", "inf", "-inf"])
+def test_an_agent_value_that_is_not_a_number_is_dropped_with_one_note(
+    tmp_path: Path, usr: str
+) -> None:
+    """An agent frame whose row holds NaN or an infinity: the frame is kept, that value is
+    unknown in the archive (never the text nan or inf), its neighbour is there, and one note
+    says so (its repeats counted, not said)."""
+    run = _record(tmp_path, f"agent-usr={usr}", agent=True)
+    _sound(run)
+    assert run.rc == 0 and len(run.far) >= SECONDS - 2, run.err
+    said = run.lines("far: a value from the far side that is not a number")
+    assert len(said) <= 2 and "(NaN, inf, a table) dropped" in said[0], run.err
+    rows = [
+        line.split(",")
+        for p in (tmp_path / "arch" / "far").glob("cpu_*.csv")
+        for line in p.read_text().splitlines()[1:]
+    ]
+    assert rows and all(r[3] == "" and r[4] == "50" for r in rows), rows[:3]
+    assert "nan" not in str(rows).lower() and "inf" not in str(rows).lower()
 
 
 def test_a_flood_of_far_errors_is_a_few_lines(tmp_path: Path) -> None:
@@ -209,10 +239,13 @@ def test_an_endless_agent_line_costs_no_memory(tmp_path: Path, normal: Run) -> N
     assert len(run.lines("line over 4 MiB from the agent skipped")) == 1, run.err
 
 
-def test_a_child_that_ignores_sigterm_is_not_left(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["stubborn", "stubborn-setsid"])
+def test_a_child_that_ignores_sigterm_is_not_left(tmp_path: Path, mode: str) -> None:
+    """A child of the ssh command that ignores SIGTERM, in its process group or gone out of
+    it (and out of its session) with setsid: it ends with sgmon."""
     marker = f"sgmon-stubborn-{tmp_path.name}"
     try:
-        run = _record(tmp_path, "stubborn")
+        run = _record(tmp_path, mode)
         _sound(run)
         end = time.monotonic() + 5
         while _left(marker) and time.monotonic() < end:
