@@ -42,6 +42,12 @@ def _frame(n: float, /, **change: Any) -> dict[str, Any]:
     return f
 
 
+def _event(**change: Any) -> dict[str, Any]:
+    """A well-formed agent event (a note now) with ``change`` made to it."""
+    return {"time": time.time(), "collector": "cpu", "kind": "note", "instance": "", "text": "x",
+            **change}  # fmt: skip
+
+
 def _rows(**row: Any) -> dict[str, Any]:
     return {"cpu": {"status": "ok", "rows": {"all": row}}}
 
@@ -121,57 +127,13 @@ CASES: dict[str, Any] = {
     "events-text": _frame(2, events="boom"),
     "events-list-of-numbers": _frame(2, events=[1, 2]),
     "event-missing-fields": _frame(2, events=[{"time": 1.0}]),
-    "event-extra-field": _frame(
-        2,
-        events=[
-            {
-                "time": time.time(),
-                "collector": "cpu",
-                "kind": "note",
-                "instance": "",
-                "text": "x",
-                "value": None,
-                "evil": 1,
-            }
-        ],
-    ),
-    "event-nan-time": _frame(
-        2,
-        events=[
-            {"time": float("nan"), "collector": "cpu", "kind": "note", "instance": "", "text": "x"}
-        ],
-    ),
-    "event-inf-value": _frame(
-        2,
-        events=[
-            {
-                "time": time.time(),
-                "collector": "cpu",
-                "kind": "note",
-                "instance": "",
-                "text": "x",
-                "value": float("inf"),
-            }
-        ],
-    ),
+    "event-extra-field": _frame(2, events=[_event(value=None, evil=1)]),
+    "event-nan-time": _frame(2, events=[_event(time=float("nan"))]),
+    "event-inf-value": _frame(2, events=[_event(value=float("inf"))]),
     "event-text-escape-password": _frame(
-        2,
-        events=[
-            {
-                "time": time.time(),
-                "collector": "cpu",
-                "kind": "note",
-                "instance": "",
-                "text": f"{ESC} connect scott/{SECRET}@prod",
-            }
-        ],
+        2, events=[_event(text=f"{ESC} connect scott/{SECRET}@prod")]
     ),
-    "event-text-number": _frame(
-        2,
-        events=[
-            {"time": time.time(), "collector": "cpu", "kind": "note", "instance": "", "text": 5}
-        ],
-    ),
+    "event-text-number": _frame(2, events=[_event(text=5)]),
     "header-again-escape": {**HEADER, "hostname": "far" + ESC},
     "header-hosts-text": {**HEADER, "hosts": "far"},
     "header-hosts-numbers": {**HEADER, "hosts": [1, 2]},

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from inproc import tree
 
 from sgmon.archive import FILE_RE, period_stamp
 from sgmon.model import CollectorResult, Event, Field, Frame, Kind, Status
@@ -50,27 +51,6 @@ VICTIM = b"the user's own file, outside the archive\n"
 def _stamp() -> str:
     """The name stamp of today's tables (``--rotate 1d``)."""
     return period_stamp(time.time(), 86400)
-
-
-def _tree(root: Path, skip: tuple[Path, ...]) -> dict[str, tuple[int, int, bytes | str | None]]:
-    """Every entry under ``root`` but ``skip``: kind, link count and content (a symlink's
-    target), never following a symlink."""
-    out: dict[str, tuple[int, int, bytes | str | None]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        dirnames[:] = [n for n in dirnames if here / n not in skip]
-        for n in [*dirnames, *filenames]:
-            p = here / n
-            if p in skip:
-                continue
-            st = p.lstat()
-            content: bytes | str | None = None
-            if stat.S_ISREG(st.st_mode):
-                content = p.read_bytes()
-            elif stat.S_ISLNK(st.st_mode):
-                content = os.readlink(p)
-            out[str(p.relative_to(root))] = (stat.S_IFMT(st.st_mode), st.st_nlink, content)
-    return out
 
 
 def _notes(stderr: str) -> list[str]:
@@ -135,13 +115,13 @@ class Case:
 
     def sgmon(self, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
         skip = (self.arch, self.tmp / "run")
-        before = _tree(self.tmp, skip)
+        before = tree(self.tmp, skip)
         env = dict(os.environ, SGMON_RUNTIME_DIR=str(self.tmp / "run"))
         r = subprocess.run(
             [*SGMON, *args], capture_output=True, text=True, timeout=timeout, env=env
         )
         assert "Traceback" not in r.stderr, r.stderr
-        assert _tree(self.tmp, skip) == before, "written or deleted outside --dir\n" + r.stderr
+        assert tree(self.tmp, skip) == before, "written or deleted outside --dir\n" + r.stderr
         return r
 
     def victim_is_untouched(self, links: int = 1, content: bytes = VICTIM) -> None:
@@ -434,13 +414,13 @@ def test_a_meta_json_that_is_not_a_plain_file_is_refused(case: Case, trap: str) 
         meta.symlink_to(case.victim)
     else:
         os.mkfifo(meta)
-    tables = _tree(case.arch, ())
+    tables = tree(case.arch, ())
     r = case.run(*HEALTHY)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1, r.stderr  # the usage error is the only line
     assert str(meta) in r.stderr and ("a symlink" if trap == "symlink" else "a FIFO") in r.stderr
     case.victim_is_untouched(content=victim)
-    assert _tree(case.arch, ()) == tables
+    assert tree(case.arch, ()) == tables
 
 
 # --- in-process: events.csv, findings.csv, the state file ----------------------------------
@@ -561,13 +541,13 @@ def test_a_runtime_directory_that_is_not_private_is_not_used(
 ) -> None:
     make, found = RUNTIME_TRAPS[trap]
     run = make(tmp_path)
-    before = _tree(tmp_path, ())
+    before = tree(tmp_path, ())
     pub = StatePublisher(run)
     j = _judged("h")
     pub(j.frame, j)
     pub.close()
     _one_note(capfd.readouterr().err, str(run), found, "`sgmon status` does not show this run")
-    assert _tree(tmp_path, ()) == before  # nothing published, there or through it
+    assert tree(tmp_path, ()) == before  # nothing published, there or through it
     line = render("plain", directory=run)
     assert line == f"sgmon: {run} is {found}, not a private directory; not read"
 
