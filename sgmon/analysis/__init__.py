@@ -7,15 +7,13 @@ Feed it every frame of every host (``Analyzer.feed`` is a sink: ``callable(frame
    hysteresis (outliers.py, baseline.py; the limits are ``sgmon.judgement``'s);
 2. splits the primary's average log file sync into local write, remote write (standby I/O and
    network) and LGWR overhead (budget.py);
-3. when the commit path is degraded on the primary, ranks the outliers of both hosts by how well
-   they line up with it (correlate.py).  Degraded means the commit symptom itself moved: log file
-   sync (or redo synch time) out of line for more than a blip (``SYMPTOM``, ``moved``); one slow
-   tick that happens to line up with one on a standby is noise, and no cause is named for it;
+3. when the commit path is degraded on the primary (the commit symptom itself moved: log file
+   sync or redo synch time out of line for more than a blip, ``SYMPTOM``, ``moved``), ranks the
+   outliers of both hosts by how well they line up with it (correlate.py);
 4. runs the advice rules of the seeds (rules.py) and keeps their findings (findings.py).
 
 Headless and dependency-free: no textual, rich or numpy.  ``feed`` and ``state`` may be called
-from different threads.
-"""
+from different threads."""
 
 from __future__ import annotations
 
@@ -114,8 +112,7 @@ class Analyzer:
     def _feed(self, frame: Frame) -> None:
         view = self._seen(frame)
         interval = frame.interval if frame.interval > 0 else 1.0
-        self.book.hold = max(HOLD_S, HOLD_TICKS * interval)
-        self.book.interval = interval
+        self.book.hold, self.book.interval = max(HOLD_S, HOLD_TICKS * interval), interval
         tick = round(frame.time / interval)
         view.outliers = self.tracker.update(frame, tick, view.ncpu)
         _note_switches(view, frame)
@@ -193,8 +190,9 @@ class Analyzer:
             for f in found:
                 if f.key not in asserted or RANK[f.severity] > RANK[asserted[f.key].severity]:
                     asserted[f.key] = _of_instance(f, ctx) if f.host == name else f
-            if ctx.explained and name is not None:
-                explained.append(name)
+            if ctx.explained:  # and within the hold it still does (``Context.held``)
+                self._paths[name or ""].explained_at = ctx.now
+                explained += [name] if name is not None else []
         return explained
 
     def _context(
@@ -218,6 +216,7 @@ class Analyzer:
             if path.recent:
                 ctx.budget = smooth(path.recent)
         ctx.chain = self._chain(ctx, path)
+        ctx.held = common.now - path.explained_at < self.book.hold
         return ctx
 
     def _split(
@@ -311,6 +310,7 @@ class _Path:
     ranked: tuple[tuple, bool, list[Link]] | None = None  # (keys, reused, links)
     moved: deque[bool] = field(default_factory=lambda: deque(maxlen=PEAK_TICKS))
     """Per evaluation, newest last: whether a commit symptom (``SYMPTOM``) was out of line."""
+    explained_at: float = -math.inf  # when a cause last explained the chain (``Context.held``)
 
 
 def moved(recent: deque[bool], interval: float) -> bool:

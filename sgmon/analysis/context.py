@@ -84,6 +84,9 @@ class Context:
     """Ticks two hosts' series may be apart (clock skew / interval + 1)."""
     explained: bool = False
     """Set by a cause rule whose series line up with the chain."""
+    held: bool = False
+    """A cause explained the chain within the findings' hold: a bursty cause (a capped volume
+    whose slow write lands in the next tick) still explains it between its bursts."""
     topology: Topology | None = None
     """Which standbys are on the commit path (``sgmon.topology``); None: all of them."""
     primary_name: str | None = None

@@ -44,8 +44,8 @@ def persistence() -> dict[str, Persist]:
 
 def evaluate(ctx: Context, hosts: HostClaims) -> list[Finding]:
     """All rules (the per-host ones' claims made once a tick, ``hosts``); the generic chain
-    only when no cause explains a degraded commit path."""
+    only when no cause explains a degraded commit path, now or within the hold."""
     out = [f for r in RULES for f in r.findings(ctx, hosts)]
-    if not ctx.explained:
+    if not (ctx.explained or ctx.held):
         out += list(commit_chain(ctx, [f for f in out if f.drawn]))
     return out

@@ -147,9 +147,11 @@ def commit_chain(ctx: Context, drawn: Iterable[Finding] = ()) -> Iterable[Findin
 
 def superseded(f: Finding) -> Finding:
     """The generic finding as it is remembered once a cause explained the commit path: an info
-    row of the history, saying what it was before, not that nothing lines up (the cause's
-    finding carries the incident)."""
-    title, peak = (t.replace(NOTHING, LATER) for t in (f.title, f.peak_title))
+    row of the history, saying what it was before, not that nothing lines up or that its cause
+    is unclear (the cause's finding carries the incident)."""
+    title, peak = (
+        t.replace(NOTHING, LATER).split(f", {UNCLEAR}")[0] for t in (f.title, f.peak_title)
+    )
     return replace(f, severity="info", title=title, peak_title=peak)
 
 

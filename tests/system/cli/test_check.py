@@ -133,4 +133,8 @@ def test_check_never_says_nothing_lines_up_beside_a_cause_that_does() -> None:
     findings = [line for line in r.stdout.splitlines() if line[:4] in ("CRIT", "WARN", "INFO")]
     assert findings[0].startswith("CRIT standby:") and " <- " in findings[0], r.stdout
     assert "nothing on either host lines up" not in r.stdout
-    assert all(not line.startswith(("CRIT primary", "WARN primary")) for line in findings[1:])
+    generic = [line for line in findings if "commit path degraded" in line]
+    assert all(line.startswith("INFO") for line in generic), generic
+    # the capped volume's slow writes land tick by tick: between its bursts the cause still
+    # explains the commit path (within the findings' hold), no row of "degraded" per burst
+    assert len(generic) <= 1, generic
