@@ -31,6 +31,10 @@ MISSES = {
     "ones, and keeps both with the cap gone, where the lab's 96 sessions, each thinking 0.6 s "
     "between commits, leave LGWR idle most of the time; the calm level is the 8 s before the "
     "cap, on a disk this machine shares",
+    "rto_min": "met in 4 of 5 runs, not steady: one CI run predicted an average of 1.65 ms "
+    "against 1.25 in the rerun (+33 %; p50 0.68 against 0.72, p99 <16 against <32).  At the "
+    "lab's 1-2 ms the rerun's average moves by a third with a handful of the remaining "
+    "retransmissions, which two 30 s windows on two shared cores do not hold steady",
 }
 CASES = [
     pytest.param(
