@@ -14,6 +14,8 @@ import os
 import signal
 from pathlib import Path
 
+from sgmon.readers.procfile import stat_fields
+
 Kin = tuple[int, int]
 """(pid, start time in clock ticks since boot)."""
 
@@ -21,13 +23,9 @@ Kin = tuple[int, int]
 def _stat(pid: int) -> tuple[str, int, int] | None:
     """(state, parent pid, start time) of a process; None when it is gone."""
     try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()  # the name, in parentheses, may hold blanks
-    try:
-        return fields[0].decode(), int(fields[1]), int(fields[19])
-    except (IndexError, ValueError):
+        fields = stat_fields(Path(f"/proc/{pid}/stat").read_text(errors="replace"))
+        return fields[0], int(fields[1]), int(fields[19])
+    except (OSError, IndexError, ValueError):
         return None
 
 
