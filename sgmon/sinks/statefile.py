@@ -35,7 +35,7 @@ Item = tuple[str, str, str]
 CAUSE = "<-"
 """The label of the cause item, as in the finding titles: ``S aqu 68.8 <- standby disk sdb ...``."""
 CAUSE_MAX = 60
-"""Characters of a cause on the line (tmux's status-right is short: the README gives it 90)."""
+"""Characters of a cause on the line (tmux's status-right is short: the README gives it 160)."""
 
 
 def cause_item(state: AnalysisState | None) -> tuple[str, Item] | None:
