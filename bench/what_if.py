@@ -25,9 +25,11 @@ from sgmon.sim import alternatives as alt
 from sgmon.sim.pair import SimPair
 from sgmon.sim.scenarios import layout
 
-RAC = ("rac-rto-stall", "rac-lms-slow", "rac-gcs-flush", "rac-thread-lag", "rac-thread-slow")
+RAC = ("rac-rto-stall", "rac-lms-slow", "rac-gcs-flush", "rac-thread-slow")
 """The two-node RAC primaries: measured on the instance the fault reaches (its own LGWR, NSS
-socket and log file sync), against the SYNC standby that receives every instance's thread."""
+socket and log file sync), against the SYNC standby that receives every instance's thread.
+Not ``rac-thread-lag``: as in ``transport-stopped``, the instance's destination is in error
+after the onset, no remote write is measured, and only the primary write is predicted."""
 SCENARIOS = (
     "healthy",
     "rto-stall",
