@@ -23,7 +23,13 @@ from sgmon.analysis.whatif import Change, Figures, Measured, Window, measured, p
 from sgmon.buckets import exponent
 from sgmon.sim import alternatives as alt
 from sgmon.sim.pair import SimPair
+from sgmon.sim.scenarios import layout
 
+RAC = ("rac-rto-stall", "rac-lms-slow", "rac-gcs-flush", "rac-thread-slow")
+"""The two-node RAC primaries: measured on the instance the fault reaches (its own LGWR, NSS
+socket and log file sync), against the SYNC standby that receives every instance's thread.
+Not ``rac-thread-lag``: as in ``transport-stopped``, the instance's destination is in error
+after the onset, no remote write is measured, and only the primary write is predicted."""
 SCENARIOS = (
     "healthy",
     "rto-stall",
@@ -31,6 +37,7 @@ SCENARIOS = (
     "log-switch-storm",
     "primary-cpu-starved",
     "far-sync-slow",
+    *RAC,
 )
 CASES: tuple[tuple[Change, alt.Change], ...] = (
     (Change("noaffirm"), alt.NOAFFIRM),
@@ -41,7 +48,12 @@ CASES: tuple[tuple[Change, alt.Change], ...] = (
     (Change("round_trip", 1.0), alt.round_trip(1.0)),
 )
 START, ONSET, AFTER = 1.7e9, 30.0, 60.0
-LONG = {"standby-iops-cap": 600.0, "far-sync-slow": 600.0, "rto-stall": 300.0}
+LONG = {
+    "standby-iops-cap": 600.0,
+    "far-sync-slow": 600.0,
+    "rto-stall": 300.0,
+    "rac-rto-stall": 300.0,
+}
 """Scenarios whose commit time is a few multi-second stalls a minute: a minute of them varies
 by a third from run to run, so they are measured longer."""
 BOUND = 0.20  # average and p50
@@ -52,16 +64,24 @@ def run(scenario: str, change: alt.Change = alt.AS_IS, seed: int = 0) -> Measure
     """The incident window of one run (the fault's minute), the calm level before it."""
     pair = SimPair(scenario, seed=seed, start=START, onset=ONSET, change=change)
     window = Window()
-    hosts = [h for h, _ in pair.hosts[:2]]  # the primary, the SYNC standby
+    hosts = _measured_hosts(scenario)
     try:
         while pair.t < ONSET + LONG.get(scenario, AFTER) - 1e-9:
-            for frame in pair.step()[:2]:
-                window(frame)
+            for frame in pair.step():
+                if frame.host in hosts:
+                    window(frame)
     finally:
         pair.close()
     m = measured(window.ticks[hosts[0]], window.ticks[hosts[1]], START + ONSET + 0.5, 2e9)
     assert m is not None, f"{scenario}: no commits after the onset"
     return m
+
+
+def _measured_hosts(scenario: str) -> list[str]:
+    """The primary instance the fault reaches (RAC: the first such), the SYNC standby."""
+    lay = layout(scenario)
+    faulted = next((p for p in lay.primaries if p.faulted), lay.primaries[0])
+    return [faulted.name, lay.standbys[0].name]
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,13 @@ class Unprotected:
     since: float | None = None
     """When its current (or last) episode began."""
     alone: bool = True
+    hung: float = 0.0
+    """Of ``seconds``, those the instance's commits hung waiting on NET_TIMEOUT for a silent
+    standby before the destination was marked failed (no commit completed in them)."""
+    relay: str = ""
+    """When the destination is a far sync instance that forwards to no standby now: what failed
+    (``dest_3 of far sync FS1 to STBY: ERROR``); the commits are in the far sync's standby redo
+    logs only, and a far sync cannot be failed over to."""
 
     @property
     def sync(self) -> bool:
@@ -63,17 +70,20 @@ class Unprotected:
         return self.mode != "ASYNC"
 
     def text(self) -> str:
-        """``4,211 commits, 12.3 MB of redo on no standby for 58 s``, or for an ASYNC
-        destination ``12.3 MB of redo not yet received by STBY_A (transport lag 36 s)``."""
+        """``4,211 commits, 12.3 MB of redo on no standby for 58 s, 30 of them hung waiting on
+        NET_TIMEOUT``, or for an ASYNC destination ``12.3 MB of redo not yet received by STBY_A
+        (transport lag 36 s)``."""
         if not self.sync:
             return (
                 f"{fmt_bytes(self.redo_bytes)} of redo not yet received by {self.target} "
                 f"(transport lag {fmt_num(self.seconds)} s)"
             )
         where = "on no standby" if self.alone else f"not on {self.target}"
+        hung = f", {fmt_num(self.hung)} of them hung waiting on NET_TIMEOUT" if self.hung else ""
+        relay = f" (held by the far sync alone: {self.relay})" if self.relay else ""
         return (
             f"{self.commits:,.0f} commits, {fmt_bytes(self.redo_bytes)} of redo {where} "
-            f"for {fmt_num(self.seconds)} s"
+            f"for {fmt_num(self.seconds)} s{hung}{relay}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,6 +98,8 @@ class Unprotected:
             "seconds": self.seconds,
             "active": self.active,
             "since": self.since,
+            "hung_seconds": self.hung,
+            "relay": self.relay,
             "text": self.text(),
         }
 

@@ -21,7 +21,9 @@ Instances:
   standby, the terminal standby behind a far sync) are read every ``ONWARD_EVERY`` ticks and
   repeated in between: destinations change with a DBA's ALTER SYSTEM, not with load, and an
   onward destination is never on the commit path, so one statement per ``ONWARD_EVERY`` ticks
-  (1/30 of a statement per tick at the default) is what knowing the cascade costs.
+  (1/30 of a statement per tick at the default) is what knowing the cascade costs.  A far sync
+  instance's are read every tick: while all of them fail, the commits it acknowledges are on no
+  standby database, which the count of unprotected commits must see when it starts.
 * ``thread_<N>``: log switches in the interval (V$LOG_HISTORY's highest sequence in the current
   incarnation, so a RESETLOGS restarts the count instead of freezing it), the sequence,
   and on a standby the standby redo logs in use and the thread's own lag.  Each switch on the
@@ -251,7 +253,7 @@ class OracleDgCollector(OracleCollector):
         self._ticks += 1
         if s.role == "primary":
             self._dests(s, rows)
-        elif self._ticks - self._onward_at >= ONWARD_EVERY:
+        elif far or self._ticks - self._onward_at >= ONWARD_EVERY:
             self._onward = {}
             self._dests(s, self._onward, histogram=False)
             self._onward_at = self._ticks

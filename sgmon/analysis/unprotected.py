@@ -8,6 +8,16 @@ frame once.  An ASYNC destination never holds commits back; what a failover to i
 the redo it has not received yet, its transport lag times the redo the instance made in that
 time (the primary's own ``redo size`` of those seconds, so a burst counts as it came).
 
+A far sync instance acknowledges the primary's SYNC redo and forwards it: while every one of
+its own destinations is down, the commits it acknowledges are in its standby redo logs alone,
+and a far sync has no datafiles and cannot be failed over to, so they count as on no standby,
+against the primary's destination to the far sync (``Unprotected.relay`` says what failed).
+
+A silent standby holds the commits before its destination is marked failed: LGWR waits up to
+NET_TIMEOUT for it and no commit completes.  When a destination goes down right after a run of
+intervals in which the instance's commits stopped, about NET_TIMEOUT long, those seconds count
+too (``Unprotected.hung``): the commits were neither protected nor done.
+
 On RAC each instance ships its own thread: the standby's one transport lag is its oldest
 thread's, so it is applied to the threads that arrive short of what their instance makes
 (``recv_rate`` against ``redo size``), or to every thread when none visibly does.
@@ -39,6 +49,9 @@ KEEP_S = 3600.0
 past any alarm)."""
 SHORT = 0.9
 """A thread that arrives below this share of what its instance makes is the one behind."""
+STALLED = 0.05
+"""An interval whose commits are below this share of the instance's last flowing one's: its
+commits stopped (a hang waits out NET_TIMEOUT with none completing)."""
 
 
 @dataclass(slots=True)
@@ -52,6 +65,33 @@ class _Tally:
     active: bool = False
     alone: bool = True
     since: float | None = None
+    hung: float = 0.0
+    relay: str = ""
+
+
+@dataclass(slots=True)
+class _Flow:
+    """One primary instance's commits: the last rate that flowed, and the run of stalled
+    intervals since (its start, its seconds)."""
+
+    rate: float = 0.0
+    start: float = 0.0
+    stalled: float = 0.0
+
+    def add(self, frame: Frame, commits: float | None) -> None:
+        """One frame's commit rate (None: unknown, which ends a run)."""
+        if commits is not None and self.rate > 0 and commits <= STALLED * self.rate:
+            if not self.stalled:
+                self.start = frame.time - frame.interval
+            self.stalled += frame.interval
+            return
+        self.rate, self.stalled = commits or 0.0, 0.0
+
+    def hang(self, timeout: float | None, dt: float) -> float:
+        """The stalled run before now, when it is NET_TIMEOUT long (within two intervals)."""
+        if not timeout or not self.stalled or abs(self.stalled - timeout) > 2 * dt:
+            return 0.0
+        return self.stalled
 
 
 @dataclass(slots=True)
@@ -63,16 +103,18 @@ class Ledger:
     _redo: dict[str, deque[tuple[float, float, float]]] = field(default_factory=dict)
     """Per primary instance: (frame time, its interval, redo bytes) of its recent frames."""
     _counted: dict[str, float] = field(default_factory=dict)
+    _flow: dict[str, _Flow] = field(default_factory=dict)
 
     def update(self, views: Mapping[str, HostView], topo: Topology) -> None:
         """Count each primary instance's new frame; weigh each ASYNC destination's lag now."""
+        relays = _relays(views, topo)
         for name in topo.primaries:
             view = views.get(name)
             if view is None or view.frame.time <= self._counted.get(name, -math.inf):
                 continue
             self._counted[name] = view.frame.time
             self._remember(view.frame)
-            self._sync_tick(view.frame)
+            self._sync_tick(view.frame, relays)
         instances = [views[n].frame for n in topo.primaries if n in views]
         for frame in instances:
             self._async_now(views, topo, frame, instances)
@@ -81,7 +123,7 @@ class Ledger:
         """Every destination that did not protect during the run, SYNC ones first."""
         out = [
             Unprotected(host, dest, t.target, "SYNC", t.commits, t.redo, t.seconds,
-                        t.active, t.since, t.alone)
+                        t.active, t.since, t.alone, t.hung, t.relay)
             for (host, dest), t in self._sync.items()
         ]  # fmt: skip
         return out + list(self._async.values())
@@ -95,12 +137,15 @@ class Ledger:
         while kept and kept[0][0] < frame.time - KEEP_S:
             kept.popleft()
 
-    def _sync_tick(self, frame: Frame) -> None:
+    def _sync_tick(self, frame: Frame, relays: Mapping[str, str]) -> None:
         """Add one primary frame's commits and redo to each of its SYNC destinations that did
-        not protect at its end."""
+        not protect at its end (down, or a far sync forwarding to no standby: ``relays``)."""
         rows, down = _sync_dests(frame)
+        down |= {inst for inst in rows if inst in relays}
         dt = frame.interval
-        commits = (ORACLE_REDO.user_commits.at(frame, REDO_DB) or 0.0) * dt
+        rate = ORACLE_REDO.user_commits.at(frame, REDO_DB)
+        flow = self._flow.setdefault(frame.host, _Flow())
+        commits = (rate or 0.0) * dt
         redo = (ORACLE_REDO.redo_size.at(frame, REDO_DB) or 0.0) * dt
         for inst, row in rows.items():
             tally = self._sync.get((frame.host, inst))
@@ -112,11 +157,16 @@ class Ledger:
                 target = ORACLE_DG.target.of(row) or ORACLE_DG.service.of(row) or inst
                 tally = self._sync[(frame.host, inst)] = _Tally(target)
             if not tally.active:
-                tally.since = frame.time - dt
+                hung = flow.hang(ORACLE_DG.net_timeout.of(row), dt)
+                tally.since = flow.start if hung else frame.time - dt
+                tally.hung += hung
+                tally.seconds += hung
             tally.active, tally.alone = True, down == set(rows)
+            tally.relay = relays.get(inst, "")
             tally.commits += commits
             tally.redo += redo
             tally.seconds += dt
+        flow.add(frame, rate)
 
     def _async_now(
         self, views: Mapping[str, HostView], topo: Topology, frame: Frame, instances: list[Frame]
@@ -157,6 +207,30 @@ class Ledger:
             if overlap > 0 and dt > 0:
                 total += redo * min(1.0, overlap / dt)
         return total
+
+
+def _relays(views: Mapping[str, HostView], topo: Topology) -> dict[str, str]:
+    """The primary's destinations to far sync instances whose every own destination is down
+    now, each with what failed: ``dest_3 of far sync FS1 to STBY: ERROR``."""
+    out: dict[str, str] = {}
+    for d in topo.dests:
+        far = next((views[h] for h in d.hosts if h in topo.far_sync and h in views), None)
+        if far is None or not d.commit_path:
+            continue
+        rows = ORACLE_DG.Rows.dest.of(far.frame.rows(ORACLE_DG.name))
+        onward = {i: r for i, r in rows.items() if _ships(r)}
+        failed = {i: (ORACLE_DG.status.of(r) or "").upper() for i, r in onward.items()}
+        if onward and all(s in DOWN for s in failed.values()):
+            out[d.inst] = ", ".join(
+                f"{i} of far sync {d.target} to {ORACLE_DG.target.of(onward[i]) or i}: {s}"
+                for i, s in failed.items()
+            )
+    return out
+
+
+def _ships(row: Row) -> bool:
+    """Whether a standby's or far sync's destination ships in its role (VALID_NOW)."""
+    return (ORACLE_DG.valid_now.of(row) or "").upper() in ("", "YES")
 
 
 def _sync_dests(frame: Frame) -> tuple[dict[str, Row], set[str]]:

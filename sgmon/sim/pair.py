@@ -31,7 +31,7 @@ from sgmon.sim.build import address, databases, demote, destinations, promote, w
 from sgmon.sim.hostos import NSS_PORT, HostOS, Link
 from sgmon.sim.interval import TickStats, merged
 from sgmon.sim.model import CommitModel
-from sgmon.sim.offpath import OffPathStandby, Shipped
+from sgmon.sim.offpath import Shipped, off_path
 from sgmon.sim.rac import ship_blocks
 from sgmon.sim.scenarios import (
     DEFAULT_ONSET,
@@ -118,12 +118,7 @@ class SimPair:
         has its own, which its LGWR and NSS write once it is the primary (the RFS trace of the
         standby of the moment is written beside them, as the primary's collector reads it)."""
         self._primaries(lay, sync)
-        self.offpath = {
-            sb.name: OffPathStandby(
-                random.Random(f"sgmon-sim/{seed}/db/{sb.name}"), self.dbs[sb.name], sb.capped
-            )
-            for sb in others
-        }
+        self.offpath = off_path(others, self.dbs, seed)
         self._ships = tuple((sb.via, sb.dest_id) for sb in others)
         """Each off-path standby's destination: on every primary instance (via None), or on the
         cascading standby that forwards to it (seed 003: B to C, ASYNC)."""
@@ -267,6 +262,8 @@ class SimPair:
             name: synced if p.faulted else spared(synced)
             for name, (p, _model) in (() if switching else self.nodes.items())
         }
+        for standby in self.offpath.values():  # a far sync's onward destination may fail
+            standby.begin(cond)
         tick = self.last = self._tick(cond, synced, conds, self._commit(conds))
         self.t += self.interval
         self._seq += 1
@@ -347,7 +344,7 @@ class SimPair:
             threads = self._threads(host, tick.shipped, tick.conds)
             seen = self.offpath[host].advance(tick.st, mine, self.interval, self.now(), threads)
             sender, port = self._feeds[host]
-            feed = [(self.os[sender].addr, port, tick.st)]
+            feed = [] if self.offpath[host].down else [(self.os[sender].addr, port, tick.st)]
         return seen, mine, feed
 
     def _threads(

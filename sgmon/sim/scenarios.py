@@ -21,7 +21,8 @@ and C's volumes),
 ``async-iops-cap``, where the cap reaches only an ASYNC standby (the case issue 15's lab asks
 for: never the cause of commit time), and ``far-sync-slow`` and ``far-sync-terminal-cap``: a far
 sync instance ``farsync`` (SYNC AFFIRM from the primary) forwarding ASYNC to ``standby``, the
-cap on the far sync's SRL volume (on the commit path) or on the terminal standby's (a lag risk).
+cap on the far sync's SRL volume (on the commit path) or on the terminal standby's (a lag risk),
+and ``far-sync-terminal-down``, where the far sync's destination to the terminal standby fails.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ class Conditions:
     boc_ms: float = 0.0  # RAC: mean wait for the other instances' SCN ack beyond the write
     gc_per_commit: float = 0.0  # RAC: blocks a commit's transaction takes from another instance
     async_mbit: float = 0.0  # throughput cap of the link to the ASYNC standbys (0: none)
+    onward_down: bool = False
+    """A far sync instance's destination to its terminal standby fails (ORA-03135): the far sync
+    still acknowledges the primary's SYNC redo, and forwards none of it."""
     sessions: int = 400
     """Sessions that commit: each waits in its own commit and starts no next one, so while
     LGWR hangs at most this many commits queue (seed 001's "dozens of database connections")."""
@@ -147,6 +151,10 @@ SCENARIOS: dict[str, str] = {
     "its SRL writes, on the commit path, slow every commit; the terminal standby is a lag risk",
     "far-sync-terminal-cap": "the same far sync layout with the cap on the terminal standby's "
     "volume only: commits stay fast, the standby behind the far sync falls behind, a lag risk",
+    "far-sync-terminal-down": "the same far sync layout; the far sync's destination to the "
+    "terminal standby fails (its link drops the connection): commits stay fast, acknowledged by "
+    "the far sync, yet the redo is on no standby database, as a far sync has no datafiles and "
+    "cannot be failed over to",
     "fast-sync-iops-cap": "standby-iops-cap's capped standby redo volume behind a Fast Sync "
     "(SYNC NOAFFIRM) destination: the standby acknowledges on receipt, so commits stay fast "
     "and the slow SRL writes are the standby's own trouble",
@@ -192,6 +200,7 @@ _FAULTS["rac-lms-slow"] = replace(HEALTHY, boc_ms=14.0)
 _FAULTS["rac-thread-lag"] = _FAULTS["transport-stopped"]
 _FAULTS["rac-thread-slow"] = replace(HEALTHY, async_mbit=25.0)
 _FAULTS["switchover"] = _FAULTS["failover"] = HEALTHY
+_FAULTS["far-sync-terminal-down"] = replace(HEALTHY, onward_down=True)
 _FAULTS["rac-gcs-flush"] = replace(HEALTHY, local_ms=14.0, gc_per_commit=0.25)
 _FAULTS["far-sync-slow"] = _FAULTS["far-sync-terminal-cap"] = replace(
     _FAULTS["standby-iops-cap"], lwd_per_read=0.0, reads_cache=HEALTHY.reads_cache
@@ -326,6 +335,13 @@ _LAYOUTS = {
         (
             Standby("farsync", "FS1", 2, "SYNCHRONOUS", capped=False, far_sync=True),
             Standby("standby", "STBY", 3, "ASYNCHRONOUS", via="farsync"),
+        ),
+    ),
+    "far-sync-terminal-down": Layout(
+        PAIR.version,
+        (
+            Standby("farsync", "FS1", 2, "SYNCHRONOUS", capped=False, far_sync=True),
+            Standby("standby", "STBY", 3, "ASYNCHRONOUS", capped=False, via="farsync"),
         ),
     ),
     "rac-gcs-flush": Layout(

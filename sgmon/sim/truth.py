@@ -2,7 +2,8 @@
 
 The analysis reads only the frames; this reads the simulation's own state after each step: the
 commits and redo of every interval an instance wrote while its SYNC destination did not ship
-(``Conditions.transport_stopped``, or a silent link from its first second), and the redo an
+(``Conditions.transport_stopped``, or a silent link from its first second), or while the far sync
+it ships to forwarded to no standby (``Conditions.onward_down``), and the redo an
 off-path standby has not received (each thread's blocks generated and not received, or, for a
 standby whose volume makes it fall behind, the redo of the last ``lag`` seconds).
 """
@@ -38,7 +39,9 @@ class Truth:
         exposed = [
             st
             for name, st in tick.shipped.items()
-            if tick.conds[name].transport_stopped or tick.conds[name].link_down
+            if tick.conds[name].transport_stopped
+            or tick.conds[name].link_down
+            or tick.conds[name].onward_down  # acknowledged by the far sync, forwarded nowhere
         ]
         if exposed:
             self.seconds += self.pair.interval

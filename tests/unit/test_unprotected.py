@@ -97,6 +97,97 @@ def test_unknown_commits_still_count_the_seconds(primary):
     assert (u.commits, u.seconds) == (0.0, 1.0)
 
 
+def test_a_hang_as_long_as_net_timeout_before_the_error_is_in_the_span(primary):
+    """Thirty seconds in which no commit completed, then the destination in error: LGWR waited
+    out NET_TIMEOUT (30 s), and those seconds were unprotected too."""
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", net_timeout=30)
+    ledger = Ledger()
+    _count(ledger, _frame(primary, 1))
+    for t in range(2, 32):
+        _count(ledger, _frame(primary, t, commits=0.0))
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", status="ERROR")
+    _count(ledger, _frame(primary, 32, commits=3 * COMMITS))
+    (u,) = ledger.now()
+    assert (u.hung, u.seconds, u.since) == (30.0, 31.0, START + 1)
+    assert u.commits == 3 * COMMITS  # the hung commits complete after, unprotected
+    assert u.text().endswith(" for 31 s, 30 of them hung waiting on NET_TIMEOUT")
+
+
+@pytest.mark.parametrize("quiet", [5, 60])
+def test_a_quiet_spell_not_net_timeout_long_is_no_hang(primary, quiet):
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", net_timeout=30)
+    ledger = Ledger()
+    _count(ledger, _frame(primary, 1))
+    for t in range(2, 2 + quiet):
+        _count(ledger, _frame(primary, t, commits=0.0))
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", status="ERROR")
+    _count(ledger, _frame(primary, 2 + quiet))
+    (u,) = ledger.now()
+    assert (u.hung, u.seconds) == (0.0, 1.0)
+
+
+def _far_sync(onward: str | None) -> tuple[StandIn, StandIn]:
+    """A primary shipping SYNC to far sync FS1, which forwards ASYNC to STBY (status
+    ``onward``; None: no destination at all)."""
+    p = StandIn(db_unique_name="PROD")
+    p.set_dest(2, db_unique_name="FS1", transmit_mode="SYNCHRONOUS", type="FAR SYNC")
+    fs = StandIn(role="FAR SYNC", db_unique_name="FS1")
+    if onward is not None:
+        fs.set_dest(3, db_unique_name="STBY", transmit_mode="ASYNCHRONOUS", status=onward,
+                    valid_role="STANDBY_ROLE")  # fmt: skip
+    return p, fs
+
+
+def _far_sync_frame(db: StandIn) -> Frame:
+    c = OracleDgCollector({"session": Session(role="standby", connect=db.connect)})
+    c.open()
+    try:
+        dg = c.derive(None, c.sample(), 1.0)
+    finally:
+        c.close()
+    return Frame("fs", START + 1, 1, 1.0, {"oracle_dg": CollectorResult(Status.OK, rows=dg)})
+
+
+@pytest.mark.parametrize(
+    ("onward", "counted"), [("ERROR", True), ("DEFERRED", True), ("VALID", False), (None, False)]
+)
+def test_a_far_sync_forwarding_to_no_standby_leaves_the_commits_on_none(onward, counted):
+    p, fs = _far_sync(onward)
+    try:
+        pf, ff = _frame(p, 1), _far_sync_frame(fs)
+        views = {"p": HostView("p", "primary", pf), "fs": HostView("fs", "standby", ff)}
+        ledger = Ledger()
+        ledger.update(views, build(Config(), {"p": pf, "fs": ff}))
+    finally:
+        p.close()
+        fs.close()
+    got = [u for u in ledger.now() if u.sync]
+    assert bool(got) is counted
+    if counted:
+        (u,) = got
+        assert (u.dest, u.target, u.commits) == ("dest_2", "FS1", COMMITS)
+        assert u.relay == f"dest_3 of far sync FS1 to STBY: {onward}"
+        assert u.text() == (
+            f"900 commits, 4.7 MB of redo on no standby for 1 s (held by the far sync alone: "
+            f"dest_3 of far sync FS1 to STBY: {onward})"
+        )
+
+
+def test_a_far_sync_reads_its_destinations_every_tick():
+    """A cascading standby's are read every 30 ticks; a far sync's failing is the moment the
+    commits it acknowledges are on no standby, so it is read every tick."""
+    _, fs = _far_sync("VALID")
+    c = OracleDgCollector({"session": Session(role="standby", connect=fs.connect)})
+    c.open()
+    try:
+        c.sample()
+        fs.set_dest(3, db_unique_name="STBY", transmit_mode="ASYNCHRONOUS", status="ERROR")
+        assert c.sample()["dest_3"]["status"] == "ERROR"
+    finally:
+        c.close()
+        fs.close()
+
+
 def test_the_sentences():
     a = Unprotected("p", "dest_3", "STBY_A", "ASYNC", 0.0, 12_300_000.0, 36.0, True, START)
     assert a.text() == "12.3 MB of redo not yet received by STBY_A (transport lag 36 s)"

@@ -47,6 +47,8 @@ CAUSE = {
     # a far sync instance's SRL writes are the commit's; its terminal standby's are not
     "far-sync-slow": ("standby_io", "farsync"),
     "far-sync-terminal-cap": ("lag_risk", "standby"),
+    # the far sync forwards to no standby: the commits it acknowledges are on no standby
+    "far-sync-terminal-down": ("unprotected", "primary"),
     # LGWR posts the sessions late, which nothing measures: only the generic chain is left
     "lgwr-post-slow": ("commit_chain", "primary"),
 }

@@ -1,7 +1,9 @@
 """The commits and redo left on no standby, counted from the frames alone, against what the
 simulation itself knows it made while the destination did not protect (``sgmon.sim.truth``):
 within 5 % for each SYNC fault that stops protection (the transport stopped, a failover that
-leaves the new primary alone, a silent link that waits out NET_TIMEOUT), and for the ASYNC
+leaves the new primary alone, a silent link that waits out NET_TIMEOUT, a far sync whose
+destination to its terminal standby fails), its seconds as well (the NET_TIMEOUT hang's among
+them), and for the ASYNC
 standbys' redo not yet received (an IOPS-capped one, a RAC thread over a slow link)."""
 
 from __future__ import annotations
@@ -40,7 +42,14 @@ def _near(measured: float, true: float) -> bool:
 
 
 @pytest.mark.parametrize(
-    "scenario", ["transport-stopped", "failover", "standby-unreachable", "rac-thread-lag"]
+    "scenario",
+    [
+        "transport-stopped",
+        "failover",
+        "standby-unreachable",
+        "rac-thread-lag",
+        "far-sync-terminal-down",
+    ],
 )
 def test_sync_commits_and_redo_on_no_standby(scenario: str) -> None:
     got, truth, _ = _run(scenario)
@@ -53,6 +62,31 @@ def test_sync_commits_and_redo_on_no_standby(scenario: str) -> None:
     assert _near(commits, truth.commits), (commits, truth.commits)
     assert _near(redo, truth.redo_bytes), (redo, truth.redo_bytes)
     assert all(u.active for u in sync)
+    seconds = max(u.seconds for u in sync)  # RAC: each instance's destination, the same span
+    assert _near(seconds, truth.seconds), (seconds, truth.seconds)
+
+
+def test_the_net_timeout_hang_is_in_the_span_and_said() -> None:
+    """The silent link holds every commit for NET_TIMEOUT (30 s) before the destination
+    errors: those seconds are unprotected too, and the sentence says how many of them hung."""
+    got, truth, _ = _run("standby-unreachable")
+    (u,) = [u for u in got if u.sync]
+    assert 28 <= u.hung <= 32 and _near(u.seconds, truth.seconds), (u.hung, u.seconds)
+    assert f", {u.hung:g} of them hung waiting on NET_TIMEOUT" in u.text()
+
+
+def test_a_far_sync_forwarding_to_no_standby_is_said() -> None:
+    got, _, _ = _run("far-sync-terminal-down")
+    (u,) = [u for u in got if u.sync]
+    assert (u.dest, u.target, u.alone) == ("dest_2", "FS1", True)
+    assert u.relay == "dest_3 of far sync FS1 to STBY: ERROR", u.relay
+    assert "held by the far sync alone" in u.text()
+
+
+def test_a_far_sync_forwarding_on_leaves_nothing_unprotected() -> None:
+    got, truth, _ = _run("far-sync-terminal-cap")  # the terminal standby is slow, not cut off
+    assert truth.commits == 0
+    assert [u for u in got if u.sync] == []
 
 
 def test_healthy_leaves_nothing_unprotected() -> None:
