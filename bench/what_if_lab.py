@@ -5,9 +5,10 @@ Two cases, each in a lab of its own (root, network namespaces, cgroup v1 blkio):
 * ``rto_min``: loss toward the standby (nftables), the route's default 200 ms minimum RTO.
   log file sync under ``rto_min 10ms`` is predicted from that window, then the route is changed
   (``ip route change ... rto_min 10ms``) with the same loss and the next window measured.
-* ``cap``: the standby's log device under an IOPS cap with concurrent writers (blkio).  The
-  standby's redo write at its calm level (from the seconds before the cap) is predicted from the
-  capped window, then the cap and its writers removed and the next window measured.
+* ``cap``: the standby's log device under an IOPS cap with concurrent writers (blkio), 24
+  sessions each thinking 150 ms between commits.  The standby's redo write at its calm level
+  (from the seconds before the cap) is predicted from the capped window, then the cap and its
+  writers removed and the next window measured.
 
 The prediction is made as ``sgmon check`` makes it, from the frames only (``Window`` and
 ``measured``); the rerun's log file sync is read from the primary's waits the same way.  The
@@ -55,7 +56,7 @@ CASES = {
     "rto_min": Case("loss", Change("rto_min", 10.0), ("rto_min", True), {"loss_permille": 20},
                     SETTLE),
     "cap": Case("iops", Change("standby_write"), ("iops", False),
-                {"sessions": 96, "think": 0.6}, 15.0),
+                {"sessions": 24, "think": 0.15}, 15.0),
 }  # fmt: skip
 """2 % loss, as the lab's loss test: at 0.5 % half a minute holds only a handful of timeouts.
 The DG socket takes the route's rto_min at its next RTT sample, and keeps the lower RTO once
@@ -63,8 +64,10 @@ the route's rto_min is removed again (measured: 16 ms for the rest of the run), 
 windows cannot alternate; the lab's disks are this machine's, shared with whatever else runs,
 and their latency drifts from one window to the next.  The cap's writers leave the machine's
 disk flushing their writes for 10-15 s after they stop.  Under the cap the lab's 4 sessions
-commit in step (each waits one whole slow write), unlike a database's many: 96 sessions at the
-same commit rate arrive more as a database's commits do."""
+commit in step (each waits one whole slow write), unlike a database's many; 24 sessions thinking
+150 ms commit about as often (160 a second) and slow down under the cap enough (to 100-120) for
+the closed loop to be told from the commit rate (96 thinking 0.6 s moved it by 10 %, within the
+calm seconds' own spread)."""
 
 
 def case_run(case: Case, seconds: float) -> tuple[Window, float, float]:

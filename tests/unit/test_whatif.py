@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
+from dataclasses import replace
 
 from sgmon.analysis.whatif import Change, predict
-from sgmon.analysis.whatif.chain import Path, Remote, replay
+from sgmon.analysis.whatif.chain import Path, Remote, replay, sessions
 from sgmon.analysis.whatif.dist import Dist, binned, bucket_of, counts_of
 from sgmon.analysis.whatif.measure import Window, measured
 from sgmon.buckets import exponent
@@ -80,6 +81,26 @@ def test_a_stall_holds_only_the_sessions_there_are() -> None:
     seconds = len(lfs) / done
     assert 0 < slow <= 10 * 1.2 * seconds  # ~1 stall a second, 10 sessions each
     assert done < 2000.0 * 0.9  # the arrivals a stall held back never committed
+
+
+def test_a_closed_loop_of_sessions_commits_more_often_when_its_commits_are_faster() -> None:
+    # 24 sessions thinking 150 ms: each commits once per commit time plus think time
+    loop = Path(_one(0.8), None, sessions=24, think=150.0)
+    for write in (0.8, 40.0):
+        lfs, done = replay(replace(loop, local=_one(write)), commits=20_000)
+        assert math.isclose(done, 24 * 1000.0 / (statistics.fmean(lfs) + 150.0), rel_tol=0.05)
+
+
+def test_the_sessions_are_told_by_how_the_commit_rate_fell_as_the_commits_slowed() -> None:
+    loop = Path(_one(0.8), None, sessions=24, think=150.0)
+    (calm, calm_rate), (slow, slow_rate) = (
+        replay(replace(loop, local=_one(w)), commits=20_000) for w in (0.8, 40.0)
+    )
+    got = sessions(slow_rate, statistics.fmean(slow), (calm_rate, statistics.fmean(calm)))
+    assert 20 <= got <= 28
+    # a rate that did not fall tells nothing of the sessions: an open stream
+    assert sessions(slow_rate, statistics.fmean(slow), (slow_rate, 1.0)) == 0
+    assert sessions(slow_rate, statistics.fmean(slow), None) == 0
 
 
 def _frame(t: float, rows: dict) -> Frame:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sgmon.analysis.whatif.chain import Outcome, Path, Remote, fitted, outcome
+from sgmon.analysis.whatif.chain import Outcome, Path, Remote, fitted, outcome, sessions
 from sgmon.analysis.whatif.changes import CHANGES
 from sgmon.analysis.whatif.dist import Dist, bucket_of
 from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured
@@ -178,7 +178,8 @@ def predict(m: Measured, changes: tuple[Change, ...] = DEFAULT) -> list[Predicti
     if local is None or d is None or lfs.avg is None:
         return []
     now = Outcome(lfs.avg, d.at(0.5), d.at(0.99))
-    path = fitted(Path(local[0], _remote(m), local[1]), d, m.commits, _idle(m))
+    closed = sessions(m.commits, lfs.avg, m.calm_load)
+    path = fitted(Path(local[0], _remote(m), local[1]), d, m.commits, _idle(m), closed)
     ref = outcome(path)
     side = _primary_side(_scaled_by(outcome(replace(path, remote=None)), ref, now), now)
     out = []

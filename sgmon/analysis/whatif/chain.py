@@ -8,13 +8,17 @@ its residual and the next write, which is where one slow write turns into many s
 Each write's local and remote durations are drawn from the measured histograms.
 
 Two things the waits do not give are fitted to the measured log file sync: LGWR's overhead (an
-exponential wait per write, fitted to the average) and how many sessions commit at once (a stall
-holds at most that many commits: fitted to the share of slow commits, and only when the slow
-commits are fewer than the arrivals a stall would hold).
+exponential wait per write, fitted to its fast commits) and the sessions.  Sessions commit in a
+closed loop: each commits, waits for its commit, thinks, commits again, so a faster write brings
+the next commits sooner and a slower one holds them back.  How many there are is told by the
+commit rate at two loads (Little's law: the calm intervals before the window and the window),
+else by the share of slow commits (a stall holds at most that many), never fewer than are in a
+commit on average; a commit rate that neither fell nor needs the limit is an open stream.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from dataclasses import dataclass, replace
@@ -60,19 +64,40 @@ class Path:
     rate: float = 1000.0
     sessions: int = 0
     overhead: float = 0.0
+    think: float = 0.0
+    """Each session's mean think time between its commits (ms; 0: commits arrive at ``rate``
+    whatever the commit time, an open stream)."""
 
 
-def replay(path: Path, commits: int = COMMITS) -> tuple[list[float], float]:
-    """Log file syncs (ms) of ``commits`` commits through ``path``, and the commits per second
-    that completed (fewer than arrived when ``sessions`` holds a stall's arrivals back).
+class _Writer:
+    """LGWR's redo writes through ``path``, each drawn from its own random streams (local
+    writes, SRL writes, overhead, the link's losses), so two replays of paths that differ in
+    one part draw the same values for the others, write by write: their difference is the
+    change's, not the dice's."""
 
-    Each kind of draw has its own random stream (arrivals, local writes, SRL writes, overhead,
-    the link's losses), so two replays of paths that differ in one part draw the same values
-    for the others, write by write: their difference is the change's, not the dice's."""
-    arrive, local, ack, cpu, losses = (random.Random(f"{SEED}/{k}") for k in range(5))
-    log = math.log
-    loss_gap = 1.0 / path.remote.loss if path.remote and path.remote.loss else math.inf
-    lost = -log(1.0 - losses.random()) * loss_gap
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.local, self.ack, self.cpu, self.losses = (
+            random.Random(f"{SEED}/{k}") for k in range(1, 5)
+        )
+        remote = path.remote
+        self.loss_gap = 1.0 / remote.loss if remote and remote.loss else math.inf
+        self.lost = -math.log(1.0 - self.losses.random()) * self.loss_gap
+
+    def end(self, start: float) -> float:
+        """When a write started at ``start`` ends and posts its commits (ms)."""
+        path, log = self.path, math.log
+        hit = self.lost <= start  # a loss since the last write fell on this one's redo
+        while self.lost <= start:
+            self.lost += -log(1.0 - self.losses.random()) * self.loss_gap
+        remote = path.remote.draw(self.ack.random(), hit) if path.remote else 0.0
+        phase = max(path.local.at(self.local.random()) * path.local_scale, remote)
+        return start + phase - log(1.0 - self.cpu.random()) * path.overhead
+
+
+def _open(path: Path, commits: int) -> tuple[list[float], float]:
+    """Commits arriving at ``path.rate`` (at most ``sessions`` held by a write)."""
+    arrive, log, write = random.Random(f"{SEED}/0"), math.log, _Writer(path)
     mean_gap = 1000.0 / max(path.rate, 1e-3)
     cap = path.sessions or 1 << 30
     out: list[float] = []
@@ -85,14 +110,39 @@ def replay(path: Path, commits: int = COMMITS) -> tuple[list[float], float]:
             nxt += -log(1.0 - arrive.random()) * mean_gap
         if nxt <= start:  # every session waits: the rest never arrive (memoryless: skip them)
             nxt = start - log(1.0 - arrive.random()) * mean_gap
-        hit = lost <= start  # a loss since the last write fell on this one's redo
-        while lost <= start:
-            lost += -log(1.0 - losses.random()) * loss_gap
-        remote = path.remote.draw(ack.random(), hit) if path.remote else 0.0
-        phase = max(path.local.at(local.random()) * path.local_scale, remote)
-        free = start + phase - log(1.0 - cpu.random()) * path.overhead
+        free = write.end(start)
         out.extend(free - a for a in batch)
     return out, len(out) / max(free, 1e-9) * 1000.0
+
+
+def _closed(path: Path, commits: int) -> tuple[list[float], float]:
+    """``path.sessions`` sessions, each committing, waiting for its commit, then thinking
+    ``path.think`` ms on average before the next: a faster write brings the next commits
+    sooner, and LGWR takes whatever is waiting when it is free."""
+    arrive, log, write = random.Random(f"{SEED}/0"), math.log, _Writer(path)
+    think = path.think
+    due = [-log(1.0 - arrive.random()) * think for _ in range(path.sessions)]
+    heapq.heapify(due)
+    out: list[float] = []
+    free = 0.0
+    while len(out) < commits:
+        start = max(free, due[0])
+        batch = []
+        while due and due[0] <= start:
+            batch.append(heapq.heappop(due))
+        free = write.end(start)
+        out.extend(free - a for a in batch)
+        for _ in batch:
+            heapq.heappush(due, free - log(1.0 - arrive.random()) * think)
+    return out, len(out) / max(free, 1e-9) * 1000.0
+
+
+def replay(path: Path, commits: int = COMMITS) -> tuple[list[float], float]:
+    """Log file syncs (ms) of ``commits`` commits through ``path``, and the commits per second
+    that completed: a closed loop of sessions when ``path.think`` is set, else commits arriving
+    at ``path.rate`` (fewer completed than arrived when ``sessions`` holds a stall's arrivals
+    back)."""
+    return _closed(path, commits) if path.think > 0 and path.sessions else _open(path, commits)
 
 
 def _mean(xs: list[float]) -> float:
@@ -147,17 +197,54 @@ def _overhead(path: Path, lfs: Dist, most: float) -> Path:
     return replace(path, overhead=(lo + hi) / 2)
 
 
-def fitted(path: Path, lfs: Dist, rate: float, idle: float = math.inf) -> Path:
+MOST_SESSIONS = 4096  # beyond this many the loop is an open stream of commits
+
+
+def sessions(rate: float, avg: float, calm: tuple[float, float] | None) -> int:
+    """The sessions of a closed loop, from Little's law over two loads: each session commits
+    once per its commit time and think time, so ``rate * (avg + think)`` is the same number
+    of sessions at the measured load and at the calm one (``calm``: its commits per second
+    and log file sync average, ms).  0: the commit rate did not fall as the commits slowed
+    (an open stream, or too few sessions waiting to tell)."""
+    if calm is None or rate <= 0:
+        return 0
+    c_rate, c_avg = calm
+    if c_rate <= rate * 1.02 or c_avg >= avg:
+        return 0
+    think = (rate * avg - c_rate * c_avg) / (c_rate - rate) / 1000.0  # s
+    n = rate * (avg / 1000.0 + think)
+    return round(n) if 1 <= n <= MOST_SESSIONS else 0
+
+
+def _think(path: Path, rate: float) -> Path:
+    """``path``'s sessions with the think time whose replay completes the measured commit
+    rate (``sessions / (commit time + think)``)."""
+    for _ in range(3):
+        xs, _ = replay(path, COMMITS // 3)
+        think = path.sessions * 1000.0 / max(rate, 1e-3) - _mean(xs)
+        path = replace(path, think=max(think, 1e-3))
+    return path
+
+
+def fitted(path: Path, lfs: Dist, rate: float, idle: float = math.inf, closed: int = 0) -> Path:
     """``path`` fitted to the measured log file sync (its fast commits and its share of slow
     ones) and commit rate.  LGWR's overhead is at most ``idle``, the ms a write that the
     measured writes leave between them: where few sessions commit in step, every commit can
     wait a whole slow write while half the writes are fast, and the fast commits are then
-    slow for want of sessions, not for LGWR's overhead (the lab's capped standby)."""
-    path = _overhead(replace(path, rate=rate), lfs, idle)
-    path = _sessions(path, lfs)
-    if path.sessions:
-        path = _overhead(_sessions(_rate(path, rate), lfs), lfs, idle)
-    return path
+    slow for want of sessions, not for LGWR's overhead (the lab's capped standby).
+
+    ``closed``: that many sessions in a closed loop (``sessions``), their think time fitted
+    to the commit rate.  Else an open stream, unless a stall holds fewer commits than would
+    arrive: then as many sessions as fit the slow commits, but never fewer than are in a
+    commit on average (the rate times log file sync's average), in a closed loop."""
+    if not closed:
+        path = _overhead(replace(path, rate=rate), lfs, idle)
+        path = _sessions(path, lfs)
+        if not path.sessions:
+            return path
+        closed = max(path.sessions, math.ceil(rate * lfs.mean() / 1000.0))
+    path = _think(replace(path, sessions=closed, think=closed * 1000.0 / rate), rate)
+    return _think(_overhead(path, lfs, idle), rate)
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,6 +188,10 @@ class Measured:
     rto_min: float | None = None
     fast_sync: bool = False
     before_12c: bool = False
+    calm_load: tuple[float, float] | None = None
+    """Commits per second and log file sync's average (ms) over the calmer half of the
+    intervals before the window (None: nothing before it): how the sessions committed when
+    their commits were fast."""
 
     @property
     def commits(self) -> float:
@@ -202,11 +206,25 @@ def _summed(ticks: Iterable[Tick], part: str) -> Wait:
     return out
 
 
-def _calmest(ticks: list[Tick], part: str) -> Wait:
-    """``part`` over its calmer half of intervals (lowest averages): a window that starts when
-    a finding opened has the fault's first seconds before it."""
+def _calmer(ticks: list[Tick], part: str) -> list[Tick]:
+    """``ticks``' calmer half for ``part`` (lowest averages): a window that starts when a
+    finding opened has the fault's first seconds before it."""
     had = sorted((t for t in ticks if t.waits[part].n > 0), key=lambda t: t.waits[part].avg or 0)
-    return _summed(had[: max(1, len(had) // 2)], part)
+    return had[: max(1, len(had) // 2)]
+
+
+def _calmest(ticks: list[Tick], part: str) -> Wait:
+    """``part`` over its calmer half of intervals."""
+    return _summed(_calmer(ticks, part), part)
+
+
+def _load(ticks: list[Tick]) -> tuple[float, float] | None:
+    """Commits per second and log file sync's average over ``ticks``' calmer half."""
+    calm = _calmer(ticks, "lfs")
+    seconds, lfs = sum(t.seconds for t in calm), _summed(calm, "lfs")
+    if seconds <= 0 or lfs.avg is None:
+        return None
+    return lfs.n / seconds, lfs.avg
 
 
 def _mean(xs: Iterable[float | None]) -> float | None:
@@ -246,4 +264,5 @@ def measured(
         last.rto_min,
         (last.affirm or "").upper() == "NO",
         any(t.lns for t in inside),
+        _load(before),
     )
