@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import csv
 import json
+import time
+from types import SimpleNamespace
 
 from sgmon import registry
 from sgmon.model import CollectorResult, Frame, Status
@@ -51,3 +53,42 @@ def test_hosts_coming_up_rewrite_meta_a_few_times_not_once_each(tmp_path, monkey
         [table] = (tmp_path / name).glob("cpu_*.csv")
         with table.open() as f:
             assert len(list(csv.DictReader(f))) == 2
+
+
+def test_the_state_file_of_300_hosts_is_not_rewritten_at_each_frame(tmp_path, monkeypatch) -> None:
+    """It holds every host: rewritten after each of 300 hosts' frames, a tick cost 300 files
+    of 300 lines.  A host or two still get every frame published."""
+    from sgmon.grading import Grader
+    from sgmon.sinks import statefile
+    from sgmon.sinks.statefile import StatePublisher
+    from sgmon.verdicts import Judgement
+
+    clock = [0.0]  # the dispatcher's time: frames 10 us apart back to back, 10 ms as they come
+    monkeypatch.setattr(
+        statefile, "time", SimpleNamespace(monotonic=lambda: clock[0], time=time.time)
+    )
+    written: list[int] = []
+
+    def publisher() -> StatePublisher:
+        p = StatePublisher(tmp_path / "run")
+        real = p.publish
+        monkeypatch.setattr(p, "publish", lambda: (written.append(1), real())[1])
+        return p
+
+    many = publisher()
+    for tick in range(3):
+        for i in range(HOSTS):
+            f = frame(f"h{i:03d}", 1_800_000_000.0 + tick)
+            many(f, Judgement(f, Grader()))
+            clock[0] += 1e-5
+    many.close()
+    assert 0 < len(written) <= 3  # 900 frames in 9 ms: the first few, then one per 0.3 s
+    written.clear()
+    two = publisher()
+    for tick in range(3):
+        for host in ("primary", "standby"):
+            f = frame(host, 1_800_000_000.0 + tick)
+            two(f, Judgement(f, Grader()))
+            clock[0] += 0.01
+    two.close()
+    assert len(written) == 6
