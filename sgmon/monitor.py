@@ -212,12 +212,25 @@ class Monitor:
             dispatcher.join(max(0.0, deadline - time.monotonic()))
             if dispatcher.is_alive():
                 self._abandon.set()
+                with contextlib.suppress(queue.Full):  # wakes it if it drained all meanwhile
+                    self._queue.put_nowait(None)
                 dispatcher.join()  # ends after the frame in hand
                 print(
-                    f"sgmon: {self._queue.qsize()} frames not written: the outputs did not "
+                    f"sgmon: {self._unwritten()} frames not written: the outputs did not "
                     f"keep up within {DRAIN_S:g}s of the stop",
                     file=sys.stderr,
                 )
+        self._close_sources()
+
+    def _unwritten(self) -> int:
+        """The frames left in the queue (taken out: nothing will write them)."""
+        left = 0
+        with contextlib.suppress(queue.Empty):
+            while True:
+                left += self._queue.get_nowait() is not None
+        return left
+
+    def _close_sources(self) -> None:
         for s in self.sources:
             try:
                 s.close()
