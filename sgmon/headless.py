@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
@@ -115,10 +117,34 @@ def load_sources(args: argparse.Namespace, local_only: bool = False, role: str =
         role=role,
         onset=sim_onset(args) if args.simulate else None,
     )
+    if not args.simulate and (pace := pace_warning(config, interval)) is not None:
+        print(f"sgmon: {pace}", file=sys.stderr)
     # a simulation ends by itself after --duration simulated seconds; a wall-clock cap of
     # duration / speed cut the run short whenever the machine could not keep up with --speed
     wall = None if args.simulate else duration
     return Loaded(config, sources, interval, wall)
+
+
+PUMPED_PER_SECOND = 150
+"""Hosts reached without sgmon installed that one sgmon keeps every tick of, per second of its
+interval: their collectors run here, on the files the pump ships, about 3.6 ms of this
+process's CPU a host a tick, and its Python code runs on one core at a time (bench/README.md,
+"Many remote hosts").  A host with sgmon installed (the agent) costs about half of that."""
+
+
+def pace_warning(config: Config, interval: float) -> str | None:
+    """One line when the hosts without sgmon installed are more than this machine keeps every
+    tick of at ``interval`` (``PUMPED_PER_SECOND``), None otherwise."""
+    pumped = sum(1 for h in config.hosts if h.ssh and not h.sgmon_path)
+    if pumped <= PUMPED_PER_SECOND * interval:
+        return None
+    slower = math.ceil(pumped / PUMPED_PER_SECOND)
+    return (
+        f"{pumped} hosts without sgmon installed at a {interval:g}s tick: their collectors run "
+        f"on this machine, which keeps every tick of about {PUMPED_PER_SECOND} such hosts a "
+        f"second; some ticks will be missing. Set sgmon_path on hosts with sgmon installed, or "
+        f"use --interval {slower}s"
+    )
 
 
 def checked_interval(text: str | None, default: float) -> float:

@@ -11,6 +11,7 @@ the run instead, with one line saying why; ``failed`` holds it for the command's
 from __future__ import annotations
 
 import bisect
+import contextlib
 import queue
 import sys
 import threading
@@ -194,25 +195,42 @@ class Monitor:
         return self.finished.wait(timeout)
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Stop the sources (``timeout`` for all of them together), drain the queue to the
-        sinks, close the sources.  The dispatcher has ended when this returns, so the caller
-        may close the sinks: frames still queued after ``DRAIN_S`` are dropped, and said."""
+        """Stop the sources, drain the queue to the sinks, close the sources.  A source still
+        finishing a tick hands its frame over while the queue drains (``DRAIN_S`` for both);
+        only then does the dispatcher end, so nothing queued behind its end is lost unsaid.
+        The dispatcher has ended when this returns, so the caller may close the sinks: frames
+        still queued after ``DRAIN_S`` are dropped, and said.  ``timeout``: the least the
+        drain is given."""
         self._stop.set()
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + max(timeout, DRAIN_S)
         for t in self._threads[1:]:
             t.join(max(0.0, deadline - time.monotonic()))
-        self._queue.put(None)
+        with contextlib.suppress(queue.Full):  # full: the dispatcher is abandoned below
+            self._queue.put(None, timeout=max(0.0, deadline - time.monotonic()))
         if self._threads:
             dispatcher = self._threads[0]
-            dispatcher.join(max(timeout, DRAIN_S))
+            dispatcher.join(max(0.0, deadline - time.monotonic()))
             if dispatcher.is_alive():
                 self._abandon.set()
+                with contextlib.suppress(queue.Full):  # wakes it if it drained all meanwhile
+                    self._queue.put_nowait(None)
                 dispatcher.join()  # ends after the frame in hand
                 print(
-                    f"sgmon: {self._queue.qsize()} frames not written: the outputs did not "
+                    f"sgmon: {self._unwritten()} frames not written: the outputs did not "
                     f"keep up within {DRAIN_S:g}s of the stop",
                     file=sys.stderr,
                 )
+        self._close_sources()
+
+    def _unwritten(self) -> int:
+        """The frames left in the queue (taken out: nothing will write them)."""
+        left = 0
+        with contextlib.suppress(queue.Empty):
+            while True:
+                left += self._queue.get_nowait() is not None
+        return left
+
+    def _close_sources(self) -> None:
         for s in self.sources:
             try:
                 s.close()

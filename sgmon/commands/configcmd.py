@@ -80,7 +80,18 @@ def run(args: argparse.Namespace) -> int:
             checks, frames, unread = _reach(config)
             why = "no database reached"
         problems += _topology(config, frames, unread, why)
+        _pace(config)
     return _verdict(problems, checks)
+
+
+def _pace(config: Config) -> None:
+    """One line when this machine cannot keep every tick of so many hosts (not a problem in
+    the file: a longer interval, or sgmon installed there, is the answer)."""
+    from sgmon.headless import pace_warning
+
+    if (line := pace_warning(config, config.interval)) is not None:
+        sys.stdout.flush()  # after the listing, also when both go to one pipe
+        print(f"sgmon: {line}", file=sys.stderr)
 
 
 def _values(checked: Checked) -> None:

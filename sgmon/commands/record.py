@@ -143,6 +143,7 @@ def _writer(
             rotate=rotate,
             keep=keep,
             compress=args.compress,
+            hosts={h.name: h.role for s in sources for h in s.hosts},
         )
     except ArchiveError as e:
         for s in sources:

@@ -16,10 +16,29 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from sgmon.archive import printable, read_meta, safe_name
+from sgmon.archive import field_columns, header, hist_bounds, printable, read_meta, safe_name
 from sgmon.errors import ArchiveError
+from sgmon.model import Kind, Schema
 from sgmon.safefs import Dir, Refused
 from sgmon.sinks.flush import Flusher
+
+
+def meta_tables(schema: Schema) -> dict[str, dict]:
+    """What meta.json says of a host's tables: each one's columns and fields."""
+    return {
+        name: {
+            "columns": header(fields),
+            "fields": [
+                {
+                    **f.to_dict(),
+                    "columns": field_columns(f),
+                    **({"bounds": list(hist_bounds(f))} if f.kind is Kind.HISTOGRAM else {}),
+                }
+                for f in fields
+            ],
+        }
+        for name, fields in schema.items()
+    }
 
 
 def say(message: str) -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from sgmon import __version__
@@ -45,20 +45,18 @@ from sgmon.archive import (
     META,
     STATUS_KIND,
     encode_row,
-    field_columns,
     fmt_time,
     fmt_value,
     header,
-    hist_bounds,
     host_specs,
     period_stamp,
     safe_name,
     write_meta,
 )
 from sgmon.errors import ArchiveError, SinkFailed
-from sgmon.model import Frame, Kind, Schema, Status
+from sgmon.model import Frame, Schema, Status
 from sgmon.safefs import Dir
-from sgmon.sinks.archivedir import ArchiveDir, prepare_dir, say
+from sgmon.sinks.archivedir import ArchiveDir, meta_tables, prepare_dir, say
 from sgmon.sinks.csvfile import ROOM_ERRNOS, AppendFile, gzip_file
 from sgmon.sinks.flush import Flusher
 from sgmon.sinks.retention import Retention
@@ -87,8 +85,13 @@ class ArchiveWriter:
         compress: bool = False,
         warn: Callable[[str], None] | None = None,
         flusher: Flusher | None = None,
+        hosts: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
+        self.hosts = dict(hosts or {})
+        """Every host of the run and its role: one first heard of lists in meta.json those that
+        answered meanwhile, so hundreds of hosts coming up rewrite it a few times, not once each
+        (it grows with the hosts: 9 MB at 300)."""
         self.schema_of = schema_of
         self.interval = interval
         self.rotate = rotate
@@ -108,6 +111,7 @@ class ArchiveWriter:
         self._events: dict[str, AppendFile] = {}
         self._status: dict[tuple[str, str], str] = {}
         self._known: set[str] = set()
+        self._early: set[str] = set()  # listed before their first frame
         self._failing: str | None = None
         self._full = False  # the failure is a full file system: resume only with room
         self._tick_bytes = 0
@@ -145,32 +149,28 @@ class ArchiveWriter:
         write_meta(self.dirs.root, self.meta)
         self._meta_saved = True
 
-    def _learn_host(self, frame: Frame) -> None:
-        schema = self.schema_of(frame.host)
-        collectors = {}
-        for name, fields in schema.items():
-            collectors[name] = {
-                "columns": header(fields),
-                "fields": [
-                    {
-                        **f.to_dict(),
-                        "columns": field_columns(f),
-                        **({"bounds": list(hist_bounds(f))} if f.kind is Kind.HISTOGRAM else {}),
-                    }
-                    for f in fields
-                ],
-            }
+    def _learn_hosts(self, frame: Frame) -> None:
+        """The frame's host, and those of the run whose far side answered (their schema known),
+        for meta.json; its role is the frame's, the others' their configured one until then."""
+        self._learn(frame.host, frame.role)
+        for host, role in self.hosts.items():
+            if host not in self._known and self.schema_of(host):
+                self._learn(host, role)
+                self._early.add(host)
+
+    def _learn(self, host: str, role: str) -> None:
+        collectors = meta_tables(self.schema_of(host))
         # merged into what the archive already says of the host: an import of its AWR after
         # its sar, or a restart with another collector set, keeps the older tables readable
-        known = self.meta["hosts"].get(frame.host)
+        known = self.meta["hosts"].get(host)
         known = known if isinstance(known, dict) else {}
-        self.meta["hosts"][frame.host] = {
+        self.meta["hosts"][host] = {
             **known,
-            "role": frame.role or known.get("role", ""),
-            "dir": safe_name(frame.host),
+            "role": role or known.get("role", ""),
+            "dir": safe_name(host),
             "collectors": {**known.get("collectors", {}), **collectors},
         }
-        self._known.add(frame.host)
+        self._known.add(host)
         self._meta_saved = False  # written before this host's first row
 
     # --- writing --------------------------------------------------------------------------
@@ -190,7 +190,10 @@ class ArchiveWriter:
             if hdir is None:
                 return  # not a directory sgmon made (said once): nothing of the host written
             if frame.host not in self._known:
-                self._learn_host(frame)
+                self._learn_hosts(frame)
+            elif frame.host in self._early:  # its first frame: the role it names wins
+                self._early.discard(frame.host)
+                self.meta["hosts"][frame.host]["role"] = frame.role or self.hosts[frame.host]
             if not self._meta_saved:
                 self._save_meta()
             self._write_frame(frame, hdir)

@@ -3,6 +3,10 @@ them any more (in-process, with real threads and a sink that takes time)."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+
 from kits.listsource import ListSource, frame
 
 from sgmon.model import Frame
@@ -38,3 +42,34 @@ def test_stop_returns_only_when_no_sink_runs_any_more(monkeypatch, capsys) -> No
     said = capsys.readouterr().err
     assert "frames not written: the outputs did not keep up within 0.5s of the stop" in said
     assert all(s.closed for s in sources)
+
+
+class LateSource(ListSource):
+    """A source whose last frame, collected before the stop, is emitted ``late`` seconds after
+    it: a tick that was under way (its collectors slow on a loaded machine of 300 hosts)."""
+
+    def __init__(self, host: str, frames: list[Frame], late: float) -> None:
+        super().__init__(host, frames)
+        self.late = late
+
+    def run(self, emit: Callable[[Frame], None], stop: threading.Event) -> None:
+        *first, last = self._frames
+        for f in first:
+            emit(f)
+        stop.wait()
+        time.sleep(self.late)
+        emit(last)
+
+
+def test_a_frame_a_source_finishes_after_the_stop_is_written(capsys) -> None:
+    """A source still finishing a tick when the stop comes (later than the stop's wait for the
+    sources) had its frame queued behind the dispatcher's end: lost without a word.  Now the
+    sources get the drain time to hand over what they hold, and all of it is written."""
+    sources = [LateSource(f"h{i}", [frame(f"h{i}", t, t) for t in (1, 2)], 0.8) for i in range(3)]
+    seen: list[tuple[str, float]] = []
+    mon = Monitor(sources, sinks=[lambda f, _: seen.append((f.host, f.time))])
+    mon.start()
+    time.sleep(0.2)
+    mon.stop(timeout=0.3)
+    assert sorted(seen) == [(f"h{i}", t) for i in range(3) for t in (1, 2)]
+    assert "not written" not in capsys.readouterr().err
