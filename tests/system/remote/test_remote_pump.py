@@ -207,7 +207,12 @@ ACCEPT = (
 STANDBY = (
     "import socket, time\ns = socket.create_server(('', 1521))\nc = s.accept()\ntime.sleep(30)"
 )
-HOLD = "import socket, sys, time\nc = socket.create_connection((sys.argv[1], 1521))\ntime.sleep(30)"
+HOLD = """
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], 1521))
+print(1, flush=True)
+time.sleep(30)
+"""
 LOGONS = """
 import socket, sys, time
 end = time.monotonic() + 40
@@ -276,9 +281,10 @@ def test_a_primarys_client_logons_do_not_walk_its_sockets() -> None:
         mirror = stack.enter_context(contextlib.closing(Mirror("prim", Shipped())))
         dumps = [3 in _kinds(piece) for piece in _diag_pieces(pump, mirror, 12.0)]
         assert dumps[0] and not any(dumps[1:]), dumps  # on main: 1, 2, 4, 8 s apart
-        opened = time.monotonic()
-        helpers.append(pair.popen("a", *PY, HOLD, pair.b_ip))
+        helpers.append(pair.popen("a", *PY, HOLD, pair.b_ip, stdout=subprocess.PIPE))
         stack.callback(helpers[-1].kill)
+        assert helpers[-1].stdout is not None and helpers[-1].stdout.readline()  # connected
+        opened = time.monotonic()
         for piece in _diag_pieces(pump, mirror, 10.0):
             found = [s.dport for s in parse_dump(piece)]
             if found:
