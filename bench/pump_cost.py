@@ -17,9 +17,10 @@ the receiving side's TCP work is also charged to sshd, so its figure is an upper
 tick are what each program writes to ssh (ssh's own compression is off by default).  Without
 /usr/sbin/sshd (or not root) the programs run without ssh and the sshd column says so.
 
-``--client-rate R``: R client connections a second opened and closed on loopback meanwhile (a
-primary whose clients log on while its standby is away: with ``--dg-connections 0``, the state
-in which the pump used to walk every socket each tick).
+The host is a primary (its Data Guard connections are the ones it opens to the DG port).
+``--client-rate R``: R client connections a second opened and closed meanwhile, from another
+network namespace (a primary whose clients log on while its standby is away: with
+``--dg-connections 0``, the state in which the pump used to walk every socket each tick).
 
     .venv/bin/python bench/pump_cost.py [--samples 60] [--warmup 5] [--rounds 3]
         [--dg-connections 8] [--client-rate 0]
@@ -48,6 +49,7 @@ from overhead import SADC, socket_farm, task_run
 
 from sgmon.config import Config, HostConfig
 from sgmon.hosts.build import pumped_processes, pumped_sockets, pumped_trace, shipped
+from sgmon.lab.kernel import sh, unique
 from sgmon.remote.mirror import BOOTSTRAP, request
 
 DG_PORT = 46335
@@ -158,37 +160,70 @@ def _sshd(tmp: Path, port: int) -> Iterator[tuple[subprocess.Popen, list[str]]]:
         proc.wait(10)
 
 
+LOGONS = """
+import socket, sys, time
+host, port, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+end = time.monotonic() + 1800  # bounded, though the bench kills it at the round's end
+while time.monotonic() < end:
+    with socket.create_connection((host, port), timeout=5):
+        pass
+    time.sleep(1 / rate)
+"""
+"""The clients: a logon (a connection opened and closed) ``rate`` times a second."""
+
+
 @contextlib.contextmanager
 def client_churn(rate: float) -> Iterator[None]:
-    """``rate`` loopback connections a second, each opened, accepted and closed, for the block
-    (bounded by it: the thread stops when it ends); none for a rate of 0."""
+    """``rate`` client connections a second, each opened, accepted and closed, for the block;
+    none for a rate of 0.  The clients run in a network namespace of their own joined to this
+    one by a veth pair, as application servers on other hosts: on loopback each logon would
+    also count as a connection this host opened (ActiveOpens), which a primary's own
+    connection to its standby is.  Addresses in 198.18.0.0/15 (RFC 2544's benchmarking
+    range); the namespace, and its veth pair with it, removed at the end."""
     if rate <= 0:
         yield
         return
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def churn() -> None:
-        while not stop.wait(1.0 / rate):
-            with socket.create_connection(listener.getsockname(), timeout=5):
-                listener.accept()[0].close()
-
-    thread = threading.Thread(target=churn, daemon=True)
-    thread.start()
+    tag = unique("")[:5]
+    ns, net = f"pumpcost{tag}", f"198.18.{int(tag, 16) % 250}"
     try:
-        yield
+        sh("ip", "netns", "add", ns)
+        sh("ip", "link", "add", f"pch{tag}", "type", "veth", "peer", "name", f"pcn{tag}",
+           "netns", ns)  # fmt: skip
+        sh("ip", "addr", "add", f"{net}.1/30", "dev", f"pch{tag}")
+        sh("ip", "link", "set", f"pch{tag}", "up")
+        sh("ip", "addr", "add", f"{net}.2/30", "dev", f"pcn{tag}", ns=ns)
+        sh("ip", "link", "set", f"pcn{tag}", "up", ns=ns)
+        with socket.create_server((f"{net}.1", 0)) as listener:
+            port = str(listener.getsockname()[1])
+            argv = ["ip", "netns", "exec", ns, sys.executable, "-c", LOGONS, f"{net}.1", port]
+            clients = subprocess.Popen([*argv, str(rate)])
+            stop = threading.Event()
+
+            def accept() -> None:
+                listener.settimeout(1.0)
+                while not stop.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        listener.accept()[0].close()
+
+            thread = threading.Thread(target=accept, daemon=True)
+            thread.start()
+            try:
+                yield
+            finally:
+                stop.set()
+                clients.kill()
+                clients.wait(10)
+                thread.join(10)
     finally:
-        stop.set()
-        thread.join(10)
-        listener.close()
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
 
 
 def _sent() -> bytes:
-    """What sgmon sends the pump for a host with the bench's DG port and no role: its files,
-    the tcp collector's sockets, the procs collector's processes and (as root) the retrans
-    collector's tracepoints."""
+    """What sgmon sends the pump for a primary with the bench's DG port: its files, the tcp
+    collector's sockets, the procs collector's processes and (as root) the retrans collector's
+    tracepoints."""
     config = Config(ports=(DG_PORT,))
-    host = HostConfig(name="bench")
+    host = HostConfig(name="bench", role="primary")
     return request(
         1.0,
         shipped(),

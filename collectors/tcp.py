@@ -349,9 +349,10 @@ class TcpCollector(Collector):
     def remote_selection(self) -> Selection:
         """The sockets a remote pump finds for this collector on its host: these ports, peers
         and ``rediscover``, and this direction unless it follows the database's role (``auto``
-        may change under a running pump: both ends are shipped, and taken here)."""
+        may change under a running pump: both ends are shipped, and taken here); the role's
+        end is the one whose new connections the pump looks for at once."""
         direction = "both" if self._auto else self.direction
-        return Selection(self.ports, self.peers, direction, self.rediscover)
+        return Selection(self.ports, self.peers, direction, self.rediscover, self.direction)
 
     def _route_minima(self, now: float) -> dict[str, float | None]:
         """Peer -> the route's rto_min toward it (ms), each cached for SETTINGS_REFRESH

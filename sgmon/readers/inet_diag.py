@@ -48,6 +48,9 @@ from sgmon.readers.tcp_info import (
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
+TCPDIAG_GETSOCK = 18
+"""inet_diag's first request type: a dump of both address families in ONE walk of the kernel's
+TCP socket hash (SOCK_DIAG_BY_FAMILY walks it once per family); its replies carry this type."""
 
 # Request attribute and reply attribute types (inet_diag.h).
 INET_DIAG_REQ_BYTECODE = 1
@@ -61,6 +64,7 @@ CONNECTED = sum(1 << s for s in (1, 2, 4, 5, 8, 9, 11))
 """ss's default state set: everything but LISTEN, CLOSE, TIME-WAIT and SYN-RECV."""
 
 _REQ = struct.Struct("=BBBBI48x")  # inet_diag_req_v2 with an all-zero sockid
+_REQ_ANY = struct.Struct("=BBBB48xII")  # inet_diag_req: family, lengths, ext, sockid, states
 _REQ_ONE = struct.Struct("=BBBBI48s")  # inet_diag_req_v2 naming one socket
 _PORTS = struct.Struct("!HH")  # idiag_sport, idiag_dport (network order)
 # struct inet_diag_msg: family, state, (timer, retrans), sockid, expires, rqueue, wqueue, uid, inode
@@ -314,7 +318,7 @@ def dump_request(
 ) -> bytes:
     """The dump request for the sockets on ``ports`` (the end ``direction`` names) [to
     ``peers``], in the connected states, with tcp_info and the buffer sizes: what ``query``
-    sends, and what a remote pump sends there."""
+    sends (a remote pump sends the same for both families at once: Selection.requests)."""
     return _request(
         family, CONNECTED, EXT_INFO | EXT_SKMEMINFO, tuple(ports), tuple(peers), direction
     )
@@ -330,10 +334,19 @@ class Selection(NamedTuple):
     """Whose port is tested (DIRECTIONS)."""
     rediscover: float
     """Seconds between dumps while the known sockets stay (0: a dump every tick)."""
+    prompt: str = "both"
+    """The end whose new connections a pump looks for at once (the role's: DIRECTIONS); a new
+    connection of the other end that ``direction`` also takes is looked for less often."""
 
     def requests(self) -> list[bytes]:
-        """The dump requests, one per address family."""
-        return [dump_request(fam, self.ports, self.peers, self.direction) for fam in FAMILIES]
+        """The pump's dump request: both address families in one walk (TCPDIAG_GETSOCK)."""
+        prog = bytecode(self.ports, self.peers, self.direction)
+        attr = RTA.pack(RTA.size + len(prog), INET_DIAG_REQ_BYTECODE) + prog
+        body = _REQ_ANY.pack(socket.AF_UNSPEC, 0, 0, EXT_INFO | EXT_SKMEMINFO, CONNECTED, 0)
+        flags = NLM_F_REQUEST | NLM_F_DUMP
+        return [
+            NLH.pack(NLH.size + len(body) + len(attr), TCPDIAG_GETSOCK, flags, 1, 0) + body + attr
+        ]
 
 
 def parse_dump(data: bytes) -> list[DiagSock]:
@@ -343,7 +356,7 @@ def parse_dump(data: bytes) -> list[DiagSock]:
         length, mtype, _flags, _seq, _pid = NLH.unpack_from(data, pos)
         if length < NLH.size or pos + length > len(data):
             break  # a truncated message: what came before it stands
-        if mtype == SOCK_DIAG_BY_FAMILY:
+        if mtype in (SOCK_DIAG_BY_FAMILY, TCPDIAG_GETSOCK):
             out.append(_parse(view, pos + NLH.size, pos + length))
         pos += (length + 3) & ~3
     return out

@@ -34,6 +34,9 @@ with a retransmission, costs the kernel 2.5 times /proc/net/snmp); every SLOW_EV
 (settings the collectors cache for seconds anyway: socket buffer caps, which block devices are
 partitions, link speeds; a glob is looked up again only when its directory lists other names)."""
 SLOW_EVERY = 10.0
+OPENS = {"out": [0], "in": [1], "both": [0, 1]}
+"""The host's connection counters a new socket of a direction comes with (pump.TcpCounters:
+ActiveOpens, PassiveOpens): a connection opened toward a Data Guard port, one accepted on it."""
 
 
 def program() -> bytes:
@@ -125,6 +128,8 @@ def request(
         spec["trace"] = dict(trace)
     if sockets is not None:
         spec.update(diag=[r.hex() for r in sockets.requests()], rediscover=sockets.rediscover)
+        taken, prompt = OPENS[sockets.direction], OPENS[sockets.prompt]
+        spec.update(prompt=prompt, rarely=[i for i in taken if i not in prompt])
     code = program()
     return b"%d\n" % len(code) + code + json.dumps(spec).encode() + b"\n"
 

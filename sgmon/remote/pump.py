@@ -13,7 +13,7 @@ RetransSegs moved (/proc/net/netstat, whose counters move only with a retransmis
 kernel 2.5 times /proc/net/snmp) and every ``slow_every`` seconds, globs of files to read every
 ``slow_every`` seconds (link speeds, partition flags, socket buffer sysctls; a glob is looked up
 again only when its directory lists other names); sock_diag netlink requests to send (the tcp
-collector's filter of the Data Guard sockets, built by the consumer, and its ``rediscover``);
+collector's filter of the Data Guard sockets, built by the consumer, and when; see Sockets);
 trace files to tail (directories and name patterns).
 Each tick, on a wall-clock boundary of ``interval`` shifted by ``shift`` (so its ticks fall on the
 consumer's boundaries), it reads them (descriptors kept open, one ``pread`` each, as sadc
@@ -226,29 +226,31 @@ class TcpCounters:
 
 
 class Sockets:
-    """The Data Guard sockets as the kernel reports them, found the way the tcp collector finds
-    them locally (collectors/tcp.py, with its own selection and ``rediscover``): the consumer's
-    filtered dump when a known socket is gone, or when a connection was opened since the last
-    dump and the next dump is due: ``rediscover`` seconds after the last (0: every tick), or,
-    while none is known, 1, 2, 4, 8 seconds after dumps that found none, up to ``rediscover``;
-    else one exact lookup per known socket, which costs the same with 20 or 20,000 other
-    sockets on the host.  More than 64 are dumped every tick (cheaper than as many lookups).
-    With ``rtnl``, the routes toward their peers too."""
+    """The Data Guard sockets, found as the tcp collector finds them locally (collectors/tcp.py):
+    the consumer's filtered dump (both families in one walk of the kernel's socket hash, ~1 ms
+    per 262,144 buckets whatever the count) when a known socket is gone, or when a connection of
+    a kind that could be one (``prompt``, indexes in ``opens``) came since the last dump and the
+    next is due: ``rediscover`` s after the last (0: every tick), spaced 1, 2, 4, 8 s up to it
+    while dumps find none; of a kind the filter takes but the host's role does not expect
+    (``rarely``: a standby's on a primary), at most every RARELY s.  Else one exact lookup per
+    known socket, as cheap beside 20,000 others; more than 64 are dumped every tick.  With
+    ``rtnl``, the routes toward their peers too."""
 
-    def __init__(self, sock, requests, rediscover):
-        self.sock = sock
-        self.requests = requests
-        self.rediscover = rediscover
+    RARELY = 60.0
+
+    def __init__(self, sock, request, spec):
+        self.sock, self.request, self.ext = sock, request, request[19]  # inet_diag_req's ext
+        self.rediscover = float(spec.get("rediscover", 10.0))
+        self.prompt, self.rarely = set(spec.get("prompt", (0, 1))), set(spec.get("rarely", ()))
         self.rtnl = None
-        self.ext = requests[0][18] if requests else 0  # inet_diag_req_v2.idiag_ext
         self.lookups = b""
         self.peers = []
         self.routed = None  # the peers whose routes were last shipped
         self.known = 0
         self.many = False  # more than 64: dumped every tick
         self.empty = 0  # dumps in a row that found none: they space out
-        self.next_dump = 0.0
-        self.opens = None
+        self.next_dump = self.rare_dump = 0.0
+        self.opens = None  # ActiveOpens, PassiveOpens at the last dump
 
     def ship(self, blobs, now, opens, slow_tick):
         """Append the sockets' replies, and the routes when the peers changed or on a slow
@@ -263,13 +265,18 @@ class Sockets:
             blobs.append(b"")  # no route answer: rto_min unknown this round
         return DIAG | ROUTES
 
+    def due(self, now, opens):
+        """Whether a dump looks for new sockets this tick (see the class)."""
+        if not self.rediscover or opens is None or self.opens is None:
+            return now >= self.next_dump
+        moved = {i for i in (0, 1) if opens[i] != self.opens[i]}
+        if moved & self.prompt:
+            return now >= self.next_dump
+        return bool(moved & self.rarely) and now >= self.rare_dump
+
     def read(self, now, opens):
         """The sockets' replies: the known ones looked up, or a dump (see the class)."""
-        due = (not self.rediscover or opens is None or opens != self.opens) and (
-            now >= self.next_dump
-        )
-        if self.many:
-            return self.dump(now, opens)
+        due = self.many or self.due(now, opens)
         if not self.known and not due:
             return b""
         if self.known and not due:
@@ -284,17 +291,10 @@ class Sockets:
         return self.dump(now, opens)
 
     def dump(self, now, opens):
-        """The dumps' replies; the sockets they name become the known ones."""
-        out, ids = [], []
-        for request in self.requests:
-            self.sock.send(request)
-            data, found = replies(self.sock, None)
-            out.append(data)
-            ids.extend(
-                data[at + 16 : at + 17] + data[at + 20 : at + 68]
-                for kind, at in found
-                if kind == 20
-            )
+        """The dump's replies; the sockets they name become the known ones."""
+        self.sock.send(self.request)
+        data, found = replies(self.sock, None)
+        ids = [data[at + 16 : at + 17] + data[at + 20 : at + 68] for k, at in found if k == 18]
         self.peers = ids
         self.many = len(ids) > 64
         self.known = 0 if self.many else len(ids)
@@ -307,21 +307,22 @@ class Sockets:
         )
         spaced = float(1 << min(self.empty - 1, 16)) if self.empty else self.rediscover
         self.next_dump = now + min(self.rediscover, spaced)  # as collectors/tcp.py idle_wait
+        self.rare_dump = now + self.RARELY
         self.opens = opens
-        return b"".join(out)
+        return data
 
 
-def netlink(requests, rediscover):
-    """The sockets' netlink (sock_diag, and rtnetlink for the routes), or None without
-    requests or where there is none (said once)."""
-    if not requests:
+def netlink(spec):
+    """The sockets' netlink (sock_diag, and rtnetlink for the routes), or None without a
+    request (the consumer's dump: TCPDIAG_GETSOCK, both families) or netlink (said once)."""
+    if not spec.get("diag"):
         return None
     sockets = None
     try:
         sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)  # NETLINK_SOCK_DIAG
         sock.bind((0, 0))
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
-        sockets = Sockets(sock, requests, rediscover)
+        sockets = Sockets(sock, bytes.fromhex(spec["diag"][0]), spec)
         rtnl = sockets.rtnl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # ROUTE
         rtnl.bind((0, 0))
         rtnl.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
@@ -830,7 +831,6 @@ def main():
     stdin = sys.stdin.buffer
     spec = json.loads(stdin.readline().decode())
     ticks = Ticks(spec)
-    requests = [bytes.fromhex(r) for r in spec.get("diag", ())]
     hello = {
         "pump": 1,
         "python": platform.python_version(),
@@ -842,7 +842,7 @@ def main():
     except OSError:
         os._exit(0)
     send(b"H", json.dumps(hello).encode())
-    sockets = netlink(requests, float(spec.get("rediscover", 10.0)))
+    sockets = netlink(spec)
     for target, args in ((listen, (stdin,)), (orphaned, (float(spec.get("orphan_after", 60)),))):
         thread = threading.Thread(target=target, args=args)
         thread.daemon = True

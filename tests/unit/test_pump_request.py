@@ -16,11 +16,12 @@ from collectors.retrans import RetransCollector
 from collectors.tcp import TcpCollector, idle_wait
 from sgmon.config import Config, HostConfig
 from sgmon.hosts.build import pumped_processes, pumped_sockets, pumped_trace, shipped
-from sgmon.readers.inet_diag import dump_request
+from sgmon.readers.inet_diag import Selection, dump_request
 from sgmon.remote.mirror import Shipped, request
 from sgmon.remote.pump import Sockets
 
 HOST = HostConfig(name="far", role="primary", ssh="far")
+[DUMP] = Selection((1521,), (), "both", 10.0).requests()
 
 
 def _spec(data: bytes) -> dict:
@@ -120,9 +121,15 @@ def test_the_sockets_are_the_tcp_collectors_own(table: dict, direction: str) -> 
     assert selection.ports == tcp.ports and selection.peers == tcp.peers
     assert selection.direction == direction and selection.rediscover == tcp.rediscover
     spec = _spec(request(1.0, Shipped(), selection))
-    families = (socket.AF_INET, socket.AF_INET6)
-    wanted = [dump_request(f, tcp.ports, tcp.peers, direction).hex() for f in families]
-    assert spec["diag"] == wanted and spec["rediscover"] == tcp.rediscover
+    [sent] = [bytes.fromhex(r) for r in spec["diag"]]
+    local = dump_request(socket.AF_INET, tcp.ports, tcp.peers, direction)
+    assert struct.unpack_from("=H", sent, 4) == (18,)  # TCPDIAG_GETSOCK: both families at once
+    assert sent[16 + 60 :] == local[16 + 56 :]  # after the two request structs: the same filter
+    assert spec["rediscover"] == tcp.rediscover
+    opens = {"out": [0], "in": [1], "both": [0, 1]}  # ActiveOpens, PassiveOpens
+    prompt = opens[tcp.direction]  # the role's end (primary: out) unless configured
+    assert spec["prompt"] == prompt
+    assert spec["rarely"] == [i for i in opens[direction] if i not in prompt]
 
 
 def test_no_sockets_where_tcp_is_off() -> None:
@@ -141,7 +148,7 @@ class _Kernel:
     def send(self, data: bytes) -> None:
         self.sent.append(data)
         if struct.unpack_from("=H", data, 6)[0] & 0x300:  # NLM_F_DUMP: the sockets, then DONE
-            msgs = [_reply(i) for i in range(self.n)]
+            msgs = [_reply(i, 18) for i in range(self.n)]  # a dump's: TCPDIAG_GETSOCK
             self.replies.append(b"".join([*msgs, struct.pack("=IHHII", 20, 3, 2, 1, 0), b"\0" * 4]))
         else:
             self.replies += [_reply(i) for i in range(len(data) // 72)]
@@ -150,11 +157,12 @@ class _Kernel:
         return self.replies.pop(0)
 
 
-def _reply(i: int) -> bytes:
-    """A SOCK_DIAG_BY_FAMILY reply for an established socket: its header and inet_diag_msg."""
+def _reply(i: int, kind: int = 20) -> bytes:
+    """A SOCK_DIAG_BY_FAMILY reply (or ``kind``) for an established socket: its header and
+    inet_diag_msg."""
     body = struct.pack("=BB2x", socket.AF_INET, 1) + struct.pack("!HH", 1521, 40000 + i)
     body += b"\0" * (72 - len(body))
-    return struct.pack("=IHHII", 16 + len(body), 20, 2, 1, 0) + body
+    return struct.pack("=IHHII", 16 + len(body), kind, 2, 1, 0) + body
 
 
 @pytest.mark.parametrize(("rediscover", "dumps"), [(10.0, 1), (0.0, 4)])
@@ -162,8 +170,7 @@ def test_the_pump_dumps_again_as_the_tcp_collector_would(rediscover: float, dump
     """Known sockets are looked up until ``rediscover`` seconds passed and a connection was
     opened; with 0, a dump every tick."""
     kernel = _Kernel(2)
-    requests = [dump_request(socket.AF_INET, (1521,))]
-    sockets = Sockets(kernel, requests, rediscover)
+    sockets = Sockets(kernel, DUMP, {"rediscover": rediscover})
     for tick in range(4):
         sockets.read(float(tick), (b"5", b"6"))
     dumped = [d for d in kernel.sent if struct.unpack_from("=H", d, 6)[0] & 0x300]
@@ -174,7 +181,7 @@ def test_with_no_dg_socket_the_pump_spaces_its_dumps_as_the_tcp_collector_does()
     """No DG socket, a client connection every second: the pump dumps on the tcp collector's
     schedule (1, 2, 4, 8 s apart, then every ``rediscover``), never once a tick."""
     kernel = _Kernel(0)
-    sockets = Sockets(kernel, [dump_request(socket.AF_INET, (1521,))], 10.0)
+    sockets = Sockets(kernel, DUMP, {"rediscover": 10.0})
     dumps, wait, due, empty = [], [], 0.0, 0
     for tick in range(61):
         before = len(kernel.sent)
@@ -197,6 +204,22 @@ def test_more_than_64_dg_sockets_are_shipped_every_tick_even_when_quiet() -> Non
     """Past 64 known sockets the pump dumps every tick rather than look each up; a tick in which
     no connection opened still ships them (it used to ship none)."""
     kernel = _Kernel(70)
-    sockets = Sockets(kernel, [dump_request(socket.AF_INET, (1521,))], 10.0)
+    sockets = Sockets(kernel, DUMP, {"rediscover": 10.0})
     shipped = [len(sockets.read(float(tick), (b"5", b"6"))) for tick in range(4)]
     assert all(n >= 70 * 88 for n in shipped), shipped
+
+
+def test_a_primarys_client_logons_walk_the_socket_hash_once_a_minute() -> None:
+    """A primary (its Data Guard sockets are connections it opens) with none, a client logon
+    every second: the accepted connections dump at most every Sockets.RARELY seconds; the first
+    connection it opens after them is looked for at the next tick."""
+    kernel = _Kernel(0)
+    sockets = Sockets(kernel, DUMP, {"prompt": [0], "rarely": [1]})
+    dumps = []
+    for tick in range(150):
+        before = len(kernel.sent)
+        sockets.read(float(tick), (b"5", str(tick).encode()))
+        dumps += [tick] if len(kernel.sent) > before else []
+    assert dumps == [0, 60, 120]
+    sockets.read(150.0, (b"6", b"150"))
+    assert len(kernel.sent) == 4

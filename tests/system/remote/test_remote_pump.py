@@ -6,21 +6,27 @@ tests/test_remote_pump_ssh.py."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from nslab import run_source
+from nslab import FAR_PYTHON, NsPair, ns_pair, require_root, run_source
 from paths import REPO
 
 from sgmon.config import Config, DbConfig, HostConfig
-from sgmon.hosts.build import sources_from_config
+from sgmon.hosts.build import pumped_sockets, sources_from_config
 from sgmon.hosts.remote import PumpSource, RemoteSource
-from sgmon.remote.mirror import PREFIX, Mirror, Shipped
+from sgmon.readers.inet_diag import SOCK_DIAG_DUMP, parse_dump
+from sgmon.remote.mirror import BOOTSTRAP, PREFIX, Mirror, Shipped, request
+from sgmon.remote.pump import MAGIC
 from sgmon.sim.standin import StandIn
 
 REMOTE = REPO / "sgmon" / "remote" / "pump.py"
@@ -192,3 +198,96 @@ def test_an_installed_agents_host_gets_its_database_read_here(tmp_path: Path, mo
     assert f.collectors["cpu"].status.value == "ok"
     assert f.collectors["oracle_waits"].status.value == "ok"
     assert "RFS write" in f.rows("oracle_waits")
+
+
+PY = (sys.executable, "-c")
+ACCEPT = (
+    "import socket\ns = socket.create_server(('', 1522))\nwhile 1:\n    s.accept()[0].close()\n"
+)
+STANDBY = (
+    "import socket, time\ns = socket.create_server(('', 1521))\nc = s.accept()\ntime.sleep(30)"
+)
+HOLD = """
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], 1521))
+print(1, flush=True)
+time.sleep(30)
+"""
+LOGONS = """
+import socket, sys, time
+end = time.monotonic() + 40
+while time.monotonic() < end:
+    with socket.create_connection((sys.argv[1], 1522), timeout=5):
+        time.sleep(0.2)
+"""
+"""Helpers run in the namespaces: the primary's listener for its clients, the standby's
+listener, the primary's connection to it, and clients logging on five times a second."""
+
+
+def _pumped(pair: NsPair) -> subprocess.Popen:
+    """The pump in namespace ``a`` (the far side's python3), asked for a primary's DG sockets
+    on 1521 at 0.5 s ticks."""
+    host = HostConfig(name="prim", role="primary", ssh="far")
+    selection = pumped_sockets(Config(hosts=(host,), ports=(1521,)), host)
+    python = shutil.which("python3", path=FAR_PYTHON or None) or "python3"
+    argv = ["ip", "netns", "exec", pair.a, python, "-I", "-c", BOOTSTRAP]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(request(0.5, Shipped(), selection))
+    proc.stdin.flush()
+    proc.stdout.read(len(MAGIC))
+    return proc
+
+
+def _diag_pieces(proc: subprocess.Popen, mirror: Mirror, seconds: float) -> Iterator[bytes]:
+    """The sockets' piece of each tick the pump sends for ``seconds``."""
+    assert proc.stdout is not None
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        head = proc.stdout.read(5)
+        assert len(head) == 5, "the pump ended"
+        kind, size = struct.unpack(">cI", head)
+        payload = proc.stdout.read(size)
+        if kind == b"T":
+            mirror.apply(payload)
+            yield Path(mirror.local("/" + SOCK_DIAG_DUMP)).read_bytes()
+
+
+def _kinds(piece: bytes) -> list[int]:
+    """The netlink message types in a piece of sock_diag replies."""
+    out, pos = [], 0
+    while pos + 16 <= len(piece):
+        length, kind = struct.unpack_from("=IH", piece, pos)
+        out.append(kind)
+        pos += max(16, (length + 3) & ~3)
+    return out
+
+
+def test_a_primarys_client_logons_do_not_walk_its_sockets() -> None:
+    """A primary with no Data Guard connection whose clients log on five times a second from
+    another host: the pump looks for its sockets once at the start, and not again for the
+    logons (each dump walks the kernel's whole socket hash); the connection it then opens to
+    the standby's listener shows within two seconds.  Real sockets across two namespaces."""
+    require_root("ip")
+    with contextlib.ExitStack() as stack:
+        pair = stack.enter_context(ns_pair("pd"))  # a: the primary, b: clients and standby
+        helpers = [pair.popen("a", *PY, ACCEPT), pair.popen("b", *PY, STANDBY)]
+        time.sleep(0.5)
+        helpers.append(pair.popen("b", *PY, LOGONS, pair.a_ip))
+        for p in helpers:
+            stack.callback(p.kill)
+        pump = _pumped(pair)
+        stack.callback(pump.kill)
+        mirror = stack.enter_context(contextlib.closing(Mirror("prim", Shipped())))
+        dumps = [3 in _kinds(piece) for piece in _diag_pieces(pump, mirror, 12.0)]
+        assert dumps[0] and not any(dumps[1:]), dumps  # on main: 1, 2, 4, 8 s apart
+        helpers.append(pair.popen("a", *PY, HOLD, pair.b_ip, stdout=subprocess.PIPE))
+        stack.callback(helpers[-1].kill)
+        assert helpers[-1].stdout is not None and helpers[-1].stdout.readline()  # connected
+        opened = time.monotonic()
+        for piece in _diag_pieces(pump, mirror, 10.0):
+            found = [s.dport for s in parse_dump(piece)]
+            if found:
+                break
+        assert found == [1521]
+        assert time.monotonic() - opened <= 2.5
