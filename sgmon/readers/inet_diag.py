@@ -137,12 +137,18 @@ def _request(
     peers: tuple[str, ...],
     direction: str,
 ) -> bytes:
-    """One SOCK_DIAG_BY_FAMILY dump request, built once per distinct query."""
+    """One dump request, built once per distinct query: SOCK_DIAG_BY_FAMILY for one family,
+    or, for AF_UNSPEC, the older TCPDIAG_GETSOCK, which takes both families in one walk of the
+    kernel's socket hash (the walk of its empty buckets is most of a dump's cost, whatever the
+    filter: bench/README.md, "what a filtered dump costs")."""
     prog = bytecode(ports, peers, direction)
     attr = RTA.pack(RTA.size + len(prog), INET_DIAG_REQ_BYTECODE) + prog
-    body = _REQ.pack(family, socket.IPPROTO_TCP, ext, 0, states) + attr
-    hdr = NLH.pack(NLH.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
-    return hdr + body
+    if family == socket.AF_UNSPEC:
+        mtype, body = TCPDIAG_GETSOCK, _REQ_ANY.pack(family, 0, 0, ext, states, 0)
+    else:
+        mtype, body = SOCK_DIAG_BY_FAMILY, _REQ.pack(family, socket.IPPROTO_TCP, ext, 0, states)
+    hdr = NLH.pack(NLH.size + len(body) + len(attr), mtype, NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
+    return hdr + body + attr
 
 
 @lru_cache(maxsize=4096)
@@ -189,7 +195,8 @@ class InetDiag:
         in the given states and families."""
         key_ports, key_peers = tuple(ports), tuple(peers)
         out: list[DiagSock] = []
-        for fam in families:
+        wanted = tuple(families)
+        for fam in (socket.AF_UNSPEC,) if set(wanted) == set(FAMILIES) else wanted:
             self._nl.send(_request(fam, states, ext, key_ports, key_peers, direction))
             self._read_dump(out)
         return out
@@ -265,7 +272,7 @@ class InetDiag:
                 if err := self._nl.error(start, "inet_diag"):
                     raise err
                 return
-            if mtype == SOCK_DIAG_BY_FAMILY:
+            if mtype in (SOCK_DIAG_BY_FAMILY, TCPDIAG_GETSOCK):
                 out.append(_parse(view, start, end))
 
 
@@ -340,13 +347,7 @@ class Selection(NamedTuple):
 
     def requests(self) -> list[bytes]:
         """The pump's dump request: both address families in one walk (TCPDIAG_GETSOCK)."""
-        prog = bytecode(self.ports, self.peers, self.direction)
-        attr = RTA.pack(RTA.size + len(prog), INET_DIAG_REQ_BYTECODE) + prog
-        body = _REQ_ANY.pack(socket.AF_UNSPEC, 0, 0, EXT_INFO | EXT_SKMEMINFO, CONNECTED, 0)
-        flags = NLM_F_REQUEST | NLM_F_DUMP
-        return [
-            NLH.pack(NLH.size + len(body) + len(attr), TCPDIAG_GETSOCK, flags, 1, 0) + body + attr
-        ]
+        return [dump_request(socket.AF_UNSPEC, self.ports, self.peers, self.direction)]
 
 
 def parse_dump(data: bytes) -> list[DiagSock]:

@@ -134,3 +134,16 @@ def test_a_repeated_lookup_reads_what_a_dump_reads(sockets) -> None:
     assert all(fast) and all(again)
     assert sorted(map(_stable, fast)) == sorted(map(_stable, map(figures, dump)))
     assert sorted(map(_stable, again)) == sorted(map(_stable, fast))
+
+
+def test_one_walk_for_both_families_finds_what_two_walks_find(sockets) -> None:
+    """Both families are asked in one TCPDIAG_GETSOCK walk: the same sockets as one
+    SOCK_DIAG_BY_FAMILY dump per family."""
+    with InetDiag() as diag:
+        for port in (P1, P6):
+            apart = diag.query([port], families=[socket.AF_INET]) + diag.query(
+                [port], families=[socket.AF_INET6]
+            )
+            both = diag.query([port])
+            key = itemgetter(0, 3, 5)  # family, sport, dport
+            assert sorted(map(key, both)) == sorted(map(key, apart)) and both
