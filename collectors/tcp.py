@@ -347,12 +347,10 @@ class TcpCollector(Collector):
         return [figures(s) for s in self._known]
 
     def remote_selection(self) -> Selection:
-        """The sockets a remote pump finds for this collector on its host: these ports, peers
-        and ``rediscover``, and this direction unless it follows the database's role (``auto``
-        may change under a running pump: both ends are shipped, and taken here); the role's
-        end is the one whose new connections the pump looks for at once."""
-        direction = "both" if self._auto else self.direction
-        return Selection(self.ports, self.peers, direction, self.rediscover, self.direction)
+        """The sockets a remote pump finds for this collector on its host: these ports, peers,
+        direction (``auto``: the role's now; the pump source sends the other end's after a
+        switchover) and ``rediscover``."""
+        return Selection(self.ports, self.peers, self.direction, self.rediscover)
 
     def _route_minima(self, now: float) -> dict[str, float | None]:
         """Peer -> the route's rto_min toward it (ms), each cached for SETTINGS_REFRESH

@@ -130,6 +130,8 @@ class PumpSource(SshSource):
             processes=processes is not None,
         )
         self._engine: Engine | None = None
+        self._tcp: Collector | None = None
+        """The tcp collector here, whose end of the DG port follows the database's role."""
         self._remote_clock = time.monotonic()
         """The far side's monotonic clock at its last tick (the span of its /proc rates)."""
         self._shift: float | None = None
@@ -192,6 +194,7 @@ class PumpSource(SshSource):
     ) -> None:
         if kind == b"T" and self._greeted:
             self._tick(payload, emit)
+            self._aim(proc)
         elif kind == b"P":
             with contextlib.suppress(ValueError):
                 self._pong(json.loads(payload))
@@ -272,8 +275,10 @@ class PumpSource(SshSource):
             return
         self._remote_clock = tick.monotonic
         if self._engine is None:
+            collectors = self._collectors(self.mirror.root)
+            self._tcp = next((c for c in collectors if c.name == "tcp"), None)
             self._engine = Engine(
-                self._collectors(self.mirror.root),
+                collectors,
                 self.interval,
                 self.name,
                 self.hosts[0].role,
@@ -285,6 +290,18 @@ class PumpSource(SshSource):
                 self._database.tick(local_time)
             return
         self._emit(self._engine.tick(local_time), emit)
+
+    def _aim(self, proc: subprocess.Popen) -> None:
+        """After a switchover the tcp collector takes the other end (``auto``): the pump is
+        sent that end's search, so that it never reads the clients of the database's port."""
+        from sgmon.remote.mirror import aim
+
+        if self._tcp is None or self._sockets is None:
+            return
+        now = self._tcp.remote_selection()  # type: ignore[attr-defined]
+        if now != self._sockets:
+            self._sockets = now
+            self._write(proc, f"sockets {json.dumps(aim(now), separators=(',', ':'))}\n")
 
     def _early(self) -> None:
         self.coalesced += 1

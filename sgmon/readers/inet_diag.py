@@ -341,9 +341,6 @@ class Selection(NamedTuple):
     """Whose port is tested (DIRECTIONS)."""
     rediscover: float
     """Seconds between dumps while the known sockets stay (0: a dump every tick)."""
-    prompt: str = "both"
-    """The end whose new connections a pump looks for at once (the role's: DIRECTIONS); a new
-    connection of the other end that ``direction`` also takes is looked for less often."""
 
     def requests(self) -> list[bytes]:
         """The pump's dump request: both address families in one walk (TCPDIAG_GETSOCK)."""

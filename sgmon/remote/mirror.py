@@ -98,6 +98,13 @@ class Shipped:
         return isinstance(path, str) and any(fnmatch.fnmatchcase(path, g) for g in self.slow)
 
 
+def aim(sockets: Selection) -> dict[str, object]:
+    """The pump's search for the DG sockets: the request, ``rediscover``, and the connection
+    counters whose moves can bring one (sent in the request, and again after a switchover)."""
+    diag = [r.hex() for r in sockets.requests()]
+    return {"diag": diag, "rediscover": sockets.rediscover, "prompt": OPENS[sockets.direction]}
+
+
 def request(
     interval: float,
     shipped: Shipped,
@@ -127,9 +134,7 @@ def request(
     if trace is not None:
         spec["trace"] = dict(trace)
     if sockets is not None:
-        spec.update(diag=[r.hex() for r in sockets.requests()], rediscover=sockets.rediscover)
-        taken, prompt = OPENS[sockets.direction], OPENS[sockets.prompt]
-        spec.update(prompt=prompt, rarely=[i for i in taken if i not in prompt])
+        spec.update(aim(sockets))
     code = program()
     return b"%d\n" % len(code) + code + json.dumps(spec).encode() + b"\n"
 

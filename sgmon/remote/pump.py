@@ -229,27 +229,32 @@ class Sockets:
     """The Data Guard sockets, found as the tcp collector finds them locally (collectors/tcp.py):
     the consumer's filtered dump (both families in one walk of the kernel's socket hash, ~1 ms
     per 262,144 buckets whatever the count) when a known socket is gone, or when a connection of
-    a kind that could be one (``prompt``, indexes in ``opens``) came since the last dump and the
-    next is due: ``rediscover`` s after the last (0: every tick), spaced 1, 2, 4, 8 s up to it
-    while dumps find none; of a kind the filter takes but the host's role does not expect
-    (``rarely``: a standby's on a primary), at most every RARELY s.  Else one exact lookup per
-    known socket, as cheap beside 20,000 others; more than 64 are dumped every tick.  With
-    ``rtnl``, the routes toward their peers too."""
+    a kind that could be one (``prompt``, indexes in ``opens``: opened for a primary's, accepted
+    for a standby's) came since the last dump and the next is due: ``rediscover`` s after the
+    last (0: every tick), spaced 1, 2, 4, 8 s up to it while dumps find none.  Else one exact
+    lookup per known socket, as cheap beside 20,000 others; more than 64 are dumped every tick.
+    After a switchover the consumer sends the other end's request (``aim``).  With ``rtnl``,
+    the routes toward their peers too."""
 
-    RARELY = 60.0
-
-    def __init__(self, sock, request, spec):
-        self.sock, self.request, self.ext = sock, request, request[19]  # inet_diag_req's ext
-        self.rediscover = float(spec.get("rediscover", 10.0))
-        self.prompt, self.rarely = set(spec.get("prompt", (0, 1))), set(spec.get("rarely", ()))
+    def __init__(self, sock, spec):
+        self.sock = sock
         self.rtnl = None
-        self.lookups = b""
         self.peers = []
         self.routed = None  # the peers whose routes were last shipped
+        self.aim(spec)
+
+    def aim(self, spec):
+        """Take a request (the first, or the one for the other end after a switchover): the
+        known sockets are forgotten and the next tick dumps."""
+        self.request = bytes.fromhex(spec["diag"][0])
+        self.ext = self.request[19]  # inet_diag_req's ext
+        self.rediscover = float(spec.get("rediscover", 10.0))
+        self.prompt = set(spec.get("prompt", (0, 1)))
+        self.lookups = b""
         self.known = 0
         self.many = False  # more than 64: dumped every tick
         self.empty = 0  # dumps in a row that found none: they space out
-        self.next_dump = self.rare_dump = 0.0
+        self.next_dump = 0.0
         self.opens = None  # ActiveOpens, PassiveOpens at the last dump
 
     def ship(self, blobs, now, opens, slow_tick):
@@ -267,15 +272,17 @@ class Sockets:
 
     def due(self, now, opens):
         """Whether a dump looks for new sockets this tick (see the class)."""
+        if now < self.next_dump:
+            return False
         if not self.rediscover or opens is None or self.opens is None:
-            return now >= self.next_dump
-        moved = {i for i in (0, 1) if opens[i] != self.opens[i]}
-        if moved & self.prompt:
-            return now >= self.next_dump
-        return bool(moved & self.rarely) and now >= self.rare_dump
+            return True
+        return any(opens[i] != self.opens[i] for i in self.prompt)
 
     def read(self, now, opens):
         """The sockets' replies: the known ones looked up, or a dump (see the class)."""
+        aimed = STATE.pop("sockets", None)
+        if aimed is not None:
+            self.aim(aimed)
         due = self.many or self.due(now, opens)
         if not self.known and not due:
             return b""
@@ -307,7 +314,6 @@ class Sockets:
         )
         spaced = float(1 << min(self.empty - 1, 16)) if self.empty else self.rediscover
         self.next_dump = now + min(self.rediscover, spaced)  # as collectors/tcp.py idle_wait
-        self.rare_dump = now + self.RARELY
         self.opens = opens
         return data
 
@@ -322,7 +328,7 @@ def netlink(spec):
         sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)  # NETLINK_SOCK_DIAG
         sock.bind((0, 0))
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
-        sockets = Sockets(sock, bytes.fromhex(spec["diag"][0]), spec)
+        sockets = Sockets(sock, spec)
         rtnl = sockets.rtnl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # ROUTE
         rtnl.bind((0, 0))
         rtnl.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, WAIT)
@@ -738,7 +744,11 @@ def listen(stdin):
                 send(b"P", json.dumps(reply).encode())
             elif words[:1] == [b"shift"]:
                 STATE["shift"] = float(words[1])
-        except (IndexError, ValueError):
+            elif words[:1] == [b"sockets"]:  # the other end's request, after a switchover
+                aimed = json.loads(words[1].decode())
+                if len(bytes.fromhex(aimed["diag"][0])) > 19:  # else not a request: not taken
+                    STATE["sockets"] = aimed
+        except (IndexError, KeyError, TypeError, ValueError):
             continue
     end()
 

@@ -4,7 +4,9 @@ Data Guard sockets from the tcp collector's own selection (its ports, peers, dir
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 import socket
 import struct
@@ -17,8 +19,8 @@ from collectors.tcp import TcpCollector, idle_wait
 from sgmon.config import Config, HostConfig
 from sgmon.hosts.build import pumped_processes, pumped_sockets, pumped_trace, shipped
 from sgmon.readers.inet_diag import Selection, dump_request
-from sgmon.remote.mirror import Shipped, request
-from sgmon.remote.pump import Sockets
+from sgmon.remote.mirror import Shipped, aim, request
+from sgmon.remote.pump import STATE, Sockets
 
 HOST = HostConfig(name="far", role="primary", ssh="far")
 [DUMP] = Selection((1521,), (), "both", 10.0).requests()
@@ -107,7 +109,7 @@ def test_a_file_declared_twice_ships_once_at_its_first_cadence() -> None:
 @pytest.mark.parametrize(
     ("table", "direction"),
     [
-        ({}, "both"),  # auto follows the database's role: both ends shipped, taken there
+        ({}, "out"),  # auto: the role's end (a primary's connections to the standby)
         ({"direction": "out"}, "out"),
         ({"direction": "in", "rediscover": 0}, "in"),
         ({"ports": [1522, 1523], "peers": ["10.0.0.2"]}, "both"),  # not [dataguard]'s
@@ -127,9 +129,7 @@ def test_the_sockets_are_the_tcp_collectors_own(table: dict, direction: str) -> 
     assert sent[16 + 60 :] == local[16 + 56 :]  # after the two request structs: the same filter
     assert spec["rediscover"] == tcp.rediscover
     opens = {"out": [0], "in": [1], "both": [0, 1]}  # ActiveOpens, PassiveOpens
-    prompt = opens[tcp.direction]  # the role's end (primary: out) unless configured
-    assert spec["prompt"] == prompt
-    assert spec["rarely"] == [i for i in opens[direction] if i not in prompt]
+    assert spec["prompt"] == opens[direction]
 
 
 def test_no_sockets_where_tcp_is_off() -> None:
@@ -170,7 +170,7 @@ def test_the_pump_dumps_again_as_the_tcp_collector_would(rediscover: float, dump
     """Known sockets are looked up until ``rediscover`` seconds passed and a connection was
     opened; with 0, a dump every tick."""
     kernel = _Kernel(2)
-    sockets = Sockets(kernel, DUMP, {"rediscover": rediscover})
+    sockets = Sockets(kernel, {"diag": [DUMP.hex()], "rediscover": rediscover})
     for tick in range(4):
         sockets.read(float(tick), (b"5", b"6"))
     dumped = [d for d in kernel.sent if struct.unpack_from("=H", d, 6)[0] & 0x300]
@@ -181,7 +181,7 @@ def test_with_no_dg_socket_the_pump_spaces_its_dumps_as_the_tcp_collector_does()
     """No DG socket, a client connection every second: the pump dumps on the tcp collector's
     schedule (1, 2, 4, 8 s apart, then every ``rediscover``), never once a tick."""
     kernel = _Kernel(0)
-    sockets = Sockets(kernel, DUMP, {"rediscover": 10.0})
+    sockets = Sockets(kernel, {"diag": [DUMP.hex()], "rediscover": 10.0})
     dumps, wait, due, empty = [], [], 0.0, 0
     for tick in range(61):
         before = len(kernel.sent)
@@ -204,22 +204,58 @@ def test_more_than_64_dg_sockets_are_shipped_every_tick_even_when_quiet() -> Non
     """Past 64 known sockets the pump dumps every tick rather than look each up; a tick in which
     no connection opened still ships them (it used to ship none)."""
     kernel = _Kernel(70)
-    sockets = Sockets(kernel, DUMP, {"rediscover": 10.0})
+    sockets = Sockets(kernel, {"diag": [DUMP.hex()], "rediscover": 10.0})
     shipped = [len(sockets.read(float(tick), (b"5", b"6"))) for tick in range(4)]
     assert all(n >= 70 * 88 for n in shipped), shipped
 
 
-def test_a_primarys_client_logons_walk_the_socket_hash_once_a_minute() -> None:
+def test_a_primarys_client_logons_never_walk_the_socket_hash() -> None:
     """A primary (its Data Guard sockets are connections it opens) with none, a client logon
-    every second: the accepted connections dump at most every Sockets.RARELY seconds; the first
-    connection it opens after them is looked for at the next tick."""
+    every second: no dump after the first; the first connection it opens after them is looked
+    for at the next tick.  After a switchover (the consumer's ``sockets`` line) the other end's
+    request is dumped at the next tick, and its accepted connections count."""
     kernel = _Kernel(0)
-    sockets = Sockets(kernel, DUMP, {"prompt": [0], "rarely": [1]})
+    primary = Selection((1521,), (), "out", 10.0)
+    sockets = Sockets(kernel, aim(primary))
     dumps = []
     for tick in range(150):
         before = len(kernel.sent)
         sockets.read(float(tick), (b"5", str(tick).encode()))
         dumps += [tick] if len(kernel.sent) > before else []
-    assert dumps == [0, 60, 120]
+    assert dumps == [0]
     sockets.read(150.0, (b"6", b"150"))
+    assert len(kernel.sent) == 2 and kernel.sent[-1] == primary.requests()[0]
+    standby = Selection((1521,), (), "in", 10.0)
+    STATE["sockets"] = aim(standby)
+    sockets.read(151.0, (b"6", b"150"))
+    assert len(kernel.sent) == 3 and kernel.sent[-1] == standby.requests()[0]
+    sockets.read(170.0, (b"6", b"171"))  # accepted: a standby's RFS could be among them
     assert len(kernel.sent) == 4
+
+
+def test_after_a_switchover_the_pump_is_sent_the_other_ends_search() -> None:
+    """A host configured as a primary whose database reports standby: the tcp collector here
+    takes the accepted end, and the pump is sent that end's search once (a line on its stdin),
+    which Sockets takes as it takes the first request."""
+    from types import SimpleNamespace
+
+    from sgmon.hosts.remote import PumpSource
+    from sgmon.readers import roles
+
+    host = HostConfig(name=f"switched-pump-{os.getpid()}", role="primary", ssh="far")
+    tcp = TcpCollector({"ports": [1521], "role": "primary", "host": host.name})
+    config = Config(hosts=(host,), ports=(1521,))
+    source = PumpSource(host, lambda root: [tcp], pumped_sockets(config, host), Shipped())
+    source._tcp = tcp
+    proc = SimpleNamespace(stdin=io.BytesIO())
+    source._aim(proc)  # type: ignore[arg-type]
+    assert proc.stdin.getvalue() == b""  # nothing changed: nothing sent
+    roles.observe(host.name, "standby")
+    tcp._follow_role()
+    source._aim(proc)  # type: ignore[arg-type]
+    source._aim(proc)  # type: ignore[arg-type]
+    word, sent = proc.stdin.getvalue().decode().split()
+    assert word == "sockets" and json.loads(sent) == aim(Selection((1521,), (), "in", 10.0))
+    kernel = _Kernel(0)
+    Sockets(kernel, json.loads(sent)).read(0.0, None)
+    assert kernel.sent == Selection((1521,), (), "in", 10.0).requests()

@@ -202,7 +202,8 @@ def test_an_installed_agents_host_gets_its_database_read_here(tmp_path: Path, mo
 
 PY = (sys.executable, "-c")
 ACCEPT = (
-    "import socket\ns = socket.create_server(('', 1522))\nwhile 1:\n    s.accept()[0].close()\n"
+    "import socket\ns = socket.create_server(('', 1521))\nwhile 1:\n"
+    "    c = s.accept()[0]\n    c.recv(1)\n    c.close()\n"
 )
 STANDBY = (
     "import socket, time\ns = socket.create_server(('', 1521))\nc = s.accept()\ntime.sleep(30)"
@@ -217,7 +218,7 @@ LOGONS = """
 import socket, sys, time
 end = time.monotonic() + 40
 while time.monotonic() < end:
-    with socket.create_connection((sys.argv[1], 1522), timeout=5):
+    with socket.create_connection((sys.argv[1], 1521), timeout=5):
         time.sleep(0.2)
 """
 """Helpers run in the namespaces: the primary's listener for its clients, the standby's
@@ -264,9 +265,10 @@ def _kinds(piece: bytes) -> list[int]:
 
 
 def test_a_primarys_client_logons_do_not_walk_its_sockets() -> None:
-    """A primary with no Data Guard connection whose clients log on five times a second from
-    another host: the pump looks for its sockets once at the start, and not again for the
-    logons (each dump walks the kernel's whole socket hash); the connection it then opens to
+    """A primary with no Data Guard connection whose clients log on to its listener's port (the
+    Data Guard port too) five times a second from another host: the pump looks for its sockets
+    once at the start, not again for the logons (each dump walks the kernel's whole socket
+    hash), and never reads the clients' connections; the connection it then opens to
     the standby's listener shows within two seconds.  Real sockets across two namespaces."""
     require_root("ip")
     with contextlib.ExitStack() as stack:
@@ -279,8 +281,11 @@ def test_a_primarys_client_logons_do_not_walk_its_sockets() -> None:
         pump = _pumped(pair)
         stack.callback(pump.kill)
         mirror = stack.enter_context(contextlib.closing(Mirror("prim", Shipped())))
-        dumps = [3 in _kinds(piece) for piece in _diag_pieces(pump, mirror, 12.0)]
+        pieces = list(_diag_pieces(pump, mirror, 12.0))
+        dumps = [3 in _kinds(piece) for piece in pieces]
         assert dumps[0] and not any(dumps[1:]), dumps  # on main: 1, 2, 4, 8 s apart
+        clients = [s for piece in pieces for s in parse_dump(piece) if s.sport == 1521]
+        assert not clients, clients  # the database's own port: its clients are not read
         helpers.append(pair.popen("a", *PY, HOLD, pair.b_ip, stdout=subprocess.PIPE))
         stack.callback(helpers[-1].kill)
         assert helpers[-1].stdout is not None and helpers[-1].stdout.readline()  # connected
