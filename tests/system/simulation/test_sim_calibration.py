@@ -30,10 +30,11 @@ of the 23.5K over 1 s (its second table) 93.2 % under 2 s, 1.7 % 2-4 s, 5.1 % 4-
 had no relevant load during the spikes; its 11.2 LGWR traced "log write elapsed time" from
 505 ms up.  Not held: 2-4 s and 4-8 s: about 1,200 waits from a handful of stalls in 15
 minutes, each holding every session's commit, so one interval's split is the draw of three or
-four events.  Even over 150 simulated minutes the split is 1.6-1.8 % and 4.6-7.0 % (seeds
-0-2): the 2-4 s share holds there, the 4-8 s one not for every seed, and a 15-minute run does
-not repeat within 25 % from seed to seed.  Its 5.5 % in 4-8 ms is read through the collector's
-microsecond buckets (4.096-8.192 ms), which the calm SRL write of 1.06 ms is set for.
+four events.  Even over 150 simulated minutes the split was 1.6-1.8 % and 4.6-7.0 % (seeds
+0-2, the calm SRL write at 1.06 ms): the 2-4 s share holds there, the 4-8 s one not for every
+seed, and a 15-minute run does not repeat within 25 % from seed to seed.  Its 5.5 % in 4-8 ms
+is read through the collector's microsecond buckets (4.096-8.192 ms), which the calm SRL
+write of 1.03 ms is set for.
 """
 
 from __future__ import annotations
