@@ -13,9 +13,9 @@ bucket under 0.05 %, printed .0).  Figures are the primary's ``oracle_waits`` ro
 Not held:
 - 0.2 % in 256-512 ms: the same loss burst hitting the redo write after a stall holds the
   10-11 commits queued behind the first stall for two RTOs; a doubled RTO holds all 13
-  sessions, so the simulation gives ~0.75 of its 512 ms-1 s share here (0.14-0.20 % over
-  seeds 0-5 in 30 minutes; the 512 ms-1 s share 0.18-0.22 %): in expectation both fit, but
-  not both in every 30-minute run.
+  sessions, so the simulation gives ~0.7 of its 512 ms-1 s share here (0.13-0.15 % for seeds
+  0-2 in 30 minutes, beside 0.19-0.21 %): both would fit only with the 512 ms-1 s share at the
+  top of its band, and then not in every run.
 - 0.7 % in 32-64 ms and 0.5 % in 64-128 ms: a commit that arrives t ms into a ~205 ms stall
   waits 205 - t, so waits of 32-64 ms are arrivals 141-173 ms in and waits of 64-128 ms
   arrivals 77-141 ms in.  Sessions that are stuck commit no more, so arrivals thin out as a
