@@ -4,6 +4,7 @@ OS rows of both hosts, the trace files and the standbys off the commit path are 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -86,3 +87,12 @@ def merged(stats: list[TickStats]) -> TickStats:
         out.bcast += st.bcast
         out.remote += st.remote
     return out
+
+
+def expiries(draw: Callable[[], float], p_loss: float, burst: float) -> int:
+    """The retransmission timeouts one remote write waits out: none without a loss, one for a
+    loss, and a second, the RTO doubled (Linux's backoff), when the resent segment is lost again
+    in the same burst (chance ``burst``; no draw without bursts).  No third: seed 001 has no
+    commit over 1 s."""
+    n = int(draw() < p_loss)
+    return n + int(bool(n and burst) and draw() < burst)

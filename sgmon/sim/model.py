@@ -9,8 +9,8 @@ flight waits for that write and the next one, which is how one slow remote write
 hundreds of slow commits (seed 000, "Why log file sync averages lie").
 
 The remote write is the network round trip plus the transfer plus the standby's SRL write
-('RFS write'), plus one retransmission timeout when a TCP tail loss hits it (seed 001).  Every
-wait lands in cumulative ``Buckets`` that the stand-in publishes as V$ counters.
+('RFS write'), plus one retransmission timeout when a TCP tail loss hits it (seed 001), doubled
+each time the resent segment is lost again.  Every wait lands in cumulative ``Buckets``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from sgmon.sim.counters import (
     primary_stats,
     standby_waits,
 )
-from sgmon.sim.interval import TickStats, blocks, lag_after
+from sgmon.sim.interval import TickStats, blocks, expiries, lag_after
 from sgmon.sim.scenarios import Conditions
 from sgmon.sim.standin import Buckets, StandIn, dg_stamp
 
@@ -134,6 +134,7 @@ class CommitModel:
         """The destination's NET_TIMEOUT: how long LGWR waits for a silent standby."""
         self._down_at: float | None = None
         self._unacked = 0
+        self._after_loss = False  # the last remote write lost a segment: the next is in its burst
         self._later: list[tuple[float, Callable[[TickStats], None]]] = []
         """What a write that hangs past its interval counts when it ends (end, how): V$SYSTEM_EVENT
         counts a wait, V$SYSSTAT its time and an LGWR trace its warning when the wait is over,
@@ -341,9 +342,11 @@ class CommitModel:
                 (end, partial(self._waited, name=name, us=us)) for name, us in waits.items()
             ]
             return local, remote, 0.0, 0, wire
-        lost = rng.random() < p_loss
+        lost = expiries(rng.random, c.loss_burst if self._after_loss else p_loss, c.loss_burst)
+        self._after_loss = lost > 0
         acked = rfs if self.affirm else RECEIPT_MS  # Fast Sync: the receipt, not the SRL write
-        remote = wire + acked + (c.rto_min_ms + c.rtt_ms + rng.random() * 8 if lost else 0.0)
+        resend = c.rto_min_ms * (2**lost - 1) + c.rtt_ms + rng.random() * 8 if lost else 0.0
+        remote = wire + acked + resend
         ev["SYNC Remote Write"].add(remote * 1000)
         ev["Redo Transport MISC"].add((remote + 0.004) * 1000)
         ev["Redo Writer Remote Sync Complete"].add(-_log(1.0 - rng.random()) / (1 / 0.006) * 1000)

@@ -3,7 +3,8 @@
 A scenario is the baseline ``Conditions`` before ``onset`` and a modified copy after it.  Every
 number has a source: seed 000 (Tables 6-9: sub-millisecond local and remote writes at 1 ms RTT,
 ~20 kB redo writes, thousands of commits/s; log switches as an outlier source), seed 001 (rare
-TCP tail losses retransmitted after a 200 ms RTO -> 128-256 ms outliers, 80-120 a minute; after
+TCP tail losses retransmitted after a 200 ms RTO -> 128-256 ms outliers, 80-120 a minute, in
+bursts that now and then lose the resent segment too, the RTO doubled -> 512 ms-1 s; after
 ``rto_min 10ms`` the same losses cost ~10 ms more; its AWR tables: log file sync 15.9 ms on
 average, 3.7 % in 128-256 ms, SYNC Remote Write 4.34 ms), seed 003 (standby volume IOPS-capped by
 lost-write reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100; its AWR histogram:
@@ -47,6 +48,10 @@ class Conditions:
     rfs_sigma: float = 0.30
     losses_per_s: float = 0.0  # TCP tail losses on the DG socket
     rto_min_ms: float = 200.0  # the route's rto_min (Linux default 200 ms)
+    loss_burst: float = 0.0
+    """Chance that a segment sent within an RTO of a loss is lost too (losses come in bursts):
+    the retransmission (the RTO doubles: a remote write of three RTOs) or the next redo write
+    (a commit queued behind both waits two RTOs)."""
     switch_every: float = 900.0  # seconds between log switches
     switch_spike_ms: float = 0.0  # extra SRL write time right after a switch (decays in 1.5 s)
     cpu_busy: float = 0.32  # primary CPU utilisation
@@ -166,8 +171,8 @@ SCENARIOS: dict[str, str] = {
 
 _FAULTS: dict[str, Conditions] = {
     "healthy": HEALTHY,
-    "rto-stall": replace(SEED001, losses_per_s=1.7),
-    "rto-stall-fixed": replace(SEED001, losses_per_s=1.7, rto_min_ms=10.0),
+    "rto-stall": replace(SEED001, losses_per_s=1.55, loss_burst=0.05),
+    "rto-stall-fixed": replace(SEED001, losses_per_s=1.55, loss_burst=0.05, rto_min_ms=10.0),
     "standby-iops-cap": replace(
         SEED003,
         standby_cap=True,
@@ -176,7 +181,7 @@ _FAULTS: dict[str, Conditions] = {
         rfs_sigma=0.27,
         cap_duty=0.42,
         cap_burst_s=0.8,
-        calm_rfs_ms=1.0,
+        calm_rfs_ms=1.03,  # its 5.5 % in 4-8 ms as the collector reads them (µs buckets)
         calm_rfs_sigma=0.35,
         near_share=0.33,
         near_ms=11.0,

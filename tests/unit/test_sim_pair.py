@@ -130,7 +130,9 @@ def test_rto_stall_fixed_signature(runs):
     sock = "10.0.1.1:40312>10.0.1.2:1521"
     assert sum(p.value("tcp", sock, "retransmits") for p, _ in after) >= len(after) // 2
     assert all(p.value("tcp", sock, "rto") <= 20 for p, _ in after)
-    assert sum(_bucket(p, "log file sync", 64, 1e9) for p, _ in after) == 0
+    # the 128-256 ms outliers are gone: a loss burst's worst, a doubled 10 ms RTO behind
+    # another, holds a commit under 128 ms
+    assert sum(_bucket(p, "log file sync", 131.072, 1e9) for p, _ in after) == 0
     # a resend after rto_min 10 ms on seed 001's ~2.7 ms remote write: the 16-32 ms bucket
     assert sum(_bucket(p, "SYNC Remote Write", 8, 33) for p, _ in after) >= len(after) // 2
 

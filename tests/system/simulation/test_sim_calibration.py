@@ -5,24 +5,36 @@ Seed 001 ("A story about Data Guard and network latency"), its AWR tables of a 3
 log file sync 15,404 waits averaging 15.90 ms, 94.8 % of them under 32 ms and 3.7 % in
 128-256 ms; SYNC Remote Write 6,335 waits averaging 4.34 ms, 99.1 % under 32 ms and 0.8 % in
 128-256 ms; Redo Transport MISC averaging 4.59 ms; log file parallel write 6,297 waits averaging
-0.54 ms.  Not held: its 0.7 % (32-64 ms), 0.5 % (64-128 ms), 0.2 % (256-512 ms) and 0.2 %
-(512 ms-1 s) of log file syncs.  The first two are sessions that reach their commit 80-175 ms
-into a 200 ms stall, while its 14 commits held per stall (801 waits over 64 ms for 57 stalled
-remote writes) at 513 commits a second leave a session ~11 ms between commits: one population
-of sessions cannot give both; the last two wait longer than any remote write it shows (none
-over 256 ms), so their cause is outside the SYNC path the simulation models.  Held but low: the
-average (12-13 ms for 15.90): its commits under 32 ms take ~6 ms, twice a remote write without a
-loss, the simulation's ~4.5 ms; the rest (adaptive log file sync polling, likely) is not
-modelled, as the what-if replay could not carry it (it fits LGWR overhead per write).
+0.54 ms; and 0.2 % of its log file syncs in 512 ms-1 s: ~31 commits behind a remote write
+whose resent segment was lost again, the RTO doubled (200 + 400 ms; its SYNC Remote Write
+shows 57 waits over 64 ms where its 0.8 % are ~51: a few remote writes outside 128-256 ms, each
+bucket under 0.05 %, printed .0).  Figures are the primary's ``oracle_waits`` rows, summed.
+
+Not held:
+- 0.2 % in 256-512 ms: the same loss burst hitting the redo write after a stall holds the
+  10-11 commits queued behind the first stall for two RTOs; a doubled RTO holds all 13
+  sessions, so the simulation gives ~0.7 of its 512 ms-1 s share here (0.13-0.15 % for seeds
+  0-2 in 30 minutes, beside 0.19-0.21 %): both would fit only with the 512 ms-1 s share at the
+  top of its band, and then not in every run.
+- 0.7 % in 32-64 ms and 0.5 % in 64-128 ms: a commit that arrives t ms into a ~205 ms stall
+  waits 205 - t, so waits of 32-64 ms are arrivals 141-173 ms in and waits of 64-128 ms
+  arrivals 77-141 ms in.  Sessions that are stuck commit no more, so arrivals thin out as a
+  stall goes on: any such population gives at least twice as many waits in 64-128 ms as in
+  32-64 ms, the seed fewer.  Its remote writes show none in 32-128 ms, so these waits have a
+  cause the seed does not show (its local write histogram is not printed).
 
 Seed 003 ("Oracle Database Migrated to Cloud Starts Experiencing 'log file sync' Waits"), its
 AWR tables after the switchover (a 15-minute interval): log file sync 348,922 waits averaging
 470 ms; % of waits <2ms 6.0, <4ms 29.2, <8ms 5.5, <16ms 4.2, <32ms 5.8, <=1s 42.1, >1s 7.2, and
 of the 23.5K over 1 s (its second table) 93.2 % under 2 s, 1.7 % 2-4 s, 5.1 % 4-8 s; the primary
 had no relevant load during the spikes; its 11.2 LGWR traced "log write elapsed time" from
-505 ms up.  Not held: 2-4 s and 4-8 s (about 1,200 waits from a handful of stalls in 15
-minutes, each holding every session's commit: a handful of random events does not repeat
-within 25 % from seed to seed).
+505 ms up.  Not held: 2-4 s and 4-8 s: about 1,200 waits from a handful of stalls in 15
+minutes, each holding every session's commit, so one interval's split is the draw of three or
+four events.  Even over 150 simulated minutes the split was 1.6-1.8 % and 4.6-7.0 % (seeds
+0-2, the calm SRL write at 1.06 ms): the 2-4 s share holds there, the 4-8 s one not for every
+seed, and a 15-minute run does not repeat within 25 % from seed to seed.  Its 5.5 % in 4-8 ms
+is read through the collector's microsecond buckets (4.096-8.192 ms), which the calm SRL
+write of 1.03 ms is set for.
 """
 
 from __future__ import annotations
@@ -32,47 +44,59 @@ from dataclasses import dataclass
 
 import pytest
 
+from sgmon.fields import ORACLE_WAITS
 from sgmon.sim import SimPair
-from sgmon.sim.standin import Buckets
 
 START = 1_800_000_000.0
+NAMES = ("log file sync", "SYNC Remote Write", "Redo Transport MISC", "log file parallel write")
+MICRO = 1.024
+"""The collector reads V$EVENT_HISTOGRAM_MICRO: a bucket's upper bound is 2^k microseconds,
+1.024 times the upper bound (ms) of the AWR's V$EVENT_HISTOGRAM bucket it falls in."""
 
 
 @dataclass
 class Waits:
-    """One event's waits over a stretch: count, average (ms), share (%) per ms bucket."""
+    """One event's waits over a stretch as the collector reads them: count, average (ms), share
+    (%) per AWR bucket (upper bound, ms; None: the open bucket)."""
 
-    n: int
+    n: float
     avg_ms: float
-    pct: dict[int, float]
+    pct: dict[float | None, float]
 
     def share(self, lo_ms: float, hi_ms: float) -> float:
         """% of the waits in [lo, hi) ms (bucket b holds [b/2, b) ms)."""
-        return sum(p for b, p in self.pct.items() if lo_ms <= b / 2 and b <= hi_ms)
+        inf = float("inf")
+        return sum(
+            p
+            for b, p in self.pct.items()
+            if lo_ms <= (inf if b is None else b / 2) * 1.0001 and (b or inf) <= hi_ms * 1.0001
+        )
 
 
 def _after_onset(
     scenario: str, seconds: int, seed: int = 0, onset: float = 30.0
 ) -> tuple[dict[str, Waits], SimPair]:
+    """The primary's ``oracle_waits`` rows of ``seconds`` ticks after the onset, summed."""
     pair = SimPair(scenario, seed=seed, start=START, onset=onset)
-    node = next(iter(pair.nodes.values()))[1]
-    names = ("log file sync", "SYNC Remote Write", "Redo Transport MISC", "log file parallel write")
-
-    def snap(b: Buckets) -> tuple[int, float, dict[int, int]]:
-        return b.waits, b.time_us, dict(b.milli)
-
     while pair.t < onset:
         pair.step()
-    before = {n: snap(node.events[n]) for n in names}
+    n = dict.fromkeys(NAMES, 0.0)
+    ms = dict.fromkeys(NAMES, 0.0)
+    hist: dict[str, dict[float | None, float]] = {name: {} for name in NAMES}
     for _ in range(seconds):
-        pair.step()
-    out = {}
-    for n in names:
-        (w0, t0, h0), (w1, t1, h1) = before[n], snap(node.events[n])
-        hist = {b: c - h0.get(b, 0) for b, c in h1.items()}
-        out[n] = Waits(w1 - w0, (t1 - t0) / (w1 - w0) / 1000, {
-            b: 100 * c / (w1 - w0) for b, c in hist.items()
-        })  # fmt: skip
+        primary = next(f for f in pair.step() if f.host == "primary")
+        rows = primary.collectors[ORACLE_WAITS.name].rows
+        for name in NAMES:
+            row = rows.get(name)
+            n[name] += ORACLE_WAITS.waits.of(row) or 0.0
+            ms[name] += ORACLE_WAITS.time_waited.of(row) or 0.0
+            for bound, count in getattr(ORACLE_WAITS.hist.of(row), "pairs", ()):
+                b = None if bound is None else bound / MICRO
+                hist[name][b] = hist[name].get(b, 0.0) + count
+    out = {
+        name: Waits(n[name], ms[name] / n[name], {b: 100 * c / n[name] for b, c in h.items()})
+        for name, h in hist.items()
+    }
     return out, pair
 
 
@@ -84,6 +108,7 @@ SEED001: tuple[Figure, ...] = (
     ("log file sync avg ms", 15.90, lambda w, s: w["log file sync"].avg_ms),
     ("log file sync % <32ms", 94.8, lambda w, s: w["log file sync"].share(0, 32)),
     ("log file sync % 128-256ms", 3.7, lambda w, s: w["log file sync"].share(128, 256)),
+    ("log file sync % 512ms-1s", 0.2, lambda w, s: w["log file sync"].share(512, 1024)),
     ("SYNC Remote Write waits/s", 6335 / 30, lambda w, s: w["SYNC Remote Write"].n / s),
     ("SYNC Remote Write avg ms", 4.34, lambda w, s: w["SYNC Remote Write"].avg_ms),
     ("SYNC Remote Write % <32ms", 99.1, lambda w, s: w["SYNC Remote Write"].share(0, 32)),
@@ -119,11 +144,18 @@ def _outside(rows: list) -> list:
     return [r for r in rows if abs(r[2] / r[1] - 1.0) > 0.25]
 
 
+RTO_STALL_S = 1800
+"""Seed 001's 0.2 % in 512 ms-1 s are ~31 waits in its 30 s: two or three loss bursts.  The
+simulation's are as few per 30 s, so its run is half an hour long: its share is then its
+expectation within ~10 %, not the draw of a few bursts."""
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_rto_stall_is_seed_001(seed: int) -> None:
-    waits, pair = _after_onset("rto-stall", 300, seed)
+    waits, pair = _after_onset("rto-stall", RTO_STALL_S, seed)
     pair.close()
-    assert not _outside(measured(SEED001, waits, 300)), measured(SEED001, waits, 300)
+    rows = measured(SEED001, waits, RTO_STALL_S)
+    assert not _outside(rows), rows
     # the stalls are retransmission timeouts: nothing between the round trip and the RTO
     assert waits["SYNC Remote Write"].share(32, 128) < 0.05
 
