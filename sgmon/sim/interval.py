@@ -96,3 +96,14 @@ def expiries(draw: Callable[[], float], p_loss: float, burst: float) -> int:
     commit over 1 s."""
     n = int(draw() < p_loss)
     return n + int(bool(n and burst) and draw() < burst)
+
+
+def rate(ms: float) -> float:
+    """An exponential wait's rate from its mean (ms); 0 for no wait."""
+    return 1.0 / ms if ms > 0 else 0.0
+
+
+def expo(draw: Callable[[], float], rate: float) -> float:
+    """One exponential wait (ms) of ``rate`` (the formula of random.expovariate written out:
+    the same values for every seed); no draw for a rate of 0."""
+    return -math.log(1.0 - draw()) / rate if rate else 0.0

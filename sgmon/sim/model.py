@@ -36,7 +36,7 @@ from sgmon.sim.counters import (
     primary_stats,
     standby_waits,
 )
-from sgmon.sim.interval import TickStats, blocks, expiries, lag_after
+from sgmon.sim.interval import TickStats, blocks, expiries, expo, lag_after, rate
 from sgmon.sim.scenarios import Conditions
 from sgmon.sim.standin import Buckets, StandIn, dg_stamp
 
@@ -58,16 +58,6 @@ _exp, _log = math.exp, math.log
 Rates = tuple[float, float, float]
 """The exponential waits of a write, per ms: LGWR's CPU wait, the broadcast ack, a committing
 foreground's CPU wait (0: no wait, and no draw)."""
-
-
-def _rate(ms: float) -> float:
-    """An exponential wait's rate from its mean (ms); 0 for no wait."""
-    return 1.0 / ms if ms > 0 else 0.0
-
-
-def _expo(draw: Callable[[], float], rate: float) -> float:
-    """One exponential wait (ms) of ``rate``; no draw for a rate of 0."""
-    return -_log(1.0 - draw()) / rate if rate else 0.0
 
 
 class CommitModel:
@@ -214,7 +204,7 @@ class CommitModel:
         start; returns the time LGWR was busy in the interval."""
         pending = self._pending
         p_loss = c.losses_per_s / max(self._write_rate, 1.0)
-        rates = (_rate(c.lgwr_cpu_ms), _rate(c.boc_ms), _rate(c.fg_cpu_ms))
+        rates = (rate(c.lgwr_cpu_ms), rate(c.boc_ms), rate(c.fg_cpu_ms))
         busy, free = 0.0, self._lgwr_free
         i = 0  # pending[:i] are in a write; arrivals only grow, so a batch is one bisection
         while i < len(pending):
@@ -248,9 +238,9 @@ class CommitModel:
         the interval, when it ends; returns when it ends."""
         draw, size = self.rng.random, len(batch) * c.redo_per_commit
         local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
-        cpu = _expo(draw, rates[0])
+        cpu = expo(draw, rates[0])
         phase = max(local, remote)
-        ack = _expo(draw, rates[1])  # steps 4 and 9
+        ack = expo(draw, rates[1])  # steps 4 and 9
         if ack:
             self.stats["redo write broadcast ack time"] += ack * 1000.0
             self.stats["redo write broadcast ack count"] += 1
@@ -264,7 +254,7 @@ class CommitModel:
             slow = (end, (end - start) * 1000.0, size / 1024)
         if remote >= SPLIT_MS and not hung:  # a hung write reached no RFS to split it
             st.remote.append(self._split(start + cpu / 1000.0, remote, rfs, wire))
-        lfs = [(end - arrival) * 1000.0 + _expo(draw, rates[2]) for arrival in batch]
+        lfs = [(end - arrival) * 1000.0 + expo(draw, rates[2]) for arrival in batch]
         if hung:
             ended = partial(self._ended, slow=slow, lfs=lfs, phase=phase, remote=remote)
             self._later.append((end, ended))
