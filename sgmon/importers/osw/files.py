@@ -15,6 +15,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from sgmon.model import Rows
+from sgmon.readers.deadline import Deadline
 from sgmon.readers.regular import read_regular
 
 ZZZ = re.compile(r"^zzz ?\**(.*)$")
@@ -66,6 +67,8 @@ class Reading:
     files with damaged rows (path, how many)."""
 
     zone: ZoneInfo | None
+    deadline: Deadline | None = None
+    """The import's time bound: past it, the files not read yet are left, with one note."""
     notes: list[str] = field(default_factory=list)
     abbrs: set[str] = field(default_factory=set)
     booted: list[Path] = field(default_factory=list)
