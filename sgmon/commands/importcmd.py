@@ -8,12 +8,14 @@ result is the recorder's archive, so ``sgmon replay DIR``, ``sgmon check --from 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from importlib import import_module
 from pathlib import Path
 
 from sgmon.errors import UsageError
 from sgmon.importers import SOURCES
+from sgmon.readers.deadline import READ_SECONDS, Deadline
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +25,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         mod = import_module(f"sgmon.importers.{module}")
         p = sub.add_parser(kind, help=mod.HELP, description=mod.HELP)
         p.add_argument("--dir", required=True, type=Path, help="archive directory to write")
+        p.add_argument(
+            "--time-limit",
+            type=_seconds,
+            default=READ_SECONDS,
+            metavar="SECONDS",
+            help=f"stop reading after this long, keeping what was read ({READ_SECONDS:g})",
+        )
         mod.add_arguments(p)
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,9 +54,10 @@ def run(args: argparse.Namespace) -> int:
     if args.kind not in SOURCES:
         raise UsageError(f"unknown import kind {args.kind!r}; kinds: {', '.join(SOURCES)}")
     mod = import_module(f"sgmon.importers.{SOURCES[args.kind]}")
+    args.deadline = Deadline(args.time_limit)
     imp = mod.stream(args) if hasattr(mod, "stream") else mod.read(args)  # written as read
     try:
-        rows = write(args.dir, imp)
+        rows = write(args.dir, imp, deadline=args.deadline)
     except ArchiveError as e:  # a foreign or unwritable --dir: that one line, as record says
         raise UsageError(str(e)) from None
     for note in imp.notes:

@@ -17,7 +17,7 @@ from typing import IO
 
 from sgmon.archive import printable
 from sgmon.errors import redact
-from sgmon.model import CollectorResult, Event, Rows, Value
+from sgmon.model import CollectorResult, Event, Rows, Schema, Value, schema_from_dict
 from sgmon.units import fmt_utc
 
 Message = tuple[bytes, bytes]
@@ -64,6 +64,34 @@ def stamp(t: float) -> str:
 def plausible(t: float, now: float) -> bool:
     """Whether a far-side wall clock reading is within a day of ours (NaN and ±inf are not)."""
     return math.isfinite(t) and abs(t - now) <= CLOCK_SLACK
+
+
+BAD_HEADER = "a header from the agent that sgmon cannot read dropped"
+"""The note (and its key) for an agent header ``agent_header`` refuses."""
+UNTIL_HEADER = (
+    "this host's frames are not read until one it can read comes (is the sgmon there of "
+    "another version?)"
+)
+
+
+def agent_header(d: dict, name: str, interval: float) -> tuple[str, Schema, float]:
+    """What an agent's header says: the far host whose frames are ``name``'s (that one, or
+    the first it names), its fields, its interval (``interval`` if it gives none).
+    ValueError, saying what is wrong, for a header none of that can be read from."""
+    hosts, schemas = d.get("hosts"), d.get("schemas", {})
+    listed = hosts if isinstance(hosts, list) else []
+    names = [h["name"] for h in listed if isinstance(h, dict) and isinstance(h.get("name"), str)]
+    if not names or not isinstance(schemas, dict):
+        raise ValueError("no list of hosts" if not names else "its fields are not a table")
+    remote = name if name in names else names[0]
+    try:
+        schema = schema_from_dict(schemas.get(remote, {}))
+    except (KeyError, ValueError, TypeError, AttributeError):
+        raise ValueError("a field it declares is not one sgmon knows") from None
+    every = d.get("interval", interval)
+    if not isinstance(every, int | float) or not 0.01 <= every <= 3600:
+        raise ValueError("its interval is not a number of seconds from 0.01 to 3600")
+    return remote, schema, float(every)
 
 
 NOT_A_NUMBER = (

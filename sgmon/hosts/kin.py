@@ -3,6 +3,13 @@ far-side wrapper, a ProxyCommand, a ControlMaster) has left the command's proces
 session, so ending the group does not end it; it is still a descendant while its parent lives,
 and is ended by its pid.
 
+A child whose parent ended first (a user's ssh_command wrapper that exits, a daemon's double
+fork) would be handed to init and lost: sgmon makes itself their subreaper
+(PR_SET_CHILD_SUBREAPER, Linux), so such orphans become its children; each ssh command runs with
+a MARK in its environment, which its descendants inherit, so an orphan is told from a child of
+sgmon's own (a collector's command) and from another host's.  An orphan ended here is reaped
+here, by its pid: never a wait for any child, which would take a ``subprocess.Popen``'s status.
+
 A process is known by its pid and its start time (``/proc/PID/stat`` field 22), so a pid the
 kernel gave to another process in the meantime is never signalled.
 """
@@ -10,14 +17,46 @@ kernel gave to another process in the meantime is never signalled.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sgmon.readers.procfile import stat_fields
 
 Kin = tuple[int, int]
 """(pid, start time in clock ticks since boot)."""
+
+GRACE = 2.0
+"""Seconds the ssh command's process group has to end after SIGTERM before SIGKILL."""
+MARK = "SGMON_SSH_SESSION"
+"""The environment variable naming the ssh session a process descends from."""
+PR_SET_CHILD_SUBREAPER = 36
+_adopting: bool | None = None
+"""Whether this process is its descendants' subreaper (None: not asked yet)."""
+
+
+def adopt_orphans(warn: Callable[[str], None]) -> None:
+    """Become the subreaper of this process's descendants, once; where the kernel refuses
+    (not Linux, or before 3.4), ``warn`` says once what is then not ended."""
+    global _adopting
+    if _adopting is not None:
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        err = 0 if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 else ctypes.get_errno()
+    except (OSError, AttributeError):  # no libc, or no prctl in it
+        err = -1
+    _adopting = err == 0
+    if not _adopting:
+        why = os.strerror(err) if err > 0 else "not available here"
+        warn(
+            f"cannot adopt the orphans of the ssh commands ({why}): a process one of them "
+            "started that outlives its parent is not ended with sgmon"
+        )
 
 
 def _stat(pid: int) -> tuple[str, int, int] | None:
@@ -47,6 +86,36 @@ def descendants(pid: int) -> list[Kin]:
     return out
 
 
+def orphans(session: str, command: int) -> list[Kin]:
+    """The processes of ``session`` (its MARK) whose parent ended and that were handed to this
+    process, with their descendants; not the session's ssh ``command`` itself (a child of this
+    process, whose status is its ``subprocess.Popen``'s)."""
+    me, mark = os.getpid(), f"{MARK}={session}".encode()
+    found: list[Kin] = []
+    for d in Path("/proc").iterdir():
+        st = _stat(int(d.name)) if d.name.isdigit() else None
+        if st is None or st[1] != me or st[0] == "Z" or int(d.name) == command:
+            continue
+        try:
+            marked = mark in (d / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marked:
+            found += [(int(d.name), st[2]), *descendants(int(d.name))]
+    return found
+
+
+def reap(kin: list[Kin]) -> None:
+    """Wait for each process of ``kin`` that ended as a child of this one (an orphan it
+    adopted), by its pid: no zombie is left, and no other child's status is taken."""
+    me = os.getpid()
+    for pid, start in kin:
+        st = _stat(pid)
+        if st is not None and st[0] == "Z" and st[1] == me and st[2] == start:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+
+
 def alive(kin: Kin) -> bool:
     """Whether the very process ``kin`` names is still running (not a zombie, not reused)."""
     st = _stat(kin[0])
@@ -59,3 +128,50 @@ def end(kin: list[Kin], sig: signal.Signals) -> None:
         if alive(k):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(k[0], sig)
+
+
+def of_command(proc: subprocess.Popen, session: str) -> list[Kin]:
+    """What the ssh command ``proc`` of ``session`` started, outside its process group: its
+    descendants while it runs (found before its stdin closes, while their parents live), and
+    those whose parent ended first (adopted: ``orphans``)."""
+    return [*(descendants(proc.pid) if proc.poll() is None else []), *orphans(session, proc.pid)]
+
+
+def end_command(proc: subprocess.Popen, others: list[Kin]) -> None:
+    """End the ssh command ``proc``, its whole process group (its own session) and ``others``
+    (``of_command``): SIGTERM, then SIGKILL after GRACE for what is left (a child that ignores
+    SIGTERM or outlives its parent); then reap the adopted ones."""
+
+    def left() -> bool:
+        return proc.poll() is None or _group_alive(proc.pid) or any(map(alive, others))
+
+    if left():
+        _signal_group(proc.pid, signal.SIGTERM)
+        end(others, signal.SIGTERM)
+        deadline = time.monotonic() + GRACE
+        while left() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _group_alive(proc.pid):  # never to a group that is gone: its id may be reused
+            _signal_group(proc.pid, signal.SIGKILL)
+        end(others, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(GRACE)
+        while any(map(alive, others)) and time.monotonic() < deadline + GRACE:
+            time.sleep(0.01)  # SIGKILL is not refused, but it takes a moment
+    reap(others)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group is left (the group outlives its leader)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)

@@ -33,15 +33,18 @@ from sgmon.config import HostConfig
 from sgmon.engine import Engine
 from sgmon.hosts.farside import (
     AGENT_LINE,
+    BAD_HEADER,
     NOT_A_NUMBER,
+    UNTIL_HEADER,
     Pace,
+    agent_header,
     bounded_lines,
     far_text,
     finite,
     plausible,
 )
 from sgmon.hosts.ssh import Message, SshSource
-from sgmon.model import Frame, schema_from_dict
+from sgmon.model import Frame
 
 if TYPE_CHECKING:
     from sgmon.readers.inet_diag import Selection
@@ -364,10 +367,14 @@ class RemoteSource(SshSource):
         if not isinstance(d, dict):
             self.dropped += 1
         elif "sgmon_agent" in d:
-            self._seq = 0
-            self._remote_host = self._header(d)
-            if self._remote_host is not None:
-                self._greet()
+            self._seq, self._remote_host = 0, None
+            try:
+                self._remote_host = self._header(d)
+            except ValueError as e:
+                self.dropped += 1
+                self.notes.say(f"{BAD_HEADER} ({e}); {UNTIL_HEADER}", BAD_HEADER)
+                return
+            self._greet()
         elif "pong" in d:
             self._pong(d)
         elif "v" in d and self._greeted:
@@ -375,27 +382,12 @@ class RemoteSource(SshSource):
         else:
             self.dropped += 1
 
-    def _header(self, d: dict) -> str | None:
-        hosts, schemas = d.get("hosts"), d.get("schemas", {})
-        if not isinstance(hosts, list) or not isinstance(schemas, dict):
-            self.dropped += 1
-            return None
-        names = [h.get("name") for h in hosts if isinstance(h, dict)]
-        if not names:
-            self.dropped += 1
-            return None
-        remote = self.name if self.name in names else names[0]
-        try:
-            schema = schema_from_dict(schemas.get(remote, {}))
-        except (KeyError, ValueError, TypeError, AttributeError):
-            self.dropped += 1
-            return None
-        interval = d.get("interval", self.interval)
-        if not isinstance(interval, int | float) or not 0.01 <= interval <= 3600:
-            self.dropped += 1
-            return None
+    def _header(self, d: dict) -> str:
+        """Take the agent's header (ValueError: one it cannot be read from); the far host whose
+        frames are this host's."""
+        remote, schema, interval = agent_header(d, self.name, self.interval)
         self._schema = {**schema, **self._database_schema()}
-        self.interval = float(interval)
+        self.interval = interval
         hostname = d.get("hostname")
         self.far_hostname = far_text(hostname, 64) if isinstance(hostname, str) else None
         return remote

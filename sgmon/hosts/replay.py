@@ -38,6 +38,7 @@ from sgmon.errors import ArchiveError
 from sgmon.hosts import HostInfo
 from sgmon.hosts.archived import archived_hosts, meta_or_csv
 from sgmon.model import CollectorResult, Event, Field, Frame, Rows, Schema, Status
+from sgmon.readers.deadline import Deadline
 from sgmon.regrid import common_step, needs_regrid, regrid
 
 SHOWN = 4
@@ -65,9 +66,15 @@ class ReplaySource:
     """Plays an archive back; ``speed`` 1 is real time, 0 as fast as the sinks take it."""
 
     def __init__(
-        self, directory: str | Path, speed: float = 1.0, start: float | None = None
+        self,
+        directory: str | Path,
+        speed: float = 1.0,
+        start: float | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         self.root = Path(directory)
+        self.deadline = deadline or Deadline()
+        """The reading's time bound: past it, the tables not read yet are left, with a note."""
         self.start = start
         """Ticks before this instant are played at once (history and analysis need them), so
         paced playback begins there (``replay --from``)."""
@@ -158,12 +165,17 @@ class ReplaySource:
         schema = self.schema(host.name)
         ticks: dict[float, dict[str, Rows]] = {}
         if hdir.is_dir():
-            for collector, files in data_files(hdir).items():
-                fields = schema.get(collector)
-                if fields is None:
-                    continue
-                for path in files:
-                    self._read_table(path, host.name, collector, fields, ticks)
+            tables = [
+                (path, collector, fields)
+                for collector, files in data_files(hdir).items()
+                if (fields := schema.get(collector)) is not None
+                for path in files
+            ]
+            for i, (path, collector, fields) in enumerate(tables):
+                if self.deadline.passed():
+                    self._unread(host.name, tables[i:], i)
+                    break
+                self._read_table(path, host.name, collector, fields, ticks)
         statuses, events = self._read_events(event_files(hdir) if hdir.is_dir() else [], host.name)
         frames = []
         times = sorted(ticks)
@@ -217,6 +229,21 @@ class ReplaySource:
         except OSError as e:
             self.notes.append(f"{path.relative_to(self.root)}: {e.strerror or e}; not read")
         self._lines_lost(path, lines)
+
+    def _unread(
+        self, host: str, left: list[tuple[Path, str, tuple[Field, ...]]], done: int
+    ) -> None:
+        """The note of a reading stopped by its deadline (said once): the host's tables read,
+        those not."""
+        if self.deadline.told:
+            return
+        first = left[0][0].relative_to(self.root)
+        self.notes.append(
+            self.deadline.said(
+                f"{done} of {done + len(left)} table(s) of {printable(host)}",
+                f"{len(left)} from {printable(str(first))} on, and any host after it",
+            )
+        )
 
     def _impossible(self, path: Path, columns: list[str]) -> None:
         got = self.impossible.setdefault(str(path.relative_to(self.root)), {})

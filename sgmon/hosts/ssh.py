@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -50,9 +49,6 @@ from sgmon.hosts.farside import (
     stamp,
 )
 from sgmon.model import SILENT_INTERVALS, CollectorResult, Frame, Schema, Status, silence
-
-GRACE = 2.0
-"""Seconds the ssh command's process group has to end after SIGTERM before SIGKILL."""
 
 
 class SshSource:
@@ -103,6 +99,8 @@ class SshSource:
         self._proc: subprocess.Popen | None = None
         self._kin: list[kin.Kin] = []
         """The ssh command's descendants found at its end, until they are gone."""
+        self._sessions = 0
+        """Sessions started: with sgmon's pid and this source's, each one's kin.MARK."""
         self._greeted = False
         self._last_frame = time.monotonic()
         self._last_stale = 0.0
@@ -151,6 +149,8 @@ class SshSource:
 
     def _session(self, emit: Callable[[Frame], None], stop: threading.Event) -> bool:
         """One ssh session; True if the far side greeted and sent nothing corrupt."""
+        kin.adopt_orphans(self.warn)
+        self._sessions += 1
         try:
             proc = subprocess.Popen(
                 self.argv(),
@@ -158,6 +158,7 @@ class SshSource:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # our own process group: killed whole, never orphaned
+                env={**os.environ, kin.MARK: self._mark()},
             )
         except OSError as e:
             self._report(f"cannot run ssh: {e.strerror}; install openssh-client")
@@ -334,33 +335,20 @@ class SshSource:
             f"{stamp(self.refused_clock)}); set the host's clock right (NTP)"
         )
 
+    def _mark(self) -> str:
+        """This session's kin.MARK: its descendants carry it, whoever their parent now is."""
+        return f"{os.getpid()}.{id(self)}.{self._sessions}"
+
     def _kill(self, proc: subprocess.Popen) -> None:
-        """End the ssh command's whole process group (its own session) and every descendant
-        that left it (setsid; found before stdin closes, while its parent lives): SIGTERM,
-        then SIGKILL after GRACE for what is left, a child that ignores SIGTERM or outlives
-        its parent.  The descendants are kept until they are gone: a stop's ``close`` comes
-        while the session's own ``_kill`` may be waiting on them, and must wait as well."""
-        if proc.poll() is None:
-            self._kin = [*self._kin, *kin.descendants(proc.pid)]
-        others = self._kin
+        """End the ssh command and all it started (kin.end_command).  The descendants are kept
+        until they are gone: a stop's ``close`` comes while the session's own ``_kill`` may be
+        waiting on them, and must wait as well."""
+        found = kin.of_command(proc, self._mark())
+        self._kin = list(dict.fromkeys([*self._kin, *found]))
         with contextlib.suppress(OSError):
             if proc.stdin:
                 proc.stdin.close()
-
-        def left() -> bool:
-            return proc.poll() is None or _group_alive(proc.pid) or any(map(kin.alive, others))
-
-        if left():
-            _signal_group(proc.pid, signal.SIGTERM)
-            kin.end(others, signal.SIGTERM)
-            end = time.monotonic() + GRACE
-            while left() and time.monotonic() < end:
-                time.sleep(0.05)
-            if _group_alive(proc.pid):  # never to a group that is gone: its id may be reused
-                _signal_group(proc.pid, signal.SIGKILL)
-            kin.end(others, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(GRACE)
+        kin.end_command(proc, self._kin)
         self._kin = [k for k in self._kin if kin.alive(k)]
         self._proc = None
 
@@ -386,19 +374,3 @@ class SshSource:
             self._kill(self._proc)
         if self._database is not None:
             self._database.close()
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether a process of the group is left (the group outlives its leader)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)

@@ -39,6 +39,7 @@ from sgmon.importers import Imported
 from sgmon.importers.frames import Builder
 from sgmon.model import Rows, Value
 from sgmon.oracle import queries
+from sgmon.readers.deadline import Deadline, files_within
 from sgmon.readers.regular import read_regular
 from sgmon.units import parse_offset
 
@@ -89,7 +90,7 @@ def read(args: argparse.Namespace) -> Imported:
     except ValueError as e:
         raise UsageError(str(e)) from None
     notes: list[str] = []
-    reports = _reports(args.files, notes)
+    reports = _reports(args.files, notes, getattr(args, "deadline", None))
     if tz is None:
         notes.append("AWR report times are the database host's local time: taken as UTC (--tz)")
     host = args.host or next((r.host for r in reports if r.host), "") or "awr"
@@ -103,10 +104,11 @@ def read(args: argparse.Namespace) -> Imported:
     return b.imp
 
 
-def _reports(files: list[Path], notes: list[str]) -> list[Report]:
+def _reports(files: list[Path], notes: list[str], deadline: Deadline | None) -> list[Report]:
     """Every file's report that has rows to import; none at all is a usage error (one line),
     not an empty archive."""
-    reports = [rep for path in files if (rep := _report(path, notes)) is not None]
+    within = files_within(deadline, files, notes)
+    reports = [rep for path in within if (rep := _report(path, notes)) is not None]
     if not reports:
         raise UsageError(notes[0] if len(notes) == 1 else f"{notes[0]} (and {len(notes) - 1} more)")
     return reports

@@ -13,17 +13,33 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sgmon.importers import Imported
+from sgmon.readers.deadline import Deadline
 from sgmon.sinks.csvarchive import ArchiveWriter
+from sgmon.units import fmt_utc
 
 
-def write(out: Path, imp: Imported, warn: Callable[[str], None] | None = None) -> int:
-    """Write every frame in time order (a streamed import's as it comes); return the number
-    of rows written."""
+def write(
+    out: Path,
+    imp: Imported,
+    warn: Callable[[str], None] | None = None,
+    deadline: Deadline | None = None,
+) -> int:
+    """Write every frame in time order (a streamed import's as it is read, until ``deadline``:
+    what was written is kept, and a note says up to when); return the number of rows
+    written."""
     writer = ArchiveWriter(out, imp.schema.__getitem__, imp.interval, warn=warn)
     try:
         held = sorted((f for fs in imp.frames.values() for f in fs), key=lambda f: f.time)
+        written: dict[str, int] = {}
         for frame in held if imp.stream is None else imp.stream:
+            if imp.stream is not None and deadline is not None and deadline.passed():
+                upto = f"the samples before {fmt_utc(frame.time)} UTC" if written else "no sample"
+                if not deadline.told:  # (or said where the reading stopped)
+                    imp.notes.append(deadline.said(upto, "those from then on"))
+                imp.counts = written  # the summary counts what is in the archive
+                break
             writer(frame)
+            written[frame.host] = written.get(frame.host, 0) + 1
         for host, prov in imp.provenance.items():
             h = writer.meta["hosts"].setdefault(host, {})
             h["interval"] = imp.interval

@@ -67,6 +67,7 @@ from sgmon.importers.frames import Builder
 from sgmon.model import Event, Rows, Value
 from sgmon.oracle.errors import OracleError
 from sgmon.oracle.session import Session
+from sgmon.readers.deadline import Deadline
 
 HELP = (
     "AWR history (DBA_HIST_* views) through python-oracledb; AWR needs the Oracle Diagnostics "
@@ -79,13 +80,15 @@ def read(args: argparse.Namespace) -> Imported:
     db, host, role = database(args)
     session = Session(db, role)
     try:
-        return import_awr(session, window(args, host, role))
+        return import_awr(session, window(args, host, role), getattr(args, "deadline", None))
     finally:
         session.close()
 
 
-def import_awr(session: Session, win: Window) -> Imported:
-    """Read the window's snapshots through ``session`` and turn them into frames per host."""
+def import_awr(session: Session, win: Window, deadline: Deadline | None = None) -> Imported:
+    """Read the window's snapshots through ``session`` and turn them into frames per host;
+    past ``deadline`` between two statements, stop with one line (a delta needs every
+    statement's rows: nothing is written)."""
     try:
         session.refresh()
     except OracleError as e:  # one attempt: the live session's "retrying" does not apply
@@ -104,7 +107,12 @@ def import_awr(session: Session, win: Window) -> Imported:
     hi = max(s.snap_id for v in chosen.values() for s in v)
     binds = {"dbid": dbid, "lo": lo, "hi": hi}
     texts = statements(session.events())
-    data = {name: select(session, text, binds) for name, text in texts.items()}
+    data: dict[str, list[tuple]] = {}
+    for name, text in texts.items():
+        if deadline is not None and deadline.passed():
+            got = f"{len(snaps)} snapshot(s) listed and {len(data)} of {len(texts)} statements"
+            raise Unreachable(deadline.said(got, f"{name} and the rest; nothing imported"))
+        data[name] = select(session, text, binds)
     return _frames(chosen, data, win, notes, session.role)
 
 

@@ -156,7 +156,7 @@ def stream(args: argparse.Namespace) -> Imported:
     a time (``Imported.stream``), all hosts' in time order: the archive is written as it is
     read, in the memory of a few files whatever its size."""
     root = _root(args.archive)
-    rd = Reading(_zone(args.tz))
+    rd = Reading(_zone(args.tz), getattr(args, "deadline", None))
     hosts, unread = _streams(root)
     if args.host and len(hosts) > 1:
         raise UsageError(f"{root} holds several hosts ({', '.join(hosts)}); leave out --host")

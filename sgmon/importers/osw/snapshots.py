@@ -23,6 +23,7 @@ from sgmon.importers.frames import Builder
 from sgmon.importers.osw.files import SAME_SNAPSHOT, Block, Parser, Reading, blocks
 from sgmon.model import Event, Frame, Rows, Value
 from sgmon.rates import counter_rate
+from sgmon.readers.deadline import files_within
 from sgmon.regrid import is_gap
 
 
@@ -137,8 +138,8 @@ def _near(order: list[Seen]) -> float:
 
 
 def _blocks(stream: Stream, rd: Reading) -> Iterator[Block]:
-    """The stream's reports, file after file."""
-    for path in stream.paths:
+    """The stream's reports, file after file, until the reading's deadline."""
+    for path in files_within(rd.deadline, stream.paths, rd.notes):
         yield from blocks(path, stream.parse, rd)
 
 

@@ -53,6 +53,7 @@ from sgmon.importers.sar.records import (
 from sgmon.importers.sar.sadf import SAR_OPTIONS as SAR_OPTIONS  # where callers find it
 from sgmon.importers.sar.sadf import TRUNCATED, sadf_json
 from sgmon.model import Event
+from sgmon.readers.deadline import Deadline, files_within
 from sgmon.regrid import is_gap
 
 HELP = "sysstat data files (/var/log/sa/saDD) read through sadf -j"
@@ -133,7 +134,7 @@ def read(args: argparse.Namespace) -> Imported:
     record or a figure of an unexpected shape is counted in one note per file."""
     names = device_table(args.devices) if args.devices else {}
     notes: list[str] = []
-    files = _files(args.files, names, notes)
+    files = _files(args.files, names, notes, getattr(args, "deadline", None))
     if not files:
         raise UsageError("; ".join(notes) or "no sar file given")
     every = (r for _, hosts, _ in files for h in hosts for r in h.records)
@@ -149,11 +150,12 @@ def read(args: argparse.Namespace) -> Imported:
 
 
 def _files(
-    paths: list[Path], names: dict[str, str], notes: list[str]
+    paths: list[Path], names: dict[str, str], notes: list[str], deadline: Deadline | None
 ) -> list[tuple[Path, list[Host], bool]]:
-    """Each readable file's host sections, and whether sadf met its end inside a record."""
+    """Each readable file's host sections, and whether sadf met its end inside a record;
+    the files until ``deadline``."""
     files: list[tuple[Path, list[Host], bool]] = []
-    for path in paths:
+    for path in files_within(deadline, paths, notes):
         got = sadf_json(path, notes)
         if got is None:
             continue

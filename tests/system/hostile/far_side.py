@@ -4,8 +4,10 @@
 its request), runs the real pump, and misbehaves as MODE says: a clock (``clock=nan``) or a pong
 (``pong=1e300``) gone wrong, a login banner, random bytes, endless lines, a flood of ticks, an
 agent's row holding NaN, a
-child that ignores SIGTERM, in the group or out of it with setsid (its command line carries
-MARKER, for the test to find it).
+child that ignores SIGTERM, in the group or out of it with setsid, or orphaned: its parent
+ended first (``orphan``: a double fork; ``leaves``: the command itself exits at once, its
+setsid child talking on; ``orphan-exit=N``: the command exits with status N, nothing talking).
+Such a child's command line carries MARKER, for the test to find it.
 """
 
 import json
@@ -16,7 +18,9 @@ import time
 
 MODE, MARKER = sys.argv[1], sys.argv[2]
 STDIN = sys.stdin.buffer
-IGNORES_SIGTERM = "import signal as s, time; s.signal(s.SIGTERM, s.SIG_IGN); time.sleep(600)"
+IGNORES_SIGTERM = (
+    "import signal as s, time; s.signal(s.SIGTERM, s.SIG_IGN); print(flush=True); time.sleep(600)"
+)
 
 
 def forever(fd, chunk):
@@ -42,13 +46,33 @@ def main():
     elif MODE.startswith("agent-usr="):
         agent("now", float(MODE[10:]))
     elif MODE in ("stubborn", "stubborn-setsid"):
-        subprocess.Popen(
-            [sys.executable, "-c", IGNORES_SIGTERM, MARKER],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            start_new_session=MODE == "stubborn-setsid",  # out of the group and the session
-        )
+        stubborn(setsid=MODE == "stubborn-setsid")
+    elif MODE == "orphan" or MODE.startswith("orphan-exit="):
+        if os.fork() == 0:  # a daemon's double fork: the child leaves its grandchild behind
+            os.setsid()
+            stubborn()
+            os._exit(0)
+        os.wait()
+        if MODE != "orphan":
+            sys.exit(int(MODE.split("=")[1]))
+    elif MODE == "leaves":
+        if os.fork():
+            os._exit(0)  # the command ends; its child holds the pipes and talks on
+        os.setsid()
+        stubborn()
     pump()
+
+
+def stubborn(setsid=False):
+    """A child that ignores SIGTERM (and its stdin's end), out of the group if ``setsid``;
+    back once it does."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", IGNORES_SIGTERM, MARKER],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        start_new_session=setsid,  # out of the group and the session
+    )
+    child.stdout.readline()
 
 
 def pump():

@@ -142,7 +142,12 @@ CASES: dict[str, Any] = {
         **HEADER,
         "schemas": {"far": {"cpu": [{"name": "usr", "unit": "%", "kind": "bogus"}]}},
     },
+    "header-hosts-missing": {k: v for k, v in HEADER.items() if k != "hosts"},
+    "header-hosts-empty": {**HEADER, "hosts": []},
+    "header-host-name-number": {**HEADER, "hosts": [{"name": 5}]},
+    "header-field-not-list": {**HEADER, "schemas": {"far": {"cpu": "usr"}}},
     "header-interval-nan": {**HEADER, "interval": float("nan")},
+    "header-interval-zero": {**HEADER, "interval": 0},
     "header-interval-text": {**HEADER, "interval": "1s"},
     "pong-text": {"pong": "x", "time": time.time()},
     "pong-nan": {"pong": float("nan"), "time": time.time()},
@@ -194,9 +199,33 @@ def test_a_far_message_of_each_wrong_shape(case: str) -> None:
     seqs = [f.seq for f in got]
     if case.startswith("header-") and case != "header-again-escape":
         assert seqs == [1], seqs  # an agent restarted with a header unread: none of its frames
+        (note,) = [line for line in said if "header from the agent" in line]
+        assert note.startswith("far: a header from the agent that sgmon cannot read dropped (")
+        assert "frames are not read until one it can read comes" in note, note
     else:
         assert seqs[:1] == [1] and seqs[-1] == 3, seqs  # the good frame after it goes through
     for line in said:
         shown = f"sgmon: {one_line(line)}"
         assert not CONTROL & set(shown), shown
         assert SECRET not in shown and len(shown) < 1000, shown
+
+
+def test_a_bad_header_in_mid_stream_is_one_note_and_its_count() -> None:
+    """An agent that starts again mid-stream with a header sgmon cannot read, five times: its
+    frames stop (none is placed by a header that was not read), one note says so and why,
+    its repeats are counted, and a good header brings the frames back."""
+    said: list[str] = []
+    src = RemoteSource(
+        HostConfig("far", "standby", ssh="far", sgmon_path="sgmon"), warn=said.append
+    )
+    got: list[Frame] = []
+    bad = {**HEADER, "interval": "1s"}
+    with bound(20):
+        for msg in (HEADER, _frame(1), *[bad] * 5, _frame(2), HEADER, _frame(3)):
+            src._handle(b"L", _line(msg), None, got.append)  # type: ignore[arg-type]
+        src.notes.flush()
+    assert [f.seq for f in got] == [1, 3], got
+    first, count = said
+    assert first.startswith("far: a header from the agent that sgmon cannot read dropped"), said
+    assert "(its interval is not a number of seconds" in first, first
+    assert count.endswith("cannot read dropped (repeated 4 times)"), said

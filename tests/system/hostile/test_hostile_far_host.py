@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from sgmon.archive import parse_time
+from sgmon.config import HostConfig
+from sgmon.hosts.remote import RemoteSource
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -239,10 +242,11 @@ def test_an_endless_agent_line_costs_no_memory(tmp_path: Path, normal: Run) -> N
     assert len(run.lines("line over 4 MiB from the agent skipped")) == 1, run.err
 
 
-@pytest.mark.parametrize("mode", ["stubborn", "stubborn-setsid"])
+@pytest.mark.parametrize("mode", ["stubborn", "stubborn-setsid", "orphan", "leaves"])
 def test_a_child_that_ignores_sigterm_is_not_left(tmp_path: Path, mode: str) -> None:
     """A child of the ssh command that ignores SIGTERM, in its process group or gone out of
-    it (and out of its session) with setsid: it ends with sgmon."""
+    it (and out of its session) with setsid, or whose parent ended first (a double fork; the
+    ssh command that exits at once, its setsid child talking on): it ends with sgmon."""
     marker = f"sgmon-stubborn-{tmp_path.name}"
     try:
         run = _record(tmp_path, mode)
@@ -252,5 +256,49 @@ def test_a_child_that_ignores_sigterm_is_not_left(tmp_path: Path, mode: str) -> 
             time.sleep(0.1)
         assert _left(marker) == [], "the ssh command's child outlived sgmon"
     finally:
+        for pid in _left(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _zombies() -> set[int]:
+    """This process's children that ended and were not waited for."""
+    me, found = str(os.getpid()), set()
+    for d in Path("/proc").iterdir():
+        try:
+            state, ppid = (d / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if state == "Z" and ppid == me:
+            found.add(int(d.name))
+    return found
+
+
+def test_an_orphan_of_an_ssh_command_that_exited_is_ended_and_reaped(tmp_path: Path) -> None:
+    """The ssh command leaves a child that ignores SIGTERM (a double fork: its parent ended
+    first) and exits with status 7, in this process (the real session code): the child is
+    ended and reaped (no zombie left), and the status said is the command's own."""
+    marker = f"sgmon-stubborn-{tmp_path.name}"
+    ssh = (sys.executable, str(FAR), "orphan-exit=7", marker)
+    host = HostConfig("far", "standby", ssh="far", sgmon_path="sgmon", ssh_command=ssh)
+    said: list[str] = []
+    stop = threading.Event()
+
+    def warn(line: str) -> None:
+        said.append(line)
+        stop.set()  # one session
+
+    before = _zombies()
+    src = RemoteSource(host, warn=warn)
+    session = threading.Thread(target=src.run, args=(lambda f: None, stop), daemon=True)
+    try:
+        session.start()
+        session.join(30)
+        assert not session.is_alive(), said
+        src.close()
+        assert _left(marker) == [], "the orphan outlived its session"
+        assert _zombies() <= before, "an orphan ended was not reaped"
+        assert said == ["far: ssh exited with status 7; retrying"], said
+    finally:
+        stop.set()
         for pid in _left(marker):
             os.kill(pid, signal.SIGKILL)
