@@ -164,13 +164,15 @@ class RowLatches:
     """One (host, collector, instance) row: its latches by field, and the fields with a plan,
     each with its latch once it has one, in the order of the field names it last came with
     (most fields of a row, a process's figures, are neither watched nor limited: the loop over
-    a row skips them at C speed; ``names`` is emptied when a latch comes or goes)."""
+    a row skips them at C speed; ``names`` is None until a row comes and again when a latch
+    comes or goes: never (), which a row with no field has, and which kept the fields judged
+    of the row before it)."""
 
     __slots__ = ("judged", "latches", "names")
 
     def __init__(self) -> None:
         self.latches: dict[str, Latch] = {}
-        self.names: tuple[str, ...] = ()
+        self.names: tuple[str, ...] | None = None
         self.judged: tuple[tuple[str, Plan, Latch | None], ...] = ()
 
 

@@ -205,7 +205,7 @@ class OutlierTracker:
         latch = self._latches[key] = Latch(key, series, plan)
         row = self._rows[key[:3]]
         row.latches[key[3]] = latch
-        row.names = ()  # its fields are matched with their latches again next time
+        row.names = None  # its fields are matched with their latches again next time
         return latch
 
     def _number(
@@ -341,7 +341,7 @@ class OutlierTracker:
             del self._latches[key]
             known = self._rows[key[:3]]
             del known.latches[key[3]]
-            known.names = ()  # its fields are matched with their latches again next time
+            known.names = None  # its fields are matched with their latches again next time
         for row in [k for k, r in self._rows.items() if k[0] == host and not r.latches]:
             del self._rows[row]  # rows gone, or whose fields have no latch
         self.grader.forget(set(gone))

@@ -583,3 +583,14 @@ def test_dg_round_trip_above_5ms() -> None:
     assert [(f.rule, f.severity) for f in found] == [("network_latency", "warn")]
     near = {"10.0.0.1:40000>10.0.0.2:1521": {"rtt": 0.4, "retransmits": 0, "rto": 204.0}}
     assert not _run([[frame("p", t, role="primary", tcp=near)] for t in range(12)])
+
+
+def test_a_row_that_comes_with_no_field_after_one_with_fields_is_judged_as_empty() -> None:
+    """An imported paging row whose vmstat columns were missing in one sample comes empty: its
+    fields judged the tick before are not looked for in it (the analysis stopped on a KeyError:
+    an empty row's names, (), were also the mark for "match the fields again")."""
+    a = Analyzer()
+    for t in range(12):
+        paging = {"all": {"pswpin": 0.0, "pswpout": 0.0}} if t % 2 else {"all": {}}
+        a.feed(frame("h", float(t), paging=paging))
+        assert a.state() is not None
