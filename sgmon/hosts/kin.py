@@ -68,14 +68,21 @@ def _stat(pid: int) -> tuple[str, int, int] | None:
         return None
 
 
-def descendants(pid: int) -> list[Kin]:
-    """Every live descendant of ``pid`` (children, theirs, ...), whatever their group."""
+def _children() -> dict[int, list[Kin]]:
+    """Parent pid -> its live children (zombies left out): one walk of /proc, which
+    ``of_command`` shares between the descendants and the orphans (300 hosts ending at once
+    walked it twice each)."""
     children: dict[int, list[Kin]] = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             st = _stat(int(d.name))
             if st is not None and st[0] != "Z":
                 children.setdefault(st[1], []).append((int(d.name), st[2]))
+    return children
+
+
+def descendants(pid: int, children: dict[int, list[Kin]]) -> list[Kin]:
+    """Every live descendant of ``pid`` (children, theirs, ...), whatever their group."""
     out: list[Kin] = []
     todo = [pid]
     while todo:
@@ -86,22 +93,21 @@ def descendants(pid: int) -> list[Kin]:
     return out
 
 
-def orphans(session: str, command: int) -> list[Kin]:
+def orphans(session: str, command: int, children: dict[int, list[Kin]]) -> list[Kin]:
     """The processes of ``session`` (its MARK) whose parent ended and that were handed to this
     process, with their descendants; not the session's ssh ``command`` itself (a child of this
     process, whose status is its ``subprocess.Popen``'s)."""
-    me, mark = os.getpid(), f"{MARK}={session}".encode()
+    mark = f"{MARK}={session}".encode()
     found: list[Kin] = []
-    for d in Path("/proc").iterdir():
-        st = _stat(int(d.name)) if d.name.isdigit() else None
-        if st is None or st[1] != me or st[0] == "Z" or int(d.name) == command:
+    for pid, start in children.get(os.getpid(), []):
+        if pid == command:
             continue
         try:
-            marked = mark in (d / "environ").read_bytes().split(b"\0")
+            marked = mark in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except OSError:
             continue
         if marked:
-            found += [(int(d.name), st[2]), *descendants(int(d.name))]
+            found += [(pid, start), *descendants(pid, children)]
     return found
 
 
@@ -134,7 +140,9 @@ def of_command(proc: subprocess.Popen, session: str) -> list[Kin]:
     """What the ssh command ``proc`` of ``session`` started, outside its process group: its
     descendants while it runs (found before its stdin closes, while their parents live), and
     those whose parent ended first (adopted: ``orphans``)."""
-    return [*(descendants(proc.pid) if proc.poll() is None else []), *orphans(session, proc.pid)]
+    children = _children()
+    running = descendants(proc.pid, children) if proc.poll() is None else []
+    return [*running, *orphans(session, proc.pid, children)]
 
 
 def end_command(proc: subprocess.Popen, others: list[Kin]) -> None:
