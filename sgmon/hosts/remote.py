@@ -301,10 +301,10 @@ class PumpSource(SshSource):
 
         if self._tcp is None or self._sockets is None:
             return
-        now = self._tcp.remote_selection()  # type: ignore[attr-defined]
-        if now != self._sockets:
-            self._sockets = now
-            self._write(proc, f"sockets {json.dumps(aim(now), separators=(',', ':'))}\n")
+        if self._tcp.direction == self._sockets.direction:  # type: ignore[attr-defined]
+            return  # every tick but a switchover's: nothing built, nothing sent
+        self._sockets = self._tcp.remote_selection()  # type: ignore[attr-defined]
+        self._write(proc, f"sockets {json.dumps(aim(self._sockets), separators=(',', ':'))}\n")
 
     def _early(self) -> None:
         self.coalesced += 1
