@@ -210,17 +210,24 @@ def _remove(*namespaces: str) -> None:
 
 @dataclass
 class LoopDevice:
-    """A loop device with direct I/O over a file on a real disk (a redo log volume)."""
+    """A loop device with direct I/O over a file (a redo log volume)."""
 
     device: str  # /dev/loopN
     name: str  # loopN
     backing_file: Path
 
 
+MEMORY = Path("/dev/shm")
+"""Where a lab disk's backing file goes when it must not share this machine's disk: tmpfs takes
+direct I/O (Linux 6.6 and later), so a loop device over it is a block device of its own whose
+latency no other work here moves."""
+
+
 @contextlib.contextmanager
-def loop_device(size_mb: int = 64) -> Iterator[LoopDevice]:
-    """A direct-I/O loop device over a zero-filled file under /var/tmp; detached on exit."""
-    tmpdir = Path(tempfile.mkdtemp(prefix="sgmon-loop-", dir="/var/tmp"))
+def loop_device(size_mb: int = 64, in_memory: bool = False) -> Iterator[LoopDevice]:
+    """A direct-I/O loop device over a zero-filled file under /var/tmp (this machine's disk) or,
+    ``in_memory``, under /dev/shm; detached on exit."""
+    tmpdir = Path(tempfile.mkdtemp(prefix="sgmon-loop-", dir=MEMORY if in_memory else "/var/tmp"))
     backing = tmpdir / "disk.img"
     dev = ""
     try:
@@ -229,12 +236,17 @@ def loop_device(size_mb: int = 64) -> Iterator[LoopDevice]:
             capture_output=True,
             check=True,
         )
-        dev = sh("losetup", "-f", "--show", "--direct-io=on", str(backing)).strip()
+        dev = _attach(backing)
         yield LoopDevice(dev, Path(dev).name, backing)
     finally:
         if dev:
             subprocess.run(["losetup", "-d", dev], capture_output=True)
         shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _attach(backing: Path | str) -> str:
+    """A new direct-I/O loop device over ``backing`` (a file or a block device)."""
+    return sh("losetup", "-f", "--show", "--direct-io=on", str(backing)).strip()
 
 
 @dataclass
@@ -260,27 +272,50 @@ class ThrottledLoop:
 
 def _backing_majmin(path: Path) -> str:
     src = sh("findmnt", "-no", "SOURCE", "-T", str(path)).strip()
-    return sh("lsblk", "-ndo", "MAJ:MIN", src).strip().split("\n")[0].strip()
+    return _majmin(src)
+
+
+def _majmin(device: str) -> str:
+    return sh("lsblk", "-ndo", "MAJ:MIN", device).strip().split("\n")[0].strip()
 
 
 @contextlib.contextmanager
-def throttled_loop(write_iops: int | None, size_mb: int = 64) -> Iterator[ThrottledLoop]:
+def _capped_disk(size_mb: int, in_memory: bool) -> Iterator[tuple[str, Path, str]]:
+    """A direct-I/O loop device and the disk the cap goes on: (device, backing, MAJ:MIN).
+
+    On this machine's disk, the cap is on that disk, shared with everything else here.
+    ``in_memory``, the loop device sits over a second one over /dev/shm, and the cap is on that
+    second one: a volume whose calm writes take tens of microseconds, whatever else runs."""
+    with loop_device(size_mb, in_memory) as loop:
+        if not in_memory:
+            yield loop.device, loop.backing_file, _backing_majmin(loop.backing_file)
+            return
+        dev = _attach(loop.device)
+        try:
+            yield dev, Path(loop.device), _majmin(loop.device)
+        finally:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+@contextlib.contextmanager
+def throttled_loop(
+    write_iops: int | None, size_mb: int = 64, in_memory: bool = False
+) -> Iterator[ThrottledLoop]:
     """A direct-I/O loop device and a blkio cgroup capping its backing device's write IOPS.
 
     Recipe from shared/reference/linux-and-libraries.md: writers in the cgroup doing
     O_DIRECT|O_DSYNC writes to the loop device queue *in the loop device*, so its await,
     aqu-sz and %util rise as on a capped cloud volume.  ``write_iops`` None starts uncapped
-    (``set_write_iops`` caps later).  All removed on exit; processes left in the cgroup are killed.
+    (``set_write_iops`` caps later); ``in_memory``: see ``_capped_disk``.  All removed on exit;
+    processes left in the cgroup are killed.
     """
     if not blkio_available():
         raise LabUnavailable("needs cgroup v1 blkio throttling (/sys/fs/cgroup/blkio)")
     cg = BLKIO / unique("sgmon")
-    with loop_device(size_mb) as loop:
+    with _capped_disk(size_mb, in_memory) as (device, backing, majmin):
         try:
             cg.mkdir()
-            t = ThrottledLoop(
-                loop.device, loop.name, loop.backing_file, cg, _backing_majmin(loop.backing_file)
-            )
+            t = ThrottledLoop(device, Path(device).name, backing, cg, majmin)
             if write_iops:
                 t.set_write_iops(write_iops)
             yield t

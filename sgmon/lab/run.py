@@ -128,10 +128,14 @@ class Lab:
             link.base_metrics = ("quickack", "1")
             link.set_route("a")
             link.set_route("b")
-        self.primary_log = s.enter_context(kernel.loop_device(o.log_mb))
-        self.standby_log = s.enter_context(kernel.throttled_loop(None, o.log_mb))
+        # Each log on a disk of its own in memory: on this machine's disk, the cap's writers
+        # slowed the primary's own log writes and the calm level followed whatever else ran here.
+        self.primary_log = s.enter_context(kernel.loop_device(o.log_mb, in_memory=True))
+        self.standby_log = s.enter_context(kernel.throttled_loop(None, o.log_mb, in_memory=True))
         self.async_log = (
-            s.enter_context(kernel.throttled_loop(None, o.log_mb)) if o.async_standby else None
+            s.enter_context(kernel.throttled_loop(None, o.log_mb, in_memory=True))
+            if o.async_standby
+            else None
         )
         # The stand-ins live in shared memory: publishing must not add I/O to the disks watched.
         self.dir = Path(tempfile.mkdtemp(prefix="sgmon-lab-", dir="/dev/shm"))

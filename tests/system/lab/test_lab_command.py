@@ -18,9 +18,10 @@ HOST = re.compile(r"netns (\S+), log (\S+)\)")
 
 
 def _backing(device: str) -> str:
-    """The file behind a loop device ("" once detached)."""
+    """The file behind a loop device, through the loop device under it ("" once detached)."""
     p = Path("/sys/block") / Path(device).name / "loop" / "backing_file"
-    return p.read_text().strip() if p.exists() else ""
+    backing = p.read_text().strip() if p.exists() else ""
+    return _backing(backing) if backing.startswith("/dev/loop") else backing
 
 
 def _gone(namespaces: tuple[str, ...], files: list[str]) -> None:
