@@ -61,13 +61,14 @@ CASES = {
 """2 % loss, as the lab's loss test: at 0.5 % half a minute holds only a handful of timeouts.
 The DG socket takes the route's rto_min at its next RTT sample, and keeps the lower RTO once
 the route's rto_min is removed again (measured: 16 ms for the rest of the run), so the two
-windows cannot alternate; the lab's disks are this machine's, shared with whatever else runs,
-and their latency drifts from one window to the next.  The cap's writers leave the machine's
-disk flushing their writes for 10-15 s after they stop.  Under the cap the lab's 4 sessions
-commit in step (each waits one whole slow write), unlike a database's many; 24 sessions thinking
-150 ms commit about as often (160 a second) and slow down under the cap enough (to 100-120) for
-the closed loop to be told from the commit rate (96 thinking 0.6 s moved it by 10 %, within the
-calm seconds' own spread)."""
+windows cannot alternate.  Each log is a disk of its own in memory (``Lab``): on this machine's
+disk the cap's writers slowed the primary's writes too and left the disk flushing for 10-15 s
+after they stopped; the 15 s left out after the cap is removed stays, as the lab's latency
+still drifts from one window to the next with whatever else runs.  Under the cap the lab's 4
+sessions commit in step (each waits one whole slow write), unlike a database's many; 24
+sessions thinking 150 ms commit about as often (160 a second) and slow down under the cap enough
+(to 100-120) for the closed loop to be told from the commit rate (96 thinking 0.6 s moved it by
+10 %, within the calm seconds' own spread)."""
 
 
 def case_run(case: Case, seconds: float) -> tuple[Window, float, float]:
