@@ -11,11 +11,14 @@ from sgmon.analysis.context import HostView
 from sgmon.analysis.unprotected import Ledger
 from sgmon.config import Config
 from sgmon.fields import ORACLE_REDO
+from sgmon.grading import Grader
 from sgmon.model import CollectorResult, Frame, Status
 from sgmon.oracle.session import Session
 from sgmon.outcomes import Explained, Unprotected, fmt_bytes
 from sgmon.sim.standin import StandIn
+from sgmon.sinks.prometheus import FrameCollector
 from sgmon.topology import build
+from sgmon.verdicts import AnalysisState, Judgement
 
 START = 1_800_000_000.0
 COMMITS, REDO = 900.0, 4_700_000.0  # per second
@@ -206,3 +209,24 @@ def test_the_sentences():
     assert some.text() == (
         "cause unclear: 10 ms of extra commit time, 30 % explained (network 30 %); the rest"
     )
+
+
+def test_the_exporter_counts_the_hung_seconds_apart() -> None:
+    """A scrape after a NET_TIMEOUT hang: the seconds on no standby, and those of them the
+    commits hung, each a counter of its own (a dashboard tells a hang from an outage)."""
+    u = Unprotected("prim1", "dest_2", "STBY", "SYNC", 27318, 1.4e8, 60.0, True, hung=30.0)
+    prom = FrameCollector(lambda host: {})
+    frame = Frame("prim1", 1.8e9, 1, 1.0, {})
+    prom(frame, Judgement(frame, Grader(), AnalysisState(1.8e9, unprotected=[u])))
+    got = {
+        s.name: (s.labels["dest"], s.value)
+        for m in prom.collect()
+        for s in m.samples
+        if s.name.startswith("sgmon_unprotected_")
+    }
+    assert got == {
+        "sgmon_unprotected_commits_total": ("dest_2", 27318),
+        "sgmon_unprotected_redo_bytes_total": ("dest_2", 1.4e8),
+        "sgmon_unprotected_seconds_total": ("dest_2", 60.0),
+        "sgmon_unprotected_hung_seconds_total": ("dest_2", 30.0),
+    }

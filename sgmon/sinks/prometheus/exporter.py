@@ -36,6 +36,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sgmon.config import Config
 
+HUNG = "waiting on NET_TIMEOUT for a silent standby, before the destination was marked failed"
+
 
 @dataclass(frozen=True, slots=True)
 class Identity:
@@ -280,6 +282,7 @@ class _Scrape:
             ("commits", f"user commits {made}", u.commits),
             ("redo_bytes", f"bytes of redo {made}", u.redo_bytes),
             ("seconds", "seconds this SYNC destination did not protect", u.seconds),
+            ("hung_seconds", f"of those seconds, the ones commits hung {HUNG}", u.hung),
         ):
             self.out.counter(
                 f"sgmon_unprotected_{name}",

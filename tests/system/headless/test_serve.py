@@ -203,7 +203,8 @@ def _possible_names() -> set[str]:
         "sgmon_scrape_collector_duration_seconds", "sgmon_analysis_duration_seconds_count",
         "sgmon_analysis_duration_seconds_sum", "sgmon_finding", "sgmon_oracle_dg_dest_info",
         "sgmon_unreceived_redo_bytes", "sgmon_incident_explained_ratio",
-        *(f"sgmon_unprotected_{n}_total" for n in ("commits", "redo_bytes", "seconds")),
+        *(f"sgmon_unprotected_{n}_total"
+          for n in ("commits", "redo_bytes", "seconds", "hung_seconds")),
     }  # fmt: skip
     for h in src.hosts:
         for c, fields in src.schema(h.name).items():
