@@ -195,7 +195,7 @@ _FAULTS: dict[str, Conditions] = {
         near_share=0.33,
         near_ms=11.0,
         hold_every=200.0,
-        hold_ms=4700.0,  # its waits of 4-8 s
+        hold_ms=4800.0,  # its waits of 4-8 s
         lwd_per_read=900.0,
         reads_cache=9000.0,
     ),

@@ -32,10 +32,10 @@ during the spikes; its 11.2 LGWR traced "log write elapsed time" from 505 ms up.
 write of 1.03 ms is set for.
 
 Not held:
-- 1.7 % 2-4 s (~400 waits): each hold of the volume lasts 4.6-4.8 s and holds every session's
+- 1.7 % 2-4 s (~400 waits): each hold of the volume lasts 4.7-4.9 s and holds every session's
   commit, which arrive within its first second, so nearly all of a hold's waits fall in 4-8 s;
   the simulation's 2-4 s waits are the few commits behind two or more slow SRL writes in a
-  row, 0.57-0.84 % of those over 1 s for seeds 0-2.  A hold short enough to put a quarter of
+  row, 0-0.32 % of those over 1 s for seeds 0-2.  A hold short enough to put a quarter of
   its waits under 4 s puts that quarter there or not depending on whether the hold begins in a
   burst of reads (how many commits its first redo write holds): holds of 4.2-4.6 s gave
   0-4.7 % from seed to seed (seeds 0-5).
