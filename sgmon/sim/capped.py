@@ -1,5 +1,13 @@
 """The standby volume under an IOPS cap: its queue fills in bursts (seed 003's lost write
-protection reads in front of the SRL writes), and an SRL write in a burst waits behind them."""
+protection reads in front of the SRL writes), and an SRL write in a burst waits behind them.
+
+The cap itself is a cloud volume's allowance (a token bucket): while recovery's reads ask for
+more than the cap, they use up the allowance at a steady rate, and each time it runs out the
+volume holds every I/O, the SRL writes among them, until it has refilled.  Seed 003: "the amount
+of IOs was being capped artificially at approx. 250,000 blocks/s" (flat, on both capped
+standbys alike) while the reads ran, and ~1,200 of its log file syncs in 4-8 s in a 15-minute
+interval: a few holds of a few seconds each, at the pace of a steady demand over a steady cap,
+so of about the same length and at about the same interval each time."""
 
 from __future__ import annotations
 
@@ -20,6 +28,33 @@ class CappedVolume:
         self._rng: random.Random | None = None
         self._phases: list[tuple[float, float, bool, bool]] = []
         """From the interval being simulated on: (start, end, full, near)."""
+        self._holds_rng: random.Random | None = None
+        """The holds' own generator (so that the phases' draws stay as they are)."""
+        self._holds: list[tuple[float, float]] = []
+        """The allowance's holds (start, end), from the last one begun on."""
+
+    def held_ms(self, at: float, ms: float, c: Conditions) -> float:
+        """How long an I/O issued at ``at`` that takes ``ms`` on its own takes (ms): until the
+        end of a hold it meets.  The first hold comes ``hold_every`` after the first I/O asked
+        about (the cap's onset: the allowance is whole then), each next one ``hold_every``
+        later, and each lasts ``hold_ms``, each give or take 3 %."""
+        if not c.hold_every:
+            return ms
+        self._phases_to(at, c)  # seeds both generators on the first call
+        assert self._holds_rng is not None
+        if not self._holds:
+            self._holds = [(at, at)]
+        draw = self._holds_rng.random
+        while self._holds[-1][1] <= at:  # an I/O issued at ``at`` ends after the hold it meets
+            start = self._holds[-1][0] + c.hold_every * (0.97 + 0.06 * draw())
+            self._holds = [self._hold(start, c)]
+        start, end = self._holds[-1]
+        return max(ms, (end - at) * 1000.0) if start <= at + ms / 1000.0 else ms
+
+    def _hold(self, start: float, c: Conditions) -> tuple[float, float]:
+        """One hold from ``start``: (start, end)."""
+        assert self._holds_rng is not None
+        return start, start + c.hold_ms / 1000.0 * (0.97 + 0.06 * self._holds_rng.random())
 
     def full_at(self, at: float, c: Conditions) -> bool:
         """Whether the queue is full at ``at``."""
@@ -40,7 +75,9 @@ class CappedVolume:
     def _phases_to(self, at: float, c: Conditions) -> list[tuple[float, float, bool, bool]]:
         """The phases, drawn until one ends after ``at``."""
         if self._rng is None:
-            self._rng = random.Random(self._seeder.random())
+            seed = self._seeder.random()
+            self._rng = random.Random(seed)
+            self._holds_rng = random.Random(f"{seed} holds")
             self._phases = [(at, at, False, False)]
         draw, phases = self._rng.random, self._phases
         while phases[-1][1] <= at:

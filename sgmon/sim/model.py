@@ -309,8 +309,9 @@ class CommitModel:
             if self._volume.near_at(start, c):  # behind a short queue of reads
                 rfs += -_log(1.0 - rng.random()) * c.near_ms
         else:
-            stalled = c.standby_cap and c.stall_share and rng.random() < c.stall_share
-            rfs = _exp(rng.normalvariate(_log(c.stall_ms if stalled else c.rfs_ms), c.rfs_sigma))
+            rfs = _exp(rng.normalvariate(_log(c.rfs_ms), c.rfs_sigma))
+        if c.standby_cap:  # the volume holds every I/O while its allowance refills
+            rfs = self._volume.held_ms(start, rfs, c)
         since = start - self._last_switch
         # after a switch: SRL header updates and a standby checkpoint (seed 000)
         if c.switch_spike_ms and 0.0 <= since < 1.5:
@@ -332,7 +333,7 @@ class CommitModel:
                 (end, partial(self._waited, name=name, us=us)) for name, us in waits.items()
             ]
             return local, remote, 0.0, 0, wire
-        lost = expiries(rng.random, c.loss_burst if self._after_loss else p_loss, c.loss_burst)
+        lost = expiries(rng.random, c.next_loss if self._after_loss else p_loss, c.loss_burst)
         self._after_loss = lost > 0
         acked = rfs if self.affirm else RECEIPT_MS  # Fast Sync: the receipt, not the SRL write
         resend = c.rto_min_ms * (2**lost - 1) + c.rtt_ms + rng.random() * 8 if lost else 0.0

@@ -4,12 +4,13 @@ A scenario is the baseline ``Conditions`` before ``onset`` and a modified copy a
 number has a source: seed 000 (Tables 6-9: sub-millisecond local and remote writes at 1 ms RTT,
 ~20 kB redo writes, thousands of commits/s; log switches as an outlier source), seed 001 (rare
 TCP tail losses retransmitted after a 200 ms RTO -> 128-256 ms outliers, 80-120 a minute, in
-bursts that now and then lose the resent segment too, the RTO doubled -> 512 ms-1 s; after
-``rto_min 10ms`` the same losses cost ~10 ms more; its AWR tables: log file sync 15.9 ms on
-average, 3.7 % in 128-256 ms, SYNC Remote Write 4.34 ms), seed 003 (standby volume IOPS-capped by
-lost-write reads: await 50-130 ms, svctm ~1.2 ms, aqu-sz 50-80, %util 100; its AWR histogram:
-log file sync 470 ms on average, 6.0 % under 2 ms, 7.2 % over 1 s).  tests/test_sim_calibration.py
-holds the seed scenarios to those tables.
+bursts that now and then lose the resent segment too, the RTO doubled -> 512 ms-1 s, or the
+redo write after the stall -> 256-512 ms; after ``rto_min 10ms`` the same losses cost ~10 ms
+more; its AWR tables: log file sync 15.9 ms on average, 3.7 % in 128-256 ms, SYNC Remote Write
+4.34 ms), seed 003 (standby volume IOPS-capped by lost-write reads: await 50-130 ms, svctm
+~1.2 ms, aqu-sz 50-80, %util 100; its AWR histogram: log file sync 470 ms on average, 6.0 %
+under 2 ms, 7.2 % over 1 s, 5.1 % of those in 4-8 s: the volume's holds while its allowance
+refills).  tests/test_sim_calibration.py holds the seed scenarios to those tables.
 
 A scenario also has a layout: the database version, the standbys and the primary's instances.
 Every scenario is 19c, single-instance, with one SYNC standby named "standby", but
@@ -49,9 +50,15 @@ class Conditions:
     losses_per_s: float = 0.0  # TCP tail losses on the DG socket
     rto_min_ms: float = 200.0  # the route's rto_min (Linux default 200 ms)
     loss_burst: float = 0.0
-    """Chance that a segment sent within an RTO of a loss is lost too (losses come in bursts):
-    the retransmission (the RTO doubles: a remote write of three RTOs) or the next redo write
-    (a commit queued behind both waits two RTOs)."""
+    """Chance that the segment resent after an RTO is lost too (losses come in bursts): the RTO
+    doubles, a remote write of three RTOs (seed 001's 0.2 % of log file syncs in 512 ms-1 s)."""
+    next_loss: float = 0.0
+    """Chance that the redo write sent after an RTO is lost too, in the same burst: a commit
+    queued behind both waits two RTOs (seed 001's 0.2 % in 256-512 ms).  Higher than
+    ``loss_burst``: that write carries the redo of every commit queued behind the stall, tens of
+    segments where the resend is one, and goes out with the congestion window restarted at one
+    segment (Linux after an RTO, RFC 5681's loss window), in flights too small to draw the three
+    duplicate ACKs of a fast retransmit, so a loss in it waits out another RTO."""
     switch_every: float = 900.0  # seconds between log switches
     switch_spike_ms: float = 0.0  # extra SRL write time right after a switch (decays in 1.5 s)
     cpu_busy: float = 0.32  # primary CPU utilisation
@@ -63,10 +70,10 @@ class Conditions:
     bursts, and between them the SRL writes are fast (seed 003's bimodal histogram)."""
     cap_burst_s: float = 4.0  # mean length of one such burst
     calm_rfs_ms: float = 0.45  # median SRL write between bursts
-    stall_share: float = 0.0
-    """Share of the SRL writes in a burst that wait seconds behind recovery's reads (seed 003:
-    waits of 4-8 s)."""
-    stall_ms: float = 0.0  # median SRL write of such a stall
+    hold_every: float = 0.0
+    """Seconds between two holds of the capped volume's I/O while its allowance refills (0:
+    none; see ``sgmon.sim.capped``; seed 003's waits of 4-8 s)."""
+    hold_ms: float = 0.0  # how long each such hold lasts
     calm_rfs_sigma: float = 0.30
     near_share: float = 0.0
     """Share of the phases between bursts in which recovery's reads keep the capped volume just
@@ -171,8 +178,10 @@ SCENARIOS: dict[str, str] = {
 
 _FAULTS: dict[str, Conditions] = {
     "healthy": HEALTHY,
-    "rto-stall": replace(SEED001, losses_per_s=1.55, loss_burst=0.05),
-    "rto-stall-fixed": replace(SEED001, losses_per_s=1.55, loss_burst=0.05, rto_min_ms=10.0),
+    "rto-stall": replace(SEED001, losses_per_s=1.55, loss_burst=0.047, next_loss=0.068),
+    "rto-stall-fixed": replace(
+        SEED001, losses_per_s=1.55, loss_burst=0.047, next_loss=0.068, rto_min_ms=10.0
+    ),
     "standby-iops-cap": replace(
         SEED003,
         standby_cap=True,
@@ -185,8 +194,8 @@ _FAULTS: dict[str, Conditions] = {
         calm_rfs_sigma=0.35,
         near_share=0.33,
         near_ms=11.0,
-        stall_share=0.006,
-        stall_ms=5000.0,  # its waits of 4-8 s
+        hold_every=200.0,
+        hold_ms=4800.0,  # its waits of 4-8 s
         lwd_per_read=900.0,
         reads_cache=9000.0,
     ),
