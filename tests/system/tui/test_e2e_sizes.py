@@ -177,7 +177,14 @@ def test_the_top_findings_evidence_is_on_screen(
     if width >= 100:  # the one-pane view shows the finding's host; wider, both hosts
         assert box(screen, "PRIMARY") is not None and box(screen, "STANDBY") is not None
     values = {k: re.escape(v) for k, v in said.groupdict().items()}
-    peak = re.search(r"\(peak (\d\d:\d\d:\d\d) of", " ".join(findings(screen).split()))
+    title = " ".join(findings(screen).split())
+    peak = re.search(r"\(peak (\d\d:\d\d:\d\d) of", title)
+    if peak is None and "(peak" in title:
+        # 80x24 cuts the title before its peak's time: its numbers are of an instant this
+        # screen cannot name, so the pane is held to show each of them, not to equal them
+        values = {
+            k: NUM if re.fullmatch(NUM, v) else re.escape(v) for k, v in said.groupdict().items()
+        }
     if peak is not None and f" at {peak.group(1)} " not in pane:
         # the finding is titled by its episode's worst moment: its numbers are that instant's
         tmux.keys("g")
