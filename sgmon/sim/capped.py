@@ -30,8 +30,8 @@ class CappedVolume:
         """From the interval being simulated on: (start, end, full, near)."""
         self._holds_rng: random.Random | None = None
         """The holds' own generator (so that the phases' draws stay as they are)."""
-        self._holds: list[tuple[float, float]] = []
-        """The allowance's holds (start, end), from the last one begun on."""
+        self._hold: tuple[float, float] | None = None
+        """The allowance's hold now or next (start, end); None before the first I/O."""
 
     def held_ms(self, at: float, ms: float, c: Conditions) -> float:
         """How long an I/O issued at ``at`` that takes ``ms`` on its own takes (ms): until the
@@ -40,21 +40,13 @@ class CappedVolume:
         later, and each lasts ``hold_ms``, each give or take 3 %."""
         if not c.hold_every:
             return ms
-        self._phases_to(at, c)  # seeds both generators on the first call
-        assert self._holds_rng is not None
-        if not self._holds:
-            self._holds = [(at, at)]
-        draw = self._holds_rng.random
-        while self._holds[-1][1] <= at:  # an I/O issued at ``at`` ends after the hold it meets
-            start = self._holds[-1][0] + c.hold_every * (0.97 + 0.06 * draw())
-            self._holds = [self._hold(start, c)]
-        start, end = self._holds[-1]
+        draw = self._seeded()[1].random
+        start, end = self._hold or (at, at)
+        while end <= at:  # an I/O issued at ``at`` ends after the hold it meets
+            start += c.hold_every * (0.97 + 0.06 * draw())
+            end = start + c.hold_ms / 1000.0 * (0.97 + 0.06 * draw())
+        self._hold = (start, end)
         return max(ms, (end - at) * 1000.0) if start <= at + ms / 1000.0 else ms
-
-    def _hold(self, start: float, c: Conditions) -> tuple[float, float]:
-        """One hold from ``start``: (start, end)."""
-        assert self._holds_rng is not None
-        return start, start + c.hold_ms / 1000.0 * (0.97 + 0.06 * self._holds_rng.random())
 
     def full_at(self, at: float, c: Conditions) -> bool:
         """Whether the queue is full at ``at``."""
@@ -74,15 +66,20 @@ class CappedVolume:
 
     def _phases_to(self, at: float, c: Conditions) -> list[tuple[float, float, bool, bool]]:
         """The phases, drawn until one ends after ``at``."""
-        if self._rng is None:
-            seed = self._seeder.random()
-            self._rng = random.Random(seed)
-            self._holds_rng = random.Random(f"{seed} holds")
+        if not self._phases:
             self._phases = [(at, at, False, False)]
-        draw, phases = self._rng.random, self._phases
+        draw, phases = self._seeded()[0].random, self._phases
         while phases[-1][1] <= at:
             _, start, was, _ = phases[-1]
             mean = c.cap_burst_s if not was else c.cap_burst_s * (1.0 - c.cap_duty) / c.cap_duty
             near = was and c.near_share > 0 and draw() < c.near_share
             phases.append((start, start + (0.75 + 0.5 * draw()) * mean, not was, near))
         return phases
+
+    def _seeded(self) -> tuple[random.Random, random.Random]:
+        """The phases' and the holds' generators, seeded by one draw of the commit model's at
+        the first I/O asked about."""
+        if self._rng is None or self._holds_rng is None:
+            seed = self._seeder.random()
+            self._rng, self._holds_rng = random.Random(seed), random.Random(f"{seed} holds")
+        return self._rng, self._holds_rng
