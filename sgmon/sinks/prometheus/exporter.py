@@ -36,8 +36,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sgmon.config import Config
 
-HUNG = "waiting on NET_TIMEOUT for a silent standby, before the destination was marked failed"
-
 
 @dataclass(frozen=True, slots=True)
 class Identity:
@@ -282,7 +280,7 @@ class _Scrape:
             ("commits", f"user commits {made}", u.commits),
             ("redo_bytes", f"bytes of redo {made}", u.redo_bytes),
             ("seconds", "seconds this SYNC destination did not protect", u.seconds),
-            ("hung_seconds", f"of those seconds, the ones commits hung {HUNG}", u.hung),
+            ("hung_seconds", "of those seconds, the ones commits hung on NET_TIMEOUT", u.hung),
         ):
             self.out.counter(
                 f"sgmon_unprotected_{name}",
