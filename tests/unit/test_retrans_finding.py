@@ -25,10 +25,11 @@ def _stalled(
     status: Status = Status.OK,
     error: str | None = None,
     writes: tuple[Event, ...] = (),
+    rtos: tuple[float, ...] = (204.0, 204.0, 204.0),
 ) -> list:
     """Three ticks of a DG socket retransmitting with rto 204 ms, and the retrans collector's
     row for it (its last event ``kind`` at T0 + 2.417), or its status without rows; the trace
-    collector's ``writes`` come with the second tick."""
+    collector's ``writes`` come with the second tick; ``rtos``: the socket's rto at each tick."""
     ticks = []
     for t in range(3):
         f = frame(
@@ -36,7 +37,7 @@ def _stalled(
             t,
             role="primary",
             events=writes if t == 1 else (),
-            tcp={SOCK: {"retransmits": 1, "rto": 204.0}},
+            tcp={SOCK: {"retransmits": 1, "rto": rtos[t]}},
         )
         row = {"last_at": T0 + 2.417, "last_kind": kind, "retransmits": 1, kind: 1}
         res = CollectorResult(status, rows={SOCK: row} if kind else {}, error=error)
@@ -60,6 +61,20 @@ def test_rto_stall_cites_the_retransmit_and_what_it_was(kind: str, says: str) ->
     advice = next(e for e in stall.evidence if "fix: ip route change" in e)
     assert "rto_min shortens the tail-loss probe and the RTO alike" in advice
     assert ("a tail-loss probe, not an RTO" in advice) == (kind == "tlp")
+
+
+@pytest.mark.parametrize(
+    ("rtos", "cited"),
+    [
+        ((204.0, 204.0, 205.0), 205),  # it moves with the round trip: the pane's, now
+        ((204.0, 204.0, 408.0), 204),  # backed off after an expiry: the rto a loss waits first
+    ],
+)
+def test_rto_stall_cites_the_rto_the_pane_shows_unless_it_is_backed_off(
+    rtos: tuple[float, ...], cited: int
+) -> None:
+    stall = next(f for f in _run(_stalled("rto", rtos=rtos)) if f.rule == "rto_stall")
+    assert f"DG socket retransmits, rto {cited} ms" in stall.title
 
 
 def test_rto_stall_says_the_counters_are_the_source_without_events() -> None:

@@ -54,8 +54,7 @@ def retransmitting(ctx: Context, view: HostView) -> _Loss | None:
     if worst is None:
         return None
     n, inst, row = worst
-    rtos = [*ctx.recent(TCP.rto.key(h, inst), RECENT), TCP.rto.of(row)]
-    rto = min((r for r in rtos if r is not None), default=None)
+    rto = _base_rto(ctx.recent(TCP.rto.key(h, inst), RECENT), TCP.rto.of(row))
     if rto is None:
         return None
     lim = ctx.grader.limit(*TCP.rto.key(h, inst))
@@ -65,6 +64,21 @@ def retransmitting(ctx: Context, view: HostView) -> _Loss | None:
     keys += [f.key(h, TCP.Rows.host.fixed) for f in (TCP.timeouts, TCP.retrans_segs)]
     said = _loss_said(view, inst, n, rto, row)
     return _Loss(n, inst, rto, stall, peer, keys, said, _sender_waiting(ctx, h, inst, row))
+
+
+BACKED_OFF = 1.5
+"""An rto this many times its lowest in the last ticks is backed off after an expiry (Linux
+doubles it at each one): not the rto a stall waits out first."""
+
+
+def _base_rto(recent: Iterable[float], now: float | None) -> float | None:
+    """The rto the finding cites: the socket's now, as its pane shows it (it moves with the
+    round trip's variance, 206 then 207 ms), unless it is backed off after an expiry; then its
+    lowest of the last ticks, the rto each new loss waits out first."""
+    lowest = min((r for r in (*recent, now) if r is not None), default=None)
+    if now is None or lowest is None or now >= BACKED_OFF * lowest:
+        return lowest
+    return now
 
 
 def _most_retransmitted(ctx: Context, view: HostView) -> tuple[float, str, Row] | None:
