@@ -57,8 +57,8 @@ class Unprotected:
     """When its current (or last) episode began."""
     alone: bool = True
     hung: float = 0.0
-    """Of ``seconds``, those the instance's commits hung waiting on NET_TIMEOUT for a silent
-    standby before the destination was marked failed (no commit completed in them)."""
+    """Of ``seconds``, those the instance's commits hung waiting on a silent standby before the
+    destination was marked failed, at NET_TIMEOUT or at a reset (no commit completed in them)."""
     relay: str = ""
     """When the destination is a far sync instance that forwards to no standby now: what failed
     (``dest_3 of far sync FS1 to STBY: ERROR``); the commits are in the far sync's standby redo
@@ -71,7 +71,7 @@ class Unprotected:
 
     def text(self) -> str:
         """``4,211 commits, 12.3 MB of redo on no standby for 58 s, 30 of them hung waiting on
-        NET_TIMEOUT``, or for an ASYNC destination ``12.3 MB of redo not yet received by STBY_A
+        the standby``, or for an ASYNC destination ``12.3 MB of redo not yet received by STBY_A
         (transport lag 36 s)``."""
         if not self.sync:
             return (
@@ -79,7 +79,7 @@ class Unprotected:
                 f"(transport lag {fmt_num(self.seconds)} s)"
             )
         where = "on no standby" if self.alone else f"not on {self.target}"
-        hung = f", {fmt_num(self.hung)} of them hung waiting on NET_TIMEOUT" if self.hung else ""
+        hung = f", {fmt_num(self.hung)} of them hung waiting on the standby" if self.hung else ""
         relay = f" (held by the far sync alone: {self.relay})" if self.relay else ""
         return (
             f"{self.commits:,.0f} commits, {fmt_bytes(self.redo_bytes)} of redo {where} "

@@ -16,7 +16,10 @@ against the primary's destination to the far sync (``Unprotected.relay`` says wh
 A silent standby holds the commits before its destination is marked failed: LGWR waits up to
 NET_TIMEOUT for it and no commit completes.  When a destination goes down right after a run of
 intervals in which the instance's commits stopped, about NET_TIMEOUT long, those seconds count
-too (``Unprotected.hung``): the commits were neither protected nor done.
+too (``Unprotected.hung``): the commits were neither protected nor done.  A reset ends that
+wait early (a silent standby's host back up, or a firewall dropping its state, answers the
+retransmission with RST): when the destination's error says the connection was lost, any stall
+up to NET_TIMEOUT long before it is the hang the reset cut short.
 
 On RAC each instance ships its own thread: the standby's one transport lag is its oldest
 thread's, so it is applied to the threads that arrive short of what their instance makes
@@ -49,6 +52,11 @@ KEEP_S = 3600.0
 past any alarm)."""
 SHORT = 0.9
 """A thread that arrives below this share of what its instance makes is the one behind."""
+LOST = ("ORA-03113", "ORA-03135", "ORA-12547", "ORA-12571")
+"""A destination's errors for a connection lost mid-write (end-of-file, lost contact, the packet
+writer failing), where NET_TIMEOUT's own is ORA-16198: the wait ended before NET_TIMEOUT did."""
+NET_TIMEOUT = 30.0
+"""Seconds LGWR waits where the destination's NET_TIMEOUT was not read (the broker's default)."""
 STALLED = 0.05
 """An interval whose commits are below this share of the instance's last flowing one's: its
 commits stopped (a hang waits out NET_TIMEOUT with none completing)."""
@@ -87,9 +95,14 @@ class _Flow:
             return
         self.rate, self.stalled = commits or 0.0, 0.0
 
-    def hang(self, timeout: float | None, dt: float) -> float:
-        """The stalled run before now, when it is NET_TIMEOUT long (within two intervals)."""
-        if not timeout or not self.stalled or abs(self.stalled - timeout) > 2 * dt:
+    def hang(self, timeout: float | None, dt: float, cut: bool) -> float:
+        """The stalled run before now, when it is NET_TIMEOUT long (within two intervals), or
+        up to that long when a lost connection (``cut``) ended the wait first."""
+        if not self.stalled:
+            return 0.0
+        if cut:
+            return self.stalled if self.stalled <= (timeout or NET_TIMEOUT) + 2 * dt else 0.0
+        if not timeout or abs(self.stalled - timeout) > 2 * dt:
             return 0.0
         return self.stalled
 
@@ -157,7 +170,9 @@ class Ledger:
                 target = ORACLE_DG.target.of(row) or ORACLE_DG.service.of(row) or inst
                 tally = self._sync[(frame.host, inst)] = _Tally(target)
             if not tally.active:
-                hung = flow.hang(ORACLE_DG.net_timeout.of(row), dt)
+                error = (ORACLE_DG.error.of(row) or "").upper()
+                cut = any(code in error for code in LOST)
+                hung = flow.hang(ORACLE_DG.net_timeout.of(row), dt, cut)
                 tally.since = flow.start if hung else frame.time - dt
                 tally.hung += hung
                 tally.seconds += hung

@@ -113,7 +113,7 @@ def test_a_hang_as_long_as_net_timeout_before_the_error_is_in_the_span(primary):
     (u,) = ledger.now()
     assert (u.hung, u.seconds, u.since) == (30.0, 31.0, START + 1)
     assert u.commits == 3 * COMMITS  # the hung commits complete after, unprotected
-    assert u.text().endswith(" for 31 s, 30 of them hung waiting on NET_TIMEOUT")
+    assert u.text().endswith(" for 31 s, 30 of them hung waiting on the standby")
 
 
 @pytest.mark.parametrize("quiet", [5, 60])
@@ -127,6 +127,31 @@ def test_a_quiet_spell_not_net_timeout_long_is_no_hang(primary, quiet):
     _count(ledger, _frame(primary, 2 + quiet))
     (u,) = ledger.now()
     assert (u.hung, u.seconds) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("stall", "error", "hung"),
+    [
+        (5, "ORA-03135: connection lost contact", 5.0),  # a reset cut the hang short
+        (5, "ORA-16198: Timeout incurred on internal channel during remote archival", 0.0),
+        (60, "ORA-03113: end-of-file on communication channel", 0.0),  # longer than NET_TIMEOUT
+    ],
+)
+def test_a_hang_a_lost_connection_cut_short_is_in_the_span(primary, stall, error, hung):
+    """Commits stopped, then the destination in error with its connection lost before
+    NET_TIMEOUT: the standby's host answered the retransmission with a reset, and the seconds
+    LGWR waited until then were unprotected too."""
+    primary.set_dest(2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", net_timeout=30)
+    ledger = Ledger()
+    _count(ledger, _frame(primary, 1))
+    for t in range(2, 2 + stall):
+        _count(ledger, _frame(primary, t, commits=0.0))
+    primary.set_dest(
+        2, db_unique_name="STBY", transmit_mode="SYNCHRONOUS", status="ERROR", error=error
+    )
+    _count(ledger, _frame(primary, 2 + stall))
+    (u,) = ledger.now()
+    assert (u.hung, u.seconds) == (hung, hung + 1.0)
 
 
 def _far_sync(onward: str | None) -> tuple[StandIn, StandIn]:

@@ -59,7 +59,7 @@ def unprotected(ctx: Context) -> Iterable[Claim]:
 
 def _why(u: Unprotected) -> list[str]:
     """What the count holds beyond a destination in error: a far sync that forwards to no
-    standby, the seconds commits hung waiting on NET_TIMEOUT."""
+    standby, the seconds commits hung waiting on a silent standby."""
     out = []
     if u.relay:
         out.append(
@@ -68,8 +68,9 @@ def _why(u: Unprotected) -> list[str]:
         )
     if u.hung:
         out.append(
-            f"for {fmt_num(u.hung)} s of it no commit completed: LGWR waited out the "
-            "destination's NET_TIMEOUT for the silent standby before marking it failed"
+            f"for {fmt_num(u.hung)} s of it no commit completed: LGWR waited on the silent "
+            "standby until the destination was marked failed, at its NET_TIMEOUT or sooner when "
+            "the connection was reset"
         )
     return out
 

@@ -280,7 +280,7 @@ class _Scrape:
             ("commits", f"user commits {made}", u.commits),
             ("redo_bytes", f"bytes of redo {made}", u.redo_bytes),
             ("seconds", "seconds this SYNC destination did not protect", u.seconds),
-            ("hung_seconds", "of those seconds, the ones commits hung on NET_TIMEOUT", u.hung),
+            ("hung_seconds", "of those seconds, the ones commits hung on a silent standby", u.hung),
         ):
             self.out.counter(
                 f"sgmon_unprotected_{name}",

@@ -72,7 +72,7 @@ def test_the_net_timeout_hang_is_in_the_span_and_said() -> None:
     got, truth, _ = _run("standby-unreachable")
     (u,) = [u for u in got if u.sync]
     assert 28 <= u.hung <= 32 and _near(u.seconds, truth.seconds), (u.hung, u.seconds)
-    assert f", {u.hung:g} of them hung waiting on NET_TIMEOUT" in u.text()
+    assert f", {u.hung:g} of them hung waiting on the standby" in u.text()
 
 
 def test_a_far_sync_forwarding_to_no_standby_is_said() -> None:
