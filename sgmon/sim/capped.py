@@ -6,14 +6,20 @@ more than the cap, they use up the allowance at a steady rate, and each time it 
 volume holds every I/O, the SRL writes among them, until it has refilled.  Seed 003: "the amount
 of IOs was being capped artificially at approx. 250,000 blocks/s" (flat, on both capped
 standbys alike) while the reads ran, and ~1,200 of its log file syncs in 4-8 s in a 15-minute
-interval: a few holds of a few seconds each, at the pace of a steady demand over a steady cap,
-so of about the same length and at about the same interval each time."""
+interval, and ~400 in 2-4 s: a few holds of a few seconds each, at the pace of a steady demand
+over a steady cap, so at about the same interval each time, and of about the same length but
+every ``SHORT_EVERY``-th, which refills a smaller deficit (three holds of 4-8 s to one of 2-4 s
+in those 15 minutes)."""
 
 from __future__ import annotations
 
 import random
 
 from sgmon.sim.scenarios import Conditions
+
+SHORT_EVERY = 4
+"""Every this many holds, one lasts ``Conditions.short_hold_ms`` (seed 003: ~400 waits of 2-4 s
+beside ~1,200 of 4-8 s)."""
 
 
 class CappedVolume:
@@ -32,19 +38,25 @@ class CappedVolume:
         """The holds' own generator (so that the phases' draws stay as they are)."""
         self._hold: tuple[float, float] | None = None
         """The allowance's hold now or next (start, end); None before the first I/O."""
+        self._holds = 0
+        """How many holds have begun (the current one included)."""
 
     def held_ms(self, at: float, ms: float, c: Conditions) -> float:
         """How long an I/O issued at ``at`` that takes ``ms`` on its own takes (ms): until the
         end of a hold it meets.  The first hold comes ``hold_every`` after the first I/O asked
         about (the cap's onset: the allowance is whole then), each next one ``hold_every``
-        later, and each lasts ``hold_ms``, each give or take 3 %."""
+        later, and each lasts ``hold_ms`` (every ``SHORT_EVERY``-th ``short_hold_ms``), each give
+        or take 3 %."""
         if not c.hold_every:
             return ms
         draw = self._seeded()[1].random
         start, end = self._hold or (at, at)
         while end <= at:  # an I/O issued at ``at`` ends after the hold it meets
+            self._holds += 1
+            short = c.short_hold_ms > 0 and self._holds % SHORT_EVERY == 0
             start += c.hold_every * (0.97 + 0.06 * draw())
-            end = start + c.hold_ms / 1000.0 * (0.97 + 0.06 * draw())
+            length = c.short_hold_ms if short else c.hold_ms
+            end = start + length / 1000.0 * (0.97 + 0.06 * draw())
         self._hold = (start, end)
         return max(ms, (end - at) * 1000.0) if start <= at + ms / 1000.0 else ms
 

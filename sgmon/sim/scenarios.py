@@ -74,6 +74,8 @@ class Conditions:
     """Seconds between two holds of the capped volume's I/O while its allowance refills (0:
     none; see ``sgmon.sim.capped``; seed 003's waits of 4-8 s)."""
     hold_ms: float = 0.0  # how long each such hold lasts
+    short_hold_ms: float = 0.0
+    """How long every ``SHORT_EVERY``-th hold lasts instead (0: as long as the others)."""
     calm_rfs_sigma: float = 0.30
     near_share: float = 0.0
     """Share of the phases between bursts in which recovery's reads keep the capped volume just
@@ -196,6 +198,7 @@ _FAULTS: dict[str, Conditions] = {
         near_ms=11.0,
         hold_every=200.0,
         hold_ms=4800.0,  # its waits of 4-8 s
+        short_hold_ms=3000.0,  # and its fewer of 2-4 s: every fourth hold
         lwd_per_read=900.0,
         reads_cache=9000.0,
     ),
