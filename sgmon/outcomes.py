@@ -63,6 +63,9 @@ class Unprotected:
     """When the destination is a far sync instance that forwards to no standby now: what failed
     (``dest_3 of far sync FS1 to STBY: ERROR``); the commits are in the far sync's standby redo
     logs only, and a far sync cannot be failed over to."""
+    cut_by: str = ""
+    """The destination's error when a reset ended the last hang before NET_TIMEOUT did
+    (``ORA-03135: connection lost contact``); empty when NET_TIMEOUT ended it."""
 
     @property
     def sync(self) -> bool:
@@ -100,6 +103,7 @@ class Unprotected:
             "since": self.since,
             "hung_seconds": self.hung,
             "relay": self.relay,
+            "hang_cut_by": self.cut_by,
             "text": self.text(),
         }
 

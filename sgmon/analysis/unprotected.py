@@ -75,6 +75,7 @@ class _Tally:
     since: float | None = None
     hung: float = 0.0
     relay: str = ""
+    cut_by: str = ""
 
 
 @dataclass(slots=True)
@@ -136,7 +137,7 @@ class Ledger:
         """Every destination that did not protect during the run, SYNC ones first."""
         out = [
             Unprotected(host, dest, t.target, "SYNC", t.commits, t.redo, t.seconds,
-                        t.active, t.since, t.alone, t.hung, t.relay)
+                        t.active, t.since, t.alone, t.hung, t.relay, t.cut_by)
             for (host, dest), t in self._sync.items()
         ]  # fmt: skip
         return out + list(self._async.values())
@@ -170,11 +171,13 @@ class Ledger:
                 target = ORACLE_DG.target.of(row) or ORACLE_DG.service.of(row) or inst
                 tally = self._sync[(frame.host, inst)] = _Tally(target)
             if not tally.active:
-                error = (ORACLE_DG.error.of(row) or "").upper()
-                cut = any(code in error for code in LOST)
+                error = ORACLE_DG.error.of(row) or ""
+                cut = any(code in error.upper() for code in LOST)
                 hung = flow.hang(ORACLE_DG.net_timeout.of(row), dt, cut)
                 tally.since = flow.start if hung else frame.time - dt
                 tally.hung += hung
+                if hung:
+                    tally.cut_by = error.strip() if cut else ""
                 tally.seconds += hung
             tally.active, tally.alone = True, down == set(rows)
             tally.relay = relays.get(inst, "")

@@ -8,6 +8,7 @@ import pytest
 
 from collectors.oracle.dg import OracleDgCollector
 from sgmon.analysis.context import HostView
+from sgmon.analysis.rules.exposure import _why
 from sgmon.analysis.unprotected import Ledger
 from sgmon.config import Config
 from sgmon.fields import ORACLE_REDO
@@ -114,6 +115,7 @@ def test_a_hang_as_long_as_net_timeout_before_the_error_is_in_the_span(primary):
     assert (u.hung, u.seconds, u.since) == (30.0, 31.0, START + 1)
     assert u.commits == 3 * COMMITS  # the hung commits complete after, unprotected
     assert u.text().endswith(" for 31 s, 30 of them hung waiting on the standby")
+    assert "for the destination's whole NET_TIMEOUT before marking it failed" in " ".join(_why(u))
 
 
 @pytest.mark.parametrize("quiet", [5, 60])
@@ -152,6 +154,9 @@ def test_a_hang_a_lost_connection_cut_short_is_in_the_span(primary, stall, error
     _count(ledger, _frame(primary, 2 + stall))
     (u,) = ledger.now()
     assert (u.hung, u.seconds) == (hung, hung + 1.0)
+    assert u.cut_by == (error if hung else "")
+    if hung:  # the finding says what ended the wait
+        assert f"until its connection was reset ({error}), before" in " ".join(_why(u))
 
 
 def _far_sync(onward: str | None) -> tuple[StandIn, StandIn]:

@@ -3,8 +3,8 @@
 The Data Guard state rule says that a destination is in error; this one says what that costs
 as it goes on, in the figures a manager asks for after the incident: the commits and the redo
 the primary made meanwhile (``sgmon.analysis.unprotected``), none of them on the standby; behind
-a far sync that forwards to no standby, and through the seconds a silent standby's NET_TIMEOUT
-held the commits, too.
+a far sync that forwards to no standby, and through the seconds a silent standby held the
+commits, until NET_TIMEOUT or a reset ended the wait, too.
 """
 
 from __future__ import annotations
@@ -67,10 +67,14 @@ def _why(u: Unprotected) -> list[str]:
             "sync instance keeps redo in standby redo logs only, and no failover can open it"
         )
     if u.hung:
+        until = (
+            f"until its connection was reset ({u.cut_by}), before the destination's NET_TIMEOUT"
+            if u.cut_by
+            else "for the destination's whole NET_TIMEOUT before marking it failed"
+        )
         out.append(
             f"for {fmt_num(u.hung)} s of it no commit completed: LGWR waited on the silent "
-            "standby until the destination was marked failed, at its NET_TIMEOUT or sooner when "
-            "the connection was reset"
+            f"standby {until}"
         )
     return out
 
