@@ -171,13 +171,12 @@ class Ledger:
                 target = ORACLE_DG.target.of(row) or ORACLE_DG.service.of(row) or inst
                 tally = self._sync[(frame.host, inst)] = _Tally(target)
             if not tally.active:
-                error = ORACLE_DG.error.of(row) or ""
-                cut = any(code in error.upper() for code in LOST)
-                hung = flow.hang(ORACLE_DG.net_timeout.of(row), dt, cut)
+                cut_by = _lost(row)
+                hung = flow.hang(ORACLE_DG.net_timeout.of(row), dt, bool(cut_by))
                 tally.since = flow.start if hung else frame.time - dt
                 tally.hung += hung
                 if hung:
-                    tally.cut_by = error.strip() if cut else ""
+                    tally.cut_by = cut_by
                 tally.seconds += hung
             tally.active, tally.alone = True, down == set(rows)
             tally.relay = relays.get(inst, "")
@@ -244,6 +243,12 @@ def _relays(views: Mapping[str, HostView], topo: Topology) -> dict[str, str]:
                 for i, s in failed.items()
             )
     return out
+
+
+def _lost(row: Row) -> str:
+    """A destination's error when it says the connection was lost (``LOST``), else ""."""
+    error = (ORACLE_DG.error.of(row) or "").strip()
+    return error if any(code in error.upper() for code in LOST) else ""
 
 
 def _ships(row: Row) -> bool:

@@ -71,14 +71,14 @@ BACKED_OFF = 1.5
 doubles it at each one): not the rto a stall waits out first."""
 
 
-def _base_rto(recent: Iterable[float], now: float | None) -> float | None:
+def _base_rto(recent: list[float], now: float | None) -> float | None:
     """The rto the finding cites: the socket's now, as its pane shows it (it moves with the
     round trip's variance, 206 then 207 ms), unless it is backed off after an expiry; then its
     lowest of the last ticks, the rto each new loss waits out first."""
-    lowest = min((r for r in (*recent, now) if r is not None), default=None)
-    if now is None or lowest is None or now >= BACKED_OFF * lowest:
-        return lowest
-    return now
+    if now is None:
+        return min(recent, default=None)
+    lowest = min(recent, default=now)
+    return lowest if now >= BACKED_OFF * lowest else now
 
 
 def _most_retransmitted(ctx: Context, view: HostView) -> tuple[float, str, Row] | None:
