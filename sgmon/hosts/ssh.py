@@ -152,14 +152,7 @@ class SshSource:
         kin.adopt_orphans(self.warn)
         self._sessions += 1
         try:
-            proc = subprocess.Popen(
-                self.argv(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # our own process group: killed whole, never orphaned
-                env={**os.environ, kin.MARK: self._mark()},
-            )
+            proc = kin.start_command(self.argv(), self._mark())
         except OSError as e:
             self._report(f"cannot run ssh: {e.strerror}; install openssh-client")
             return False
