@@ -37,10 +37,10 @@ MARK = "SGMON_SSH_SESSION"
 """The environment variable naming the ssh session a process descends from."""
 PR_SET_CHILD_SUBREAPER = 36
 _adopting: bool | None = None
+"""Whether this process is its descendants' subreaper (None: not asked yet)."""
 _commands: dict[int, int] = {}
 """pid -> start time of each ssh command running now (every host's): children of this
 process, so ``orphans`` reads no environment of theirs (300 hosts ending at once read 90,000)."""
-"""Whether this process is its descendants' subreaper (None: not asked yet)."""
 
 
 def adopt_orphans(warn: Callable[[str], None]) -> None:
