@@ -12,8 +12,6 @@ import nslab
 import pytest
 from paths import REPO
 
-from sgmon.buckets import exponent
-
 sys.path.insert(0, str(REPO / "bench"))
 import what_if_lab as bench
 
@@ -35,21 +33,23 @@ MISSES = {
     "second than their window (26 of 16-32 ms against 19 of 200 ms in one, with 16 % more redo "
     "writes a second), which the prediction keeps as they were",
 }
-CASES = [
-    pytest.param(
-        c, marks=[pytest.mark.xfail(reason=MISSES[c], strict=False)] if c in MISSES else []
-    )
-    for c in sorted(bench.CASES)
-]
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", sorted(bench.CASES))
 def test_prediction_holds_against_the_lab_rerun(case: str) -> None:
+    """A case known to miss in some runs is reported as an expected failure with this run's
+    figures (they are what the next attempt at the model starts from); it passes when it holds."""
     nslab.require_lab()
     row = bench.case_row(bench.CASES[case], SECONDS)
     got, want = row.predicted, row.after
     assert got is not None, f"{row.change}: not predicted"
-    said = f"{row.change}: now {row.before}, predicted {got}, rerun {want}"
-    assert abs(got.avg / want.avg - 1) <= BOUND, said
-    assert abs(got.p50 / want.p50 - 1) <= BOUND, said
-    assert abs(exponent(got.p99) - exponent(want.p99)) <= BUCKETS, said
+    said = f"{row.change}: now {row.before.text()}; predicted {got.text()}; rerun {want.text()}"
+    e = row.errors()
+    assert e is not None, said
+    held = abs(e[0]) <= BOUND and abs(e[1]) <= BOUND and abs(e[2]) <= BUCKETS
+    if not held and case in MISSES:
+        pytest.xfail(
+            f"this run: avg {e[0]:+.0%}, p50 {e[1]:+.0%}, p99 {e[2]:+d} buckets ({said}).  "
+            + MISSES[case]
+        )
+    assert held, said
