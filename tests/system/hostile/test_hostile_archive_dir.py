@@ -37,7 +37,12 @@ from sgmon.sinks.statefile import StatePublisher
 from sgmon.status import render, state_text
 from sgmon.verdicts import Finding, Judgement
 
-pytestmark = pytest.mark.timeout(180)
+DAY_S = 86400.0
+SPAN_S = 240.0
+"""The most of a UTC day a test's recordings span (LONG's 200 simulated seconds, from now, and
+its start).  Tables are named by the day (``--rotate 1d``): a run that crosses midnight writes
+the next day's table, not the one its trap holds, and finds an archive made the day before."""
+pytestmark = pytest.mark.timeout(180 + SPAN_S)
 
 SGMON = [sys.executable, "-m", "sgmon"]
 HEALTHY = ["--simulate", "healthy", "--speed", "10", "--duration", "30s", "--rotate", "1d"]
@@ -74,17 +79,35 @@ def _rows(hdir: Path) -> dict[str, int]:
     return rows
 
 
+@pytest.fixture(autouse=True)
+def _clear_of_midnight() -> None:
+    """Each test begins with its recordings' span of the day ahead: just after midnight when
+    it would cross it (a wait of at most SPAN_S)."""
+    left = DAY_S - time.time() % DAY_S
+    if left < SPAN_S:
+        time.sleep(left + 1.0)
+
+
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An archive of 30 ticks of the simulated pair, recorded once, copied by each case."""
-    arch = tmp_path_factory.mktemp("template") / "arch"
-    env = dict(os.environ, SGMON_RUNTIME_DIR=str(arch.parent / "run"))
-    r = subprocess.run(
-        [*SGMON, "record", "--dir", str(arch), "--quiet", *HEALTHY],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return arch
+def template(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
+    """An archive of 30 ticks of the simulated pair, recorded once a day (its tables are named
+    by it), copied by each case."""
+    made: dict[str, Path] = {}
+
+    def today() -> Path:
+        day = _stamp()
+        if day not in made:
+            arch = tmp_path_factory.mktemp("template") / "arch"
+            env = dict(os.environ, SGMON_RUNTIME_DIR=str(arch.parent / "run"))
+            r = subprocess.run(
+                [*SGMON, "record", "--dir", str(arch), "--quiet", *HEALTHY],
+                capture_output=True, text=True, timeout=120, env=env,
+            )  # fmt: skip
+            assert r.returncode == 0, r.stderr
+            made[day] = arch
+        return made[day]
+
+    return today
 
 
 @dataclass
@@ -130,8 +153,8 @@ class Case:
 
 
 @pytest.fixture
-def case(tmp_path: Path, template: Path) -> Case:
-    shutil.copytree(template, tmp_path / "arch", symlinks=True)
+def case(tmp_path: Path, template: Callable[[], Path]) -> Case:
+    shutil.copytree(template(), tmp_path / "arch", symlinks=True)
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "victim.csv").write_bytes(VICTIM)
     return Case(tmp_path)
