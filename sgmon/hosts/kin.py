@@ -110,21 +110,23 @@ class _Walks:
             while self._done < want:
                 if self._walking:
                     self._cv.wait()
-                    continue
-                self._walking = True
-                self._begun += 1
-                mine = self._begun
-                try:
-                    self._cv.release()
-                    try:
-                        walked = _walk()
-                    finally:
-                        self._cv.acquire()
-                    self._last, self._done = walked, mine
-                finally:
-                    self._walking = False
-                    self._cv.notify_all()
+                else:
+                    self._walk_unlocked()
             return self._last
+
+    def _walk_unlocked(self) -> None:
+        """One walk, with the lock (held by the caller) let go meanwhile; the waiters are woken
+        when it ends, and read it (or walk again, if it failed) once the caller lets go."""
+        self._walking, self._begun = True, self._begun + 1
+        mine = self._begun
+        self._cv.release()
+        try:
+            walked = _walk()
+        finally:
+            self._cv.acquire()
+            self._walking = False
+            self._cv.notify_all()
+        self._last, self._done = walked, mine
 
 
 def _walk() -> dict[int, list[Kin]]:
