@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
+
+from paths import REPO
 
 from sgmon import registry
 from sgmon.collector import Collector
@@ -60,3 +63,12 @@ def _record(src, root: Path, **kw) -> ArchiveWriter:
 
 def _tables(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.csv"))}
+
+
+def unit_stop_timeout() -> float:
+    """TimeoutStopSec of the recorder's systemd unit in deploy/ (which stops it by SIGTERM):
+    how long a stop may take before systemd SIGKILLs it."""
+    unit = (REPO / "deploy" / "sgmon-record.service").read_text()
+    assert re.search(r"^KillSignal=SIGTERM$", unit, re.M)
+    [value] = re.findall(r"^TimeoutStopSec=(\d+)$", unit, re.M)
+    return float(value)

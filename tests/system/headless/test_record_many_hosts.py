@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 
+from kits.record import unit_stop_timeout
 from paths import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -25,13 +25,6 @@ import record_hosts  # bench/, on the path above
 HOSTS = 300
 TICKS = 8
 """Ticks recorded of every host before the stop."""
-
-
-def unit_stop_timeout() -> float:
-    """TimeoutStopSec of the recorder's systemd unit in deploy/."""
-    unit = (REPO / "deploy" / "sgmon-record.service").read_text()
-    [value] = re.findall(r"^TimeoutStopSec=(\d+)$", unit, re.M)
-    return float(value)
 
 
 def test_300_remote_hosts_each_keep_every_tick_up_to_the_stop(tmp_path) -> None:
