@@ -105,10 +105,11 @@ class Row:
             exponent(p.p99) - exponent(a.p99),
         )
 
-    def holds(self) -> bool:
-        """Within the bounds."""
+    def holds(self, bound: float = BOUND, buckets: int = BUCKETS) -> bool:
+        """Within the bounds: average and p50 within ``bound`` (relative), p99 within
+        ``buckets``."""
         e = self.errors()
-        return e is not None and abs(e[0]) <= BOUND and abs(e[1]) <= BOUND and abs(e[2]) <= BUCKETS
+        return e is not None and abs(e[0]) <= bound and abs(e[1]) <= bound and abs(e[2]) <= buckets
 
 
 def now_of(m: Measured) -> Figures:

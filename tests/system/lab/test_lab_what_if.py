@@ -44,10 +44,10 @@ def test_prediction_holds_against_the_lab_rerun(case: str) -> None:
     got, want = row.predicted, row.after
     assert got is not None, f"{row.change}: not predicted"
     said = f"{row.change}: now {row.before.text()}; predicted {got.text()}; rerun {want.text()}"
-    e = row.errors()
-    assert e is not None, said
-    held = abs(e[0]) <= BOUND and abs(e[1]) <= BOUND and abs(e[2]) <= BUCKETS
+    held = row.holds(BOUND, BUCKETS)
     if not held and case in MISSES:
+        e = row.errors()
+        assert e is not None  # predicted, so measured against the rerun
         pytest.xfail(
             f"this run: avg {e[0]:+.0%}, p50 {e[1]:+.0%}, p99 {e[2]:+d} buckets ({said}).  "
             + MISSES[case]
