@@ -7,6 +7,7 @@ config, it answers "what does each pane and the header show at instant t" as pla
 from __future__ import annotations
 
 import bisect
+import math
 import time
 from typing import Any
 
@@ -24,6 +25,31 @@ from sgmon.tui.view import PaneView, SeriesMemo
 
 WINDOW = 160
 """Instants in a pane's window: the widest sparkline or heatmap a zoomed panel draws."""
+
+
+SAME_TICK = 0.25
+"""Frames stamped within this share of the interval of each other are of one tick."""
+
+
+def instants(times: list[float], within: float) -> list[float]:
+    """Sorted ``times``, each run of them that ends less than ``within`` after it begins
+    merged into its newest: the instant at which every frame of the run is the newest of its
+    host (``frame_at``)."""
+    out: list[float] = []
+    begun = -math.inf
+    for t in times:
+        if out and t - begun < within:
+            out[-1] = t
+        else:
+            out.append(t)
+            begun = t
+    return out
+
+
+def on_axis(axis: list[float], time: float, within: float) -> float | None:
+    """The instant of ``axis`` (made by ``instants``) that holds a frame stamped ``time``."""
+    i = bisect.bisect_left(axis, time - 1e-9)
+    return axis[i] if i < len(axis) and axis[i] - time < within else None
 
 
 class Timeline:
@@ -65,8 +91,13 @@ class Timeline:
         return ""
 
     def axis(self) -> list[float]:
-        """Every instant any host has a frame for, oldest first: the one shared time axis."""
-        return sorted({f.time for h in self.history.hosts() for f in self.history.frames(h)})
+        """Every instant any host has a frame for, oldest first: the one shared time axis.  The
+        hosts' frames of one tick are one instant (``instants``): a far side's tick is placed
+        on this machine's clock by a measured offset, so two hosts stamp the same second a
+        fraction of a millisecond apart, and on an axis of every stamp each pane had a frame
+        at every other instant (its sparklines blank in every other column)."""
+        times = sorted({f.time for h in self.history.hosts() for f in self.history.frames(h)})
+        return instants(times, self.interval() * SAME_TICK)
 
     def window(self, axis: list[float], at: float | None) -> list[float]:
         """The instants up to and including ``at`` that the sparklines and heatmaps show."""
@@ -142,7 +173,8 @@ class Timeline:
     ) -> PaneView:
         """Everything one pane shows at instant ``at``."""
         frames = self.history.frames(host.name)  # one copy serves the window and the cursor
-        by_time = {f.time: f for f in frames}
+        within = self.interval() * SAME_TICK
+        by_time = {t: f for f in frames if (t := on_axis(times, f.time, within)) is not None}
         frame = frame_at(frames, at) if at is not None else None
         stale = self.stale_since(host.name, frame, live)
         # a silent host's last budget is not now's
