@@ -13,8 +13,9 @@ from dataclasses import replace
 
 from sgmon.analysis.whatif import Change, predict
 from sgmon.analysis.whatif.chain import Path, Remote, replay, sessions
+from sgmon.analysis.whatif.changes import standby_write
 from sgmon.analysis.whatif.dist import Dist, binned, bucket_of, counts_of
-from sgmon.analysis.whatif.measure import Window, measured
+from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured
 from sgmon.buckets import exponent
 from sgmon.contract import Histogram
 from sgmon.events import LOCAL_WRITE, LOG_FILE_SYNC
@@ -139,3 +140,37 @@ def test_a_primary_without_remote_writes_is_predicted_only_where_it_can_be() -> 
     assert got["ASYNC"].predicted is None and "no remote write" in got["ASYNC"].assumptions
     faster = got["primary redo write at 0.25 ms"].predicted
     assert faster is not None and faster.avg < m.parts["lfs"].avg  # type: ignore[operator]
+
+
+def _waits(ms: float, n: float = 1000.0) -> Wait:
+    """``n`` waits of ``ms`` each."""
+    return Wait(Counter({bucket_of(ms): n}), n, n * ms)
+
+
+def _capped(rfs_ms: float) -> Measured:
+    """A window whose SRL writes average ``rfs_ms`` with the rest of each remote write 0.45 ms;
+    calm before it: SRL writes 0.17 ms, the rest 0.21 ms (the lab's standby under a cap)."""
+    parts = {
+        "lfs": _waits(rfs_ms * 1.4),
+        "local": _waits(0.2),
+        "remote": _waits(rfs_ms + 0.45),
+        "rfs": _waits(rfs_ms),
+    }
+    calm = {"local": _waits(0.12), "remote": _waits(0.38), "rfs": _waits(0.17)}
+    return Measured(30.0, parts, calm, rtt=0.04, calm_rtt=0.03)
+
+
+def test_with_the_srl_write_calm_again_the_rest_of_the_remote_write_is_calm_too() -> None:
+    """A slow SRL write makes each redo write carry many commits' redo; with it calm again, the
+    part of the remote write beyond it falls back to its calm level (plus the round trip's
+    rise), not the window's.  A SRL write that was not slowed leaves that part as measured."""
+    for rfs_ms, want in ((50.0, 0.21 + 0.01), (0.19, 0.45)):
+        m = _capped(rfs_ms)
+        path = Path(_one(0.2), Remote(0.45, Dist(m.parts["rfs"].counts)))
+        _name, said, alt, _ = standby_write(m, path, None)
+        assert alt is not None and alt.remote is not None
+        assert math.isclose(alt.remote.base, want, rel_tol=1e-6), (rfs_ms, alt.remote.base)
+        assert ("calm 0.22 ms instead of 0.45" in said) == (rfs_ms == 50.0), said
+    # a median slower than the calm one keeps the window's part: the writes stay large
+    _n, _s, alt, _ = standby_write(_capped(50.0), path, 5.0)
+    assert alt is not None and alt.remote is not None and alt.remote.base == 0.45
