@@ -112,7 +112,6 @@ class CommitModel:
         self._lgwr_free = float("-inf")
         self._held = 0
         """Sessions the write in flight holds: they commit nothing new until it ends."""
-        self._write_rate = 700.0
         self._next_switch: float | None = None
         self._last_switch = -1e9
         self.apply_lag = 0.0
@@ -158,7 +157,6 @@ class CommitModel:
         st.busy_frac = min(1.0, busy / dt)
         if c.cap_duty < 1.0:  # the standbys off the commit path may be the capped ones
             st.capped = self._volume.full_share(t0, t1, c)
-        self._write_rate = max(st.writes / dt, 1.0)
         st.reads_cache = c.reads_cache * dt * (0.9 + 0.2 * self.rng.random())
         st.lwd_bytes = st.reads_cache * c.lwd_per_read
         count(self.stats, self.standby_stats, st, c)
@@ -203,7 +201,6 @@ class CommitModel:
         """The redo writes LGWR starts before ``t1``, each taking every commit queued by its
         start; returns the time LGWR was busy in the interval."""
         pending = self._pending
-        p_loss = c.losses_per_s / max(self._write_rate, 1.0)
         rates = (rate(c.lgwr_cpu_ms), rate(c.boc_ms), rate(c.fg_cpu_ms))
         busy, free = 0.0, self._lgwr_free
         i = 0  # pending[:i] are in a write; arrivals only grow, so a batch is one bisection
@@ -217,7 +214,7 @@ class CommitModel:
             room = c.sessions - (self._held if pending[i] < free else 0)
             batch, i = pending[i : min(j, i + max(room, 1))], j
             self._held = len(batch)
-            free = self._redo_write(start, batch, t1, c, p_loss, rates, st)
+            free = self._redo_write(start, batch, t1, c, rates, st)
             busy += min(free, t1) - start
         self._lgwr_free = free
         del pending[:i]
@@ -229,7 +226,6 @@ class CommitModel:
         batch: list[float],
         t1: float,
         c: Conditions,
-        p_loss: float,
         rates: Rates,
         st: TickStats,
     ) -> float:
@@ -237,7 +233,7 @@ class CommitModel:
         (CPU, the write phase, the broadcast ack, the post), counted now or, when it hangs past
         the interval, when it ends; returns when it ends."""
         draw, size = self.rng.random, len(batch) * c.redo_per_commit
-        local, remote, rfs, lost, wire = self._write(start, len(batch), c, p_loss)
+        local, remote, rfs, lost, wire = self._write(start, len(batch), c)
         cpu = expo(draw, rates[0])
         phase = max(local, remote)
         ack = expo(draw, rates[1])  # steps 4 and 9
@@ -299,7 +295,7 @@ class CommitModel:
         """One wait of ``name``, counted as it ends."""
         self.events[name].add(us)
 
-    def _write(self, start: float, n: int, c: Conditions, p_loss: float) -> tuple:
+    def _write(self, start: float, n: int, c: Conditions) -> tuple:
         """One redo write: local and remote durations (ms), the SRL write, whether a loss hit."""
         rng = self.rng
         size = n * c.redo_per_commit
@@ -333,7 +329,7 @@ class CommitModel:
                 (end, partial(self._waited, name=name, us=us)) for name, us in waits.items()
             ]
             return local, remote, 0.0, 0, wire
-        lost = expiries(rng.random, c.next_loss if self._after_loss else p_loss, c.loss_burst)
+        lost = expiries(rng.random, c.next_loss if self._after_loss else c.tail_loss, c.loss_burst)
         self._after_loss = lost > 0
         acked = rfs if self.affirm else RECEIPT_MS  # Fast Sync: the receipt, not the SRL write
         resend = c.rto_min_ms * (2**lost - 1) + c.rtt_ms + rng.random() * 8 if lost else 0.0

@@ -53,7 +53,7 @@ def test_rac_route_on_every_instance_and_across_reboots() -> None:
 def test_no_fast_sync_advice_beside_an_rto_incident(monkeypatch: pytest.MonkeyPatch) -> None:
     """The capped standby's I/O dominates the remote write, which fast_sync advises on; with
     segments lost on the link as well, the stalls are the incident and that advice is noise."""
-    both = replace(sc._FAULTS["standby-iops-cap"], losses_per_s=1.7)
+    both = replace(sc._FAULTS["standby-iops-cap"], tail_loss=sc.TAIL_LOSS)
     monkeypatch.setitem(sc._FAULTS, "standby-iops-cap", both)
     found = _findings("standby-iops-cap", 90.0)
     assert any(f.rule == "rto_stall" for f in found)

@@ -25,29 +25,33 @@ def test_a_peak_is_said_to_be_one() -> None:
 
 def test_the_chain_title_is_the_table_value_now_or_its_peak_said_so() -> None:
     """rto-stall: a 200 ms retransmission puts log file sync's p99 in the 256 bucket for a tick
-    or two; the title beside the table said ``p99 <256 ms`` while the row read 2."""
+    or two; the title beside the table said ``p99 <256 ms`` while the row read 2.  The chain
+    leads with log file sync or with the remote write, whichever the outliers rank first."""
     pair = SimPair("rto-stall", seed=1, start=START, onset=20.0)
     a = Analyzer()
-    p99s: list[float] = []
+    p99s: dict[str, list[float]] = {e: [] for e in ("log file sync", "SYNC Remote Write")}
     said = {"now": 0, "peak": 0}
     try:
         while pair.t < 80:
             frames = {f.host: f for f in pair.step()}
             for f in frames.values():
                 a.feed(f)
-            p99s.append(frames["primary"].value("oracle_waits", "log file sync", "p99") or 0.0)
+            for event, seen in p99s.items():
+                seen.append(frames["primary"].value("oracle_waits", event, "p99") or 0.0)
             top = next((f for f in a.state().findings if f.active), None)
             title = top.title if top is not None else ""
-            m = re.match(r"log file sync p99 <(\d+) ms( \((\d+) s peak\))? <-", title)
+            m = re.match(
+                r"(log file sync|SYNC Remote Write) p99 <(\d+) ms( \((\d+) s peak\))? <-", title
+            )
             if m is None:
                 continue
-            shown = float(m.group(1))
-            if m.group(2):
+            shown, seen = float(m.group(2)), p99s[m.group(1)]
+            if m.group(3):
                 said["peak"] += 1
-                assert shown == max(p99s[-10:]) > p99s[-1], (title, p99s[-10:])
+                assert shown == max(seen[-10:]) > seen[-1], (title, seen[-10:])
             else:
                 said["now"] += 1
-                assert shown == p99s[-1], (title, p99s[-1])
+                assert shown == seen[-1], (title, seen[-1])
     finally:
         pair.close()
     assert said["now"] and said["peak"], said

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from sgmon.analysis.whatif import Change, predict
 from sgmon.analysis.whatif.chain import Path, Remote, replay, sessions
-from sgmon.analysis.whatif.changes import standby_write
+from sgmon.analysis.whatif.changes import rto_min, standby_write
 from sgmon.analysis.whatif.dist import Dist, binned, bucket_of, counts_of
 from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured
 from sgmon.buckets import exponent
@@ -75,13 +75,25 @@ def test_the_write_phase_is_the_slower_of_local_and_remote_not_their_sum() -> No
 
 
 def test_a_stall_holds_only_the_sessions_there_are() -> None:
-    # one loss a second, each a 200 ms wait: with 10 sessions at most 10 commits wait in it
-    remote = Remote(base=0.3, ack=None, loss=1.0 / 1000.0, penalty=200.0)
-    lfs, done = replay(Path(_one(0.5), remote, rate=2000.0, sessions=10), commits=100_000)
-    slow = sum(1 for x in lfs if x >= 100.0)
-    seconds = len(lfs) / done
-    assert 0 < slow <= 10 * 1.2 * seconds  # ~1 stall a second, 10 sessions each
-    assert done < 2000.0 * 0.9  # the arrivals a stall held back never committed
+    # every write waits out a 200 ms timeout: with 10 sessions, at most 10 commits wait in each
+    remote = Remote(base=0.3, ack=None, loss=1.0, penalty=200.0)
+    lfs, done = replay(Path(_one(0.5), remote, rate=2000.0, sessions=10), commits=2_000)
+    assert min(lfs) >= 200.0
+    assert 10 * 1000.0 / 200.5 * 0.9 <= done <= 10 * 1000.0 / 200.0  # 10 commits a write
+    # the same with a timeout on one write in a hundred: the arrivals it held never committed
+    lfs, done = replay(Path(_one(0.5), replace(remote, loss=0.01), rate=2000.0, sessions=10))
+    assert any(x >= 100.0 for x in lfs) and done < 2000.0 * 0.9
+
+
+def test_timeouts_fall_on_a_share_of_the_writes_so_more_writes_bring_more() -> None:
+    """A tail loss is a chance a write: the faster path writes more often and meets more
+    timeouts a second, each write as often as before."""
+    remote = Remote(base=0.3, ack=None, loss=0.01, penalty=20.0)
+    stalls = []
+    for local in (0.5, 2.0):
+        lfs, done = replay(Path(_one(local), remote, rate=3000.0), commits=30_000)
+        stalls.append(sum(1 for x in lfs if x >= 16.0) / (len(lfs) / done))  # slow a second
+    assert stalls[0] > 1.5 * stalls[1], stalls
 
 
 def test_a_closed_loop_of_sessions_commits_more_often_when_its_commits_are_faster() -> None:
@@ -174,3 +186,25 @@ def test_with_the_srl_write_calm_again_the_rest_of_the_remote_write_is_calm_too(
     # a median slower than the calm one keeps the window's part: the writes stay large
     _n, _s, alt, _ = standby_write(_capped(50.0), path, 5.0)
     assert alt is not None and alt.remote is not None and alt.remote.base == 0.45
+
+
+def test_a_lower_rto_min_is_rounded_up_to_the_kernels_tick() -> None:
+    """The lab's socket showed rto 204 ms under the default 200 ms floor (HZ=250: 4 ms ticks)
+    and 16 ms under ``rto_min 10ms``: 10 rounded up to 12, plus the 4 ms above the floor."""
+    window = Window()
+    for t, rto in enumerate((204.0, 204.0, 208.0)):
+        window(_frame(t, {LOG_FILE_SYNC: _event(800, 0.9, [[0.512, 200], [1.024, 500]])}))
+        window.ticks["db1"][-1].rto = rto
+    m = measured(window.ticks["db1"], (), 1.7e9, 2e9)
+    assert m is not None and m.rto_tick == 4.0
+    path = Path(_one(0.2), Remote(0.3, None, loss=0.01, penalty=204.0))
+    _name, said, alt, _ = rto_min(replace(m, rto=204.0), path, 10.0)
+    assert alt is not None and alt.remote is not None and alt.remote.penalty == 16.0, said
+    # RTOs that are not whole ticks of anything coarser than 1 ms (HZ=1000: 201, or a
+    # simulation's 206.4) leave 10 ms and what is above the floor
+    window.ticks["db1"][-1].rto = 201.0
+    m = measured(window.ticks["db1"], (), 1.7e9, 2e9)
+    assert m is not None and m.rto_tick == 1.0
+    path = replace(path, remote=Remote(0.3, None, loss=0.01, penalty=201.0))
+    _name, said, alt, _ = rto_min(replace(m, rto=201.0), path, 10.0)
+    assert alt is not None and alt.remote is not None and alt.remote.penalty == 11.0, said

@@ -118,8 +118,7 @@ def _remote(m: Measured) -> Remote | None:
         ack = (body, 1.0) if body else None
     held = (ack[0].mean() * ack[1]) if ack else 0.0
     base = max(0.0, srw.avg - held - hit * penalty)
-    loss = hit * srw.n / max(m.seconds * 1000.0, 1.0)  # per ms: the link's rate
-    return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, loss, penalty)
+    return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, hit, penalty)
 
 
 def _figures(o: Outcome) -> Figures:

@@ -4,16 +4,16 @@ path and says why."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
 from sgmon.analysis.whatif.chain import Path
-from sgmon.analysis.whatif.measure import Measured, Wait
+from sgmon.analysis.whatif.measure import LINUX_RTO_MIN, Measured, Wait
 from sgmon.units import fmt_num
 
 Made = tuple[str, str, Path | None, str]
 """(name, assumptions, the changed path or None, where it does not hold)."""
-LINUX_RTO_MIN = 200.0  # ms: a route without rto_min set
 NO_REMOTE = "no remote write was measured: no SYNC destination shipped"
 
 
@@ -74,10 +74,12 @@ def rto_min(m: Measured, path: Path, value: float | None) -> Made:
     if now <= ms:
         return name, f"rto_min is already {now:g} ms", None, ""
     r = path.remote
-    penalty = max(ms, r.penalty - now + ms)
+    floor = math.ceil(ms / m.rto_tick) * m.rto_tick  # the kernel rounds it up to its tick
+    penalty = max(floor, r.penalty - now + floor)
     said = (
-        f"the retransmission timeouts stay as frequent ({r.loss * 1000:.3g} a second) "
-        f"and each waits {penalty:.3g} ms instead of {r.penalty:.3g} ms"
+        f"the retransmission timeouts stay as frequent a redo write ({r.loss:.2%} of them; "
+        f"more writes a second bring more) and each waits {penalty:.3g} ms instead of "
+        f"{r.penalty:.3g} ms"
         if r.loss
         else "no retransmission timeout was measured: nothing to shorten"
     )

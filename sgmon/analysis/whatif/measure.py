@@ -192,6 +192,8 @@ class Measured:
     """Commits per second and log file sync's average (ms) over the calmer half of the
     intervals before the window (None: nothing before it): how the sessions committed when
     their commits were fast."""
+    rto_tick: float = 1.0
+    """The kernel's timer tick (ms) as the socket's RTOs show it (``_tick``)."""
 
     @property
     def commits(self) -> float:
@@ -225,6 +227,26 @@ def _load(ticks: list[Tick]) -> tuple[float, float] | None:
     if seconds <= 0 or lfs.avg is None:
         return None
     return lfs.n / seconds, lfs.avg
+
+
+LINUX_RTO_MIN = 200.0  # ms: a route without rto_min set
+MAX_TICK = 10.0  # ms: HZ=100
+
+
+def _tick(ticks: list[Tick]) -> float:
+    """The kernel's timer tick (ms) as the window's RTOs show it: Linux keeps the RTO in ticks
+    and ss shows it in whole ms, so every RTO and the route's floor are whole ticks (204 and
+    200 ms: 4 ms, HZ=250), and a lower rto_min is rounded up to one (10 ms: 12; the lab's
+    socket then showed 16).  1 where they tell nothing finer (RTOs that are not whole ms)."""
+    tick = 0
+    for t in ticks:
+        if t.rto is None:
+            continue
+        for ms in (t.rto, t.rto_min or LINUX_RTO_MIN):
+            if abs(ms - round(ms)) > 1e-6:
+                return 1.0
+            tick = math.gcd(tick, round(ms))
+    return float(tick) if 1 < tick <= MAX_TICK else 1.0
 
 
 def _mean(xs: Iterable[float | None]) -> float | None:
@@ -265,4 +287,5 @@ def measured(
         (last.affirm or "").upper() == "NO",
         any(t.lns for t in inside),
         _load(before),
+        _tick(inside),
     )
