@@ -15,11 +15,11 @@ from sgmon.analysis.whatif import Change, predict
 from sgmon.analysis.whatif.chain import Path, Remote, replay, sessions
 from sgmon.analysis.whatif.changes import rto_min, standby_write
 from sgmon.analysis.whatif.dist import Dist, binned, bucket_of, counts_of
-from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured
+from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured, tick
 from sgmon.buckets import exponent
 from sgmon.contract import Histogram
 from sgmon.events import LOCAL_WRITE, LOG_FILE_SYNC
-from sgmon.fields import ORACLE_WAITS
+from sgmon.fields import ORACLE_WAITS, TCP
 from sgmon.model import CollectorResult, Frame, Status
 
 
@@ -208,3 +208,10 @@ def test_a_lower_rto_min_is_rounded_up_to_the_kernels_tick() -> None:
     path = replace(path, remote=Remote(0.3, None, loss=0.01, penalty=201.0))
     _name, said, alt, _ = rto_min(replace(m, rto=201.0), path, 10.0)
     assert alt is not None and alt.remote is not None and alt.remote.penalty == 11.0, said
+    # a socket's times a recording mangled are no times: no RTO, no tick, no round trip
+    sock = "10.0.0.1:40312>10.0.0.2:1521"
+    for bad in (math.nan, math.inf, -204.0):
+        f = _frame(9, {LOG_FILE_SYNC: _event(800, 0.9, [[0.512, 200], [1.024, 500]])})
+        tcp = CollectorResult(Status.OK, rows={sock: {"rto": bad, "rtt": bad}})
+        got = tick(replace(f, collectors={**f.collectors, TCP.name: tcp}))
+        assert got.rto is None and got.rtt is None, bad

@@ -106,6 +106,11 @@ def _affirm(frame: Frame) -> str | None:
     return None
 
 
+def _ms(x: float | None) -> float | None:
+    """A socket's time (ms) where it is one (a recording may hold NaN, inf or a negative)."""
+    return x if x is not None and 0 < x < math.inf else None
+
+
 def tick(frame: Frame) -> Tick:
     """What one frame's interval says of the commit path."""
     waits = {part: _wait(frame, names) for part, names in PARTS.items()}
@@ -114,9 +119,9 @@ def tick(frame: Frame) -> Tick:
         frame.time,
         frame.interval,
         waits,
-        TCP.rtt.of(sock),
-        TCP.rto.of(sock),
-        TCP.rto_min.of(sock),
+        _ms(TCP.rtt.of(sock)),
+        _ms(TCP.rto.of(sock)),
+        _ms(TCP.rto_min.of(sock)),
         _affirm(frame),
         events.LNS_SENDREQ in frame.rows(ORACLE_WAITS.name),
     )
