@@ -131,6 +131,9 @@ class HostPane(VerticalScroll, can_focus=False):
         super().__init__(id=id)
         self.cited: tuple[SeriesKey, ...] = ()
         """Series the findings cite on this host, the top finding's first."""
+        self.buying = False
+        """What a change would buy is shown (w) under this host's budget: it gets its lines
+        first, or at 80x24 the key would change nothing in sight."""
         self.zoomed: Panel | None = None
         """The panel shown alone (z), if any."""
         self._folded = Text()
@@ -191,7 +194,7 @@ class HostPane(VerticalScroll, can_focus=False):
         if not self.is_attached:
             return
         self._set_border(update.title, update.subtitle)
-        self.cited = update.cited
+        self.cited, self.buying = update.cited, bool(update.view.what_if)
         for panel, on in update.shown.items():
             panel.present, panel.view = on, update.view
         self.catch_up()
@@ -245,8 +248,9 @@ class HostPane(VerticalScroll, can_focus=False):
 
     def _ranked(self, present: list[type[Panel]]) -> tuple[list[type[Panel]], int]:
         """The ``present`` panels in the order they get lines, and how many of them come first
-        as the findings cite them (in the findings' rank); the others in ``FIRST``'s order."""
-        ranked: list[type[Panel]] = []
+        as the findings cite them (in the findings' rank), after the budget while it shows what
+        a change would buy; the others in ``FIRST``'s order."""
+        ranked: list[type[Panel]] = [BudgetPanel] if self.buying and BudgetPanel in present else []
         for collector, _, field in self.cited:
             c = citing_panel(collector, field)
             if c is not None and c in present and c not in ranked:

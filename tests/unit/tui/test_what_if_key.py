@@ -25,3 +25,18 @@ async def test_w_shows_what_a_change_would_buy_and_w_hides_it() -> None:
         await pilot.press("w")
         await until(pilot, lambda: "what a change would buy" not in _budget_text(app))
     pair.close()
+
+
+async def test_at_80x24_w_gives_the_budget_the_room_to_show_it() -> None:
+    """At 80x24 the budget gets a few lines, if any, after the panels a finding cites: ``w``
+    gives it its lines first, so the answer's first lines are in sight, not folded away (the
+    panel draws only the lines it is given: the rest are a ``z`` away)."""
+    app, pair = make_app("rto-stall")
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, pair, 90)
+        await until(pilot, lambda: drawn(app))
+        await pilot.press("w")
+        await until(pilot, lambda: "Fast Sync (SYNC NOAFFIRM): avg" in _budget_text(app), 60)
+        await pilot.press("w")
+        await until(pilot, lambda: "what a change would buy" not in _budget_text(app))
+    pair.close()
