@@ -308,9 +308,11 @@ def test_sgmon_record_archives_the_histogram_and_leaves_no_child(tmp_path: Path)
     with nslab.loop_device(16) as loop:
         cfg = tmp_path / "sgmon.toml"
         cfg.write_text(f'[[host]]\nname = "s"\nrole = "standby"\ndevices = ["{loop.name}"]\n')
+        # the device over and over until the recording is done: one pass of its 16 MB could
+        # end before biolatency had attached, and the archive then held intervals of no I/O
         writer = subprocess.Popen(
-            ["timeout", "6", "dd", "if=/dev/zero", f"of={loop.device}", "bs=4k", "count=4000",
-             "oflag=direct,dsync", "status=none"],
+            ["timeout", "6", "sh", "-c", (f"while :; do dd if=/dev/zero of={loop.device} "
+             "bs=4k count=4000 oflag=direct,dsync status=none; done")],
         )  # fmt: skip
         try:
             out = subprocess.run(
