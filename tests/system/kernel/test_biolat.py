@@ -308,11 +308,13 @@ def test_sgmon_record_archives_the_histogram_and_leaves_no_child(tmp_path: Path)
     with nslab.loop_device(16) as loop:
         cfg = tmp_path / "sgmon.toml"
         cfg.write_text(f'[[host]]\nname = "s"\nrole = "standby"\ndevices = ["{loop.name}"]\n')
-        # the device over and over until the recording is done: one pass of its 16 MB could
-        # end before biolatency had attached, and the archive then held intervals of no I/O
+        # the device again and again while the recording runs (one pass of its 16 MB could end
+        # before biolatency had attached, and the archive then held intervals of no I/O):
+        # bounded at 8 passes and 6 s, and its whole process group killed after
         writer = subprocess.Popen(
-            ["timeout", "6", "sh", "-c", (f"while :; do dd if=/dev/zero of={loop.device} "
-             "bs=4k count=4000 oflag=direct,dsync status=none; done")],
+            ["timeout", "6", "sh", "-c", (f"for i in 1 2 3 4 5 6 7 8; do dd if=/dev/zero "
+             f"of={loop.device} bs=4k count=4000 oflag=direct,dsync status=none || exit; done")],
+            start_new_session=True,
         )  # fmt: skip
         try:
             out = subprocess.run(
@@ -322,7 +324,7 @@ def test_sgmon_record_archives_the_histogram_and_leaves_no_child(tmp_path: Path)
                 env={**os.environ, "SGMON_RUNTIME_DIR": str(tmp_path)},
             )  # fmt: skip
         finally:
-            writer.kill()
+            os.killpg(writer.pid, signal.SIGKILL)
             writer.wait()
         assert out.returncode == 0, out.stderr
         left = subprocess.run(["pgrep", "-f", f"^\\S*biolatency -T -d {loop.name} 1$"], text=True,
