@@ -131,9 +131,6 @@ class HostPane(VerticalScroll, can_focus=False):
         super().__init__(id=id)
         self.cited: tuple[SeriesKey, ...] = ()
         """Series the findings cite on this host, the top finding's first."""
-        self.buying = False
-        """What a change would buy is shown (w) under this host's budget: it gets its lines
-        first, or at 80x24 the key would change nothing in sight."""
         self.zoomed: Panel | None = None
         """The panel shown alone (z), if any."""
         self._folded = Text()
@@ -194,7 +191,7 @@ class HostPane(VerticalScroll, can_focus=False):
         if not self.is_attached:
             return
         self._set_border(update.title, update.subtitle)
-        self.cited, self.buying = update.cited, bool(update.view.what_if)
+        self.cited = update.cited
         for panel, on in update.shown.items():
             panel.present, panel.view = on, update.view
         self.catch_up()
@@ -245,6 +242,13 @@ class HostPane(VerticalScroll, can_focus=False):
         sizes = [p.lines_needed(region.width) for p in panels]
         order = (present.index(c) for c in ranked)
         return list(allot(sizes, order, region.height, cited))
+
+    @property
+    def buying(self) -> bool:
+        """What a change would buy is shown (w) under this host's budget, which then gets its
+        lines first: at 80x24 the key would otherwise change nothing in sight."""
+        view = self._panels[0].view
+        return view is not None and bool(view.what_if)
 
     def _ranked(self, present: list[type[Panel]]) -> tuple[list[type[Panel]], int]:
         """The ``present`` panels in the order they get lines, and how many of them come first
