@@ -75,3 +75,19 @@ def test_one_missed_oswatcher_snapshot_is_a_gap_and_a_late_one_is_not(tmp_path: 
     assert gaps == [(150.0, "no OSWatcher snapshot for 60 s")], gaps
     late = _read_osw(_osw(tmp_path / "late", [0, 30, 60, 90, 131, 150]))
     assert not [e for f in late.frames["h1"] for e in f.events]
+
+
+def test_vmstat_finds_its_column_names_past_junk_and_only_on_one_line() -> None:
+    """The column-name line is looked for before any line is split: found after junk (with tabs
+    as separators), not made of an ``r`` line and a ``b`` line, and a table without one has no
+    rows."""
+    from sgmon.importers.osw.reports import vmstat
+
+    rows = " 1  0      0 900000  10000 500000    0    0     4    12  150  300  2  1 97  0  0"
+    head = "r\tb   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st"
+    found = vmstat(["x"] * 1000 + [head, rows, rows.replace(" 1 ", " 3 ", 1)])
+    assert [b.rows["cpu"]["all"]["runq_sz"] for b in found] == [3.0]  # the last line
+    assert found[0].rows["paging"]["all"]["pgpgout"] == 12.0
+    split = ["r", "b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st"]
+    assert vmstat([*split, rows, rows]) == []
+    assert vmstat(["x"] * 1000) == []

@@ -20,6 +20,8 @@ BANNER = re.compile(r"^\w+ \S+ \([^)]*\)\s")
 report after it holds the averages since boot."""
 CLOCK = re.compile(r"^(\d\d):(\d\d):(\d\d)(?:\s+([AP]M))?\s")
 """An mpstat report header's time of day (``11:01:57 AM  CPU  %usr ...``)."""
+VMSTAT_HEAD = re.compile(r"^[ \t]*r[ \t]+b(?:[ \t]|$)", re.M)
+"""vmstat's column-name line (`` r  b   swpd   free ...``)."""
 TOP_HEAD = re.compile(r"^top - (\d\d):(\d\d):(\d\d) ")
 LOAD = re.compile(r"load average: ([\d.,]+),? ([\d.,]+),? ([\d.,]+)")
 TOP_PCT = re.compile(r"([\d.]+)\s*%?\s*(us|sy|ni|id|wa|hi|si|st)\b")
@@ -176,10 +178,13 @@ def vmstat(lines: list[str], step: float | None = None) -> list[Block]:
 
 def _vmstat_table(lines: list[str]) -> tuple[list[str], list[list[str] | None], int]:
     """vmstat's column names, its lines of numbers in their places (None: damaged), and how
-    many were damaged."""
+    many were damaged.  The lines before the first column-name line are passed over at the
+    regular expression's speed, not split one by one."""
     cols: list[str] = []
     data: list[list[str] | None] = []
-    for ln in lines:
+    text = "\n".join(lines)
+    head = VMSTAT_HEAD.search(text)
+    for ln in lines[text.count("\n", 0, head.start()) :] if head else ():
         parts = ln.split()
         if parts[:2] == ["r", "b"]:
             cols = parts
