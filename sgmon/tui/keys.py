@@ -12,6 +12,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.screen import Screen
+from textual.theme import ThemeProvider
 from textual.widgets import Input
 
 from sgmon.config import Config
@@ -305,3 +306,10 @@ class Keys(Dashboard):
         """Textual's command palette, hardened against keys typed ahead (SafeCommandPalette)."""
         if self.use_command_palette and not isinstance(self.screen, CommandPalette):
             self.push_screen(SafeCommandPalette(id="--command-palette"))
+
+    def search_themes(self) -> None:
+        """The palette's own "Theme" entry opens a second palette: hardened the same way (as
+        Textual opens it, PageDown typed ahead into it ended the dashboard, ``KeyError: 1``)."""
+        self.push_screen(
+            SafeCommandPalette(providers=[ThemeProvider], placeholder="Search for themes…")
+        )

@@ -107,11 +107,17 @@ def test_plus_and_minus_change_the_demos_interval(demo: Tmux) -> None:
     demo.wait_for(lambda s: "every 0.50s" in s, "a 0.5 s interval")
 
 
+def _left_of(first: str, second: str, screen: str) -> bool:
+    """Both on the screen, ``first`` before ``second`` (a screen read while the panes are laid
+    out again may hold neither: read again)."""
+    return first in screen and second in screen and screen.index(first) < screen.index(second)
+
+
 def test_the_other_keys(demo: Tmux) -> None:
     screen = demo.screen()
     assert re.search(r"busiest +usr +sys", screen), "the CPU panel lists the busiest CPUs"
     demo.keys("s")  # the panes swap hosts
-    demo.wait_for(lambda s: s.index("STANDBY  standby") < s.index("PRIMARY  primary"), "swap")
+    demo.wait_for(lambda s: _left_of("STANDBY  standby", "PRIMARY  primary", s), "swap")
     demo.keys("t")
     demo.wait_for(lambda s: "theme sgmon-light" in s, "the next theme")
     demo.keys("e")

@@ -1,7 +1,7 @@
 """The dashboard does not crash on keys: 500 seeded random keys 12 ms apart in a real tmux, after
-the two sequences that crashed it (Ctrl+P then PageDown 10 ms later: Textual's command palette,
-KeyError: 0; keys typed ahead while the help or the palette closes: ScreenStackError, NoMatches),
-and no traceback."""
+the sequences that crashed it (Ctrl+P then PageDown 10 ms later, in Textual's command palette or
+in the theme picker it opens: KeyError; keys typed ahead while the help or the palette closes:
+ScreenStackError, NoMatches), and no traceback."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ CRASHED = (
     ["?", "?", "?", "Escape"],
     ["C-p", "t", "h", "Enter", "x", "Enter"],  # its search still running as it closes
     ["C-p", "k", "Escape", "Escape", "C-p", "Enter", "Enter"],
+    ["C-p", *"Theme", "Enter", "NPage"],  # the theme picker it opens: KeyError: 1
 )
 
 

@@ -174,3 +174,29 @@ async def test_one_primary_at_every_moment_of_a_failover_or_switchover(scenario:
                 assert f"former primary {host}" in header, header
                 assert f"FORMER PRIMARY  {host}" in titles, titles
     assert former_seen == (scenario == "failover")
+
+
+async def test_the_theme_picker_the_palette_opens_is_hardened_too() -> None:
+    """The palette's "Theme" entry opens a second palette, the theme picker: PageDown typed ahead
+    into it, before its list was laid out, ended the dashboard with ``KeyError: 1`` (500 random
+    keys in tmux, once in CI)."""
+    from textual.command import CommandList, CommandPalette
+
+    from sgmon.tui.command_palette import SafeCommandPalette
+
+    app, pair = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, pair, 3)
+        await until(pilot, lambda: drawn(app))
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
+        await pilot.press(*"Theme")
+        first = app.screen
+        await until(pilot, lambda: first.query_one(CommandList).option_count > 0)
+        await pilot.press("enter", "pagedown", "pageup")
+        await until(pilot, lambda: app.screen is not first)
+        picker = app.screen
+        assert isinstance(picker, SafeCommandPalette), type(picker)
+        assert "themes" in picker.query_one("#--input Input").placeholder  # type: ignore[attr-defined]
+        await pilot.press("pagedown", "escape")
+        await until(pilot, lambda: not isinstance(app.screen, CommandPalette))
