@@ -215,3 +215,46 @@ def test_a_lower_rto_min_is_rounded_up_to_the_kernels_tick() -> None:
         tcp = CollectorResult(Status.OK, rows={sock: {"rto": bad, "rtt": bad}})
         got = tick(replace(f, collectors={**f.collectors, TCP.name: tcp}))
         assert got.rto is None and got.rtt is None, bad
+
+
+def test_a_path_back_at_its_calm_level_is_held_to_the_calm_log_file_sync() -> None:
+    """With the SRL write calm again every part is at its calm level, so the calm seconds before
+    the window measured that path: the replay's miss there (the lab: 0.41 ms replayed, 0.54
+    measured) is carried, not the stalled window's.  Other changes keep the window's."""
+    m = _capped(50.0)
+    held = replace(m, calm={**m.calm, "lfs": _waits(0.9)})
+    alone, calm = (predict(x, (Change("standby_write"),))[0] for x in (m, held))
+    assert alone.predicted is not None and calm.predicted is not None
+    assert alone.predicted.avg < 0.5 and math.isclose(calm.predicted.avg, 0.9, rel_tol=0.05)
+    assert "calm seconds before (avg 0.9 ms)" in calm.assumptions
+    for c in (Change("standby_write", 5.0), Change("noaffirm"), Change("async")):
+        assert predict(m, (c,)) == predict(held, (c,)), c
+
+
+def test_losses_repaired_short_of_a_timeout_stay_slow_writes() -> None:
+    """The lab under 2 % loss: 3 % of the remote writes took 2-8 ms (a loss resent at the next
+    ACK or the tail loss probe), the rest 0.2-0.5 ms.  Kept as those few slow writes, which
+    hold the commits behind them, not spread over every write as the same average: log file
+    sync's average comes out higher, its median lower."""
+    from sgmon.analysis.whatif import _remote
+
+    remote = Counter({bucket_of(0.3): 965, bucket_of(3.0): 12, bucket_of(6.0): 18})
+    srl = Counter({bucket_of(0.15): 1000})
+    parts = {
+        "lfs": _waits(0.5),
+        "local": _waits(0.12),
+        "remote": Wait(remote + Counter({bucket_of(205.0): 5}), 1000.0, 1500.0),
+        "rfs": Wait(srl, 1000.0, 150.0),
+    }
+    calm = {p: Wait() for p in ("local", "remote", "rfs")}
+    r = _remote(Measured(30.0, parts, calm, rto=204.0))
+    assert r is not None and r.repairs is not None and math.isclose(r.repaired, 0.03)
+    assert math.isclose(r.loss, 0.005)
+    r = replace(r, loss=0.0)  # the repairs alone: the timeouts' queues would swamp them
+    spread = replace(r, repairs=None, repaired=0.0, base=r.base + r.repaired * r.repairs.mean())
+    slow, even = (replay(Path(_one(0.12), x, rate=190.0), 30000)[0] for x in (r, spread))
+    assert statistics.fmean(slow) > statistics.fmean(even) * 1.03
+    assert statistics.median(slow) < statistics.median(even)
+    # no timeouts: such writes are not taken for a lossy link's (a capped standby's queue)
+    r = _remote(Measured(30.0, {**parts, "remote": Wait(remote, 995.0, 475.0)}, calm, rto=204.0))
+    assert r is not None and r.repairs is None and r.repaired == 0.0

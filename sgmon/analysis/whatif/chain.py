@@ -47,12 +47,22 @@ class Remote:
     ack_scale: float = 1.0
     loss: float = 0.0
     penalty: float = 0.0
+    repairs: Dist | None = None
+    """How long the remote writes repaired short of a timeout took (a loss resent at the next
+    ACK or the tail loss probe: 1-8 ms in the lab), for the share ``repaired`` of them: a few
+    slow writes hold many commits, which the same time spread over every write as ``base``
+    does not."""
+    repaired: float = 0.0
 
-    def draw(self, u: float, hit: bool) -> float:
+    def draw(self, u: float, hit: bool, repair: float = 1.0) -> float:
         """One remote write (ms): its SRL write at quantile ``u``; ``hit``: a loss fell on its
-        redo."""
+        redo and waited a timeout; ``repair`` (uniform) below ``repaired``: one was repaired
+        sooner."""
         ack = self.ack.at(u) * self.ack_scale if self.ack else RECEIPT_MS
-        return self.base + ack + (self.penalty if hit else 0.0)
+        fixed = 0.0
+        if self.repairs is not None and repair < self.repaired:
+            fixed = self.repairs.at(repair / self.repaired)
+        return self.base + ack + (self.penalty if hit else 0.0) + fixed
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +80,9 @@ class Path:
     think: float = 0.0
     """Each session's mean think time between its commits (ms; 0: commits arrive at ``rate``
     whatever the commit time, an open stream)."""
+    calm: bool = False
+    """The path as the calm intervals before the window measured it: the change brings every
+    part that slowed back to its calm level, so they, not the window, are its yardstick."""
 
 
 class _Writer:
@@ -80,15 +93,19 @@ class _Writer:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.local, self.ack, self.cpu, self.losses = (
-            random.Random(f"{SEED}/{k}") for k in range(1, 5)
+        self.local, self.ack, self.cpu, self.losses, self.repairs = (
+            random.Random(f"{SEED}/{k}") for k in range(1, 6)
         )
 
     def end(self, start: float) -> float:
         """When a write started at ``start`` ends and posts its commits (ms)."""
         path, log = self.path, math.log
         r = path.remote
-        remote = r.draw(self.ack.random(), self.losses.random() < r.loss) if r else 0.0
+        if r:
+            hit = self.losses.random() < r.loss
+            remote = r.draw(self.ack.random(), hit, self.repairs.random())
+        else:
+            remote = 0.0
         phase = max(path.local.at(self.local.random()) * path.local_scale, remote)
         return start + phase - log(1.0 - self.cpu.random()) * path.overhead
 

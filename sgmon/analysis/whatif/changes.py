@@ -138,8 +138,11 @@ def standby_write(m: Measured, path: Path, value: float | None) -> Made:
             f", and the rest of each remote write (network, transfer) at its calm "
             f"{rest:.3g} ms instead of {remote.base:.3g}: each write carries less redo again"
         )
+        calm_lfs = m.calm.get("lfs", Wait()).avg
+        if calm_lfs is not None:
+            said += f"; scaled to log file sync in the calm seconds before (avg {calm_lfs:.3g} ms)"
         remote = replace(remote, base=rest)
-    return name, said, replace(path, remote=remote), ""
+    return name, said, replace(path, remote=remote, calm=rest is not None), ""
 
 
 def primary_write(m: Measured, path: Path, value: float | None) -> Made:

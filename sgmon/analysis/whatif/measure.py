@@ -180,7 +180,7 @@ class Window:
 class Measured:
     """The commit path over a window: each part's waits there (``parts``) and at its calm
     level (``calm``: the calmer half of the intervals before the window, or of the window's
-    own when nothing came before), the DG
+    own when nothing came before; log file sync's only from before), the DG
     socket's round trip and RTO, whether the destination is Fast Sync, and whether the release
     predates it (11.2)."""
 
@@ -280,6 +280,7 @@ def measured(
             ("rfs", sbefore, stby),
         )
     }
+    calm["lfs"] = _calmest(before, "lfs") if before else Wait()  # the window's is not calm
     last = inside[-1]
     return Measured(
         sum(t.seconds for t in inside),
