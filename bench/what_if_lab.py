@@ -14,7 +14,12 @@ The prediction is made as ``sgmon check`` makes it, from the frames only (``Wind
 ``measured``); the rerun's log file sync is read from the primary's waits the same way.  The
 bounds are those of bench/what_if.py: average and p50 within 20 %, p99 within one bucket.
 
+With ``--again`` the rerun lasts twice as long and its second window is held against its first
+by the same bounds: how far the lab's own outcome moves between two windows of one
+configuration, which no prediction can be nearer than.
+
     sudo .venv/bin/python bench/what_if_lab.py [--seconds 30] [--case rto_min --case cap]
+        [--rounds N] [--again]
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ from what_if import BOUND, BUCKETS, Row, now_of, table
 from sgmon.analysis.whatif import Change, Window, measured, predict
 from sgmon.lab.run import Lab, LabOptions
 
-WARM = 8.0  # seconds of the lab as built: the calm level, and the lab's first writes settled
+WARM = 20.0  # seconds of the lab as built: the calm level (the calmer half of them: 8 s gave
+# a calm log file sync of 0.43-0.71 ms from one run to the next), and its first writes settled
 SETTLE = 3.0  # seconds after the fault is switched on left out of its window
+AGAIN = "the rerun, next window"  # ``--again``'s row: the first rerun window against the next
 
 
 @dataclass(frozen=True)
@@ -71,12 +78,13 @@ sessions thinking 150 ms commit about as often (160 a second) and slow down unde
 10 %, within the calm seconds' own spread)."""
 
 
-def case_run(case: Case, seconds: float) -> tuple[Window, float, float]:
+def case_run(case: Case, seconds: float, reruns: int = 1) -> tuple[Window, float, float]:
     """Run ``case``'s lab: warm (the calm level), the fault, ``seconds`` of it, the change,
-    ``seconds`` with it; its intervals, when the fault's window began and when the change
-    was made."""
+    ``reruns`` times ``seconds`` with it; its intervals, when the fault's window began and
+    when the change was made."""
     window = Window()
-    opts = LabOptions(duration=WARM + 2 * (SETTLE + seconds) + case.settle + 30, **case.opts)
+    span = WARM + 2 * SETTLE + (1 + reruns) * seconds + case.settle + 30
+    opts = LabOptions(duration=span, **case.opts)
     with Lab(opts) as lab:
         source = lab.source()
         try:
@@ -92,22 +100,37 @@ def case_run(case: Case, seconds: float) -> tuple[Window, float, float]:
             collect(seconds)
             lab.fault(*case.rerun)
             changed = time.time()
-            collect(case.settle + seconds)
+            collect(case.settle + reruns * seconds)
             lab.check()
         finally:
             source.close()
     return window, start, changed
 
 
-def case_row(case: Case, seconds: float) -> Row:
-    """``case`` run: the prediction made from the fault's window against the rerun's."""
-    window, start, changed = case_run(case, seconds)
+def case_rows(case: Case, seconds: float, again: bool = False) -> list[Row]:
+    """``case`` run: the prediction made from the fault's window against the rerun's; with
+    ``again``, a second rerun window as long, after the first, and a row that holds the first
+    rerun against it as if it were the prediction: how far the lab's own outcome moves between
+    two windows of one configuration, by the same bounds."""
+    window, start, changed = case_run(case, seconds, 2 if again else 1)
     p, s = window.ticks["primary"], window.ticks["standby"]
+    first = changed + case.settle
     before = measured(p, s, start, changed)
-    after = measured(p, s, changed + case.settle, math.inf)
+    after = measured(p, s, first, first + seconds if again else math.inf)
     assert before is not None and after is not None, "no commits in a window"
     pred = predict(before, (case.change,))[0]
-    return Row("lab: " + case.fault, pred.name, pred.now, pred.predicted, now_of(after))
+    got = [Row("lab: " + case.fault, pred.name, pred.now, pred.predicted, now_of(after))]
+    if again:
+        second = measured(p, s, first + seconds, math.inf)
+        assert second is not None, "no commits in the second rerun"
+        was = now_of(after)
+        got.append(Row("lab: " + case.fault, AGAIN, was, was, now_of(second)))
+    return got
+
+
+def case_row(case: Case, seconds: float) -> Row:
+    """``case`` run: the prediction made from the fault's window against the rerun's."""
+    return case_rows(case, seconds)[0]
 
 
 def main() -> None:
@@ -115,16 +138,26 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=30.0, help="each window (default 30)")
     ap.add_argument("--case", action="append", choices=list(CASES))
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument(
+        "--again",
+        action="store_true",
+        help="a second rerun window, held against the first: the lab's own spread",
+    )
     args = ap.parse_args()
     got = []
     for _ in range(args.rounds):
         for name in args.case or CASES:
-            got.append(case_row(CASES[name], args.seconds))
-            print(table(got[-1:]).splitlines()[-1], flush=True)
+            rows = case_rows(CASES[name], args.seconds, args.again)
+            got += rows
+            print("\n".join(table(rows).splitlines()[2:]), flush=True)
     print(table(got))
-    held = sum(r.holds() for r in got)
+    bounds = f"(avg, p50 +-{BOUND:.0%}; p99 +-{BUCKETS})"
+    same = [r for r in got if r.change == AGAIN]
+    predicted = [r for r in got if r.change != AGAIN]
+    print(f"\n{sum(r.holds() for r in predicted)} of {len(predicted)} within the bounds {bounds}")
+    if same:
+        print(f"the lab's rerun against itself: {sum(r.holds() for r in same)} of {len(same)}")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"\n{held} of {len(got)} within the bounds (avg, p50 +-{BOUND:.0%}; p99 +-{BUCKETS})")
     print(f"load average at the end: {load}")
 
 

@@ -20,18 +20,17 @@ SECONDS = 30.0  # each window: 30 s of the lab's 150-200 commits a second give a
 BOUND = 0.20  # average and p50, relative
 BUCKETS = 1  # p99, histogram buckets
 MISSES = {
-    "cap": "met in 3 of 5 runs with each log on a memory-backed disk of its own and nothing else "
-    "running (2026-11-30 02:44-03:30): average -15 / -1 / +1 / -35 / -24 %, p50 within 17 % in "
-    "all five, p99 within one bucket but once (two low).  The two misses were reruns whose log "
-    "file sync had a tail (p99 <8 ms, average 0.62 ms against 0.42-0.49 in the other three) "
-    "that the prediction does not have: it is made from the calm SRL and local writes, and "
-    "LGWR's overhead fitted under the cap comes out at none (a window with no fast commits).  "
-    "The lab's calm log file sync is 0.4-0.6 ms of Python on two shared vCPUs",
-    "rto_min": "met in 2 of 3 runs in the same conditions: average -20 / -23 / -6 %, p50 within "
-    "6 %, p99 in the rerun's bucket each time.  The reruns meet timeouts on more of their redo "
-    "writes than the window had (0.81 % against 0.49 % in a run whose windows were kept, with "
-    "the same commits per write and the same share of fast repairs), which the prediction, a "
-    "chance per write as measured, does not carry",
+    "cap": "within 5 % of the rerun's average in 5 of 9 runs (2026-11-30: 4 kept offline, "
+    "1 of 5 lab rounds), -14 to -22 % in three, +44 % once: the lab's log file sync moved by up "
+    "to 62 % between two half minutes of one configuration, and the prediction follows the "
+    "calm seconds before the fault, which move with it.  The lab's calm log file sync is "
+    "0.4-0.6 ms of Python on two shared vCPUs",
+    "rto_min": "2-17 % low on the average in three runs kept offline, 14-29 % low in five lab "
+    "rounds (2026-11-30), p50 within 11 % and p99 within one bucket in all.  The average rests "
+    "on the timeouts of two half minutes, 30-45 in each (by chance alone their ratio is within "
+    "about 25 %), and the reruns meet timeouts on more of their redo writes than the window had "
+    "in some runs (0.63 % before, 0.87 % after), which the prediction, a chance per write as "
+    "measured, does not carry",
 }
 
 
@@ -40,16 +39,17 @@ def test_prediction_holds_against_the_lab_rerun(case: str) -> None:
     """A case known to miss in some runs is reported as an expected failure with this run's
     figures (they are what the next attempt at the model starts from); it passes when it holds."""
     nslab.require_lab()
-    row = bench.case_row(bench.CASES[case], SECONDS)
+    row, again = bench.case_rows(bench.CASES[case], SECONDS, again=True)
     got, want = row.predicted, row.after
     assert got is not None, f"{row.change}: not predicted"
     said = f"{row.change}: now {row.before.text()}; predicted {got.text()}; rerun {want.text()}"
     held = row.holds(BOUND, BUCKETS)
     if not held and case in MISSES:
-        e = row.errors()
-        assert e is not None  # predicted, so measured against the rerun
+        e, moved = row.errors(), again.errors()
+        assert e is not None and moved is not None  # predicted, so measured against the rerun
         pytest.xfail(
-            f"this run: avg {e[0]:+.0%}, p50 {e[1]:+.0%}, p99 {e[2]:+d} buckets ({said}).  "
-            + MISSES[case]
+            f"this run: avg {e[0]:+.0%}, p50 {e[1]:+.0%}, p99 {e[2]:+d} buckets ({said}); the "
+            f"rerun against its own next {SECONDS:.0f} s, by the same measure: avg "
+            f"{moved[0]:+.0%}, p50 {moved[1]:+.0%}, p99 {moved[2]:+d}.  " + MISSES[case]
         )
     assert held, said
