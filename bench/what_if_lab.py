@@ -128,11 +128,6 @@ def case_rows(case: Case, seconds: float, again: bool = False) -> list[Row]:
     return got
 
 
-def case_row(case: Case, seconds: float) -> Row:
-    """``case`` run: the prediction made from the fault's window against the rerun's."""
-    return case_rows(case, seconds)[0]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=30.0, help="each window (default 30)")

@@ -248,13 +248,13 @@ def test_losses_repaired_short_of_a_timeout_stay_slow_writes() -> None:
     }
     calm = {p: Wait() for p in ("local", "remote", "rfs")}
     r = _remote(Measured(30.0, parts, calm, rto=204.0))
-    assert r is not None and r.repairs is not None and math.isclose(r.repaired, 0.03)
+    assert r is not None and r.repairs is not None and math.isclose(r.repairs.total, 0.03)
     assert math.isclose(r.loss, 0.005)
     r = replace(r, loss=0.0)  # the repairs alone: the timeouts' queues would swamp them
-    spread = replace(r, repairs=None, repaired=0.0, base=r.base + r.repaired * r.repairs.mean())
+    spread = replace(r, repairs=None, base=r.base + r.repairs.total * r.repairs.mean())
     slow, even = (replay(Path(_one(0.12), x, rate=190.0), 30000)[0] for x in (r, spread))
     assert statistics.fmean(slow) > statistics.fmean(even) * 1.03
     assert statistics.median(slow) < statistics.median(even)
     # no timeouts: such writes are not taken for a lossy link's (a capped standby's queue)
     r = _remote(Measured(30.0, {**parts, "remote": Wait(remote, 995.0, 475.0)}, calm, rto=204.0))
-    assert r is not None and r.repairs is None and r.repaired == 0.0
+    assert r is not None and r.repairs is None

@@ -117,19 +117,18 @@ def _remote(m: Measured) -> Remote | None:
         body = Dist({e: n for e, n in whole.counts.items() if not hit or e < tail})
         ack = (body, 1.0) if body else None
     held = (ack[0].mean() * ack[1]) if ack else 0.0
-    repairs, repaired = _repairs(whole, ack[0] if ack else None, tail) if hit else (None, 0.0)
-    fixed = repaired * repairs.mean() if repairs else 0.0
+    repairs = _repairs(whole, ack[0] if ack else None, tail) if hit else None
+    fixed = repairs.total * repairs.mean() if repairs else 0.0
     base = max(0.0, srw.avg - held - hit * penalty - fixed)
-    return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, hit, penalty, repairs,
-                  repaired)  # fmt: skip
+    return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, hit, penalty, repairs)
 
 
 REPAIRED = 4.0  # a remote write this many times its median or more: a loss repaired in it
 
 
-def _repairs(whole: Dist, ack: Dist | None, tail: int) -> tuple[Dist | None, float]:
+def _repairs(whole: Dist, ack: Dist | None, tail: int) -> Dist | None:
     """The remote writes far above their median and below a timeout that the SRL writes do not
-    explain, bucket by bucket: how long they took and their share (``Remote.repairs``).  Only
+    explain, bucket by bucket, as shares of all remote writes (``Remote.repairs``).  Only
     where timeouts show the link losing packets: else such writes are the standby's (a capped
     disk queues the reply behind other writes, which its SRL write's histogram does not show
     write by write) and stay in the transfer's average."""
@@ -137,8 +136,7 @@ def _repairs(whole: Dist, ack: Dist | None, tail: int) -> tuple[Dist | None, flo
     for e in range(bucket_of(REPAIRED * whole.at(0.5)), min(tail, whole.exps[-1] + 1)):
         srl = ack.counts.get(e, 0.0) / ack.total if ack else 0.0
         excess[e] = max(0.0, whole.counts.get(e, 0.0) / whole.total - srl)
-    share = sum(excess.values())
-    return (Dist(excess), share) if share > 0 else (None, 0.0)
+    return Dist(excess) or None
 
 
 def _figures(o: Outcome) -> Figures:
@@ -197,8 +195,9 @@ def _yardstick(m: Measured, path: Path, ref: Outcome, now: Outcome) -> tuple[Out
     The replay misses what it does not model (the lab: 0.41 ms replayed calm, 0.54 measured),
     and a calm path's miss is the calm intervals', not the stalled window's."""
     lfs = m.calm.get("lfs", Wait())
-    d, calm = lfs.dist(), CHANGES["primary_write"](m, path, None)[2]
-    if not path.calm or d is None or lfs.avg is None or calm is None:
+    d = lfs.dist() if path.calm else None
+    calm = CHANGES["primary_write"](m, path, None)[2] if d is not None else None
+    if d is None or lfs.avg is None or calm is None:
         return ref, now
     return outcome(calm), Outcome(lfs.avg, d.at(0.5), d.at(0.99))
 

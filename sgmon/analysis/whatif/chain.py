@@ -49,19 +49,18 @@ class Remote:
     penalty: float = 0.0
     repairs: Dist | None = None
     """How long the remote writes repaired short of a timeout took (a loss resent at the next
-    ACK or the tail loss probe: 1-8 ms in the lab), for the share ``repaired`` of them: a few
-    slow writes hold many commits, which the same time spread over every write as ``base``
-    does not."""
-    repaired: float = 0.0
+    ACK or the tail loss probe: 1-8 ms in the lab), counted as shares of all remote writes (its
+    ``total``: the share repaired): a few slow writes hold many commits, which the same time
+    spread over every write as ``base`` does not."""
 
     def draw(self, u: float, hit: bool, repair: float = 1.0) -> float:
         """One remote write (ms): its SRL write at quantile ``u``; ``hit``: a loss fell on its
-        redo and waited a timeout; ``repair`` (uniform) below ``repaired``: one was repaired
-        sooner."""
+        redo and waited a timeout; ``repair`` (uniform) below the share repaired: one was
+        repaired sooner."""
         ack = self.ack.at(u) * self.ack_scale if self.ack else RECEIPT_MS
         fixed = 0.0
-        if self.repairs is not None and repair < self.repaired:
-            fixed = self.repairs.at(repair / self.repaired)
+        if self.repairs is not None and repair < self.repairs.total:
+            fixed = self.repairs.at(repair / self.repairs.total)
         return self.base + ack + (self.penalty if hit else 0.0) + fixed
 
 
@@ -103,7 +102,8 @@ class _Writer:
         r = path.remote
         if r:
             hit = self.losses.random() < r.loss
-            remote = r.draw(self.ack.random(), hit, self.repairs.random())
+            repair = self.repairs.random() if r.repairs is not None else 1.0
+            remote = r.draw(self.ack.random(), hit, repair)
         else:
             remote = 0.0
         phase = max(path.local.at(self.local.random()) * path.local_scale, remote)

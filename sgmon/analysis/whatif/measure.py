@@ -225,10 +225,10 @@ def _calmest(ticks: list[Tick], part: str) -> Wait:
     return _summed(_calmer(ticks, part), part)
 
 
-def _load(ticks: list[Tick]) -> tuple[float, float] | None:
-    """Commits per second and log file sync's average over ``ticks``' calmer half."""
-    calm = _calmer(ticks, "lfs")
-    seconds, lfs = sum(t.seconds for t in calm), _summed(calm, "lfs")
+def _load(calm: list[Tick], lfs: Wait) -> tuple[float, float] | None:
+    """Commits per second and log file sync's average (``lfs``, summed over ``calm``) over the
+    calmer half of the intervals before the window."""
+    seconds = sum(t.seconds for t in calm)
     if seconds <= 0 or lfs.avg is None:
         return None
     return lfs.n / seconds, lfs.avg
@@ -280,7 +280,8 @@ def measured(
             ("rfs", sbefore, stby),
         )
     }
-    calm["lfs"] = _calmest(before, "lfs") if before else Wait()  # the window's is not calm
+    quiet = _calmer(before, "lfs")  # log file sync's calm level from before only: the window's
+    calm["lfs"] = _summed(quiet, "lfs")  # is not calm
     last = inside[-1]
     return Measured(
         sum(t.seconds for t in inside),
@@ -292,6 +293,6 @@ def measured(
         last.rto_min,
         (last.affirm or "").upper() == "NO",
         any(t.lns for t in inside),
-        _load(before),
+        _load(quiet, calm["lfs"]),
         _tick(inside),
     )
