@@ -39,7 +39,8 @@ GAP_STEPS = 1.5
 """A sample that comes more than this many usual steps after the one before follows a gap (the
 importers' gap events, the report's breaks in a line).  Halfway between on time (one step) and
 one sample missed (two): a late sample's jitter (sar's 599-601 s, OSWatcher's tools starting a
-second or two late) is never a gap, and a single missed sample always is."""
+second or two late) is never a gap, and a single missed sample always is, where the times are
+stamped finer than half a step (``is_gap``'s ``stamped_to``)."""
 
 
 def usual_step(times: Iterable[float]) -> float | None:
@@ -49,10 +50,12 @@ def usual_step(times: Iterable[float]) -> float | None:
     return statistics.median_high(diffs) if diffs else None
 
 
-def is_gap(dt: float, step: float | None) -> bool:
+def is_gap(dt: float, step: float | None, stamped_to: float = 0.0) -> bool:
     """Whether a sample ``dt`` seconds after the one before follows a gap, samples being usually
-    ``step`` apart (no step known: never)."""
-    return step is not None and step > 0 and dt > GAP_STEPS * step
+    ``step`` apart (no step known: never).  Times stamped to whole ``stamped_to`` seconds (sar's,
+    OSWatcher's) make ``dt`` read up to that much long, so only a pause longer by more than that
+    is sure to be one: a 1 s sar record stamped 2 s after the one before may be 1.01 s late."""
+    return step is not None and step > 0 and dt - stamped_to > GAP_STEPS * step
 
 
 def common_step(frames: Mapping[str, list[Frame]]) -> float:

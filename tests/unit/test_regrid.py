@@ -60,3 +60,11 @@ def test_usual_step_is_one_that_occurred_and_one_missed_sample_is_a_gap() -> Non
     assert usual_step([5.0]) is None
     assert is_gap(2 * 600.0, 600.0) and not is_gap(601.0, 600.0)
     assert not is_gap(GAP_STEPS * 600.0, 600.0) and not is_gap(1e9, None)
+
+
+def test_a_pause_as_long_as_whole_second_stamps_can_make_it_is_no_gap() -> None:
+    """sar and OSWatcher stamp to the second: records 1 s apart stamped 2 s apart may be 1.01 s
+    apart, so at a 1 s step only 3 s is sure to be a gap; at sar's 600 s it changes nothing."""
+    assert is_gap(2.0, 1.0) and not is_gap(2.0, 1.0, stamped_to=1.0)
+    assert is_gap(3.0, 1.0, stamped_to=1.0)
+    assert is_gap(1200.0, 600.0, stamped_to=1.0) and not is_gap(901.0, 600.0, stamped_to=1.0)

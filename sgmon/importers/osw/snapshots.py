@@ -106,7 +106,7 @@ def frames(
     for t, blks in grouped(_with_rates(heapq.merge(*its, key=lambda k: k.t)), sv.near):
         dt = t - prev if prev is not None else b.imp.interval
         events = []
-        if prev is not None and is_gap(dt, b.imp.interval):
+        if prev is not None and is_gap(dt, b.imp.interval, stamped_to=1.0):
             text = f"no OSWatcher snapshot for {dt:.0f} s"
             events.append(Event(prev, "osw", "gap", "", text))
         yield b.frame(name, role, t, dt, _merged(blks), events)

@@ -202,7 +202,7 @@ def _host(b: Builder, path: Path, host: str, role: str, h: Host, truncated: bool
             if (prev is None or r >= prev) and r < t
         ]
         restarted = bool(events)  # a restart in between already says why records stopped
-        if prev is not None and is_gap(t - prev, step) and not restarted:
+        if prev is not None and is_gap(t - prev, step, stamped_to=1.0) and not restarted:
             events.append(
                 Event(prev, "sar", "gap", "", f"no sar record for {t - prev:.0f} s in {path.name}")
             )
