@@ -258,3 +258,21 @@ def test_losses_repaired_short_of_a_timeout_stay_slow_writes() -> None:
     # no timeouts: such writes are not taken for a lossy link's (a capped standby's queue)
     r = _remote(Measured(30.0, {**parts, "remote": Wait(remote, 995.0, 475.0)}, calm, rto=204.0))
     assert r is not None and r.repairs is None
+
+
+def test_a_timeout_waits_half_a_tick_past_the_rto() -> None:
+    """The kernel's RTO timer fires on the tick after it is due: under 2 % loss with 4 ms
+    ticks, timeouts took 206.1 ms on average at an RTO of 204 and 18.0 ms at 16 (one socket,
+    2-4 KiB requests, 40 s each).  So the window's timeouts cost 206, and under ``rto_min
+    10ms`` 12 + 4 + 2: a penalty of the RTO alone put the lab's timeouts a bucket low."""
+    from sgmon.analysis.whatif import _remote
+
+    remote = Counter({bucket_of(0.3): 990, bucket_of(206.0): 10})
+    parts = {"lfs": _waits(0.5), "local": _waits(0.12), "remote": Wait(remote, 1000.0, 2400.0)}
+    calm = {p: Wait() for p in ("local", "remote", "rfs")}
+    m = Measured(30.0, {**parts, "rfs": Wait()}, calm, rto=204.0, rto_min=200.0, rto_tick=4.0)
+    r = _remote(m)
+    assert r is not None and r.penalty == 206.0 and math.isclose(r.loss, 0.01)
+    _name, said, alt, _ = rto_min(m, Path(_one(0.12), r), 10.0)
+    assert alt is not None and alt.remote is not None and alt.remote.penalty == 18.0, said
+    assert _remote(replace(m, rto_tick=1.0)).penalty == 204.5  # type: ignore[union-attr]

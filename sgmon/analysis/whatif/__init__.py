@@ -108,7 +108,9 @@ def _remote(m: Measured) -> Remote | None:
     if whole is None or srw.avg is None:
         return None
     ack = None if m.fast_sync else _scaled(rfs)
-    hit, penalty = 0.0, m.rto or 0.0
+    # the RTO timer fires on the tick after it is due, half a tick late on average (the lab,
+    # 2 % loss, 4 ms ticks: RTO 204 ms, timeouts took 206.1 ms; RTO 16 ms, 18.0)
+    hit, penalty = 0.0, m.rto + m.rto_tick / 2 if m.rto else 0.0
     tail = bucket_of(0.9 * penalty) if penalty else 1 << 30  # a timeout waits about the RTO
     if penalty:
         have = ack[0].above(tail) / ack[0].total if ack else 0.0
