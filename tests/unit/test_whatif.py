@@ -217,18 +217,23 @@ def test_a_lower_rto_min_is_rounded_up_to_the_kernels_tick() -> None:
         assert got.rto is None and got.rtt is None, bad
 
 
-def test_a_path_back_at_its_calm_level_is_held_to_the_calm_log_file_sync() -> None:
-    """With the SRL write calm again every part is at its calm level, so the calm seconds before
-    the window measured that path: the replay's miss there (the lab: 0.41 ms replayed, 0.54
-    measured) is carried, not the stalled window's.  Other changes keep the window's."""
+def test_what_the_replay_misses_in_the_calm_seconds_every_prediction_keeps() -> None:
+    """The replay of the path at its calm level against log file sync in the calm seconds
+    before the window: what it misses there is commit time the chain does not model (the lab:
+    0.41 ms replayed, 0.54 measured), which no change on the path removes.  The SRL write calm
+    again comes to the calm log file sync; every other change carries the same miss (as it was
+    the stalled window's miss, scaled by the share the change leaves, they all but lost it)."""
     m = _capped(50.0)
     held = replace(m, calm={**m.calm, "lfs": _waits(0.9)})
     alone, calm = (predict(x, (Change("standby_write"),))[0] for x in (m, held))
     assert alone.predicted is not None and calm.predicted is not None
     assert alone.predicted.avg < 0.5 and math.isclose(calm.predicted.avg, 0.9, rel_tol=0.05)
     assert "calm seconds before (avg 0.9 ms)" in calm.assumptions
+    miss = calm.predicted.avg - alone.predicted.avg
     for c in (Change("standby_write", 5.0), Change("noaffirm"), Change("async")):
-        assert predict(m, (c,)) == predict(held, (c,)), c
+        a, b = (predict(x, (c,))[0].predicted for x in (m, held))
+        assert a is not None and b is not None
+        assert math.isclose(b.avg - a.avg, miss, rel_tol=0.1), (c, a, b, miss)
 
 
 def test_losses_repaired_short_of_a_timeout_stay_slow_writes() -> None:

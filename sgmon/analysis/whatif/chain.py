@@ -79,9 +79,6 @@ class Path:
     think: float = 0.0
     """Each session's mean think time between its commits (ms; 0: commits arrive at ``rate``
     whatever the commit time, an open stream)."""
-    calm: bool = False
-    """The path as the calm intervals before the window measured it: the change brings every
-    part that slowed back to its calm level, so they, not the window, are its yardstick."""
 
 
 class _Writer:

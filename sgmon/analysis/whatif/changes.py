@@ -140,9 +140,9 @@ def standby_write(m: Measured, path: Path, value: float | None) -> Made:
         )
         calm_lfs = m.calm.get("lfs", Wait()).avg
         if calm_lfs is not None:
-            said += f"; scaled to log file sync in the calm seconds before (avg {calm_lfs:.3g} ms)"
+            said += f"; about log file sync in the calm seconds before (avg {calm_lfs:.3g} ms)"
         remote = replace(remote, base=rest)
-    return name, said, replace(path, remote=remote, calm=rest is not None), ""
+    return name, said, replace(path, remote=remote), ""
 
 
 def primary_write(m: Measured, path: Path, value: float | None) -> Made:
