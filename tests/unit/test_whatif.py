@@ -280,4 +280,5 @@ def test_a_timeout_waits_half_a_tick_past_the_rto() -> None:
     assert r is not None and r.penalty == 206.0 and math.isclose(r.loss, 0.01)
     _name, said, alt, _ = rto_min(m, Path(_one(0.12), r), 10.0)
     assert alt is not None and alt.remote is not None and alt.remote.penalty == 18.0, said
-    assert _remote(replace(m, rto_tick=1.0)).penalty == 204.5  # type: ignore[union-attr]
+    r = _remote(replace(m, rto_tick=1.0))
+    assert r is not None and r.penalty == 204.5

@@ -191,37 +191,41 @@ def _idle(m: Measured) -> float:
 TRANSPORT = ("noaffirm", "async", "rto_min", "standby_write", "round_trip")
 
 
-def _calm_miss(m: Measured, path: Path) -> Outcome | None:
+NO_MISS = Outcome(0.0, 0.0, 0.0)
+
+
+def _calm_miss(m: Measured, path: Path) -> Outcome:
     """What the replay misses of log file sync in the calm intervals before the window: the
     replay of the path with every part at its calm level (the same fitted sessions and LGWR
     time, no timeouts) against the calm log file sync.  That is commit time the chain does not
     model (the sessions' and LGWR's own: the lab's Python, 0.41 ms replayed against 0.54
-    measured), which no change on the path removes.  None: no calm level measured, or a replay
-    above the calm log file sync: the window's fitted LGWR time and sessions are then not the
-    calm ones (a primary-side cause, which the fit took in: a CPU-starved primary's replay was
-    11.6 ms over its calm 1.06 ms), and the calm seconds say nothing of what the path misses."""
+    measured), which no change on the path removes.  ``NO_MISS``: no calm level measured, or a
+    replay above the calm log file sync: the window's fitted LGWR time and sessions are then
+    not the calm ones (a primary-side cause, which the fit took in: a CPU-starved primary's
+    replay was 11.6 ms over its calm 1.06 ms), and the calm seconds say nothing of what the
+    path misses."""
     lfs = m.calm.get("lfs", Wait())
     d = lfs.dist()
     local = CHANGES["primary_write"](m, path, None)[2]
     if d is None or lfs.avg is None or local is None:
-        return None
-    calm = {"remote": m.calm["remote"], "rfs": m.calm["rfs"]}
-    remote = _remote(replace(m, parts={**m.parts, **calm}, rto=None)) if path.remote else None
-    if path.remote is not None and remote is None:
-        return None
+        return NO_MISS
+    remote = None
+    if path.remote is not None:
+        calm = {"remote": m.calm["remote"], "rfs": m.calm["rfs"]}
+        remote = _remote(replace(m, parts={**m.parts, **calm}, rto=None))
+        if remote is None:
+            return NO_MISS
     c = outcome(replace(local, remote=remote))
     if c.avg > lfs.avg:
-        return None
+        return NO_MISS
     # time not modelled is no less than none: a figure replayed above its measure is the
     # replay's own spread (the simulation's calm p50, 0.04 ms over)
     gap = (lfs.avg - c.avg, d.at(0.5) - c.p50, d.at(0.99) - c.p99)
     return Outcome(*(max(0.0, g) for g in gap))
 
 
-def _plus(o: Outcome, miss: Outcome | None) -> Outcome:
-    """``o`` with the calm miss added (none: as it is)."""
-    if miss is None:
-        return o
+def _plus(o: Outcome, miss: Outcome) -> Outcome:
+    """``o`` with the calm miss added."""
     return Outcome(o.avg + miss.avg, o.p50 + miss.p50, o.p99 + miss.p99)
 
 
