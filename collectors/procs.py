@@ -41,7 +41,15 @@ from sgmon.config.rules import Rule
 from sgmon.contract import RowKind
 from sgmon.model import Event, Field, Kind, Rows
 from sgmon.readers.procfile import keyed_pattern
-from sgmon.readers.procs import Names, Process, comms, socket_holders, thread_comms, usage
+from sgmon.readers.procs import (
+    SWITCH_KEYS,
+    Names,
+    Process,
+    comms,
+    socket_holders,
+    thread_comms,
+    usage,
+)
 
 G, R, T = Kind.GAUGE, Kind.RATE, Kind.TEXT
 DISCOVER_S = 15.0
@@ -111,7 +119,7 @@ class ProcsCollector(Collector):
         spec = {
             "names": "(?i)" + BACKGROUND.pattern,
             "threaded": "(?i)" + THREADED.pattern,
-            "status": keyed_pattern(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"), ":"),
+            "status": keyed_pattern(SWITCH_KEYS, ":"),
             "every": str(DISCOVER_S),
         }
         if self.role != "primary":

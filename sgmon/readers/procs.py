@@ -15,9 +15,13 @@ import os
 from collections.abc import Iterable, Iterator, ValuesView
 from typing import Any
 
-from sgmon.readers.procfile import ProcFile, stat_fields
+from sgmon.readers.procfile import KeyedLines, ProcFile, stat_fields
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+SWITCH_KEYS = ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")
+"""The lines of /proc/PID/status read (a pump ships only these: collectors/procs.py)."""
+_SWITCHES = KeyedLines(SWITCH_KEYS, ":")
+_IO = KeyedLines(("read_bytes", "write_bytes"), ":")
 
 
 def comm(path: str, encoding: str = "ascii") -> str | None:
@@ -179,7 +183,8 @@ def usage(p: Process, delayacct: bool) -> dict[str, Any]:
     state = f[0]
     vcsw = nvcsw = 0
     for _, status in tasks:
-        vcsw, nvcsw = _ctxt(status.read(), vcsw, nvcsw)
+        voluntary, involuntary = switches(status.read())
+        vcsw, nvcsw = vcsw + voluntary, nvcsw + involuntary
     row: dict[str, Any] = {
         "pid": p.pid,
         "cpu": sum(int(x[0]) for x in scheds) / 1e7,  # ns -> % of one CPU per second
@@ -192,9 +197,9 @@ def usage(p: Process, delayacct: bool) -> dict[str, Any]:
     if state == "D":
         row["wchan"] = _wchan(os.path.join(p.base, "wchan"))
     if p.io is not None:
-        io = p.io.read()
-        row["read_kb"] = _io(io, "read_bytes: ") / 1024
-        row["write_kb"] = _io(io, "write_bytes: ") / 1024
+        io = _IO.values(p.io.read())
+        row["read_kb"] = int(io.get("read_bytes", 0)) / 1024
+        row["write_kb"] = int(io.get("write_bytes", 0)) / 1024
     p.nthreads = int(f[17])  # a thread started or ended: the next read opens or drops its files
     p.sched, p.last = raws, row
     return row
@@ -221,21 +226,11 @@ def _tasks(p: Process, nthreads: int) -> ValuesView[tuple[ProcFile, ProcFile]]:
     return p.tasks.values()
 
 
-def _ctxt(status: str, vcsw: int, nvcsw: int) -> tuple[int, int]:
-    """The running sums plus one thread's context switches, from its /proc status text."""
-    i = status.find("voluntary_ctxt_switches:")
-    j = status.find("nonvoluntary_ctxt_switches:")
-    if i >= 0:
-        vcsw += int(status[i + 24 : status.find("\n", i)])
-    if j >= 0:
-        nvcsw += int(status[j + 27 : status.find("\n", j)])
-    return vcsw, nvcsw
-
-
-def _io(text: str, key: str) -> int:
-    """One counter of a /proc/PID/io text (0 when absent)."""
-    i = text.find(key)
-    return int(text[i + len(key) : text.find("\n", i)]) if i >= 0 else 0
+def switches(status: str) -> tuple[int, int]:
+    """One thread's voluntary and involuntary context switches from its /proc status text,
+    whole or as a pump ships it (only these lines, the last one without its newline)."""
+    v = _SWITCHES.values(status)
+    return int(v.get(SWITCH_KEYS[0], 0)), int(v.get(SWITCH_KEYS[1], 0))
 
 
 def _wchan(path: str) -> str:

@@ -1,6 +1,7 @@
-"""A pumped host's /proc/stat, /proc/vmstat and /proc/meminfo carry only the lines the collectors
-read (Collector.lines): the collectors' figures from those lines are the figures from the whole
-file, on this machine's files and on the shapes of other kernels and larger hosts."""
+"""A pumped host's /proc/stat, /proc/vmstat, /proc/meminfo and its followed processes' status
+files carry only the lines the collectors read (Collector.lines, the procs collector's
+``status``): the collectors' figures from those lines are the figures from the whole file, on
+this machine's files and on the shapes of other kernels and larger hosts."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 
 from collectors.cpu import parse_stat
 from collectors.paging import parse_meminfo, parse_vmstat
+from collectors.procs import ProcsCollector
 from sgmon.hosts.build import lines_read
+from sgmon.readers.procs import switches
 from sgmon.remote.pump import kept
 
 OLD_VMSTAT = (
@@ -61,3 +64,26 @@ def test_meminfo_ships_memavailable_for_memused() -> None:
 def test_a_large_hosts_stat_ships_a_fraction_of_its_interrupt_line() -> None:
     shipped = kept(re.compile(lines_read()["/proc/stat"].encode()), BIG_STAT.encode())
     assert b"\nintr 123456789\n" in shipped + b"\n" and len(shipped) < len(BIG_STAT) // 4
+
+
+QUIET_STATUS = (
+    "Name:\tora_nss2_TEST\nState:\tS (sleeping)\nThreads:\t1\n"
+    "voluntary_ctxt_switches:\t52\nnonvoluntary_ctxt_switches:\t3\n"
+)
+"""A thread seldom preempted: its last kept line holds a single digit."""
+
+
+@pytest.mark.parametrize(
+    "status",
+    [Path("/proc/self/status").read_bytes(), QUIET_STATUS.encode()],
+    ids=["this-process", "quiet-thread"],
+)
+def test_a_status_files_kept_lines_give_its_context_switches(status: bytes) -> None:
+    """The pump keeps the two lines, the last one without its newline: a reader that took the
+    value up to the next newline lost its last digit (3 read as nothing, 52 as 5)."""
+    lines = re.compile(ProcsCollector().remote_processes()["status"].encode())
+    shipped = kept(lines, status)
+    assert shipped.count(b"\n") == 2 and not shipped.endswith(b"\n")
+    whole = switches(status.decode())
+    assert switches(shipped.decode()) == whole
+    assert whole != (0, 0)

@@ -118,7 +118,8 @@ def test_a_pumped_hosts_commit_path_processes_are_read_by_the_procs_collector() 
     assert max(PROCS.cpu.of(r) or 0 for r in rows) > 5  # 20 ms of every 100: about 20 %
     assert all(PROCS.runq.of(r) is not None and PROCS.state.of(r) for r in rows[1:])
     nss = [f.rows("procs")["NSS2"] for f in frames if "NSS2" in f.rows("procs")]
-    assert nss and {PROCS.pid.of(r) for r in nss} == {nss_tid}
+    followed = [sorted(f.rows("procs")) for f in frames]
+    assert nss and {PROCS.pid.of(r) for r in nss} == {nss_tid}, followed
     assert max(PROCS.cpu.of(r) or 0 for r in nss) > 5
     assert "LGWR" not in frames[-1].rows("procs")  # killed half way: gone
     assert "NSS2" in frames[-1].rows("procs")
