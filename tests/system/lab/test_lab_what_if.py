@@ -2,7 +2,9 @@
 a blkio cap.  log file sync predicted from the faulted window's frames (as ``sgmon check``
 makes it) is within 20 % of the rerun's average and p50 and within one histogram bucket of its
 p99, for ``rto_min 10ms`` under loss and for the standby's cap removed
-(bench/what_if_lab.py prints the table; bench/README.md has its runs)."""
+(bench/what_if_lab.py prints the table; bench/README.md has its runs).  A miss is an expected
+failure up to the bound plus the lab's own movement in the same run, or twice the bound; past
+that the test fails: a miss beyond the lab's own spread is the model's."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 SECONDS = 30.0  # each window: 30 s of the lab's 150-200 commits a second give a steady p50
 BOUND = 0.20  # average and p50, relative
 BUCKETS = 1  # p99, histogram buckets
+GROSS = 2 * BOUND  # a miss past this (or the bound plus the lab's own movement) fails
 MISSES = {
     "cap": "within the bounds in 8 of 9 lab rounds on 2026-11-30 (09:56-10:59), -21 % once: "
     "0.466 ms predicted (about the calm seconds' level), the rerun measured 0.593: the "
@@ -34,7 +37,8 @@ MISSES = {
 @pytest.mark.parametrize("case", sorted(bench.CASES))
 def test_prediction_holds_against_the_lab_rerun(case: str) -> None:
     """A case known to miss in some runs is reported as an expected failure with this run's
-    figures (they are what the next attempt at the model starts from); it passes when it holds."""
+    figures (they are what the next attempt at the model starts from) unless it misses by more
+    than the lab itself moves (module docstring); it passes when it holds."""
     nslab.require_lab()
     row, again = bench.case_rows(bench.CASES[case], SECONDS, again=True)
     got, want = row.predicted, row.after
@@ -44,6 +48,9 @@ def test_prediction_holds_against_the_lab_rerun(case: str) -> None:
     if not held and case in MISSES:
         e, moved = row.errors(), again.errors()
         assert e is not None and moved is not None  # predicted, so measured against the rerun
+        worst = max(GROSS, BOUND + abs(moved[0]), BOUND + abs(moved[1]))
+        assert abs(e[0]) <= worst and abs(e[1]) <= worst, f"past {worst:.0%}: {said}"
+        assert abs(e[2]) <= BUCKETS + max(1, abs(moved[2])), f"p99 too far: {said}"
         pytest.xfail(
             f"this run: avg {e[0]:+.0%}, p50 {e[1]:+.0%}, p99 {e[2]:+d} buckets ({said}); the "
             f"rerun against its own next {SECONDS:.0f} s, by the same measure: avg "
