@@ -67,7 +67,9 @@ def render_budget(view: PaneView, width: int) -> RenderableType:
     local = float(getattr(b, "local_write_ms", 0.0) or 0.0)
     mark = local_mark(p, local, total, bar_w)
     legend_lines = wrap(legend(p, segs, top), width)
-    return Group(head, bar(p, segs, top, total, bar_w), *legend_lines, mark, *buys)
+    # what a change would buy comes first when asked for (w): a pane gives a panel its first
+    # lines, and at 100x30 it gave this one only the four of its title and bar
+    return Group(head, *buys, bar(p, segs, top, total, bar_w), *legend_lines, mark)
 
 
 def _no_bar(view: PaneView, budget: object) -> str:
