@@ -66,8 +66,9 @@ def _standby(window: Window, topo: Topology) -> str | None:
 
 def what_if(window: Window, findings: Sequence[Finding], topo: Topology | None) -> WhatIf | None:
     """The run's what-if: for the primary instance of the largest-impact finding on the commit
-    path (``findings`` largest impact first; else the first primary), over its incident; None
-    without a primary's commits."""
+    path (``findings`` largest impact first; else the first primary), over its incident, the
+    changes its advice names first (a small screen shows the first few); None without a
+    primary's commits."""
     if topo is None or not topo.primaries:
         return None
     standby = _standby(window, topo)
@@ -84,7 +85,9 @@ def what_if(window: Window, findings: Sequence[Finding], topo: Topology | None) 
     m = measured(ticks, window.ticks.get(standby or "", ()), start, end)
     if m is None:
         return None
-    return WhatIf(primary, standby, start, end, why, predict(m))
+    rank = {kind: i for i, kind in enumerate(QUOTED.get(f.rule, ()) if f is not None else ())}
+    first = sorted(predict(m), key=lambda p: rank.get(p.kind, len(rank)))
+    return WhatIf(primary, standby, start, end, why, first)
 
 
 QUOTED = {

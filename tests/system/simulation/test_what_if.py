@@ -97,7 +97,9 @@ def test_check_shows_what_a_change_would_buy_in_json_and_text() -> None:
     assert any(e.startswith("what a change would buy: rto_min 10 ms") for e in stall["evidence"])
     text = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     lines = text[text.index("what a change would buy on primary") :].splitlines()
-    assert len(lines) == 1 + len(by) and lines[1].startswith("  Fast Sync (SYNC NOAFFIRM): avg ")
+    assert len(lines) == 1 + len(by), lines
+    assert lines[1].startswith("  rto_min 10 ms: avg "), lines  # the change the finding advises
+    assert lines[2].startswith("  Fast Sync (SYNC NOAFFIRM): avg "), lines  # then the others
 
 
 def test_the_report_says_what_a_change_would_buy(tmp_path: Path) -> None:
@@ -111,4 +113,4 @@ def test_the_report_says_what_a_change_would_buy(tmp_path: Path) -> None:
     html = page.read_text()
     assert "<h2>What a change would buy</h2>" in html
     items = re.findall(r"<li>([^<]*)</li>", html[html.index('id="what-if"') :].split("</ul>")[0])
-    assert len(items) == len(DEFAULT) and items[2].startswith("rto_min 10 ms: avg "), items
+    assert len(items) == len(DEFAULT) and items[0].startswith("rto_min 10 ms: avg "), items

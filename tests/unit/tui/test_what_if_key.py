@@ -33,16 +33,17 @@ async def test_w_shows_what_a_change_would_buy_and_w_hides_it() -> None:
 )
 async def test_at_small_sizes_w_gives_the_budget_the_room_to_show_it(size: tuple[int, int]) -> None:
     """At 80x24 to 120x40 the budget gets a few lines, if any, after the panels a finding
-    cites: ``w`` gives it its lines first, and the answer comes before the bar, so its first
-    changes are in sight, not folded away (the panel draws only the lines it is given: the
-    rest are a ``z`` away; at 100x30 the bar alone took the four it was given)."""
+    cites: ``w`` gives it its lines first, and the answer comes before the bar with the change
+    the finding advises (``rto_min``) first, so it is in sight, not folded away (the panel
+    draws only the lines it is given, the rest a ``z`` away: at 100x30 the bar alone took the
+    four it was given)."""
     app, pair = make_app("rto-stall")
     async with app.run_test(size=size) as pilot:
         feed(app, pair, 90)
         await until(pilot, lambda: drawn(app))
         await pilot.press("w")
         await until(pilot, lambda: "Fast Sync (SYNC NOAFFIRM): avg" in _budget_text(app), 60)
-        assert "ASYNC: avg" in _budget_text(app), _budget_text(app)
+        assert "rto_min 10 ms: avg" in _budget_text(app), _budget_text(app)  # the one advised
         await pilot.press("w")
         await until(pilot, lambda: "what a change would buy" not in _budget_text(app))
     pair.close()
