@@ -37,13 +37,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from what_if import BOUND, BUCKETS, Row, now_of, table
 
-from sgmon.analysis.whatif import Change, Window, measured, predict
+from sgmon.analysis.whatif import Change, Window, measured, predict, timeouts
 from sgmon.lab.run import Lab, LabOptions
 
 WARM = 20.0  # seconds of the lab as built: the calm level (the calmer half of them: 8 s gave
 # a calm log file sync of 0.43-0.71 ms from one run to the next), and its first writes settled
 SETTLE = 3.0  # seconds after the fault is switched on left out of its window
 AGAIN = "the rerun, next window"  # ``--again``'s row: the first rerun window against the next
+Counted = tuple[float, float]
+"""The remote writes that waited out a retransmission timeout: in the fault's window, in the
+rerun's (``timeouts``)."""
 
 
 @dataclass(frozen=True)
@@ -107,11 +110,12 @@ def case_run(case: Case, seconds: float, reruns: int = 1) -> tuple[Window, float
     return window, start, changed
 
 
-def case_rows(case: Case, seconds: float, again: bool = False) -> list[Row]:
+def case_rows(case: Case, seconds: float, again: bool = False) -> tuple[list[Row], Counted]:
     """``case`` run: the prediction made from the fault's window against the rerun's; with
     ``again``, a second rerun window as long, after the first, and a row that holds the first
     rerun against it as if it were the prediction: how far the lab's own outcome moves between
-    two windows of one configuration, by the same bounds."""
+    two windows of one configuration, by the same bounds.  Also the writes that waited out a
+    timeout in the fault's window and in the rerun's."""
     window, start, changed = case_run(case, seconds, 2 if again else 1)
     p, s = window.ticks["primary"], window.ticks["standby"]
     first = changed + case.settle
@@ -125,7 +129,7 @@ def case_rows(case: Case, seconds: float, again: bool = False) -> list[Row]:
         assert second is not None, "no commits in the second rerun"
         was = now_of(after)
         got.append(Row("lab: " + case.fault, AGAIN, was, was, now_of(second)))
-    return got
+    return got, (timeouts(before), timeouts(after))
 
 
 def main() -> None:
@@ -142,9 +146,10 @@ def main() -> None:
     got = []
     for _ in range(args.rounds):
         for name in args.case or CASES:
-            rows = case_rows(CASES[name], args.seconds, args.again)
+            rows, (was, now) = case_rows(CASES[name], args.seconds, args.again)
             got += rows
             print("\n".join(table(rows).splitlines()[2:]), flush=True)
+            print(f"timeouts: {was:.0f} in the window, {now:.0f} in the rerun", flush=True)
     print(table(got))
     bounds = f"(avg, p50 +-{BOUND:.0%}; p99 +-{BUCKETS})"
     same = [r for r in got if r.change == AGAIN]

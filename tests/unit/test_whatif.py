@@ -11,7 +11,7 @@ import statistics
 from collections import Counter
 from dataclasses import replace
 
-from sgmon.analysis.whatif import Change, predict
+from sgmon.analysis.whatif import Change, predict, timeouts
 from sgmon.analysis.whatif.chain import Path, Remote, replay, sessions
 from sgmon.analysis.whatif.changes import rto_min, standby_write
 from sgmon.analysis.whatif.dist import Dist, binned, bucket_of, counts_of
@@ -265,6 +265,14 @@ def test_losses_repaired_short_of_a_timeout_stay_slow_writes() -> None:
     assert r is not None and r.repairs is None
 
 
+def _lossy() -> Measured:
+    """A window of 1000 remote writes, 10 of which waited out a 204 ms RTO."""
+    remote = Counter({bucket_of(0.3): 990, bucket_of(206.0): 10})
+    parts = {"lfs": _waits(0.5), "local": _waits(0.12), "remote": Wait(remote, 1000.0, 2400.0)}
+    calm = {p: Wait() for p in ("local", "remote", "rfs")}
+    return Measured(30.0, {**parts, "rfs": Wait()}, calm, rto=204.0, rto_min=200.0, rto_tick=4.0)
+
+
 def test_a_timeout_waits_half_a_tick_past_the_rto() -> None:
     """The kernel's RTO timer fires on the tick after it is due: under 2 % loss with 4 ms
     ticks, timeouts took 206.1 ms on average at an RTO of 204 and 18.0 ms at 16 (one socket,
@@ -272,13 +280,18 @@ def test_a_timeout_waits_half_a_tick_past_the_rto() -> None:
     10ms`` 12 + 4 + 2: a penalty of the RTO alone put the lab's timeouts a bucket low."""
     from sgmon.analysis.whatif import _remote
 
-    remote = Counter({bucket_of(0.3): 990, bucket_of(206.0): 10})
-    parts = {"lfs": _waits(0.5), "local": _waits(0.12), "remote": Wait(remote, 1000.0, 2400.0)}
-    calm = {p: Wait() for p in ("local", "remote", "rfs")}
-    m = Measured(30.0, {**parts, "rfs": Wait()}, calm, rto=204.0, rto_min=200.0, rto_tick=4.0)
+    m = _lossy()
     r = _remote(m)
     assert r is not None and r.penalty == 206.0 and math.isclose(r.loss, 0.01)
     _name, said, alt, _ = rto_min(m, Path(_one(0.12), r), 10.0)
     assert alt is not None and alt.remote is not None and alt.remote.penalty == 18.0, said
     r = _remote(replace(m, rto_tick=1.0))
     assert r is not None and r.penalty == 204.5
+
+
+def test_a_window_counts_the_writes_that_waited_a_timeout() -> None:
+    """The lab test tells the chance in its ``rto_min`` outcome from these counts: the writes
+    at the RTO and above, none where no RTO was measured."""
+    m = _lossy()
+    assert math.isclose(timeouts(m), 10.0)
+    assert timeouts(replace(m, rto=None)) == 0.0

@@ -23,7 +23,7 @@ from sgmon.analysis.whatif.measure import Measured, Wait, Window, measured
 from sgmon.buckets import nominal_ms
 from sgmon.units import fmt_num
 
-__all__ = ["Change", "Measured", "Prediction", "Window", "measured", "predict"]
+__all__ = ["Change", "Measured", "Prediction", "Window", "measured", "predict", "timeouts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +124,14 @@ def _remote(m: Measured) -> Remote | None:
     fixed = repairs.total * repairs.mean() if repairs else 0.0
     base = max(0.0, srw.avg - held - hit * penalty - fixed)
     return Remote(base, ack[0] if ack else None, ack[1] if ack else 1.0, hit, penalty, repairs)
+
+
+def timeouts(m: Measured) -> float:
+    """How many of the window's remote writes waited out a retransmission timeout, as the
+    prediction counts them: what a prediction under another ``rto_min`` rests on, and by chance
+    alone a count that varies by its own square root from one window to the next."""
+    r, whole = _remote(m), m.parts["remote"].dist()
+    return r.loss * whole.total if r is not None and whole is not None else 0.0
 
 
 REPAIRED = 4.0  # a remote write this many times its median or more: a loss repaired in it
