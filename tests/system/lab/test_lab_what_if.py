@@ -26,9 +26,9 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 SECONDS = 30.0  # each window: 30 s of the lab's 150-200 commits a second give a steady p50
 BOUND = 0.20  # average and p50, relative
 BUCKETS = 1  # p99, histogram buckets
-GROSS = 2.5 * BOUND  # a miss past this (or the bound plus the lab's own spread) fails: 32 %
-# is the largest this prediction has missed by in the lab (CI, 2026-11-30 15:09) where the
-# timeouts do not set its average
+GROSS = 2.5 * BOUND  # a miss past this (or the bound plus the lab's own spread) fails: the
+# cap's misses, which no timeouts set, were 21-32 % where the lab moved 3 % against itself, and
+# 42 % where it moved 23 % (CI, 2026-11-30)
 SIGMAS = 3.0  # chance in the count of timeouts: this many standard deviations
 
 
